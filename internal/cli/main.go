@@ -1,0 +1,120 @@
+// Package cli implements knee's subcommands. Main takes args and writers and
+// returns an exit code, so tests drive the whole CLI with buffers.
+//
+// Reading order: this file (dispatch, exit codes), errors.go, then one file
+// per subcommand (bench.go, sim.go, serve.go, sweep.go, ...).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// Version is knee's version, stamped into every stored run.
+var Version = "0.1.0-dev"
+
+// Env is what a subcommand may touch of the outside world.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads environment variables (injected for tests).
+	Getenv func(string) string
+	// IsTerminal reports whether Stdout is an interactive terminal.
+	IsTerminal bool
+}
+
+type command struct {
+	summary string
+	run     func(ctx context.Context, env *Env, args []string) error
+}
+
+// commands is the table of subcommands; each lives in its own file.
+var commands = map[string]command{
+	"bench":    {"load-test an OpenAI-compatible streaming endpoint (embedded simulated server by default)", runBench},
+	"sweep":    {"step the load to find the knee and the SLO-safe point", runSweep},
+	"diagnose": {"say which phase (queue, prefill, decode) is the bottleneck", runDiagnose},
+	"sim":      {"simulate a serving engine in virtual time (knee sim sweep for a curve)", runSim},
+	"serve":    {"run the simulated OpenAI-compatible server", runServe},
+	"selftest": {"measure knee's own measurement error and CPU cost on this machine", runSelftest},
+	"lab":      {"teaching scenarios: queue, decode, prefill, sweep", runLab},
+	"runs":     {"list stored runs", runRuns},
+	"report":   {"render a stored run as text, md, csv, json or html", runReport},
+	"compare":  {"compare two stored runs metric by metric", runCompare},
+	"import":   {"store a vLLM bench serve result or a knee records.jsonl as a run", runImport},
+	"version":  {"print knee's version", runVersion},
+}
+
+// Main runs knee with args (without the program name) and returns the exit
+// code: 0 ok, 1 runtime failure, 2 bad usage or input, 3 an SLO failed.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, IsTerminal: isTerminal(stdout)}
+	return MainEnv(ctx, env, args)
+}
+
+// MainEnv is Main with an explicit environment.
+func MainEnv(ctx context.Context, env *Env, args []string) int {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(env.Stdout)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(env.Stderr, "knee: unknown command %q\n\n", args[0])
+		usage(env.Stderr)
+		return ExitUsage
+	}
+	err := cmd.run(ctx, env, args[1:])
+	return exitCode(env.Stderr, args[0], err)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "knee — load-test, simulate and diagnose LLM serving")
+	fmt.Fprintln(w, "\nUsage: knee <command> [flags]   (knee <command> -h for its flags)")
+	fmt.Fprintln(w, "\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nExit codes: 0 ok, 1 runtime failure, 2 bad usage or input, 3 an SLO failed.")
+}
+
+func exitCode(stderr io.Writer, name string, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ue *UsageError
+	var se *SLOError
+	switch {
+	case errors.Is(err, errHelp):
+		return ExitOK
+	case errors.As(err, &se):
+		fmt.Fprintf(stderr, "knee %s: %v\n", name, se)
+		return ExitSLO
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "knee %s: %v\n", name, ue)
+		return ExitUsage
+	default:
+		fmt.Fprintf(stderr, "knee %s: %v\n", name, err)
+		return ExitFailure
+	}
+}
+
+func runVersion(_ context.Context, env *Env, _ []string) error {
+	fmt.Fprintf(env.Stdout, "knee %s\n", Version)
+	return nil
+}

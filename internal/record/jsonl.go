@@ -1,0 +1,204 @@
+package record
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"time"
+)
+
+// wire is the JSONL shape of a Request: stable names, units in the names.
+type wire struct {
+	ID                    int64     `json:"id"`
+	Warmup                bool      `json:"warmup,omitempty"`
+	ScheduledMS           float64   `json:"scheduled_ms"`
+	SentMS                float64   `json:"sent_ms"`
+	FirstTokenMS          *float64  `json:"first_token_ms,omitempty"`
+	DoneMS                *float64  `json:"done_ms,omitempty"`
+	StreamEndMS           float64   `json:"stream_end_ms"`
+	TTFTMS                *float64  `json:"ttft_ms,omitempty"`
+	TTFTSchedMS           *float64  `json:"ttft_sched_ms,omitempty"`
+	E2EMS                 *float64  `json:"e2e_ms,omitempty"`
+	TPOTMS                *float64  `json:"tpot_ms,omitempty"`
+	LagMS                 float64   `json:"lag_ms"`
+	TokenTimesMS          []float64 `json:"token_times_ms,omitempty"`
+	TokenCounts           []int32   `json:"token_counts,omitempty"`
+	CoalescedChunks       int       `json:"coalesced_chunks,omitempty"`
+	InputTokens           int       `json:"input_tokens"`
+	OutputTokens          int       `json:"output_tokens"`
+	TokenSource           string    `json:"token_source,omitempty"`
+	PromptTokensRequested int       `json:"prompt_tokens_requested,omitempty"`
+	MaxTokens             int       `json:"max_tokens,omitempty"`
+	InFlightAtSend        int       `json:"in_flight_at_send,omitempty"`
+	ServerQueueMS         *float64  `json:"server_queue_ms,omitempty"`
+	ServerPrefillMS       *float64  `json:"server_prefill_ms,omitempty"`
+	ServerDecodeMS        *float64  `json:"server_decode_ms,omitempty"`
+	ServerTokenTimesMS    []float64 `json:"server_token_times_ms,omitempty"`
+	HTTPStatus            int       `json:"http_status,omitempty"`
+	FinishReason          string    `json:"finish_reason,omitempty"`
+	Error                 string    `json:"error,omitempty"`
+	ErrorMessage          string    `json:"error_message,omitempty"`
+}
+
+// ms converts a duration to milliseconds, rounded to the nanosecond so the
+// round trip through JSON is exact.
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func fromMS(v float64) time.Duration { return time.Duration(math.Round(v * 1e6)) }
+
+func msPtr(d time.Duration) *float64 { v := ms(d); return &v }
+
+func msSlice(ds []time.Duration) []float64 {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = ms(d)
+	}
+	return out
+}
+
+func durSlice(vs []float64) []time.Duration {
+	if len(vs) == 0 {
+		return nil
+	}
+	out := make([]time.Duration, len(vs))
+	for i, v := range vs {
+		out[i] = fromMS(v)
+	}
+	return out
+}
+
+// MarshalJSON writes the record's stable JSONL shape, derived metrics included.
+func (r Request) MarshalJSON() ([]byte, error) {
+	w := wire{
+		ID: r.ID, Warmup: r.Warmup,
+		ScheduledMS: ms(r.Scheduled), SentMS: ms(r.Sent), StreamEndMS: ms(r.StreamEnd),
+		LagMS:        ms(r.Lag()),
+		TokenTimesMS: msSlice(r.TokenTimes), TokenCounts: r.TokenCounts, CoalescedChunks: r.CoalescedChunks,
+		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, TokenSource: string(r.TokenSource),
+		PromptTokensRequested: r.PromptTokensRequested, MaxTokens: r.MaxTokens, InFlightAtSend: r.InFlightAtSend,
+		ServerTokenTimesMS: msSlice(r.ServerTokenTimes),
+		HTTPStatus:         r.HTTPStatus, FinishReason: r.FinishReason,
+		Error: string(r.Error), ErrorMessage: r.ErrorMessage,
+	}
+	if r.HasFirstToken() {
+		w.FirstTokenMS, w.DoneMS = msPtr(r.FirstToken), msPtr(r.Done)
+		ttft, _ := r.TTFT()
+		sched, _ := r.TTFTSched()
+		e2e, _ := r.E2E()
+		w.TTFTMS, w.TTFTSchedMS, w.E2EMS = msPtr(ttft), msPtr(sched), msPtr(e2e)
+		if tpot, ok := r.TPOT(); ok {
+			w.TPOTMS = msPtr(tpot)
+		}
+	}
+	if p := r.ServerPhases; p != nil {
+		w.ServerQueueMS, w.ServerPrefillMS, w.ServerDecodeMS = msPtr(p.Queue), msPtr(p.Prefill), msPtr(p.Decode)
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads the JSONL shape. Derived fields are recomputed, not read.
+func (r *Request) UnmarshalJSON(b []byte) error {
+	var w wire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	kind := ErrorKind(w.Error)
+	if !kind.Valid() {
+		return fmt.Errorf("unknown error kind %q (want one of %v)", w.Error, ErrorKinds)
+	}
+	*r = Request{
+		ID: w.ID, Warmup: w.Warmup,
+		Scheduled: fromMS(w.ScheduledMS), Sent: fromMS(w.SentMS), StreamEnd: fromMS(w.StreamEndMS),
+		TokenTimes: durSlice(w.TokenTimesMS), TokenCounts: w.TokenCounts, CoalescedChunks: w.CoalescedChunks,
+		InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, TokenSource: TokenSource(w.TokenSource),
+		PromptTokensRequested: w.PromptTokensRequested, MaxTokens: w.MaxTokens, InFlightAtSend: w.InFlightAtSend,
+		ServerTokenTimes: durSlice(w.ServerTokenTimesMS),
+		HTTPStatus:       w.HTTPStatus, FinishReason: w.FinishReason,
+		Error: kind, ErrorMessage: w.ErrorMessage,
+	}
+	if w.FirstTokenMS != nil {
+		r.FirstToken = fromMS(*w.FirstTokenMS)
+	}
+	if w.DoneMS != nil {
+		r.Done = fromMS(*w.DoneMS)
+	}
+	if w.ServerQueueMS != nil || w.ServerPrefillMS != nil || w.ServerDecodeMS != nil {
+		p := &Phases{}
+		if w.ServerQueueMS != nil {
+			p.Queue = fromMS(*w.ServerQueueMS)
+		}
+		if w.ServerPrefillMS != nil {
+			p.Prefill = fromMS(*w.ServerPrefillMS)
+		}
+		if w.ServerDecodeMS != nil {
+			p.Decode = fromMS(*w.ServerDecodeMS)
+		}
+		r.ServerPhases = p
+	}
+	return nil
+}
+
+// Writer streams records as JSONL.
+type Writer struct {
+	bw  *bufio.Writer
+	enc *json.Encoder
+}
+
+// NewWriter returns a JSONL writer on w. Call Flush when done.
+func NewWriter(w io.Writer) *Writer {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	return &Writer{bw: bw, enc: json.NewEncoder(bw)}
+}
+
+// Write appends one record as a line.
+func (w *Writer) Write(r *Request) error { return w.enc.Encode(r) }
+
+// Flush writes buffered lines through.
+func (w *Writer) Flush() error { return w.bw.Flush() }
+
+// ReadAll reads JSONL records; an error names the line that failed.
+func ReadAll(rd io.Reader) ([]Request, error) {
+	var out []Request
+	err := Scan(rd, func(r *Request) error { out = append(out, *r); return nil })
+	return out, err
+}
+
+// Scan calls fn for every record in rd, in order, without holding them all.
+func Scan(rd io.Reader, fn func(*Request) error) error {
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if len(trimSpace(b)) == 0 {
+			continue
+		}
+		var r Request
+		if err := json.Unmarshal(b, &r); err != nil {
+			return fmt.Errorf("line %d: not a knee record: %w", line, err)
+		}
+		if err := fn(&r); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("line %d: %w", line+1, err)
+	}
+	return nil
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}

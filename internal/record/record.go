@@ -1,0 +1,164 @@
+// Package record defines the one record every source of requests produces
+// (SPEC §2): the load generator, the simulator, the simulated server and
+// importers all yield Request values, and everything downstream reads them.
+//
+// Reading order: Request and its derived metrics (this file), then the JSONL
+// codec (jsonl.go).
+package record
+
+import (
+	"time"
+)
+
+// ErrorKind classifies a failed request. The empty kind means success.
+type ErrorKind string
+
+// The error kinds of SPEC §2. A failed request is data, never a Go error.
+const (
+	ErrNone         ErrorKind = ""
+	ErrConnect      ErrorKind = "connect"
+	ErrTimeout      ErrorKind = "timeout"
+	ErrRejected     ErrorKind = "rejected" // 429/503 admission
+	ErrHTTP4xx      ErrorKind = "http_4xx"
+	ErrHTTP5xx      ErrorKind = "http_5xx"
+	ErrStreamBroken ErrorKind = "stream_broken" // ended without a finish
+	ErrBadPayload   ErrorKind = "bad_payload"
+	ErrCanceled     ErrorKind = "canceled"
+)
+
+// ErrorKinds lists every non-empty kind in a stable order.
+var ErrorKinds = []ErrorKind{ErrConnect, ErrTimeout, ErrRejected, ErrHTTP4xx, ErrHTTP5xx, ErrStreamBroken, ErrBadPayload, ErrCanceled}
+
+// Valid reports whether k is one of the defined kinds (or empty).
+func (k ErrorKind) Valid() bool {
+	if k == ErrNone {
+		return true
+	}
+	for _, e := range ErrorKinds {
+		if e == k {
+			return true
+		}
+	}
+	return false
+}
+
+// TokenSource says where a record's token counts came from.
+type TokenSource string
+
+const (
+	TokensFromUsage     TokenSource = "usage"     // the server's usage object
+	TokensFromTokenizer TokenSource = "tokenizer" // counted by knee's tokenizer
+	TokensFromChunks    TokenSource = "chunks"    // one token per content chunk (no better source)
+	TokensFromSim       TokenSource = "simulator" // exact, from the simulation engine
+)
+
+// Phases are the server-side phase times of one request, when the server
+// reports them (knee's own server and the simulator do).
+type Phases struct {
+	Queue   time.Duration
+	Prefill time.Duration
+	Decode  time.Duration
+}
+
+// Request is one request's measurement. All times are offsets from the run
+// start on one monotonic clock. A zero FirstToken with no TokenTimes means
+// no content arrived.
+type Request struct {
+	ID     int64
+	Warmup bool // sent during warm-up (or cool-down); excluded from statistics
+
+	Scheduled  time.Duration // when the load model wanted to send it
+	Sent       time.Duration // when the request was written to the connection
+	FirstToken time.Duration // first chunk with content / reasoning / tool calls
+	Done       time.Duration // last content chunk (E2E end)
+	StreamEnd  time.Duration // end of the response stream
+
+	// TokenTimes is the arrival of every content chunk; TokenCounts the
+	// number of tokens each carried (1 when unknown). Chunks parsed from one
+	// socket read share a timestamp; CoalescedChunks counts those that
+	// arrived in a read together with an earlier chunk.
+	TokenTimes      []time.Duration
+	TokenCounts     []int32
+	CoalescedChunks int
+
+	InputTokens  int
+	OutputTokens int
+	TokenSource  TokenSource
+
+	// Requested shape: the prompt length asked for and max_tokens sent.
+	PromptTokensRequested int
+	MaxTokens             int
+
+	InFlightAtSend int // requests in flight (including this one) when it was sent
+
+	ServerPhases *Phases // nil when the server did not report them
+	// ServerTokenTimes are the server's intended emission times of each
+	// token, as offsets from the server's receipt of the request, when the
+	// server reports them (knee's own server does). Ground truth for selftest.
+	ServerTokenTimes []time.Duration
+
+	HTTPStatus   int
+	FinishReason string
+	Error        ErrorKind
+	ErrorMessage string
+}
+
+// OK reports whether the request completed without error.
+func (r *Request) OK() bool { return r.Error == ErrNone }
+
+// HasFirstToken reports whether any content arrived.
+func (r *Request) HasFirstToken() bool { return len(r.TokenTimes) > 0 || r.FirstToken > 0 }
+
+// TTFT is first_token − sent.
+func (r *Request) TTFT() (time.Duration, bool) {
+	if !r.HasFirstToken() {
+		return 0, false
+	}
+	return r.FirstToken - r.Sent, true
+}
+
+// TTFTSched is first_token − scheduled: queue-inclusive, what a user feels.
+func (r *Request) TTFTSched() (time.Duration, bool) {
+	if !r.HasFirstToken() {
+		return 0, false
+	}
+	return r.FirstToken - r.Scheduled, true
+}
+
+// E2E is done − sent.
+func (r *Request) E2E() (time.Duration, bool) {
+	if !r.HasFirstToken() {
+		return 0, false
+	}
+	return r.Done - r.Sent, true
+}
+
+// Lag is sent − scheduled.
+func (r *Request) Lag() time.Duration { return r.Sent - r.Scheduled }
+
+// TPOT is (e2e − ttft) / (output_tokens − 1): the first token is excluded
+// (vLLM's convention). Undefined for fewer than two output tokens.
+func (r *Request) TPOT() (time.Duration, bool) {
+	if r.OutputTokens < 2 || !r.HasFirstToken() {
+		return 0, false
+	}
+	return (r.Done - r.FirstToken) / time.Duration(r.OutputTokens-1), true
+}
+
+// ITLs appends to dst the gaps between consecutive content chunks and the
+// number of tokens the later chunk carried. A chunk carrying k tokens is one
+// gap recorded with weight k, never k gaps.
+func (r *Request) ITLs(dst []time.Duration) []time.Duration {
+	for i := 1; i < len(r.TokenTimes); i++ {
+		dst = append(dst, r.TokenTimes[i]-r.TokenTimes[i-1])
+	}
+	return dst
+}
+
+// TokensInChunk returns the token count of chunk i (1 when unknown).
+func (r *Request) TokensInChunk(i int) int {
+	if i < len(r.TokenCounts) && r.TokenCounts[i] > 0 {
+		return int(r.TokenCounts[i])
+	}
+	return 1
+}

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# knee's test command (the README's second command; CI runs exactly this).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted"; exit 1; fi
+go vet ./...
+# Every package, with the race detector on the ones that start goroutines
+# (the timing-truth tests run without it: the detector slows the client ~10x).
+go test -count=1 ./...
+go test -count=1 -race -short $(go list ./... | grep -E '/(loadgen|simserver|store|cli|web)$' || true)
