@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/knee-dev/knee/internal/workload"
+)
+
+// workloadFlags are the workload and load-model flags that bench, sweep and
+// sim share, so the three speak the same language.
+type workloadFlags struct {
+	input, output string
+	dataset       string
+	tokenizer     string
+	sharedPrefix  int
+	seed          uint64
+	seedSet       bool
+
+	concurrency    int
+	rate           float64
+	arrival        string
+	burstiness     float64
+	maxConcurrency int
+
+	requests int64
+	duration time.Duration
+	warmup   string
+	ramp     time.Duration
+}
+
+func (w *workloadFlags) register(fs *flag.FlagSet, defaultConcurrency int, defaultRequests int64) {
+	fs.StringVar(&w.input, "input-tokens", "512", "prompt length distribution: 512, 256:1024 (uniform), normal:512,128, lognormal:512,128")
+	fs.StringVar(&w.output, "output-tokens", "128", "output length distribution (same forms as --input-tokens)")
+	fs.StringVar(&w.dataset, "dataset", "", "JSONL prompts or ShareGPT JSON file instead of synthetic prompts")
+	fs.StringVar(&w.tokenizer, "tokenizer", "cl100k_base", "tokenizer: cl100k_base, o200k_base, or a path to a HF tokenizer.json")
+	fs.IntVar(&w.sharedPrefix, "shared-prefix", 0, "tokens of prefix shared by every prompt (0: every prompt unique)")
+	fs.Func("seed", "seed for a reproducible workload (default: random)", func(s string) error {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("want a non-negative integer, got %q", s)
+		}
+		w.seed, w.seedSet = v, true
+		return nil
+	})
+	fs.IntVar(&w.concurrency, "concurrency", defaultConcurrency, "closed loop: requests kept in flight")
+	fs.Float64Var(&w.rate, "rate", 0, "open loop: arrivals per second (overrides --concurrency)")
+	fs.StringVar(&w.arrival, "arrival", "poisson", "open-loop arrival process: constant, poisson, gamma")
+	fs.Float64Var(&w.burstiness, "burstiness", 1, "gamma shape: 1 = Poisson, <1 burstier, >1 smoother")
+	fs.IntVar(&w.maxConcurrency, "max-concurrency", 0, "open loop: cap on requests in flight (0: none)")
+	fs.Int64Var(&w.requests, "requests", defaultRequests, "stop after this many requests (0: no count limit)")
+	fs.DurationVar(&w.duration, "duration", 0, "stop issuing after this long (0: no time limit)")
+	fs.StringVar(&w.warmup, "warmup", "", "warm-up excluded from statistics: a duration (10s) or a request count (20)")
+	fs.DurationVar(&w.ramp, "ramp", 0, "ramp the load up linearly over this long")
+}
+
+// validate checks the load flags together; errors name the flag.
+func (w *workloadFlags) validate() error {
+	switch {
+	case w.rate < 0:
+		return Usagef("--rate %v: want a positive number of requests per second", w.rate)
+	case w.rate == 0 && w.concurrency <= 0:
+		return Usagef("--concurrency %d: want at least 1 (or give --rate for an open loop)", w.concurrency)
+	case w.requests < 0:
+		return Usagef("--requests %d: want 0 (no limit) or more", w.requests)
+	case w.duration < 0:
+		return Usagef("--duration %v: want a positive duration", w.duration)
+	case w.requests == 0 && w.duration == 0:
+		return Usagef("give --requests or --duration: every load must be bounded")
+	case w.burstiness <= 0:
+		return Usagef("--burstiness %v: want a positive number", w.burstiness)
+	case w.sharedPrefix < 0:
+		return Usagef("--shared-prefix %d: want 0 or more tokens", w.sharedPrefix)
+	}
+	if _, _, err := w.warmupValue(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// warmupValue parses --warmup as a duration or a request count.
+func (w *workloadFlags) warmupValue() (time.Duration, int, error) {
+	s := strings.TrimSpace(w.warmup)
+	if s == "" {
+		return 0, 0, nil
+	}
+	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+		return 0, n, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return d, 0, nil
+	}
+	return 0, 0, Usagef("--warmup %q: want a duration such as 10s or a request count such as 20", s)
+}
+
+// resolvedSeed returns the seed to use, drawing a random one when none was asked.
+func (w *workloadFlags) resolvedSeed() uint64 {
+	if !w.seedSet {
+		w.seed, w.seedSet = workload.RandomSeed(), true
+	}
+	return w.seed
+}
+
+// generator builds the prompt/length generator; bad distributions are usage errors.
+func (w *workloadFlags) generator() (*workload.Generator, error) {
+	in, err := workload.ParseDist(w.input)
+	if err != nil {
+		return nil, Usagef("--input-tokens: %v", err)
+	}
+	out, err := workload.ParseDist(w.output)
+	if err != nil {
+		return nil, Usagef("--output-tokens: %v", err)
+	}
+	tok, err := workload.LoadTokenizer(w.tokenizer)
+	if err != nil {
+		return nil, Usagef("--tokenizer: %v", err)
+	}
+	g, err := workload.NewGenerator(workload.Spec{
+		Input: in, Output: out, Dataset: w.dataset, SharedPrefixTokens: w.sharedPrefix,
+		Seed: w.resolvedSeed(), Tokenizer: tok,
+	})
+	if err != nil {
+		return nil, Usagef("workload: %v", err)
+	}
+	return g, nil
+}
+
+// arrivals builds the open-loop schedule, or nil for a closed loop.
+func (w *workloadFlags) arrivals() (workload.Arrivals, error) {
+	if w.rate == 0 {
+		return nil, nil
+	}
+	a, err := workload.NewArrivals(w.arrival, w.rate, w.burstiness, w.resolvedSeed()^0x9e3779b97f4a7c15)
+	if err != nil {
+		return nil, Usagef("--arrival: %v", err)
+	}
+	return a, nil
+}
+
+// loadString describes the load model in words for reports.
+func (w *workloadFlags) loadString() string {
+	var b strings.Builder
+	if w.rate > 0 {
+		fmt.Fprintf(&b, "open loop, %g req/s %s", w.rate, w.arrival)
+		if w.arrival == "gamma" {
+			fmt.Fprintf(&b, " (burstiness %g)", w.burstiness)
+		}
+		if w.maxConcurrency > 0 {
+			fmt.Fprintf(&b, ", max %d in flight", w.maxConcurrency)
+		}
+	} else {
+		fmt.Fprintf(&b, "closed loop, concurrency %d", w.concurrency)
+	}
+	if w.requests > 0 {
+		fmt.Fprintf(&b, ", %d requests", w.requests)
+	}
+	if w.duration > 0 {
+		fmt.Fprintf(&b, ", %v", w.duration)
+	}
+	if w.warmup != "" {
+		fmt.Fprintf(&b, ", warm-up %s", w.warmup)
+	}
+	return b.String()
+}
+
+// config lists the resolved workload settings for reports and stored runs.
+func (w *workloadFlags) config() [][2]string {
+	c := [][2]string{
+		{"input_tokens", w.input}, {"output_tokens", w.output}, {"tokenizer", w.tokenizer},
+		{"seed", strconv.FormatUint(w.resolvedSeed(), 10)},
+	}
+	if w.dataset != "" {
+		c = append(c, [2]string{"dataset", w.dataset})
+	}
+	if w.sharedPrefix > 0 {
+		c = append(c, [2]string{"shared_prefix_tokens", strconv.Itoa(w.sharedPrefix)})
+	}
+	if w.rate > 0 {
+		c = append(c, [2]string{"rate_rps", strconv.FormatFloat(w.rate, 'g', -1, 64)}, [2]string{"arrival", w.arrival})
+		if w.arrival == "gamma" {
+			c = append(c, [2]string{"burstiness", strconv.FormatFloat(w.burstiness, 'g', -1, 64)})
+		}
+		if w.maxConcurrency > 0 {
+			c = append(c, [2]string{"max_concurrency", strconv.Itoa(w.maxConcurrency)})
+		}
+	} else {
+		c = append(c, [2]string{"concurrency", strconv.Itoa(w.concurrency)})
+	}
+	if w.requests > 0 {
+		c = append(c, [2]string{"requests", strconv.FormatInt(w.requests, 10)})
+	}
+	if w.duration > 0 {
+		c = append(c, [2]string{"duration", w.duration.String()})
+	}
+	if w.warmup != "" {
+		c = append(c, [2]string{"warmup", w.warmup})
+	}
+	if w.ramp > 0 {
+		c = append(c, [2]string{"ramp", w.ramp.String()})
+	}
+	return c
+}
