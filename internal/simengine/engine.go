@@ -1,0 +1,514 @@
+package simengine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// BlockTokens is the KV cache block size in tokens (vLLM's default).
+const BlockTokens = 16
+
+// Errors Submit returns; wrapped with the numbers involved.
+var (
+	ErrQueueFull    = errors.New("waiting queue full")
+	ErrTooLong      = errors.New("request longer than the context limit")
+	ErrDuplicateID  = errors.New("request id already in the engine")
+	ErrBadRequest   = errors.New("bad request shape")
+	ErrDoesNotFit   = errors.New("model does not fit")
+	ErrBadEngineCfg = errors.New("bad engine configuration")
+)
+
+// Config configures an Engine. Zero fields take the defaults noted; use
+// DefaultConfig for vLLM's defaults including chunked prefill.
+type Config struct {
+	GPU   GPU
+	Model Model
+	TP    int // tensor-parallel degree; 0 = 1
+
+	// MaxNumSeqs bounds running requests; MaxNumBatchedTokens is the token
+	// budget of one step. 0 = vLLM V1's OpenAI-server defaults: 1024 and
+	// 8192 on GPUs with at least 70 GiB, else 256 and 2048 (without
+	// chunked prefill the budget defaults to max(MaxModelLen, 2048)).
+	MaxNumSeqs, MaxNumBatchedTokens int
+	GPUMemoryUtilization            float64 // 0 = 0.9
+	MaxModelLen                     int     // prompt + output limit; 0 = the model's max context
+	QueueLimit                      int     // waiting requests beyond which Submit rejects; 0 = unbounded
+	ChunkedPrefill                  bool    // split long prompts over steps (vLLM V1 always does)
+	StepTimeScale                   float64 // multiplies every step time; 0 = 1 (>1 slows steps: faults, labs)
+	Cost                            *CostParams
+}
+
+// DefaultConfig returns vLLM-like defaults for a model on tp GPUs.
+func DefaultConfig(gpu GPU, model Model, tp int) Config {
+	return Config{GPU: gpu, Model: model, TP: tp, ChunkedPrefill: true}
+}
+
+// Phases are the server-side phase times of one request, in ns.
+type Phases struct {
+	Queue   int64 // arrival → first scheduled
+	Prefill int64 // first scheduled → first token
+	Decode  int64 // first token → last token
+}
+
+// Emission is one output token, emitted at the end of the step that made it.
+type Emission struct {
+	ID       int64
+	Index    int   // 0-based output token index
+	Time     int64 // virtual ns (the step end; equals Now() during the callback)
+	Finished bool  // last token: the request has left the engine
+	Phases   Phases
+}
+
+// EngineStats is a snapshot of the engine's state and counters.
+type EngineStats struct {
+	Now                   int64
+	Running, Waiting      int
+	KVBlocksTotal         int
+	KVBlocksUsed          int
+	KVUsage               float64 // KVBlocksUsed / KVBlocksTotal
+	Preemptions           int64
+	Submitted, Rejected   int64
+	Finished, Canceled    int64
+	Steps                 int64
+	PrefillTokens         int64 // prompt (and recomputed) tokens processed
+	OutputTokens          int64 // tokens emitted
+	BusyNS, LastStepNS    int64
+	MaxNumSeqs            int
+	MaxNumBatchedTokens   int
+	MaxModelLen           int
+	KVCapacityTokens      int
+	LastStepBatch         int // requests scheduled in the last step
+	LastStepNewTokens     int // tokens computed in the last step
+	LastStepPrefillTokens int // of those, prefill tokens
+}
+
+// req is the engine's state of one request, kept in a slice for locality.
+type req struct {
+	id          int64
+	prompt      int32
+	output      int32
+	generated   int32 // tokens emitted
+	computed    int32 // tokens whose KV is in the cache
+	blocks      int32 // KV blocks held
+	newTokens   int32 // scheduled this step
+	live        bool
+	arrival     int64
+	firstSched  int64 // -1 until first scheduled
+	firstToken  int64
+	preemptions int32
+}
+
+func (r *req) numTokens() int32 { return r.prompt + r.generated }
+
+// Engine is a vLLM-V1-like continuous-batching engine in virtual time. It is
+// not safe for concurrent use.
+type Engine struct {
+	cfg  Config
+	cost costModel
+	mem  memoryPlan
+	now  int64
+
+	reqs    []req
+	free    []int32 // free slots of reqs
+	byID    map[int64]int32
+	running []int32 // admission order; the newest is last
+	waiting deque
+
+	freeBlocks int
+	st         EngineStats
+}
+
+// NewEngine validates cfg, fills defaults and plans memory. Errors name the
+// numbers (a model that does not fit, a KV cache smaller than one context).
+func NewEngine(cfg Config) (*Engine, error) {
+	if err := cfg.GPU.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Model.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.TP == 0 {
+		cfg.TP = 1
+	}
+	if cfg.TP < 0 || cfg.TP > 64 {
+		return nil, fmt.Errorf("%w: tensor parallelism %d (want 1..64)", ErrBadEngineCfg, cfg.TP)
+	}
+	if cfg.Model.Heads%cfg.TP != 0 {
+		return nil, fmt.Errorf("%w: %d attention heads of %s do not divide over tp %d", ErrBadEngineCfg, cfg.Model.Heads, cfg.Model.Name, cfg.TP)
+	}
+	if cfg.GPUMemoryUtilization == 0 {
+		cfg.GPUMemoryUtilization = 0.9
+	}
+	if cfg.GPUMemoryUtilization < 0 || cfg.GPUMemoryUtilization > 1 {
+		return nil, fmt.Errorf("%w: gpu memory utilization %v (want 0 < u <= 1)", ErrBadEngineCfg, cfg.GPUMemoryUtilization)
+	}
+	if cfg.MaxModelLen == 0 {
+		cfg.MaxModelLen = cfg.Model.MaxContext
+	}
+	if cfg.MaxModelLen < 1 {
+		return nil, fmt.Errorf("%w: max model len %d (want >= 1)", ErrBadEngineCfg, cfg.MaxModelLen)
+	}
+	big := cfg.GPU.MemoryGiB >= 70
+	if cfg.MaxNumSeqs == 0 {
+		cfg.MaxNumSeqs = 256
+		if big {
+			cfg.MaxNumSeqs = 1024
+		}
+	}
+	if cfg.MaxNumBatchedTokens == 0 {
+		switch {
+		case !cfg.ChunkedPrefill:
+			cfg.MaxNumBatchedTokens = max(cfg.MaxModelLen, 2048)
+		case big:
+			cfg.MaxNumBatchedTokens = 8192
+		default:
+			cfg.MaxNumBatchedTokens = 2048
+		}
+	}
+	if cfg.MaxNumSeqs < 1 || cfg.MaxNumBatchedTokens < 1 {
+		return nil, fmt.Errorf("%w: max num seqs %d and max num batched tokens %d must be >= 1", ErrBadEngineCfg, cfg.MaxNumSeqs, cfg.MaxNumBatchedTokens)
+	}
+	if !cfg.ChunkedPrefill && cfg.MaxNumBatchedTokens < cfg.MaxModelLen {
+		return nil, fmt.Errorf("%w: without chunked prefill max num batched tokens (%d) must be >= max model len (%d)", ErrBadEngineCfg, cfg.MaxNumBatchedTokens, cfg.MaxModelLen)
+	}
+	if cfg.MaxNumBatchedTokens < cfg.MaxNumSeqs {
+		// vLLM requires this too: every running request must be able to decode.
+		return nil, fmt.Errorf("%w: max num batched tokens (%d) must be >= max num seqs (%d)", ErrBadEngineCfg, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs)
+	}
+	if cfg.QueueLimit < 0 {
+		return nil, fmt.Errorf("%w: queue limit %d (want >= 0; 0 = unbounded)", ErrBadEngineCfg, cfg.QueueLimit)
+	}
+	if cfg.StepTimeScale == 0 {
+		cfg.StepTimeScale = 1
+	}
+	if cfg.StepTimeScale < 0 {
+		return nil, fmt.Errorf("%w: step time scale %v (want > 0)", ErrBadEngineCfg, cfg.StepTimeScale)
+	}
+	p := DefaultCost
+	if cfg.Cost != nil {
+		p = *cfg.Cost
+	}
+	mem := planMemory(cfg.GPU, cfg.Model, cfg.TP, cfg.GPUMemoryUtilization, cfg.MaxNumBatchedTokens, p)
+	if mem.kvBlocks <= 0 {
+		return nil, fmt.Errorf("%w: %s needs %.1f GiB of weights per GPU at tp %d, but %s offers %.1f GiB (%.0f%% of %.1f GiB) minus %.1f GiB activations and %.1f GiB reserved; use more GPUs (--tp) or a larger GPU",
+			ErrDoesNotFit, cfg.Model.Name, mem.weightBytes/(1<<30), cfg.TP, cfg.GPU.Name, mem.usableBytes/(1<<30),
+			cfg.GPUMemoryUtilization*100, cfg.GPU.MemoryGiB, mem.activationBytes/(1<<30), mem.reserveBytes/(1<<30))
+	}
+	if capTok := mem.kvBlocks * BlockTokens; capTok < cfg.MaxModelLen {
+		return nil, fmt.Errorf("%w: the KV cache holds %d tokens (%.2f GiB) but max model len is %d; lower the max model len to at most %d, or add memory (--tp, --gpu-memory-utilization)",
+			ErrDoesNotFit, capTok, mem.kvBytes/(1<<30), cfg.MaxModelLen, capTok)
+	}
+	e := &Engine{
+		cfg:        cfg,
+		cost:       newCostModel(cfg.GPU, cfg.Model, cfg.TP, p, cfg.StepTimeScale),
+		mem:        mem,
+		byID:       make(map[int64]int32),
+		freeBlocks: mem.kvBlocks,
+	}
+	e.waiting.init(64)
+	e.st.KVBlocksTotal = mem.kvBlocks
+	e.st.MaxNumSeqs, e.st.MaxNumBatchedTokens, e.st.MaxModelLen = cfg.MaxNumSeqs, cfg.MaxNumBatchedTokens, cfg.MaxModelLen
+	e.st.KVCapacityTokens = mem.kvBlocks * BlockTokens
+	return e, nil
+}
+
+// Config returns the configuration with defaults filled in.
+func (e *Engine) Config() Config { return e.cfg }
+
+// MemoryPlan describes how GPU memory was split (for reports).
+func (e *Engine) MemoryPlan() string { return e.mem.String() }
+
+// Now is the virtual time in ns.
+func (e *Engine) Now() int64 { return e.now }
+
+// AdvanceTo lets idle time pass; t before Now is ignored.
+func (e *Engine) AdvanceTo(t int64) {
+	if t > e.now {
+		e.now = t
+	}
+}
+
+// HasWork reports whether a step would do anything.
+func (e *Engine) HasWork() bool { return len(e.running) > 0 || e.waiting.len() > 0 }
+
+// Submit adds a request arriving now.
+func (e *Engine) Submit(id int64, inputTokens, outputTokens int) error {
+	return e.SubmitAt(id, inputTokens, outputTokens, e.now)
+}
+
+// SubmitAt adds a request that arrived at virtual time at <= Now (it arrived
+// during the step that just ran and is seen by the next one); its queue time
+// counts from at.
+func (e *Engine) SubmitAt(id int64, inputTokens, outputTokens int, at int64) error {
+	if inputTokens < 1 || outputTokens < 1 {
+		return fmt.Errorf("%w: request %d has %d input and %d output tokens (want >= 1 each)", ErrBadRequest, id, inputTokens, outputTokens)
+	}
+	if total := inputTokens + outputTokens; total > e.cfg.MaxModelLen {
+		return fmt.Errorf("%w: request %d has %d prompt + %d output = %d tokens, over the max model len %d of %s",
+			ErrTooLong, id, inputTokens, outputTokens, total, e.cfg.MaxModelLen, e.cfg.Model.Name)
+	}
+	if _, dup := e.byID[id]; dup {
+		return fmt.Errorf("%w: %d", ErrDuplicateID, id)
+	}
+	if e.cfg.QueueLimit > 0 && e.waiting.len() >= e.cfg.QueueLimit {
+		e.st.Rejected++
+		return fmt.Errorf("%w: %d requests waiting (limit %d)", ErrQueueFull, e.waiting.len(), e.cfg.QueueLimit)
+	}
+	if at > e.now {
+		at = e.now
+	}
+	var slot int32
+	if n := len(e.free); n > 0 {
+		slot = e.free[n-1]
+		e.free = e.free[:n-1]
+	} else {
+		e.reqs = append(e.reqs, req{})
+		slot = int32(len(e.reqs) - 1)
+	}
+	e.reqs[slot] = req{id: id, prompt: int32(inputTokens), output: int32(outputTokens), live: true, arrival: at, firstSched: -1}
+	e.byID[id] = slot
+	e.waiting.pushBack(slot)
+	e.st.Submitted++
+	return nil
+}
+
+// Cancel removes a request (the client went away), freeing its sequence slot
+// and KV blocks. Unknown ids are ignored.
+func (e *Engine) Cancel(id int64) {
+	slot, ok := e.byID[id]
+	if !ok {
+		return
+	}
+	if !e.waiting.remove(slot) {
+		for i, s := range e.running {
+			if s == slot {
+				e.running = append(e.running[:i], e.running[i+1:]...)
+				break
+			}
+		}
+	}
+	e.release(slot)
+	e.st.Canceled++
+}
+
+func (e *Engine) release(slot int32) {
+	r := &e.reqs[slot]
+	e.freeBlocks += int(r.blocks)
+	delete(e.byID, r.id)
+	*r = req{}
+	e.free = append(e.free, slot)
+}
+
+func blocksFor(tokens int32) int32 { return (tokens + BlockTokens - 1) / BlockTokens }
+
+// Step runs one scheduler step starting at Now: it schedules (running
+// requests first, then FCFS admission), prices the step, advances Now to the
+// step end and calls emit once per token produced, in running order. It
+// returns the step duration in ns (0 when there was nothing to do). emit must
+// not call back into the engine except Now and Stats.
+func (e *Engine) Step(emit func(Emission)) int64 {
+	budget := int32(e.cfg.MaxNumBatchedTokens)
+	preempted := false
+
+	// 1. Running requests: decodes and unfinished (or recomputing) prefills.
+	i := 0
+	for i < len(e.running) && budget > 0 {
+		r := &e.reqs[e.running[i]]
+		n := min(r.numTokens()-r.computed, budget)
+		ok := true
+		for {
+			want := int(blocksFor(r.computed+n) - r.blocks)
+			if want <= e.freeBlocks {
+				e.freeBlocks -= want
+				r.blocks += int32(want)
+				break
+			}
+			// Out of blocks: preempt the newest running request by recompute.
+			last := len(e.running) - 1
+			victim := e.running[last]
+			e.running = e.running[:last]
+			v := &e.reqs[victim]
+			e.freeBlocks += int(v.blocks)
+			v.blocks, v.computed, v.newTokens = 0, 0, 0
+			v.preemptions++
+			e.waiting.pushFront(victim)
+			e.st.Preemptions++
+			preempted = true
+			if last == i {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			break
+		}
+		r.newTokens = n
+		budget -= n
+		i++
+	}
+	scheduled := i
+
+	// 2. Admission, first come first served, unless this step preempted.
+	if !preempted && scheduled == len(e.running) {
+		for e.waiting.len() > 0 && budget > 0 && len(e.running) < e.cfg.MaxNumSeqs {
+			slot := e.waiting.front()
+			r := &e.reqs[slot]
+			need := r.numTokens() // computed is 0 while waiting
+			if !e.cfg.ChunkedPrefill && need > budget {
+				break
+			}
+			n := min(need, budget)
+			want := int(blocksFor(n))
+			if want > e.freeBlocks {
+				break
+			}
+			e.waiting.popFront()
+			e.freeBlocks -= want
+			r.blocks = int32(want)
+			r.newTokens = n
+			if r.firstSched < 0 {
+				r.firstSched = e.now
+			}
+			budget -= n
+			e.running = append(e.running, slot)
+		}
+		scheduled = len(e.running)
+	}
+	if scheduled == 0 {
+		return 0
+	}
+
+	// 3. Price the step.
+	var load stepLoad
+	prefillTokens := 0
+	for _, slot := range e.running[:scheduled] {
+		r := &e.reqs[slot]
+		n, c := int64(r.newTokens), int64(r.computed)
+		load.newTokens += n
+		load.ctxTokens += c + n
+		load.attnPairs += float64(n*c + n*(n+1)/2)
+		if int32(c+n) == r.numTokens() {
+			load.sampled++
+		}
+		if c == 0 || r.numTokens()-r.computed > 1 {
+			prefillTokens += int(n)
+		}
+	}
+	dt := e.cost.stepNS(&load)
+	e.now += dt
+	e.st.Steps++
+	e.st.BusyNS += dt
+	e.st.LastStepNS = dt
+	e.st.LastStepBatch = scheduled
+	e.st.LastStepNewTokens = int(load.newTokens)
+	e.st.LastStepPrefillTokens = prefillTokens
+	e.st.PrefillTokens += int64(prefillTokens)
+
+	// 4. Apply progress and emit tokens at the step end; drop finished
+	// requests from running while keeping the order of the rest.
+	k := 0
+	for j, slot := range e.running {
+		r := &e.reqs[slot]
+		if j < scheduled {
+			r.computed += r.newTokens
+			r.newTokens = 0
+			if r.computed == r.numTokens() {
+				idx := r.generated
+				r.generated++
+				e.st.OutputTokens++
+				if idx == 0 {
+					r.firstToken = e.now
+				}
+				if r.generated == r.output {
+					em := Emission{ID: r.id, Index: int(idx), Time: e.now, Finished: true, Phases: Phases{
+						Queue: r.firstSched - r.arrival, Prefill: r.firstToken - r.firstSched, Decode: e.now - r.firstToken,
+					}}
+					e.release(slot)
+					e.st.Finished++
+					if emit != nil {
+						emit(em)
+					}
+					continue
+				}
+				if emit != nil {
+					emit(Emission{ID: r.id, Index: int(idx), Time: e.now})
+				}
+			}
+		}
+		e.running[k] = slot
+		k++
+	}
+	e.running = e.running[:k]
+	return dt
+}
+
+// Stats returns a snapshot of the engine's state and counters.
+func (e *Engine) Stats() EngineStats {
+	s := e.st
+	s.Now = e.now
+	s.Running = len(e.running)
+	s.Waiting = e.waiting.len()
+	s.KVBlocksUsed = s.KVBlocksTotal - e.freeBlocks
+	if s.KVBlocksTotal > 0 {
+		s.KVUsage = float64(s.KVBlocksUsed) / float64(s.KVBlocksTotal)
+	}
+	return s
+}
+
+// deque is a ring buffer of request slots: the waiting queue, with pushes at
+// the front for preempted requests.
+type deque struct {
+	buf        []int32
+	head, size int
+}
+
+func (d *deque) init(n int) { d.buf = make([]int32, n) }
+func (d *deque) len() int   { return d.size }
+
+func (d *deque) grow() {
+	nb := make([]int32, 2*len(d.buf))
+	for i := 0; i < d.size; i++ {
+		nb[i] = d.buf[(d.head+i)%len(d.buf)]
+	}
+	d.buf, d.head = nb, 0
+}
+
+func (d *deque) pushBack(v int32) {
+	if d.size == len(d.buf) {
+		d.grow()
+	}
+	d.buf[(d.head+d.size)%len(d.buf)] = v
+	d.size++
+}
+
+func (d *deque) pushFront(v int32) {
+	if d.size == len(d.buf) {
+		d.grow()
+	}
+	d.head = (d.head - 1 + len(d.buf)) % len(d.buf)
+	d.buf[d.head] = v
+	d.size++
+}
+
+func (d *deque) front() int32 { return d.buf[d.head] }
+
+func (d *deque) popFront() int32 {
+	v := d.buf[d.head]
+	d.head = (d.head + 1) % len(d.buf)
+	d.size--
+	return v
+}
+
+// remove deletes v (O(n); only Cancel uses it).
+func (d *deque) remove(v int32) bool {
+	for i := 0; i < d.size; i++ {
+		if d.buf[(d.head+i)%len(d.buf)] == v {
+			for j := i; j < d.size-1; j++ {
+				d.buf[(d.head+j)%len(d.buf)] = d.buf[(d.head+j+1)%len(d.buf)]
+			}
+			d.size--
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,384 @@
+package simengine
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// GPU is one accelerator: the physical numbers the cost model needs.
+// The yaml tags are the file format of presets (presets/gpus/*.yaml) and of
+// user-supplied GPU files.
+type GPU struct {
+	Name             string   `yaml:"name"`
+	Aliases          []string `yaml:"aliases,omitempty"`
+	MemoryGiB        float64  `yaml:"memory_gib"`        // device memory as the driver reports it
+	BandwidthGBps    float64  `yaml:"bandwidth_gbps"`    // peak memory bandwidth, 1e9 bytes/s
+	BF16TFLOPS       float64  `yaml:"bf16_tflops"`       // peak dense BF16 tensor FLOP/s, 1e12
+	InterconnectGBps float64  `yaml:"interconnect_gbps"` // GPU-to-GPU bandwidth per direction (NVLink or PCIe), 1e9 bytes/s
+}
+
+// Model is a dense decoder-only transformer (Llama-style: grouped-query
+// attention, gated SwiGLU MLP).
+type Model struct {
+	Name            string   `yaml:"name"`
+	Aliases         []string `yaml:"aliases,omitempty"`
+	Layers          int      `yaml:"layers"`
+	HiddenSize      int      `yaml:"hidden_size"`
+	Heads           int      `yaml:"heads"`
+	KVHeads         int      `yaml:"kv_heads"`
+	HeadDim         int      `yaml:"head_dim"`
+	FFNSize         int      `yaml:"ffn_size"`
+	VocabSize       int      `yaml:"vocab_size"`
+	MaxContext      int      `yaml:"max_context"`
+	WeightPrecision string   `yaml:"weight_precision"`       // bf16, fp16, fp8, int8, int4
+	KVPrecision     string   `yaml:"kv_precision,omitempty"` // KV cache dtype; default bf16
+	TiedEmbeddings  bool     `yaml:"tied_embeddings,omitempty"`
+}
+
+// precisionBytes maps a precision name to bytes per element.
+var precisionBytes = map[string]float64{
+	"bf16": 2, "fp16": 2, "float16": 2, "bfloat16": 2, "half": 2,
+	"fp32": 4, "float32": 4,
+	"fp8": 1, "int8": 1,
+	"int4": 0.5, "fp4": 0.5,
+}
+
+func precision(name, dflt string) (float64, error) {
+	if name == "" {
+		name = dflt
+	}
+	b, ok := precisionBytes[strings.ToLower(name)]
+	if !ok {
+		return 0, fmt.Errorf("unknown precision %q (want bf16, fp16, fp32, fp8, int8 or int4)", name)
+	}
+	return b, nil
+}
+
+// Validate reports the first field that is missing or out of range.
+func (g GPU) Validate() error {
+	if g.Name == "" {
+		return errors.New("gpu: name is missing")
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"memory_gib", g.MemoryGiB}, {"bandwidth_gbps", g.BandwidthGBps}, {"bf16_tflops", g.BF16TFLOPS}, {"interconnect_gbps", g.InterconnectGBps}} {
+		if !(f.v > 0) {
+			return fmt.Errorf("gpu %s: %s must be > 0, got %v", g.Name, f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// Validate reports the first field that is missing or out of range.
+func (m Model) Validate() error {
+	if m.Name == "" {
+		return errors.New("model: name is missing")
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"layers", m.Layers}, {"hidden_size", m.HiddenSize}, {"heads", m.Heads}, {"kv_heads", m.KVHeads},
+		{"head_dim", m.HeadDim}, {"ffn_size", m.FFNSize}, {"vocab_size", m.VocabSize}, {"max_context", m.MaxContext}} {
+		if f.v <= 0 {
+			return fmt.Errorf("model %s: %s must be > 0, got %d", m.Name, f.name, f.v)
+		}
+	}
+	if m.Heads%m.KVHeads != 0 {
+		return fmt.Errorf("model %s: heads (%d) must be a multiple of kv_heads (%d)", m.Name, m.Heads, m.KVHeads)
+	}
+	if _, err := precision(m.WeightPrecision, "bf16"); err != nil {
+		return fmt.Errorf("model %s: weight_precision: %w", m.Name, err)
+	}
+	if _, err := precision(m.KVPrecision, "bf16"); err != nil {
+		return fmt.Errorf("model %s: kv_precision: %w", m.Name, err)
+	}
+	return nil
+}
+
+// LayerParams is the number of linear-layer weights in one transformer layer:
+// Q, K, V, O projections and the gated MLP (gate, up, down).
+func (m Model) LayerParams() float64 {
+	h, q, kv := float64(m.HiddenSize), float64(m.Heads*m.HeadDim), float64(m.KVHeads*m.HeadDim)
+	attn := h*q + 2*h*kv + q*h
+	mlp := 3 * h * float64(m.FFNSize)
+	return attn + mlp
+}
+
+// Params is the total parameter count (norms ignored: under 0.01%).
+func (m Model) Params() float64 {
+	emb := float64(m.VocabSize * m.HiddenSize)
+	head := emb
+	if m.TiedEmbeddings {
+		head = 0
+	}
+	return float64(m.Layers)*m.LayerParams() + emb + head
+}
+
+// WeightBytes is the memory the weights occupy.
+func (m Model) WeightBytes() float64 {
+	b, _ := precision(m.WeightPrecision, "bf16")
+	return m.Params() * b
+}
+
+// KVBytesPerToken is the KV cache one token of context needs on one GPU of
+// tp: K and V for every layer and KV head (heads are replicated when tp
+// exceeds the KV head count, as vLLM does).
+func (m Model) KVBytesPerToken(tp int) float64 {
+	b, _ := precision(m.KVPrecision, "bf16")
+	kvHeads := float64(m.KVHeads) / float64(tp)
+	if kvHeads < 1 {
+		kvHeads = 1
+	}
+	return 2 * float64(m.Layers) * kvHeads * float64(m.HeadDim) * b
+}
+
+//go:embed presets
+var presetFS embed.FS
+
+// Catalog holds GPU and model presets, looked up by name or alias
+// case-insensitively, ignoring punctuation ("h100", "H100-SXM", "h100_sxm").
+type Catalog struct {
+	gpus   map[string]GPU
+	models map[string]Model
+	// names in the order of addition, for listing.
+	gpuNames, modelNames []string
+}
+
+// NewCatalog returns a catalog with the built-in presets.
+func NewCatalog() *Catalog {
+	c := &Catalog{gpus: map[string]GPU{}, models: map[string]Model{}}
+	for _, dir := range []string{"presets/gpus", "presets/models"} {
+		entries, err := fs.ReadDir(presetFS, dir)
+		if err != nil {
+			panic(err) // embedded at build time
+		}
+		for _, e := range entries {
+			p := path.Join(dir, e.Name())
+			b, err := presetFS.ReadFile(p)
+			if err != nil {
+				panic(err)
+			}
+			if strings.HasSuffix(dir, "gpus") {
+				g, err := ParseGPU(b)
+				if err == nil {
+					err = c.AddGPU(g)
+				}
+				if err != nil {
+					panic(fmt.Sprintf("built-in preset %s: %v", p, err))
+				}
+			} else {
+				m, err := ParseModel(b)
+				if err == nil {
+					err = c.AddModel(m)
+				}
+				if err != nil {
+					panic(fmt.Sprintf("built-in preset %s: %v", p, err))
+				}
+			}
+		}
+	}
+	return c
+}
+
+var builtin = NewCatalog()
+
+// normalize folds case and drops punctuation so aliases match loosely.
+func normalize(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// AddGPU adds (or replaces) a GPU preset after validating it.
+func (c *Catalog) AddGPU(g GPU) error {
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	if _, ok := c.gpus[normalize(g.Name)]; !ok {
+		c.gpuNames = append(c.gpuNames, g.Name)
+	}
+	for _, n := range append([]string{g.Name}, g.Aliases...) {
+		c.gpus[normalize(n)] = g
+	}
+	return nil
+}
+
+// AddModel adds (or replaces) a model preset after validating it.
+func (c *Catalog) AddModel(m Model) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	if _, ok := c.models[normalize(m.Name)]; !ok {
+		c.modelNames = append(c.modelNames, m.Name)
+	}
+	for _, n := range append([]string{m.Name}, m.Aliases...) {
+		c.models[normalize(n)] = m
+	}
+	return nil
+}
+
+// LookupGPU finds a GPU by name or alias.
+func (c *Catalog) LookupGPU(name string) (GPU, error) {
+	if g, ok := c.gpus[normalize(name)]; ok {
+		return g, nil
+	}
+	return GPU{}, fmt.Errorf("unknown GPU %q (known: %s; or give a YAML file)", name, strings.Join(sorted(c.gpuNames), ", "))
+}
+
+// LookupModel finds a model by name or alias.
+func (c *Catalog) LookupModel(name string) (Model, error) {
+	if m, ok := c.models[normalize(name)]; ok {
+		return m, nil
+	}
+	return Model{}, fmt.Errorf("unknown model %q (known: %s; or give a YAML file)", name, strings.Join(sorted(c.modelNames), ", "))
+}
+
+// GPUs lists the GPU presets sorted by name.
+func (c *Catalog) GPUs() []GPU {
+	out := make([]GPU, 0, len(c.gpuNames))
+	for _, n := range sorted(c.gpuNames) {
+		out = append(out, c.gpus[normalize(n)])
+	}
+	return out
+}
+
+// Models lists the model presets sorted by name.
+func (c *Catalog) Models() []Model {
+	out := make([]Model, 0, len(c.modelNames))
+	for _, n := range sorted(c.modelNames) {
+		out = append(out, c.models[normalize(n)])
+	}
+	return out
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
+
+// LookupGPU finds a built-in GPU preset by name or alias.
+func LookupGPU(name string) (GPU, error) { return builtin.LookupGPU(name) }
+
+// LookupModel finds a built-in model preset by name or alias.
+func LookupModel(name string) (Model, error) { return builtin.LookupModel(name) }
+
+// Presets returns the names of the built-in GPU and model presets.
+func Presets() (gpus, models []string) { return sorted(builtin.gpuNames), sorted(builtin.modelNames) }
+
+// ParseGPU reads a GPU from the flat "key: value" preset format (a subset of
+// YAML: one key per line, # comments, [a, b] lists).
+func ParseGPU(b []byte) (GPU, error) {
+	var g GPU
+	err := parseFlat(b, func(k, v string) error {
+		var err error
+		switch k {
+		case "name":
+			g.Name = v
+		case "aliases":
+			g.Aliases = parseList(v)
+		case "memory_gib":
+			g.MemoryGiB, err = strconv.ParseFloat(v, 64)
+		case "bandwidth_gbps":
+			g.BandwidthGBps, err = strconv.ParseFloat(v, 64)
+		case "bf16_tflops":
+			g.BF16TFLOPS, err = strconv.ParseFloat(v, 64)
+		case "interconnect_gbps":
+			g.InterconnectGBps, err = strconv.ParseFloat(v, 64)
+		default:
+			return fmt.Errorf("unknown key %q", k)
+		}
+		return err
+	})
+	if err != nil {
+		return GPU{}, err
+	}
+	return g, g.Validate()
+}
+
+// ParseModel reads a Model from the flat preset format (see ParseGPU).
+func ParseModel(b []byte) (Model, error) {
+	var m Model
+	err := parseFlat(b, func(k, v string) error {
+		var err error
+		atoi := func(p *int) { *p, err = strconv.Atoi(v) }
+		switch k {
+		case "name":
+			m.Name = v
+		case "aliases":
+			m.Aliases = parseList(v)
+		case "layers":
+			atoi(&m.Layers)
+		case "hidden_size":
+			atoi(&m.HiddenSize)
+		case "heads":
+			atoi(&m.Heads)
+		case "kv_heads":
+			atoi(&m.KVHeads)
+		case "head_dim":
+			atoi(&m.HeadDim)
+		case "ffn_size":
+			atoi(&m.FFNSize)
+		case "vocab_size":
+			atoi(&m.VocabSize)
+		case "max_context":
+			atoi(&m.MaxContext)
+		case "weight_precision":
+			m.WeightPrecision = v
+		case "kv_precision":
+			m.KVPrecision = v
+		case "tied_embeddings":
+			m.TiedEmbeddings, err = strconv.ParseBool(v)
+		default:
+			return fmt.Errorf("unknown key %q", k)
+		}
+		return err
+	})
+	if err != nil {
+		return Model{}, err
+	}
+	return m, m.Validate()
+}
+
+func parseFlat(b []byte, set func(k, v string) error) error {
+	for i, line := range strings.Split(string(b), "\n") {
+		if j := strings.Index(line, "#"); j >= 0 && (j == 0 || line[j-1] == ' ' || line[j-1] == '\t') {
+			line = line[:j]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			return fmt.Errorf("line %d: want \"key: value\", got %q", i+1, line)
+		}
+		v = strings.Trim(strings.TrimSpace(v), `"'`)
+		if err := set(strings.TrimSpace(k), v); err != nil {
+			return fmt.Errorf("line %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+func parseList(v string) []string {
+	v = strings.TrimSuffix(strings.TrimPrefix(v, "["), "]")
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.Trim(strings.TrimSpace(s), `"'`); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
