@@ -1,0 +1,132 @@
+package sweep
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Result is a whole sweep: the steps in load order, the knee, the SLO-safe
+// point, and warnings about what the grid could not resolve. It is the
+// documented JSON of knee sweep --json (docs/sweep.md).
+type Result struct {
+	LoadKind   string   `json:"load_kind"`   // concurrency or rate
+	KneeMetric string   `json:"knee_metric"` // the throughput the knee was placed on: output_tps or throughput_rps
+	SLOs       []string `json:"slos,omitempty"`
+	Steps      []Step   `json:"steps"`
+	Knee       Point    `json:"knee"`
+	SLOSafe    Point    `json:"slo_safe"`
+	Warnings   []string `json:"warnings,omitempty"`
+	Notes      []string `json:"notes,omitempty"` // how the steps were made (source, auto-sweep stops)
+}
+
+// Options steer Analyze.
+type Options struct {
+	// Metric is the throughput the knee is placed on (MetricOutputTPS or
+	// MetricThroughputRPS); empty picks output tokens/s when every step has
+	// it, else requests/s.
+	Metric string
+	SLOs   []string // the objectives the steps' SLOMet/SLOs were judged by
+}
+
+// coarseRatio: neighbouring steps further apart than this (as a load ratio)
+// cannot place a point precisely; the result says so.
+const coarseRatio = 2.0 + 1e-9
+
+// Analyze sorts steps by load and finds the knee and the SLO-safe point.
+func Analyze(steps []Step, opts Options) (*Result, error) {
+	if len(steps) == 0 {
+		return nil, errors.New("no steps to analyse")
+	}
+	kind := steps[0].Load.Kind
+	for i := range steps {
+		if steps[i].Load.Kind != kind {
+			return nil, fmt.Errorf("steps mix load kinds %q and %q", kind, steps[i].Load.Kind)
+		}
+	}
+	sorted := append([]Step(nil), steps...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Load.Value < sorted[j].Load.Value })
+	metric := opts.Metric
+	if metric == "" {
+		metric = MetricOutputTPS
+		for i := range sorted {
+			if sorted[i].Summary.OutputTokenThroughputTPS <= 0 {
+				metric = MetricThroughputRPS
+				break
+			}
+		}
+	}
+	r := &Result{LoadKind: kind, KneeMetric: metric, SLOs: opts.SLOs, Steps: sorted}
+	r.Knee = FindKnee(sorted, metric)
+	r.SLOSafe = SafePoint(sorted, opts.SLOs)
+	r.Warnings = append(r.Warnings, kneeWarnings(sorted, r.Knee, metric)...)
+	if len(opts.SLOs) > 0 {
+		r.Warnings = append(r.Warnings, safeWarnings(sorted, r.SLOSafe)...)
+	}
+	return r, nil
+}
+
+func kneeWarnings(steps []Step, knee Point, metric string) []string {
+	var w []string
+	n := len(steps)
+	best, drop := 0.0, -1
+	for i := range steps {
+		t := steps[i].Throughput(metric)
+		if t > best {
+			best = t
+		} else if t < 0.9*best && drop < 0 {
+			drop = i
+		}
+	}
+	if drop >= 0 {
+		w = append(w, fmt.Sprintf("throughput falls at %s to %s (best so far %s): past overload the service does less work (errors, rejections or preemptions); the knee uses the running maximum",
+			steps[drop].Load, num(steps[drop].Throughput(metric), metricUnit(metric)), num(best, metricUnit(metric))))
+	}
+	switch {
+	case n < 3:
+		w = append(w, fmt.Sprintf("only %d step(s): a knee needs at least 3, better 5 or more", n))
+	case !knee.Found():
+		if strings.Contains(knee.Reason, "not reached") {
+			w = append(w, fmt.Sprintf("the knee is beyond the last step (%s): extend the sweep to higher load", steps[n-1].Load))
+		}
+	case knee.Index == 0:
+		w = append(w, fmt.Sprintf("the knee is at the first step (%s): start the sweep at a lower load", steps[0].Load))
+	default:
+		k := knee.Index
+		lo, hi := steps[k-1].Load.Value, steps[k+1].Load.Value
+		if steps[k].Load.Value/lo > coarseRatio || hi/steps[k].Load.Value > coarseRatio {
+			w = append(w, fmt.Sprintf("coarse grid: the knee lies between %s and %s, whose steps are more than ×2 apart; add steps in between (or use --auto, which refines by bisection)",
+				steps[k-1].Load, steps[k+1].Load))
+		}
+		if k < 2 || n-1-k < 2 {
+			w = append(w, fmt.Sprintf("the knee has %d measured step(s) below it and %d above: too few to be sure of its place; widen the sweep", k, n-1-k))
+		}
+	}
+	return w
+}
+
+func safeWarnings(steps []Step, safe Point) []string {
+	var w []string
+	firstFail := -1
+	for i := range steps {
+		if !steps[i].SLOMet && firstFail < 0 {
+			firstFail = i
+		}
+		if steps[i].SLOMet && firstFail >= 0 {
+			w = append(w, fmt.Sprintf("non-monotone: %s meets the SLOs again after %s failed; treated as noise (the safe point stays below the first failure); run longer steps to settle it",
+				steps[i].Load, steps[firstFail].Load))
+			break
+		}
+	}
+	switch {
+	case firstFail < 0:
+		w = append(w, fmt.Sprintf("every step meets the SLOs: the SLO-safe point is at least %s; extend the sweep to find the limit", steps[len(steps)-1].Load))
+	case firstFail == 0:
+		w = append(w, fmt.Sprintf("the first step (%s) already fails the SLOs: start the sweep lower", steps[0].Load))
+	case safe.Found() && steps[firstFail].Load.Value/steps[safe.Index].Load.Value > coarseRatio:
+		w = append(w, fmt.Sprintf("coarse grid: the SLO limit lies between %s and %s (more than ×2 apart); add steps in between (or use --auto)",
+			steps[safe.Index].Load, steps[firstFail].Load))
+	}
+	return w
+}

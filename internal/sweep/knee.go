@@ -1,0 +1,229 @@
+package sweep
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Point is a chosen load level and why it was chosen. Index is the step it
+// sits on (-1 when none was chosen; Load is then nil in JSON).
+type Point struct {
+	Index  int
+	Load   float64
+	Reason string
+}
+
+// Found reports whether a load was chosen.
+func (p Point) Found() bool { return p.Index >= 0 }
+
+// MarshalJSON writes {"load": number or null, "reason": text}.
+func (p Point) MarshalJSON() ([]byte, error) {
+	w := struct {
+		Load   *float64 `json:"load"`
+		Reason string   `json:"reason"`
+	}{Reason: p.Reason}
+	if p.Found() {
+		w.Load = &p.Load
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads the shape MarshalJSON writes. The step index is not
+// stored; a found point reads back with Index 0 until Analyze places it.
+func (p *Point) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Load   *float64 `json:"load"`
+		Reason string   `json:"reason"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*p = Point{Index: -1, Reason: w.Reason}
+	if w.Load != nil {
+		p.Index, p.Load = 0, *w.Load
+	}
+	return nil
+}
+
+func none(reason string, args ...any) Point {
+	return Point{Index: -1, Reason: fmt.Sprintf(reason, args...)}
+}
+
+// MinKneeDistance is the smallest Kneedle distance (between the normalized
+// throughput curve and the chord from its first to its last point) that
+// counts as a knee. A straight line has distance 0; a curve that saturates
+// half-way has about 0.5. Below 0.1, throughput still grows nearly in
+// proportion to load and the sweep has not reached a knee.
+const MinKneeDistance = 0.1
+
+// FlatThroughput is the relative throughput growth over a whole sweep below
+// which the curve is called flat (saturated from the first step).
+const FlatThroughput = 0.05
+
+// latencyP95 is the latency the knee reasons with: p95 TTFT, else p95 E2E
+// when TTFT was not given (0 when neither).
+func latencyP95(s *Step) (float64, string) {
+	if v := s.Summary.TTFT.P95; v > 0 {
+		return v, "p95 TTFT"
+	}
+	return s.Summary.E2E.P95, "p95 E2E"
+}
+
+// FindKnee places the knee of steps (sorted by load) on the throughput
+// metric: the Kneedle method (Satopää, Albrecht, Irwin, Raghavan, "Finding a
+// 'Kneedle' in a Haystack", ICDCS Workshops 2011) applied to the running
+// maximum of throughput, so a noisy dip or a fall past overload cannot move
+// the knee. Both axes are normalized to [0,1]; the knee is the step where
+// the normalized throughput lies furthest above the chord from the first
+// to the last step. The latency after the knee is stated as evidence.
+func FindKnee(steps []Step, metric string) Point {
+	n := len(steps)
+	if n < 3 {
+		return none("need at least 3 steps to place a knee, got %d", n)
+	}
+	x := make([]float64, n)
+	env := make([]float64, n)
+	best := math.Inf(-1)
+	for i := range steps {
+		x[i] = steps[i].Load.Value
+		best = math.Max(best, steps[i].Throughput(metric))
+		env[i] = best
+	}
+	unit := metricUnit(metric)
+	x0, xN, y0, yN := x[0], x[n-1], env[0], env[n-1]
+	if xN <= x0 {
+		return none("all steps have the same load (%g): no curve to place a knee on", x0)
+	}
+	if yN <= 0 {
+		return none("no step completed any request: no throughput curve")
+	}
+	if (yN-y0)/yN < FlatThroughput {
+		return Point{Index: 0, Load: x0, Reason: fmt.Sprintf(
+			"throughput is flat across the sweep (%s at %s, at most %s later): the service was already saturated at the first step",
+			num(y0, unit), steps[0].Load, num(yN, unit))}
+	}
+	k, dk := -1, 0.0
+	for i := range steps {
+		d := (env[i]-y0)/(yN-y0) - (x[i]-x0)/(xN-x0)
+		if d > dk+1e-12 {
+			k, dk = i, d
+		}
+	}
+	if k < 0 || dk < MinKneeDistance {
+		return none("throughput still grows nearly in proportion to load up to the last step (%s at %s; Kneedle distance %.2f < %.2f): the sweep has not reached the knee",
+			num(yN, unit), steps[n-1].Load, math.Max(dk, 0), MinKneeDistance)
+	}
+	s := &steps[k]
+	var b strings.Builder
+	fmt.Fprintf(&b, "Kneedle on throughput: %s reaches %s at %s (%.0f%% of the sweep's best)",
+		metricName(metric), num(env[k], unit), s.Load, 100*env[k]/yN)
+	nx := &steps[k+1]
+	gain := 0.0
+	if env[k] > 0 {
+		gain = nx.Throughput(metric)/env[k] - 1
+	}
+	fmt.Fprintf(&b, "; the next step (%s, load ×%.2g) adds %+.0f%% throughput", nx.Load, nx.Load.Value/s.Load.Value, 100*gain)
+	if l0, name := latencyP95(s); l0 > 0 {
+		if l1, _ := latencyP95(nx); l1 > 0 {
+			fmt.Fprintf(&b, " while %s grows ×%.2g (%s → %s)", name, l1/l0, ms(l0), ms(l1))
+		}
+	}
+	fmt.Fprintf(&b, "; distance from the chord %.2f", dk)
+	return Point{Index: k, Load: s.Load.Value, Reason: b.String()}
+}
+
+// SafePoint is the highest measured load at which every SLO holds, and
+// below which every step held them too: a step that passes again after a
+// failing one is treated as noise, not as safe (the Result warns about it).
+func SafePoint(steps []Step, slos []string) Point {
+	if len(slos) == 0 {
+		return none("no SLOs given (--slo): no SLO-safe point")
+	}
+	if len(steps) == 0 {
+		return none("no steps")
+	}
+	first := -1
+	for i := range steps {
+		if !steps[i].SLOMet {
+			first = i
+			break
+		}
+	}
+	switch first {
+	case 0:
+		return none("the lowest load (%s) already fails %s: no measured load is safe; start the sweep lower",
+			steps[0].Load, failed(&steps[0]))
+	case -1:
+		last := &steps[len(steps)-1]
+		return Point{Index: len(steps) - 1, Load: last.Load.Value, Reason: fmt.Sprintf(
+			"every step meets %s, up to the highest measured load %s (%s): the limit lies beyond the sweep",
+			strings.Join(slos, ", "), last.Load, held(last))}
+	}
+	s := &steps[first-1]
+	return Point{Index: first - 1, Load: s.Load.Value, Reason: fmt.Sprintf(
+		"highest load where every SLO holds (%s); the next step %s fails %s",
+		held(s), steps[first].Load, failed(&steps[first]))}
+}
+
+func held(s *Step) string {
+	var parts []string
+	for _, c := range s.SLOs {
+		parts = append(parts, fmt.Sprintf("%s: %s", c.Objective, checkValue(c)))
+	}
+	if len(parts) == 0 {
+		return "SLOs met"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func failed(s *Step) string {
+	var parts []string
+	for _, c := range s.SLOs {
+		if !c.Met {
+			parts = append(parts, fmt.Sprintf("%s (measured %s)", c.Objective, checkValue(c)))
+		}
+	}
+	if len(parts) == 0 {
+		return "its SLOs"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkValue prints a measured SLO value: rates as percentages, latencies in ms or s.
+func checkValue(c Check) string {
+	if strings.Contains(c.Objective, "rate") {
+		return fmt.Sprintf("%.3g%%", 100*c.Value)
+	}
+	return ms(c.Value)
+}
+
+func metricName(metric string) string {
+	if metric == MetricOutputTPS {
+		return "output token throughput"
+	}
+	return "request throughput"
+}
+
+func metricUnit(metric string) string {
+	if metric == MetricOutputTPS {
+		return "tok/s"
+	}
+	return "req/s"
+}
+
+func num(v float64, unit string) string {
+	return strings.TrimSpace(fmt.Sprintf("%.4g %s", v, unit))
+}
+
+// ms prints a latency given in milliseconds, in seconds from 1 s up.
+func ms(v float64) string {
+	if math.IsInf(v, 1) {
+		return "∞"
+	}
+	if v >= 1000 {
+		return fmt.Sprintf("%.3g s", v/1000)
+	}
+	return fmt.Sprintf("%.3g ms", v)
+}

@@ -1,0 +1,217 @@
+package sweep
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/knee-dev/knee/internal/stats"
+)
+
+// Load kinds.
+const (
+	Concurrency = "concurrency" // closed loop: requests kept in flight
+	Rate        = "rate"        // open loop: arrivals per second
+)
+
+// Load is one offered load level.
+type Load struct {
+	Kind  string  `json:"kind"` // Concurrency or Rate
+	Value float64 `json:"value"`
+}
+
+// String prints the load with its unit ("16 in flight", "2.5 req/s").
+func (l Load) String() string {
+	v := strconv.FormatFloat(l.Value, 'g', 6, 64)
+	if l.Kind == Rate {
+		return v + " req/s"
+	}
+	return v + " in flight"
+}
+
+// Column is the header name of the load column in CSV for a kind.
+func LoadColumn(kind string) string {
+	if kind == Rate {
+		return "rate_rps"
+	}
+	return "concurrency"
+}
+
+// Check is one SLO evaluated at one step.
+type Check struct {
+	Objective string  `json:"objective"` // as the user wrote it, e.g. p95(ttft)<2s
+	Value     float64 `json:"value"`     // the measured value in the objective's unit (ms, or a 0..1 rate)
+	Met       bool    `json:"met"`
+}
+
+// Step is one measured load level: the offered load, the summary of what was
+// measured there, and the SLO verdicts.
+type Step struct {
+	Load    Load
+	Summary stats.Summary
+	// Full is true when Summary came from a measurement (a run or the
+	// simulator); false when only some columns were given (CSV), in which
+	// case zero values mean "not given".
+	Full    bool
+	SLOMet  bool    // every SLO holds (true when there are no SLOs)
+	SLOs    []Check // one per objective, in the order given
+	Refined bool    // added by bisection in an automatic sweep
+	Line    int     // CSV line the step came from (0 otherwise)
+}
+
+// Throughput returns the step's throughput by metric name: "output_tps" or
+// "throughput_rps".
+func (s *Step) Throughput(metric string) float64 {
+	if metric == MetricOutputTPS {
+		return s.Summary.OutputTokenThroughputTPS
+	}
+	return s.Summary.RequestThroughputRPS
+}
+
+// Throughput metrics a knee can be found on.
+const (
+	MetricOutputTPS     = "output_tps"
+	MetricThroughputRPS = "throughput_rps"
+)
+
+// column names one flat field of a step (JSON) and of a CSV row, with the
+// summary field it reads and writes. Latency columns are in milliseconds.
+type column struct {
+	name    string
+	latency bool // a latency in ms: a CSV header may say _s instead of _ms
+	field   func(s *stats.Summary) *float64
+}
+
+func distField(get func(s *stats.Summary) *stats.Dist, stat string) func(s *stats.Summary) *float64 {
+	return func(s *stats.Summary) *float64 {
+		d := get(s)
+		switch stat {
+		case "mean":
+			return &d.Mean
+		case "p50":
+			return &d.P50
+		case "p90":
+			return &d.P90
+		case "p95":
+			return &d.P95
+		case "p99":
+			return &d.P99
+		case "p999":
+			return &d.P999
+		}
+		return &d.Max
+	}
+}
+
+// columns is the table of flat step fields, in output order.
+var columns = func() []column {
+	cols := []column{
+		{name: "offered_rps", field: func(s *stats.Summary) *float64 { return &s.OfferedRateRPS }},
+		{name: "throughput_rps", field: func(s *stats.Summary) *float64 { return &s.RequestThroughputRPS }},
+		{name: "output_tps", field: func(s *stats.Summary) *float64 { return &s.OutputTokenThroughputTPS }},
+		{name: "input_tps", field: func(s *stats.Summary) *float64 { return &s.InputTokenThroughputTPS }},
+		{name: "error_rate", field: func(s *stats.Summary) *float64 { return &s.ErrorRate }},
+		{name: "rejection_rate", field: func(s *stats.Summary) *float64 { return &s.RejectionRate }},
+	}
+	dists := []struct {
+		name string
+		get  func(s *stats.Summary) *stats.Dist
+	}{
+		{"ttft", func(s *stats.Summary) *stats.Dist { return &s.TTFT }},
+		{"ttft_sched", func(s *stats.Summary) *stats.Dist { return &s.TTFTSched }},
+		{"itl", func(s *stats.Summary) *stats.Dist { return &s.ITL }},
+		{"tpot", func(s *stats.Summary) *stats.Dist { return &s.TPOT }},
+		{"e2e", func(s *stats.Summary) *stats.Dist { return &s.E2E }},
+	}
+	for _, d := range dists {
+		for _, st := range stats.StatNames {
+			cols = append(cols, column{name: d.name + "_" + st + "_ms", latency: true, field: distField(d.get, st)})
+		}
+	}
+	return cols
+}()
+
+func lookupColumn(name string) (column, bool) {
+	for _, c := range columns {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return column{}, false
+}
+
+// stepJSON is the documented JSON shape of one step. The flat fields are a
+// digest for CI scripts and carry the same names as CSV columns; summary is
+// the full measurement when there was one.
+type stepJSON struct {
+	Load          float64        `json:"load"`
+	LoadKind      string         `json:"load_kind"`
+	OfferedRPS    float64        `json:"offered_rps,omitempty"`
+	ThroughputRPS float64        `json:"throughput_rps"`
+	OutputTPS     float64        `json:"output_tps"`
+	InputTPS      float64        `json:"input_tps,omitempty"`
+	GoodputRPS    *float64       `json:"goodput_rps,omitempty"`
+	TTFTP50MS     float64        `json:"ttft_p50_ms,omitempty"`
+	TTFTP95MS     float64        `json:"ttft_p95_ms,omitempty"`
+	TTFTP99MS     float64        `json:"ttft_p99_ms,omitempty"`
+	ITLP50MS      float64        `json:"itl_p50_ms,omitempty"`
+	ITLP95MS      float64        `json:"itl_p95_ms,omitempty"`
+	ITLP99MS      float64        `json:"itl_p99_ms,omitempty"`
+	TPOTP50MS     float64        `json:"tpot_p50_ms,omitempty"`
+	E2EP50MS      float64        `json:"e2e_p50_ms,omitempty"`
+	E2EP95MS      float64        `json:"e2e_p95_ms,omitempty"`
+	E2EP99MS      float64        `json:"e2e_p99_ms,omitempty"`
+	ErrorRate     float64        `json:"error_rate"`
+	RejectionRate float64        `json:"rejection_rate"`
+	Requests      int            `json:"requests,omitempty"`
+	PeakInFlight  int            `json:"peak_in_flight,omitempty"`
+	SLOMet        bool           `json:"slo_met"`
+	SLOs          []Check        `json:"slos,omitempty"`
+	Refined       bool           `json:"refined,omitempty"`
+	Summary       *stats.Summary `json:"summary,omitempty"`
+}
+
+// MarshalJSON writes the documented step shape.
+func (s Step) MarshalJSON() ([]byte, error) {
+	sum := s.Summary
+	w := stepJSON{
+		Load: s.Load.Value, LoadKind: s.Load.Kind,
+		OfferedRPS: sum.OfferedRateRPS, ThroughputRPS: sum.RequestThroughputRPS, OutputTPS: sum.OutputTokenThroughputTPS,
+		InputTPS: sum.InputTokenThroughputTPS, GoodputRPS: sum.GoodputRPS,
+		TTFTP50MS: sum.TTFT.P50, TTFTP95MS: sum.TTFT.P95, TTFTP99MS: sum.TTFT.P99,
+		ITLP50MS: sum.ITL.P50, ITLP95MS: sum.ITL.P95, ITLP99MS: sum.ITL.P99, TPOTP50MS: sum.TPOT.P50,
+		E2EP50MS: sum.E2E.P50, E2EP95MS: sum.E2E.P95, E2EP99MS: sum.E2E.P99,
+		ErrorRate: sum.ErrorRate, RejectionRate: sum.RejectionRate,
+		Requests: sum.Requests, PeakInFlight: sum.PeakInFlight,
+		SLOMet: s.SLOMet, SLOs: s.SLOs, Refined: s.Refined,
+	}
+	if s.Full {
+		w.Summary = &sum
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads a step back; without a summary, the flat fields fill
+// what they name.
+func (s *Step) UnmarshalJSON(b []byte) error {
+	var w stepJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	if w.LoadKind != Concurrency && w.LoadKind != Rate {
+		return fmt.Errorf("step load_kind %q: want %q or %q", w.LoadKind, Concurrency, Rate)
+	}
+	*s = Step{Load: Load{Kind: w.LoadKind, Value: w.Load}, SLOMet: w.SLOMet, SLOs: w.SLOs, Refined: w.Refined}
+	if w.Summary != nil {
+		s.Summary, s.Full = *w.Summary, true
+		return nil
+	}
+	sum := &s.Summary
+	sum.OfferedRateRPS, sum.RequestThroughputRPS, sum.OutputTokenThroughputTPS = w.OfferedRPS, w.ThroughputRPS, w.OutputTPS
+	sum.InputTokenThroughputTPS, sum.GoodputRPS = w.InputTPS, w.GoodputRPS
+	sum.TTFT.P50, sum.TTFT.P95, sum.TTFT.P99 = w.TTFTP50MS, w.TTFTP95MS, w.TTFTP99MS
+	sum.ITL.P50, sum.ITL.P95, sum.ITL.P99, sum.TPOT.P50 = w.ITLP50MS, w.ITLP95MS, w.ITLP99MS, w.TPOTP50MS
+	sum.E2E.P50, sum.E2E.P95, sum.E2E.P99 = w.E2EP50MS, w.E2EP95MS, w.E2EP99MS
+	sum.ErrorRate, sum.RejectionRate, sum.Requests, sum.PeakInFlight = w.ErrorRate, w.RejectionRate, w.Requests, w.PeakInFlight
+	return nil
+}
