@@ -30,8 +30,8 @@ type hist struct {
 	sorted   bool
 	counts   []uint64 // nil while exact; counts[i] is bucket base+i
 	base     int
-	n        uint64   // finite values
-	inf      uint64   // infinite values
+	n        uint64 // finite values
+	inf      uint64 // infinite values
 	sum      float64
 	min, max int64
 }
