@@ -83,16 +83,17 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 
 // stepLoad is what one step computes, summed over its scheduled requests.
 type stepLoad struct {
-	newTokens int64   // tokens run through the model this step
-	sampled   int64   // sequences that produce a token (LM head rows)
-	ctxTokens int64   // tokens of KV read by attention (context + new)
-	attnPairs float64 // (query, key) pairs attention computes
+	newTokens     int64 // tokens run through the model this step
+	sampled       int64 // sequences that produce a token (LM head rows)
+	ctxTokens     int64 // tokens of KV read by attention (context + new)
+	attnPairs     int64 // (query, key) pairs attention computes
+	prefillTokens int64 // of newTokens, those of prompts (or recomputation)
 }
 
 // stepNS prices one step: T0 + max(T_mem, T_cmp) + all-reduce, scaled.
 func (c *costModel) stepNS(l *stepLoad) int64 {
 	mem := (c.weightBytes + float64(l.ctxTokens)*c.kvBytesTok) * c.nsPerByte
-	cmp := (float64(l.newTokens)*c.linearFLOPs + float64(l.sampled)*c.lmHeadFLOPs + l.attnPairs*c.attnFLOPsPair) * c.nsPerFLOP
+	cmp := (float64(l.newTokens)*c.linearFLOPs + float64(l.sampled)*c.lmHeadFLOPs + float64(l.attnPairs)*c.attnFLOPsPair) * c.nsPerFLOP
 	t := c.t0NS + math.Max(mem, cmp)
 	if c.arCount > 0 {
 		t += c.arCount * (c.arLatencyNS + float64(l.newTokens)*c.arNSPerToken)

@@ -36,6 +36,10 @@ type Config struct {
 	ChunkedPrefill                  bool    // split long prompts over steps (vLLM V1 always does)
 	StepTimeScale                   float64 // multiplies every step time; 0 = 1 (>1 slows steps: faults, labs)
 	Cost                            *CostParams
+	// EdgeEmissionsOnly makes Step emit only each request's first token
+	// and its last (Finished) one: for batch simulations that keep no
+	// per-token times, it saves a callback per token.
+	EdgeEmissionsOnly bool
 }
 
 // DefaultConfig returns vLLM-like defaults for a model on tp GPUs.
@@ -299,6 +303,22 @@ func (e *Engine) release(slot int32) {
 	e.free = append(e.free, slot)
 }
 
+// add counts request r computing n new tokens this step.
+func (l *stepLoad) add(r *req, n int32) {
+	c := int64(r.computed)
+	n64 := int64(n)
+	l.newTokens += n64
+	l.ctxTokens += c + n64
+	l.attnPairs += n64*c + n64*(n64+1)/2
+	left := r.numTokens() - r.computed
+	if n == left {
+		l.sampled++
+	}
+	if c == 0 || left > 1 {
+		l.prefillTokens += n64
+	}
+}
+
 func blocksFor(tokens int32) int32 { return (tokens + BlockTokens - 1) / BlockTokens }
 
 // Step runs one scheduler step starting at Now: it schedules (running
@@ -309,6 +329,7 @@ func blocksFor(tokens int32) int32 { return (tokens + BlockTokens - 1) / BlockTo
 func (e *Engine) Step(emit func(Emission)) int64 {
 	budget := int32(e.cfg.MaxNumBatchedTokens)
 	preempted := false
+	var load stepLoad
 
 	// 1. Running requests: decodes and unfinished (or recomputing) prefills.
 	i := 0
@@ -343,6 +364,7 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 			break
 		}
 		r.newTokens = n
+		load.add(r, n)
 		budget -= n
 		i++
 	}
@@ -366,6 +388,7 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 			e.freeBlocks -= want
 			r.blocks = int32(want)
 			r.newTokens = n
+			load.add(r, n)
 			if r.firstSched < 0 {
 				r.firstSched = e.now
 			}
@@ -379,21 +402,6 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 	}
 
 	// 3. Price the step.
-	var load stepLoad
-	prefillTokens := 0
-	for _, slot := range e.running[:scheduled] {
-		r := &e.reqs[slot]
-		n, c := int64(r.newTokens), int64(r.computed)
-		load.newTokens += n
-		load.ctxTokens += c + n
-		load.attnPairs += float64(n*c + n*(n+1)/2)
-		if int32(c+n) == r.numTokens() {
-			load.sampled++
-		}
-		if c == 0 || r.numTokens()-r.computed > 1 {
-			prefillTokens += int(n)
-		}
-	}
 	dt := e.cost.stepNS(&load)
 	e.now += dt
 	e.st.Steps++
@@ -401,8 +409,8 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 	e.st.LastStepNS = dt
 	e.st.LastStepBatch = scheduled
 	e.st.LastStepNewTokens = int(load.newTokens)
-	e.st.LastStepPrefillTokens = prefillTokens
-	e.st.PrefillTokens += int64(prefillTokens)
+	e.st.LastStepPrefillTokens = int(load.prefillTokens)
+	e.st.PrefillTokens += load.prefillTokens
 
 	// 4. Apply progress and emit tokens at the step end; drop finished
 	// requests from running while keeping the order of the rest.
@@ -430,7 +438,7 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 					}
 					continue
 				}
-				if emit != nil {
+				if emit != nil && (idx == 0 || !e.cfg.EdgeEmissionsOnly) {
 					emit(Emission{ID: r.id, Index: int(idx), Time: e.now})
 				}
 			}

@@ -1,7 +1,6 @@
 package simengine
 
 import (
-	"container/heap"
 	"hash/fnv"
 	"math/rand/v2"
 )
@@ -18,21 +17,61 @@ type Event struct {
 	ID       int64 // request or user id
 }
 
-// EventQueue is a min-heap of events.
+// EventQueue is a min-heap of events (hand-written rather than
+// container/heap so that pushing and popping do not allocate).
 type EventQueue struct {
-	h   eventHeap
+	h   []Event
 	seq uint64
+}
+
+func (q *EventQueue) less(i, j int) bool {
+	a, b := &q.h[i], &q.h[j]
+	if a.Time != b.Time {
+		return a.Time < b.Time
+	}
+	if a.Priority != b.Priority {
+		return a.Priority < b.Priority
+	}
+	return a.Seq < b.Seq
 }
 
 // Push schedules ev; its Seq is assigned here.
 func (q *EventQueue) Push(ev Event) {
 	ev.Seq = q.seq
 	q.seq++
-	heap.Push(&q.h, ev)
+	q.h = append(q.h, ev)
+	for i := len(q.h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q.h[i], q.h[p] = q.h[p], q.h[i]
+		i = p
+	}
 }
 
-// Pop removes and returns the earliest event.
-func (q *EventQueue) Pop() Event { return heap.Pop(&q.h).(Event) }
+// Pop removes and returns the earliest event; the queue must not be empty.
+func (q *EventQueue) Pop() Event {
+	top := q.h[0]
+	n := len(q.h) - 1
+	q.h[0] = q.h[n]
+	q.h = q.h[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && q.less(l, m) {
+			m = l
+		}
+		if r < n && q.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q.h[i], q.h[m] = q.h[m], q.h[i]
+		i = m
+	}
+	return top
+}
 
 // Peek returns the earliest event without removing it.
 func (q *EventQueue) Peek() (Event, bool) {
@@ -44,29 +83,6 @@ func (q *EventQueue) Peek() (Event, bool) {
 
 // Len is the number of pending events.
 func (q *EventQueue) Len() int { return len(q.h) }
-
-type eventHeap []Event
-
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
-	a, b := &h[i], &h[j]
-	if a.Time != b.Time {
-		return a.Time < b.Time
-	}
-	if a.Priority != b.Priority {
-		return a.Priority < b.Priority
-	}
-	return a.Seq < b.Seq
-}
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(Event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	n := len(old)
-	ev := old[n-1]
-	*h = old[:n-1]
-	return ev
-}
 
 // SubsystemSeed derives an independent seed for one subsystem (arrivals,
 // lengths, faults, ...) from a run seed, so adding randomness to one

@@ -1,0 +1,289 @@
+// Package sim runs a whole load test in virtual time: a workload (lengths
+// and arrivals, open or closed loop) against a simengine.Engine, yielding the
+// same record.Request values a real benchmark yields, with exact server
+// phase times. It is the batch counterpart of the real-time simulated
+// server; both drive the same Engine.
+//
+// Reading order: Run (this file), then presets.go (user preset files in
+// YAML).
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/simengine"
+)
+
+// Lengths gives the prompt and output length of request i, deterministically
+// (*workload.Generator satisfies it).
+type Lengths interface {
+	Lengths(i int64) (in, out int)
+}
+
+// Arrivals gives the absolute offset of each next arrival from the run start
+// (workload.Arrivals satisfies it).
+type Arrivals interface {
+	Next() time.Duration
+}
+
+// Config is one simulated run.
+type Config struct {
+	Engine simengine.Config
+	Gen    Lengths
+
+	// Open loop: Arrivals. Closed loop: Concurrency users, each sending its
+	// next request the moment the previous one finishes.
+	Arrivals    Arrivals
+	Concurrency int
+
+	// The run issues requests until Requests have been issued or the next
+	// arrival is at or after Duration, whichever comes first (0 = no limit;
+	// at least one must be set). Requests in flight then run to completion.
+	Requests int64
+	Duration time.Duration
+
+	// Records sent before Warmup, or among the first WarmupRequests, are
+	// flagged Warmup (excluded from statistics).
+	Warmup         time.Duration
+	WarmupRequests int
+
+	// KeepTokenTimes gives each record its own TokenTimes slice and
+	// ServerPhases, so a copy of the record may be kept after onRecord
+	// returns. StreamTokenTimes fills TokenTimes from a reused buffer that
+	// is valid only during onRecord: enough for statistics and for writing
+	// records out, without per-request allocation. With neither, records
+	// carry no TokenTimes (no inter-token statistics) and no per-token work
+	// is done.
+	KeepTokenTimes   bool
+	StreamTokenTimes bool
+}
+
+// Result says what a run did.
+type Result struct {
+	Issued, Completed, Rejected int64
+	PeakInFlight                int
+	End                         time.Duration // virtual time of the last event
+	Steps                       int64         // engine steps
+	Tokens                      int64         // output tokens emitted
+	Events                      int64         // arrivals + steps + token emissions
+	Engine                      simengine.EngineStats
+}
+
+// pending is one request in flight; its slot index is its engine id.
+type pending struct {
+	id       int64
+	sched    time.Duration
+	first    time.Duration
+	in, out  int
+	inFlight int
+	user     int
+	times    []time.Duration // reused per slot
+}
+
+const (
+	evArrival = iota
+)
+
+// Run simulates cfg, calling onRecord once per finished or rejected request
+// in virtual-time order. Unless KeepTokenTimes is set, the record passed to
+// onRecord is reused: copy what you keep. A request longer than the model's
+// context stops the run with an error wrapping simengine.ErrTooLong (the
+// records before it have been delivered). Cancelling ctx stops the run early
+// with ctx's error.
+func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Result, error) {
+	var res Result
+	if cfg.Gen == nil {
+		return res, errors.New("sim: no workload lengths (Config.Gen)")
+	}
+	if (cfg.Arrivals == nil) == (cfg.Concurrency <= 0) {
+		return res, errors.New("sim: give either arrivals (open loop) or a concurrency > 0 (closed loop), not both")
+	}
+	if cfg.Requests <= 0 && cfg.Duration <= 0 {
+		return res, errors.New("sim: give a number of requests or a duration")
+	}
+	ecfg := cfg.Engine
+	ecfg.EdgeEmissionsOnly = !cfg.KeepTokenTimes && !cfg.StreamTokenTimes
+	eng, err := simengine.NewEngine(ecfg)
+	if err != nil {
+		return res, err
+	}
+	if onRecord == nil {
+		onRecord = func(*record.Request) {}
+	}
+
+	var (
+		q        simengine.EventQueue
+		pend     []pending
+		free     []int
+		inFlight int
+		rec      record.Request
+		phases   record.Phases
+		runErr   error
+		keep     = cfg.KeepTokenTimes || cfg.StreamTokenTimes
+	)
+	accepting := func(t time.Duration) bool {
+		return (cfg.Requests <= 0 || res.Issued < cfg.Requests) && (cfg.Duration <= 0 || t < cfg.Duration)
+	}
+	schedule := func(t time.Duration, user int) {
+		if accepting(t) {
+			q.Push(simengine.Event{Time: int64(t), Kind: evArrival, ID: int64(user)})
+		}
+	}
+	if cfg.Arrivals != nil {
+		schedule(cfg.Arrivals.Next(), -1)
+	} else {
+		for u := 0; u < cfg.Concurrency; u++ {
+			schedule(0, u)
+		}
+	}
+	warm := func(id int64, t time.Duration) bool {
+		return id < int64(cfg.WarmupRequests) || t < cfg.Warmup
+	}
+
+	arrive := func(ev simengine.Event) {
+		t := time.Duration(ev.Time)
+		if !accepting(t) {
+			return
+		}
+		id := res.Issued
+		res.Issued++
+		res.Events++
+		in, out := cfg.Gen.Lengths(id)
+		var slot int
+		if n := len(free); n > 0 {
+			slot = free[n-1]
+			free = free[:n-1]
+		} else {
+			pend = append(pend, pending{})
+			slot = len(pend) - 1
+		}
+		inFlight++
+		res.PeakInFlight = max(res.PeakInFlight, inFlight)
+		p := &pend[slot]
+		*p = pending{id: id, sched: t, in: in, out: out, inFlight: inFlight, user: int(ev.ID), times: p.times[:0]}
+		err := eng.SubmitAt(int64(slot), in, out, ev.Time)
+		if err != nil {
+			inFlight--
+			free = append(free, slot)
+			if !errors.Is(err, simengine.ErrQueueFull) {
+				runErr = fmt.Errorf("sim: request %d: %w", id, err)
+				return
+			}
+			res.Rejected++
+			rec = record.Request{
+				ID: id, Warmup: warm(id, t), Scheduled: t, Sent: t, Done: t, StreamEnd: t,
+				TokenSource: record.TokensFromSim, PromptTokensRequested: in, MaxTokens: out,
+				InFlightAtSend: inFlight + 1, HTTPStatus: 429,
+				Error: record.ErrRejected, ErrorMessage: err.Error(),
+			}
+			onRecord(&rec)
+			if ev.ID >= 0 {
+				// A rejected closed-loop user retries after the next step.
+				q.Push(simengine.Event{Time: eng.Now() + 1, Kind: evArrival, ID: ev.ID})
+			}
+		}
+		if cfg.Arrivals != nil {
+			schedule(cfg.Arrivals.Next(), -1)
+		}
+	}
+
+	emit := func(em simengine.Emission) {
+		p := &pend[em.ID]
+		t := time.Duration(em.Time)
+		if em.Index == 0 {
+			p.first = t
+		}
+		if keep {
+			p.times = append(p.times, t)
+		}
+		if !em.Finished {
+			return
+		}
+		res.Completed++
+		inFlight--
+		ph := &phases
+		if cfg.KeepTokenTimes {
+			ph = new(record.Phases)
+		}
+		*ph = record.Phases{Queue: time.Duration(em.Phases.Queue), Prefill: time.Duration(em.Phases.Prefill), Decode: time.Duration(em.Phases.Decode)}
+		rec = record.Request{
+			ID: p.id, Warmup: warm(p.id, p.sched), Scheduled: p.sched, Sent: p.sched,
+			FirstToken: p.first, Done: t, StreamEnd: t,
+			InputTokens: p.in, OutputTokens: p.out, TokenSource: record.TokensFromSim,
+			PromptTokensRequested: p.in, MaxTokens: p.out, InFlightAtSend: p.inFlight,
+			ServerPhases: ph, FinishReason: "length",
+		}
+		switch {
+		case cfg.KeepTokenTimes:
+			rec.TokenTimes = append([]time.Duration(nil), p.times...)
+		case cfg.StreamTokenTimes:
+			rec.TokenTimes = p.times
+		}
+		if cfg.KeepTokenTimes {
+			r := rec
+			onRecord(&r)
+		} else {
+			onRecord(&rec)
+		}
+		free = append(free, int(em.ID))
+		if p.user >= 0 {
+			schedule(t, p.user)
+		}
+	}
+
+	for {
+		for {
+			ev, ok := q.Peek()
+			if !ok || ev.Time > eng.Now() {
+				break
+			}
+			arrive(q.Pop())
+			if runErr != nil {
+				return finish(&res, eng), runErr
+			}
+		}
+		if eng.HasWork() {
+			eng.Step(emit)
+			res.Steps++
+			if res.Steps&1023 == 0 && ctx.Err() != nil {
+				return finish(&res, eng), ctx.Err()
+			}
+			continue
+		}
+		ev, ok := q.Peek()
+		if !ok {
+			break
+		}
+		eng.AdvanceTo(ev.Time)
+	}
+	return finish(&res, eng), ctx.Err()
+}
+
+func finish(res *Result, eng *simengine.Engine) Result {
+	res.Engine = eng.Stats()
+	res.End = time.Duration(eng.Now())
+	res.Tokens = res.Engine.OutputTokens
+	res.Events += res.Steps + res.Tokens
+	return *res
+}
+
+// Collect runs cfg and returns every record, each safe to keep.
+func Collect(ctx context.Context, cfg Config) ([]record.Request, Result, error) {
+	var recs []record.Request
+	res, err := Run(ctx, cfg, func(r *record.Request) {
+		c := *r
+		if r.ServerPhases != nil && !cfg.KeepTokenTimes {
+			p := *r.ServerPhases
+			c.ServerPhases = &p
+		}
+		if cfg.StreamTokenTimes && !cfg.KeepTokenTimes {
+			c.TokenTimes = append([]time.Duration(nil), r.TokenTimes...)
+		}
+		recs = append(recs, c)
+	})
+	return recs, res, err
+}
