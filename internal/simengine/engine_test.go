@@ -1,0 +1,254 @@
+package simengine
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestLookupAliases(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"h100", "H100-SXM"}, {"H100-SXM", "H100-SXM"}, {"h100_sxm5", "H100-SXM"}, {"A100", "A100-80GB"},
+		{"a100-40gb", "A100-40GB"}, {"H200", "H200"}, {"l4", "L4"},
+	} {
+		g, err := LookupGPU(c.in)
+		if err != nil || g.Name != c.want {
+			t.Errorf("LookupGPU(%q) = %q, %v; want %q", c.in, g.Name, err, c.want)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"llama-3.1-8b", "Llama-3.1-8B"}, {"meta-llama/Llama-3.1-8B-Instruct", "Llama-3.1-8B"}, {"LLAMA3.1-70B", "Llama-3.1-70B"},
+		{"llama-2-7b", "Llama-2-7B"}, {"Llama-2-70b-chat-hf", "Llama-2-70B"}, {"qwen3-8b", "Qwen3-8B"},
+	} {
+		m, err := LookupModel(c.in)
+		if err != nil || m.Name != c.want {
+			t.Errorf("LookupModel(%q) = %q, %v; want %q", c.in, m.Name, err, c.want)
+		}
+	}
+	gpus, models := Presets()
+	if len(gpus) != 5 || len(models) != 5 {
+		t.Errorf("Presets() = %v, %v; want 5 GPUs and 5 models", gpus, models)
+	}
+}
+
+// The presets' parameter counts agree with the published model sizes.
+func TestModelParams(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		billions  float64
+		kvPerTokK float64 // KiB of KV per token at tp 1
+	}{{"llama-3.1-8b", 8.03, 128}, {"llama-3.1-70b", 70.6, 320}, {"llama-2-7b", 6.74, 512}, {"llama-2-70b", 69.0, 320}, {"qwen3-8b", 8.19, 144}} {
+		m, _ := LookupModel(c.name)
+		got := m.Params() / 1e9
+		if got < c.billions*0.98 || got > c.billions*1.02 {
+			t.Errorf("%s: %.2fB parameters, want %.2fB ±2%%", c.name, got, c.billions)
+		}
+		if kv := m.KVBytesPerToken(1) / 1024; kv != c.kvPerTokK {
+			t.Errorf("%s: %.0f KiB KV per token, want %.0f", c.name, kv, c.kvPerTokK)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	if _, err := LookupGPU("h900"); err == nil || !strings.Contains(err.Error(), `"h900"`) || !strings.Contains(err.Error(), "H100-SXM") {
+		t.Errorf("unknown GPU: %v; want the name and the known presets", err)
+	}
+	if _, err := LookupModel("gpt-5"); err == nil || !strings.Contains(err.Error(), "Llama-3.1-8B") {
+		t.Errorf("unknown model: %v", err)
+	}
+	g, _ := LookupGPU("a100-40gb")
+	m, _ := LookupModel("llama-3.1-70b")
+	_, err := NewEngine(DefaultConfig(g, m, 1))
+	if !errors.Is(err, ErrDoesNotFit) || !strings.Contains(err.Error(), "131.4 GiB of weights") || !strings.Contains(err.Error(), "36.0 GiB") {
+		t.Errorf("70B on one A100-40GB: %v; want ErrDoesNotFit naming 131.4 GiB of weights and 36.0 GiB usable", err)
+	}
+	// Fits in weights, but the KV cache is smaller than one full context.
+	l4, _ := LookupGPU("l4")
+	m8, _ := LookupModel("llama-3.1-8b")
+	_, err = NewEngine(DefaultConfig(l4, m8, 1))
+	if !errors.Is(err, ErrDoesNotFit) || !strings.Contains(err.Error(), "max model len is 131072") {
+		t.Errorf("8B on L4 at full context: %v; want ErrDoesNotFit naming the max model len", err)
+	}
+	h, _ := LookupGPU("h100")
+	e, err := NewEngine(DefaultConfig(h, m8, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.Submit(1, 131000, 500)
+	if !errors.Is(err, ErrTooLong) || !strings.Contains(err.Error(), "131000 prompt + 500 output = 131500 tokens") || !strings.Contains(err.Error(), "131072") {
+		t.Errorf("too long: %v", err)
+	}
+	if err := e.Submit(2, 0, 5); !errors.Is(err, ErrBadRequest) {
+		t.Errorf("empty prompt: %v", err)
+	}
+	if _, err := NewEngine(Config{GPU: h, Model: m8, TP: 3}); err == nil || !strings.Contains(err.Error(), "tp 3") {
+		t.Errorf("tp 3 with 32 heads: %v", err)
+	}
+}
+
+// stepAll steps until idle and returns per-request token times.
+func stepAll(e *Engine) map[int64][]int64 {
+	times := map[int64][]int64{}
+	for e.HasWork() {
+		e.Step(func(em Emission) { times[em.ID] = append(times[em.ID], em.Time) })
+	}
+	return times
+}
+
+func TestQueueLimitAndCancel(t *testing.T) {
+	e := mustEngine(t, "h100", "llama-3.1-8b", 1, func(c *Config) { c.QueueLimit = 2 })
+	for id := int64(1); id <= 2; id++ {
+		if err := e.Submit(id, 100, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Submit(3, 100, 10); !errors.Is(err, ErrQueueFull) || !strings.Contains(err.Error(), "limit 2") {
+		t.Fatalf("third submit: %v; want ErrQueueFull naming the limit", err)
+	}
+	first := map[int64]int{}
+	e.Step(func(em Emission) { first[em.ID]++ }) // both admitted: the queue empties
+	// 100 prompt tokens computed each: 7 blocks of 16 each.
+	if s := e.Stats(); s.Running != 2 || s.Waiting != 0 || s.KVBlocksUsed != 14 {
+		t.Errorf("after one step: running %d waiting %d blocks %d; want 2, 0, 14", s.Running, s.Waiting, s.KVBlocksUsed)
+	}
+	used := e.Stats().KVBlocksUsed
+	e.Cancel(1)
+	s := e.Stats()
+	if s.Running != 1 || s.Canceled != 1 || s.KVBlocksUsed != used/2 {
+		t.Errorf("after cancel: running %d canceled %d blocks %d (was %d)", s.Running, s.Canceled, s.KVBlocksUsed, used)
+	}
+	times := stepAll(e)
+	if n1, n2 := first[1]+len(times[1]), first[2]+len(times[2]); n1 != 1 || n2 != 10 {
+		t.Errorf("tokens: canceled request %d (want 1, before the cancel), other %d (want 10)", n1, n2)
+	}
+	if s := e.Stats(); s.KVBlocksUsed != 0 || s.Running != 0 {
+		t.Errorf("idle engine holds %d blocks, %d running", s.KVBlocksUsed, s.Running)
+	}
+}
+
+// When blocks run out the newest running request is preempted, its blocks
+// freed and its progress reset, and it goes back to the front of the queue;
+// no request is admitted in that step. Every token is still emitted once.
+func TestPreemptionNewestFirst(t *testing.T) {
+	e := mustEngine(t, "h100", "llama-3.1-8b", 1, nil)
+	// Shrink the KV cache to 40 blocks (640 tokens).
+	e.freeBlocks, e.st.KVBlocksTotal = 40, 40
+	for id := int64(1); id <= 3; id++ {
+		if err := e.Submit(id, 192, 200); err != nil { // 12 blocks of prompt each
+			t.Fatal(err)
+		}
+	}
+	var tokens = map[int64]int{}
+	e.Step(func(em Emission) { tokens[em.ID]++ })
+	if e.Stats().Running != 3 {
+		t.Fatalf("running %d, want 3", e.Stats().Running)
+	}
+	// Request 4 waits behind them; the cache fills as they decode.
+	if err := e.Submit(4, 16, 1); err != nil {
+		t.Fatal(err)
+	}
+	for e.Stats().Preemptions == 0 {
+		before := e.Stats()
+		e.Step(func(em Emission) { tokens[em.ID]++ })
+		if s := e.Stats(); s.Preemptions > 0 {
+			if s.Running != before.Running-1 && s.Running != before.Running {
+				t.Errorf("running %d → %d", before.Running, s.Running)
+			}
+			if front := e.reqs[e.waiting.front()]; front.id != 3 || front.computed != 0 || front.blocks != 0 {
+				t.Errorf("front of queue is request %d (computed %d, blocks %d); want newest request 3, reset", front.id, front.computed, front.blocks)
+			}
+		}
+	}
+	rest := stepAll(e)
+	for id, ts := range rest {
+		tokens[id] += len(ts)
+	}
+	want := map[int64]int{1: 200, 2: 200, 3: 200, 4: 1}
+	for id, n := range want {
+		if tokens[id] != n {
+			t.Errorf("request %d emitted %d tokens, want %d", id, tokens[id], n)
+		}
+	}
+	if e.Stats().KVBlocksUsed != 0 {
+		t.Errorf("blocks leaked: %d", e.Stats().KVBlocksUsed)
+	}
+}
+
+// A long prompt arriving while others decode stalls them for one step of
+// the whole prompt without chunking; with chunked prefill the stall is
+// bounded by the token budget.
+func TestChunkedPrefillBoundsITL(t *testing.T) {
+	maxGap := func(chunked bool) int64 {
+		e := mustEngine(t, "h100", "llama-3.1-8b", 1, func(c *Config) {
+			c.ChunkedPrefill = chunked
+			c.MaxModelLen = 16384
+			c.MaxNumBatchedTokens = 512
+			c.MaxNumSeqs = 64
+			if !chunked {
+				c.MaxNumBatchedTokens = 16384
+			}
+		})
+		for id := int64(1); id <= 8; id++ {
+			_ = e.Submit(id, 128, 64)
+		}
+		last := map[int64]int64{}
+		var gap int64
+		step := func(em Emission) {
+			if em.ID <= 8 {
+				if p, ok := last[em.ID]; ok && em.Time-p > gap {
+					gap = em.Time - p
+				}
+				last[em.ID] = em.Time
+			}
+		}
+		for range 10 {
+			e.Step(step)
+		}
+		_ = e.Submit(100, 12000, 4)
+		for e.HasWork() {
+			e.Step(step)
+		}
+		return gap
+	}
+	chunked, whole := maxGap(true), maxGap(false)
+	t.Logf("largest inter-token gap of running decodes: chunked %.1f ms, unchunked %.1f ms", float64(chunked)/1e6, float64(whole)/1e6)
+	if chunked*5 > whole {
+		t.Errorf("chunked prefill gap %d ns is not well below the unchunked %d ns", chunked, whole)
+	}
+	if chunked > 30e6 {
+		t.Errorf("chunked prefill gap %.1f ms; a 512-token step should stay under 30 ms", float64(chunked)/1e6)
+	}
+}
+
+// Submit arrivals never disturb the order: the same calls give the same
+// emissions.
+func TestEventQueueOrder(t *testing.T) {
+	var q EventQueue
+	q.Push(Event{Time: 5, Priority: 1, ID: 1})
+	q.Push(Event{Time: 5, Priority: 0, ID: 2})
+	q.Push(Event{Time: 3, Priority: 9, ID: 3})
+	q.Push(Event{Time: 5, Priority: 0, ID: 4})
+	q.Push(Event{Time: 7, ID: 5})
+	var got []int64
+	for q.Len() > 0 {
+		got = append(got, q.Pop().ID)
+	}
+	want := []int64{3, 2, 4, 1, 5}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("order %v, want %v", got, want)
+		}
+	}
+}
+
+func TestParsePresetErrors(t *testing.T) {
+	if _, err := ParseGPU([]byte("name: x\nmemory_gib: lots\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("bad number: %v", err)
+	}
+	if _, err := ParseGPU([]byte("name: x\nflops: 3\n")); err == nil || !strings.Contains(err.Error(), `unknown key "flops"`) {
+		t.Errorf("unknown key: %v", err)
+	}
+	if _, err := ParseModel([]byte("name: m\nlayers: 2\nhidden_size: 64\nheads: 4\nkv_heads: 3\nhead_dim: 16\nffn_size: 128\nvocab_size: 100\nmax_context: 512\n")); err == nil || !strings.Contains(err.Error(), "multiple of kv_heads") {
+		t.Errorf("bad heads: %v", err)
+	}
+}
