@@ -1,0 +1,185 @@
+package simserver
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/knee-dev/knee/internal/simengine"
+)
+
+// stream is one request in flight. Fields are grouped by owner.
+type stream struct {
+	// Set by the handler before the stream is visible to anyone else.
+	id           int64
+	streaming    bool
+	includeUsage bool
+	inputTokens  int
+	outputTokens int
+	recvS        int64 // server time of receipt
+	arrV         int64 // virtual arrival time given to the engine
+	tmpl         chunkTemplate
+	plan         plan
+	w            http.ResponseWriter
+	rc           *http.ResponseController
+	done         chan struct{} // closed by the writer when the response ends
+
+	// Owned by the pacer (under Server.mu): token times in server ns since
+	// the server started; the stall state.
+	tokenTimes []int64
+	holdUntil  int64
+	held       []item
+	// Set by the pacer before the items that use them are dispatched.
+	hdrQueue, hdrPrefill int64 // -1 when unknown at the first token
+	final                *timing
+	reason               string
+
+	// Owned by the writer, under mu (the handler takes mu to retire it).
+	mu         sync.Mutex
+	dead       bool // the handler has returned or is returning
+	headerSent bool
+	outcome    outcome
+	deadlineAt int64
+}
+
+type outcome uint8
+
+const (
+	running outcome = iota
+	finished
+	cut
+	writeFailed
+)
+
+func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool) {
+	recv := s.now()
+	if r.Method != http.MethodPost {
+		writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Message: "use POST for " + r.URL.Path})
+		return
+	}
+	g, aerr := parseRequest(r, chat, s.tok.Count)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if g.model != "" && g.model != s.model {
+		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: strp("model"), Code: strp("model_not_found"),
+			Message: fmt.Sprintf("The model `%s` does not exist. This server serves `%s`.", g.model, s.model)})
+		return
+	}
+	in := max(g.inputTokens, 1) // an empty prompt still feeds the model one (BOS) token
+	limit := s.cfg.Engine.MaxModelLen
+	param := "prompt"
+	if chat {
+		param = "messages"
+	}
+	out := g.maxTokens
+	if out == 0 {
+		out = min(s.cfg.DefaultMaxTokens, limit-in)
+	}
+	if in >= limit || in+out > limit {
+		req := in + max(out, 1)
+		if g.maxTokens == 0 {
+			req = in
+		}
+		writeError(w, badRequest(param, "context_length_exceeded", fmt.Sprintf(
+			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the %s, %d in the completion). Please reduce the length of the %s or completion.",
+			limit, req, in, param, max(out, 0), param)))
+		return
+	}
+	// Output length is max_tokens whether or not ignore_eos is set: the
+	// simulated model never stops early, so runs are reproducible.
+	n := s.seq.Add(1) - 1
+	p := s.cfg.Faults.plan(s.cfg.Seed, n, out)
+	if p.fail {
+		writeError(w, &apiError{Status: http.StatusInternalServerError, Type: "InternalServerError", Code: strp("injected_fault"),
+			Message: "injected fault: the simulated server failed this request (--fault-error-rate)"})
+		return
+	}
+	st := &stream{
+		streaming: g.stream, includeUsage: g.includeUsage,
+		inputTokens: in, outputTokens: out, recvS: recv, plan: p,
+		w: w, rc: http.NewResponseController(w), done: make(chan struct{}),
+		hdrQueue: -1, hdrPrefill: -1, reason: "length",
+		tokenTimes: make([]int64, 0, out),
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		writeError(w, &apiError{Status: http.StatusServiceUnavailable, Type: "ServiceUnavailableError", Message: "server shutting down"})
+		return
+	}
+	id := s.nextID
+	s.nextID++
+	st.id = id
+	st.tmpl = newChunkTemplate(chat, id, s.created, s.modelJSON)
+	v := s.clk.toVirtual(recv)
+	if !s.eng.HasWork() {
+		s.eng.AdvanceTo(v)
+	}
+	st.arrV = min(v, s.eng.Now())
+	if err := s.eng.SubmitAt(id, in, out, v); err != nil {
+		stats := s.eng.Stats()
+		s.mu.Unlock()
+		switch {
+		case errors.Is(err, simengine.ErrQueueFull):
+			s.metrics.rejected.Inc()
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfter(stats)))
+			writeError(w, &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: strp("queue_full"),
+				Message: fmt.Sprintf("The server's waiting queue is full (%d requests waiting, limit %d). Retry later.", stats.Waiting, s.cfg.Engine.QueueLimit)})
+		case errors.Is(err, simengine.ErrTooLong):
+			writeError(w, badRequest(param, "context_length_exceeded", err.Error()))
+		default:
+			writeError(w, badRequest("", "", err.Error()))
+		}
+		return
+	}
+	s.streams[id] = st
+	if s.idle {
+		s.idle = false
+		s.waker.kick()
+	}
+	s.mu.Unlock()
+
+	gone := false
+	select {
+	case <-st.done:
+	case <-r.Context().Done():
+		gone = true
+	case <-s.quit:
+	}
+	s.mu.Lock()
+	if s.streams[id] == st {
+		s.eng.Cancel(id)
+		delete(s.streams, id)
+		s.metrics.success.WithLabelValues("abort").Inc()
+	}
+	s.mu.Unlock()
+	st.mu.Lock()
+	st.dead = true
+	oc, hdr := st.outcome, st.headerSent
+	st.mu.Unlock()
+	switch {
+	case oc == finished || gone:
+		return
+	case !hdr && oc == running: // shutting down before the first token
+		writeError(w, &apiError{Status: http.StatusServiceUnavailable, Type: "ServiceUnavailableError", Message: "server shutting down"})
+		return
+	}
+	// A cut stream, a failed write or a shutdown mid-stream: drop the
+	// connection without finishing the response.
+	panic(http.ErrAbortHandler)
+}
+
+// retryAfter estimates, in whole seconds (at least 1), how long the queue
+// needs to drain by one request's worth: the last step time times the
+// waiting requests per running slot.
+func retryAfter(st simengine.EngineStats) int {
+	if st.Running == 0 || st.LastStepNS == 0 {
+		return 1
+	}
+	secs := float64(st.LastStepNS) * float64(st.Waiting) / float64(st.Running) / 1e9
+	return max(1, min(60, int(secs+0.999)))
+}

@@ -1,0 +1,197 @@
+package simserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// genRequest is what the server needs of a chat or completions request.
+type genRequest struct {
+	chat         bool
+	model        string // "" = the served model
+	stream       bool
+	includeUsage bool
+	inputTokens  int
+	maxTokens    int // 0 = not given
+	minTokens    int
+}
+
+// wireRequest holds the fields of both endpoints that the server reads;
+// unknown fields are accepted and ignored, as OpenAI-compatible servers do.
+type wireRequest struct {
+	Model               *string          `json:"model"`
+	Messages            *json.RawMessage `json:"messages"`
+	Prompt              *json.RawMessage `json:"prompt"`
+	Stream              *bool            `json:"stream"`
+	StreamOptions       *json.RawMessage `json:"stream_options"`
+	MaxTokens           *int             `json:"max_tokens"`
+	MaxCompletionTokens *int             `json:"max_completion_tokens"`
+	MinTokens           *int             `json:"min_tokens"`
+	IgnoreEOS           *bool            `json:"ignore_eos"`
+	N                   *int             `json:"n"`
+}
+
+type wireMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type wirePart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+const maxBodyBytes = 64 << 20
+
+// parseRequest reads and validates a request body. count counts the tokens
+// of a piece of prompt text.
+func parseRequest(r *http.Request, chat bool, count func(string) int) (*genRequest, *apiError) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		return nil, badRequest("", "", fmt.Sprintf("Content-Type %q is not supported; send application/json", ct))
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
+				Message: fmt.Sprintf("request body over %d bytes", maxBodyBytes)}
+		}
+		return nil, badRequest("", "", "could not read the request body: "+err.Error())
+	}
+	var w wireRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&w); err != nil {
+		return nil, badRequest("", "invalid_json", "We could not parse the JSON body of your request: "+err.Error()+
+			". The OpenAI API expects a JSON payload.")
+	}
+	if dec.More() {
+		return nil, badRequest("", "invalid_json", "We could not parse the JSON body of your request: trailing data after the JSON object.")
+	}
+	g := &genRequest{chat: chat}
+	if w.Model != nil {
+		g.model = *w.Model
+	}
+	if w.Stream != nil {
+		g.stream = *w.Stream
+	}
+	if w.StreamOptions != nil && string(*w.StreamOptions) != "null" {
+		if !g.stream {
+			return nil, badRequest("stream_options", "", "The 'stream_options' parameter is only allowed when 'stream' is enabled.")
+		}
+		var so struct {
+			IncludeUsage *bool `json:"include_usage"`
+		}
+		if err := json.Unmarshal(*w.StreamOptions, &so); err != nil {
+			return nil, badRequest("stream_options", "", "stream_options must be an object such as {\"include_usage\": true}: "+err.Error())
+		}
+		g.includeUsage = so.IncludeUsage != nil && *so.IncludeUsage
+	}
+	if w.N != nil && *w.N != 1 {
+		return nil, badRequest("n", "", fmt.Sprintf("n=%d is not supported by knee's simulated server (want 1)", *w.N))
+	}
+	switch {
+	case w.MaxTokens != nil:
+		g.maxTokens = *w.MaxTokens
+		if g.maxTokens < 1 {
+			return nil, badRequest("max_tokens", "", fmt.Sprintf("max_tokens must be at least 1, got %d.", g.maxTokens))
+		}
+	case w.MaxCompletionTokens != nil:
+		g.maxTokens = *w.MaxCompletionTokens
+		if g.maxTokens < 1 {
+			return nil, badRequest("max_completion_tokens", "", fmt.Sprintf("max_completion_tokens must be at least 1, got %d.", g.maxTokens))
+		}
+	}
+	if w.MinTokens != nil {
+		g.minTokens = *w.MinTokens
+		if g.minTokens < 0 || (g.maxTokens > 0 && g.minTokens > g.maxTokens) {
+			return nil, badRequest("min_tokens", "", fmt.Sprintf("min_tokens must be between 0 and max_tokens (%d), got %d.", g.maxTokens, g.minTokens))
+		}
+	}
+	var perr *apiError
+	if chat {
+		g.inputTokens, perr = countMessages(w.Messages, count)
+	} else {
+		g.inputTokens, perr = countPrompt(w.Prompt, count)
+	}
+	if perr != nil {
+		return nil, perr
+	}
+	return g, nil
+}
+
+// countMessages counts the tokens of the messages' text. No chat template is
+// applied: the simulated model's prompt is exactly the contents, so a prompt
+// built to N tokens is reported as N prompt tokens.
+func countMessages(raw *json.RawMessage, count func(string) int) (int, *apiError) {
+	if raw == nil || string(*raw) == "null" {
+		return 0, badRequest("messages", "", "Missing required parameter: 'messages'.")
+	}
+	var msgs []wireMessage
+	if err := json.Unmarshal(*raw, &msgs); err != nil {
+		return 0, badRequest("messages", "", "'messages' must be an array of {role, content} objects: "+err.Error())
+	}
+	if len(msgs) == 0 {
+		return 0, badRequest("messages", "", "'messages' must contain at least one message.")
+	}
+	n := 0
+	for i, m := range msgs {
+		if m.Role == "" {
+			return 0, badRequest(fmt.Sprintf("messages.[%d].role", i), "", fmt.Sprintf("Missing required parameter: 'messages.[%d].role'.", i))
+		}
+		c := bytes.TrimSpace(m.Content)
+		switch {
+		case len(c) == 0 || string(c) == "null":
+			// an assistant message with tool calls may have no content
+		case c[0] == '"':
+			var s string
+			if err := json.Unmarshal(c, &s); err != nil {
+				return 0, badRequest(fmt.Sprintf("messages.[%d].content", i), "", err.Error())
+			}
+			n += count(s)
+		case c[0] == '[':
+			var parts []wirePart
+			if err := json.Unmarshal(c, &parts); err != nil {
+				return 0, badRequest(fmt.Sprintf("messages.[%d].content", i), "", "content parts must be objects such as {\"type\":\"text\",\"text\":\"...\"}: "+err.Error())
+			}
+			for _, p := range parts {
+				n += count(p.Text)
+			}
+		default:
+			return 0, badRequest(fmt.Sprintf("messages.[%d].content", i), "", "content must be a string or an array of content parts")
+		}
+	}
+	return n, nil
+}
+
+// countPrompt counts a completions prompt: a string, a one-element array of
+// strings, or an array of token ids.
+func countPrompt(raw *json.RawMessage, count func(string) int) (int, *apiError) {
+	if raw == nil || string(*raw) == "null" {
+		return 0, badRequest("prompt", "", "Missing required parameter: 'prompt'.")
+	}
+	c := bytes.TrimSpace(*raw)
+	if len(c) > 0 && c[0] == '"' {
+		var s string
+		if err := json.Unmarshal(c, &s); err != nil {
+			return 0, badRequest("prompt", "", err.Error())
+		}
+		return count(s), nil
+	}
+	var strs []string
+	if err := json.Unmarshal(c, &strs); err == nil {
+		if len(strs) != 1 {
+			return 0, badRequest("prompt", "", fmt.Sprintf("a batch of %d prompts is not supported by knee's simulated server (send one)", len(strs)))
+		}
+		return count(strs[0]), nil
+	}
+	var ids []int
+	if err := json.Unmarshal(c, &ids); err == nil {
+		return len(ids), nil
+	}
+	return 0, badRequest("prompt", "", "'prompt' must be a string, an array of one string, or an array of token ids")
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package simserver
+
+func newWaker() (waker, error) { return newTimerWaker(), nil }
