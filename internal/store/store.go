@@ -1,0 +1,245 @@
+// Package store keeps every run in an embedded SQLite database (pure Go,
+// modernc.org/sqlite) and is the only package in knee that speaks SQL.
+//
+// Reading order: store.go (opening, default path, migrations), runs.go (run
+// metadata, listing, effective status), writer.go (RunWriter: records written
+// in batches while a run goes, so a kill -9 loses at most the last second),
+// sweep.go (sweep steps, knee and SLO-safe point).
+//
+// Crash safety rests on three things: WAL journaling, a transaction per
+// batch (every ~250 ms or BatchRecords records), and a heartbeat column the
+// writer refreshes on every flush. A run whose status is still "running" but
+// whose heartbeat is stale (or whose process on this host is gone) is
+// reported as "interrupted".
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Errors callers classify (the CLI maps them to exit code 2).
+var (
+	// ErrNotDatabase: the file exists but is not a knee database (corrupted,
+	// or some other file).
+	ErrNotDatabase = errors.New("not a knee database")
+	// ErrNotFound: no run with that id.
+	ErrNotFound = errors.New("no such run")
+	// ErrTooNew: the database was written by a newer knee.
+	ErrTooNew = errors.New("database schema is newer than this knee")
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations in version order. File names
+// are NNNN_name.sql; numbers must be 1, 2, 3... without gaps.
+func migrations() []migration {
+	entries, err := migrationFS.ReadDir("migrations")
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	var out []migration
+	for _, e := range entries {
+		num, name, ok := strings.Cut(strings.TrimSuffix(e.Name(), ".sql"), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			panic("store: bad migration file name " + e.Name())
+		}
+		b, err := migrationFS.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, migration{version: v, name: name, sql: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i, m := range out {
+		if m.version != i+1 {
+			panic(fmt.Sprintf("store: migration %d missing", i+1))
+		}
+	}
+	return out
+}
+
+// SchemaVersion is the schema this knee writes.
+func SchemaVersion() int { return len(migrations()) }
+
+// Store is an open knee database. It is safe for concurrent use.
+type Store struct {
+	db   *sql.DB
+	path string
+	// now is the wall clock (injected by tests that judge heartbeats).
+	now func() time.Time
+	// StaleAfter is how old a running run's heartbeat may be before the run
+	// is reported as interrupted.
+	StaleAfter time.Duration
+}
+
+// DefaultPath is where the database lives when neither --db nor KNEE_DB says
+// otherwise: $XDG_DATA_HOME/knee/knee.db, else ~/.local/share/knee/knee.db.
+// getenv reads the environment (os.Getenv, or a test's fake).
+func DefaultPath(getenv func(string) string) string {
+	if p := getenv("KNEE_DB"); p != "" {
+		return p
+	}
+	if d := getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "knee", "knee.db")
+	}
+	home := getenv("HOME")
+	if home == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			home = h
+		}
+	}
+	return filepath.Join(home, ".local", "share", "knee", "knee.db")
+}
+
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// Open opens (creating when absent) the database at path and brings its
+// schema up to date. A file that is not an SQLite database, or is damaged,
+// gives an error wrapping ErrNotDatabase.
+func Open(path string) (*Store, error) {
+	return open(path, SchemaVersion())
+}
+
+func open(path string, upTo int) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("store: empty database path")
+	}
+	if err := checkHeader(path); err != nil {
+		return nil, err
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("creating the database directory: %w", err)
+		}
+	}
+	// WAL: readers never block the writer and a killed process loses only
+	// its uncommitted transaction. synchronous=NORMAL is durable against
+	// process death (not power loss), which is what we promise.
+	// _txlock=immediate: write transactions take the write lock up front so
+	// two writers wait on busy_timeout instead of deadlocking.
+	dsn := path + "?_busy_timeout=10000&_foreign_keys=1&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening database %s: %w", path, err)
+	}
+	st := &Store{db: db, path: path, now: time.Now, StaleAfter: 5 * time.Second}
+	if err := st.migrate(upTo); err != nil {
+		db.Close()
+		return nil, classify(path, err)
+	}
+	return st, nil
+}
+
+// checkHeader rejects a non-empty file that does not start with SQLite's
+// magic string, before the driver gets to write anything into it.
+func checkHeader(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("opening database %s: %w", path, err)
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteMagic))
+	n, err := io.ReadFull(f, head)
+	if n == 0 && (err == io.EOF) {
+		return nil // empty file: SQLite treats it as a new database
+	}
+	if !bytes.Equal(head[:n], sqliteMagic) {
+		return fmt.Errorf("database %s: %w (the file does not start with the SQLite header; move it away or pass another --db)", path, ErrNotDatabase)
+	}
+	return nil
+}
+
+// classify wraps SQLite's "file is not a database" / "malformed" errors in
+// ErrNotDatabase so the caller can say what is wrong with the file.
+func classify(path string, err error) error {
+	if errors.Is(err, ErrNotDatabase) || errors.Is(err, ErrTooNew) {
+		return err
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "not a database") || strings.Contains(msg, "malformed") ||
+		strings.Contains(msg, "corrupt") || strings.Contains(msg, "SQLITE_NOTADB") || strings.Contains(msg, "SQLITE_CORRUPT") {
+		return fmt.Errorf("database %s: %w (damaged: %v)", path, ErrNotDatabase, err)
+	}
+	return fmt.Errorf("database %s: %w", path, err)
+}
+
+// Path is the file the store was opened from.
+func (st *Store) Path() string { return st.path }
+
+// Close closes the database.
+func (st *Store) Close() error { return st.db.Close() }
+
+// migrate applies the embedded migrations up to version upTo, each in its
+// own transaction together with its schema_version row.
+func (st *Store) migrate(upTo int) error {
+	ctx := context.Background()
+	if _, err := st.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+		version    INTEGER PRIMARY KEY,
+		name       TEXT    NOT NULL,
+		applied_ns INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	cur, err := st.version(ctx)
+	if err != nil {
+		return err
+	}
+	all := migrations()
+	if cur > len(all) {
+		return fmt.Errorf("database %s: %w (schema %d, this knee knows up to %d)", st.path, ErrTooNew, cur, len(all))
+	}
+	for _, m := range all[cur:upTo] {
+		tx, err := st.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, name, applied_ns) VALUES (?, ?, ?)`,
+			m.version, m.name, time.Now().UnixNano()); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+		}
+	}
+	return nil
+}
+
+func (st *Store) version(ctx context.Context) (int, error) {
+	var v sql.NullInt64
+	if err := st.db.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_version`).Scan(&v); err != nil {
+		return 0, err
+	}
+	return int(v.Int64), nil
+}
+
+// Version is the schema version the database is at.
+func (st *Store) Version() (int, error) { return st.version(context.Background()) }

@@ -1,0 +1,214 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/stats"
+)
+
+// Writer tuning: a batch is flushed every FlushEvery, or as soon as
+// BatchRecords records are pending, whichever comes first.
+const (
+	FlushEvery   = 250 * time.Millisecond
+	BatchRecords = 1000
+)
+
+// RunWriter stores the records of one run while it goes. Add is cheap and
+// never waits on the database: records are queued in memory and a goroutine
+// writes them in one transaction per batch, refreshing the run's heartbeat.
+// Finish flushes what is left and closes the run.
+type RunWriter struct {
+	st *Store
+	id int64
+
+	mu      sync.Mutex
+	pending []pendingRec
+	nextSeq int64
+	step    int // -1 outside sweeps
+	err     error
+	closed  bool
+
+	kick chan struct{} // a full batch is waiting
+	stop chan struct{}
+	done chan struct{}
+
+	every time.Duration
+}
+
+type pendingRec struct {
+	seq  int64
+	step int
+	rec  record.Request
+}
+
+// BeginRun adds a run with status "running" and starts its writer.
+func (st *Store) BeginRun(meta RunMeta) (*RunWriter, error) {
+	ctx := context.Background()
+	tx, err := st.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, classify(st.path, err)
+	}
+	defer tx.Rollback()
+	id, err := st.insertRun(ctx, tx, meta, StatusRunning)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	w := &RunWriter{st: st, id: id, step: -1, every: FlushEvery,
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go w.loop()
+	return w, nil
+}
+
+// ID is the stored run's id.
+func (w *RunWriter) ID() int64 { return w.id }
+
+// SetStep tags the records added from now on with a sweep step index.
+func (w *RunWriter) SetStep(step int) {
+	w.mu.Lock()
+	w.step = step
+	w.mu.Unlock()
+}
+
+// Add queues one finished request. It copies the record (the caller may
+// reuse it) and is safe to call from many goroutines, e.g. as loadgen's
+// OnRecord callback. Records added after Finish are ignored.
+func (w *RunWriter) Add(r *record.Request) {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
+	w.pending = append(w.pending, pendingRec{seq: w.nextSeq, step: w.step, rec: *r})
+	w.nextSeq++
+	full := len(w.pending) >= BatchRecords
+	w.mu.Unlock()
+	if full {
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (w *RunWriter) loop() {
+	defer close(w.done)
+	t := time.NewTicker(w.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+		case <-w.kick:
+		}
+		w.flush()
+	}
+}
+
+// flush writes every pending record and the heartbeat in one transaction.
+// On failure the batch stays pending and is retried on the next flush.
+func (w *RunWriter) flush() error {
+	w.mu.Lock()
+	batch := w.pending
+	w.pending = nil
+	w.mu.Unlock()
+
+	err := w.writeBatch(batch)
+	if err != nil {
+		w.mu.Lock()
+		w.pending = append(batch, w.pending...)
+		if w.err == nil {
+			w.err = err
+		}
+		w.mu.Unlock()
+	}
+	return err
+}
+
+func (w *RunWriter) writeBatch(batch []pendingRec) error {
+	ctx := context.Background()
+	tx, err := w.st.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if len(batch) > 0 {
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO records (run_id, seq, step, record_json) VALUES (?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		for i := range batch {
+			p := &batch[i]
+			b, err := json.Marshal(&p.rec)
+			if err != nil {
+				return fmt.Errorf("store: record %d: %w", p.seq, err)
+			}
+			var step any
+			if p.step >= 0 {
+				step = p.step
+			}
+			if _, err := ins.ExecContext(ctx, w.id, p.seq, step, b); err != nil {
+				return fmt.Errorf("store: record %d: %w", p.seq, err)
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET heartbeat_ns = ? WHERE id = ?`, w.st.now().UnixNano(), w.id); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Flush writes pending records now (Finish does this too).
+func (w *RunWriter) Flush() error { return w.flush() }
+
+// Finish stops the writer, stores every pending record, the summary, the end
+// time and the final status (StatusComplete, StatusInterrupted after Ctrl-C,
+// or StatusFailed) — the last three in one transaction. It returns the first
+// error met while writing, if any. Calling it twice is an error.
+func (w *RunWriter) Finish(summary stats.Summary, status string) error {
+	if !validFinal(status) {
+		return fmt.Errorf("store: final status %q (want complete, interrupted or failed)", status)
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return errors.New("store: run already finished")
+	}
+	w.closed = true
+	w.mu.Unlock()
+	close(w.stop)
+	<-w.done
+
+	var errs []error
+	w.mu.Lock()
+	if w.err != nil {
+		errs = append(errs, w.err)
+	}
+	w.mu.Unlock()
+	if err := w.flush(); err != nil {
+		errs = append(errs, fmt.Errorf("store: writing the last records: %w", err))
+	}
+	ctx := context.Background()
+	tx, err := w.st.db.BeginTx(ctx, nil)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	defer tx.Rollback()
+	if err := finishTx(ctx, tx, w.id, &summary, status, w.st.now()); err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	if err := tx.Commit(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
