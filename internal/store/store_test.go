@@ -34,8 +34,8 @@ func rec(id int64, ttft time.Duration) record.Request {
 	sent := time.Duration(id) * time.Millisecond
 	return record.Request{
 		ID: id, Scheduled: sent, Sent: sent, FirstToken: sent + ttft, Done: sent + ttft + 50*time.Millisecond,
-		StreamEnd:  sent + ttft + 51*time.Millisecond,
-		TokenTimes: []time.Duration{sent + ttft, sent + ttft + 25*time.Millisecond, sent + ttft + 50*time.Millisecond},
+		StreamEnd:   sent + ttft + 51*time.Millisecond,
+		TokenTimes:  []time.Duration{sent + ttft, sent + ttft + 25*time.Millisecond, sent + ttft + 50*time.Millisecond},
 		InputTokens: 100, OutputTokens: 3, TokenSource: record.TokensFromUsage,
 	}
 }
