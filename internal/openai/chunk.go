@@ -1,0 +1,371 @@
+// Package openai speaks the streaming side of the OpenAI-compatible
+// /v1/chat/completions and /v1/completions APIs as vLLM, SGLang, TGI,
+// llama.cpp and Ollama implement them.
+//
+// Reading order: DecodeChunk (this file) classifies one SSE data payload by
+// the rules of SPEC §2 — which chunks start TTFT and count as token
+// arrivals, which never do — with a small hand-rolled JSON scanner
+// (scan.go) so the per-token path costs well under a microsecond and does
+// not allocate. request.go builds request bodies and endpoints; probe.go
+// asks a server whether it accepts ignore_eos and min_tokens.
+package openai
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Chunk is what one SSE data payload says. DecodeChunk overwrites every
+// field except Timing's slice, which it reuses.
+type Chunk struct {
+	// Content reports a token-bearing chunk: some choice's delta has a
+	// non-empty content, reasoning_content or reasoning string, or a
+	// non-empty tool_calls array (chat), or a non-empty text (completions).
+	// Only such chunks start TTFT and count as token arrivals; role-only,
+	// empty and keep-alive chunks never do.
+	Content bool
+	// Done is the "[DONE]" sentinel.
+	Done bool
+	// Empty is a payload with nothing in it (blank data, a keep-alive).
+	Empty bool
+	// FinishReason is the first non-null finish_reason among the choices.
+	FinishReason string
+	// HasUsage reports a non-null usage object; the counts are its
+	// prompt_tokens and completion_tokens (cumulative when the server sends
+	// usage on every chunk, as vLLM's continuous_usage_stats does).
+	HasUsage                       bool
+	PromptTokens, CompletionTokens int
+	// Err is set when the payload is an error object ({"error": ...}, or a
+	// top-level "object": "error" as older vLLM sends) rather than a chunk.
+	Err *APIError
+	// Timing is knee's server phase truth (the "knee_timing" extension),
+	// nil when absent.
+	Timing *Timing
+
+	timing Timing // storage for Timing, reused between chunks
+}
+
+// APIError is an error payload sent in place of a chunk.
+type APIError struct {
+	Message string
+	Type    string
+	Code    int // the numeric "code" when present (an HTTP-like status), else 0
+}
+
+func (e *APIError) Error() string {
+	var b []byte
+	if e.Code != 0 {
+		b = strconv.AppendInt(b, int64(e.Code), 10)
+		b = append(b, ' ')
+	}
+	if e.Type != "" {
+		b = append(b, e.Type...)
+		b = append(b, ": "...)
+	}
+	return string(append(b, e.Message...))
+}
+
+// Timing is the "knee_timing" object knee's own servers put on the final
+// chunk of a stream: phase times and the intended emission time of every
+// token, as milliseconds from the server's receipt of the request.
+type Timing struct {
+	QueueMS, PrefillMS, DecodeMS float64
+	TokenTimesMS                 []float64
+}
+
+// ErrPayload wraps every decoding failure: the payload is not a chunk.
+var ErrPayload = errors.New("undecodable chunk")
+
+var doneSentinel = []byte("[DONE]")
+
+// DecodeChunk decodes one SSE data payload into c. An error (wrapping
+// ErrPayload) means the payload is not valid JSON of the expected shape.
+func DecodeChunk(data []byte, c *Chunk) error {
+	timing := c.timing
+	timing.TokenTimesMS = timing.TokenTimesMS[:0]
+	*c = Chunk{timing: timing}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		c.Empty = true
+		return nil
+	}
+	if bytes.Equal(data, doneSentinel) {
+		c.Done = true
+		return nil
+	}
+	s := scanner{b: data}
+	var isErrorObject bool
+	var topMessage, topType string
+	var topCode int
+	ok := s.object(func(key []byte) bool {
+		switch string(key) {
+		case "choices":
+			c.Content, c.FinishReason = false, ""
+			if s.null() {
+				return true
+			}
+			return s.array(func() bool { return decodeChoice(&s, c) })
+		case "usage":
+			c.HasUsage, c.PromptTokens, c.CompletionTokens = false, 0, 0
+			if s.null() {
+				return true
+			}
+			c.HasUsage = true
+			return s.object(func(k []byte) bool {
+				var ok bool
+				switch string(k) {
+				case "prompt_tokens":
+					c.PromptTokens, ok = s.int()
+				case "completion_tokens":
+					c.CompletionTokens, ok = s.int()
+				default:
+					ok = s.skip()
+				}
+				return ok
+			})
+		case "error":
+			c.Err = nil
+			switch s.peek() {
+			case 'n':
+				return s.literal("null")
+			case '"':
+				raw, esc, ok := s.str()
+				c.Err = &APIError{Message: unquote(raw, esc)}
+				return ok
+			}
+			e := &APIError{}
+			c.Err = e
+			return decodeError(&s, e)
+		case "object":
+			if s.null() {
+				isErrorObject = false
+				return true
+			}
+			raw, _, ok := s.str()
+			isErrorObject = string(raw) == "error"
+			return ok
+		case "message":
+			topMessage = ""
+			if s.peek() == '"' {
+				raw, esc, ok := s.str()
+				topMessage = unquote(raw, esc)
+				return ok
+			}
+			return s.skip()
+		case "type":
+			topType = ""
+			if s.peek() == '"' {
+				raw, esc, ok := s.str()
+				topType = unquote(raw, esc)
+				return ok
+			}
+			return s.skip()
+		case "code":
+			topCode = 0
+			return decodeCode(&s, &topCode)
+		case "knee_timing":
+			c.Timing = nil
+			if s.null() {
+				return true
+			}
+			c.timing.TokenTimesMS = c.timing.TokenTimesMS[:0]
+			c.timing.QueueMS, c.timing.PrefillMS, c.timing.DecodeMS = 0, 0, 0
+			c.Timing = &c.timing
+			return decodeTiming(&s, &c.timing)
+		default:
+			return s.skip()
+		}
+	})
+	if ok && s.peek() != 0 {
+		ok = s.fail("unexpected %s after the chunk object", s.describe())
+	}
+	if !ok {
+		*c = Chunk{timing: c.timing}
+		return fmt.Errorf("%w: %v", ErrPayload, s.err)
+	}
+	if isErrorObject && c.Err == nil {
+		c.Err = &APIError{Message: topMessage, Type: topType, Code: topCode}
+	}
+	if c.Err != nil {
+		// An error payload is not a chunk: nothing in it counts.
+		c.Content, c.FinishReason, c.HasUsage, c.PromptTokens, c.CompletionTokens = false, "", false, 0, 0
+	}
+	return nil
+}
+
+// decodeChoice reads one element of "choices". Within an object a repeated
+// key overrides the earlier one, as encoding/json does.
+func decodeChoice(s *scanner, c *Chunk) bool {
+	if s.null() {
+		return true
+	}
+	var deltaContent, textContent bool
+	var finish string
+	ok := s.object(func(key []byte) bool {
+		switch string(key) {
+		case "delta":
+			deltaContent = false
+			if s.null() {
+				return true
+			}
+			// Per field the last occurrence wins, as with encoding/json.
+			var has [4]bool
+			ok := s.object(func(k []byte) bool {
+				var ok bool
+				switch string(k) {
+				case "content":
+					has[0], ok = nonEmptyString(s)
+				case "reasoning_content":
+					has[1], ok = nonEmptyString(s)
+				case "reasoning":
+					has[2], ok = nonEmptyString(s)
+				case "tool_calls":
+					has[3], ok = nonEmptyArray(s)
+				default:
+					ok = s.skip()
+				}
+				return ok
+			})
+			deltaContent = has[0] || has[1] || has[2] || has[3]
+			return ok
+		case "text":
+			var ok bool
+			textContent, ok = nonEmptyString(s)
+			return ok
+		case "finish_reason":
+			finish = ""
+			if s.null() {
+				return true
+			}
+			raw, esc, ok := s.str()
+			finish = internFinish(raw, esc)
+			return ok
+		default:
+			return s.skip()
+		}
+	})
+	if deltaContent || textContent {
+		c.Content = true
+	}
+	if c.FinishReason == "" {
+		c.FinishReason = finish
+	}
+	return ok
+}
+
+// nonEmptyString reads a string or null and reports whether it is a
+// non-empty string. Any other type is an error.
+func nonEmptyString(s *scanner) (bool, bool) {
+	if s.null() {
+		return false, true
+	}
+	raw, _, ok := s.str()
+	return len(raw) > 0, ok
+}
+
+// nonEmptyArray reads an array or null and reports whether it has elements.
+func nonEmptyArray(s *scanner) (bool, bool) {
+	if s.null() {
+		return false, true
+	}
+	n := 0
+	ok := s.array(func() bool { n++; return s.skip() })
+	return n > 0, ok
+}
+
+func decodeError(s *scanner, e *APIError) bool {
+	return s.object(func(k []byte) bool {
+		switch string(k) {
+		case "message":
+			e.Message = ""
+			if s.peek() == '"' {
+				raw, esc, ok := s.str()
+				e.Message = unquote(raw, esc)
+				return ok
+			}
+			return s.skip()
+		case "type":
+			e.Type = ""
+			if s.peek() == '"' {
+				raw, esc, ok := s.str()
+				e.Type = unquote(raw, esc)
+				return ok
+			}
+			return s.skip()
+		case "code":
+			e.Code = 0
+			return decodeCode(s, &e.Code)
+		default:
+			return s.skip()
+		}
+	})
+}
+
+// decodeCode reads an error code: a whole number, or a string of digits
+// (some servers quote it); anything else leaves 0.
+func decodeCode(s *scanner, code *int) bool {
+	switch c := s.peek(); {
+	case c == '-' || isDigit(c):
+		raw, ok := s.number()
+		if n, err := strconv.Atoi(string(raw)); err == nil {
+			*code = n
+		}
+		return ok
+	case c == '"':
+		raw, _, ok := s.str()
+		if n, err := strconv.Atoi(string(raw)); err == nil {
+			*code = n
+		}
+		return ok
+	default:
+		return s.skip()
+	}
+}
+
+func decodeTiming(s *scanner, t *Timing) bool {
+	return s.object(func(k []byte) bool {
+		var ok bool
+		switch string(k) {
+		case "queue_ms":
+			t.QueueMS, ok = s.float()
+		case "prefill_ms":
+			t.PrefillMS, ok = s.float()
+		case "decode_ms":
+			t.DecodeMS, ok = s.float()
+		case "token_times_ms":
+			t.TokenTimesMS = t.TokenTimesMS[:0]
+			if s.null() {
+				return true
+			}
+			ok = s.array(func() bool {
+				v, ok := s.float()
+				t.TokenTimesMS = append(t.TokenTimesMS, v)
+				return ok
+			})
+		default:
+			ok = s.skip()
+		}
+		return ok
+	})
+}
+
+// internFinish returns the usual finish reasons without allocating.
+func internFinish(raw []byte, escaped bool) string {
+	switch string(raw) {
+	case "stop":
+		return "stop"
+	case "length":
+		return "length"
+	case "tool_calls":
+		return "tool_calls"
+	case "content_filter":
+		return "content_filter"
+	case "abort":
+		return "abort"
+	case "eos_token":
+		return "eos_token"
+	}
+	return unquote(raw, escaped)
+}

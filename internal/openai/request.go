@@ -1,0 +1,139 @@
+package openai
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The two streaming APIs.
+const (
+	APIChat        = "chat"        // POST /v1/chat/completions, one user message
+	APICompletions = "completions" // POST /v1/completions, a raw prompt
+)
+
+// Endpoint returns the URL for api under baseURL. A base URL may end in
+// "/v1" or not ("http://host:8000" and "http://host:8000/v1" both work).
+func Endpoint(baseURL, api string) (string, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("base URL %q: want http://HOST[:PORT][/v1]", baseURL)
+	}
+	var tail string
+	switch api {
+	case APIChat, "":
+		tail = "/chat/completions"
+	case APICompletions:
+		tail = "/completions"
+	default:
+		return "", fmt.Errorf("api %q: want chat or completions", api)
+	}
+	path := strings.TrimRight(u.Path, "/")
+	if !strings.HasSuffix(path, "/v1") {
+		path += "/v1"
+	}
+	u.Path = path + tail
+	u.RawPath = ""
+	return u.String(), nil
+}
+
+// Params are the fields of one streaming request.
+type Params struct {
+	API       string // APIChat (default) or APICompletions
+	Model     string
+	Prompt    string
+	MaxTokens int // max_tokens; 0 leaves it to the server
+	// IgnoreEOS sends "ignore_eos": true (vLLM, SGLang): generation runs to
+	// max_tokens, so output lengths are what the workload asked for.
+	IgnoreEOS bool
+	// MinTokens sends "min_tokens" (vLLM); 0 sends nothing.
+	MinTokens int
+	// ContinuousUsage asks vLLM for usage on every chunk
+	// (stream_options.continuous_usage_stats), which tells how many tokens
+	// each chunk carried. Servers that do not know the field may reject it.
+	ContinuousUsage bool
+	// NoStream builds a non-streaming request (used by Probe).
+	NoStream bool
+}
+
+// AppendBody appends the JSON request body for p to dst. Streaming bodies
+// ask for usage at the end of the stream (stream_options.include_usage).
+func AppendBody(dst []byte, p Params) []byte {
+	dst = append(dst, `{"model":`...)
+	dst = AppendString(dst, p.Model)
+	if p.API == APICompletions {
+		dst = append(dst, `,"prompt":`...)
+		dst = AppendString(dst, p.Prompt)
+	} else {
+		dst = append(dst, `,"messages":[{"role":"user","content":`...)
+		dst = AppendString(dst, p.Prompt)
+		dst = append(dst, "}]"...)
+	}
+	if p.MaxTokens > 0 {
+		dst = append(dst, `,"max_tokens":`...)
+		dst = strconv.AppendInt(dst, int64(p.MaxTokens), 10)
+	}
+	if p.MinTokens > 0 {
+		dst = append(dst, `,"min_tokens":`...)
+		dst = strconv.AppendInt(dst, int64(p.MinTokens), 10)
+	}
+	if p.IgnoreEOS {
+		dst = append(dst, `,"ignore_eos":true`...)
+	}
+	if p.NoStream {
+		dst = append(dst, `,"stream":false`...)
+	} else {
+		dst = append(dst, `,"stream":true,"stream_options":{"include_usage":true`...)
+		if p.ContinuousUsage {
+			dst = append(dst, `,"continuous_usage_stats":true`...)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
