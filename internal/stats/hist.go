@@ -196,14 +196,22 @@ func (h *hist) dist(scale float64) Dist {
 	if h.inf == 0 {
 		max = float64(h.max)
 	}
+	// Rounded to a millionth of the unit (a nanosecond in ms): finer
+	// digits are interpolation noise and make reports hard to read.
+	r := func(v float64) float64 {
+		if math.IsInf(v, 0) {
+			return v
+		}
+		return math.Round(v*scale*1e6) / 1e6
+	}
 	return Dist{
 		Count: int(h.count()),
-		Mean:  h.mean() * scale,
-		P50:   h.quantile(0.50) * scale,
-		P90:   h.quantile(0.90) * scale,
-		P95:   h.quantile(0.95) * scale,
-		P99:   h.quantile(0.99) * scale,
-		P999:  h.quantile(0.999) * scale,
-		Max:   max * scale,
+		Mean:  r(h.mean()),
+		P50:   r(h.quantile(0.50)),
+		P90:   r(h.quantile(0.90)),
+		P95:   r(h.quantile(0.95)),
+		P99:   r(h.quantile(0.99)),
+		P999:  r(h.quantile(0.999)),
+		Max:   r(max),
 	}
 }

@@ -1,0 +1,195 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/stats"
+)
+
+// JSON writes the run as one JSON object: every field of the summary at the
+// top level (the same shape as summary.json, so a CI job reads "requests"
+// or "ttft_ms.p95" from either), plus "run" (metadata and resolved
+// configuration), "slos" (each objective with its measured value and
+// verdict), "notes" and "definitions". Infinite statistics are null.
+func JSON(w io.Writer, run *Run) error {
+	b, err := MarshalJSON(run)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// jsonMeta is the "run" object.
+type jsonMeta struct {
+	ID       string    `json:"id,omitempty"`
+	Kind     string    `json:"kind,omitempty"`
+	Version  string    `json:"version,omitempty"`
+	Target   string    `json:"target,omitempty"`
+	Model    string    `json:"model,omitempty"`
+	Load     string    `json:"load,omitempty"`
+	Workload string    `json:"workload,omitempty"`
+	Label    string    `json:"label,omitempty"`
+	Status   string    `json:"status,omitempty"`
+	Start    time.Time `json:"start"`
+	Config   orderedKV `json:"config,omitempty"`
+}
+
+// jsonSLO is one evaluated objective. Value and threshold are in the
+// summary's units, named by unit: ms, fraction, rps or tps.
+type jsonSLO struct {
+	Objective string  `json:"objective"`
+	Metric    string  `json:"metric"`
+	Stat      string  `json:"stat,omitempty"`
+	Op        string  `json:"op"`
+	Threshold float64 `json:"threshold"`
+	Value     float64 `json:"value"`
+	Unit      string  `json:"unit"`
+	Met       bool    `json:"met"`
+	NoData    bool    `json:"no_data,omitempty"`
+}
+
+type jsonExtra struct {
+	Run         jsonMeta     `json:"run"`
+	SLOs        []jsonSLO    `json:"slos,omitempty"`
+	SLOsMet     *bool        `json:"slos_met,omitempty"`
+	Notes       []string     `json:"notes,omitempty"`
+	Definitions []Definition `json:"definitions"`
+}
+
+func sloUnit(o slo.Objective) string {
+	switch {
+	case o.Kind == slo.Latency:
+		return "ms"
+	case o.Kind == slo.Rate:
+		return "fraction"
+	case o.Metric == "output_throughput":
+		return "tps"
+	}
+	return "rps"
+}
+
+// MarshalJSON returns what JSON writes, indented, with a final newline.
+func MarshalJSON(run *Run) ([]byte, error) {
+	extra := jsonExtra{
+		Run: jsonMeta{ID: run.ID, Kind: run.Kind, Version: run.Version, Target: run.Target, Model: run.Model,
+			Load: run.Load, Workload: run.Workload, Label: run.Label, Status: run.Status, Start: run.Start.UTC(),
+			Config: run.Config},
+		Notes:       run.Notes,
+		Definitions: Definitions(&run.Summary),
+	}
+	if len(run.SLOs) > 0 {
+		all := true
+		for _, r := range run.SLOs {
+			o := r.Objective
+			extra.SLOs = append(extra.SLOs, jsonSLO{Objective: o.String(), Metric: o.Metric, Stat: o.Stat, Op: o.Op,
+				Threshold: o.Threshold, Value: r.Value, Unit: sloUnit(o), Met: r.Met, NoData: r.NoData})
+			all = all && r.Met
+		}
+		extra.SLOsMet = &all
+	}
+	head, err := marshalPlain(extra)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := marshalPlain(run.Summary)
+	if err != nil {
+		return nil, err
+	}
+	// Splice the two objects: {extra…, summary…}. Their keys are disjoint.
+	joined := make([]byte, 0, len(head)+len(sum))
+	joined = append(joined, head[:len(head)-1]...)
+	joined = append(joined, ',')
+	joined = append(joined, sum[1:]...)
+	var out bytes.Buffer
+	if err := json.Indent(&out, joined, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+// marshalPlain is json.Marshal without HTML escaping: objectives hold "<",
+// and people read this output in terminals, not browsers.
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// ReadJSON reads what JSON wrote back into a Run (SLO objectives are parsed
+// again from their text), so a stored report can be rendered in any format.
+func ReadJSON(r io.Reader) (*Run, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	var extra jsonExtra
+	if err := json.Unmarshal(b, &extra); err != nil {
+		return nil, fmt.Errorf("not a knee report JSON: %w", err)
+	}
+	var sum stats.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		return nil, fmt.Errorf("not a knee report JSON: %w", err)
+	}
+	m := extra.Run
+	run := &Run{ID: m.ID, Kind: m.Kind, Version: m.Version, Target: m.Target, Model: m.Model, Load: m.Load,
+		Workload: m.Workload, Label: m.Label, Status: m.Status, Start: m.Start, Config: m.Config,
+		Summary: sum, Notes: extra.Notes}
+	for _, s := range extra.SLOs {
+		o, err := slo.Parse(s.Objective)
+		if err != nil {
+			return nil, fmt.Errorf("slos: %w", err)
+		}
+		run.SLOs = append(run.SLOs, slo.Result{Objective: o, Value: s.Value, Met: s.Met, NoData: s.NoData})
+	}
+	return run, nil
+}
+
+// orderedKV is the configuration as a JSON object with its keys in order.
+type orderedKV [][2]string
+
+func (kv orderedKV) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, p := range kv {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(p[0])
+		v, _ := json.Marshal(p[1])
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func (kv *orderedKV) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("config: want an object")
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		var v string
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("config %q: %w", t, err)
+		}
+		*kv = append(*kv, [2]string{t.(string), v})
+	}
+	return nil
+}
