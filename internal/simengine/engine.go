@@ -240,16 +240,18 @@ func (e *Engine) Submit(id int64, inputTokens, outputTokens int) error {
 	return e.SubmitAt(id, inputTokens, outputTokens, e.now)
 }
 
+// Errors name the numbers but not the id: callers add it.
+
 // SubmitAt adds a request that arrived at virtual time at <= Now (it arrived
 // during the step that just ran and is seen by the next one); its queue time
 // counts from at.
 func (e *Engine) SubmitAt(id int64, inputTokens, outputTokens int, at int64) error {
 	if inputTokens < 1 || outputTokens < 1 {
-		return fmt.Errorf("%w: request %d has %d input and %d output tokens (want >= 1 each)", ErrBadRequest, id, inputTokens, outputTokens)
+		return fmt.Errorf("%w: %d input and %d output tokens (want >= 1 each)", ErrBadRequest, inputTokens, outputTokens)
 	}
 	if total := inputTokens + outputTokens; total > e.cfg.MaxModelLen {
-		return fmt.Errorf("%w: request %d has %d prompt + %d output = %d tokens, over the max model len %d of %s",
-			ErrTooLong, id, inputTokens, outputTokens, total, e.cfg.MaxModelLen, e.cfg.Model.Name)
+		return fmt.Errorf("%w: %d prompt + %d output = %d tokens, over the max model len %d of %s",
+			ErrTooLong, inputTokens, outputTokens, total, e.cfg.MaxModelLen, e.cfg.Model.Name)
 	}
 	if _, dup := e.byID[id]; dup {
 		return fmt.Errorf("%w: %d", ErrDuplicateID, id)
