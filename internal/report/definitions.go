@@ -13,12 +13,13 @@ type Definition struct {
 }
 
 // Definitions returns the definitions a report of sum rests on, with the
-// run's own warm-up and cool-down figures.
+// run's own warm-up and cool-down figures. Goodput and server phases are
+// defined only when the summary has them.
 func Definitions(sum *stats.Summary) []Definition {
 	w := sum.Window
 	window := fmt.Sprintf("from the first measured request's send to the last measured request's end; "+
 		"%d warm-up and %d cool-down requests excluded from every statistic", w.ExcludedWarmup, w.ExcludedCooldown)
-	return []Definition{
+	defs := []Definition{
 		{"Window", window},
 		{"TTFT", "first_token − sent. The first token is the first chunk carrying content, reasoning or tool calls; role-only, empty and keep-alive chunks never count"},
 		{"TTFT (sched)", "first_token − scheduled: includes time queued in the client and send lag; what a user feels in an open-loop run"},
@@ -35,4 +36,12 @@ func Definitions(sum *stats.Summary) []Definition {
 		{"Peak in flight", "most requests sent and not yet ended at any send in the window, warm-up requests included"},
 		{"Server phases", "queue, prefill and decode times as the server reported them for each request"},
 	}
+	out := defs[:0]
+	for _, d := range defs {
+		if d.Term == "Goodput" && sum.GoodputRPS == nil || d.Term == "Server phases" && sum.ServerQueue == nil {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
 }

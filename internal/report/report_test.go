@@ -108,6 +108,35 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// closedFixture is a plain closed-loop run: no warm-up, errors, SLOs or
+// server phases, so the optional sections stay out.
+func closedFixture() *Run {
+	var recs []record.Request
+	for i := range 8 {
+		slot := float64(i/2) * 900
+		r := ok(int64(i), slot, slot+0.25, slot+210+float64(i*7), slot+260+float64(i*7), slot+300+float64(i*9))
+		r.TokenSource = record.TokensFromTokenizer
+		recs = append(recs, r)
+	}
+	sum := stats.Summarize(recs, stats.Options{})
+	return &Run{Kind: "bench", Version: "0.1.0-test", Target: "https://api.example.com/v1", Model: "llama",
+		Load: "concurrency 2, 8 requests", Start: time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC), Summary: sum}
+}
+
+func TestGoldenClosedLoop(t *testing.T) {
+	var b bytes.Buffer
+	if err := Text(&b, closedFixture()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "closed.txt", b.Bytes())
+	body, _, _ := strings.Cut(b.String(), "Definitions\n")
+	for _, absent := range []string{"SLOs", "Errors", "Server phases", "TTFT adjusted", "goodput", "offered rate"} {
+		if strings.Contains(body, absent) {
+			t.Errorf("closed-loop report without such data shows %q", absent)
+		}
+	}
+}
+
 func TestTextStatesDefinitionsAndVerdicts(t *testing.T) {
 	var b bytes.Buffer
 	if err := Text(&b, fixture(t)); err != nil {
