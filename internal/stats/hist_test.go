@@ -114,3 +114,36 @@ func TestQuantileWithInfinities(t *testing.T) {
 		t.Errorf("min = %d, want 1 (an infinity added first must not pin min to 0)", h.min)
 	}
 }
+
+func TestBucketsGrowDownwards(t *testing.T) {
+	// A falling sequence extends the bucket span below its base again and
+	// again; the histogram must stay correct (and linear in cost).
+	h := newHist(precisionBits, 16)
+	var vals []float64
+	for v := int64(5e9); v > 1e5; v = v * 97 / 100 {
+		h.add(v)
+		vals = append(vals, float64(v))
+	}
+	slices.Sort(vals)
+	for _, q := range []float64{0, 0.25, 0.5, 0.75, 0.99, 1} {
+		want, got := numpyQuantile(vals, q), h.quantile(q)
+		if math.Abs(got-want)/want > 0.001 {
+			t.Errorf("q%.2f = %.0f, want %.0f", q, got, want)
+		}
+	}
+}
+
+func TestSeriesPercentilesBeyondExactLimit(t *testing.T) {
+	// 1000 TTFTs in one second exceed the per-second exact buffer (64):
+	// the coarse buckets still place p50/p95 within 1%.
+	h := newHist(7, 64)
+	for i := 1; i <= 1000; i++ {
+		h.add(int64(i) * 1e6) // 1..1000 ms
+	}
+	if p50 := h.quantile(0.5) / 1e6; math.Abs(p50-500.5)/500.5 > 0.01 {
+		t.Errorf("p50 = %v ms, want ~500.5", p50)
+	}
+	if p95 := h.quantile(0.95) / 1e6; math.Abs(p95-950.05)/950.05 > 0.01 {
+		t.Errorf("p95 = %v ms, want ~950", p95)
+	}
+}
