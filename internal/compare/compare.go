@@ -1,0 +1,307 @@
+// Package compare sets two runs side by side, metric by metric, and says
+// which differences are beyond noise.
+//
+// Reading order: Compare (this file) builds the table; bootstrap.go holds
+// the resampling. The test of noise is a bootstrap 95% confidence interval
+// of the difference B − A: requests are resampled with replacement (for
+// ITL, a request's gaps travel together, since gaps of one stream are not
+// independent), the statistic (p50, p95, p99, or the mean of per-second
+// throughput) is recomputed on both sides, and the difference is beyond
+// noise when the interval excludes zero and the change is at least
+// MinChange of A. Error rates use a two-proportion (Wald) interval. A run
+// without per-request records (a summary-only import) can be shown but not
+// judged.
+package compare
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/stats"
+)
+
+// Method is how Compare decides what is beyond noise (printed in reports).
+const Method = "bootstrap 95% confidence interval of the difference B − A (requests resampled with replacement; " +
+	"a request's ITL gaps resampled together; throughput over per-second buckets); error rates: two-proportion Wald interval"
+
+// Side is one run to compare.
+type Side struct {
+	ID      string
+	Summary stats.Summary
+	// Records are the run's per-request records (warm-up ones are skipped);
+	// nil when the run has none, in which case nothing can be judged.
+	Records []record.Request
+}
+
+// Options tune Compare.
+type Options struct {
+	Resamples int     // bootstrap resamples; 0 = 1000
+	Seed      uint64  // resampling seed; results are deterministic for a seed
+	MinChange float64 // smallest relative change worth flagging (0.01 = 1%); 0 = 0.01
+}
+
+// Metric is one row of a comparison.
+type Metric struct {
+	Name   string  `json:"metric"` // e.g. "ttft_ms.p95", "output_token_throughput_tps"
+	Label  string  `json:"label"`  // e.g. "TTFT p95"
+	Unit   string  `json:"unit"`   // ms, tok/s, req/s, ratio
+	Better string  `json:"better"` // "lower" or "higher"
+	A      float64 `json:"a"`
+	B      float64 `json:"b"`
+	Diff   float64 `json:"diff"`             // B − A
+	Change float64 `json:"change,omitempty"` // (B − A) / A; 0 when A is 0
+	// CILow, CIHigh bound the 95% interval of B − A (absent when untested).
+	CILow  *float64 `json:"ci_low,omitempty"`
+	CIHigh *float64 `json:"ci_high,omitempty"`
+	Tested bool     `json:"tested"` // false: not enough data to judge
+	// Beyond is true when the change is beyond noise and at least MinChange.
+	Beyond bool   `json:"beyond_noise"`
+	Effect string `json:"effect"` // "worse", "better", "same", or "untested"
+	Note   string `json:"note,omitempty"`
+}
+
+// Result is a whole comparison.
+type Result struct {
+	A         string   `json:"a"`
+	B         string   `json:"b"`
+	Method    string   `json:"method"`
+	Resamples int      `json:"resamples"`
+	MinChange float64  `json:"min_change"`
+	Metrics   []Metric `json:"metrics"`
+	Worse     []string `json:"worse"`
+	Better    []string `json:"better"`
+	Verdict   string   `json:"verdict"`
+}
+
+// latency metrics compared from per-request samples.
+var latencies = []struct {
+	name, label string
+	dist        func(*stats.Summary) stats.Dist
+	values      func(*record.Request) []float64
+	quantiles   []float64
+}{
+	{"ttft_ms", "TTFT", func(s *stats.Summary) stats.Dist { return s.TTFT }, one(func(r *record.Request) (time.Duration, bool) { return r.TTFT() }), []float64{0.5, 0.95, 0.99}},
+	{"ttft_sched_ms", "TTFT (sched)", func(s *stats.Summary) stats.Dist { return s.TTFTSched }, one(func(r *record.Request) (time.Duration, bool) { return r.TTFTSched() }), []float64{0.5, 0.95}},
+	{"itl_ms", "ITL", func(s *stats.Summary) stats.Dist { return s.ITL }, itls, []float64{0.5, 0.95, 0.99}},
+	{"tpot_ms", "TPOT", func(s *stats.Summary) stats.Dist { return s.TPOT }, one(func(r *record.Request) (time.Duration, bool) { return r.TPOT() }), []float64{0.5, 0.95}},
+	{"e2e_ms", "E2E", func(s *stats.Summary) stats.Dist { return s.E2E }, one(func(r *record.Request) (time.Duration, bool) { return r.E2E() }), []float64{0.5, 0.95, 0.99}},
+}
+
+func one(f func(*record.Request) (time.Duration, bool)) func(*record.Request) []float64 {
+	return func(r *record.Request) []float64 {
+		if d, ok := f(r); ok {
+			return []float64{float64(d) / 1e6}
+		}
+		return nil
+	}
+}
+
+func itls(r *record.Request) []float64 {
+	var out []float64
+	for i := 1; i < len(r.TokenTimes); i++ {
+		out = append(out, float64(r.TokenTimes[i]-r.TokenTimes[i-1])/1e6)
+	}
+	return out
+}
+
+func quantileOf(d stats.Dist, q float64) float64 {
+	switch q {
+	case 0.5:
+		return d.P50
+	case 0.9:
+		return d.P90
+	case 0.95:
+		return d.P95
+	case 0.99:
+		return d.P99
+	}
+	return math.NaN()
+}
+
+func qname(q float64) string {
+	return fmt.Sprintf("p%g", q*100)
+}
+
+// Compare sets b against a.
+func Compare(a, b Side, opts Options) Result {
+	if opts.Resamples <= 0 {
+		opts.Resamples = 1000
+	}
+	if opts.MinChange <= 0 {
+		opts.MinChange = 0.01
+	}
+	bs := newBootstrap(opts.Seed, opts.Resamples)
+	res := Result{A: a.ID, B: b.ID, Method: Method, Resamples: opts.Resamples, MinChange: opts.MinChange}
+	haveRecords := a.Records != nil && b.Records != nil
+
+	// Throughput: the mean of per-second buckets, resampled by second.
+	tput := []struct {
+		name, label, unit string
+		summary           func(*stats.Summary) float64
+		perSecond         func(*record.Request) float64
+	}{
+		{"output_token_throughput_tps", "output tokens/s", "tok/s", func(s *stats.Summary) float64 { return s.OutputTokenThroughputTPS },
+			func(r *record.Request) float64 { return float64(r.OutputTokens) }},
+		{"request_throughput_rps", "requests/s", "req/s", func(s *stats.Summary) float64 { return s.RequestThroughputRPS },
+			func(*record.Request) float64 { return 1 }},
+	}
+	for _, t := range tput {
+		m := Metric{Name: t.name, Label: t.label, Unit: t.unit, Better: "higher", A: t.summary(&a.Summary), B: t.summary(&b.Summary)}
+		if haveRecords {
+			sa, sb := perSecond(a.Records, t.perSecond), perSecond(b.Records, t.perSecond)
+			if len(sa) >= 5 && len(sb) >= 5 {
+				lo, hi := bs.meanDiffCI(sa, sb)
+				m.setCI(lo, hi)
+			} else {
+				m.Note = "under 5 s of data: throughput noise unknown"
+			}
+		}
+		res.Metrics = append(res.Metrics, m)
+	}
+
+	for _, l := range latencies {
+		var sa, sb *sample
+		if haveRecords {
+			sa, sb = newSample(a.Records, l.values), newSample(b.Records, l.values)
+		}
+		for _, q := range l.quantiles {
+			m := Metric{Name: l.name + "." + qname(q), Label: l.label + " " + qname(q), Unit: "ms", Better: "lower",
+				A: quantileOf(l.dist(&a.Summary), q), B: quantileOf(l.dist(&b.Summary), q)}
+			switch {
+			case !haveRecords:
+			case sa.n() < 10 || sb.n() < 10:
+				m.Note = "under 10 values on a side"
+			default:
+				lo, hi := bs.quantileDiffCI(sa, sb, q)
+				m.setCI(lo, hi)
+			}
+			res.Metrics = append(res.Metrics, m)
+		}
+	}
+
+	// Error rate: two proportions.
+	{
+		m := Metric{Name: "error_rate", Label: "error rate", Unit: "ratio", Better: "lower", A: a.Summary.ErrorRate, B: b.Summary.ErrorRate}
+		na, nb := float64(a.Summary.Requests), float64(b.Summary.Requests)
+		if na > 0 && nb > 0 {
+			pa, pb := a.Summary.ErrorRate, b.Summary.ErrorRate
+			se := math.Sqrt(pa*(1-pa)/na + pb*(1-pb)/nb)
+			d := pb - pa
+			m.setCI(d-1.96*se, d+1.96*se)
+		}
+		res.Metrics = append(res.Metrics, m)
+	}
+
+	for i := range res.Metrics {
+		m := &res.Metrics[i]
+		m.Diff = m.B - m.A
+		if m.A != 0 && !math.IsInf(m.A, 0) && !math.IsNaN(m.A) {
+			m.Change = m.Diff / math.Abs(m.A)
+		}
+		m.judge(opts.MinChange)
+		switch m.Effect {
+		case "worse":
+			res.Worse = append(res.Worse, m.describe())
+		case "better":
+			res.Better = append(res.Better, m.describe())
+		}
+	}
+	res.Verdict = verdict(&res, haveRecords)
+	return res
+}
+
+func (m *Metric) setCI(lo, hi float64) {
+	m.CILow, m.CIHigh, m.Tested = &lo, &hi, true
+}
+
+func (m *Metric) judge(minChange float64) {
+	if !m.Tested {
+		m.Effect = "untested"
+		if m.Note == "" {
+			m.Note = "no per-request records: noise unknown"
+		}
+		return
+	}
+	excludesZero := *m.CILow > 0 || *m.CIHigh < 0
+	big := math.Abs(m.Change) >= minChange
+	if m.Name == "error_rate" {
+		big = math.Abs(m.Diff) >= minChange/10 // rates: 0.1 percentage point at the default
+	}
+	m.Beyond = excludesZero && big
+	switch {
+	case !m.Beyond:
+		m.Effect = "same"
+	case (m.Diff > 0) == (m.Better == "higher"):
+		m.Effect = "better"
+	default:
+		m.Effect = "worse"
+	}
+}
+
+func (m *Metric) describe() string {
+	if m.Name == "error_rate" {
+		return fmt.Sprintf("%s %+.2f pp", m.Label, 100*m.Diff)
+	}
+	return fmt.Sprintf("%s %+.1f%%", m.Label, 100*m.Change)
+}
+
+func verdict(r *Result, haveRecords bool) string {
+	switch {
+	case !haveRecords:
+		return "cannot judge: a run has no per-request records (a summary-only import), so noise is unknown; figures shown side by side"
+	case len(r.Worse) == 0 && len(r.Better) == 0:
+		return "no change beyond noise"
+	case len(r.Worse) == 0:
+		return "B is better: " + strings.Join(r.Better, ", ")
+	case len(r.Better) == 0:
+		return "B is worse: " + strings.Join(r.Worse, ", ")
+	}
+	return "mixed: worse " + strings.Join(r.Worse, ", ") + "; better " + strings.Join(r.Better, ", ")
+}
+
+// perSecond buckets measured requests by the second their last content (or
+// stream end) arrived, adding f(r) for each completed request; seconds from
+// the first to the last measured end are all present (idle ones count 0).
+func perSecond(recs []record.Request, f func(*record.Request) float64) []float64 {
+	first, last := int64(-1), int64(-1)
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup {
+			continue
+		}
+		s := int64(endOf(r) / time.Second)
+		if first < 0 || s < first {
+			first = s
+		}
+		if s > last {
+			last = s
+		}
+	}
+	if first < 0 || last-first > 24*3600 {
+		return nil
+	}
+	out := make([]float64, last-first+1)
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup || !r.OK() {
+			continue
+		}
+		out[int64(endOf(r)/time.Second)-first] += f(r)
+	}
+	// A partial last second would bias the mean down: drop it when there is
+	// plenty of data.
+	if len(out) > 5 {
+		out = out[:len(out)-1]
+	}
+	return out
+}
+
+func endOf(r *record.Request) time.Duration {
+	if r.HasFirstToken() && r.Done > 0 {
+		return r.Done
+	}
+	return r.StreamEnd
+}
