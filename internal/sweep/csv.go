@@ -71,10 +71,10 @@ func ReadCSV(rd io.Reader) (*Table, error) {
 	}
 	hline, _ := cr.FieldPos(0)
 	type col struct {
-		name    string
-		scale   float64
-		set     func(s *Step, v float64)
-		isLoad  bool
+		name   string
+		scale  float64
+		set    func(s *Step, v float64)
+		isLoad bool
 	}
 	cols := make([]col, len(header))
 	t := &Table{}

@@ -1,0 +1,69 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/sim"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/stats"
+)
+
+// SimRunner measures a load level on the simulator in virtual time: every
+// step is a fresh engine, the same workload (lengths are a function of the
+// request index) and, for rate steps, a fresh arrival schedule from the
+// same seed — so steps differ only in load.
+type SimRunner struct {
+	Engine simengine.Config
+	Gen    sim.Lengths
+	// Arrivals builds the open-loop schedule for a rate step.
+	Arrivals func(rateRPS float64) (sim.Arrivals, error)
+	// Per step: requests and/or virtual duration (whichever ends first),
+	// and the warm-up excluded from statistics.
+	Requests       int64
+	Duration       time.Duration
+	Warmup         time.Duration
+	WarmupRequests int
+	SLOs           slo.Set // for goodput
+	// OnRecord, when set, sees every record of every step (reused: copy
+	// what you keep), e.g. to write records.jsonl.
+	OnRecord func(load Load, r *record.Request)
+}
+
+// Run simulates one step.
+func (sr *SimRunner) Run(ctx context.Context, load Load) (Step, error) {
+	cfg := sim.Config{Engine: sr.Engine, Gen: sr.Gen, Requests: sr.Requests, Duration: sr.Duration,
+		Warmup: sr.Warmup, WarmupRequests: sr.WarmupRequests, StreamTokenTimes: true}
+	opts := stats.Options{}
+	if len(sr.SLOs) > 0 {
+		opts.Good = sr.SLOs.Good
+	}
+	switch load.Kind {
+	case Concurrency:
+		cfg.Concurrency = int(load.Value)
+	case Rate:
+		if sr.Arrivals == nil {
+			return Step{}, fmt.Errorf("simulator: no arrival schedule for rate steps")
+		}
+		a, err := sr.Arrivals(load.Value)
+		if err != nil {
+			return Step{}, err
+		}
+		cfg.Arrivals = a
+		opts.OfferedRateRPS = load.Value
+	}
+	acc := stats.NewAccumulator(opts)
+	_, err := sim.Run(ctx, cfg, func(r *record.Request) {
+		acc.Add(r)
+		if sr.OnRecord != nil {
+			sr.OnRecord(load, r)
+		}
+	})
+	if err != nil {
+		return Step{}, err
+	}
+	return Step{Load: load, Summary: acc.Summary(), Full: true}, nil
+}
