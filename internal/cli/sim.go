@@ -2,10 +2,269 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/sim"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/stats"
 )
 
-// runSim is not built yet.
-func runSim(_ context.Context, _ *Env, _ []string) error {
-	return errors.New("sim: not implemented yet")
+// runSimSweep is `knee sim sweep`; the sweep command sets it (in its own
+// file) so that sim.go does not depend on the sweep package.
+var runSimSweep func(ctx context.Context, env *Env, args []string) error
+
+// simRepeated is a repeatable string flag (--slo).
+type simRepeated []string
+
+func (s *simRepeated) String() string     { return strings.Join(*s, ",") }
+func (s *simRepeated) Set(v string) error { *s = append(*s, v); return nil }
+
+// simFlags are knee sim's flags beside the shared workload flags.
+type simFlags struct {
+	wl     workloadFlags
+	engine simEngineFlags
+	slos   simRepeated
+	out    string
+	json   bool
+	list   bool
+}
+
+func runSim(ctx context.Context, env *Env, args []string) error {
+	if len(args) > 0 && args[0] == "sweep" {
+		if runSimSweep == nil {
+			return Usagef("knee sim sweep is not available in this build; run knee sim once per load instead")
+		}
+		return runSimSweep(ctx, env, args[1:])
+	}
+	var f simFlags
+	fs := newFlagSet(env, "sim")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: knee sim [flags]   (knee sim --list shows the GPU and model presets)")
+		fmt.Fprintln(fs.Output(), "\nSimulates a vLLM-like serving engine in virtual time and reports what knee bench would measure.")
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	f.wl.register(fs, 32, 1000)
+	f.engine.register(fs)
+	fs.Var(&f.slos, "slo", "objective such as 'p95(ttft)<2s' (repeatable); exit 3 when one fails")
+	fs.StringVar(&f.out, "out", "", "directory for records.jsonl (streamed), summary.json and report.md")
+	fs.BoolVar(&f.json, "json", false, "print the summary as JSON on stdout instead of the text report")
+	fs.BoolVar(&f.list, "list", false, "list the GPU and model presets (with any --preset-file, --gpu-file, --model-file) and exit")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	f.engine.noteSet(fs)
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q (flags only; see knee sim -h)", fs.Arg(0))
+	}
+	cat, err := f.engine.catalog()
+	if err != nil {
+		return err
+	}
+	if f.list {
+		return simListPresets(env.Stdout, cat)
+	}
+	if err := f.wl.validate(); err != nil {
+		return err
+	}
+	if f.wl.maxConcurrency > 0 {
+		return Usagef("--max-concurrency is not supported by knee sim (the simulated client never throttles an open loop)")
+	}
+	if f.wl.ramp > 0 {
+		return Usagef("--ramp is not supported by knee sim")
+	}
+	objectives, err := slo.ParseAll(f.slos)
+	if err != nil {
+		return Usagef("--slo: %v", err)
+	}
+	ecfg, err := f.engine.config(cat)
+	if err != nil {
+		return err
+	}
+	eng, err := simengine.NewEngine(ecfg) // validate up front: clear usage errors
+	if err != nil {
+		return Usagef("%v", err)
+	}
+	gen, err := f.wl.generator()
+	if err != nil {
+		return err
+	}
+	arrivals, err := f.wl.arrivals()
+	if err != nil {
+		return err
+	}
+	warmupDur, warmupN, _ := f.wl.warmupValue()
+	cfg := sim.Config{
+		Engine: ecfg, Gen: gen, Requests: f.wl.requests, Duration: f.wl.duration,
+		Warmup: warmupDur, WarmupRequests: warmupN,
+		// Token times feed the inter-token statistics and records.jsonl;
+		// they live only until each record is added and written.
+		StreamTokenTimes: true,
+	}
+	if arrivals != nil {
+		cfg.Arrivals = arrivals
+	} else {
+		cfg.Concurrency = f.wl.concurrency
+	}
+
+	var (
+		file   *os.File
+		writer *record.Writer
+		werr   error
+	)
+	if f.out != "" {
+		if err := os.MkdirAll(f.out, 0o755); err != nil {
+			return Usagef("--out %s: %v", f.out, err)
+		}
+		file, err = os.Create(filepath.Join(f.out, "records.jsonl"))
+		if err != nil {
+			return Usagef("--out %s: %v", f.out, err)
+		}
+		defer file.Close()
+		writer = record.NewWriter(file)
+	}
+	opts := stats.Options{OfferedRateRPS: f.wl.rate, Series: true}
+	if len(objectives) > 0 {
+		opts.Good = objectives.Good
+	}
+	acc := stats.NewAccumulator(opts)
+	start := time.Now()
+	res, runErr := sim.Run(ctx, cfg, func(r *record.Request) {
+		acc.Add(r)
+		if writer != nil && werr == nil {
+			werr = writer.Write(r)
+		}
+	})
+	elapsed := time.Since(start)
+	if writer != nil {
+		if err := writer.Flush(); werr == nil {
+			werr = err
+		}
+	}
+	if werr != nil {
+		return fmt.Errorf("writing %s: %w", filepath.Join(f.out, "records.jsonl"), werr)
+	}
+	if runErr != nil && errors.Is(runErr, simengine.ErrTooLong) {
+		return Usagef("%v (the model's context limit; lower --input-tokens/--output-tokens or raise --max-model-len)", runErr)
+	}
+	interrupted := runErr != nil && ctx.Err() != nil
+	if runErr != nil && !interrupted {
+		return runErr
+	}
+
+	sum := acc.Summary()
+	rep := &report.Run{
+		Kind: "sim", Version: Version, Target: simTarget(ecfg), Model: ecfg.Model.Name,
+		Load: f.wl.loadString(), Workload: fmt.Sprintf("input %s, output %s tokens", f.wl.input, f.wl.output),
+		Config: append(f.wl.config(), f.engine.configKV(eng.Config())...),
+		Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
+		Notes: simNotes(eng, res, elapsed),
+	}
+	if interrupted {
+		rep.Status = "interrupted"
+		rep.Notes = append(rep.Notes, "interrupted: the report covers the requests finished before the stop")
+	}
+	if f.out != "" {
+		if err := writeSimOut(f.out, rep); err != nil {
+			return err
+		}
+	}
+	if f.json {
+		err = report.JSON(env.Stdout, rep)
+	} else {
+		err = report.Text(env.Stdout, rep)
+	}
+	if err != nil {
+		return err
+	}
+	if interrupted {
+		return runErr
+	}
+	var failed []string
+	for _, r := range rep.SLOs {
+		if !r.Met {
+			failed = append(failed, r.String())
+		}
+	}
+	if len(failed) > 0 {
+		return &SLOError{Failed: failed}
+	}
+	return nil
+}
+
+func simTarget(c simengine.Config) string {
+	return fmt.Sprintf("simulated vLLM-like engine: %s on %d× %s", c.Model.Name, c.TP, c.GPU.Name)
+}
+
+func simNotes(eng *simengine.Engine, res sim.Result, elapsed time.Duration) []string {
+	s := res.Engine
+	notes := []string{
+		"simulated: times are virtual (a discrete-event model of the engine; see docs/simulator.md), exact server phase times in every record",
+		fmt.Sprintf("memory per GPU: %s; KV cache %d tokens (%d blocks of %d)", eng.MemoryPlan(), s.KVCapacityTokens, s.KVBlocksTotal, simengine.BlockTokens),
+		fmt.Sprintf("engine: %d steps, %d preemptions, %d rejected; %.1f s of virtual time simulated in %.2f s",
+			s.Steps, s.Preemptions, s.Rejected, res.End.Seconds(), elapsed.Seconds()),
+	}
+	return notes
+}
+
+// writeSimOut writes summary.json and report.md beside records.jsonl.
+func writeSimOut(dir string, rep *report.Run) error {
+	for _, file := range []struct {
+		name   string
+		render func(io.Writer) error
+	}{
+		{"summary.json", func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(rep.Summary)
+		}},
+		{"report.md", func(w io.Writer) error { return report.Markdown(w, rep) }},
+	} {
+		f, err := os.Create(filepath.Join(dir, file.name))
+		if err != nil {
+			return err
+		}
+		err = file.render(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(dir, file.name), err)
+		}
+	}
+	return nil
+}
+
+// simListPresets prints the GPU and model presets with the numbers the model uses.
+func simListPresets(w io.Writer, cat *simengine.Catalog) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "GPU\tmemory GiB\tbandwidth GB/s\tBF16 TFLOP/s\tinterconnect GB/s\taliases")
+	for _, g := range cat.GPUs() {
+		fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%g\t%s\n", g.Name, g.MemoryGiB, g.BandwidthGBps, g.BF16TFLOPS, g.InterconnectGBps, strings.Join(g.Aliases, ", "))
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "model\tparams\tlayers\thidden\theads/kv\tffn\tvocab\tcontext\tweights\tKV KiB/token\taliases")
+	for _, m := range cat.Models() {
+		prec := m.WeightPrecision
+		if prec == "" {
+			prec = "bf16"
+		}
+		fmt.Fprintf(tw, "%s\t%.2fB\t%d\t%d\t%d/%d\t%d\t%d\t%d\t%s %.1f GiB\t%.0f\t%s\n", m.Name, m.Params()/1e9, m.Layers, m.HiddenSize,
+			m.Heads, m.KVHeads, m.FFNSize, m.VocabSize, m.MaxContext, prec, m.WeightBytes()/(1<<30), m.KVBytesPerToken(1)/1024, strings.Join(m.Aliases, ", "))
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "Select with --gpu NAME --model NAME --tp N (names and aliases match case-insensitively);")
+	fmt.Fprintln(tw, "add your own with --gpu-file, --model-file or --preset-file (YAML, same keys as docs/simulator.md).")
+	return tw.Flush()
 }

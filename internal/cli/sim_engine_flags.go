@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"flag"
+	"strconv"
+
+	"github.com/knee-dev/knee/internal/sim"
+	"github.com/knee-dev/knee/internal/simengine"
+)
+
+// simEngineFlags select and configure the simulated engine; knee sim, and
+// anything else that runs the simulator, register them.
+type simEngineFlags struct {
+	gpu, model                       string
+	gpuFile, modelFile, presetFile   string
+	tp, maxNumSeqs, maxBatchedTokens int
+	memUtil                          float64
+	maxModelLen, queueLimit          int
+	noChunkedPrefill                 bool
+	stepTimeScale                    float64
+	gpuSet, modelSet                 bool // given on the command line
+}
+
+func (e *simEngineFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&e.gpu, "gpu", "h100", "GPU preset (knee sim --list), or the name of one in --gpu-file/--preset-file")
+	fs.StringVar(&e.model, "model", "llama-3.1-8b", "model preset (knee sim --list), or the name of one in --model-file/--preset-file")
+	fs.StringVar(&e.gpuFile, "gpu-file", "", "YAML file describing one GPU (selected unless --gpu is given)")
+	fs.StringVar(&e.modelFile, "model-file", "", "YAML file describing one model (selected unless --model is given)")
+	fs.StringVar(&e.presetFile, "preset-file", "", "YAML file with lists gpus: and models: of extra presets")
+	fs.IntVar(&e.tp, "tp", 1, "tensor-parallel degree (GPUs per replica)")
+	fs.IntVar(&e.maxNumSeqs, "max-num-seqs", 0, "most requests running at once (0: vLLM's default, 1024 on >=70 GiB GPUs else 256)")
+	fs.IntVar(&e.maxBatchedTokens, "max-num-batched-tokens", 0, "token budget of one engine step (0: vLLM's default, 8192 on >=70 GiB GPUs else 2048)")
+	fs.Float64Var(&e.memUtil, "gpu-memory-utilization", 0.9, "fraction of GPU memory the engine may use")
+	fs.IntVar(&e.maxModelLen, "max-model-len", 0, "prompt + output token limit (0: the model's context length)")
+	fs.IntVar(&e.queueLimit, "queue-limit", 0, "waiting requests beyond which new ones are rejected (0: unbounded)")
+	fs.BoolVar(&e.noChunkedPrefill, "no-chunked-prefill", false, "run each prompt in one step (vLLM V0 behaviour)")
+	fs.Float64Var(&e.stepTimeScale, "step-time-scale", 1, "multiply every step time (>1 models a slower engine)")
+}
+
+// noteSet records which selections were given explicitly (after parsing).
+func (e *simEngineFlags) noteSet(fs *flag.FlagSet) {
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "gpu":
+			e.gpuSet = true
+		case "model":
+			e.modelSet = true
+		}
+	})
+}
+
+// catalog returns the built-in presets plus those from the preset files.
+func (e *simEngineFlags) catalog() (*simengine.Catalog, error) {
+	cat := simengine.NewCatalog()
+	if e.presetFile != "" {
+		if _, err := sim.LoadPresetFile(cat, e.presetFile); err != nil {
+			return nil, Usagef("--preset-file: %v", err)
+		}
+	}
+	if e.gpuFile != "" {
+		g, err := sim.LoadGPUFile(cat, e.gpuFile)
+		if err != nil {
+			return nil, Usagef("--gpu-file: %v", err)
+		}
+		if !e.gpuSet {
+			e.gpu = g.Name
+		}
+	}
+	if e.modelFile != "" {
+		m, err := sim.LoadModelFile(cat, e.modelFile)
+		if err != nil {
+			return nil, Usagef("--model-file: %v", err)
+		}
+		if !e.modelSet {
+			e.model = m.Name
+		}
+	}
+	return cat, nil
+}
+
+// config resolves the flags into an engine configuration.
+func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error) {
+	g, err := cat.LookupGPU(e.gpu)
+	if err != nil {
+		return simengine.Config{}, Usagef("--gpu: %v", err)
+	}
+	m, err := cat.LookupModel(e.model)
+	if err != nil {
+		return simengine.Config{}, Usagef("--model: %v", err)
+	}
+	switch {
+	case e.tp < 1:
+		return simengine.Config{}, Usagef("--tp %d: want 1 or more GPUs", e.tp)
+	case e.maxNumSeqs < 0:
+		return simengine.Config{}, Usagef("--max-num-seqs %d: want 0 (default) or more", e.maxNumSeqs)
+	case e.maxBatchedTokens < 0:
+		return simengine.Config{}, Usagef("--max-num-batched-tokens %d: want 0 (default) or more", e.maxBatchedTokens)
+	case !(e.memUtil > 0 && e.memUtil <= 1):
+		return simengine.Config{}, Usagef("--gpu-memory-utilization %v: want a fraction in (0, 1]", e.memUtil)
+	case e.maxModelLen < 0:
+		return simengine.Config{}, Usagef("--max-model-len %d: want 0 (the model's) or more", e.maxModelLen)
+	case e.queueLimit < 0:
+		return simengine.Config{}, Usagef("--queue-limit %d: want 0 (unbounded) or more", e.queueLimit)
+	case !(e.stepTimeScale > 0):
+		return simengine.Config{}, Usagef("--step-time-scale %v: want a positive factor", e.stepTimeScale)
+	}
+	c := simengine.DefaultConfig(g, m, e.tp)
+	c.MaxNumSeqs, c.MaxNumBatchedTokens = e.maxNumSeqs, e.maxBatchedTokens
+	c.GPUMemoryUtilization, c.MaxModelLen, c.QueueLimit = e.memUtil, e.maxModelLen, e.queueLimit
+	c.ChunkedPrefill = !e.noChunkedPrefill
+	c.StepTimeScale = e.stepTimeScale
+	return c, nil
+}
+
+// configKV lists the resolved engine settings for reports.
+func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
+	kv := [][2]string{
+		{"gpu", c.GPU.Name}, {"model", c.Model.Name}, {"tp", strconv.Itoa(c.TP)},
+		{"max_num_seqs", strconv.Itoa(c.MaxNumSeqs)}, {"max_num_batched_tokens", strconv.Itoa(c.MaxNumBatchedTokens)},
+		{"gpu_memory_utilization", strconv.FormatFloat(c.GPUMemoryUtilization, 'g', -1, 64)},
+		{"max_model_len", strconv.Itoa(c.MaxModelLen)}, {"chunked_prefill", strconv.FormatBool(c.ChunkedPrefill)},
+	}
+	if c.QueueLimit > 0 {
+		kv = append(kv, [2]string{"queue_limit", strconv.Itoa(c.QueueLimit)})
+	}
+	if c.StepTimeScale != 1 {
+		kv = append(kv, [2]string{"step_time_scale", strconv.FormatFloat(c.StepTimeScale, 'g', -1, 64)})
+	}
+	return kv
+}
