@@ -80,3 +80,13 @@ func TestValidationLlama2_70B_TP2_H100_TTFT(t *testing.T) {
 		within(t, "TTFT Llama-2-70B TP2 H100", ttft, c.want, 0.20)
 	}
 }
+
+// Published: Llama-3.1-8B-Instruct on one A100 40GB, vLLM 0.23, 1024 prompt
+// / 128 output tokens, one request at a time: about 75 tokens/s of decode
+// (johnmusgrave.com/p/vllm-throughput-latency-sweep-on). Together with the
+// H100 point it fixes T0 and the memory efficiency.
+func TestValidationLlama31_8B_A100_40GB_TPOT(t *testing.T) {
+	e := mustEngine(t, "a100-40gb", "llama-3.1-8b", 1, nil)
+	_, tpot := single(t, e, 1024, 128)
+	within(t, "TPOT Llama-3.1-8B A100-40GB conc 1", tpot, 1000.0/75, 0.15)
+}
