@@ -185,3 +185,53 @@ func csvErr(err error) error {
 	}
 	return err
 }
+
+// csvOut lists the columns WriteCSV writes after the load column.
+var csvOut = []string{"offered_rps", "throughput_rps", "output_tps", "input_tps", "goodput_rps",
+	"ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms", "itl_p50_ms", "itl_p95_ms", "itl_p99_ms", "tpot_p50_ms",
+	"e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms", "error_rate", "rejection_rate"}
+
+// WriteCSV writes steps in the format ReadCSV reads, so a sweep measured by
+// knee can be analysed again (or plotted) elsewhere. goodput_rps is written
+// only when every step has it.
+func WriteCSV(w io.Writer, kind string, steps []Step) error {
+	cols := []string{LoadColumn(kind)}
+	for _, c := range csvOut {
+		if c == "goodput_rps" {
+			all := len(steps) > 0
+			for i := range steps {
+				all = all && steps[i].Summary.GoodputRPS != nil
+			}
+			if !all {
+				continue
+			}
+		}
+		cols = append(cols, c)
+	}
+	cw := csv.NewWriter(w)
+	if err := cw.Write(cols); err != nil {
+		return err
+	}
+	for i := range steps {
+		s := &steps[i]
+		row := []string{strconv.FormatFloat(s.Load.Value, 'g', -1, 64)}
+		for _, c := range cols[1:] {
+			var v float64
+			if c == "goodput_rps" {
+				v = *s.Summary.GoodputRPS
+			} else {
+				col, _ := lookupColumn(c)
+				v = *col.field(&s.Summary)
+			}
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				v = 0
+			}
+			row = append(row, strconv.FormatFloat(v, 'g', 6, 64))
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -98,3 +98,26 @@ func FuzzReadCSV(f *testing.F) {
 		}
 	})
 }
+
+func TestWriteCSVRoundTrip(t *testing.T) {
+	steps := curve(geometric(1, 5), []float64{100, 200, 400, 410, 415}, []float64{10, 11, 12, 40, 90})
+	g := 1.5
+	for i := range steps {
+		steps[i].Summary.GoodputRPS = &g
+		steps[i].Summary.ErrorRate = 0.01 * float64(i)
+	}
+	var b strings.Builder
+	if err := WriteCSV(&b, Concurrency, steps); err != nil {
+		t.Fatal(err)
+	}
+	tab, err := ReadCSV(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	for i, s := range tab.Steps {
+		if s.Load != steps[i].Load || s.Summary.TTFT.P95 != steps[i].Summary.TTFT.P95 || s.Summary.OutputTokenThroughputTPS != steps[i].Summary.OutputTokenThroughputTPS ||
+			*s.Summary.GoodputRPS != 1.5 || s.Summary.ErrorRate != steps[i].Summary.ErrorRate {
+			t.Errorf("step %d: %+v", i, s)
+		}
+	}
+}

@@ -1,0 +1,127 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/knee-dev/knee/internal/sweep"
+)
+
+// sweepTable is the load table of a sweep: one row per step, the knee and
+// the SLO-safe point marked.
+func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
+	header = []string{sweep.LoadColumn(r.LoadKind), "req/s", "out tok/s", "goodput/s", "TTFT p50", "TTFT p95", "TTFT p99", "ITL p95", "E2E p95", "errors", "SLOs", ""}
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		sum := &s.Summary
+		good := "-"
+		if sum.GoodputRPS != nil {
+			good = fnum(*sum.GoodputRPS, 2)
+		}
+		slos := "-"
+		if len(s.SLOs) > 0 {
+			slos = "met"
+			if !s.SLOMet {
+				var failed []string
+				for _, c := range s.SLOs {
+					if !c.Met {
+						failed = append(failed, c.Objective)
+					}
+				}
+				slos = "FAIL " + strings.Join(failed, " ")
+			}
+		}
+		var marks []string
+		if r.Knee.Found() && r.Knee.Index == i {
+			marks = append(marks, "◀ knee")
+		}
+		if r.SLOSafe.Found() && r.SLOSafe.Index == i {
+			marks = append(marks, "◀ SLO-safe")
+		}
+		if s.Refined {
+			marks = append(marks, "(refined)")
+		}
+		rows = append(rows, []string{
+			strconv.FormatFloat(s.Load.Value, 'g', 6, 64), fnum(sum.RequestThroughputRPS, 2), fnum(sum.OutputTokenThroughputTPS, 0), good,
+			msCell(sum.TTFT.P50), msCell(sum.TTFT.P95), msCell(sum.TTFT.P99), msCell(sum.ITL.P95), msCell(sum.E2E.P95),
+			pct(sum.ErrorRate), slos, strings.Join(marks, " "),
+		})
+	}
+	return header, rows
+}
+
+func msCell(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	if v >= 1000 {
+		return fnum(v/1000, 2) + " s"
+	}
+	return fnum(v, 1) + " ms"
+}
+
+func pointLine(p sweep.Point, kind string) string {
+	if !p.Found() {
+		return "none — " + p.Reason
+	}
+	return fmt.Sprintf("%s — %s", sweep.Load{Kind: kind, Value: p.Load}, p.Reason)
+}
+
+// SweepText renders a sweep as a plain-text table with the knee, the
+// SLO-safe point, and why each was chosen.
+func SweepText(w io.Writer, r *sweep.Result) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "Sweep over %s (knee placed on %s)\n", r.LoadKind, r.KneeMetric)
+	if len(r.SLOs) > 0 {
+		fmt.Fprintf(bw, "SLOs: %s\n", strings.Join(r.SLOs, ", "))
+	}
+	fmt.Fprintln(bw)
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	header, rows := sweepTable(r)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintf(bw, "\nKnee:      %s\n", pointLine(r.Knee, r.LoadKind))
+	fmt.Fprintf(bw, "SLO-safe:  %s\n", pointLine(r.SLOSafe, r.LoadKind))
+	for _, n := range r.Notes {
+		fmt.Fprintf(bw, "Note:      %s\n", n)
+	}
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(bw, "Warning:   %s\n", wn)
+	}
+	fmt.Fprintln(bw, "\nThe knee is the Kneedle point of the throughput curve (its running maximum); the SLO-safe point is the highest load below the first step that fails an SLO. Maximum accepted load is not a healthy operating point. See docs/sweep.md.")
+	return bw.Flush()
+}
+
+// SweepMarkdown renders a sweep as a Markdown table with the same content.
+func SweepMarkdown(w io.Writer, r *sweep.Result) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "# Sweep over %s\n\n", r.LoadKind)
+	if len(r.SLOs) > 0 {
+		fmt.Fprintf(bw, "SLOs: `%s`\n\n", strings.Join(r.SLOs, "`, `"))
+	}
+	header, rows := sweepTable(r)
+	mdRow(bw, header)
+	sep := make([]string, len(header))
+	for i := range sep {
+		sep[i] = "---"
+	}
+	mdRow(bw, sep)
+	for _, row := range rows {
+		mdRow(bw, row)
+	}
+	fmt.Fprintf(bw, "\n- **Knee:** %s\n- **SLO-safe point:** %s\n", mdEscape(pointLine(r.Knee, r.LoadKind)), mdEscape(pointLine(r.SLOSafe, r.LoadKind)))
+	for _, n := range r.Notes {
+		fmt.Fprintf(bw, "- Note: %s\n", mdEscape(n))
+	}
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(bw, "- **Warning:** %s\n", mdEscape(wn))
+	}
+	return bw.Flush()
+}
