@@ -1,0 +1,192 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/knee-dev/knee/internal/diagnose"
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/sim"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/sweep"
+	"github.com/knee-dev/knee/internal/workload"
+)
+
+// Fixed settings every scenario shares, so the runs are identical on every
+// machine.
+const (
+	GPU      = "h100"
+	Model    = "llama-3.1-8b"
+	Seed     = 20111
+	RunFor   = 60 * time.Second // virtual time per run or sweep step
+	Warmup   = 5 * time.Second
+	SweepSLO = "p95(ttft)<2s"
+)
+
+// run is one simulated load: Poisson arrivals at RateRPS, prompt and output
+// length distributions, and a step-time scale for the engine.
+type run struct {
+	Label     string  `json:"label"`
+	RateRPS   float64 `json:"rate_rps"`
+	Input     string  `json:"input_tokens"`
+	Output    string  `json:"output_tokens"`
+	StepScale float64 `json:"step_time_scale"`
+}
+
+func (r run) String() string {
+	s := fmt.Sprintf("Poisson %g req/s, input %s tokens, output %s tokens", r.RateRPS, r.Input, r.Output)
+	if r.StepScale != 1 {
+		s += fmt.Sprintf(", engine steps ×%g slower", r.StepScale)
+	}
+	return s
+}
+
+// Scenario describes one lesson.
+type Scenario struct {
+	Name     string
+	Title    string
+	Lesson   string // what to notice
+	Baseline run
+	Incident run
+	Sweep    []float64 // rates of the sweep scenario
+}
+
+// Scenarios lists the lessons in teaching order.
+var Scenarios = []Scenario{
+	{Name: "queue", Title: "Queue incident: arrivals above capacity",
+		Lesson:   "The arrival rate rises above what the engine can serve. Server queue time grows with every second of overload while prefill and per-token decode stay near their healthy values: the fix is capacity or admission control, not a faster model.",
+		Baseline: run{"healthy", 20, "512:640", "128", 1}, Incident: run{"overloaded", 70, "512:640", "128", 1}},
+	{Name: "decode", Title: "Decode incident: every engine step twice as slow",
+		Lesson:   "The same traffic meets an engine whose steps take twice as long (a slower runtime, throttled GPU or a noisy neighbour). Time per output token doubles while the queue stays small: the fix is in the runtime, model or batch size.",
+		Baseline: run{"healthy", 10, "512:640", "128", 1}, Incident: run{"slow decode", 10, "512:640", "128", 2}},
+	{Name: "prefill", Title: "Prefill incident: prompts eight times longer",
+		Lesson:   "The same request rate, but prompts grow eight-fold (say, a RAG change stuffs more context). Prefill time and TTFT grow with input length: the fix is prompt size, prefix caching or chunked-prefill tuning.",
+		Baseline: run{"healthy", 2, "512:640", "128", 1}, Incident: run{"long prompts", 2, "4096:5120", "128", 1}},
+	{Name: "sweep", Title: "Load sweep: where the knee is and what is safe",
+		Lesson: "Offered load rises step by step. Throughput grows with load, then flattens at the engine's capacity; p95 TTFT barely moves, then climbs steeply as a queue forms. The knee is where the curve bends; the SLO-safe point is the highest load whose p95 TTFT stays under 2 s.",
+		Sweep:  []float64{5, 10, 20, 30, 40, 45, 50, 55, 60, 70, 80}},
+}
+
+// Lookup finds a scenario by name.
+func Lookup(name string) (Scenario, error) {
+	var names []string
+	for _, s := range Scenarios {
+		if s.Name == name {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	return Scenario{}, fmt.Errorf("unknown scenario %q: want one of %v", name, names)
+}
+
+// Side is one simulated run of an incident scenario.
+type Side struct {
+	Run     run           `json:"run"`
+	Load    string        `json:"load"`
+	Summary stats.Summary `json:"summary"`
+}
+
+// Result is a scenario's outcome.
+type Result struct {
+	Scenario  string              `json:"scenario"`
+	Title     string              `json:"title"`
+	Lesson    string              `json:"lesson"`
+	Engine    string              `json:"engine"`
+	Seed      uint64              `json:"seed"`
+	Baseline  *Side               `json:"baseline,omitempty"`
+	Incident  *Side               `json:"incident,omitempty"`
+	Diagnosis *diagnose.Diagnosis `json:"diagnosis,omitempty"`
+	Sweep     *sweep.Result       `json:"sweep,omitempty"`
+	// HighestUnder2s is the highest swept rate whose p95 TTFT is under 2 s.
+	HighestUnder2s *float64 `json:"highest_rate_p95_ttft_under_2s_rps,omitempty"`
+}
+
+func engineConfig() (simengine.Config, error) {
+	c := simengine.NewCatalog()
+	g, err := c.LookupGPU(GPU)
+	if err != nil {
+		return simengine.Config{}, err
+	}
+	m, err := c.LookupModel(Model)
+	if err != nil {
+		return simengine.Config{}, err
+	}
+	return simengine.DefaultConfig(g, m, 1), nil
+}
+
+func simulate(ctx context.Context, ecfg simengine.Config, r run) ([]record.Request, error) {
+	l, err := NewLengths(r.Input, r.Output, Seed)
+	if err != nil {
+		return nil, err
+	}
+	a, err := workload.NewArrivals("poisson", r.RateRPS, 1, Seed)
+	if err != nil {
+		return nil, err
+	}
+	ecfg.StepTimeScale = r.StepScale
+	recs, _, err := sim.Collect(ctx, sim.Config{Engine: ecfg, Gen: l, Arrivals: a, Duration: RunFor, Warmup: Warmup, KeepTokenTimes: true})
+	return recs, err
+}
+
+// Run plays a scenario on the simulator.
+func Run(ctx context.Context, name string) (*Result, error) {
+	sc, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	ecfg, err := engineConfig()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Scenario: sc.Name, Title: sc.Title, Lesson: sc.Lesson, Seed: Seed,
+		Engine: fmt.Sprintf("%s on one %s, vLLM-like defaults (simulated)", ecfg.Model.Name, ecfg.GPU.Name)}
+	if sc.Sweep != nil {
+		return res, runSweep(ctx, sc, ecfg, res)
+	}
+	base, err := simulate(ctx, ecfg, sc.Baseline)
+	if err != nil {
+		return nil, err
+	}
+	inc, err := simulate(ctx, ecfg, sc.Incident)
+	if err != nil {
+		return nil, err
+	}
+	res.Baseline = &Side{Run: sc.Baseline, Load: sc.Baseline.String(), Summary: stats.Summarize(base, stats.Options{OfferedRateRPS: sc.Baseline.RateRPS})}
+	res.Incident = &Side{Run: sc.Incident, Load: sc.Incident.String(), Summary: stats.Summarize(inc, stats.Options{OfferedRateRPS: sc.Incident.RateRPS})}
+	d := diagnose.Diagnose(inc, diagnose.Options{Baseline: base, BaselineName: "the healthy run (" + sc.Baseline.String() + ")"})
+	res.Diagnosis = &d
+	return res, nil
+}
+
+func runSweep(ctx context.Context, sc Scenario, ecfg simengine.Config, res *Result) error {
+	l, err := NewLengths("512:640", "128", Seed)
+	if err != nil {
+		return err
+	}
+	set, err := slo.ParseAll([]string{SweepSLO})
+	if err != nil {
+		return err
+	}
+	r := &sweep.SimRunner{Engine: ecfg, Gen: l, Duration: RunFor, Warmup: Warmup, SLOs: set,
+		Arrivals: func(rate float64) (sim.Arrivals, error) { return workload.NewArrivals("poisson", rate, 1, Seed) }}
+	sr, err := sweep.Run(ctx, r, sweep.Plan{Kind: sweep.Rate, Loads: sc.Sweep}, set, nil)
+	if err != nil {
+		return err
+	}
+	sr.Notes = append(sr.Notes, fmt.Sprintf("%s; every step %v of Poisson arrivals, input 512:640 tokens, output 128, seed %d", res.Engine, RunFor, Seed))
+	res.Sweep = sr
+	steps := append([]sweep.Step(nil), sr.Steps...)
+	sort.Slice(steps, func(i, j int) bool { return steps[i].Load.Value > steps[j].Load.Value })
+	for _, s := range steps {
+		if s.Summary.TTFT.Count > 0 && s.Summary.TTFT.P95 < 2000 {
+			v := s.Load.Value
+			res.HighestUnder2s = &v
+			break
+		}
+	}
+	return nil
+}

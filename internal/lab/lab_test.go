@@ -1,0 +1,83 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/knee-dev/knee/internal/diagnose"
+)
+
+func TestIncidentScenarios(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want diagnose.Verdict
+	}{{"queue", diagnose.QueuePressure}, {"decode", diagnose.DecodeSlowdown}, {"prefill", diagnose.PrefillPressure}} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := Run(context.Background(), c.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Diagnosis.Verdict != c.want {
+				t.Errorf("verdict %s, want %s", r.Diagnosis.Verdict, c.want)
+			}
+			var b bytes.Buffer
+			if err := Text(&b, r); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), "verdict: "+string(c.want)) || !strings.Contains(b.String(), "server queue") {
+				t.Errorf("text:\n%s", b.String())
+			}
+			// Deterministic: a second run gives the same numbers.
+			r2, _ := Run(context.Background(), c.name)
+			j1, _ := json.Marshal(r)
+			j2, _ := json.Marshal(r2)
+			if !bytes.Equal(j1, j2) {
+				t.Error("two runs of the scenario differ")
+			}
+		})
+	}
+}
+
+func TestSweepScenario(t *testing.T) {
+	r, err := Run(context.Background(), "sweep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Sweep
+	if !s.Knee.Found() || !s.SLOSafe.Found() || r.HighestUnder2s == nil {
+		t.Fatalf("knee %v safe %v", s.Knee, s.SLOSafe)
+	}
+	if *r.HighestUnder2s != s.SLOSafe.Load {
+		t.Errorf("highest rate under 2 s %v, SLO-safe %v", *r.HighestUnder2s, s.SLOSafe.Load)
+	}
+	// Throughput flattens past the knee while p95 TTFT rises sharply.
+	k := s.Knee.Index
+	last := s.Steps[len(s.Steps)-1]
+	atKnee := s.Steps[k]
+	if g := last.Summary.RequestThroughputRPS / atKnee.Summary.RequestThroughputRPS; g > 1.1 {
+		t.Errorf("throughput grows ×%.2f past the knee", g)
+	}
+	if g := last.Summary.TTFT.P95 / atKnee.Summary.TTFT.P95; g < 10 {
+		t.Errorf("p95 TTFT grows only ×%.2f past the knee", g)
+	}
+	if first := s.Steps[0]; atKnee.Summary.RequestThroughputRPS < 5*first.Summary.RequestThroughputRPS {
+		t.Errorf("throughput did not grow before the knee: %v → %v", first.Summary.RequestThroughputRPS, atKnee.Summary.RequestThroughputRPS)
+	}
+	var b bytes.Buffer
+	if err := Text(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + b.String())
+	if !strings.Contains(b.String(), "◀ knee") || !strings.Contains(b.String(), "◀ SLO-safe") {
+		t.Errorf("table lacks marks:\n%s", b.String())
+	}
+}
+
+func TestUnknownScenario(t *testing.T) {
+	if _, err := Run(context.Background(), "nope"); err == nil || !strings.Contains(err.Error(), "want one of [queue decode prefill sweep]") {
+		t.Errorf("error %v", err)
+	}
+}
