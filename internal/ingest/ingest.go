@@ -1,0 +1,147 @@
+// Package ingest turns result files of other tools, and knee's own
+// records.jsonl, into knee records and a summary, so imported runs sit
+// beside knee's own in the store.
+//
+// Reading order: Read (this file) detects the format; vllm.go reads a vLLM
+// `bench serve` result JSON (detailed with --save-detailed, or summary
+// only); records.jsonl is read with the record package's codec.
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/stats"
+)
+
+// Formats Read recognises.
+const (
+	FormatVLLM    = "vllm-bench-serve" // result JSON of `vllm bench serve --save-result`
+	FormatRecords = "knee-records"     // knee's records.jsonl
+)
+
+// ErrUnknownFormat: the file is neither format (errors wrap it).
+var ErrUnknownFormat = errors.New("unknown import format")
+
+// Run is one imported run.
+type Run struct {
+	Format string
+	Label  string // from the file when it carries one
+	Model  string
+	Target string    // what the file says was measured (vLLM: backend), else empty
+	Start  time.Time // zero when the file does not say
+	// Config is what the file says about how the run was made, in order.
+	Config [][2]string
+	// Records are per-request records; nil for a summary-only vLLM file.
+	Records []record.Request
+	Summary stats.Summary
+	Notes   []string
+}
+
+// Read detects the format of data and reads every run in it (a vLLM file
+// written with --append-result holds one JSON object per run). Errors are
+// about the input and say what was expected.
+func Read(data []byte) ([]Run, error) {
+	format, err := Detect(data)
+	if err != nil {
+		return nil, err
+	}
+	if format == FormatRecords {
+		r, err := readRecords(data)
+		if err != nil {
+			return nil, err
+		}
+		return []Run{*r}, nil
+	}
+	return readVLLM(data)
+}
+
+// Detect names the format of data from its first JSON value: a knee record
+// has "sent_ms"; a vLLM result has "duration" and "completed".
+func Detect(data []byte) (string, error) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	trimmed = bytes.TrimPrefix(trimmed, []byte("\xef\xbb\xbf"))
+	if len(trimmed) == 0 {
+		return "", fmt.Errorf("%w: the file is empty", ErrUnknownFormat)
+	}
+	if trimmed[0] != '{' {
+		return "", fmt.Errorf("%w: want a vLLM bench serve result (a JSON object) or knee records.jsonl (one JSON object per line); the file starts with %q",
+			ErrUnknownFormat, firstBytes(trimmed))
+	}
+	var keys map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	if err := dec.Decode(&keys); err != nil {
+		// A damaged file of a known kind: let its reader say where it broke.
+		head := trimmed[:min(len(trimmed), 4096)]
+		switch {
+		case bytes.Contains(head, []byte(`"sent_ms"`)):
+			return FormatRecords, nil
+		case bytes.Contains(head, []byte(`"duration"`)) || bytes.Contains(head, []byte(`"ttfts"`)):
+			return FormatVLLM, nil
+		}
+		return "", fmt.Errorf("%w: the first JSON value does not parse: %v", ErrUnknownFormat, err)
+	}
+	_, sent := keys["sent_ms"]
+	_, duration := keys["duration"]
+	_, completed := keys["completed"]
+	switch {
+	case sent:
+		return FormatRecords, nil
+	case duration && completed:
+		return FormatVLLM, nil
+	}
+	return "", fmt.Errorf("%w: a JSON object with neither \"sent_ms\" (knee records.jsonl) nor \"duration\" and \"completed\" (vLLM bench serve result)", ErrUnknownFormat)
+}
+
+func firstBytes(b []byte) string {
+	if len(b) > 20 {
+		b = b[:20]
+	}
+	return string(b)
+}
+
+func readRecords(data []byte) (*Run, error) {
+	recs, err := record.ReadAll(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("knee records.jsonl: %w", err)
+	}
+	if len(recs) == 0 {
+		return nil, errors.New("knee records.jsonl: no records")
+	}
+	if err := checkRecords(recs); err != nil {
+		return nil, fmt.Errorf("knee records.jsonl: %w", err)
+	}
+	r := &Run{Format: FormatRecords, Records: recs}
+	r.Summary = stats.Summarize(recs, stats.Options{Series: true})
+	return r, nil
+}
+
+// maxOffset bounds every time in an imported record (a week): absurd values
+// are bad input, not a reason to allocate a huge time series.
+const maxOffset = 7 * 24 * time.Hour
+
+// checkRecords rejects records whose times cannot be real.
+func checkRecords(recs []record.Request) error {
+	for i := range recs {
+		r := &recs[i]
+		ts := []time.Duration{r.Scheduled, r.Sent, r.FirstToken, r.Done, r.StreamEnd}
+		for _, t := range ts {
+			if t < 0 || t > maxOffset {
+				return fmt.Errorf("record %d (id %d): a time of %v is outside 0..%v", i+1, r.ID, t, maxOffset)
+			}
+		}
+		for _, t := range r.TokenTimes {
+			if t < 0 || t > maxOffset {
+				return fmt.Errorf("record %d (id %d): a token time of %v is outside 0..%v", i+1, r.ID, t, maxOffset)
+			}
+		}
+		if r.InputTokens < 0 || r.OutputTokens < 0 {
+			return fmt.Errorf("record %d (id %d): negative token count", i+1, r.ID)
+		}
+	}
+	return nil
+}
