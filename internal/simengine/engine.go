@@ -31,7 +31,7 @@ type Config struct {
 	// chunked prefill the budget defaults to max(MaxModelLen, 2048)).
 	MaxNumSeqs, MaxNumBatchedTokens int
 	GPUMemoryUtilization            float64 // 0 = 0.9
-	MaxModelLen                     int     // prompt + output limit; 0 = the model's max context
+	MaxModelLen                     int     // prompt + output limit; 0 = the model's max context, lowered to what the KV cache holds
 	QueueLimit                      int     // waiting requests beyond which Submit rejects; 0 = unbounded
 	ChunkedPrefill                  bool    // split long prompts over steps (vLLM V1 always does)
 	StepTimeScale                   float64 // multiplies every step time; 0 = 1 (>1 slows steps: faults, labs)
@@ -146,7 +146,8 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.GPUMemoryUtilization < 0 || cfg.GPUMemoryUtilization > 1 {
 		return nil, fmt.Errorf("%w: gpu memory utilization %v (want 0 < u <= 1)", ErrBadEngineCfg, cfg.GPUMemoryUtilization)
 	}
-	if cfg.MaxModelLen == 0 {
+	autoLen := cfg.MaxModelLen == 0
+	if autoLen {
 		cfg.MaxModelLen = cfg.Model.MaxContext
 	}
 	if cfg.MaxModelLen < 1 {
@@ -197,6 +198,14 @@ func NewEngine(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("%w: %s needs %.1f GiB of weights per GPU at tp %d, but %s offers %.1f GiB (%.0f%% of %.1f GiB) minus %.1f GiB activations and %.1f GiB reserved; use more GPUs (--tp) or a larger GPU",
 			ErrDoesNotFit, cfg.Model.Name, mem.weightBytes/(1<<30), cfg.TP, cfg.GPU.Name, mem.usableBytes/(1<<30),
 			cfg.GPUMemoryUtilization*100, cfg.GPU.MemoryGiB, mem.activationBytes/(1<<30), mem.reserveBytes/(1<<30))
+	}
+	if capTok := mem.kvBlocks * BlockTokens; capTok < cfg.MaxModelLen && autoLen {
+		// vLLM refuses to start here; a simulator is more useful if it
+		// serves the contexts that fit (Config().MaxModelLen tells).
+		cfg.MaxModelLen = capTok
+		if !cfg.ChunkedPrefill && cfg.MaxNumBatchedTokens < cfg.MaxModelLen {
+			cfg.MaxNumBatchedTokens = cfg.MaxModelLen
+		}
 	}
 	if capTok := mem.kvBlocks * BlockTokens; capTok < cfg.MaxModelLen {
 		return nil, fmt.Errorf("%w: the KV cache holds %d tokens (%.2f GiB) but max model len is %d; lower the max model len to at most %d, or add memory (--tp, --gpu-memory-utilization)",

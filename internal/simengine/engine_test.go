@@ -65,9 +65,15 @@ func TestBadInput(t *testing.T) {
 	// Fits in weights, but the KV cache is smaller than one full context.
 	l4, _ := LookupGPU("l4")
 	m8, _ := LookupModel("llama-3.1-8b")
-	_, err = NewEngine(DefaultConfig(l4, m8, 1))
+	cfg := DefaultConfig(l4, m8, 1)
+	cfg.MaxModelLen = 131072
+	_, err = NewEngine(cfg)
 	if !errors.Is(err, ErrDoesNotFit) || !strings.Contains(err.Error(), "max model len is 131072") {
 		t.Errorf("8B on L4 at full context: %v; want ErrDoesNotFit naming the max model len", err)
+	}
+	// Left to its default, the max model len shrinks to what the cache holds.
+	if e, err := NewEngine(DefaultConfig(l4, m8, 1)); err != nil || e.Config().MaxModelLen != e.Stats().KVCapacityTokens || e.Config().MaxModelLen >= 131072 {
+		t.Errorf("8B on L4, default max model len: %v", err)
 	}
 	h, _ := LookupGPU("h100")
 	e, err := NewEngine(DefaultConfig(h, m8, 1))
@@ -250,5 +256,44 @@ func TestParsePresetErrors(t *testing.T) {
 	}
 	if _, err := ParseModel([]byte("name: m\nlayers: 2\nhidden_size: 64\nheads: 4\nkv_heads: 3\nhead_dim: 16\nffn_size: 128\nvocab_size: 100\nmax_context: 512\n")); err == nil || !strings.Contains(err.Error(), "multiple of kv_heads") {
 		t.Errorf("bad heads: %v", err)
+	}
+}
+
+// The hot loop allocates nothing: a step in steady state, with an emission
+// callback, makes no allocation.
+func TestStepDoesNotAllocate(t *testing.T) {
+	e := mustEngine(t, "h100", "llama-3.1-8b", 1, nil)
+	for id := int64(0); id < 200; id++ {
+		if err := e.Submit(id, 300, 100000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	emit := func(Emission) { n++ }
+	for range 5 {
+		e.Step(emit)
+	}
+	if allocs := testing.AllocsPerRun(200, func() { e.Step(emit) }); allocs != 0 {
+		t.Errorf("Step allocates %.1f times per call", allocs)
+	}
+	if n < 200*200 {
+		t.Errorf("only %d tokens emitted", n)
+	}
+}
+
+// StepTimeScale slows every step by its factor; tensor parallelism speeds a
+// compute-bound prefill but adds all-reduce time.
+func TestStepTimeScaleAndTP(t *testing.T) {
+	base := mustEngine(t, "h100", "llama-3.1-70b", 2, nil)
+	slow := mustEngine(t, "h100", "llama-3.1-70b", 2, func(c *Config) { c.StepTimeScale = 3 })
+	b1, _ := single(t, base, 2048, 8)
+	s1, _ := single(t, slow, 2048, 8)
+	if r := s1 / b1; r < 2.99 || r > 3.01 {
+		t.Errorf("step time scale 3 gave a TTFT ratio of %.3f", r)
+	}
+	tp4 := mustEngine(t, "h100", "llama-3.1-70b", 4, nil)
+	b4, _ := single(t, tp4, 2048, 8)
+	if r := b1 / b4; r < 1.6 || r >= 2 {
+		t.Errorf("TP2→TP4 prefill speed-up %.2f; want below 2 (all-reduce) and above 1.6", r)
 	}
 }
