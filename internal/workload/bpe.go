@@ -8,6 +8,9 @@ import (
 // bpeModel encodes one pre-tokenised piece (raw bytes) into token ids.
 type bpeModel interface {
 	encodePiece(piece string, out []int) []int
+	// whole returns the id of a piece that is certainly a single token
+	// (one map lookup, no cache needed), or false.
+	whole(piece string) (int, bool)
 }
 
 // rankBPE is tiktoken's formulation: the rank of a byte string is its
@@ -15,6 +18,11 @@ type bpeModel interface {
 // first.
 type rankBPE struct {
 	ranks map[string]int
+}
+
+func (m *rankBPE) whole(piece string) (int, bool) {
+	id, ok := m.ranks[piece]
+	return id, ok
 }
 
 func (m *rankBPE) encodePiece(piece string, out []int) []int {
@@ -92,6 +100,9 @@ func (c *pieceCache) put(piece string, ids []int) {
 
 // cachedEncode encodes piece with model, consulting cache for short pieces.
 func cachedEncode(cache *pieceCache, model bpeModel, piece string, out []int) []int {
+	if id, ok := model.whole(piece); ok {
+		return append(out, id)
+	}
 	if len(piece) > pieceCacheMaxBytes {
 		return model.encodePiece(piece, out)
 	}

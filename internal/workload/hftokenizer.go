@@ -132,7 +132,7 @@ func parseHFTokenizer(data []byte) (*hfTokenizer, error) {
 		return nil, fmt.Errorf("token id %d is implausibly large", maxID)
 	}
 	t.decoder = make([]string, maxID+1)
-	model := &mergeBPE{ignoreMerges: m.IgnoreMerges, pairs: map[uint64]merge{}, whole: make(map[string]int, len(m.Vocab))}
+	model := &mergeBPE{ignoreMerges: m.IgnoreMerges, pairs: map[uint64]merge{}, wholeID: make(map[string]int, len(m.Vocab))}
 	for i := range model.byteID {
 		model.byteID[i] = -1
 	}
@@ -145,7 +145,7 @@ func parseHFTokenizer(data []byte) (*hfTokenizer, error) {
 			continue // not a byte-level token (rare extras); unreachable by encoding
 		}
 		t.decoder[id] = raw
-		model.whole[raw] = id
+		model.wholeID[raw] = id
 		if len(raw) == 1 {
 			model.byteID[raw[0]] = id
 		}
@@ -403,15 +403,25 @@ func (t *hfTokenizer) Count(s string) int { return len(t.Encode(s)) }
 type mergeBPE struct {
 	byteID       [256]int
 	pairs        map[uint64]merge
-	whole        map[string]int // raw bytes -> id, for ignore_merges
+	wholeID      map[string]int // raw bytes -> id, for ignore_merges
 	ignoreMerges bool
 }
 
 type merge struct{ rank, id int }
 
+// whole is only certain with ignore_merges: otherwise the merges may
+// segment even a piece that is itself in the vocab differently.
+func (m *mergeBPE) whole(piece string) (int, bool) {
+	if !m.ignoreMerges {
+		return 0, false
+	}
+	id, ok := m.wholeID[piece]
+	return id, ok
+}
+
 func (m *mergeBPE) encodePiece(piece string, out []int) []int {
 	if m.ignoreMerges {
-		if id, ok := m.whole[piece]; ok {
+		if id, ok := m.wholeID[piece]; ok {
 			return append(out, id)
 		}
 	}

@@ -1,0 +1,185 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+)
+
+// Spec is everything a Generator needs. Seed makes the workload
+// reproducible: use RandomSeed when the user gave none.
+type Spec struct {
+	// Input and Output are the prompt and completion length distributions
+	// in tokens. With a dataset, Input is unused and Output only fills in
+	// entries that carry no output length.
+	Input, Output Dist
+	// Dataset is the path of a JSONL prompt file or a ShareGPT JSON file
+	// (see LoadDataset); empty means synthetic prompts.
+	Dataset string
+	// SharedPrefixTokens is the length of a prefix common to every synthetic
+	// prompt of the run (0 = none). It counts toward the input length: an
+	// input of 1024 with a shared prefix of 512 is 512 shared tokens then 512
+	// unique ones; an input no longer than the prefix is the prefix's start.
+	SharedPrefixTokens int
+	Seed               uint64
+	// Tokenizer counts and builds prompts; nil means DefaultTokenizer.
+	Tokenizer Tokenizer
+}
+
+// Item is one request's workload.
+type Item struct {
+	Prompt string
+	// InputTokens is the prompt's token count under the Spec's tokenizer.
+	InputTokens int
+	// MaxTokens is the output length to ask for (max_tokens).
+	MaxTokens int
+}
+
+// Generator produces request i's workload as a pure function of (Seed, i):
+// any goroutine may ask for any i in any order and gets the same answer.
+type Generator struct {
+	spec    Spec
+	prompts *promptBuilder // synthetic mode
+	data    *Dataset       // dataset mode
+	order   []int32        // dataset entry for i mod len(order)
+	inCount []atomic.Int32 // dataset: token count of entry's prompt + 1; 0 = not yet counted
+	outCnt  []atomic.Int32 // dataset: token count of entry's completion + 1
+}
+
+// NewGenerator validates spec and prepares prompt synthesis or loads the
+// dataset. Errors name the field or file that was wrong.
+func NewGenerator(spec Spec) (*Generator, error) {
+	if spec.Tokenizer == nil {
+		tk, err := LoadTokenizer(DefaultTokenizer)
+		if err != nil {
+			return nil, err
+		}
+		spec.Tokenizer = tk
+	}
+	if spec.SharedPrefixTokens < 0 || spec.SharedPrefixTokens > MaxLengthTokens {
+		return nil, fmt.Errorf("shared prefix must be between 0 and %d tokens, got %d", MaxLengthTokens, spec.SharedPrefixTokens)
+	}
+	g := &Generator{spec: spec}
+	if spec.Dataset != "" {
+		if spec.SharedPrefixTokens > 0 {
+			return nil, errors.New("a shared prefix applies to synthetic prompts only, not to a dataset")
+		}
+		ds, err := LoadDataset(spec.Dataset)
+		if err != nil {
+			return nil, err
+		}
+		if spec.Output == nil {
+			for _, e := range ds.Entries {
+				if e.OutputTokens == 0 && !e.HasCompletion {
+					return nil, fmt.Errorf("%s:%d: entry has no output length (output_tokens/max_tokens) and no output length distribution was given", spec.Dataset, e.Line)
+				}
+			}
+		}
+		g.data = ds
+		n := len(ds.Entries)
+		g.order = make([]int32, n)
+		for k := range g.order {
+			g.order[k] = int32(k)
+		}
+		rng := newRand(spec.Seed, streamDataset)
+		rng.Shuffle(n, func(a, b int) { g.order[a], g.order[b] = g.order[b], g.order[a] })
+		g.inCount = make([]atomic.Int32, n)
+		g.outCnt = make([]atomic.Int32, n)
+		return g, nil
+	}
+	if spec.Input == nil {
+		return nil, errors.New("no input length distribution given (and no dataset)")
+	}
+	if spec.Output == nil {
+		return nil, errors.New("no output length distribution given")
+	}
+	pb, err := newPromptBuilder(spec.Tokenizer, spec.SharedPrefixTokens, spec.Seed)
+	if err != nil {
+		return nil, err
+	}
+	g.prompts = pb
+	return g, nil
+}
+
+// Spec returns the resolved spec (Tokenizer filled in).
+func (g *Generator) Spec() Spec { return g.spec }
+
+// DatasetSize is the number of usable dataset entries (0 when synthetic).
+func (g *Generator) DatasetSize() int {
+	if g.data == nil {
+		return 0
+	}
+	return len(g.data.Entries)
+}
+
+// lengthRand is request i's source for lengths, independent of its prompt
+// text so Lengths can skip building the text.
+func (g *Generator) lengthRand(i int64, pcg *rand.PCG) *rand.Rand {
+	pcg.Seed(g.spec.Seed^streamLengths, mix64(uint64(i)))
+	return rand.New(pcg)
+}
+
+// Lengths returns request i's input and output token counts without
+// building its prompt; Item(i) reports the same numbers (for a dataset,
+// each entry's text is tokenised once, on first use).
+func (g *Generator) Lengths(i int64) (in, out int) {
+	var pcg rand.PCG
+	rng := g.lengthRand(i, &pcg)
+	if g.data != nil {
+		k := g.entryIndex(i)
+		return g.entryInput(k), g.entryOutput(k, rng)
+	}
+	in = g.spec.Input.Sample(rng)
+	out = g.spec.Output.Sample(rng)
+	return in, out
+}
+
+// Item returns request i's prompt and lengths. Synthetic prompts are built
+// from words drawn with a source seeded by (Seed, i), so they are unique per
+// request apart from the shared prefix. Safe for concurrent use.
+func (g *Generator) Item(i int64) Item {
+	var pcg rand.PCG
+	rng := g.lengthRand(i, &pcg)
+	if g.data != nil {
+		k := g.entryIndex(i)
+		return Item{Prompt: g.data.Entries[k].Prompt, InputTokens: g.entryInput(k), MaxTokens: g.entryOutput(k, rng)}
+	}
+	in := g.spec.Input.Sample(rng)
+	out := g.spec.Output.Sample(rng)
+	var tpcg rand.PCG
+	tpcg.Seed(g.spec.Seed^streamPrompt, mix64(uint64(i)))
+	prompt, got := g.prompts.build(in, rand.New(&tpcg))
+	return Item{Prompt: prompt, InputTokens: got, MaxTokens: out}
+}
+
+func (g *Generator) entryIndex(i int64) int {
+	n := int64(len(g.order))
+	return int(g.order[((i%n)+n)%n])
+}
+
+func (g *Generator) entryInput(k int) int {
+	if c := g.inCount[k].Load(); c > 0 {
+		return int(c - 1)
+	}
+	c := g.spec.Tokenizer.Count(g.data.Entries[k].Prompt)
+	g.inCount[k].Store(int32(c + 1)) // racing counters store the same value
+	return c
+}
+
+func (g *Generator) entryOutput(k int, rng *rand.Rand) int {
+	e := &g.data.Entries[k]
+	switch {
+	case e.OutputTokens > 0:
+		return e.OutputTokens
+	case e.HasCompletion:
+		if c := g.outCnt[k].Load(); c > 0 {
+			return int(c - 1)
+		}
+		c := max(1, g.spec.Tokenizer.Count(e.Completion))
+		g.outCnt[k].Store(int32(c + 1))
+		return c
+	default:
+		return g.spec.Output.Sample(rng)
+	}
+}
