@@ -171,6 +171,10 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
 		Notes: simNotes(eng, res, elapsed),
 	}
+	if c := eng.Config(); c.MaxModelLen < c.Model.MaxContext && f.engine.maxModelLen == 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("max model len lowered from %s's %d to %d tokens, what the KV cache holds (vLLM would refuse to start; set --max-model-len)",
+			c.Model.Name, c.Model.MaxContext, c.MaxModelLen))
+	}
 	if interrupted {
 		rep.Status = "interrupted"
 		rep.Notes = append(rep.Notes, "interrupted: the report covers the requests finished before the stop")
