@@ -69,6 +69,9 @@ type Reader struct {
 	// name is not one of data, event, id, retry (nor a comment). A body of
 	// only unknown lines is not an event stream (an HTML error page, say).
 	Lines, UnknownLines int
+	// FirstUnknown is a copy of the first such line (at most 256 bytes),
+	// for an error message that shows what the server sent instead.
+	FirstUnknown []byte
 }
 
 // NewReader returns a Reader on src with an initial buffer of size bytes
@@ -83,8 +86,8 @@ func NewReader(src io.Reader, size int) *Reader {
 // Reset makes r read from src, keeping its buffers.
 func (r *Reader) Reset(src io.Reader) {
 	onRead := r.OnRead
-	buf, data := r.buf, r.data[:0]
-	*r = Reader{src: src, buf: buf, data: data, OnRead: onRead}
+	buf, data, typ, id := r.buf, r.data[:0], r.typ[:0], r.id[:0]
+	*r = Reader{src: src, buf: buf, data: data, typ: typ, id: id, OnRead: onRead}
 }
 
 // Reads returns how many underlying Read calls have been made.
@@ -222,6 +225,9 @@ func (r *Reader) field(line []byte) {
 	case bytes.Equal(name, fieldRetry):
 		// Reconnection delay: meaningless for a one-shot POST stream.
 	default:
+		if r.UnknownLines == 0 {
+			r.FirstUnknown = append([]byte(nil), line[:min(len(line), 256)]...)
+		}
 		r.UnknownLines++
 	}
 }

@@ -107,7 +107,7 @@ func TestReaderHTMLCountsUnknownLines(t *testing.T) {
 	if err != io.EOF || len(evs) != 0 {
 		t.Fatalf("events %v err %v", evs, err)
 	}
-	if r.UnknownLines != 3 || r.Lines != 3 {
+	if r.UnknownLines != 3 || r.Lines != 3 || string(r.FirstUnknown) != "<html>" {
 		t.Errorf("Lines=%d UnknownLines=%d, want 3 and 3", r.Lines, r.UnknownLines)
 	}
 }

@@ -1,0 +1,352 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/knee-dev/knee/internal/openai"
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/sse"
+)
+
+// maxErrorBody bounds what an error message keeps of a response body.
+const maxErrorBody = 512
+
+// stampReader timestamps every Read of the response body the moment it
+// returns, before a byte is parsed: all events parsed from that read share
+// the timestamp (architecture habit 6).
+type stampReader struct {
+	body  io.Reader
+	start time.Time
+	at    time.Duration // offset of the latest Read's return
+}
+
+func (s *stampReader) Read(p []byte) (int, error) {
+	n, err := s.body.Read(p)
+	s.at = time.Since(s.start)
+	return n, err
+}
+
+// stream is the reusable per-request machinery.
+type stream struct {
+	stamp stampReader
+	sse   *sse.Reader
+	chunk openai.Chunk
+}
+
+var streamPool = sync.Pool{New: func() any {
+	return &stream{sse: sse.NewReader(nil, sse.DefaultBufferSize)}
+}}
+
+// do runs request i, scheduled at the given offset, and publishes its
+// record.
+func (r *Run) do(i int64, scheduled time.Duration) {
+	req := r.src(i)
+	rec := &record.Request{
+		ID: i, Scheduled: scheduled, Warmup: r.warmup(i, scheduled),
+		PromptTokensRequested: req.PromptTokens, MaxTokens: req.MaxTokens,
+	}
+	st := streamPool.Get().(*stream)
+	defer streamPool.Put(st)
+	st.stamp.start = r.start
+
+	p := openai.Params{API: r.cfg.API, Model: r.cfg.Model, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
+		IgnoreEOS: r.cfg.IgnoreEOS, ContinuousUsage: r.cfg.ContinuousUsage}
+	if r.cfg.MinTokens {
+		p.MinTokens = req.MaxTokens
+	}
+	// The body and the trace are per request, never pooled: the transport
+	// may still write the body, or report the write, after Do returns
+	// (a server that answers before reading the whole request).
+	body := openai.AppendBody(make([]byte, 0, len(req.Prompt)+256), p)
+	sentAt := new(atomic.Int64) // ns offset when the request was written; 0 until then
+	start := r.start
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+		sentAt.Store(int64(time.Since(start)))
+	}}
+	ctx := httptrace.WithClientTrace(r.hardCtx, trace)
+	if r.cfg.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.cfg.RequestTimeout)
+		defer cancel()
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, r.endpoint, bytes.NewReader(body))
+	if err != nil { // cannot happen: the endpoint was validated
+		rec.Error, rec.ErrorMessage = record.ErrConnect, err.Error()
+		r.finish(rec)
+		return
+	}
+	hreq.Header["Content-Type"] = []string{"application/json"}
+	hreq.Header["Accept"] = []string{"text/event-stream"}
+	if r.cfg.APIKey != "" {
+		hreq.Header["Authorization"] = []string{"Bearer " + r.cfg.APIKey}
+	}
+
+	inFlight := r.inFlight.Add(1)
+	for {
+		peak := r.peak.Load()
+		if inFlight <= peak || r.peak.CompareAndSwap(peak, inFlight) {
+			break
+		}
+	}
+	rec.InFlightAtSend = int(inFlight)
+	r.sent.Add(1)
+	rec.Sent = time.Since(r.start) // replaced by the write time below when known
+
+	resp, err := r.client.Do(hreq)
+	if sent := sentAt.Load(); sent > 0 {
+		rec.Sent = time.Duration(sent)
+	}
+	if err != nil {
+		rec.StreamEnd = time.Since(r.start)
+		r.classifyTransportError(rec, err, sentAt.Load() > 0)
+		r.finish(rec)
+		return
+	}
+	rec.HTTPStatus = resp.StatusCode
+	r.readResponse(ctx, st, resp, rec)
+	resp.Body.Close()
+	r.finish(rec)
+}
+
+// classifyTransportError turns a failed round trip into an error kind.
+func (r *Run) classifyTransportError(rec *record.Request, err error, wrote bool) {
+	rec.ErrorMessage = err.Error()
+	var opErr *net.OpError
+	var netErr net.Error
+	switch {
+	case r.hardCtx.Err() != nil && errors.Is(err, context.Canceled):
+		rec.Error = record.ErrCanceled
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
+		rec.Error = record.ErrTimeout
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		rec.Error = record.ErrConnect
+	case !wrote:
+		rec.Error = record.ErrConnect
+	default:
+		// Written, then the connection failed before a response: the
+		// server broke the exchange.
+		rec.Error = record.ErrStreamBroken
+	}
+}
+
+// readResponse reads the status, headers and stream of one response.
+func (r *Run) readResponse(ctx context.Context, st *stream, resp *http.Response, rec *record.Request) {
+	if resp.StatusCode >= 300 {
+		r.httpError(resp, rec)
+		return
+	}
+	if q, p := resp.Header.Get("X-Knee-Queue-Ms"), resp.Header.Get("X-Knee-Prefill-Ms"); q != "" || p != "" {
+		ph := &record.Phases{}
+		ph.Queue = parseMS(q)
+		ph.Prefill = parseMS(p)
+		rec.ServerPhases = ph
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "" {
+		mt, _, _ := mime.ParseMediaType(ct)
+		if mt == "text/html" || mt == "application/json" {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+			rec.StreamEnd = time.Since(r.start)
+			rec.Error = record.ErrBadPayload
+			rec.ErrorMessage = fmt.Sprintf("response is %s, not an event stream: %s", mt, oneLine(body))
+			return
+		}
+	}
+
+	st.stamp.body = resp.Body
+	st.sse.Reset(&st.stamp)
+	defer func() { st.stamp.body = nil; st.sse.Reset(nil) }()
+
+	if n := rec.MaxTokens; n > 0 {
+		rec.TokenTimes = make([]time.Duration, 0, min(n, 4096)+1)
+	}
+	var (
+		lastRead       uint64
+		prevCompletion int
+		chunkTokens    int
+		usage          bool
+		done           bool
+		events         int
+	)
+	c := &st.chunk
+	for {
+		ev, err := st.sse.Next()
+		if err != nil {
+			rec.StreamEnd = st.stamp.at
+			if err != io.EOF {
+				r.readError(ctx, rec, err)
+				break
+			}
+			if !done && rec.FinishReason == "" {
+				if events == 0 && st.sse.UnknownLines > 0 {
+					rec.Error = record.ErrBadPayload
+					rec.ErrorMessage = "response is not an event stream; it begins: " + oneLine(st.sse.FirstUnknown)
+				} else {
+					rec.Error = record.ErrStreamBroken
+					rec.ErrorMessage = fmt.Sprintf("stream ended without [DONE] or a finish_reason after %d content chunks", len(rec.TokenTimes))
+				}
+			}
+			break
+		}
+		events++
+		if err := openai.DecodeChunk(ev.Data, c); err != nil {
+			rec.StreamEnd = st.stamp.at
+			rec.Error = record.ErrBadPayload
+			rec.ErrorMessage = fmt.Sprintf("%v; data: %s", err, oneLine(ev.Data))
+			break
+		}
+		if c.Err != nil {
+			rec.StreamEnd = st.stamp.at
+			rec.Error = streamErrorKind(c.Err.Code)
+			rec.ErrorMessage = "error event mid-stream: " + truncate(c.Err.Error())
+			break
+		}
+		if c.Done {
+			done = true
+			continue // read on to the end of the body so the connection is reused
+		}
+		if c.Content {
+			at := st.stamp.at
+			k := 1
+			if c.HasUsage && c.CompletionTokens-prevCompletion > 1 {
+				k = c.CompletionTokens - prevCompletion
+			}
+			if len(rec.TokenTimes) == 0 {
+				rec.FirstToken = at
+			} else if ev.Read == lastRead {
+				rec.CoalescedChunks++
+			}
+			lastRead = ev.Read
+			rec.Done = at
+			rec.TokenTimes = append(rec.TokenTimes, at)
+			if k != 1 && rec.TokenCounts == nil {
+				rec.TokenCounts = make([]int32, len(rec.TokenTimes)-1, cap(rec.TokenTimes))
+				for j := range rec.TokenCounts {
+					rec.TokenCounts[j] = 1
+				}
+			}
+			if rec.TokenCounts != nil {
+				rec.TokenCounts = append(rec.TokenCounts, int32(k))
+			}
+			chunkTokens += k
+			r.tokens.Add(int64(k))
+		}
+		if c.HasUsage {
+			usage = true
+			prevCompletion = c.CompletionTokens
+			rec.InputTokens, rec.OutputTokens = c.PromptTokens, c.CompletionTokens
+		}
+		if c.FinishReason != "" {
+			rec.FinishReason = c.FinishReason
+		}
+		if t := c.Timing; t != nil {
+			rec.ServerPhases = &record.Phases{Queue: msDur(t.QueueMS), Prefill: msDur(t.PrefillMS), Decode: msDur(t.DecodeMS)}
+			if len(t.TokenTimesMS) > 0 {
+				rec.ServerTokenTimes = make([]time.Duration, len(t.TokenTimesMS))
+				for j, v := range t.TokenTimesMS {
+					rec.ServerTokenTimes[j] = msDur(v)
+				}
+			}
+		}
+	}
+	if usage {
+		rec.TokenSource = record.TokensFromUsage
+	} else {
+		rec.TokenSource = record.TokensFromChunks
+		rec.OutputTokens = chunkTokens
+		rec.InputTokens = rec.PromptTokensRequested
+	}
+}
+
+// streamErrorKind maps the code of an error event to a kind: an HTTP-like
+// status when the server gives one, else the stream broke.
+func streamErrorKind(code int) record.ErrorKind {
+	switch {
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+		return record.ErrRejected
+	case code >= 400 && code < 500:
+		return record.ErrHTTP4xx
+	case code >= 500 && code < 600:
+		return record.ErrHTTP5xx
+	}
+	return record.ErrStreamBroken
+}
+
+// readError classifies a failed body read.
+func (r *Run) readError(ctx context.Context, rec *record.Request, err error) {
+	rec.ErrorMessage = truncate(err.Error())
+	var netErr net.Error
+	switch {
+	case r.hardCtx.Err() != nil && (errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled):
+		rec.Error = record.ErrCanceled
+	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded || (errors.As(err, &netErr) && netErr.Timeout()):
+		rec.Error = record.ErrTimeout
+	case errors.Is(err, sse.ErrLineTooLong):
+		rec.Error = record.ErrBadPayload
+	default:
+		rec.Error = record.ErrStreamBroken
+	}
+}
+
+// httpError records a non-2xx response, with its body for the message.
+func (r *Run) httpError(resp *http.Response, rec *record.Request) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	rec.StreamEnd = time.Since(r.start)
+	code := resp.StatusCode
+	switch {
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+		rec.Error = record.ErrRejected
+	case code >= 500:
+		rec.Error = record.ErrHTTP5xx
+	case code >= 400:
+		rec.Error = record.ErrHTTP4xx
+	default:
+		rec.Error = record.ErrBadPayload // a redirect: the URL is wrong
+	}
+	msg := "HTTP " + resp.Status
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		msg += " (Retry-After: " + ra + ")"
+	}
+	if loc := resp.Header.Get("Location"); loc != "" && code < 400 {
+		msg += " redirect to " + loc
+	}
+	if len(body) > 0 {
+		msg += ": " + oneLine(body)
+	}
+	rec.ErrorMessage = msg
+}
+
+func parseMS(s string) time.Duration {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return 0
+	}
+	return msDur(v)
+}
+
+func msDur(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+
+// oneLine makes a short single-line excerpt of a body for a message.
+func oneLine(b []byte) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	return truncate(s)
+}
+
+func truncate(s string) string {
+	if len(s) > maxErrorBody {
+		return s[:maxErrorBody] + "…"
+	}
+	return s
+}

@@ -1,0 +1,367 @@
+// Package loadgen drives an OpenAI-compatible streaming endpoint with a
+// closed-loop (fixed concurrency) or open-loop (arrival schedule) load and
+// turns every request into a record.Request.
+//
+// Reading order: Config, Start, Run and Result (this file) hold the run's
+// life cycle: two contexts — one stops issuing at the end of the run, the
+// other hard-stops in-flight requests after a grace period — and results
+// that close only when every worker is done. schedule.go has the load
+// models: closed-loop workers and the open-loop dispatcher that sends on
+// schedule however slowly the server answers. client.go runs one request:
+// HTTP, SSE, chunk decoding, with timestamps taken from the monotonic
+// clock right after each socket read, before parsing.
+package loadgen
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/knee-dev/knee/internal/openai"
+	"github.com/knee-dev/knee/internal/record"
+)
+
+// Schedule yields absolute arrival offsets from the run start, in order.
+// workload.Arrivals satisfies it.
+type Schedule interface{ Next() time.Duration }
+
+// Request is what a Source supplies for request i.
+type Request struct {
+	Prompt       string
+	PromptTokens int // the prompt length in tokens, as the workload built it
+	MaxTokens    int // max_tokens to send (0 leaves it to the server)
+}
+
+// Source returns request i. It is called from many goroutines at once and
+// must be safe for concurrent use; its cost counts as client lag.
+type Source func(i int64) Request
+
+// DefaultGrace is how long in-flight requests may finish after the run
+// stops issuing, when Config.Grace is 0.
+const DefaultGrace = 30 * time.Second
+
+// Config describes one run.
+type Config struct {
+	BaseURL, Model, API string // API "chat" (default) or "completions"
+	APIKey              string // sent as "Authorization: Bearer"; never logged or stored
+	// IgnoreEOS sends ignore_eos; MinTokens sends min_tokens = max_tokens.
+	// Probe (openai.Probe) first: servers that do not know them answer 400.
+	IgnoreEOS, MinTokens bool
+
+	// Closed loop: Concurrency > 0 workers, each sending its next request
+	// when its previous one ends.
+	Concurrency int
+	// Open loop: Arrivals (or a constant schedule at RateRPS when Arrivals
+	// is nil). MaxConcurrency > 0 caps requests in flight: an arrival that
+	// finds the cap reached waits for a slot, the dispatcher with it, and
+	// that wait shows as lag (sent − scheduled) of it and of the arrivals
+	// behind it; arrivals still waiting when the run ends are Dropped.
+	Arrivals       Schedule
+	RateRPS        float64
+	MaxConcurrency int
+
+	// The run stops issuing at Duration or after Requests requests,
+	// whichever comes first; 0 means no such limit (with both 0 the run
+	// lasts until ctx is canceled).
+	Duration time.Duration
+	Requests int64
+
+	// Requests scheduled before Warmup, or among the first WarmupRequests,
+	// are flagged Warmup (excluded from statistics).
+	Warmup         time.Duration
+	WarmupRequests int
+
+	// Ramp grows the load linearly from zero over this long: closed-loop
+	// workers start evenly spread over it; open-loop arrival times are
+	// stretched so the rate rises linearly to full rate at Ramp.
+	Ramp time.Duration
+
+	// RequestTimeout bounds one request (0: none); Grace is how long
+	// in-flight requests may finish after issuing stops (0: DefaultGrace,
+	// negative: none) before they are canceled.
+	RequestTimeout, Grace time.Duration
+
+	// OnRecord, when set, is called once per finished request from worker
+	// goroutines. It must be cheap and must not keep r.
+	OnRecord func(r *record.Request)
+
+	// ContinuousUsage asks the server for usage on every chunk (vLLM's
+	// stream_options.continuous_usage_stats) so multi-token chunks are
+	// counted exactly; servers that do not know the option may refuse it.
+	ContinuousUsage bool
+
+	// Transport, when set, replaces the HTTP transport (tests).
+	Transport http.RoundTripper
+}
+
+// ErrConfig wraps every validation error from Start: the configuration,
+// not the server, is wrong.
+var ErrConfig = errors.New("invalid load configuration")
+
+func configErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+}
+
+func (c *Config) validate() error {
+	switch c.API {
+	case "":
+		c.API = openai.APIChat
+	case openai.APIChat, openai.APICompletions:
+	default:
+		return configErr("api %q: want chat or completions", c.API)
+	}
+	open := c.Arrivals != nil || c.RateRPS > 0
+	switch {
+	case c.Concurrency < 0:
+		return configErr("concurrency %d: want a positive number of workers", c.Concurrency)
+	case c.RateRPS < 0:
+		return configErr("rate %g: want requests per second > 0", c.RateRPS)
+	case c.Concurrency > 0 && open:
+		return configErr("give either a concurrency (closed loop) or a rate (open loop), not both")
+	case c.Concurrency == 0 && !open:
+		return configErr("give a concurrency (closed loop) or a rate (open loop)")
+	case c.MaxConcurrency < 0:
+		return configErr("max concurrency %d: want >= 0", c.MaxConcurrency)
+	case c.MaxConcurrency > 0 && !open:
+		return configErr("max concurrency applies to open loop (a rate); closed loop is bounded by its concurrency")
+	case c.Duration < 0, c.Requests < 0, c.Warmup < 0, c.WarmupRequests < 0, c.Ramp < 0, c.RequestTimeout < 0:
+		return configErr("durations and counts must not be negative")
+	case c.Duration > 0 && c.Warmup >= c.Duration:
+		return configErr("warm-up %v leaves nothing of the %v run to measure", c.Warmup, c.Duration)
+	case c.Requests > 0 && int64(c.WarmupRequests) >= c.Requests:
+		return configErr("%d warm-up requests leave nothing of %d to measure", c.WarmupRequests, c.Requests)
+	}
+	if _, err := openai.Endpoint(c.BaseURL, c.API); err != nil {
+		return configErr("%v", err)
+	}
+	return nil
+}
+
+// Result is a finished run.
+type Result struct {
+	Records        []record.Request // one per request issued, sorted by ID
+	Start          time.Time        // the run's time origin: record times are offsets from it
+	Elapsed        time.Duration    // until the last worker finished
+	OfferedRateRPS float64          // open loop: the schedule's rate; closed loop: 0
+	PeakInFlight   int
+	// Dropped counts open-loop arrivals that were due but never sent
+	// because the run ended while they waited for a MaxConcurrency slot.
+	Dropped int64
+}
+
+// Snapshot is a live view of a run.
+type Snapshot struct {
+	Elapsed      time.Duration
+	Sent         int64 // requests started
+	Completed    int64 // finished without error
+	Errors       int64 // finished with an error
+	InFlight     int64
+	PeakInFlight int64
+	OutputTokens int64 // content chunks received so far (tokens when the server says)
+	Dropped      int64
+	ErrorsByKind map[record.ErrorKind]int64
+	Issuing      bool // still issuing new requests
+}
+
+// Run is a run in progress.
+type Run struct {
+	cfg      Config
+	src      Source
+	start    time.Time
+	client   *http.Client
+	endpoint string
+
+	issueCtx, hardCtx       context.Context
+	stopIssue, hardStop     context.CancelFunc
+	inFlight, peak          atomic.Int64
+	sent, completed, failed atomic.Int64
+	tokens, dropped         atomic.Int64
+	errKinds                [16]atomic.Int64
+
+	mu      sync.Mutex
+	records []record.Request
+
+	done   chan struct{}
+	result *Result
+}
+
+// Start validates cfg and starts the run; the load begins at once. Errors
+// wrap ErrConfig.
+func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if src == nil {
+		return nil, configErr("no request source")
+	}
+	endpoint, _ := openai.Endpoint(cfg.BaseURL, cfg.API)
+	r := &Run{cfg: cfg, src: src, endpoint: endpoint, done: make(chan struct{})}
+	tr := cfg.Transport
+	if tr == nil {
+		tr = newTransport(cfg)
+	}
+	r.client = &http.Client{
+		Transport: tr,
+		// A redirect of a streaming POST is a misconfigured URL, not
+		// something to follow.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	r.hardCtx, r.hardStop = context.WithCancel(ctx)
+	r.issueCtx, r.stopIssue = context.WithCancel(r.hardCtx)
+	r.start = time.Now()
+	go r.run()
+	return r, nil
+}
+
+// newTransport is one shared HTTP/1.1 keep-alive transport sized to the
+// load, so connections are reused and never capped below the load (a cap
+// would queue requests inside the transport, hiding client lag).
+func newTransport(cfg Config) *http.Transport {
+	idle := cfg.Concurrency
+	if cfg.MaxConcurrency > 0 {
+		idle = cfg.MaxConcurrency
+	}
+	if idle == 0 {
+		idle = 4096 // open loop without a cap: keep what the load needs
+	}
+	return &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        0,
+		MaxIdleConnsPerHost: idle,
+		MaxConnsPerHost:     cfg.Concurrency, // 0 (no limit) in open loop
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+		// A non-nil empty map turns HTTP/2 off: one stream per connection,
+		// so one slow stream never delays another's reads.
+		TLSNextProto:    map[string]func(string, *tls.Conn) http.RoundTripper{},
+		ReadBufferSize:  16 << 10,
+		WriteBufferSize: 16 << 10,
+	}
+}
+
+// run drives the load model, then waits for every request, then
+// publishes the result.
+func (r *Run) run() {
+	var wg sync.WaitGroup // request goroutines
+	workersDone := make(chan struct{})
+	grace := r.cfg.Grace
+	if grace == 0 {
+		grace = DefaultGrace
+	}
+	go func() {
+		<-r.issueCtx.Done()
+		if grace < 0 {
+			r.hardStop()
+			return
+		}
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-workersDone:
+		case <-t.C:
+			r.hardStop()
+		case <-r.hardCtx.Done():
+		}
+	}()
+	if r.cfg.Duration > 0 {
+		t := time.AfterFunc(r.cfg.Duration, r.stopIssue)
+		defer t.Stop()
+	}
+	if r.cfg.Concurrency > 0 {
+		r.closedLoop(&wg)
+	} else {
+		r.openLoop(&wg)
+	}
+	r.stopIssue()
+	wg.Wait()
+	close(workersDone)
+	elapsed := time.Since(r.start)
+	r.hardStop()
+	if t, ok := r.client.Transport.(*http.Transport); ok && r.cfg.Transport == nil {
+		t.CloseIdleConnections()
+	}
+
+	r.mu.Lock()
+	recs := r.records
+	r.records = nil
+	r.mu.Unlock()
+	slices.SortFunc(recs, func(a, b record.Request) int { return int(a.ID - b.ID) })
+	res := &Result{Records: recs, Start: r.start, Elapsed: elapsed, PeakInFlight: int(r.peak.Load()), Dropped: r.dropped.Load()}
+	if r.cfg.Concurrency == 0 {
+		res.OfferedRateRPS = r.cfg.RateRPS
+	}
+	r.result = res
+	close(r.done)
+}
+
+// Wait blocks until every request has finished (or been canceled after
+// the grace period) and returns the result.
+func (r *Run) Wait() *Result {
+	<-r.done
+	return r.result
+}
+
+// Stop ends issuing now; in-flight requests get the grace period.
+func (r *Run) Stop() { r.stopIssue() }
+
+// Snapshot returns live counters; safe to call at any time.
+func (r *Run) Snapshot() Snapshot {
+	s := Snapshot{
+		Elapsed:      time.Since(r.start),
+		Sent:         r.sent.Load(),
+		Completed:    r.completed.Load(),
+		Errors:       r.failed.Load(),
+		InFlight:     r.inFlight.Load(),
+		PeakInFlight: r.peak.Load(),
+		OutputTokens: r.tokens.Load(),
+		Dropped:      r.dropped.Load(),
+		Issuing:      r.issueCtx.Err() == nil,
+	}
+	for i, k := range record.ErrorKinds {
+		if n := r.errKinds[i].Load(); n > 0 {
+			if s.ErrorsByKind == nil {
+				s.ErrorsByKind = make(map[record.ErrorKind]int64)
+			}
+			s.ErrorsByKind[k] = n
+		}
+	}
+	select {
+	case <-r.done:
+		s.Elapsed = r.result.Elapsed
+	default:
+	}
+	return s
+}
+
+// finish publishes one finished request.
+func (r *Run) finish(rec *record.Request) {
+	r.inFlight.Add(-1)
+	if rec.Error == record.ErrNone {
+		r.completed.Add(1)
+	} else {
+		r.failed.Add(1)
+		if i := slices.Index(record.ErrorKinds, rec.Error); i >= 0 {
+			r.errKinds[i].Add(1)
+		}
+	}
+	if r.cfg.OnRecord != nil {
+		r.cfg.OnRecord(rec)
+	}
+	r.mu.Lock()
+	r.records = append(r.records, *rec)
+	r.mu.Unlock()
+}
+
+// warmup reports whether request i scheduled at t is part of warm-up.
+func (r *Run) warmup(i int64, t time.Duration) bool {
+	return t < r.cfg.Warmup || i < int64(r.cfg.WarmupRequests)
+}

@@ -1,0 +1,136 @@
+package loadgen
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// constantSchedule sends every 1/rate seconds, starting at 0.
+type constantSchedule struct {
+	rate float64
+	i    int64
+}
+
+func (c *constantSchedule) Next() time.Duration {
+	t := time.Duration(float64(c.i) / c.rate * float64(time.Second))
+	c.i++
+	return t
+}
+
+// rampWarp maps an arrival offset t of the full-rate schedule to the
+// offset at which it is sent when the rate grows linearly from 0 to full
+// over ramp: the number of arrivals by time τ must equal full-rate
+// arrivals by t, so ∫₀^τ rate·s/ramp ds = rate·t gives τ = √(2·ramp·t)
+// while τ < ramp (t < ramp/2), and τ = t + ramp/2 after.
+func rampWarp(t, ramp time.Duration) time.Duration {
+	if ramp <= 0 {
+		return t
+	}
+	if t >= ramp/2 {
+		return t + ramp/2
+	}
+	return time.Duration(math.Sqrt(2 * float64(ramp) * float64(t)))
+}
+
+// closedLoop runs Concurrency workers until issuing stops. A worker's
+// request is scheduled when its slot frees, so closed-loop lag is only the
+// client's own delay between the two.
+func (r *Run) closedLoop(wg *sync.WaitGroup) {
+	var next atomic.Int64
+	n := r.cfg.Concurrency
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r.cfg.Ramp > 0 && w > 0 {
+				delay := r.cfg.Ramp * time.Duration(w) / time.Duration(n)
+				t := time.NewTimer(delay - time.Since(r.start))
+				select {
+				case <-t.C:
+				case <-r.issueCtx.Done():
+					t.Stop()
+					return
+				}
+			}
+			for r.issueCtx.Err() == nil {
+				i := next.Add(1) - 1
+				if r.cfg.Requests > 0 && i >= r.cfg.Requests {
+					r.stopIssue()
+					return
+				}
+				scheduled := time.Since(r.start)
+				r.do(i, scheduled)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// openLoop is one dispatcher goroutine (the caller's) that sleeps until
+// each arrival's scheduled time and starts a goroutine for it. Responses
+// never slow it: only a MaxConcurrency cap can make it wait, and then the
+// wait is measured as lag.
+func (r *Run) openLoop(wg *sync.WaitGroup) {
+	sched := r.cfg.Arrivals
+	if sched == nil {
+		sched = &constantSchedule{rate: r.cfg.RateRPS}
+	}
+	var sem chan struct{}
+	if r.cfg.MaxConcurrency > 0 {
+		sem = make(chan struct{}, r.cfg.MaxConcurrency)
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var i int64
+	for ; r.cfg.Requests == 0 || i < r.cfg.Requests; i++ {
+		at := rampWarp(sched.Next(), r.cfg.Ramp)
+		if r.cfg.Duration > 0 && at >= r.cfg.Duration {
+			return
+		}
+		if d := at - time.Since(r.start); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-r.issueCtx.Done():
+				return // not yet due: not dropped
+			}
+		}
+		if sem != nil {
+			select {
+			case sem <- struct{}{}:
+			case <-r.issueCtx.Done():
+				r.countDropped(sched, i, at)
+				return
+			}
+		}
+		if r.issueCtx.Err() != nil {
+			r.countDropped(sched, i, at)
+			return
+		}
+		wg.Add(1)
+		go func(i int64, at time.Duration) {
+			defer wg.Done()
+			r.do(i, at)
+			if sem != nil {
+				<-sem
+			}
+		}(i, at)
+	}
+}
+
+// countDropped counts arrival i (due at at) and every later one already
+// due when issuing stopped: scheduled, never sent.
+func (r *Run) countDropped(sched Schedule, i int64, at time.Duration) {
+	now := time.Since(r.start)
+	for n := int64(0); ; n++ {
+		if at > now || (r.cfg.Requests > 0 && i >= r.cfg.Requests) || (r.cfg.Duration > 0 && at >= r.cfg.Duration) {
+			r.dropped.Add(n)
+			return
+		}
+		i++
+		at = rampWarp(sched.Next(), r.cfg.Ramp)
+	}
+}
