@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -127,7 +128,10 @@ func New(cfg Config) (*Server, error) {
 		wr := &writer{s: s, ch: make(chan []item, 256), free: make(chan []item, 256)}
 		s.writers = append(s.writers, wr)
 		s.writeWG.Add(1)
-		go wr.run()
+		go func() {
+			labelServer()
+			wr.run()
+		}()
 	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveGenerate(w, r, true) })
@@ -140,8 +144,19 @@ func New(cfg Config) (*Server, error) {
 			Message: fmt.Sprintf("no route %s %s (this server serves /v1/chat/completions, /v1/completions, /v1/models, /health, /metrics)", r.Method, r.URL.Path)})
 	})
 	s.pacerWG.Add(1)
-	go s.pace()
+	go func() {
+		labelServer()
+		s.pace()
+	}()
 	return s, nil
+}
+
+// labelServer marks the calling goroutine, and every goroutine it starts
+// (net/http's per-connection goroutines included), with the pprof label
+// knee=server, so a CPU profile of a process running client and server
+// together can split their costs (knee selftest does).
+func labelServer() {
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("knee", "server")))
 }
 
 // StartLocal runs a new server on a loopback port chosen by the system and
@@ -164,7 +179,10 @@ func Start(ctx context.Context, addr string, cfg Config) (baseURL string, srv *S
 	}
 	s.ln = ln
 	s.httpSrv = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
-	go s.httpSrv.Serve(ln)
+	go func() {
+		labelServer()
+		s.httpSrv.Serve(ln)
+	}()
 	go func() {
 		select {
 		case <-ctx.Done():
