@@ -1,0 +1,287 @@
+// Package selftest measures knee's own measurement error and CPU cost on
+// the machine it runs on: it runs knee's load generator against knee's
+// simulated server in the same process, at rising concurrency, and compares
+// what the client measured (TTFT, inter-token gaps) with the server's truth
+// (the intended emission time of every token, sent in knee_timing).
+//
+// Reading order: Run (this file), then pprofsplit.go, which splits the
+// process's CPU between client and server by pprof goroutine labels.
+package selftest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/knee-dev/knee/internal/loadgen"
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/simserver"
+)
+
+// Config is one self-check.
+type Config struct {
+	Server      simserver.Config
+	Concurrency []int         // closed-loop steps, e.g. 1, 64, 256, 1000
+	Duration    time.Duration // measured time per step
+	Warmup      time.Duration // per step, before measuring
+	// InputTokens and OutputTokens shape every request (ignore_eos is sent).
+	InputTokens, OutputTokens int
+	API                       string // "chat" or "completions"
+	// ProfileDir, when set, receives each step's CPU profile
+	// (step-CONCURRENCY.pprof) for `go tool pprof`.
+	ProfileDir string
+	// Progress, when set, is called after each step.
+	Progress func(Step)
+}
+
+// Bound is the agreement knee is held to (SPEC §5): reported TTFT and ITL
+// within 1 ms of the truth at p99.
+const Bound = time.Millisecond
+
+// ErrDist summarises signed errors (reported − true) in milliseconds;
+// AbsP99 is the p99 of their absolute values, the figure held to Bound.
+type ErrDist struct {
+	Count  int     `json:"count"`
+	Mean   float64 `json:"mean"`
+	Min    float64 `json:"min"`
+	P50    float64 `json:"p50"`
+	P90    float64 `json:"p90"`
+	P95    float64 `json:"p95"`
+	P99    float64 `json:"p99"`
+	P999   float64 `json:"p999"`
+	Max    float64 `json:"max"`
+	AbsP99 float64 `json:"abs_p99"`
+}
+
+// Step is one concurrency level.
+type Step struct {
+	Concurrency  int     `json:"concurrency"`
+	Requests     int     `json:"requests"` // measured: sent after warm-up and completed
+	Errors       int     `json:"errors"`   // failed, excluding those canceled at the step's end
+	TokenRateTPS float64 `json:"token_rate_tps"`
+	// TTFTError is reported TTFT − the server's intended first-token time
+	// (both from the request's receipt/send); ITLError is, per gap,
+	// reported gap − intended gap.
+	TTFTError ErrDist `json:"ttft_error_ms"`
+	ITLError  ErrDist `json:"itl_error_ms"`
+	// PacingLag is the server's own lateness: when each token's bytes
+	// reached the kernel minus its simulated time.
+	PacingLag simserver.LagStats `json:"pacing_lag_ms"`
+	// CPU per streamed token (µs): the whole process, and its split by
+	// pprof labels into server, client and Go runtime (GC, scheduler).
+	CPUPerTokenUS        float64 `json:"cpu_per_token_us"`
+	ServerCPUPerTokenUS  float64 `json:"server_cpu_per_token_us"`
+	ClientCPUPerTokenUS  float64 `json:"client_cpu_per_token_us"`
+	RuntimeCPUPerTokenUS float64 `json:"runtime_cpu_per_token_us"`
+	CPUUtilization       float64 `json:"cpu_utilization"` // CPU seconds per second
+	Within1ms            bool    `json:"within_1ms"`
+}
+
+// Result is the whole self-check.
+type Result struct {
+	Server     string `json:"server"`
+	CPUs       int    `json:"cpus"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	Steps      []Step `json:"steps"`
+	// The highest aggregate token rate (and its concurrency) among steps
+	// whose TTFT and ITL errors stay within 1 ms at p99; 0 when none does.
+	MaxTokenRateWithin1msTPS float64 `json:"max_token_rate_within_1ms_tps"`
+	MaxConcurrencyWithin1ms  int     `json:"max_concurrency_within_1ms"`
+}
+
+// DefaultConcurrency are the steps used when none are given.
+var DefaultConcurrency = []int{1, 64, 256, 1000}
+
+// Run performs the self-check.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if len(cfg.Concurrency) == 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.Duration <= 0 {
+		cfg.Duration = 4 * time.Second
+	}
+	if cfg.Warmup < 0 {
+		return nil, fmt.Errorf("warmup %v: want >= 0", cfg.Warmup)
+	}
+	if cfg.InputTokens < 1 || cfg.OutputTokens < 2 {
+		return nil, fmt.Errorf("input tokens %d, output tokens %d: want >= 1 and >= 2", cfg.InputTokens, cfg.OutputTokens)
+	}
+	for _, c := range cfg.Concurrency {
+		if c < 1 {
+			return nil, fmt.Errorf("concurrency %d: want >= 1", c)
+		}
+	}
+	if cfg.ProfileDir != "" {
+		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	base, srv, err := simserver.StartLocal(ctx, cfg.Server)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	res := &Result{Server: srv.Describe(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	// " hello" is one token in cl100k_base and o200k_base.
+	prompt := strings.TrimPrefix(strings.Repeat(" hello", cfg.InputTokens), " ")
+	for _, c := range cfg.Concurrency {
+		st, err := runStep(ctx, cfg, base, srv, c, prompt)
+		if err != nil {
+			return res, err
+		}
+		res.Steps = append(res.Steps, st)
+		if cfg.Progress != nil {
+			cfg.Progress(st)
+		}
+		if st.Within1ms && st.TokenRateTPS > res.MaxTokenRateWithin1msTPS {
+			res.MaxTokenRateWithin1msTPS, res.MaxConcurrencyWithin1ms = st.TokenRateTPS, c
+		}
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+	}
+	return res, nil
+}
+
+func runStep(ctx context.Context, cfg Config, base string, srv *simserver.Server, conc int, prompt string) (Step, error) {
+	st := Step{Concurrency: conc}
+	lcfg := loadgen.Config{
+		BaseURL: base, Model: srv.Model(), API: cfg.API, IgnoreEOS: true,
+		Concurrency: conc, Duration: cfg.Warmup + cfg.Duration, Warmup: cfg.Warmup,
+		Grace: -1, // requests still running at the end are canceled, not waited for
+	}
+	src := func(int64) loadgen.Request {
+		return loadgen.Request{Prompt: prompt, PromptTokens: cfg.InputTokens, MaxTokens: cfg.OutputTokens}
+	}
+	var run *loadgen.Run
+	var err error
+	// Every goroutine the load generator starts inherits the label.
+	pprof.Do(ctx, pprof.Labels("knee", "client"), func(ctx context.Context) {
+		run, err = loadgen.Start(ctx, lcfg, src)
+	})
+	if err != nil {
+		return st, err
+	}
+	if !sleep(ctx, cfg.Warmup) {
+		run.Wait()
+		return st, ctx.Err()
+	}
+	s0, cpu0, t0 := run.Snapshot(), processCPU(), time.Now()
+	srv.ResetPacingLag()
+	var prof bytes.Buffer
+	profiling := pprof.StartCPUProfile(&prof) == nil
+	sleep(ctx, cfg.Duration)
+	s1, cpu1, el := run.Snapshot(), processCPU(), time.Since(t0)
+	st.PacingLag = srv.PacingLag()
+	if profiling {
+		pprof.StopCPUProfile()
+	}
+	res := run.Wait()
+
+	tokens := float64(s1.OutputTokens - s0.OutputTokens)
+	cpu := cpu1 - cpu0
+	st.TokenRateTPS = tokens / el.Seconds()
+	st.CPUUtilization = cpu.Seconds() / el.Seconds()
+	if tokens > 0 {
+		st.CPUPerTokenUS = float64(cpu.Nanoseconds()) / tokens / 1e3
+		if profiling {
+			if split, err := cpuByLabel(prof.Bytes(), "knee"); err == nil {
+				total := float64(split["server"] + split["client"] + split[""])
+				for k, v := range split {
+					if k != "server" && k != "client" && k != "" {
+						total += float64(v)
+					}
+				}
+				if total > 0 {
+					st.ServerCPUPerTokenUS = st.CPUPerTokenUS * float64(split["server"]) / total
+					st.ClientCPUPerTokenUS = st.CPUPerTokenUS * float64(split["client"]) / total
+					st.RuntimeCPUPerTokenUS = st.CPUPerTokenUS - st.ServerCPUPerTokenUS - st.ClientCPUPerTokenUS
+				}
+			}
+			if cfg.ProfileDir != "" {
+				os.WriteFile(filepath.Join(cfg.ProfileDir, fmt.Sprintf("step-%d.pprof", conc)), prof.Bytes(), 0o644)
+			}
+		}
+	}
+	var ttft, itl []float64
+	for i := range res.Records {
+		r := &res.Records[i]
+		if r.Error == record.ErrCanceled {
+			continue
+		}
+		if !r.OK() {
+			st.Errors++
+			continue
+		}
+		if r.Warmup {
+			continue
+		}
+		tt, truth := r.TokenTimes, r.ServerTokenTimes
+		if len(tt) == 0 || len(truth) != len(tt) || r.TokenCounts != nil {
+			continue // multi-token chunks or no truth: nothing to compare
+		}
+		st.Requests++
+		ttft = append(ttft, ms((r.FirstToken-r.Sent)-truth[0]))
+		for j := 1; j < len(tt); j++ {
+			itl = append(itl, ms((tt[j]-tt[j-1])-(truth[j]-truth[j-1])))
+		}
+	}
+	st.TTFTError, st.ITLError = summarise(ttft), summarise(itl)
+	bound := ms(Bound)
+	st.Within1ms = st.Requests > 0 && st.TTFTError.AbsP99 < bound && st.ITLError.AbsP99 < bound
+	return st, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func summarise(v []float64) ErrDist {
+	d := ErrDist{Count: len(v)}
+	if len(v) == 0 {
+		return d
+	}
+	slices.Sort(v)
+	sum := 0.0
+	abs := make([]float64, len(v))
+	for i, x := range v {
+		sum += x
+		abs[i] = math.Abs(x)
+	}
+	slices.Sort(abs)
+	q := func(s []float64, p float64) float64 {
+		i := int(math.Ceil(p*float64(len(s)))) - 1
+		return s[max(0, min(i, len(s)-1))]
+	}
+	d.Mean = sum / float64(len(v))
+	d.Min, d.Max = v[0], v[len(v)-1]
+	d.P50, d.P90, d.P95, d.P99, d.P999 = q(v, 0.5), q(v, 0.9), q(v, 0.95), q(v, 0.99), q(v, 0.999)
+	d.AbsP99 = q(abs, 0.99)
+	return d
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
