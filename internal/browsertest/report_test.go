@@ -1,0 +1,237 @@
+package browsertest
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/sim"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/sweep"
+)
+
+// lengths gives seeded prompt/output lengths (sim.Lengths).
+type lengths struct{}
+
+func (lengths) Lengths(i int64) (int, int) {
+	r := rand.New(rand.NewPCG(3, uint64(i)))
+	return 200 + r.IntN(800), 32 + r.IntN(96)
+}
+
+func simulate(t *testing.T, concurrency int, requests int64) []record.Request {
+	t.Helper()
+	g, err := simengine.LookupGPU("L4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := simengine.LookupModel("Llama-3.1-8B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _, err := sim.Collect(context.Background(), sim.Config{Engine: simengine.DefaultConfig(g, m, 1), Gen: lengths{},
+		Concurrency: concurrency, Requests: requests, WarmupRequests: concurrency, KeepTokenTimes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// fixture writes a sweep report: the records and time series of its
+// busiest step, the sweep curves with the knee and SLO-safe point.
+func fixture(t *testing.T, dir string) string {
+	var steps []sweep.Step
+	var last []record.Request
+	for _, c := range []int{1, 2, 4, 8, 16, 32, 64} {
+		recs := simulate(t, c, int64(20*c+40))
+		sum := stats.Summarize(recs, stats.Options{Series: true})
+		steps = append(steps, sweep.Step{Load: sweep.Load{Kind: sweep.Concurrency, Value: float64(c)}, Summary: sum, Full: true,
+			SLOMet: sum.TTFT.P95 < 2000})
+		last = recs
+	}
+	res, err := sweep.Analyze(steps, sweep.Options{SLOs: []string{"p95(ttft)<2s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &report.Run{ID: "7", Kind: "sweep", Version: "test", Target: "simulator", Model: "Llama-3.1-8B", Load: "concurrency 1…64",
+		Start: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), Summary: steps[len(steps)-1].Summary,
+		Config: [][2]string{{"gpu", "L4"}}}
+	var buf bytes.Buffer
+	if err := report.HTML(&buf, run, report.HTMLData{Records: last, Sweep: res}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func chromiumPath() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// artifactDir is where the screenshot is kept: $KNEE_TEST_ARTIFACTS, else
+// a fixed folder under the temporary directory (outside the repository).
+func artifactDir() string {
+	if d := os.Getenv("KNEE_TEST_ARTIFACTS"); d != "" {
+		return d
+	}
+	return filepath.Join(os.TempDir(), "knee-test-artifacts")
+}
+
+type chartInfo struct {
+	Name  string  `json:"name"`
+	Drawn int     `json:"drawn"` // elements with class "data" that have a visible box
+	Width float64 `json:"width"`
+}
+
+const inspectJS = `Array.from(document.querySelectorAll('figure.chart')).map(f => {
+	const svg = f.querySelector('svg');
+	const drawn = Array.from(f.querySelectorAll('svg .data')).filter(e => {
+		const b = e.getBBox(); return b.width > 0 || b.height > 0;
+	}).length;
+	return {name: f.dataset.chart, drawn: drawn, width: svg ? svg.getBoundingClientRect().width : 0};
+})`
+
+func TestHTMLReportInBrowser(t *testing.T) {
+	exe := chromiumPath()
+	if exe == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but chromium is not installed (.ci/run installs it)")
+		}
+		t.Skip("chromium not installed (apt-get install chromium); this test runs in CI")
+	}
+	dir := t.TempDir()
+	page := fixture(t, dir)
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(filepath.Join(dir, "profile")),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	// Start the browser and its tab with no deadline (a deadline on the first
+	// run would bound the browser's life), then bound the whole test.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	tctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelT()
+
+	// Collect console messages, exceptions and browser log entries.
+	var (
+		mu       sync.Mutex
+		messages []chromedp.ConsoleMessage
+	)
+	msgCtx, stopMsgs := context.WithCancel(tctx)
+	done := make(chan struct{})
+	console := chromedp.Console(msgCtx)
+	go func() {
+		defer close(done)
+		for m, err := range console {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			messages = append(messages, m)
+			mu.Unlock()
+		}
+	}()
+
+	if err := chromedp.Do(tctx, chromedp.Navigate("file://"+page)); err != nil {
+		t.Fatalf("opening the report: %v", err)
+	}
+	charts, err := chromedp.Run(tctx, chromedp.Evaluate[[]chartInfo](inspectJS))
+	if err != nil {
+		t.Fatalf("inspecting charts: %v", err)
+	}
+	fetched, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`performance.getEntriesByType('resource').map(e => e.name)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(tctx, chromedp.FullScreenshot(90))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	// Give late console messages a moment, then stop listening.
+	time.Sleep(200 * time.Millisecond)
+	stopMsgs()
+	<-done
+
+	if err := os.MkdirAll(artifactDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shotPath := filepath.Join(artifactDir(), "html-report.jpg")
+	if err := os.WriteFile(shotPath, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	htmlCopy := filepath.Join(artifactDir(), "html-report.html")
+	if b, err := os.ReadFile(page); err == nil {
+		os.WriteFile(htmlCopy, b, 0o644)
+	}
+	t.Logf("screenshot: %s (%d bytes); report: %s", shotPath, len(shot), htmlCopy)
+
+	want := []string{"sweep-throughput", "sweep-ttft", "ttft-cdf", "itl-cdf", "e2e-cdf", "inflight-series", "tps-series", "ttft-series", "waterfall"}
+	got := map[string]chartInfo{}
+	for _, c := range charts {
+		got[c.Name] = c
+	}
+	for _, name := range want {
+		c, ok := got[name]
+		switch {
+		case !ok:
+			t.Errorf("chart %s missing from the page", name)
+		case c.Drawn == 0:
+			t.Errorf("chart %s drew nothing", name)
+		case c.Width < 100:
+			t.Errorf("chart %s is %v px wide", name, c.Width)
+		}
+	}
+	if len(charts) != len(want) {
+		t.Errorf("%d charts on the page, want %d: %+v", len(charts), len(want), charts)
+	}
+	if len(fetched) > 0 {
+		t.Errorf("the report fetched resources; it must be self-contained: %v", fetched)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, m := range messages {
+		if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException {
+			t.Errorf("console %s: %s", m.Type, m.Text)
+		}
+	}
+	if len(shot) < 10_000 {
+		t.Errorf("screenshot of %d bytes: blank page?", len(shot))
+	}
+	if !strings.HasPrefix(string(shot[:3]), "\xff\xd8\xff") {
+		t.Errorf("screenshot is not a JPEG")
+	}
+}
