@@ -13,6 +13,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/sweep"
 )
 
 func tempDB(t *testing.T) string {
@@ -370,5 +371,35 @@ func TestSweepRoundTrip(t *testing.T) {
 	}
 	if none, err := st.Sweep(999); none != nil || err != nil {
 		t.Errorf("Sweep of a run without one: %v %v", none, err)
+	}
+}
+
+func TestSweepResultRoundTrip(t *testing.T) {
+	st := openT(t, tempDB(t))
+	id, err := st.ImportRun(RunMeta{Kind: KindSweep}, nil, &stats.Summary{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []sweep.Step
+	for i, c := range []float64{1, 2, 4, 8} {
+		s := stats.Summary{Requests: 100, OutputTokenThroughputTPS: []float64{100, 190, 260, 270}[i], RequestThroughputRPS: c}
+		s.TTFT.P95 = []float64{100, 120, 300, 2500}[i]
+		steps = append(steps, sweep.Step{Load: sweep.Load{Kind: sweep.Concurrency, Value: c}, Summary: s, Full: true, SLOMet: i < 3})
+	}
+	in, err := sweep.Analyze(steps, sweep.Options{SLOs: []string{"p95(ttft)<2s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveSweepResult(id, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := st.SweepResult(id)
+	if err != nil || out == nil {
+		t.Fatalf("%v %v", out, err)
+	}
+	if out.LoadKind != sweep.Concurrency || len(out.Steps) != 4 || out.KneeMetric != in.KneeMetric ||
+		out.Knee.Load != in.Knee.Load || out.Knee.Index != in.Knee.Index || out.Knee.Reason != in.Knee.Reason ||
+		out.SLOSafe.Load != 4 || out.SLOSafe.Index != 2 || out.Steps[3].Summary.TTFT.P95 != 2500 {
+		t.Errorf("read back %+v\nwant %+v", out, in)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/knee-dev/knee/internal/sweep"
 )
 
 // SweepStep is one load step of a sweep. Data is the step as the sweep
@@ -107,4 +109,74 @@ func (st *Store) Sweep(id int64) (*Sweep, error) {
 		sw.Steps = append(sw.Steps, s)
 	}
 	return &sw, rows.Err()
+}
+
+// SaveSweepResult stores a sweep as the sweep package analysed it.
+func (st *Store) SaveSweepResult(id int64, r *sweep.Result) error {
+	sw := Sweep{Axis: r.LoadKind}
+	for i := range r.Steps {
+		b, err := json.Marshal(r.Steps[i])
+		if err != nil {
+			return fmt.Errorf("store: sweep step %d: %w", i, err)
+		}
+		sw.Steps = append(sw.Steps, SweepStep{Load: r.Steps[i].Load.Value, Data: b})
+	}
+	var err error
+	if sw.Knee, err = json.Marshal(r.Knee); err != nil {
+		return err
+	}
+	if sw.SLOSafe, err = json.Marshal(r.SLOSafe); err != nil {
+		return err
+	}
+	return st.SaveSweep(id, sw)
+}
+
+// SweepResult reads back a sweep stored by SaveSweepResult (nil when the
+// run has none). The knee and SLO-safe point are placed on their steps
+// again; the knee metric is output tokens/s when every step has it, as
+// sweep.Analyze picks it by default.
+func (st *Store) SweepResult(id int64) (*sweep.Result, error) {
+	sw, err := st.Sweep(id)
+	if err != nil || sw == nil {
+		return nil, err
+	}
+	r := &sweep.Result{LoadKind: sw.Axis, KneeMetric: sweep.MetricOutputTPS}
+	for i, s := range sw.Steps {
+		var step sweep.Step
+		if err := json.Unmarshal(s.Data, &step); err != nil {
+			return nil, fmt.Errorf("store: run %d sweep step %d unreadable: %w", id, i, err)
+		}
+		if step.Summary.OutputTokenThroughputTPS <= 0 {
+			r.KneeMetric = sweep.MetricThroughputRPS
+		}
+		r.Steps = append(r.Steps, step)
+	}
+	point := func(raw json.RawMessage) (sweep.Point, error) {
+		p := sweep.Point{Index: -1}
+		if len(raw) == 0 {
+			return p, nil
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return p, fmt.Errorf("store: run %d sweep point unreadable: %w", id, err)
+		}
+		if p.Found() {
+			p.Index = -1
+			for i := range r.Steps {
+				if r.Steps[i].Load.Value == p.Load {
+					p.Index = i
+				}
+			}
+			if p.Index < 0 { // the load is between steps: keep it, pinned to the nearest below
+				p.Index = 0
+			}
+		}
+		return p, nil
+	}
+	if r.Knee, err = point(sw.Knee); err != nil {
+		return nil, err
+	}
+	if r.SLOSafe, err = point(sw.SLOSafe); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
