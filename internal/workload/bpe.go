@@ -29,6 +29,9 @@ func (m *rankBPE) encodePiece(piece string, out []int) []int {
 	if id, ok := m.ranks[piece]; ok {
 		return append(out, id)
 	}
+	if len(piece) > longPieceBytes {
+		return m.encodeLong(piece, out)
+	}
 	// bounds[k] is the start of part k; parts are piece[bounds[k]:bounds[k+1]].
 	var stack [64]int
 	bounds := stack[:0]
@@ -112,5 +115,127 @@ func cachedEncode(cache *pieceCache, model bpeModel, piece string, out []int) []
 	n := len(out)
 	out = model.encodePiece(piece, out)
 	cache.put(piece, append([]int(nil), out[n:]...))
+	return out
+}
+
+// longPieceBytes is where encodePiece switches from the simple quadratic
+// merge loop (fastest for word-sized pieces) to mergeLong, so that a long
+// run without pre-tokeniser breaks (a base64 blob, a line of "=====") in a
+// dataset costs O(n log n) instead of O(n²).
+const longPieceBytes = 256
+
+// mergeLong runs BPE over n initial parts (0..n-1, left to right) with a
+// priority queue. rank(a, b) is the rank of merging adjacent parts a and b
+// (false: not mergeable); merge(a, b) absorbs b into a. Ties go to the
+// leftmost pair, exactly like the linear scan. It returns the surviving
+// parts in order.
+func mergeLong(n int, rank func(a, b int) (int, bool), merge func(a, b int)) []int {
+	next := make([]int, n)
+	prev := make([]int, n)
+	epoch := make([]int, n)
+	for k := range n {
+		next[k], prev[k] = k+1, k-1
+	}
+	next[n-1] = -1
+	h := &pairHeap{}
+	push := func(a int) {
+		if a < 0 || next[a] < 0 {
+			return
+		}
+		if r, ok := rank(a, next[a]); ok {
+			h.push(pairItem{rank: r, left: a, epoch: epoch[a]})
+		}
+	}
+	for k := 0; k+1 < n; k++ {
+		push(k)
+	}
+	for h.len() > 0 {
+		it := h.pop()
+		a := it.left
+		if it.epoch != epoch[a] || next[a] < 0 {
+			continue // stale: a or its right neighbour changed since
+		}
+		b := next[a]
+		merge(a, b)
+		next[a] = next[b]
+		if next[b] >= 0 {
+			prev[next[b]] = a
+		}
+		next[b] = -2 // dead
+		epoch[a]++
+		push(a)
+		if p := prev[a]; p >= 0 {
+			epoch[p]++
+			push(p)
+		}
+	}
+	var out []int
+	for k := 0; k >= 0; k = next[k] {
+		out = append(out, k)
+	}
+	return out
+}
+
+type pairItem struct{ rank, left, epoch int }
+
+// pairHeap is a binary min-heap ordered by (rank, left); parts keep their
+// initial index, so a smaller left is further left.
+type pairHeap struct{ items []pairItem }
+
+func (h *pairHeap) len() int { return len(h.items) }
+
+func (h *pairHeap) less(i, j int) bool {
+	a, b := h.items[i], h.items[j]
+	return a.rank < b.rank || a.rank == b.rank && a.left < b.left
+}
+
+func (h *pairHeap) push(it pairItem) {
+	h.items = append(h.items, it)
+	for i := len(h.items) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h.items[i], h.items[p] = h.items[p], h.items[i]
+		i = p
+	}
+}
+
+func (h *pairHeap) pop() pairItem {
+	top := h.items[0]
+	last := len(h.items) - 1
+	h.items[0] = h.items[last]
+	h.items = h.items[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < last && h.less(l, m) {
+			m = l
+		}
+		if r < last && h.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.items[i], h.items[m] = h.items[m], h.items[i]
+		i = m
+	}
+	return top
+}
+
+// encodeLong is rankBPE for long pieces: part k spans [k, end[k]).
+func (m *rankBPE) encodeLong(piece string, out []int) []int {
+	end := make([]int, len(piece))
+	for k := range end {
+		end[k] = k + 1
+	}
+	parts := mergeLong(len(piece),
+		func(a, b int) (int, bool) { r, ok := m.ranks[piece[a:end[b]]]; return r, ok },
+		func(a, b int) { end[a] = end[b] })
+	for _, k := range parts {
+		if id, ok := m.ranks[piece[k:end[k]]]; ok {
+			out = append(out, id)
+		}
+	}
 	return out
 }

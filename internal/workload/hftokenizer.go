@@ -430,6 +430,16 @@ func (m *mergeBPE) encodePiece(piece string, out []int) []int {
 	for i := 0; i < len(piece); i++ {
 		syms = append(syms, m.byteID[piece[i]])
 	}
+	if len(piece) > longPieceBytes {
+		parts := mergeLong(len(syms), func(a, b int) (int, bool) {
+			mg, ok := m.pairs[uint64(syms[a])<<32|uint64(syms[b])]
+			return mg.rank, ok
+		}, func(a, b int) { syms[a] = m.pairs[uint64(syms[a])<<32|uint64(syms[b])].id })
+		for _, k := range parts {
+			out = append(out, syms[k])
+		}
+		return out
+	}
 	for len(syms) > 1 {
 		best, bestK, bestID := math.MaxInt, -1, 0
 		for k := 0; k+1 < len(syms); k++ {
