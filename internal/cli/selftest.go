@@ -2,10 +2,151 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/knee-dev/knee/internal/selftest"
+	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/workload"
 )
 
-// runSelftest is not built yet.
-func runSelftest(_ context.Context, _ *Env, _ []string) error {
-	return errors.New("selftest: not implemented yet")
+// selftestStepScale is the default step-time scale of knee selftest: steps
+// of half the simulated duration give high token rates, which is what a
+// measurement of knee's own overhead needs.
+const selftestStepScale = 0.5
+
+// runSelftest measures knee's own measurement error and CPU per token by
+// running its client against its simulated server in this process.
+func runSelftest(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "selftest")
+	var eng simEngineFlags
+	eng.register(fs)
+	eng.stepTimeScale = selftestStepScale
+	fs.Lookup("step-time-scale").DefValue = strconv.FormatFloat(selftestStepScale, 'g', -1, 64)
+	conc := fs.String("concurrency", "1,64,256,1000", "closed-loop concurrency steps, comma-separated")
+	dur := fs.Duration("duration", 4*time.Second, "measured time per step")
+	warm := fs.Duration("warmup", time.Second, "warm-up per step, not measured")
+	in := fs.Int("input-tokens", 64, "prompt tokens per request")
+	out := fs.Int("output-tokens", 64, "output tokens per request (ignore_eos is sent)")
+	api := fs.String("api", "chat", "chat or completions")
+	tokName := fs.String("tokenizer", workload.DefaultTokenizer, "tokenizer the server counts prompts with")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	profDir := fs.String("profile-dir", "", "write each step's CPU profile (client and server) to DIR/step-N.pprof")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: knee selftest [flags]\n\nRun knee's client against knee's simulated server in this process at rising\nconcurrency and report knee's own measurement error (reported vs true TTFT\nand ITL), the server's pacing lag, the token rate and the CPU per streamed\ntoken: the overhead floor of this machine.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q (knee selftest takes only flags)", fs.Arg(0))
+	}
+	steps, err := parseIntList("--concurrency", *conc)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *dur <= 0:
+		return Usagef("--duration %v: want a positive duration such as 4s", *dur)
+	case *warm < 0:
+		return Usagef("--warmup %v: want 0 or more", *warm)
+	case *in < 1:
+		return Usagef("--input-tokens %d: want 1 or more", *in)
+	case *out < 2:
+		return Usagef("--output-tokens %d: want 2 or more (one gap at least)", *out)
+	case *api != "chat" && *api != "completions":
+		return Usagef("--api %q: want chat or completions", *api)
+	}
+	eng.noteSet(fs)
+	cat, err := eng.catalog()
+	if err != nil {
+		return err
+	}
+	ec, err := eng.config(cat)
+	if err != nil {
+		return err
+	}
+	tok, err := workload.LoadTokenizer(*tokName)
+	if err != nil {
+		return Usagef("--tokenizer: %v", err)
+	}
+	cfg := selftest.Config{
+		Server:      simserver.Config{Engine: ec, Tokenizer: tok},
+		Concurrency: steps, Duration: *dur, Warmup: *warm,
+		InputTokens: *in, OutputTokens: *out, API: *api, ProfileDir: *profDir,
+	}
+	if !*asJSON {
+		fmt.Fprintf(env.Stdout, "knee selftest: %d step(s) of %v (+%v warm-up), %d input / %d output tokens per request\n", len(steps), *dur, *warm, *in, *out)
+		cfg.Progress = func(s selftest.Step) { printSelftestStep(env.Stdout, s) }
+		printSelftestHeader(env.Stdout)
+	}
+	res, err := selftest.Run(ctx, cfg)
+	if err != nil && (res == nil || len(res.Steps) == 0) {
+		return fmt.Errorf("selftest: %w", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if e := enc.Encode(res); e != nil {
+			return e
+		}
+	} else {
+		printSelftestFooter(env.Stdout, res, *profDir)
+	}
+	if err != nil {
+		return fmt.Errorf("selftest stopped early: %w", err)
+	}
+	return nil
+}
+
+func parseIntList(flagName, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, Usagef("%s %q: want positive integers separated by commas, such as 1,64,256", flagName, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func printSelftestHeader(w io.Writer) {
+	fmt.Fprintf(w, "\n%7s %9s %8s | %-23s | %-23s | %-23s | %-28s | %s\n", "streams", "tok/s", "requests",
+		"TTFT error ms p50/p99", "ITL error ms p50/p99", "pacing lag ms p50/p99/max", "CPU µs/token all/srv/cli/rt", "≤1ms")
+}
+
+func printSelftestStep(w io.Writer, s selftest.Step) {
+	ok := "no"
+	if s.Within1ms {
+		ok = "yes"
+	}
+	fmt.Fprintf(w, "%7d %9.0f %8d | %9.3f / %-11.3f | %9.3f / %-11.3f | %6.3f / %6.3f / %-7.3f | %5.2f / %5.2f / %5.2f / %5.2f | %s\n",
+		s.Concurrency, s.TokenRateTPS, s.Requests, s.TTFTError.P50, s.TTFTError.P99, s.ITLError.P50, s.ITLError.P99,
+		s.PacingLag.P50MS, s.PacingLag.P99MS, s.PacingLag.MaxMS,
+		s.CPUPerTokenUS, s.ServerCPUPerTokenUS, s.ClientCPUPerTokenUS, s.RuntimeCPUPerTokenUS, ok)
+	if s.Errors > 0 {
+		fmt.Fprintf(w, "        %d request(s) failed in this step\n", s.Errors)
+	}
+}
+
+func printSelftestFooter(w io.Writer, res *selftest.Result, profDir string) {
+	fmt.Fprintf(w, "\nserver: %s\nmachine: %d CPUs (GOMAXPROCS %d); client and server share them\n", res.Server, res.CPUs, res.GOMAXPROCS)
+	if res.MaxTokenRateWithin1msTPS > 0 {
+		fmt.Fprintf(w, "highest token rate with TTFT and ITL error within 1 ms at p99: %.0f tok/s (%d streams)\n", res.MaxTokenRateWithin1msTPS, res.MaxConcurrencyWithin1ms)
+	} else {
+		fmt.Fprintln(w, "no step kept TTFT and ITL error within 1 ms at p99 on this machine")
+	}
+	fmt.Fprintln(w, "error = reported − true: TTFT from the client's send vs the server's intended first-token time after receipt;")
+	fmt.Fprintln(w, "ITL per gap between consecutive tokens. Pacing lag = when the server wrote a token − its simulated time.")
+	fmt.Fprintln(w, "CPU per token: the whole process (getrusage), split by pprof labels into server, client and Go runtime.")
+	if profDir != "" {
+		fmt.Fprintf(w, "CPU profiles: %s/step-N.pprof (go tool pprof -top -tagfocus knee=server FILE)\n", profDir)
+	}
 }

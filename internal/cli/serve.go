@@ -2,10 +2,95 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/workload"
 )
 
-// runServe is not built yet.
-func runServe(_ context.Context, _ *Env, _ []string) error {
-	return errors.New("serve: not implemented yet")
+// serveFlags are the simulated server's own settings (the engine's come
+// from simEngineFlags); knee serve and knee selftest register them.
+type serveFlags struct {
+	engine           simEngineFlags
+	servedModelName  string
+	tokenizer        string
+	defaultMaxTokens int
+	seed             uint64
+	faults           simserver.Faults
+}
+
+func (f *serveFlags) register(fs *flag.FlagSet) {
+	f.engine.register(fs)
+	fs.StringVar(&f.servedModelName, "served-model-name", "", "model name clients send (default: the model preset's name)")
+	fs.StringVar(&f.tokenizer, "tokenizer", workload.DefaultTokenizer, "tokenizer that counts prompt tokens: cl100k_base, o200k_base, or a HF tokenizer.json path")
+	fs.IntVar(&f.defaultMaxTokens, "default-max-tokens", 256, "output length of requests that send no max_tokens")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the fault draws (the n-th request gets the same faults on every run)")
+	fs.Float64Var(&f.faults.ErrorRate, "fault-error-rate", 0, "share of requests answered 500 at once (0..1)")
+	fs.Float64Var(&f.faults.StallRate, "fault-stall-rate", 0, "share of streams that stall mid-way for --fault-stall (0..1)")
+	fs.DurationVar(&f.faults.StallDuration, "fault-stall", 2*time.Second, "length of an injected mid-stream stall")
+	fs.Float64Var(&f.faults.CutRate, "fault-cut-rate", 0, "share of streams cut mid-way without finish or [DONE] (0..1)")
+	fs.Float64Var(&f.faults.MalformedRate, "fault-malformed-rate", 0, "share of streams with one chunk of invalid JSON mid-way (0..1)")
+	fs.DurationVar(&f.faults.SlowAfter, "fault-slow-after", 0, "from this long after start, engine steps take --fault-slow-factor times longer")
+	fs.Float64Var(&f.faults.SlowFactor, "fault-slow-factor", 0, "slow-decode factor (>1) applied after --fault-slow-after (0: off)")
+}
+
+func (f *serveFlags) config(fs *flag.FlagSet) (simserver.Config, error) {
+	f.engine.noteSet(fs)
+	cat, err := f.engine.catalog()
+	if err != nil {
+		return simserver.Config{}, err
+	}
+	ec, err := f.engine.config(cat)
+	if err != nil {
+		return simserver.Config{}, err
+	}
+	if err := f.faults.Validate(); err != nil {
+		return simserver.Config{}, Usagef("%v", err)
+	}
+	if f.defaultMaxTokens < 1 {
+		return simserver.Config{}, Usagef("--default-max-tokens %d: want 1 or more", f.defaultMaxTokens)
+	}
+	tok, err := workload.LoadTokenizer(f.tokenizer)
+	if err != nil {
+		return simserver.Config{}, Usagef("--tokenizer: %v", err)
+	}
+	return simserver.Config{
+		Engine: ec, ModelName: f.servedModelName, Tokenizer: tok,
+		DefaultMaxTokens: f.defaultMaxTokens, Faults: f.faults, Seed: f.seed,
+	}, nil
+}
+
+// runServe runs the simulated OpenAI-compatible server until interrupted.
+func runServe(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "serve")
+	addr := fs.String("addr", "127.0.0.1:8000", "listen address (loopback by default; 0.0.0.0:8000 to expose it)")
+	var f serveFlags
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: knee serve [flags]\n\nRun an OpenAI-compatible streaming server whose tokens leave at the times\nthe simulated engine says (/v1/chat/completions, /v1/completions, /v1/models,\n/health, /metrics with vLLM's metric names).\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q (knee serve takes only flags)", fs.Arg(0))
+	}
+	cfg, err := f.config(fs)
+	if err != nil {
+		return err
+	}
+	base, srv, err := simserver.Start(ctx, *addr, cfg)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer srv.Close()
+	fmt.Fprintf(env.Stdout, "knee serve: %s\n", srv.Describe())
+	fmt.Fprintf(env.Stdout, "listening on %s/v1 (model %q); metrics at %s/metrics; Ctrl-C to stop\n", base, srv.Model(), base)
+	fmt.Fprintf(env.Stdout, "try: curl -N %s/v1/chat/completions -H 'Content-Type: application/json' -d '{\"model\":%q,\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}],\"max_tokens\":8,\"stream\":true}'\n", base, srv.Model())
+	<-ctx.Done()
+	fmt.Fprintln(env.Stdout, "knee serve: stopping")
+	return nil
 }
