@@ -34,8 +34,14 @@ type HTMLData struct {
 // waterfallRows is how many sampled requests the waterfall shows.
 const waterfallRows = 60
 
-// HTML writes run as one self-contained HTML page.
-func HTML(w io.Writer, run *Run, data HTMLData) error {
+// HTML writes run as one self-contained HTML page. data (at most one) adds
+// the records and the sweep; without it the distributions are drawn from the
+// summary's percentiles and the waterfall is left out.
+func HTML(w io.Writer, run *Run, extra ...HTMLData) error {
+	var data HTMLData
+	if len(extra) > 0 {
+		data = extra[0]
+	}
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	esc := html.EscapeString
