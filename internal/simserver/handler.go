@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/knee-dev/knee/internal/simengine"
@@ -64,7 +65,7 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 		writeError(w, aerr)
 		return
 	}
-	if g.model != "" && g.model != s.model {
+	if g.model != "" && !s.servesModel(g.model) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: strp("model"), Code: strp("model_not_found"),
 			Message: fmt.Sprintf("The model `%s` does not exist. This server serves `%s`.", g.model, s.model)})
 		return
@@ -182,4 +183,18 @@ func retryAfter(st simengine.EngineStats) int {
 	}
 	secs := float64(st.LastStepNS) * float64(st.Waiting) / float64(st.Running) / 1e9
 	return max(1, min(60, int(secs+0.999)))
+}
+
+// servesModel accepts the served name and the model preset's name and
+// aliases, ignoring case ("llama-3.1-8b" finds "Llama-3.1-8B").
+func (s *Server) servesModel(name string) bool {
+	if name == s.model || strings.EqualFold(name, s.model) || strings.EqualFold(name, s.cfg.Engine.Model.Name) {
+		return true
+	}
+	for _, a := range s.cfg.Engine.Model.Aliases {
+		if strings.EqualFold(name, a) {
+			return true
+		}
+	}
+	return false
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 )
 
 // genRequest is what the server needs of a chat or completions request.
@@ -51,9 +50,6 @@ const maxBodyBytes = 64 << 20
 // parseRequest reads and validates a request body. count counts the tokens
 // of a piece of prompt text.
 func parseRequest(r *http.Request, chat bool, count func(string) int) (*genRequest, *apiError) {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		return nil, badRequest("", "", fmt.Sprintf("Content-Type %q is not supported; send application/json", ct))
-	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError

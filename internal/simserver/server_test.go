@@ -225,6 +225,11 @@ func TestModelsHealthRoutes(t *testing.T) {
 	if len(ml.Data) != 1 || ml.Data[0].ID != srv.Model() || ml.Data[0].MaxModelLen != 8192 {
 		t.Fatalf("/v1/models: %+v", ml)
 	}
+	for _, name := range []string{"llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct"} {
+		if resp, b := post(t, url, "/v1/completions", `{"model":"`+name+`","prompt":"x","max_tokens":1}`); resp.StatusCode != 200 {
+			t.Errorf("model %q: %d %s", name, resp.StatusCode, b)
+		}
+	}
 	for path, want := range map[string]int{"/health": 200, "/metrics": 200, "/nope": 404} {
 		resp, err := http.Get(url + path)
 		if err != nil {
