@@ -65,7 +65,7 @@ func LoadDataset(path string) (*Dataset, error) {
 		return nil, fmt.Errorf("dataset %s: file is empty; expected JSONL prompts or a ShareGPT JSON array", path)
 	case trimmed[0] == '[':
 		ds.Format = FormatShareGPT
-		ds.Entries, ds.Skipped, err = ReadShareGPT(bytes.NewReader(data))
+		ds.Entries, ds.Skipped, err = readShareGPT(data) // no second copy of a large file
 	case trimmed[0] == '{':
 		ds.Format = FormatJSONL
 		ds.Entries, ds.Skipped, err = ReadPromptsJSONL(bytes.NewReader(data))
@@ -221,6 +221,10 @@ func ReadShareGPT(r io.Reader) (entries []DatasetEntry, skipped int, err error) 
 	if err != nil {
 		return nil, 0, err
 	}
+	return readShareGPT(data)
+}
+
+func readShareGPT(data []byte) (entries []DatasetEntry, skipped int, err error) {
 	lines := lineCounter{data: data}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	fail := func(off int64, format string, args ...any) error {

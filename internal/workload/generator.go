@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 )
 
@@ -104,6 +105,25 @@ func NewGenerator(spec Spec) (*Generator, error) {
 
 // Spec returns the resolved spec (Tokenizer filled in).
 func (g *Generator) Spec() Spec { return g.spec }
+
+// String describes the workload for reports, e.g. "input 256:1024 tokens,
+// output 128 tokens, tokenizer cl100k_base, seed 42".
+func (g *Generator) String() string {
+	var parts []string
+	if g.data != nil {
+		parts = append(parts, fmt.Sprintf("dataset %s (%s, %d prompts)", g.data.Path, g.data.Format, len(g.data.Entries)))
+		if g.spec.Output != nil {
+			parts = append(parts, "output "+g.spec.Output.String()+" tokens where the dataset gives none")
+		}
+	} else {
+		parts = append(parts, "input "+g.spec.Input.String()+" tokens", "output "+g.spec.Output.String()+" tokens")
+		if g.spec.SharedPrefixTokens > 0 {
+			parts = append(parts, fmt.Sprintf("shared prefix %d tokens", g.spec.SharedPrefixTokens))
+		}
+	}
+	parts = append(parts, "tokenizer "+g.spec.Tokenizer.Name(), fmt.Sprintf("seed %d", g.spec.Seed))
+	return strings.Join(parts, ", ")
+}
 
 // DatasetSize is the number of usable dataset entries (0 when synthetic).
 func (g *Generator) DatasetSize() int {

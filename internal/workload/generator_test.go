@@ -41,7 +41,7 @@ func TestPromptsHaveExactLength(t *testing.T) {
 					t.Fatalf("%s prefix %d item %d: Lengths (%d,%d), Item (%d,%d), Count(prompt) %d",
 						name, prefix, i, in, out, it.InputTokens, it.MaxTokens, got)
 				}
-				if strings.HasPrefix(it.Prompt, " ") && name != "testdata/tiny-tokenizer.json" {
+				if strings.HasPrefix(it.Prompt, " ") {
 					t.Fatalf("%s: prompt starts with a space: %q", name, it.Prompt[:20])
 				}
 			}
@@ -253,7 +253,15 @@ func TestGeneratorErrors(t *testing.T) {
 		}
 	}
 	// ShareGPT needs no Output: lengths come from the gpt turns.
-	if _, err := NewGenerator(Spec{Dataset: "testdata/sharegpt.json"}); err != nil {
-		t.Errorf("ShareGPT without Output: %v", err)
+	g, err := NewGenerator(Spec{Dataset: "testdata/sharegpt.json", Seed: 2})
+	if err != nil {
+		t.Fatalf("ShareGPT without Output: %v", err)
+	}
+	if got, want := g.String(), "dataset testdata/sharegpt.json (sharegpt, 3 prompts), tokenizer cl100k_base, seed 2"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	g, _ = NewGenerator(Spec{Input: mustDist(t, "256:1024"), Output: mustDist(t, "128"), SharedPrefixTokens: 64, Seed: 42})
+	if got, want := g.String(), "input 256:1024 tokens, output 128 tokens, shared prefix 64 tokens, tokenizer cl100k_base, seed 42"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
 	}
 }

@@ -160,7 +160,8 @@ func (b *promptBuilder) writeWord(sb *strings.Builder, rng *rand.Rand, first boo
 func (b *promptBuilder) build(n int, rng *rand.Rand) (string, int) {
 	k := len(b.prefixEnds)
 	if n <= k {
-		return b.prefix[:b.prefixEnds[n-1]], n
+		text := b.prefix[:b.prefixEnds[n-1]]
+		return text, b.tk.Count(text)
 	}
 	var sb strings.Builder
 	sb.Grow(len(b.prefix) + (n-k)*8)

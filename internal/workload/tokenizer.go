@@ -28,6 +28,10 @@ const DefaultTokenizer = "cl100k_base"
 // builtinEncodings are compiled into the binary by tiktoken-go-loader.
 var builtinEncodings = []string{"cl100k_base", "o200k_base"}
 
+// BuiltinTokenizers lists the encoding names LoadTokenizer knows without a
+// file (for help text and error messages).
+func BuiltinTokenizers() []string { return append([]string(nil), builtinEncodings...) }
+
 var (
 	tiktokenMu  sync.Mutex
 	tiktokenMap = map[string]*tiktokenTokenizer{}
