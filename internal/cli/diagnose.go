@@ -2,10 +2,180 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/knee-dev/knee/internal/diagnose"
+	"github.com/knee-dev/knee/internal/record"
 )
 
-// runDiagnose is not built yet.
-func runDiagnose(_ context.Context, _ *Env, _ []string) error {
-	return errors.New("diagnose: not implemented yet")
+// runDiagnose is `knee diagnose FILE`: which phase is the bottleneck, with
+// evidence, against a baseline run, an earlier window of the same run, or
+// (with neither) the window's own phase shares and trend.
+func runDiagnose(_ context.Context, env *Env, args []string) error {
+	var baseline, split, window, baseWindow, format string
+	var jsonOut bool
+	fs := newFlagSet(env, "diagnose")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: knee diagnose [--baseline FILE | --split T | --window A:B --baseline-window C:D] [--json] FILE")
+		fmt.Fprintln(fs.Output(), "\nFILE (or - for stdin) is knee records.jsonl, a CSV or JSONL of per-request phase times")
+		fmt.Fprintln(fs.Output(), "("+strings.Join(diagnose.PhaseColumns, ",")+"; times in ms),")
+		fmt.Fprintln(fs.Output(), "or a vLLM bench serve result JSON (--save-result). Verdicts: healthy, queue_pressure,")
+		fmt.Fprintln(fs.Output(), "prefill_pressure, decode_slowdown, errors, client_bottleneck (docs/diagnosis.md).")
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&baseline, "baseline", "", "a healthy run to compare against (any input format)")
+	fs.StringVar(&split, "split", "", "cut FILE at this send time (e.g. 60s): requests before are the baseline, after the window")
+	fs.StringVar(&window, "window", "", "judge only requests sent in A:B (durations from the run start, e.g. 60s:120s; either end may be empty)")
+	fs.StringVar(&baseWindow, "baseline-window", "", "compare against requests of FILE sent in C:D")
+	fs.StringVar(&format, "format", "text", "output: text or json")
+	fs.BoolVar(&jsonOut, "json", false, "same as --format json")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if jsonOut {
+		format = "json"
+	}
+	if format != "text" && format != "json" {
+		return Usagef("--format %q: want text or json", format)
+	}
+	if fs.NArg() != 1 {
+		return Usagef("want one input file (knee records.jsonl, phase CSV/JSONL or vLLM result JSON); got %d arguments", fs.NArg())
+	}
+	if n := countSet(baseline != "", split != "", baseWindow != ""); n > 1 {
+		return Usagef("give one of --baseline, --split or --baseline-window")
+	}
+	path := fs.Arg(0)
+	recs, kind, err := readDiagnoseInput(env, path)
+	if err != nil {
+		return err
+	}
+	opts := diagnose.Options{}
+	win := recs
+	if window != "" {
+		from, to, err := parseSpan("--window", window)
+		if err != nil {
+			return err
+		}
+		win = diagnose.Between(recs, from, to)
+	}
+	switch {
+	case baseline != "":
+		opts.Baseline, _, err = readDiagnoseInput(env, baseline)
+		if err != nil {
+			return err
+		}
+		opts.BaselineName = baseline
+	case split != "":
+		at, err := time.ParseDuration(split)
+		if err != nil || at <= 0 {
+			return Usagef("--split %q: want a positive duration from the run start, such as 60s", split)
+		}
+		if !hasSendTimes(recs) {
+			return Usagef("--split: %s has no send times (a %s input without sent_ms/start_times); use --baseline FILE", path, kind)
+		}
+		opts.Baseline, win = diagnose.Split(win, at)
+		opts.BaselineName = "requests sent before " + split
+	case baseWindow != "":
+		from, to, err := parseSpan("--baseline-window", baseWindow)
+		if err != nil {
+			return err
+		}
+		opts.Baseline = diagnose.Between(recs, from, to)
+		opts.BaselineName = "requests sent in " + baseWindow
+	}
+	if len(win) == 0 {
+		return Usagef("the window holds no measured requests: check --window/--split against the run's length")
+	}
+	if opts.Baseline != nil && len(opts.Baseline) == 0 {
+		return Usagef("the baseline holds no measured requests: check --split/--baseline-window")
+	}
+	d := diagnose.Diagnose(win, opts)
+	if format == "json" {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(d)
+	}
+	return diagnoseText(env.Stdout, path, kind, &d)
+}
+
+func readDiagnoseInput(env *Env, path string) ([]record.Request, diagnose.Format, error) {
+	var rd io.Reader
+	if path == "-" {
+		rd = env.Stdin
+	} else {
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, "", Usagef("%v", err)
+		}
+		defer fh.Close()
+		rd = fh
+	}
+	recs, kind, err := diagnose.Read(rd)
+	if err != nil {
+		return nil, "", Usagef("%s: %v", path, err)
+	}
+	return recs, kind, nil
+}
+
+func hasSendTimes(recs []record.Request) bool {
+	for i := range recs {
+		if recs[i].Sent > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func countSet(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// parseSpan reads "A:B" durations from the run start; either may be empty.
+func parseSpan(flag, s string) (from, to time.Duration, err error) {
+	a, b, ok := strings.Cut(s, ":")
+	if !ok {
+		return 0, 0, Usagef("%s %q: want A:B, durations from the run start such as 60s:120s (either may be empty)", flag, s)
+	}
+	parse := func(v string) (time.Duration, error) {
+		if strings.TrimSpace(v) == "" {
+			return 0, nil
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d < 0 {
+			return 0, Usagef("%s %q: %q is not a duration such as 60s", flag, s, v)
+		}
+		return d, nil
+	}
+	if from, err = parse(a); err != nil {
+		return
+	}
+	if to, err = parse(b); err != nil {
+		return
+	}
+	if to > 0 && to <= from {
+		return 0, 0, Usagef("%s %q: the end must come after the start", flag, s)
+	}
+	return from, to, nil
+}
+
+func diagnoseText(w io.Writer, path string, kind diagnose.Format, d *diagnose.Diagnosis) error {
+	fmt.Fprintf(w, "Diagnosis of %s (%s, %d requests, %d completed; %s)\n\n", path, kind, d.Window.Requests, d.Window.Completed, d.Basis)
+	fmt.Fprintf(w, "Verdict:  %s\n\nEvidence:\n", d.Verdict)
+	for _, e := range d.Evidence {
+		fmt.Fprintf(w, "  - %s\n", e.Text)
+	}
+	_, err := fmt.Fprintf(w, "\nAction:   %s\n", d.Action)
+	return err
 }

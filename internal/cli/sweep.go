@@ -2,10 +2,93 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"os"
+
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/sweep"
 )
 
-// runSweep is not built yet.
-func runSweep(_ context.Context, _ *Env, _ []string) error {
-	return errors.New("sweep: not implemented yet")
+// runSweep is `knee sweep`: step the load on a target (the embedded
+// simulated server when no --url is given) and report the knee and the
+// SLO-safe point; or, with --from, analyse points measured by any tool.
+func runSweep(ctx context.Context, env *Env, args []string) error {
+	var f sweepFlags
+	var t sweepTargetFlags
+	var from string
+	fs := newFlagSet(env, "sweep")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: knee sweep [--url URL] [--concurrency 1,4,16,64 | --rate 1,2,4 | --auto] [--slo EXPR]... [flags]")
+		fmt.Fprintln(fs.Output(), "       knee sweep --from FILE.csv [--slo EXPR]...")
+		fmt.Fprintln(fs.Output(), "\nSteps the load, then reports the knee (where more load buys little throughput while TTFT grows)")
+		fmt.Fprintln(fs.Output(), "and the SLO-safe point (the highest load meeting every SLO), and why each was chosen (docs/sweep.md).")
+		fmt.Fprintln(fs.Output(), "Exit 3 when SLOs are given and no measured load meets them all.")
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&from, "from", "", "analyse load points from a CSV file (header with units, e.g. "+sweep.ExampleHeader+") instead of measuring")
+	f.register(fs, 200)
+	t.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	t.noteSet(fs)
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q (flags only; see knee sweep -h)", fs.Arg(0))
+	}
+	set, err := f.objectives()
+	if err != nil {
+		return err
+	}
+	if from != "" {
+		return sweepFromCSV(env, &f, from, set)
+	}
+	plan, err := f.plan()
+	if err != nil {
+		return err
+	}
+	if err := f.validateWorkload(fs); err != nil {
+		return err
+	}
+	runner, cleanup, err := t.runner(ctx, env, &f, set)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	res, runErr := sweep.Run(ctx, runner, plan, set, f.progress(env.Stderr))
+	if res == nil {
+		return runErr
+	}
+	res.Notes = append(t.notes(&f), res.Notes...)
+	if runErr != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("stopped early: %v (the steps measured before are analysed)", runErr))
+	}
+	if err := f.emit(env, res); err != nil {
+		return err
+	}
+	return runErr
+}
+
+func sweepFromCSV(env *Env, f *sweepFlags, path string, set slo.Set) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return Usagef("--from: %v", err)
+	}
+	defer fh.Close()
+	tab, err := sweep.ReadCSV(fh)
+	if err != nil {
+		return Usagef("--from %s: %v", path, err)
+	}
+	if err := sweep.JudgeTable(tab, set); err != nil {
+		return Usagef("--from %s: %v", path, err)
+	}
+	if f.metric != "" && !tab.Has(f.metric) {
+		return Usagef("--knee-metric %s: %s has no such column", f.metric, path)
+	}
+	res, err := sweep.Analyze(tab.Steps, sweep.Options{Metric: f.metric, SLOs: sweep.Objectives(set)})
+	if err != nil {
+		return Usagef("--from %s: %v", path, err)
+	}
+	res.Notes = append(res.Notes, fmt.Sprintf("points read from %s (%d steps)", path, len(tab.Steps)))
+	return f.emit(env, res)
 }

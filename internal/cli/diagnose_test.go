@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDiagnoseSimulatedQueue(t *testing.T) {
+	dir := t.TempDir()
+	base, inc := filepath.Join(dir, "base"), filepath.Join(dir, "inc")
+	for _, c := range []struct{ dir, rate string }{{base, "20"}, {inc, "80"}} {
+		if code, _, errs := kneeCmd(t, "sim", "--rate", c.rate, "--duration", "30s", "--requests", "0", "--seed", "1", "--out", c.dir, "--json"); code != 0 {
+			t.Fatalf("sim: exit %d: %s", code, errs)
+		}
+	}
+	code, out, errs := kneeCmd(t, "diagnose", "--baseline", filepath.Join(base, "records.jsonl"), "--json", filepath.Join(inc, "records.jsonl"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var d struct {
+		Verdict  string
+		Evidence []struct{ Text string }
+		Action   string
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Verdict != "queue_pressure" || len(d.Evidence) == 0 || d.Action == "" {
+		t.Errorf("%+v", d)
+	}
+	// Text output, judged alone (no baseline): still queueing.
+	code, out, _ = kneeCmd(t, "diagnose", filepath.Join(inc, "records.jsonl"))
+	if code != 0 || !strings.Contains(out, "Verdict:  queue_pressure") || !strings.Contains(out, "Action:") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestDiagnoseBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("queue_ms,prefill_ms,decode_ms\n1,2,x\n"), 0o644)
+	empty := filepath.Join(dir, "empty.csv")
+	os.WriteFile(empty, nil, 0o644)
+	ok := filepath.Join(dir, "ok.csv")
+	os.WriteFile(ok, []byte("queue_ms,prefill_ms,decode_ms\n1,2,3\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{bad}, `line 2, column 3 (decode_ms): "x" is not a non-negative number`},
+		{[]string{empty}, "empty input"},
+		{[]string{}, "want one input file"},
+		{[]string{"--split", "10s", ok}, "has no send times"},
+		{[]string{"--split", "soon", ok}, `--split "soon"`},
+		{[]string{"--window", "5s", ok}, "want A:B"},
+		{[]string{"--baseline", ok, "--split", "1s", ok}, "give one of"},
+	} {
+		code, _, errs := kneeCmd(t, append([]string{"diagnose"}, c.args...)...)
+		if code != ExitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+}
+
+func TestLabCLI(t *testing.T) {
+	code, out, errs := kneeCmd(t, "lab", "--scenario", "decode")
+	if code != 0 || !strings.Contains(out, "verdict: decode_slowdown") {
+		t.Errorf("exit %d %s\n%s", code, errs, out)
+	}
+	code, out, _ = kneeCmd(t, "lab", "--scenario", "sweep", "--json")
+	var r struct {
+		Sweep struct {
+			SLOSafe struct{ Load *float64 } `json:"slo_safe"`
+		}
+		Highest *float64 `json:"highest_rate_p95_ttft_under_2s_rps"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || r.Highest == nil || r.Sweep.SLOSafe.Load == nil {
+		t.Errorf("exit %d, %v: %+v", code, err, r)
+	}
+	if code, _, errs := kneeCmd(t, "lab", "--scenario", "nope"); code != ExitUsage || !strings.Contains(errs, "unknown scenario") {
+		t.Errorf("exit %d %s", code, errs)
+	}
+}

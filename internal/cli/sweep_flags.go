@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/sweep"
+)
+
+// sweepFlags are the flags knee sweep and knee sim sweep share: which loads
+// to step through, the objectives, and the output.
+type sweepFlags struct {
+	concurrency, rate string
+	auto              bool
+	min, max, factor  float64
+	refine            int
+	metric            string
+	slos              stringList
+	jsonOut           bool
+	out               string
+	quiet             bool
+	wl                workloadFlags
+}
+
+func (f *sweepFlags) register(fs *flag.FlagSet, defaultRequests int64) {
+	fs.StringVar(&f.concurrency, "concurrency", "", "closed-loop steps: a list such as 1,4,16,64, or auto")
+	fs.StringVar(&f.rate, "rate", "", "open-loop steps in requests per second: a list such as 1,2,4,8, or auto")
+	fs.BoolVar(&f.auto, "auto", false, "grow the load automatically (concurrency unless --rate auto): ×--factor from --min until an SLO fails or throughput stops growing, then bisect")
+	fs.Float64Var(&f.min, "min", 1, "automatic sweep: first load")
+	fs.Float64Var(&f.max, "max", 0, "automatic sweep: highest load (0: 1024 in flight or 1000 req/s)")
+	fs.Float64Var(&f.factor, "factor", 2, "automatic sweep: load growth per step")
+	fs.IntVar(&f.refine, "refine", 3, "automatic sweep: bisection steps between the last good and the first bad load (0: none)")
+	fs.StringVar(&f.metric, "knee-metric", "", "throughput the knee is placed on: output_tps or throughput_rps (default: output_tps when measured)")
+	fs.Var(&f.slos, "slo", "objective such as 'p95(ttft)<2s' (repeatable); the SLO-safe point is the highest load meeting all")
+	fs.BoolVar(&f.jsonOut, "json", false, "print the sweep as JSON on stdout instead of the table")
+	fs.StringVar(&f.out, "out", "", "directory for sweep.json, sweep.md and sweep.csv (readable by knee sweep --from)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no per-step progress on stderr")
+	// The shared workload flags, except the single load level: here
+	// --concurrency and --rate are lists. --requests/--duration are per step.
+	tmp := flag.NewFlagSet("workload", flag.ContinueOnError)
+	f.wl.register(tmp, 1, defaultRequests)
+	tmp.VisitAll(func(fl *flag.Flag) {
+		if fl.Name == "concurrency" || fl.Name == "rate" {
+			return
+		}
+		usage := fl.Usage
+		if fl.Name == "requests" || fl.Name == "duration" || fl.Name == "warmup" {
+			usage += " (per step)"
+		}
+		fs.Var(fl.Value, fl.Name, usage)
+	})
+}
+
+// plan resolves the load flags into a sweep plan.
+func (f *sweepFlags) plan() (sweep.Plan, error) {
+	var p sweep.Plan
+	if f.concurrency != "" && f.rate != "" {
+		return p, Usagef("give --concurrency or --rate, not both")
+	}
+	p.Kind = sweep.Concurrency
+	list := f.concurrency
+	if f.rate != "" {
+		p.Kind, list = sweep.Rate, f.rate
+	}
+	if list == "" || strings.EqualFold(list, "auto") || f.auto {
+		if list != "" && !strings.EqualFold(list, "auto") {
+			return p, Usagef("--auto with a list of loads: give one or the other")
+		}
+		p.Min, p.Max, p.Factor = f.min, f.max, f.factor
+		if p.Max == 0 {
+			p.Max = 1024
+			if p.Kind == sweep.Rate {
+				p.Max = 1000
+			}
+		}
+		p.Refine = f.refine
+		if p.Refine == 0 {
+			p.Refine = -1
+		}
+	} else {
+		name := "--" + map[string]string{sweep.Concurrency: "concurrency", sweep.Rate: "rate"}[p.Kind]
+		for i, s := range strings.Split(list, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || !(v > 0) || math.IsInf(v, 0) {
+				return p, Usagef("%s: item %d %q is not a positive number (want a list such as 1,4,16,64, or auto)", name, i+1, s)
+			}
+			if p.Kind == sweep.Concurrency && v != math.Trunc(v) {
+				return p, Usagef("%s: item %d %q: want whole numbers of requests in flight", name, i+1, s)
+			}
+			p.Loads = append(p.Loads, v)
+		}
+	}
+	if f.metric != "" && f.metric != sweep.MetricOutputTPS && f.metric != sweep.MetricThroughputRPS {
+		return p, Usagef("--knee-metric %q: want output_tps or throughput_rps", f.metric)
+	}
+	p.Metric = f.metric
+	if err := p.Validate(); err != nil {
+		return p, Usagef("%v", err)
+	}
+	return p, nil
+}
+
+// validateWorkload checks the per-step bounds and other workload flags.
+// A step given only --duration runs for that long: the default request
+// count then does not cut it short.
+func (f *sweepFlags) validateWorkload(fs *flag.FlagSet) error {
+	requestsSet := false
+	fs.Visit(func(fl *flag.Flag) { requestsSet = requestsSet || fl.Name == "requests" })
+	if f.wl.duration > 0 && !requestsSet {
+		f.wl.requests = 0
+	}
+	f.wl.concurrency = 1 // the step sets it; validate the rest
+	if err := f.wl.validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (f *sweepFlags) objectives() (slo.Set, error) {
+	set, err := slo.ParseAll(f.slos)
+	if err != nil {
+		return nil, Usagef("--slo: %v", err)
+	}
+	return set, nil
+}
+
+// progress prints one line per finished step on stderr.
+func (f *sweepFlags) progress(w io.Writer) func(sweep.Step) {
+	if f.quiet {
+		return nil
+	}
+	return func(s sweep.Step) {
+		verdict := ""
+		if len(s.SLOs) > 0 {
+			verdict = ", SLOs met"
+			if !s.SLOMet {
+				verdict = ", SLO failed"
+			}
+		}
+		fmt.Fprintf(w, "step %s: %.3g req/s, %.0f output tok/s, p95 TTFT %.0f ms, errors %.1f%%%s\n",
+			s.Load, s.Summary.RequestThroughputRPS, s.Summary.OutputTokenThroughputTPS, s.Summary.TTFT.P95, 100*s.Summary.ErrorRate, verdict)
+	}
+}
+
+// emit writes the result: the table or JSON on stdout, files under --out.
+// With objectives, no safe load is an SLO failure (exit 3).
+func (f *sweepFlags) emit(env *Env, res *sweep.Result) error {
+	if f.out != "" {
+		if err := writeSweepOut(f.out, res); err != nil {
+			return err
+		}
+	}
+	var err error
+	if f.jsonOut {
+		err = writeSweepJSON(env.Stdout, res)
+	} else {
+		err = report.SweepText(env.Stdout, res)
+	}
+	if err != nil {
+		return err
+	}
+	return sweepExit(res)
+}
+
+// sweepExit: a sweep succeeds when it found a load that meets every SLO
+// (higher steps failing is the point of sweeping); with no safe load at all
+// it exits 3.
+func sweepExit(res *sweep.Result) error {
+	if len(res.SLOs) > 0 && !res.SLOSafe.Found() {
+		return &SLOError{Failed: []string{"no measured load meets " + strings.Join(res.SLOs, ", ") + ": " + res.SLOSafe.Reason}}
+	}
+	return nil
+}
+
+func writeSweepJSON(w io.Writer, res *sweep.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
+}
+
+func writeSweepOut(dir string, res *sweep.Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Usagef("--out %s: %v", dir, err)
+	}
+	write := func(name string, fn func(io.Writer) error) error {
+		path := filepath.Join(dir, name)
+		fh, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		if err := fn(fh); err != nil {
+			fh.Close()
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		return fh.Close()
+	}
+	if err := write("sweep.json", func(w io.Writer) error { return writeSweepJSON(w, res) }); err != nil {
+		return err
+	}
+	if err := write("sweep.md", func(w io.Writer) error { return report.SweepMarkdown(w, res) }); err != nil {
+		return err
+	}
+	return write("sweep.csv", func(w io.Writer) error { return sweep.WriteCSV(w, res.LoadKind, res.Steps) })
+}

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/knee-dev/knee/internal/sim"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/sweep"
+	"github.com/knee-dev/knee/internal/workload"
+)
+
+func init() { runSimSweep = runSimSweepCmd }
+
+// runSimSweepCmd is `knee sim sweep`: the sweep over the simulator, every
+// step a fresh engine in virtual time.
+func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
+	var f sweepFlags
+	var engine simEngineFlags
+	fs := newFlagSet(env, "sim sweep")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: knee sim sweep [--concurrency 1,4,16,64 | --rate 1,2,4 | --auto] [--slo EXPR]... [flags]")
+		fmt.Fprintln(fs.Output(), "\nPredicts a whole load curve on the simulator and reports the knee and the SLO-safe point (docs/sweep.md).")
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	f.register(fs, 2000)
+	engine.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	engine.noteSet(fs)
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q (flags only; see knee sim sweep -h)", fs.Arg(0))
+	}
+	plan, err := f.plan()
+	if err != nil {
+		return err
+	}
+	if err := f.validateWorkload(fs); err != nil {
+		return err
+	}
+	if f.wl.maxConcurrency > 0 || f.wl.ramp > 0 {
+		return Usagef("--max-concurrency and --ramp are not supported by knee sim sweep")
+	}
+	set, err := f.objectives()
+	if err != nil {
+		return err
+	}
+	cat, err := engine.catalog()
+	if err != nil {
+		return err
+	}
+	ecfg, err := engine.config(cat)
+	if err != nil {
+		return err
+	}
+	if _, err := simengine.NewEngine(ecfg); err != nil {
+		return Usagef("%v", err)
+	}
+	runner, err := f.simRunner(ecfg)
+	if err != nil {
+		return err
+	}
+	runner.SLOs = set
+	res, runErr := sweep.Run(ctx, runner, plan, set, f.progress(env.Stderr))
+	if runErr != nil && errors.Is(runErr, simengine.ErrTooLong) {
+		return Usagef("%v (the model's context limit; lower --input-tokens/--output-tokens or raise --max-model-len)", runErr)
+	}
+	if res == nil {
+		return runErr
+	}
+	res.Notes = append([]string{fmt.Sprintf("simulated %s; per step %s; workload input %s, output %s tokens, seed %d",
+		simTarget(ecfg), stepBound(&f.wl), f.wl.input, f.wl.output, f.wl.resolvedSeed())}, res.Notes...)
+	if err := f.emit(env, res); err != nil {
+		return err
+	}
+	return runErr
+}
+
+// simRunner builds the simulator runner from the workload flags: the same
+// lengths and (for rate steps) the same arrival seed at every step.
+func (f *sweepFlags) simRunner(ecfg simengine.Config) (*sweep.SimRunner, error) {
+	gen, err := f.wl.generator()
+	if err != nil {
+		return nil, err
+	}
+	warmupDur, warmupN, _ := f.wl.warmupValue()
+	seed := f.wl.resolvedSeed() ^ 0x9e3779b97f4a7c15
+	return &sweep.SimRunner{
+		Engine: ecfg, Gen: gen, Requests: f.wl.requests, Duration: f.wl.duration,
+		Warmup: warmupDur, WarmupRequests: warmupN,
+		Arrivals: func(rate float64) (sim.Arrivals, error) {
+			a, err := workload.NewArrivals(f.wl.arrival, rate, f.wl.burstiness, seed)
+			if err != nil {
+				return nil, Usagef("--arrival: %v", err)
+			}
+			return a, nil
+		},
+	}, nil
+}
+
+// stepBound describes how long each step runs.
+func stepBound(w *workloadFlags) string {
+	switch {
+	case w.requests > 0 && w.duration > 0:
+		return fmt.Sprintf("%d requests or %v", w.requests, w.duration)
+	case w.requests > 0:
+		return fmt.Sprintf("%d requests", w.requests)
+	}
+	return w.duration.String()
+}

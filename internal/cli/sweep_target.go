@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/knee-dev/knee/internal/loadgen"
+	"github.com/knee-dev/knee/internal/openai"
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/sweep"
+	"github.com/knee-dev/knee/internal/workload"
+)
+
+// sweepTargetFlags say what knee sweep measures: a URL, or the embedded
+// simulated server (the same flags as knee bench).
+type sweepTargetFlags struct {
+	url, model, api, apiKeyEnv string
+	requestTimeout, grace      time.Duration
+	ignoreEOS                  string
+	embedded                   embeddedFlags
+}
+
+func (t *sweepTargetFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&t.url, "url", "", "OpenAI-compatible base URL, e.g. http://localhost:8000 (default: the embedded simulated server, fresh for every step)")
+	fs.StringVar(&t.model, "model", "", "model name sent to the server (with no --url: the simulated model preset)")
+	fs.StringVar(&t.api, "api", "chat", "API: chat (/v1/chat/completions) or completions (/v1/completions)")
+	fs.StringVar(&t.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (never printed or stored)")
+	fs.DurationVar(&t.requestTimeout, "request-timeout", 5*time.Minute, "give up on one request after this long")
+	fs.DurationVar(&t.grace, "grace", 30*time.Second, "after each step, wait this long for in-flight requests before canceling them")
+	fs.StringVar(&t.ignoreEOS, "ignore-eos", "auto", "ask the server to ignore EOS so outputs have the requested length: auto (probe), true, false")
+	t.embedded.register(fs)
+}
+
+func (t *sweepTargetFlags) noteSet(*flag.FlagSet) {}
+
+// targetRunner measures one step with the load generator.
+type targetRunner struct {
+	t        *sweepTargetFlags
+	f        *sweepFlags
+	gen      *workload.Generator
+	set      slo.Set
+	apiKey   string
+	eos      triState
+	probed   bool
+	eosOK    bool
+	minTok   bool
+	describe string
+}
+
+func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, set slo.Set) (sweep.Runner, func(), error) {
+	if t.api != "chat" && t.api != "completions" {
+		return nil, nil, Usagef("--api %q: want chat or completions", t.api)
+	}
+	if t.url != "" && t.model == "" {
+		return nil, nil, Usagef("--model is required with --url (the model name the server serves)")
+	}
+	eos, err := parseTriState("--ignore-eos", t.ignoreEOS)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &targetRunner{t: t, f: f, set: set, eos: eos}
+	if t.apiKeyEnv != "" {
+		r.apiKey = env.Getenv(t.apiKeyEnv)
+		if r.apiKey == "" {
+			return nil, nil, Usagef("--api-key-env %s: that environment variable is empty or unset", t.apiKeyEnv)
+		}
+	}
+	if f.wl.rate == 0 {
+		f.wl.rate = 1 // lets arrivals() validate --arrival; each step sets its own rate
+	}
+	if _, err := f.wl.arrivals(); err != nil {
+		return nil, nil, err
+	}
+	if r.gen, err = f.wl.generator(); err != nil {
+		return nil, nil, err
+	}
+	if t.url == "" {
+		// Fail on a bad preset now, not at the first step.
+		srv, err := t.embedded.start(ctx, t.model)
+		if err != nil {
+			return nil, nil, Usagef("embedded server: %v", err)
+		}
+		r.describe = srv.describe
+		srv.close()
+		fmt.Fprintf(env.Stderr, "no --url given: every step runs against a fresh embedded simulated server (%s)\n", r.describe)
+	}
+	return r, func() {}, nil
+}
+
+func (t *sweepTargetFlags) notes(f *sweepFlags) []string {
+	target := "target " + redactURL(t.url) + ", model " + t.model
+	if t.url == "" {
+		target = "knee's embedded simulated server, fresh for every step"
+	}
+	return []string{fmt.Sprintf("%s; per step %s; workload input %s, output %s tokens, seed %d",
+		target, stepBound(&f.wl), f.wl.input, f.wl.output, f.wl.resolvedSeed())}
+}
+
+// Run measures one load level against the target.
+func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, error) {
+	base, model := r.t.url, r.t.model
+	if base == "" {
+		srv, err := r.t.embedded.start(ctx, r.t.model)
+		if err != nil {
+			return sweep.Step{}, err
+		}
+		defer srv.close()
+		base, model = srv.url, srv.model
+	}
+	w := &r.f.wl
+	warmupDur, warmupN, _ := w.warmupValue()
+	cfg := loadgen.Config{
+		BaseURL: base, Model: model, API: r.t.api, APIKey: r.apiKey,
+		Duration: w.duration, Requests: w.requests, Warmup: warmupDur, WarmupRequests: warmupN, Ramp: w.ramp,
+		RequestTimeout: r.t.requestTimeout, Grace: r.t.grace,
+	}
+	opts := stats.Options{}
+	if len(r.set) > 0 {
+		opts.Good = r.set.Good
+	}
+	if load.Kind == sweep.Rate {
+		a, err := workload.NewArrivals(w.arrival, load.Value, w.burstiness, w.resolvedSeed()^0x9e3779b97f4a7c15)
+		if err != nil {
+			return sweep.Step{}, Usagef("--arrival: %v", err)
+		}
+		cfg.Arrivals, cfg.RateRPS, cfg.MaxConcurrency = a, load.Value, w.maxConcurrency
+	} else {
+		cfg.Concurrency = int(load.Value)
+	}
+	if err := r.probe(ctx, &cfg); err != nil {
+		return sweep.Step{}, err
+	}
+	src := func(i int64) loadgen.Request {
+		it := r.gen.Item(i)
+		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, MaxTokens: it.MaxTokens}
+	}
+	run, err := loadgen.Start(ctx, cfg, src)
+	if err != nil {
+		return sweep.Step{}, Usagef("%v", err)
+	}
+	res := run.Wait()
+	opts.OfferedRateRPS = res.OfferedRateRPS
+	sum := stats.Summarize(res.Records, opts)
+	if ctx.Err() != nil {
+		return sweep.Step{}, ctx.Err()
+	}
+	return sweep.Step{Load: load, Summary: sum, Full: true}, nil
+}
+
+// probe decides once whether to send ignore_eos and min_tokens.
+func (r *targetRunner) probe(ctx context.Context, cfg *loadgen.Config) error {
+	if !r.eos.auto {
+		cfg.IgnoreEOS, cfg.MinTokens = r.eos.value, r.eos.value
+		return nil
+	}
+	if !r.probed {
+		endpoint, err := openai.Endpoint(cfg.BaseURL, cfg.API)
+		if err != nil {
+			return Usagef("--url: %v", err)
+		}
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		res, perr := openai.Probe(pctx, http.DefaultClient, endpoint, cfg.APIKey, cfg.Model, cfg.API)
+		r.eosOK = perr == nil && res.IgnoreEOS
+		r.minTok = perr == nil && res.MinTokens
+		r.probed = true
+	}
+	cfg.IgnoreEOS, cfg.MinTokens = r.eosOK, r.minTok
+	return nil
+}

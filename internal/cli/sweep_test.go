@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// kneeCmd runs the CLI with buffers and returns the exit code and output.
+func kneeCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = MainEnv(context.Background(), &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+type sweepJSON struct {
+	LoadKind string `json:"load_kind"`
+	Steps    []struct {
+		Load   float64 `json:"load"`
+		SLOMet bool    `json:"slo_met"`
+	} `json:"steps"`
+	Knee    struct{ Load *float64 } `json:"knee"`
+	SLOSafe struct {
+		Load   *float64
+		Reason string
+	} `json:"slo_safe"`
+	Warnings []string `json:"warnings"`
+}
+
+func TestSweepFromCSV(t *testing.T) {
+	code, out, errs := kneeCmd(t, "sweep", "--from", "testdata/sweep_points.csv", "--slo", "p95(ttft)<1s", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r sweepJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if r.LoadKind != "concurrency" || len(r.Steps) != 7 || r.Knee.Load == nil || *r.Knee.Load != 16 || r.SLOSafe.Load == nil || *r.SLOSafe.Load != 32 {
+		t.Errorf("got %+v", r)
+	}
+	code, out, _ = kneeCmd(t, "sweep", "--from", "testdata/sweep_points.csv", "--slo", "p95(ttft)<1s")
+	if code != 0 || !strings.Contains(out, "Knee:      16 in flight — Kneedle") || !strings.Contains(out, "SLO-safe:  32 in flight") {
+		t.Errorf("text output:\n%s", out)
+	}
+}
+
+func TestSweepFromCSVBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"empty", []string{"--from", write("empty.csv", "")}, "empty file"},
+		{"missing throughput", []string{"--from", write("nothr.csv", "concurrency,ttft_p95_ms\n1,2\n")}, "line 1: no throughput column"},
+		{"non-numeric", []string{"--from", write("nan.csv", "concurrency,output_tps\n1,10\n2,lots\n")}, `line 3, column 2 (output_tps): "lots" is not a number`},
+		{"SLO without its column", []string{"--from", write("ok.csv", "concurrency,output_tps\n1,10\n2,20\n4,30\n"), "--slo", "p99(itl)<50ms"}, "SLO p99(itl)<50ms needs column itl_p99_ms"},
+		{"malformed SLO", []string{"--from", "testdata/sweep_points.csv", "--slo", "p95(ttft)<<2s"}, "--slo"},
+		{"missing file", []string{"--from", filepath.Join(dir, "nope.csv")}, "no such file"},
+		{"bad list", []string{"--concurrency", "1,x,4"}, `--concurrency: item 2 "x" is not a positive number`},
+		{"fractional concurrency", []string{"--concurrency", "1.5"}, "whole numbers"},
+		{"both kinds", []string{"--concurrency", "1", "--rate", "2"}, "not both"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errs := kneeCmd(t, append([]string{"sweep"}, c.args...)...)
+			if code != ExitUsage || !strings.Contains(errs, c.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errs, c.want)
+			}
+		})
+	}
+}
+
+func TestSimSweep(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := kneeCmd(t, "sim", "sweep", "--rate", "10,20,30,40,50,60,80", "--duration", "20s", "--seed", "3",
+		"--slo", "p95(ttft)<2s", "--json", "--out", dir, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r sweepJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.SLOSafe.Load == nil || *r.SLOSafe.Load < 40 || *r.SLOSafe.Load > 50 || r.Knee.Load == nil {
+		t.Errorf("safe %v knee %v: %s", r.SLOSafe.Load, r.Knee.Load, r.SLOSafe.Reason)
+	}
+	for _, f := range []string{"sweep.json", "sweep.md", "sweep.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	// sweep.csv is readable by knee sweep --from and gives the same answer.
+	code, out2, errs := kneeCmd(t, "sweep", "--from", filepath.Join(dir, "sweep.csv"), "--slo", "p95(ttft)<2s", "--json")
+	if code != 0 {
+		t.Fatalf("--from sweep.csv: exit %d: %s", code, errs)
+	}
+	var r2 sweepJSON
+	_ = json.Unmarshal([]byte(out2), &r2)
+	if r2.SLOSafe.Load == nil || *r2.SLOSafe.Load != *r.SLOSafe.Load || *r2.Knee.Load != *r.Knee.Load {
+		t.Errorf("re-read: safe %v knee %v", r2.SLOSafe.Load, r2.Knee.Load)
+	}
+}
+
+func TestSimSweepAutoAndExit3(t *testing.T) {
+	code, out, errs := kneeCmd(t, "sim", "sweep", "--rate", "auto", "--min", "5", "--duration", "20s", "--seed", "3", "--slo", "p95(ttft)<2s", "--quiet")
+	if code != 0 || !strings.Contains(out, "(refined)") || !strings.Contains(out, "stopped growing") {
+		t.Errorf("auto: exit %d %s\n%s", code, errs, out)
+	}
+	code, _, errs = kneeCmd(t, "sim", "sweep", "--rate", "60,80", "--duration", "20s", "--slo", "p95(ttft)<100ms", "--quiet")
+	if code != ExitSLO || !strings.Contains(errs, "no measured load meets p95(ttft)<100ms") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+// The SLO-safe point of a sweep against the embedded server agrees with
+// the simulator's within one step. -short runs short steps; the full test
+// uses the steps of the documented two-minute measurement.
+func TestSweepEmbeddedAgreesWithSim(t *testing.T) {
+	t.Parallel() // mostly waiting on wall time: overlap it with the other tests
+	// Short: a small GPU and short answers keep the real-time server cheap
+	// on a busy machine; the SLO limit falls inside the grid.
+	args := []string{"--gpu", "l4", "--output-tokens", "32", "--rate", "3,6,9,12", "--duration", "3s"}
+	if !testing.Short() {
+		args = []string{"--rate", "10,20,30,40,50,60", "--duration", "10s"}
+	}
+	args = append(args, "--seed", "5", "--slo", "p95(ttft)<2s", "--json", "--quiet", "--grace", "60s")
+	start := time.Now()
+	code, out, errs := kneeCmd(t, append([]string{"sweep"}, args...)...)
+	took := time.Since(start)
+	if code != 0 && code != ExitSLO {
+		t.Fatalf("sweep: exit %d: %s", code, errs)
+	}
+	var real sweepJSON
+	if err := json.Unmarshal([]byte(out), &real); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	simArgs := []string{"sim", "sweep"}
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--grace" {
+			i++
+			continue
+		}
+		simArgs = append(simArgs, args[i])
+	}
+	code, out, errs = kneeCmd(t, simArgs...)
+	if code != 0 && code != ExitSLO {
+		t.Fatalf("sim sweep: exit %d: %s", code, errs)
+	}
+	var simr sweepJSON
+	if err := json.Unmarshal([]byte(out), &simr); err != nil {
+		t.Fatal(err)
+	}
+	idx := func(r sweepJSON) int {
+		if r.SLOSafe.Load == nil {
+			return -1
+		}
+		for i, s := range r.Steps {
+			if s.Load == *r.SLOSafe.Load {
+				return i
+			}
+		}
+		return -2
+	}
+	ri, si := idx(real), idx(simr)
+	t.Logf("embedded sweep took %v; safe step index: embedded %d, simulator %d", took, ri, si)
+	for i := range real.Steps {
+		t.Logf("step %v: embedded met %v, simulator met %v", real.Steps[i].Load, real.Steps[i].SLOMet, simr.Steps[i].SLOMet)
+	}
+	if ri < 0 || si < 0 || ri-si > 1 || si-ri > 1 {
+		t.Errorf("safe points disagree by more than one step: embedded %v, simulator %v", real.SLOSafe.Load, simr.SLOSafe.Load)
+	}
+}
