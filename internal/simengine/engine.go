@@ -346,7 +346,25 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 	i := 0
 	for i < len(e.running) && budget > 0 {
 		r := &e.reqs[e.running[i]]
-		n := min(r.numTokens()-r.computed, budget)
+		left := r.numTokens() - r.computed
+		if left == 1 && (r.computed&(BlockTokens-1) != 0 || e.freeBlocks > 0) {
+			// Fast path for the common case, a decode that fits: one
+			// token, a new block only when the last one is full.
+			if r.computed&(BlockTokens-1) == 0 {
+				e.freeBlocks--
+				r.blocks++
+			}
+			r.newTokens = 1
+			c := int64(r.computed)
+			load.newTokens++
+			load.ctxTokens += c + 1
+			load.attnPairs += c + 1
+			load.sampled++
+			budget--
+			i++
+			continue
+		}
+		n := min(left, budget)
 		ok := true
 		for {
 			want := int(blocksFor(r.computed+n) - r.blocks)
