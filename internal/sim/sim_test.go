@@ -282,3 +282,36 @@ func TestContextCancel(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A duration bounds issuing (requests in flight still finish); a warm-up
+// duration flags the requests sent before it. Collect copies streamed token
+// times, so records stay intact after the run.
+func TestDurationWarmupAndCollectCopies(t *testing.T) {
+	ecfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
+	recs, res, err := Collect(context.Background(), Config{Engine: ecfg, Gen: varied{100, 900, 5, 50}, Arrivals: poisson(t, 20, 5),
+		Duration: 10 * time.Second, Warmup: 2 * time.Second, StreamTokenTimes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Issued < 150 || res.Issued > 250 || int64(len(recs)) != res.Issued {
+		t.Fatalf("issued %d in 10 s at 20 req/s; %d records", res.Issued, len(recs))
+	}
+	warm := 0
+	for _, r := range recs {
+		if r.Sent >= 10*time.Second {
+			t.Errorf("request %d sent at %v, after the duration", r.ID, r.Sent)
+		}
+		if r.Warmup != (r.Sent < 2*time.Second) {
+			t.Errorf("request %d sent at %v: warmup %v", r.ID, r.Sent, r.Warmup)
+		}
+		if r.Warmup {
+			warm++
+		}
+		if len(r.TokenTimes) != r.OutputTokens || r.TokenTimes[len(r.TokenTimes)-1] != r.Done {
+			t.Fatalf("request %d: token times overwritten after the callback", r.ID)
+		}
+	}
+	if warm == 0 {
+		t.Error("no warm-up requests")
+	}
+}
