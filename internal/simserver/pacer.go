@@ -104,66 +104,82 @@ func (s *Server) processLocked(ems []simengine.Emission, endS int64, batches [][
 	m := s.metrics
 	gen := 0
 	nw := int64(len(s.writers))
-	for _, e := range ems {
-		st := s.streams[e.ID]
-		if st == nil {
-			continue // canceled
-		}
-		gen++
-		due := endS
-		if int(e.Index) == st.plan.stallAt {
-			st.holdUntil = endS + int64(s.cfg.Faults.StallDuration)
-		}
-		held := st.holdUntil > endS
-		if held {
-			due = st.holdUntil
-		}
-		if e.Index == 0 {
-			m.promptTokens.Add(float64(st.inputTokens))
-			m.ttft.Observe(sec(due - st.recvS))
-			if q, p := e.Phases.Queue, e.Phases.Prefill; q+p > 0 || e.Finished {
-				st.hdrQueue = max(s.clk.toServer(st.arrV+q)-st.recvS, 0)
-				st.hdrPrefill = max(due-st.recvS-st.hdrQueue, 0)
+	// Two passes: first tokens go to the front of each writer's batch, so
+	// the burst of a large step delays TTFT as little as possible; the rest
+	// keep the engine's running order, which is stable from step to step,
+	// so each stream's place in the burst (and its gaps) stays steady.
+	for pass := 0; pass < 2; pass++ {
+		for i := range ems {
+			if e := &ems[i]; (e.Index == 0) != (pass == 0) {
+				continue
 			}
-		} else {
-			m.itl.Observe(sec(due - st.tokenTimes[len(st.tokenTimes)-1]))
+			gen += s.processOne(&ems[i], endS, batches, nw)
 		}
-		st.tokenTimes = append(st.tokenTimes, due)
-		it := item{st: st, due: due, idx: int32(e.Index), kind: kindToken}
-		switch {
-		case int(e.Index) == st.plan.cutAt:
-			it.kind = kindCut
-			s.eng.Cancel(e.ID) // no-op when it just finished
-			delete(s.streams, e.ID)
-		case e.Finished:
-			it.kind = kindFinal
-			delete(s.streams, e.ID)
-			st.final = s.finalTiming(st, e.Phases)
-			m.success.WithLabelValues(st.reason).Inc()
-			f := st.final
-			m.e2e.Observe(sec(f.tokenTimes[len(f.tokenTimes)-1]))
-			m.queue.Observe(sec(f.queue))
-			m.prefill.Observe(sec(f.prefill))
-			m.decode.Observe(sec(f.decode))
-			m.inference.Observe(sec(f.prefill + f.decode))
-			if len(f.tokenTimes) > 1 {
-				m.tpot.Observe(sec(f.decode) / float64(len(f.tokenTimes)-1))
-			}
-			m.reqPrompt.Observe(float64(st.inputTokens))
-			m.reqGeneration.Observe(float64(len(f.tokenTimes)))
-		}
-		if held {
-			if len(st.held) == 0 {
-				s.stalled = append(s.stalled, st)
-				s.nStalled.Add(1)
-			}
-			st.held = append(st.held, it)
-			continue
-		}
-		w := st.id % nw
-		batches[w] = append(batches[w], it)
 	}
 	m.generationTokens.Add(float64(gen))
+}
+
+// processOne handles one emission; it returns 1 when it was a live token.
+func (s *Server) processOne(ep *simengine.Emission, endS int64, batches [][]item, nw int64) int {
+	m := s.metrics
+	e := *ep
+	st := s.streams[e.ID]
+	if st == nil {
+		return 0 // canceled
+	}
+	due := endS
+	if int(e.Index) == st.plan.stallAt {
+		st.holdUntil = endS + int64(s.cfg.Faults.StallDuration)
+	}
+	held := st.holdUntil > endS
+	if held {
+		due = st.holdUntil
+	}
+	if e.Index == 0 {
+		m.promptTokens.Add(float64(st.inputTokens))
+		m.ttft.Observe(sec(due - st.recvS))
+		if q, p := e.Phases.Queue, e.Phases.Prefill; q+p > 0 || e.Finished {
+			st.hdrQueue = max(s.clk.toServer(st.arrV+q)-st.recvS, 0)
+			st.hdrPrefill = max(due-st.recvS-st.hdrQueue, 0)
+		}
+	} else {
+		m.itl.Observe(sec(due - st.tokenTimes[len(st.tokenTimes)-1]))
+	}
+	st.tokenTimes = append(st.tokenTimes, due)
+	it := item{st: st, due: due, idx: int32(e.Index), kind: kindToken}
+	switch {
+	case int(e.Index) == st.plan.cutAt:
+		it.kind = kindCut
+		s.eng.Cancel(e.ID) // no-op when it just finished
+		delete(s.streams, e.ID)
+	case e.Finished:
+		it.kind = kindFinal
+		delete(s.streams, e.ID)
+		st.final = s.finalTiming(st, e.Phases)
+		m.success.WithLabelValues(st.reason).Inc()
+		f := st.final
+		m.e2e.Observe(sec(f.tokenTimes[len(f.tokenTimes)-1]))
+		m.queue.Observe(sec(f.queue))
+		m.prefill.Observe(sec(f.prefill))
+		m.decode.Observe(sec(f.decode))
+		m.inference.Observe(sec(f.prefill + f.decode))
+		if len(f.tokenTimes) > 1 {
+			m.tpot.Observe(sec(f.decode) / float64(len(f.tokenTimes)-1))
+		}
+		m.reqPrompt.Observe(float64(st.inputTokens))
+		m.reqGeneration.Observe(float64(len(f.tokenTimes)))
+	}
+	if held {
+		if len(st.held) == 0 {
+			s.stalled = append(s.stalled, st)
+			s.nStalled.Add(1)
+		}
+		st.held = append(st.held, it)
+		return 1
+	}
+	w := st.id % nw
+	batches[w] = append(batches[w], it)
+	return 1
 }
 
 // finalTiming is the request's truth in server time relative to receipt.
