@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -133,25 +134,39 @@ func (g *Generator) DatasetSize() int {
 	return len(g.data.Entries)
 }
 
-// lengthRand is request i's source for lengths, independent of its prompt
-// text so Lengths can skip building the text.
-func (g *Generator) lengthRand(i int64, pcg *rand.PCG) *rand.Rand {
-	pcg.Seed(g.spec.Seed^streamLengths, mix64(uint64(i)))
-	return rand.New(pcg)
+// seededRand is a reusable random source; pooling it keeps Lengths free
+// of allocations (a fresh rand.Rand escapes to the heap through Dist).
+type seededRand struct {
+	pcg rand.PCG
+	rng *rand.Rand
+}
+
+var randPool = sync.Pool{New: func() any {
+	s := &seededRand{}
+	s.rng = rand.New(&s.pcg)
+	return s
+}}
+
+// lengthRand returns request i's source for lengths, independent of its
+// prompt text so Lengths can skip building the text. Return it to randPool.
+func (g *Generator) lengthRand(i int64) *seededRand {
+	s := randPool.Get().(*seededRand)
+	s.pcg.Seed(g.spec.Seed^streamLengths, mix64(uint64(i)))
+	return s
 }
 
 // Lengths returns request i's input and output token counts without
 // building its prompt; Item(i) reports the same numbers (for a dataset,
 // each entry's text is tokenised once, on first use).
 func (g *Generator) Lengths(i int64) (in, out int) {
-	var pcg rand.PCG
-	rng := g.lengthRand(i, &pcg)
+	s := g.lengthRand(i)
+	defer randPool.Put(s)
 	if g.data != nil {
 		k := g.entryIndex(i)
-		return g.entryInput(k), g.entryOutput(k, rng)
+		return g.entryInput(k), g.entryOutput(k, s.rng)
 	}
-	in = g.spec.Input.Sample(rng)
-	out = g.spec.Output.Sample(rng)
+	in = g.spec.Input.Sample(s.rng)
+	out = g.spec.Output.Sample(s.rng)
 	return in, out
 }
 
@@ -159,17 +174,15 @@ func (g *Generator) Lengths(i int64) (in, out int) {
 // from words drawn with a source seeded by (Seed, i), so they are unique per
 // request apart from the shared prefix. Safe for concurrent use.
 func (g *Generator) Item(i int64) Item {
-	var pcg rand.PCG
-	rng := g.lengthRand(i, &pcg)
+	in, out := g.Lengths(i)
 	if g.data != nil {
 		k := g.entryIndex(i)
-		return Item{Prompt: g.data.Entries[k].Prompt, InputTokens: g.entryInput(k), MaxTokens: g.entryOutput(k, rng)}
+		return Item{Prompt: g.data.Entries[k].Prompt, InputTokens: in, MaxTokens: out}
 	}
-	in := g.spec.Input.Sample(rng)
-	out := g.spec.Output.Sample(rng)
-	var tpcg rand.PCG
-	tpcg.Seed(g.spec.Seed^streamPrompt, mix64(uint64(i)))
-	prompt, got := g.prompts.build(in, rand.New(&tpcg))
+	s := randPool.Get().(*seededRand)
+	defer randPool.Put(s)
+	s.pcg.Seed(g.spec.Seed^streamPrompt, mix64(uint64(i)))
+	prompt, got := g.prompts.build(in, s.rng)
 	return Item{Prompt: prompt, InputTokens: got, MaxTokens: out}
 }
 
