@@ -13,8 +13,8 @@ import (
 // the answer representative and the comparison fast.
 const maxValues = 200_000
 
-// sample is a pooled set of values, sorted, each tagged with the request
-// (cluster) it came from, so a resample draws whole requests.
+// sample is a pooled set of values, sorted, each tagged with the block of
+// requests (cluster) it came from, so a resample draws whole blocks.
 type sample struct {
 	values   []float64
 	cluster  []int32
@@ -23,45 +23,46 @@ type sample struct {
 
 func (s *sample) n() int { return len(s.values) }
 
-// newSample collects values(r) over measured, completed requests.
+// Blocks is how many blocks of consecutive requests (by send time) a run's
+// requests are grouped into for resampling. Requests close in time share
+// the server's state (queue depth, batch), so they are not independent;
+// resampling whole blocks keeps that correlation and widens the interval
+// accordingly.
+const Blocks = 40
+
+// newSample collects values(r) over measured, completed requests, tagged
+// with the block of their request.
 func newSample(recs []record.Request, values func(*record.Request) []float64) *sample {
 	type vc struct {
 		v float64
 		c int32
 	}
-	var all []vc
-	var clusters int32
+	var order []int
 	total := 0
 	for i := range recs {
 		if !recs[i].Warmup && recs[i].OK() {
+			order = append(order, i)
 			total += len(values(&recs[i]))
 		}
 	}
+	sort.SliceStable(order, func(a, b int) bool { return recs[order[a]].Sent < recs[order[b]].Sent })
 	stride := 1
 	if total > maxValues {
 		stride = (total + maxValues - 1) / maxValues
 	}
-	k := 0
-	for i := range recs {
-		r := &recs[i]
-		if r.Warmup || !r.OK() {
-			continue
-		}
-		vs := values(r)
-		if len(vs) == 0 {
-			continue
-		}
-		k++
+	blocks := min(Blocks, len(order))
+	var all []vc
+	for k, i := range order {
 		if k%stride != 0 {
 			continue
 		}
-		for _, v := range vs {
-			all = append(all, vc{v, clusters})
+		block := int32(k * blocks / len(order))
+		for _, v := range values(&recs[i]) {
+			all = append(all, vc{v, block})
 		}
-		clusters++
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
-	s := &sample{values: make([]float64, len(all)), cluster: make([]int32, len(all)), clusters: int(clusters)}
+	s := &sample{values: make([]float64, len(all)), cluster: make([]int32, len(all)), clusters: blocks}
 	for i, x := range all {
 		s.values[i], s.cluster[i] = x.v, x.c
 	}

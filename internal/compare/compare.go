@@ -3,12 +3,13 @@
 //
 // Reading order: Compare (this file) builds the table; bootstrap.go holds
 // the resampling. The test of noise is a bootstrap 95% confidence interval
-// of the difference B − A: requests are resampled with replacement (for
-// ITL, a request's gaps travel together, since gaps of one stream are not
-// independent), the statistic (p50, p95, p99, or the mean of per-second
-// throughput) is recomputed on both sides, and the difference is beyond
-// noise when the interval excludes zero and the change is at least
-// MinChange of A. Error rates use a two-proportion (Wald) interval. A run
+// of the difference B − A: each run's requests are cut into Blocks blocks
+// of consecutive requests (by send time), blocks are resampled with
+// replacement (requests close in time share the server's queue and batch,
+// and a request's ITL gaps share its stream, so none is independent), the
+// statistic (p50, p95, p99, or the mean of per-second throughput) is
+// recomputed on both sides, and the difference is beyond noise when the
+// interval excludes zero and the change is at least MinChange of A. Error rates use a two-proportion (Wald) interval. A run
 // without per-request records (a summary-only import) can be shown but not
 // judged.
 package compare
@@ -24,8 +25,11 @@ import (
 )
 
 // Method is how Compare decides what is beyond noise (printed in reports).
-const Method = "bootstrap 95% confidence interval of the difference B − A (requests resampled with replacement; " +
-	"a request's ITL gaps resampled together; throughput over per-second buckets); error rates: two-proportion Wald interval"
+const Method = "bootstrap 95% confidence interval of the difference B − A (40 blocks of consecutive requests per run resampled with replacement, " +
+	"so correlated neighbours and a request's ITL gaps move together; throughput: per-second buckets); error rates: two-proportion Wald interval"
+
+// DefaultMinChange is the smallest relative change flagged by default.
+const DefaultMinChange = 0.05
 
 // Side is one run to compare.
 type Side struct {
@@ -38,9 +42,13 @@ type Side struct {
 
 // Options tune Compare.
 type Options struct {
-	Resamples int     // bootstrap resamples; 0 = 1000
-	Seed      uint64  // resampling seed; results are deterministic for a seed
-	MinChange float64 // smallest relative change worth flagging (0.01 = 1%); 0 = 0.01
+	Resamples int    // bootstrap resamples; 0 = 1000
+	Seed      uint64 // resampling seed; results are deterministic for a seed
+	// MinChange is the smallest relative change worth flagging (0.05 = 5%);
+	// 0 = DefaultMinChange. Two runs of one configuration differ by a few
+	// percent from the machine's state alone, which resampling within a run
+	// cannot see.
+	MinChange float64
 }
 
 // Metric is one row of a comparison.
@@ -74,6 +82,10 @@ type Result struct {
 	Worse     []string `json:"worse"`
 	Better    []string `json:"better"`
 	Verdict   string   `json:"verdict"`
+	// Cautions are the runs' own measurement warnings (client overhead,
+	// pacing lag, ...): a difference between runs measured under different
+	// conditions may be the conditions.
+	Cautions []string `json:"cautions,omitempty"`
 }
 
 // latency metrics compared from per-request samples.
@@ -121,6 +133,16 @@ func quantileOf(d stats.Dist, q float64) float64 {
 	return math.NaN()
 }
 
+// tailValues is how many values must lie beyond a quantile before its
+// bootstrap interval means anything: resampling cannot invent the tail, so
+// with fewer the interval of a p99 is far too narrow.
+const tailValues = 10
+
+// minValues is the sample size a quantile q needs: tailValues beyond it.
+func minValues(q float64) int {
+	return int(math.Ceil(tailValues / (1 - q)))
+}
+
 func qname(q float64) string {
 	return fmt.Sprintf("p%g", q*100)
 }
@@ -131,7 +153,7 @@ func Compare(a, b Side, opts Options) Result {
 		opts.Resamples = 1000
 	}
 	if opts.MinChange <= 0 {
-		opts.MinChange = 0.01
+		opts.MinChange = DefaultMinChange
 	}
 	bs := newBootstrap(opts.Seed, opts.Resamples)
 	res := Result{A: a.ID, B: b.ID, Method: Method, Resamples: opts.Resamples, MinChange: opts.MinChange}
@@ -170,10 +192,12 @@ func Compare(a, b Side, opts Options) Result {
 		for _, q := range l.quantiles {
 			m := Metric{Name: l.name + "." + qname(q), Label: l.label + " " + qname(q), Unit: "ms", Better: "lower",
 				A: quantileOf(l.dist(&a.Summary), q), B: quantileOf(l.dist(&b.Summary), q)}
+			need := minValues(q)
 			switch {
 			case !haveRecords:
-			case sa.n() < 10 || sb.n() < 10:
-				m.Note = "under 10 values on a side"
+			case sa.n() < need || sb.n() < need:
+				m.Note = fmt.Sprintf("too few values to judge a %s (%d and %d; want %d, so that %d lie beyond it)",
+					qname(q), sa.n(), sb.n(), need, tailValues)
 			default:
 				lo, hi := bs.quantileDiffCI(sa, sb, q)
 				m.setCI(lo, hi)
@@ -210,6 +234,12 @@ func Compare(a, b Side, opts Options) Result {
 		}
 	}
 	res.Verdict = verdict(&res, haveRecords)
+	for _, w := range a.Summary.Warnings {
+		res.Cautions = append(res.Cautions, "A: "+w)
+	}
+	for _, w := range b.Summary.Warnings {
+		res.Cautions = append(res.Cautions, "B: "+w)
+	}
 	return res
 }
 
@@ -220,7 +250,7 @@ func (m *Metric) setCI(lo, hi float64) {
 func (m *Metric) judge(minChange float64) {
 	if !m.Tested {
 		m.Effect = "untested"
-		if m.Note == "" {
+		if m.Note == "" && !m.Tested {
 			m.Note = "no per-request records: noise unknown"
 		}
 		return
@@ -228,7 +258,7 @@ func (m *Metric) judge(minChange float64) {
 	excludesZero := *m.CILow > 0 || *m.CIHigh < 0
 	big := math.Abs(m.Change) >= minChange
 	if m.Name == "error_rate" {
-		big = math.Abs(m.Diff) >= minChange/10 // rates: 0.1 percentage point at the default
+		big = math.Abs(m.Diff) >= minChange/10 // rates: half a percentage point at the default
 	}
 	m.Beyond = excludesZero && big
 	switch {

@@ -69,9 +69,16 @@ func TestSimulatorRuns(t *testing.T) {
 		t.Errorf("same seed and preset: worse %v better %v, verdict %q", r.Worse, r.Better, r.Verdict)
 	}
 	for _, m := range r.Metrics {
-		if !m.Tested || m.Beyond {
-			t.Errorf("same runs, %s: tested %v beyond %v", m.Name, m.Tested, m.Beyond)
+		if m.Beyond || m.Diff != 0 {
+			t.Errorf("same runs, %s: diff %v beyond %v", m.Name, m.Diff, m.Beyond)
 		}
+		if strings.HasSuffix(m.Name, ".p50") && !m.Tested {
+			t.Errorf("same runs, %s not tested: %s", m.Name, m.Note)
+		}
+	}
+	// 600 requests leave 6 beyond a p99: too few to judge it.
+	if m := find(t, r, "e2e_ms.p99"); m.Tested || !strings.Contains(m.Note, "too few") {
+		t.Errorf("p99 of 600 requests judged: %+v", m)
 	}
 
 	r = Compare(a, slow, Options{Resamples: 300})
