@@ -2,10 +2,123 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/knee-dev/knee/internal/ingest"
+	"github.com/knee-dev/knee/internal/store"
 )
 
-// runImport is not built yet.
-func runImport(_ context.Context, _ *Env, _ []string) error {
-	return errors.New("import: not implemented yet")
+// maxImportBytes bounds what knee import reads into memory.
+const maxImportBytes = 2 << 30
+
+// runImport stores a vLLM bench serve result or a knee records.jsonl as a
+// run (the format is detected from the content).
+func runImport(_ context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "import")
+	db := dbFlag(fs)
+	label := fs.String("label", "", "label for the imported run (default: the file's own label, if any)")
+	model := fs.String("model", "", "model name (overrides what the file says)")
+	target := fs.String("target", "", "what was measured (default: what the file says, else the file name)")
+	asJSON := fs.Bool("json", false, "print the new run ids as JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "Usage: knee import FILE [--label L]   (FILE: a vLLM bench serve result JSON, or knee records.jsonl; - for stdin)")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return Usagef("want one file: knee import FILE, got %d arguments", len(pos))
+	}
+	path := pos[0]
+	data, err := readImport(env, path)
+	if err != nil {
+		return err
+	}
+	// Parse everything before touching the database: a malformed file
+	// stores nothing.
+	runs, err := ingest.Read(data)
+	if err != nil {
+		return Usagef("%s: %v", path, err)
+	}
+	st, err := openDB(env, *db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	type imported struct {
+		ID       int64  `json:"id"`
+		Format   string `json:"format"`
+		Requests int    `json:"requests"`
+		Records  int    `json:"records"`
+	}
+	var out []imported
+	for i := range runs {
+		r := &runs[i]
+		meta := store.RunMeta{Kind: store.KindImport, Label: r.Label, Model: r.Model, Target: r.Target, Version: Version, Start: r.Start}
+		if *label != "" {
+			meta.Label = *label
+		}
+		if *model != "" {
+			meta.Model = *model
+		}
+		if *target != "" {
+			meta.Target = *target
+		}
+		if meta.Target == "" {
+			meta.Target = filepath.Base(path)
+		}
+		cfg := append([][2]string{{"imported_from", path}, {"format", r.Format}}, r.Config...)
+		for _, n := range r.Notes {
+			cfg = append(cfg, [2]string{"note", n})
+		}
+		meta.Config = pairsJSON(cfg)
+		id, err := st.ImportRun(meta, r.Records, &r.Summary, store.StatusComplete)
+		if err != nil {
+			return fmt.Errorf("storing %s: %w", path, err)
+		}
+		out = append(out, imported{ID: id, Format: r.Format, Requests: r.Summary.Requests, Records: len(r.Records)})
+	}
+	if *asJSON {
+		return json.NewEncoder(env.Stdout).Encode(out)
+	}
+	for _, o := range out {
+		what := fmt.Sprintf("%d per-request records", o.Records)
+		if o.Records == 0 {
+			what = "summary only, no per-request records"
+		}
+		fmt.Fprintf(env.Stdout, "imported %s as run %d (%s, %d requests, %s)\n", path, o.ID, o.Format, o.Requests, what)
+	}
+	return nil
+}
+
+func readImport(env *Env, path string) ([]byte, error) {
+	var rd io.Reader
+	if path == "-" {
+		rd = env.Stdin
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, Usagef("%v", err)
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return nil, Usagef("%s is a directory: want a vLLM result JSON or a records.jsonl file", path)
+		}
+		rd = f
+	}
+	data, err := io.ReadAll(io.LimitReader(rd, maxImportBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(data) > maxImportBytes {
+		return nil, Usagef("%s is larger than %d GiB", path, maxImportBytes>>30)
+	}
+	return data, nil
 }

@@ -1,11 +1,143 @@
 package cli
 
 import (
+	"bytes"
 	"context"
-	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/knee-dev/knee/internal/report"
 )
 
-// runReport is not built yet.
-func runReport(_ context.Context, _ *Env, _ []string) error {
-	return errors.New("report: not implemented yet")
+// reportFormats are the formats knee report renders.
+var reportFormats = []string{"text", "md", "csv", "json", "html"}
+
+// runReport renders a stored run.
+func runReport(_ context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "report")
+	db := dbFlag(fs)
+	format := fs.String("format", "", "text, md, csv, json or html (default: from --out's extension, else text)")
+	out := fs.String("out", "", "write to this file instead of stdout (html is written to a file: default run-ID.html)")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "Usage: knee report RUN [--format text|md|csv|json|html] [--out FILE]   (RUN: an id from knee runs, last, last~1)")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return Usagef("want one run: knee report RUN (an id from `knee runs`, \"last\" or \"last~N\"), got %d arguments", len(pos))
+	}
+	f := *format
+	if f == "" {
+		f = formatFromExt(*out)
+	}
+	f = strings.ToLower(f)
+	if f == "markdown" {
+		f = "md"
+	}
+	if !contains(reportFormats, f) {
+		return Usagef("--format %q: want one of %s", *format, strings.Join(reportFormats, ", "))
+	}
+	st, err := openDB(env, *db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	id, err := resolveRun(st, pos[0])
+	if err != nil {
+		return err
+	}
+	lr, err := loadRun(st, id)
+	if err != nil {
+		return err
+	}
+
+	// Render fully before writing, so a failure leaves no half file.
+	var buf bytes.Buffer
+	switch f {
+	case "text":
+		err = report.Text(&buf, lr.report)
+	case "md":
+		err = report.Markdown(&buf, lr.report)
+	case "csv":
+		err = report.CSV(&buf, lr.report)
+	case "json":
+		err = report.JSON(&buf, lr.report)
+	case "html":
+		err = report.HTML(&buf, lr.report, report.HTMLData{Records: lr.records, Sweep: lr.sweep})
+	}
+	if err != nil {
+		return fmt.Errorf("rendering run %d as %s: %w", id, f, err)
+	}
+	if f == "text" && lr.sweep != nil {
+		buf.WriteString("\n")
+		if err := report.SweepText(&buf, lr.sweep); err != nil {
+			return err
+		}
+	}
+	if f == "md" && lr.sweep != nil {
+		buf.WriteString("\n")
+		if err := report.SweepMarkdown(&buf, lr.sweep); err != nil {
+			return err
+		}
+	}
+	path := *out
+	if path == "" && f == "html" && env.IsTerminal {
+		// HTML on a terminal is noise: write a file (piped, it goes to stdout).
+		path = fmt.Sprintf("knee-run-%d.html", id)
+	}
+	if path == "" || path == "-" {
+		_, err := env.Stdout.Write(buf.Bytes())
+		return err
+	}
+	if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	fmt.Fprintf(env.Stderr, "wrote %s (run %d, %s)\n", path, id, f)
+	return nil
+}
+
+func formatFromExt(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".md", ".markdown":
+		return "md"
+	case ".csv":
+		return "csv"
+	case ".json":
+		return "json"
+	case ".html", ".htm":
+		return "html"
+	}
+	return "text"
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// writeFileAtomic writes through a temporary file and renames it, so the
+// destination is either the old file or the whole new one.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

@@ -126,7 +126,7 @@ func vllmConfig(all map[string]json.RawMessage) [][2]string {
 	seen := map[string]bool{}
 	add := func(k string) {
 		raw, ok := all[k]
-		if !ok || seen[k] {
+		if !ok || seen[k] || string(raw) == "null" {
 			return
 		}
 		seen[k] = true
