@@ -165,7 +165,12 @@ func (r *Run) readResponse(ctx context.Context, st *stream, resp *http.Response,
 		}
 	}
 
-	st.stamp.body = resp.Body
+	r.readStream(ctx, st, resp.Body, rec)
+}
+
+// readStream reads one event stream into rec: the per-token hot path.
+func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *record.Request) {
+	st.stamp.body = body
 	st.sse.Reset(&st.stamp)
 	defer func() { st.stamp.body = nil; st.sse.Reset(nil) }()
 

@@ -178,7 +178,7 @@ func DecodeChunk(data []byte, c *Chunk) error {
 			return s.skip()
 		}
 	})
-	if ok && s.peek() != 0 {
+	if s.ws(); ok && s.i < len(s.b) {
 		ok = s.fail("unexpected %s after the chunk object", s.describe())
 	}
 	if !ok {

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -77,6 +78,19 @@ func (s *scanner) str() (raw []byte, escaped, ok bool) {
 	b, i := s.b, s.i+1
 	start := i
 	for i < len(b) {
+		// Eight bytes at a time while none is a quote, a backslash or a
+		// control character (SWAR: a byte test per lane, no branches).
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			q, bs := x^(lanes*'"'), x^(lanes*'\\')
+			if ((x-lanes*0x20)&^x|(q-lanes)&^q|(bs-lanes)&^bs)&(lanes*0x80) != 0 {
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
 			i++
@@ -116,6 +130,9 @@ func (s *scanner) str() (raw []byte, escaped, ok bool) {
 	s.i = i
 	return nil, false, s.fail("unterminated string")
 }
+
+// lanes has 1 in every byte of a uint64.
+const lanes = 0x0101010101010101
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
