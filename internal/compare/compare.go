@@ -15,6 +15,7 @@
 package compare
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -241,6 +242,25 @@ func Compare(a, b Side, opts Options) Result {
 		res.Cautions = append(res.Cautions, "B: "+w)
 	}
 	return res
+}
+
+// MarshalJSON writes non-finite figures (a percentile a summary-only import
+// lacks) as null: JSON has no NaN or infinity.
+func (m Metric) MarshalJSON() ([]byte, error) {
+	type plain Metric
+	fin := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		plain
+		A      *float64 `json:"a"`
+		B      *float64 `json:"b"`
+		Diff   *float64 `json:"diff"`
+		Change *float64 `json:"change,omitempty"`
+	}{plain(m), fin(m.A), fin(m.B), fin(m.Diff), fin(m.Change)})
 }
 
 func (m *Metric) setCI(lo, hi float64) {
