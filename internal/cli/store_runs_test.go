@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
+	"github.com/knee-dev/knee/internal/sweep"
 )
 
 // kneeEnv runs knee with an injected environment (KNEE_DB, XDG_DATA_HOME).
@@ -209,5 +211,39 @@ func TestParseSince(t *testing.T) {
 	}
 	if got, err := parseSince("2026-11-01", now); err != nil || got.Day() != 1 {
 		t.Errorf("date: %v %v", got, err)
+	}
+}
+
+func TestReportSweepRun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "knee.db")
+	st, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []sweep.Step
+	for i, c := range []float64{1, 2, 4, 8, 16} {
+		s := stats.Summary{Requests: 100, Completed: 100, OutputTokenThroughputTPS: []float64{100, 190, 300, 330, 335}[i], RequestThroughputRPS: c}
+		s.TTFT = stats.Dist{Count: 100, P50: 50 * c, P95: []float64{80, 90, 150, 900, 4000}[i]}
+		steps = append(steps, sweep.Step{Load: sweep.Load{Kind: sweep.Concurrency, Value: c}, Summary: s, Full: true, SLOMet: i < 4})
+	}
+	res, err := sweep.Analyze(steps, sweep.Options{SLOs: []string{"p95(ttft)<2s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := st.ImportRun(store.RunMeta{Kind: store.KindSweep}, nil, &steps[3].Summary, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveSweepResult(id, res); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	code, out, errs := kneeEnv(t, nil, "report", "last", "--db", path, "--format", "html")
+	if code != 0 || !strings.Contains(out, `data-chart="sweep-throughput"`) || !strings.Contains(out, "SLO-safe") {
+		t.Errorf("sweep html: exit %d %s", code, errs)
+	}
+	code, out, _ = kneeEnv(t, nil, "report", "last", "--db", path)
+	if code != 0 || !strings.Contains(strings.ToLower(out), "knee") || !strings.Contains(out, "16") {
+		t.Errorf("sweep text:\n%s", out)
 	}
 }
