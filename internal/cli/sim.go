@@ -38,6 +38,7 @@ type simFlags struct {
 	out    string
 	json   bool
 	list   bool
+	quiet  bool
 }
 
 func runSim(ctx context.Context, env *Env, args []string) error {
@@ -60,6 +61,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	fs.Var(&f.slos, "slo", "objective such as 'p95(ttft)<2s' (repeatable); exit 3 when one fails")
 	fs.StringVar(&f.out, "out", "", "directory for records.jsonl (streamed), summary.json and report.md")
 	fs.BoolVar(&f.json, "json", false, "print the summary as JSON on stdout instead of the text report")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	fs.BoolVar(&f.list, "list", false, "list the GPU and model presets (with any --preset-file, --gpu-file, --model-file) and exit")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -140,8 +142,15 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	}
 	acc := stats.NewAccumulator(opts)
 	start := time.Now()
+	var done int64
+	lastProgress := start
 	res, runErr := sim.Run(ctx, cfg, func(r *record.Request) {
 		acc.Add(r)
+		// Long simulations say they are alive every few seconds.
+		if done++; !f.quiet && done&0x3fff == 0 && time.Since(lastProgress) > 3*time.Second {
+			lastProgress = time.Now()
+			fmt.Fprintf(env.Stderr, "knee sim: %d requests finished, %.0f s of virtual time\n", done, r.Done.Seconds())
+		}
 		if writer != nil && werr == nil {
 			werr = writer.Write(r)
 		}
@@ -191,9 +200,6 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	}
 	if err != nil {
 		return err
-	}
-	if interrupted {
-		return runErr
 	}
 	var failed []string
 	for _, r := range rep.SLOs {
