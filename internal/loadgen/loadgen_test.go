@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,25 +38,103 @@ func p99abs(ds []time.Duration) time.Duration {
 // TestTruth holds reported TTFT and ITL to the server's recorded write
 // times: 50 concurrent streams of 50 tokens, p99 error within 1 ms.
 //
-// The error includes the OS scheduling the test process on a shared
-// 2-core machine, which is not the client's doing: a run that misses the
-// bound is repeated (at most three runs), and every run's figures are
-// logged. A client that timestamps wrongly (after parsing, per event
-// instead of per read, ...) fails all three.
+// The error includes how promptly the OS runs this process, which on a
+// shared 2-core machine is not the client's doing. So each run also
+// measures that floor: a bare reader on a raw loopback socket, fed at the
+// same cadence in the same process at the same time. The client must be
+// within 1 ms of the truth beyond that floor (on a quiet machine the floor
+// is tens of microseconds, so this is the plain 1 ms bound). A run that
+// misses is repeated (three at most), and every run's figures are logged.
+// A client that timestamps wrongly (after parsing, per event instead of
+// per read, ...) fails all three.
 func TestTruth(t *testing.T) {
-	var pt, pi time.Duration
-	if raceEnabled {
-		pt, pi = truthRun(t, 50, 50, 8*time.Millisecond)
-		t.Skipf("race detector on: records checked, timing bound not (p99 error ttft %v itl %v)", pt, pi)
-	}
+	var pt, pi, floor time.Duration
 	for attempt := 1; attempt <= 3; attempt++ {
-		pt, pi = truthRun(t, 50, 50, 8*time.Millisecond)
-		t.Logf("run %d: truth error p99: ttft %v, itl %v", attempt, pt, pi)
-		if pt <= time.Millisecond && pi <= time.Millisecond {
+		stopFloor := schedulingFloor(t, 20, 10*time.Millisecond)
+		pt, pi = truthRun(t, 50, 50, 10*time.Millisecond)
+		floor = stopFloor()
+		t.Logf("run %d: truth error p99: ttft %v, itl %v; bare-socket floor p99 %v", attempt, pt, pi, floor)
+		if raceEnabled {
+			t.Skip("race detector on: records checked, timing bound not")
+		}
+		if pt <= time.Millisecond+floor && pi <= time.Millisecond+floor {
 			return
 		}
 	}
-	t.Errorf("p99 error ttft %v itl %v in each of 3 runs, want <= 1ms", pt, pi)
+	t.Errorf("p99 error ttft %v itl %v in each of 3 runs, want <= 1ms beyond the floor %v", pt, pi, floor)
+}
+
+// schedulingFloor runs `pairs` bare loopback TCP pairs, each writing a
+// few bytes every gap and reading them back, until the returned function
+// is called; that function returns the p99 delay from write to read: the
+// best any reader in this process could do at that moment.
+func schedulingFloor(t *testing.T, pairs int, gap time.Duration) func() time.Duration {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var mu sync.Mutex
+	var delays []time.Duration
+	var wg sync.WaitGroup
+	for range pairs {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := make(chan time.Time, 64)
+		wg.Add(2)
+		go func() { // writer
+			defer wg.Done()
+			defer s.Close()
+			tick := time.NewTicker(gap)
+			defer tick.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-tick.C:
+					sent <- time.Now()
+					if _, err := s.Write([]byte("x")); err != nil {
+						return
+					}
+				}
+			}
+		}()
+		go func() { // reader
+			defer wg.Done()
+			defer c.Close()
+			buf := make([]byte, 64)
+			for {
+				n, err := c.Read(buf)
+				at := time.Now()
+				if err != nil {
+					return
+				}
+				for range n {
+					w := <-sent
+					mu.Lock()
+					delays = append(delays, at.Sub(w))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	ln.Close()
+	return func() time.Duration {
+		close(done)
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(delays) == 0 {
+			return 0
+		}
+		return p99abs(delays)
+	}
 }
 
 // truthRun streams `streams` concurrent requests of `tokens` tokens each,
