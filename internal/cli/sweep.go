@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/sweep"
@@ -15,7 +16,8 @@ import (
 func runSweep(ctx context.Context, env *Env, args []string) error {
 	var f sweepFlags
 	var t sweepTargetFlags
-	var from string
+	var from, label string
+	var st storeFlags
 	fs := newFlagSet(env, "sweep")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: knee sweep [--url URL] [--concurrency 1,4,16,64 | --rate 1,2,4 | --auto] [--slo EXPR]... [flags]")
@@ -29,6 +31,8 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&from, "from", "", "analyse load points from a CSV file (header with units, e.g. "+sweep.ExampleHeader+") instead of measuring")
 	f.register(fs, 200)
 	t.register(fs)
+	st.register(fs)
+	fs.StringVar(&label, "label", "", "label stored with the sweep")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -60,8 +64,22 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		return runErr
 	}
 	res.Notes = append(t.notes(&f), res.Notes...)
+	status := "complete"
 	if runErr != nil {
+		status = "interrupted"
 		res.Notes = append(res.Notes, fmt.Sprintf("stopped early: %v (the steps measured before are analysed)", runErr))
+	}
+	target := redactURL(t.url)
+	if target == "" {
+		target = "embedded"
+	}
+	meta := runMeta{kind: "sweep", target: target, model: t.model, label: label,
+		load:   fmt.Sprintf("%s sweep over %d steps", res.LoadKind, len(res.Steps)),
+		config: append(f.wl.config(), [2]string{"slos", strings.Join(res.SLOs, " ")}, [2]string{"api", t.api})}
+	if id, err := storeSweep(env, &st, meta, res, status); err != nil {
+		fmt.Fprintf(env.Stderr, "knee sweep: %v\n", err)
+	} else if id != "" {
+		res.Notes = append(res.Notes, "stored as run "+id)
 	}
 	if err := f.emit(env, res); err != nil {
 		return err

@@ -9,13 +9,26 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/knee-dev/knee/internal/store"
 )
 
 // kneeCmd runs the CLI with buffers and returns the exit code and output.
 func kneeCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return kneeCmdDB(t, filepath.Join(t.TempDir(), "knee.db"), args...) // never the user's database
+}
+
+func kneeCmdDB(t *testing.T, db string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code = MainEnv(context.Background(), &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}, args)
+	getenv := func(k string) string {
+		if k == "KNEE_DB" {
+			return db
+		}
+		return ""
+	}
+	code = MainEnv(context.Background(), &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: getenv}, args)
 	return code, out.String(), errb.String()
 }
 
@@ -136,7 +149,7 @@ func TestSweepEmbeddedAgreesWithSim(t *testing.T) {
 	// on a busy machine; the SLO limit falls inside the grid.
 	args := []string{"--gpu", "l4", "--output-tokens", "32", "--rate", "3,6,9,12", "--duration", "3s"}
 	if !testing.Short() {
-		args = []string{"--rate", "10,20,30,40,50,60", "--duration", "10s"}
+		args = []string{"--rate", "20,40,50,60,70,80", "--duration", "10s"}
 	}
 	args = append(args, "--seed", "5", "--slo", "p95(ttft)<2s", "--json", "--quiet", "--grace", "60s")
 	start := time.Now()
@@ -183,5 +196,29 @@ func TestSweepEmbeddedAgreesWithSim(t *testing.T) {
 	}
 	if ri < 0 || si < 0 || ri-si > 1 || si-ri > 1 {
 		t.Errorf("safe points disagree by more than one step: embedded %v, simulator %v", real.SLOSafe.Load, simr.SLOSafe.Load)
+	}
+}
+
+func TestSweepEmbeddedIsStored(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "knee.db")
+	code, out, errs := kneeCmdDB(t, db, "sweep", "--gpu", "l4", "--concurrency", "1,2,4", "--requests", "6",
+		"--input-tokens", "64", "--output-tokens", "4", "--seed", "1", "--quiet", "--label", "tiny", "--request-timeout", "30s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "stored as run 1") {
+		t.Errorf("output:\n%s", out)
+	}
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	res, err := st.SweepResult(1)
+	if err != nil || res == nil || len(res.Steps) != 3 || res.LoadKind != "concurrency" {
+		t.Fatalf("stored sweep %+v, %v", res, err)
+	}
+	if res.Steps[2].Summary.Completed != 6 {
+		t.Errorf("step 3 summary %+v", res.Steps[2].Summary)
 	}
 }
