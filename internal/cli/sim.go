@@ -80,9 +80,6 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	if err := f.wl.validate(); err != nil {
 		return err
 	}
-	if f.wl.maxConcurrency > 0 {
-		return Usagef("--max-concurrency is not supported by knee sim (the simulated client never throttles an open loop)")
-	}
 	if f.wl.ramp > 0 {
 		return Usagef("--ramp is not supported by knee sim")
 	}
@@ -116,6 +113,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	}
 	if arrivals != nil {
 		cfg.Arrivals = arrivals
+		cfg.MaxConcurrency = f.wl.maxConcurrency
 	} else {
 		cfg.Concurrency = f.wl.concurrency
 	}

@@ -39,6 +39,10 @@ type Config struct {
 	// next request the moment the previous one finishes.
 	Arrivals    Arrivals
 	Concurrency int
+	// MaxConcurrency caps an open loop's requests in flight: an arrival
+	// beyond it waits in the client (sent later than scheduled: lag)
+	// instead of being dropped. 0 = no cap.
+	MaxConcurrency int
 
 	// The run issues requests until Requests have been issued or the next
 	// arrival is at or after Duration, whichever comes first (0 = no limit;
@@ -77,6 +81,7 @@ type Result struct {
 type pending struct {
 	id       int64
 	sched    time.Duration
+	sent     time.Duration
 	first    time.Duration
 	in, out  int
 	inFlight int
@@ -84,8 +89,18 @@ type pending struct {
 	times    []time.Duration // reused per slot
 }
 
+// held is an issued request not yet sent: the client waits for a slot
+// under MaxConcurrency.
+type held struct {
+	id    int64
+	sched time.Duration
+	user  int
+}
+
 const (
-	evArrival = iota
+	evArrival  = iota // ID: closed-loop user, or -1 (open loop)
+	evSlotFree        // a rejection freed a slot: send the oldest held request
+	evDone            // a request finished at this step end: its slot frees
 )
 
 // Run simulates cfg, calling onRecord once per finished or rejected request
@@ -121,6 +136,8 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		free     []int
 		inFlight int
 		rec      record.Request
+		heldQ    []held
+		heldHead int
 		phases   record.Phases
 		runErr   error
 		keep     = cfg.KeepTokenTimes || cfg.StreamTokenTimes
@@ -144,15 +161,9 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		return id < int64(cfg.WarmupRequests) || t < cfg.Warmup
 	}
 
-	arrive := func(ev simengine.Event) {
-		t := time.Duration(ev.Time)
-		if !accepting(t) {
-			return
-		}
-		id := res.Issued
-		res.Issued++
-		res.Events++
-		in, out := cfg.Gen.Lengths(id)
+	// send submits an issued request to the engine at now.
+	send := func(h held, now time.Duration) {
+		in, out := cfg.Gen.Lengths(h.id)
 		var slot int
 		if n := len(free); n > 0 {
 			slot = free[n-1]
@@ -164,27 +175,60 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		inFlight++
 		res.PeakInFlight = max(res.PeakInFlight, inFlight)
 		p := &pend[slot]
-		*p = pending{id: id, sched: t, in: in, out: out, inFlight: inFlight, user: int(ev.ID), times: p.times[:0]}
-		err := eng.SubmitAt(int64(slot), in, out, ev.Time)
-		if err != nil {
+		*p = pending{id: h.id, sched: h.sched, sent: now, in: in, out: out, inFlight: inFlight, user: h.user, times: p.times[:0]}
+		err := eng.SubmitAt(int64(slot), in, out, int64(now))
+		if err == nil {
+			return
+		}
+		inFlight--
+		free = append(free, slot)
+		if !errors.Is(err, simengine.ErrQueueFull) {
+			runErr = fmt.Errorf("sim: request %d: %w", h.id, err)
+			return
+		}
+		res.Rejected++
+		rec = record.Request{
+			ID: h.id, Warmup: warm(h.id, h.sched), Scheduled: h.sched, Sent: now, Done: now, StreamEnd: now,
+			TokenSource: record.TokensFromSim, PromptTokensRequested: in, MaxTokens: out,
+			InFlightAtSend: inFlight + 1, HTTPStatus: 429,
+			Error: record.ErrRejected, ErrorMessage: err.Error(),
+		}
+		onRecord(&rec)
+		if h.user >= 0 {
+			// A rejected closed-loop user retries after the next step.
+			q.Push(simengine.Event{Time: eng.Now() + 1, Kind: evArrival, ID: int64(h.user)})
+		}
+		if len(heldQ) > heldHead {
+			q.Push(simengine.Event{Time: int64(now), Priority: -1, Kind: evSlotFree})
+		}
+	}
+
+	arrive := func(ev simengine.Event) {
+		if ev.Kind == evDone {
 			inFlight--
-			free = append(free, slot)
-			if !errors.Is(err, simengine.ErrQueueFull) {
-				runErr = fmt.Errorf("sim: request %d: %w", id, err)
-				return
+		}
+		if ev.Kind == evDone || ev.Kind == evSlotFree {
+			if heldHead < len(heldQ) && inFlight < cfg.MaxConcurrency {
+				h := heldQ[heldHead]
+				heldHead++
+				if heldHead == len(heldQ) {
+					heldQ, heldHead = heldQ[:0], 0
+				}
+				send(h, time.Duration(ev.Time))
 			}
-			res.Rejected++
-			rec = record.Request{
-				ID: id, Warmup: warm(id, t), Scheduled: t, Sent: t, Done: t, StreamEnd: t,
-				TokenSource: record.TokensFromSim, PromptTokensRequested: in, MaxTokens: out,
-				InFlightAtSend: inFlight + 1, HTTPStatus: 429,
-				Error: record.ErrRejected, ErrorMessage: err.Error(),
-			}
-			onRecord(&rec)
-			if ev.ID >= 0 {
-				// A rejected closed-loop user retries after the next step.
-				q.Push(simengine.Event{Time: eng.Now() + 1, Kind: evArrival, ID: ev.ID})
-			}
+			return
+		}
+		t := time.Duration(ev.Time)
+		if !accepting(t) {
+			return
+		}
+		h := held{id: res.Issued, sched: t, user: int(ev.ID)}
+		res.Issued++
+		res.Events++
+		if cfg.MaxConcurrency > 0 && inFlight >= cfg.MaxConcurrency {
+			heldQ = append(heldQ, h) // the client waits for a slot; lag is measured
+		} else {
+			send(h, t)
 		}
 		if cfg.Arrivals != nil {
 			schedule(cfg.Arrivals.Next(), -1)
@@ -204,14 +248,16 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 			return
 		}
 		res.Completed++
-		inFlight--
+		// The slot frees at the step end, after any arrival during the step
+		// and before any arrival at the same instant.
+		q.Push(simengine.Event{Time: em.Time, Priority: -1, Kind: evDone})
 		ph := &phases
 		if cfg.KeepTokenTimes {
 			ph = new(record.Phases)
 		}
 		*ph = record.Phases{Queue: time.Duration(em.Phases.Queue), Prefill: time.Duration(em.Phases.Prefill), Decode: time.Duration(em.Phases.Decode)}
 		rec = record.Request{
-			ID: p.id, Warmup: warm(p.id, p.sched), Scheduled: p.sched, Sent: p.sched,
+			ID: p.id, Warmup: warm(p.id, p.sched), Scheduled: p.sched, Sent: p.sent,
 			FirstToken: p.first, Done: t, StreamEnd: t,
 			InputTokens: p.in, OutputTokens: p.out, TokenSource: record.TokensFromSim,
 			PromptTokensRequested: p.in, MaxTokens: p.out, InFlightAtSend: p.inFlight,

@@ -315,3 +315,49 @@ func TestDurationWarmupAndCollectCopies(t *testing.T) {
 		t.Error("no warm-up requests")
 	}
 }
+
+// With MaxConcurrency an open loop holds arrivals in the client until a
+// slot frees: never more in flight than the cap, lateness recorded as lag.
+func TestMaxConcurrencyHoldsArrivals(t *testing.T) {
+	ecfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
+	recs, res, err := Collect(context.Background(), Config{Engine: ecfg, Gen: fixed{512, 64}, Arrivals: poisson(t, 50, 9), MaxConcurrency: 4, Requests: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PeakInFlight != 4 || len(recs) != 300 || res.Completed != 300 {
+		t.Fatalf("peak in flight %d (want 4), %d records, %d completed", res.PeakInFlight, len(recs), res.Completed)
+	}
+	late := 0
+	type ev struct {
+		t     time.Duration
+		delta int
+	}
+	var evs []ev
+	for _, r := range recs {
+		if r.Sent < r.Scheduled {
+			t.Fatalf("request %d sent before its schedule", r.ID)
+		}
+		if r.Lag() > 0 {
+			late++
+		}
+		if q := r.ServerPhases.Queue; q < 0 || r.ServerPhases.Queue+r.ServerPhases.Prefill != r.FirstToken-r.Sent {
+			t.Fatalf("request %d: phases count from the send", r.ID)
+		}
+		evs = append(evs, ev{r.Sent, 1}, ev{r.Done, -1})
+	}
+	slices.SortFunc(evs, func(a, b ev) int {
+		if a.t != b.t {
+			return int(a.t - b.t)
+		}
+		return a.delta - b.delta // ends before sends at the same instant
+	})
+	n := 0
+	for _, e := range evs {
+		if n += e.delta; n > 4 {
+			t.Fatalf("%d in flight at %v", n, e.t)
+		}
+	}
+	if late == 0 {
+		t.Error("at 50 req/s with 4 slots some requests must wait in the client")
+	}
+}
