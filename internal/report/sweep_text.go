@@ -80,13 +80,20 @@ func SweepText(w io.Writer, r *sweep.Result) error {
 		fmt.Fprintf(bw, "SLOs: %s\n", strings.Join(r.SLOs, ", "))
 	}
 	fmt.Fprintln(bw)
-	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	header, rows := sweepTable(r)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, row := range rows {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
+	for _, line := range strings.SplitAfter(table.String(), "\n") {
+		bw.WriteString(strings.TrimRight(line, " \n"))
+		if strings.HasSuffix(line, "\n") {
+			bw.WriteByte('\n')
+		}
+	}
 	fmt.Fprintf(bw, "\nKnee:      %s\n", pointLine(r.Knee, r.LoadKind))
 	fmt.Fprintf(bw, "SLO-safe:  %s\n", pointLine(r.SLOSafe, r.LoadKind))
 	for _, n := range r.Notes {

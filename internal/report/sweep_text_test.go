@@ -1,0 +1,50 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/sweep"
+)
+
+// sweepFixture is a small closed-loop sweep with a knee, an SLO-safe point
+// and a failing step, analysed by the sweep package.
+func sweepFixture(t *testing.T) *sweep.Result {
+	t.Helper()
+	loads := []float64{1, 2, 4, 8, 16, 32}
+	tps := []float64{120, 240, 470, 900, 1500, 1560}
+	ttft := []float64{40, 42, 45, 60, 300, 2600}
+	var steps []sweep.Step
+	for i := range loads {
+		g := tps[i] / 120
+		s := sweep.Step{Load: sweep.Load{Kind: sweep.Concurrency, Value: loads[i]}, SLOMet: ttft[i] < 2000,
+			Summary: stats.Summary{RequestThroughputRPS: tps[i] / 120, OutputTokenThroughputTPS: tps[i], GoodputRPS: &g,
+				TTFT: stats.Dist{Count: 100, P50: ttft[i] / 2, P95: ttft[i], P99: ttft[i] * 1.2},
+				ITL:  stats.Dist{Count: 100, P95: 10 + float64(i)}, E2E: stats.Dist{Count: 100, P95: 1000 + ttft[i]}}}
+		s.SLOs = []sweep.Check{{Objective: "p95(ttft)<2s", Value: ttft[i], Met: s.SLOMet}}
+		steps = append(steps, s)
+	}
+	r, err := sweep.Analyze(steps, sweep.Options{SLOs: []string{"p95(ttft)<2s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestSweepTextGolden(t *testing.T) {
+	r := sweepFixture(t)
+	var txt, md bytes.Buffer
+	if err := SweepText(&txt, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := SweepMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sweep.txt", txt.Bytes())
+	golden(t, "sweep.md", md.Bytes())
+	if !strings.Contains(txt.String(), "◀ knee") || !strings.Contains(txt.String(), "◀ SLO-safe") {
+		t.Errorf("marks missing:\n%s", txt.String())
+	}
+}
