@@ -80,9 +80,6 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	if err := f.wl.validate(); err != nil {
 		return err
 	}
-	if f.wl.ramp > 0 {
-		return Usagef("--ramp is not supported by knee sim")
-	}
 	objectives, err := slo.ParseAll(f.slos)
 	if err != nil {
 		return Usagef("--slo: %v", err)
@@ -106,7 +103,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	warmupDur, warmupN, _ := f.wl.warmupValue()
 	cfg := sim.Config{
 		Engine: ecfg, Gen: gen, Requests: f.wl.requests, Duration: f.wl.duration,
-		Warmup: warmupDur, WarmupRequests: warmupN,
+		Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,
 		// Token times feed the inter-token statistics and records.jsonl;
 		// they live only until each record is added and written.
 		StreamTokenTimes: true,

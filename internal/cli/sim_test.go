@@ -91,7 +91,7 @@ func TestSimBadInput(t *testing.T) {
 		{[]string{"--model", "llama-2-7b", "--input-tokens", "5000"}, []string{"5000 prompt + 128 output = 5128 tokens", "4096"}},
 		{[]string{"--tp", "0"}, []string{"--tp 0"}},
 		{[]string{"--gpu-memory-utilization", "1.5"}, []string{"--gpu-memory-utilization 1.5"}},
-		{[]string{"--ramp", "3s", "--rate", "2"}, []string{"--ramp"}},
+		{[]string{"--requests", "0"}, []string{"--requests or --duration"}},
 	} {
 		code, _, errs := runKnee(t, append([]string{"sim", "--requests", "5", "--seed", "1"}, c.args...)...)
 		if code != ExitUsage {

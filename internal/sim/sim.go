@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
@@ -39,6 +40,10 @@ type Config struct {
 	// next request the moment the previous one finishes.
 	Arrivals    Arrivals
 	Concurrency int
+	// Ramp raises the load linearly from zero over this long: an open
+	// loop's rate grows as rate × t/Ramp (arrival times are warped, the
+	// sequence is the same); closed-loop users start one by one across it.
+	Ramp time.Duration
 	// MaxConcurrency caps an open loop's requests in flight: an arrival
 	// beyond it waits in the client (sent later than scheduled: lag)
 	// instead of being dropped. 0 = no cap.
@@ -117,6 +122,9 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 	if (cfg.Arrivals == nil) == (cfg.Concurrency <= 0) {
 		return res, errors.New("sim: give either arrivals (open loop) or a concurrency > 0 (closed loop), not both")
 	}
+	if cfg.Ramp < 0 || cfg.MaxConcurrency < 0 {
+		return res, errors.New("sim: ramp and max concurrency must not be negative")
+	}
 	if cfg.Requests <= 0 && cfg.Duration <= 0 {
 		return res, errors.New("sim: give a number of requests or a duration")
 	}
@@ -151,10 +159,13 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		}
 	}
 	if cfg.Arrivals != nil {
+		if cfg.Ramp > 0 {
+			cfg.Arrivals = rampArrivals{cfg.Arrivals, float64(cfg.Ramp)}
+		}
 		schedule(cfg.Arrivals.Next(), -1)
 	} else {
 		for u := 0; u < cfg.Concurrency; u++ {
-			schedule(0, u)
+			schedule(time.Duration(int64(cfg.Ramp)*int64(u)/int64(cfg.Concurrency)), u)
 		}
 	}
 	warm := func(id int64, t time.Duration) bool {
@@ -332,4 +343,21 @@ func Collect(ctx context.Context, cfg Config) ([]record.Request, Result, error) 
 		recs = append(recs, c)
 	})
 	return recs, res, err
+}
+
+// rampArrivals warps a steady arrival process so that its rate grows
+// linearly from zero over the ramp R: with the cumulative intensity
+// Λ(t) = t²/2R before R and t − R/2 after, an arrival at steady time s
+// happens at t = √(2Rs) for s < R/2, else at s + R/2.
+type rampArrivals struct {
+	a      Arrivals
+	rampNS float64
+}
+
+func (r rampArrivals) Next() time.Duration {
+	s := float64(r.a.Next())
+	if s < r.rampNS/2 {
+		return time.Duration(math.Sqrt(2 * r.rampNS * s))
+	}
+	return time.Duration(s + r.rampNS/2)
 }

@@ -361,3 +361,35 @@ func TestMaxConcurrencyHoldsArrivals(t *testing.T) {
 		t.Error("at 50 req/s with 4 slots some requests must wait in the client")
 	}
 }
+
+// A ramp starts the load gently: an open loop's first half-ramp carries a
+// quarter of the ramp's arrivals; closed-loop users start one by one.
+func TestRamp(t *testing.T) {
+	ecfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
+	recs, _, err := Collect(context.Background(), Config{Engine: ecfg, Gen: fixed{64, 4}, Arrivals: poisson(t, 100, 2), Ramp: 20 * time.Second, Duration: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, second int
+	for _, r := range recs {
+		if r.Scheduled < 10*time.Second {
+			first++
+		} else {
+			second++
+		}
+	}
+	// Expected: 250 arrivals in the first 10 s, 750 in the next 10 s.
+	if first < 200 || first > 300 || second < 680 || second > 820 {
+		t.Errorf("ramped arrivals: %d in the first half, %d in the second; want about 250 and 750", first, second)
+	}
+	recs, _, err = Collect(context.Background(), Config{Engine: ecfg, Gen: fixed{64, 1000}, Concurrency: 4, Ramp: 4 * time.Second, Requests: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(recs, func(a, b record.Request) int { return int(a.ID - b.ID) })
+	for i, r := range recs {
+		if r.Scheduled != time.Duration(i)*time.Second {
+			t.Errorf("user %d started at %v, want %ds", i, r.Scheduled, i)
+		}
+	}
+}
