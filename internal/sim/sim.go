@@ -146,6 +146,7 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		rec      record.Request
 		heldQ    []held
 		heldHead int
+		stalled  int
 		phases   record.Phases
 		runErr   error
 		keep     = cfg.KeepTokenTimes || cfg.StreamTokenTimes
@@ -304,7 +305,15 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 			}
 		}
 		if eng.HasWork() {
-			eng.Step(emit)
+			if eng.Step(emit) == 0 {
+				// A step that preempted everything schedules nothing; the
+				// next one admits. Two in a row would never end.
+				if stalled++; stalled > 1 {
+					return finish(&res, eng), fmt.Errorf("sim: engine made no progress at %v with %+v", time.Duration(eng.Now()), eng.Stats())
+				}
+				continue
+			}
+			stalled = 0
 			res.Steps++
 			if res.Steps&1023 == 0 && ctx.Err() != nil {
 				return finish(&res, eng), ctx.Err()
