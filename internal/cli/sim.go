@@ -179,6 +179,9 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("max model len lowered from %s's %d to %d tokens, what the KV cache holds (vLLM would refuse to start; set --max-model-len)",
 			c.Model.Name, c.Model.MaxContext, c.MaxModelLen))
 	}
+	if f.wl.sharedPrefix > 0 {
+		rep.Notes = append(rep.Notes, "no prefix caching is modelled: the shared prefix is prefilled again for every request")
+	}
 	if interrupted {
 		rep.Status = "interrupted"
 		rep.Notes = append(rep.Notes, "interrupted: the report covers the requests finished before the stop")
