@@ -2,6 +2,7 @@ package simserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -145,6 +146,11 @@ func TestCloseCutsRunningStreams(t *testing.T) {
 		if err == nil {
 			_, err = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
+			if err == nil && resp.StatusCode == 200 {
+				err = nil // a whole 200 stream: wrong
+			} else if err == nil {
+				err = fmt.Errorf("status %d", resp.StatusCode) // 503 before the first token: right
+			}
 		}
 		done <- err
 	}()
