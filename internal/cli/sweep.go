@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/sweep"
@@ -75,7 +74,7 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 	}
 	meta := runMeta{kind: "sweep", target: target, model: t.model, label: label,
 		load:   fmt.Sprintf("%s sweep over %d steps", res.LoadKind, len(res.Steps)),
-		config: append(f.wl.config(), [2]string{"slos", strings.Join(res.SLOs, " ")}, [2]string{"api", t.api})}
+		config: append(f.stepConfig(res), [2]string{"api", t.api})}
 	if id, err := storeSweep(env, &st, meta, res, status); err != nil {
 		fmt.Fprintf(env.Stderr, "knee sweep: %v\n", err)
 	} else if id != "" {

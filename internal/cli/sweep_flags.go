@@ -211,3 +211,24 @@ func writeSweepOut(dir string, res *sweep.Result) error {
 	}
 	return write("sweep.csv", func(w io.Writer) error { return sweep.WriteCSV(w, res.LoadKind, res.Steps) })
 }
+
+// stepConfig lists the resolved workload settings of every step: the
+// shared workload flags without the single load level, which the sweep
+// varies.
+func (f *sweepFlags) stepConfig(res *sweep.Result) [][2]string {
+	var out [][2]string
+	for _, kv := range f.wl.config() {
+		if kv[0] != "concurrency" && kv[0] != "rate_rps" {
+			out = append(out, kv)
+		}
+	}
+	var loads []string
+	for _, s := range res.Steps {
+		loads = append(loads, strconv.FormatFloat(s.Load.Value, 'g', -1, 64))
+	}
+	out = append(out, [2]string{"sweep_" + sweep.LoadColumn(res.LoadKind), strings.Join(loads, ",")})
+	if len(res.SLOs) > 0 {
+		out = append(out, [2]string{"slos", strings.Join(res.SLOs, " ")})
+	}
+	return out
+}

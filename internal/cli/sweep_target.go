@@ -69,11 +69,8 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 			return nil, nil, Usagef("--api-key-env %s: that environment variable is empty or unset", t.apiKeyEnv)
 		}
 	}
-	if f.wl.rate == 0 {
-		f.wl.rate = 1 // lets arrivals() validate --arrival; each step sets its own rate
-	}
-	if _, err := f.wl.arrivals(); err != nil {
-		return nil, nil, err
+	if _, err := workload.NewArrivals(f.wl.arrival, 1, f.wl.burstiness, 1); err != nil {
+		return nil, nil, Usagef("--arrival: %v", err) // each step builds its own schedule
 	}
 	if r.gen, err = f.wl.generator(); err != nil {
 		return nil, nil, err
