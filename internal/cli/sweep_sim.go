@@ -71,7 +71,7 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	if res == nil {
 		return runErr
 	}
-	res.Notes = append([]string{fmt.Sprintf("simulated %s; per step %s; workload input %s, output %s tokens, seed %d",
+	res.Notes = append([]string{fmt.Sprintf("%s; per step %s; workload input %s, output %s tokens, seed %d",
 		simTarget(ecfg), stepBound(&f.wl), f.wl.input, f.wl.output, f.wl.resolvedSeed())}, res.Notes...)
 	if err := f.emit(env, res); err != nil {
 		return err

@@ -165,6 +165,8 @@ func runAuto(ctx context.Context, p Plan, measure func(float64, bool) (Step, err
 		mid := math.Sqrt(lo.Load.Value * hi.Load.Value)
 		if p.Kind == Concurrency {
 			mid = math.Round(mid)
+		} else {
+			mid = roundSig(mid, 3) // 47.6 req/s, not 47.5683
 		}
 		if mid <= lo.Load.Value || mid >= hi.Load.Value || hi.Load.Value/lo.Load.Value < 1.2 {
 			break
@@ -201,4 +203,13 @@ func gain(from, to *Step, metric string) float64 {
 		return math.Inf(1)
 	}
 	return to.Throughput(metric)/a - 1
+}
+
+// roundSig rounds v to n significant digits.
+func roundSig(v float64, n int) float64 {
+	if v == 0 {
+		return 0
+	}
+	scale := math.Pow(10, float64(n)-math.Ceil(math.Log10(math.Abs(v))))
+	return math.Round(v*scale) / scale
 }

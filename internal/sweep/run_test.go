@@ -106,3 +106,11 @@ func TestSimRunnerSweep(t *testing.T) {
 type fixed struct{ in, out workload.Dist }
 
 func (f fixed) Lengths(int64) (int, int) { return int(f.in.Mean()), int(f.out.Mean()) }
+
+func TestRoundSig(t *testing.T) {
+	for _, c := range [][2]float64{{47.5683, 47.6}, {56.5685, 56.6}, {0.70711, 0.707}, {1414.2, 1410}} {
+		if got := roundSig(c[0], 3); math.Abs(got-c[1]) > 1e-9 {
+			t.Errorf("roundSig(%v) = %v, want %v", c[0], got, c[1])
+		}
+	}
+}
