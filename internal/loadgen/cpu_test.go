@@ -54,6 +54,10 @@ func monoNow() int64 {
 // every gap (absolute schedule), each flushed on its own. GET /truth
 // returns every request's write times. It exits when stdin closes.
 func serveStreams() {
+	if spec, ok := strings.CutPrefix(os.Getenv(helperEnv), "raw:"); ok {
+		serveRaw(spec)
+		return
+	}
 	gap, _ := time.ParseDuration(os.Getenv(helperEnv))
 	var mu sync.Mutex
 	truth := make(map[string][]int64)
@@ -113,10 +117,46 @@ func serveStreams() {
 	srv.Serve(ln)
 }
 
+// serveRaw is the child for the read floor: on every accepted TCP
+// connection it writes one token-sized SSE event every gap, `tokens`
+// times, then closes. No HTTP.
+func serveRaw(spec string) {
+	gapStr, tokStr, _ := strings.Cut(spec, ",")
+	gap, _ := time.ParseDuration(gapStr)
+	tokens, _ := strconv.Atoi(tokStr)
+	event := sse.AppendData(nil, []byte(benchContent))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(ln.Addr().String())
+	go func() { io.Copy(io.Discard, os.Stdin); os.Exit(0) }()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			start := time.Now()
+			for i := range tokens {
+				time.Sleep(time.Until(start.Add(time.Duration(i+1) * gap)))
+				if _, err := c.Write(event); err != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
 // startStreamServer starts the child server and returns its base URL.
 func startStreamServer(tb testing.TB, gap time.Duration) string {
+	return startChild(tb, gap.String())
+}
+
+func startChild(tb testing.TB, spec string) string {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+gap.String())
+	cmd.Env = append(os.Environ(), helperEnv+"="+spec)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -191,6 +231,62 @@ func BenchmarkClientCPU(b *testing.B) {
 				b.Logf("%d streams: %d tokens in %v, client CPU %v = %.2f µs/token; truth error p99 ttft %v itl %v; peak in flight %d",
 					streams, total, res.Elapsed.Round(time.Millisecond), cpu.Round(time.Millisecond), perToken,
 					p99abs(ttftErr), p99abs(itlErr), res.PeakInFlight)
+			}
+		})
+	}
+}
+
+// BenchmarkReadFloor is the floor under BenchmarkClientCPU: the CPU a
+// bare Go reader (a goroutine per connection, one conn.Read per event, a
+// timestamp per read, no HTTP, no parsing) spends per token-sized event
+// arriving at the same cadence on the same number of loopback
+// connections. What BenchmarkClientCPU reports above this is the client's
+// own cost; the floor itself is the kernel's TCP receive path and the Go
+// poller, which no Go client avoids.
+func BenchmarkReadFloor(b *testing.B) {
+	for _, streams := range []int{256, 1000} {
+		b.Run("streams="+strconv.Itoa(streams), func(b *testing.B) {
+			const tokens, gap = 200, 20 * time.Millisecond
+			addr := strings.TrimPrefix(startChild(b, fmt.Sprintf("raw:%v,%d", gap, tokens)), "http://")
+			for b.Loop() {
+				cpu0 := processCPU()
+				start := time.Now()
+				var wg sync.WaitGroup
+				var mu sync.Mutex
+				total := 0
+				for range streams {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						c, err := net.Dial("tcp", addr)
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						defer c.Close()
+						buf := make([]byte, 16<<10)
+						n := 0
+						var at time.Duration
+						for {
+							m, err := c.Read(buf)
+							at = time.Since(start)
+							n += m
+							if err != nil {
+								break
+							}
+						}
+						_ = at
+						mu.Lock()
+						total += n
+						mu.Unlock()
+					}()
+				}
+				wg.Wait()
+				cpu := processCPU() - cpu0
+				events := total / len(sse.AppendData(nil, []byte(benchContent)))
+				perToken := float64(cpu.Nanoseconds()) / float64(events) / 1e3
+				b.ReportMetric(perToken, "cpu-µs/token")
+				b.Logf("%d streams: %d events, bare-reader CPU %v = %.2f µs/event", streams, events, cpu.Round(time.Millisecond), perToken)
 			}
 		})
 	}
