@@ -18,6 +18,7 @@ import (
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/workload"
 )
 
 // runSimSweep is `knee sim sweep`; the sweep command sets it (in its own
@@ -92,6 +93,17 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return Usagef("%v", err)
 	}
+	// A workload whose average request does not fit is a usage error up
+	// front; a rare longer request becomes an HTTP 400 record, as a real
+	// server answers it.
+	if f.wl.dataset == "" {
+		in, ierr := workload.ParseDist(f.wl.input)
+		out, oerr := workload.ParseDist(f.wl.output)
+		if c := eng.Config(); ierr == nil && oerr == nil && in.Mean()+out.Mean() > float64(c.MaxModelLen) {
+			return Usagef("--input-tokens %s + --output-tokens %s average %.0f + %.0f = %.0f tokens per request, over the max model len %d of %s (lower them, or raise --max-model-len)",
+				f.wl.input, f.wl.output, in.Mean(), out.Mean(), in.Mean()+out.Mean(), c.MaxModelLen, c.Model.Name)
+		}
+	}
 	gen, err := f.wl.generator()
 	if err != nil {
 		return err
@@ -107,6 +119,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		// Token times feed the inter-token statistics and records.jsonl;
 		// they live only until each record is added and written.
 		StreamTokenTimes: true,
+		TooLongAsErrors:  true,
 	}
 	if arrivals != nil {
 		cfg.Arrivals = arrivals
@@ -178,6 +191,9 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	if c := eng.Config(); c.MaxModelLen < c.Model.MaxContext && f.engine.maxModelLen == 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("max model len lowered from %s's %d to %d tokens, what the KV cache holds (vLLM would refuse to start; set --max-model-len)",
 			c.Model.Name, c.Model.MaxContext, c.MaxModelLen))
+	}
+	if res.Failed > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d requests were longer than the max model len %d and refused (HTTP 400 records)", res.Failed, eng.Config().MaxModelLen))
 	}
 	if f.wl.sharedPrefix > 0 {
 		rep.Notes = append(rep.Notes, "no prefix caching is modelled: the shared prefix is prefilled again for every request")

@@ -88,7 +88,7 @@ func TestSimBadInput(t *testing.T) {
 		{[]string{"--gpu", "h900"}, []string{`unknown GPU "h900"`, "H100-SXM"}},
 		{[]string{"--model", "gpt-9"}, []string{`unknown model "gpt-9"`, "Llama-3.1-8B"}},
 		{[]string{"--gpu", "a100-40gb", "--model", "llama-3.1-70b"}, []string{"does not fit", "131.4 GiB of weights", "36.0 GiB"}},
-		{[]string{"--model", "llama-2-7b", "--input-tokens", "5000"}, []string{"5000 prompt + 128 output = 5128 tokens", "4096"}},
+		{[]string{"--model", "llama-2-7b", "--input-tokens", "5000"}, []string{"5000 + 128 = 5128 tokens", "max model len 4096 of Llama-2-7B"}},
 		{[]string{"--tp", "0"}, []string{"--tp 0"}},
 		{[]string{"--gpu-memory-utilization", "1.5"}, []string{"--gpu-memory-utilization 1.5"}},
 		{[]string{"--requests", "0"}, []string{"--requests or --duration"}},
@@ -140,5 +140,28 @@ func TestSimPresetFiles(t *testing.T) {
 	os.WriteFile(bad, []byte("name: X\nmemory: 3\n"), 0o644)
 	if code, _, errs := runKnee(t, "sim", "--gpu-file", bad); code != ExitUsage || !strings.Contains(errs, "memory") {
 		t.Errorf("bad gpu file: exit %d, %s", code, errs)
+	}
+}
+
+// A rare request beyond the context is refused like a real server would
+// (HTTP 400 record) and the run goes on.
+func TestSimTooLongTail(t *testing.T) {
+	code, out, errs := runKnee(t, "sim", "--model", "llama-2-7b", "--input-tokens", "256:4500", "--output-tokens", "64",
+		"--concurrency", "4", "--requests", "100", "--seed", "3", "--json", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var sum struct {
+		Requests, Completed, Errors int
+		Notes                       []string
+	}
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Requests != 100 || sum.Errors == 0 || sum.Completed+sum.Errors != 100 {
+		t.Errorf("requests %d completed %d errors %d", sum.Requests, sum.Completed, sum.Errors)
+	}
+	if !strings.Contains(strings.Join(sum.Notes, "\n"), "longer than the max model len 4096") {
+		t.Errorf("notes %q lack the refused requests", sum.Notes)
 	}
 }

@@ -69,11 +69,17 @@ type Config struct {
 	// is done.
 	KeepTokenTimes   bool
 	StreamTokenTimes bool
+
+	// TooLongAsErrors records a request longer than the model's context
+	// as an http_4xx record (HTTP 400, as vLLM answers it) and goes on;
+	// without it such a request stops the run with an error.
+	TooLongAsErrors bool
 }
 
 // Result says what a run did.
 type Result struct {
 	Issued, Completed, Rejected int64
+	Failed                      int64 // too long for the context (TooLongAsErrors)
 	PeakInFlight                int
 	End                         time.Duration // virtual time of the last event
 	Steps                       int64         // engine steps
@@ -194,21 +200,31 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		}
 		inFlight--
 		free = append(free, slot)
-		if !errors.Is(err, simengine.ErrQueueFull) {
-			runErr = fmt.Errorf("sim: request %d: %w", h.id, err)
-			return
-		}
-		res.Rejected++
 		rec = record.Request{
 			ID: h.id, Warmup: warm(h.id, h.sched), Scheduled: h.sched, Sent: now, Done: now, StreamEnd: now,
 			TokenSource: record.TokensFromSim, PromptTokensRequested: in, MaxTokens: out,
-			InFlightAtSend: inFlight + 1, HTTPStatus: 429,
-			Error: record.ErrRejected, ErrorMessage: err.Error(),
+			InFlightAtSend: inFlight + 1, ErrorMessage: err.Error(),
+		}
+		switch {
+		case errors.Is(err, simengine.ErrQueueFull):
+			res.Rejected++
+			rec.HTTPStatus, rec.Error = 429, record.ErrRejected
+		case errors.Is(err, simengine.ErrTooLong) && cfg.TooLongAsErrors:
+			res.Failed++
+			rec.HTTPStatus, rec.Error = 400, record.ErrHTTP4xx
+		default:
+			runErr = fmt.Errorf("sim: request %d: %w", h.id, err)
+			return
 		}
 		onRecord(&rec)
 		if h.user >= 0 {
-			// A rejected closed-loop user retries after the next step.
-			q.Push(simengine.Event{Time: eng.Now() + 1, Kind: evArrival, ID: int64(h.user)})
+			// A rejected closed-loop user retries after the next step; one
+			// refused outright sends its next request a round trip later.
+			retry := eng.Now() + 1
+			if rec.Error == record.ErrHTTP4xx {
+				retry = int64(now + time.Millisecond)
+			}
+			q.Push(simengine.Event{Time: retry, Kind: evArrival, ID: int64(h.user)})
 		}
 		if len(heldQ) > heldHead {
 			q.Push(simengine.Event{Time: int64(now), Priority: -1, Kind: evSlotFree})

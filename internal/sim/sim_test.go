@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -390,6 +391,41 @@ func TestRamp(t *testing.T) {
 	for i, r := range recs {
 		if r.Scheduled != time.Duration(i)*time.Second {
 			t.Errorf("user %d started at %v, want %ds", i, r.Scheduled, i)
+		}
+	}
+}
+
+// With TooLongAsErrors a request beyond the context becomes an HTTP 400
+// record, as a real server answers, and the run goes on.
+func TestTooLongAsErrors(t *testing.T) {
+	ecfg := engineConfig(t, "h100", "llama-2-7b", 1)
+	for _, closed := range []bool{false, true} {
+		cfg := Config{Engine: ecfg, Gen: varied{100, 5000, 10, 10}, Requests: 200, TooLongAsErrors: true}
+		if closed {
+			cfg.Concurrency = 3
+		} else {
+			cfg.Arrivals = poisson(t, 20, 4)
+		}
+		recs, res, err := Collect(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := 0
+		for _, r := range recs {
+			in, out := cfg.Gen.Lengths(r.ID)
+			tooLong := in+out > 4096
+			if tooLong != (r.Error == record.ErrHTTP4xx) {
+				t.Fatalf("request %d (%d+%d tokens): error %q", r.ID, in, out, r.Error)
+			}
+			if tooLong {
+				bad++
+				if r.HTTPStatus != 400 || !strings.Contains(r.ErrorMessage, "4096") {
+					t.Fatalf("request %d: %d %q", r.ID, r.HTTPStatus, r.ErrorMessage)
+				}
+			}
+		}
+		if bad == 0 || int64(bad) != res.Failed || res.Completed+res.Failed != 200 {
+			t.Errorf("closed %v: %d too long, result %+v", closed, bad, res)
 		}
 	}
 }
