@@ -276,8 +276,8 @@ func compare(w, b Facts, basis string) Diagnosis {
 			mark = "significant"
 		}
 		d.Evidence = append(d.Evidence, Evidence{Metric: p.metric, Window: p.w, Baseline: ptr(p.b),
-			Text: fmt.Sprintf("%s: %.4g → %.4g %s (%s), adds %+.0f ms to a mean request — %s (needs ×%.3g and ≥ %.0f ms)",
-				p.text, p.b, p.w, unit, ratioText(p.ratio), p.deltaMS, mark, GrowthRatio, floor)})
+			Text: fmt.Sprintf("%s: %s → %s %s (%s), adds %+.0f ms to a mean request — %s (needs ×%.3g and ≥ %.0f ms)",
+				p.text, short(p.b), short(p.w), unit, ratioText(p.ratio), p.deltaMS, mark, GrowthRatio, floor)})
 	}
 	d.Evidence = append(d.Evidence, Evidence{Metric: "e2e_ms", Window: w.E2EMS, Baseline: ptr(b.E2EMS),
 		Text: fmt.Sprintf("mean end-to-end latency %s → %s", msText(b.E2EMS), msText(w.E2EMS))})
@@ -368,6 +368,14 @@ func kinds(m map[string]int) string {
 		return "no kinds"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// short prints a value with four significant digits, without exponents.
+func short(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.4g", v)
 }
 
 func msText(v float64) string {
