@@ -2,10 +2,422 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/knee-dev/knee/internal/loadgen"
+	"github.com/knee-dev/knee/internal/openai"
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/workload"
 )
 
-// runBench is not built yet.
-func runBench(_ context.Context, _ *Env, _ []string) error {
-	return errors.New("bench: not implemented yet")
+// benchFlags are knee bench's own flags beside the shared workload flags.
+type benchFlags struct {
+	url, model, api, apiKeyEnv string
+	requestTimeout, grace      time.Duration
+	ignoreEOS                  string
+	slos                       stringList
+	out                        string
+	jsonOut, quiet             bool
+	label                      string
+	storeFlags
+	embedded embeddedFlags
+	wl       workloadFlags
 }
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func runBench(ctx context.Context, env *Env, args []string) error {
+	var f benchFlags
+	fs := newFlagSet(env, "bench")
+	fs.StringVar(&f.url, "url", "", "OpenAI-compatible base URL, e.g. http://localhost:8000 (default: start the embedded simulated server)")
+	fs.StringVar(&f.model, "model", "", "model name sent to the server (with no --url: the simulated model preset)")
+	fs.StringVar(&f.api, "api", "chat", "API: chat (/v1/chat/completions) or completions (/v1/completions)")
+	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (never printed or stored)")
+	fs.DurationVar(&f.requestTimeout, "request-timeout", 5*time.Minute, "give up on one request after this long")
+	fs.DurationVar(&f.grace, "grace", 30*time.Second, "after the run ends, wait this long for in-flight requests before canceling them")
+	fs.StringVar(&f.ignoreEOS, "ignore-eos", "auto", "ask the server to ignore EOS so outputs have the requested length: auto (probe), true, false")
+	fs.Var(&f.slos, "slo", "objective such as 'p95(ttft)<2s' (repeatable); exit 3 when one fails")
+	fs.StringVar(&f.out, "out", "", "directory for records.jsonl, summary.json, report.md and report.html")
+	fs.BoolVar(&f.jsonOut, "json", false, "print the summary as JSON on stdout instead of the text report")
+	fs.BoolVar(&f.quiet, "quiet", false, "no live progress")
+	fs.StringVar(&f.label, "label", "", "label stored with the run")
+	f.storeFlags.register(fs)
+	f.embedded.register(fs)
+	f.wl.register(fs, 32, 300)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q (flags only; see knee bench -h)", fs.Arg(0))
+	}
+	if err := f.wl.validate(); err != nil {
+		return err
+	}
+	if f.api != "chat" && f.api != "completions" {
+		return Usagef("--api %q: want chat or completions", f.api)
+	}
+	ignoreEOS, err := parseTriState("--ignore-eos", f.ignoreEOS)
+	if err != nil {
+		return err
+	}
+	objectives, err := slo.ParseAll(f.slos)
+	if err != nil {
+		return Usagef("--slo: %v", err)
+	}
+	gen, err := f.wl.generator()
+	if err != nil {
+		return err
+	}
+	arrivals, err := f.wl.arrivals()
+	if err != nil {
+		return err
+	}
+	warmupDur, warmupN, _ := f.wl.warmupValue()
+	apiKey := ""
+	if f.apiKeyEnv != "" {
+		apiKey = env.Getenv(f.apiKeyEnv)
+		if apiKey == "" {
+			return Usagef("--api-key-env %s: that environment variable is empty or unset", f.apiKeyEnv)
+		}
+	}
+	if f.out != "" {
+		if err := os.MkdirAll(f.out, 0o755); err != nil {
+			return Usagef("--out %s: %v", f.out, err)
+		}
+	}
+
+	target, model := f.url, f.model
+	var notes []string
+	if target == "" {
+		srv, err := f.embedded.start(ctx, f.model)
+		if err != nil {
+			return err
+		}
+		defer srv.close()
+		target, model = srv.url, srv.model
+		msg := fmt.Sprintf("no --url given: using knee's embedded simulated server at %s (%s)", target, srv.describe)
+		fmt.Fprintln(env.Stderr, msg)
+		notes = append(notes, msg)
+	} else if model == "" {
+		return Usagef("--model is required with --url (the model name the server serves)")
+	}
+
+	cfg := loadgen.Config{
+		BaseURL: target, Model: model, API: f.api, APIKey: apiKey,
+		Concurrency: f.wl.concurrency, RateRPS: f.wl.rate, MaxConcurrency: f.wl.maxConcurrency,
+		Duration: f.wl.duration, Requests: f.wl.requests,
+		Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,
+		RequestTimeout: f.requestTimeout, Grace: f.grace,
+	}
+	if arrivals != nil {
+		cfg.Arrivals = arrivals
+		cfg.Concurrency = 0
+	}
+	cfg.IgnoreEOS, cfg.MinTokens = ignoreEOS.value, ignoreEOS.value
+	if ignoreEOS.auto {
+		endpoint, eerr := openai.Endpoint(target, f.api)
+		if eerr != nil {
+			return Usagef("--url %q: %v", target, eerr)
+		}
+		probeCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		pr, perr := openai.Probe(probeCtx, http.DefaultClient, endpoint, apiKey, model, f.api)
+		cancel()
+		switch {
+		case perr != nil:
+			notes = append(notes, fmt.Sprintf("probe for ignore_eos/min_tokens failed (%v); not sending them", perr))
+		default:
+			cfg.IgnoreEOS, cfg.MinTokens = pr.IgnoreEOS, pr.MinTokens
+			if !pr.IgnoreEOS && !pr.MinTokens {
+				notes = append(notes, "the server accepts neither ignore_eos nor min_tokens: outputs may be shorter than requested")
+			}
+		}
+	}
+
+	meta := runMeta{kind: "bench", target: redactURL(target), model: model, label: f.label,
+		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", redactURL(target)})}
+	sink, err := newRecordSink(env, &f.storeFlags, f.out, meta)
+	if err != nil {
+		return err
+	}
+	cfg.OnRecord = sink.add
+
+	source := func(i int64) loadgen.Request {
+		it := gen.Item(i)
+		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, MaxTokens: it.MaxTokens}
+	}
+	cpu0 := processCPU()
+	run, err := loadgen.Start(ctx, cfg, source)
+	if err != nil {
+		sink.abort()
+		return Usagef("%v", err)
+	}
+	var stopProgress func()
+	if !f.quiet {
+		stopProgress = progress(ctx, env.Stderr, env.IsTerminal, func() progressSnapshot {
+			s := run.Snapshot()
+			return progressSnapshot{Elapsed: s.Elapsed, Sent: s.Sent, Completed: s.Completed, Errors: s.Errors,
+				InFlight: int(s.InFlight), OutputTokens: s.OutputTokens, Target: f.wl.requests, Duration: f.wl.duration}
+		})
+	}
+	res := run.Wait()
+	if stopProgress != nil {
+		stopProgress()
+	}
+	cpu := processCPU() - cpu0
+
+	opts := stats.Options{OfferedRateRPS: res.OfferedRateRPS, Series: true}
+	if len(objectives) > 0 {
+		opts.Good = objectives.Good
+	}
+	sum := stats.Summarize(res.Records, opts)
+	status := "complete"
+	if ctx.Err() != nil {
+		status = "interrupted"
+		notes = append(notes, "interrupted: the report covers what was measured before the stop")
+	}
+	notes = append(notes, clientFloorWarnings(sum, res, cpu)...)
+	rep := &report.Run{
+		ID: sink.runID(), Kind: "bench", Version: Version, Target: redactURL(target), Model: model,
+		Load: meta.load, Config: meta.config, Start: res.Start, Summary: sum,
+		SLOs: objectives.Evaluate(sum), Notes: notes,
+	}
+	if err := sink.finish(rep, status); err != nil {
+		fmt.Fprintf(env.Stderr, "knee bench: saving results: %v\n", err)
+	}
+	if err := writeOutputs(env, rep, f.jsonOut); err != nil {
+		return err
+	}
+	if sum.Requests > 0 && sum.Completed == 0 {
+		return fmt.Errorf("all %d requests failed (%s); the records say why", sum.Requests, errorKindsLine(sum.ErrorKinds))
+	}
+	if failed := failedSLOs(rep.SLOs); len(failed) > 0 {
+		return &SLOError{Failed: failed}
+	}
+	return nil
+}
+
+// errorKindsLine lists error counts by kind, e.g. "connect: 12, http_5xx: 3".
+func errorKindsLine(kinds map[string]int) string {
+	var parts []string
+	for _, k := range record.ErrorKinds {
+		if n := kinds[string(k)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %d", k, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeOutputs prints the final report: text, or the summary JSON with --json.
+func writeOutputs(env *Env, rep *report.Run, asJSON bool) error {
+	if asJSON {
+		return report.JSON(env.Stdout, rep)
+	}
+	return report.Text(env.Stdout, rep)
+}
+
+func failedSLOs(results []slo.Result) []string {
+	var failed []string
+	for _, r := range results {
+		if !r.Met {
+			failed = append(failed, r.String())
+		}
+	}
+	return failed
+}
+
+// triState is a flag that is true, false, or decided by a probe.
+type triState struct{ auto, value bool }
+
+func parseTriState(name, s string) (triState, error) {
+	switch strings.ToLower(s) {
+	case "auto", "":
+		return triState{auto: true}, nil
+	case "true", "1", "yes":
+		return triState{value: true}, nil
+	case "false", "0", "no":
+		return triState{}, nil
+	}
+	return triState{}, Usagef("%s %q: want auto, true or false", name, s)
+}
+
+// redactURL drops user info and query strings, which may hold credentials.
+func redactURL(u string) string {
+	if i := strings.Index(u, "://"); i >= 0 {
+		rest := u[i+3:]
+		if at := strings.LastIndex(strings.SplitN(rest, "/", 2)[0], "@"); at >= 0 {
+			u = u[:i+3] + rest[at+1:]
+		}
+	}
+	if q := strings.IndexByte(u, '?'); q >= 0 {
+		u = u[:q]
+	}
+	return u
+}
+
+// clientFloorWarnings says when a result may reflect knee's own limits
+// rather than the server's: the client fell behind its schedule or its CPU
+// was saturated.
+func clientFloorWarnings(sum stats.Summary, res *loadgen.Result, cpu time.Duration) []string {
+	var w []string
+	if sum.Lag.Count > 0 && sum.Lag.P99 > 10 {
+		w = append(w, fmt.Sprintf("warning: client lag p99 is %.1f ms: knee sent requests late; open-loop TTFT(sched) includes it. Results are beyond this machine's overhead floor (see knee selftest).", sum.Lag.P99))
+	}
+	if res.Elapsed > 0 {
+		util := cpu.Seconds() / res.Elapsed.Seconds() / float64(numCPU())
+		if util > 0.9 {
+			w = append(w, fmt.Sprintf("warning: knee's process used %.0f%% of all CPUs: timing may include client overhead (see knee selftest).", 100*util))
+		}
+	}
+	if sum.OutputTokenThroughputTPS > 0 && res.Elapsed > 0 {
+		perToken := cpu.Seconds() / (sum.OutputTokenThroughputTPS * sum.DurationS)
+		_ = perToken
+	}
+	return w
+}
+
+// recordSink receives every record as it finishes: it streams them to the
+// run database and to --out/records.jsonl so nothing measured is lost if the
+// run is cut short.
+type recordSink struct {
+	env   *Env
+	out   string
+	file  *os.File
+	jsonl *record.Writer
+	recs  chan *record.Request
+	done  chan error
+	store *storedRun
+}
+
+func newRecordSink(env *Env, sf *storeFlags, out string, meta runMeta) (*recordSink, error) {
+	s := &recordSink{env: env, out: out, recs: make(chan *record.Request, 4096), done: make(chan error, 1)}
+	if out != "" {
+		f, err := os.Create(filepath.Join(out, "records.jsonl"))
+		if err != nil {
+			return nil, Usagef("--out %s: %v", out, err)
+		}
+		s.file, s.jsonl = f, record.NewWriter(f)
+	}
+	st, err := sf.begin(env, meta)
+	if err != nil {
+		return nil, err
+	}
+	s.store = st
+	go s.loop()
+	return s, nil
+}
+
+// add is loadgen's OnRecord: cheap, hands the record to the writer goroutine.
+func (s *recordSink) add(r *record.Request) {
+	c := *r
+	s.recs <- &c
+}
+
+func (s *recordSink) loop() {
+	var firstErr error
+	flush := time.NewTicker(time.Second)
+	defer flush.Stop()
+	for {
+		select {
+		case r, ok := <-s.recs:
+			if !ok {
+				if s.jsonl != nil {
+					if err := s.jsonl.Flush(); err != nil && firstErr == nil {
+						firstErr = err
+					}
+				}
+				s.done <- firstErr
+				return
+			}
+			if s.jsonl != nil {
+				if err := s.jsonl.Write(r); err != nil && firstErr == nil {
+					firstErr = err
+				}
+			}
+			s.store.add(r)
+		case <-flush.C:
+			// Flush at least once a second so a kill loses at most the last second.
+			if s.jsonl != nil {
+				if err := s.jsonl.Flush(); err != nil && firstErr == nil {
+					firstErr = err
+				}
+			}
+		}
+	}
+}
+
+func (s *recordSink) runID() string { return s.store.id() }
+
+func (s *recordSink) abort() {
+	close(s.recs)
+	<-s.done
+	if s.file != nil {
+		s.file.Close()
+	}
+	s.store.finish(nil, "failed")
+}
+
+// finish drains the records, closes the files, writes summary.json and the
+// reports into --out, and marks the stored run finished.
+func (s *recordSink) finish(rep *report.Run, status string) error {
+	close(s.recs)
+	err := <-s.done
+	if s.file != nil {
+		if cerr := s.file.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if s.out != "" {
+		if werr := writeOutDir(s.out, rep); err == nil {
+			err = werr
+		}
+	}
+	if serr := s.store.finish(rep, status); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// writeOutDir writes summary.json, report.md and report.html beside records.jsonl.
+func writeOutDir(dir string, rep *report.Run) error {
+	files := []struct {
+		name   string
+		render func(*os.File) error
+	}{
+		{"summary.json", func(f *os.File) error {
+			enc := json.NewEncoder(f)
+			enc.SetIndent("", "  ")
+			return enc.Encode(rep.Summary)
+		}},
+		{"report.md", func(f *os.File) error { return report.Markdown(f, rep) }},
+		{"report.html", func(f *os.File) error { return report.HTML(f, rep) }},
+	}
+	for _, file := range files {
+		f, err := os.Create(filepath.Join(dir, file.name))
+		if err != nil {
+			return err
+		}
+		err = file.render(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", file.name, err)
+		}
+	}
+	return nil
+}
+
+var _ = workload.RandomSeed

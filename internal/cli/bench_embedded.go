@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"context"
+	"flag"
+
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/stats"
+)
+
+var statsZero stats.Summary
+
+// embeddedFlags configure the in-process simulated server that knee bench
+// (and sweep) start when no --url is given.
+type embeddedFlags struct {
+	gpu        string
+	tp         int
+	queueLimit int
+	stepScale  float64
+}
+
+func (e *embeddedFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&e.gpu, "gpu", "h100", "with no --url: GPU preset the embedded server simulates (knee sim --list)")
+	fs.IntVar(&e.tp, "tp", 1, "with no --url: tensor-parallel degree of the simulated engine")
+	fs.IntVar(&e.queueLimit, "queue-limit", 0, "with no --url: waiting requests beyond which the server answers 429 (0: unbounded)")
+	fs.Float64Var(&e.stepScale, "step-time-scale", 1, "with no --url: multiply every simulated step time")
+}
+
+// embeddedServer is a running in-process simulated server.
+type embeddedServer struct {
+	url, model, describe string
+	close                func()
+}
+
+// start runs the simulated server on loopback. model is the preset name
+// ("" for the default). The server deliberately outlives ctx: on Ctrl-C the
+// client cancels its requests itself and the records say so.
+func (e *embeddedFlags) start(_ context.Context, model string) (*embeddedServer, error) {
+	flags := simEngineFlags{gpu: e.gpu, model: model, tp: e.tp, memUtil: 0.9, queueLimit: e.queueLimit, stepTimeScale: e.stepScale}
+	if flags.model == "" {
+		flags.model = "llama-3.1-8b"
+	}
+	cat := simengine.NewCatalog()
+	cfg, err := flags.config(cat)
+	if err != nil {
+		return nil, err
+	}
+	url, srv, err := simserver.StartLocal(context.Background(), simserver.Config{Engine: cfg})
+	if err != nil {
+		return nil, err
+	}
+	return &embeddedServer{url: url, model: srv.Model(), describe: srv.Describe(), close: func() { srv.Close() }}, nil
+}

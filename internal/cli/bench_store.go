@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/store"
+)
+
+// storeFlags choose the run database for commands that store runs.
+type storeFlags struct {
+	db      string
+	noStore bool
+}
+
+func (s *storeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.db, "db", "", "run database (default $KNEE_DB, else $XDG_DATA_HOME/knee/knee.db)")
+	fs.BoolVar(&s.noStore, "no-store", false, "do not store this run in the database")
+}
+
+// runMeta describes a run for storage and reports.
+type runMeta struct {
+	kind, target, model, label, load string
+	config                           [][2]string
+}
+
+// storedRun streams one run's records into the database; a nil storedRun
+// (--no-store) ignores everything.
+type storedRun struct {
+	st *store.Store
+	w  *store.RunWriter
+}
+
+// begin opens the database and starts a run. A database that cannot be
+// opened is a usage error: the user named it (or its default is broken).
+func (s *storeFlags) begin(env *Env, meta runMeta) (*storedRun, error) {
+	if s.noStore {
+		return nil, nil
+	}
+	path := s.db
+	if path == "" {
+		path = store.DefaultPath(env.Getenv)
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		return nil, Usagef("--db %s: %v (use --no-store to run without storing)", path, err)
+	}
+	cfg := map[string]string{}
+	for _, kv := range meta.config {
+		cfg[kv[0]] = kv[1]
+	}
+	cfg["load"] = meta.load
+	w, err := st.BeginRun(store.RunMeta{Kind: meta.kind, Label: meta.label, Target: meta.target,
+		Model: meta.model, Config: cfg, Version: Version})
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("storing the run in %s: %w", path, err)
+	}
+	return &storedRun{st: st, w: w}, nil
+}
+
+func (r *storedRun) add(rec *record.Request) {
+	if r != nil {
+		r.w.Add(rec)
+	}
+}
+
+func (r *storedRun) id() string {
+	if r == nil {
+		return ""
+	}
+	return strconv.FormatInt(r.w.ID(), 10)
+}
+
+func (r *storedRun) finish(rep *report.Run, status string) error {
+	if r == nil {
+		return nil
+	}
+	defer r.st.Close()
+	if rep == nil {
+		return r.w.Finish(statsZero, status)
+	}
+	return r.w.Finish(rep.Summary, status)
+}
