@@ -10,6 +10,21 @@
 // schedule however slowly the server answers. client.go runs one request:
 // HTTP, SSE, chunk decoding, with timestamps taken from the monotonic
 // clock right after each socket read, before parsing.
+//
+// Error kinds (record.ErrorKind): a failed dial is connect; RequestTimeout
+// is timeout; 429 and 503 are rejected (the message keeps Retry-After);
+// other 4xx/5xx are http_4xx/http_5xx with the body's start in the
+// message; an HTML or JSON body where an event stream was expected, or an
+// undecodable chunk, is bad_payload; a stream that ends without [DONE] or
+// a finish_reason, or a connection that breaks, is stream_broken; an
+// error event mid-stream takes the kind of its HTTP-like code (else
+// stream_broken); requests cut by the hard stop (ctx canceled, or the
+// grace period over) are canceled, with what they received so far.
+//
+// Measuring the client itself (see cpu_test.go):
+//
+//	go test -run '^$' -bench 'ClientCPU|ReadFloor' -benchtime 1x -v ./internal/loadgen
+//	go test -run '^$' -bench ChunkPath -benchmem ./internal/loadgen
 package loadgen
 
 import (
