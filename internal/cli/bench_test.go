@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/knee-dev/knee/internal/record"
+)
+
+// benchEnv runs knee with a private database.
+func benchEnv(t *testing.T) map[string]string {
+	return map[string]string{"KNEE_DB": filepath.Join(t.TempDir(), "knee.db"), "KNEE_TEST_KEY": "sk-secret-123"}
+}
+
+func TestBenchEmbeddedDefaultJSON(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := kneeEnv(t, benchEnv(t), "bench", "--requests", "24", "--concurrency", "4",
+		"--input-tokens", "64", "--output-tokens", "16", "--seed", "7", "--json", "--quiet", "--out", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "embedded simulated server") {
+		t.Errorf("bench without --url must say it uses the embedded server; stderr:\n%s", stderr)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("--json output is not JSON: %v\n%s", err, stdout)
+	}
+	for _, key := range []string{"requests", "completed", "errors", "rejected", "duration_s", "request_throughput_rps",
+		"output_token_throughput_tps", "input_token_throughput_tps", "peak_in_flight",
+		"ttft_ms", "ttft_sched_ms", "itl_ms", "tpot_ms", "e2e_ms", "lag_ms"} {
+		if _, ok := sum[key]; !ok {
+			t.Errorf("summary lacks %q", key)
+		}
+	}
+	if got := sum["completed"]; got != float64(24) {
+		t.Errorf("completed = %v, want 24", got)
+	}
+	ttft := sum["ttft_ms"].(map[string]any)
+	for _, stat := range []string{"mean", "p50", "p90", "p95", "p99", "p999", "max"} {
+		if v, ok := ttft[stat].(float64); !ok || v <= 0 {
+			t.Errorf("ttft_ms.%s = %v, want a positive number", stat, ttft[stat])
+		}
+	}
+	for _, f := range []string{"records.jsonl", "summary.json", "report.md", "report.html"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("--out lacks %s (%v)", f, err)
+		}
+	}
+	recs := readRecords(t, filepath.Join(out, "records.jsonl"))
+	if len(recs) != 24 {
+		t.Fatalf("records.jsonl has %d records, want 24", len(recs))
+	}
+	for _, r := range recs {
+		if r.ServerPhases == nil || r.OutputTokens != 16 || r.InputTokens != 64 {
+			t.Fatalf("record %d: phases %v, tokens %d/%d; want server phases and 64/16 tokens", r.ID, r.ServerPhases, r.InputTokens, r.OutputTokens)
+		}
+	}
+}
+
+func readRecords(t *testing.T, path string) []record.Request {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := record.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func TestBenchSLOFailureExits3(t *testing.T) {
+	code, stdout, stderr := kneeEnv(t, benchEnv(t), "bench", "--requests", "8", "--concurrency", "2",
+		"--input-tokens", "32", "--output-tokens", "8", "--slo", "p95(ttft)<1us", "--slo", "error_rate<1%", "--quiet", "--no-store")
+	if code != ExitSLO {
+		t.Fatalf("exit %d, want %d (SLO failed); stderr:\n%s", code, ExitSLO, stderr)
+	}
+	if !strings.Contains(stdout, "p95(ttft)<1us") || !strings.Contains(stderr, "SLO failed") {
+		t.Errorf("report and message must name the failed objective;\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+}
+
+func TestBenchBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--concurrency", "lots"}, "concurrency"},
+		{[]string{"--input-tokens", "normal:512"}, "--input-tokens"},
+		{[]string{"--rate", "5", "--arrival", "zigzag"}, "--arrival"},
+		{[]string{"--warmup", "soon"}, "--warmup"},
+		{[]string{"--requests", "0"}, "bounded"},
+		{[]string{"--slo", "p95(ttfx)<2s"}, "ttfx"},
+		{[]string{"--api", "graphql"}, "--api"},
+		{[]string{"--url", "http://127.0.0.1:1"}, "--model"},
+		{[]string{"--url", "http://127.0.0.1:1", "--model", "m", "--api-key-env", "KNEE_UNSET_KEY"}, "KNEE_UNSET_KEY"},
+		{[]string{"stray"}, "stray"},
+	} {
+		code, _, stderr := kneeEnv(t, benchEnv(t), append([]string{"bench", "--no-store", "--quiet"}, tc.args...)...)
+		if code != ExitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("knee bench %v: exit %d, stderr %q; want exit 2 naming %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+func TestBenchUnreachableURL(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there now
+	out := t.TempDir()
+	code, _, stderr := kneeEnv(t, benchEnv(t), "bench", "--url", url, "--model", "m", "--requests", "5",
+		"--concurrency", "2", "--quiet", "--no-store", "--out", out)
+	if code != ExitFailure || !strings.Contains(stderr, "connect") {
+		t.Fatalf("exit %d, stderr:\n%s\nwant exit 1 naming connect errors", code, stderr)
+	}
+	recs := readRecords(t, filepath.Join(out, "records.jsonl"))
+	if len(recs) != 5 {
+		t.Fatalf("%d records, want all 5 failures kept", len(recs))
+	}
+	for _, r := range recs {
+		if r.Error != record.ErrConnect {
+			t.Errorf("record %d: error %q, want connect", r.ID, r.Error)
+		}
+	}
+}
+
+// misbehavingServer answers streaming requests in turn: fine, 404, 500,
+// 429, an HTML page, a stream cut in the middle.
+func misbehavingServer(t *testing.T) *httptest.Server {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Stream bool `json:"stream"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		if !body.Stream { // the ignore_eos probe
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"x"},"finish_reason":"length"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+			return
+		}
+		flusher := w.(http.Flusher)
+		switch n.Add(1) % 6 {
+		case 1:
+			http.Error(w, `{"error":{"message":"no such route"}}`, http.StatusNotFound)
+		case 2:
+			http.Error(w, `{"error":{"message":"boom"}}`, http.StatusInternalServerError)
+		case 3:
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, `{"error":{"message":"queue full"}}`, http.StatusTooManyRequests)
+		case 4:
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, "<html><body>Gateway login</body></html>")
+		case 5:
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{"content":"a"}}]}`+"\n\n")
+			flusher.Flush()
+			panic(http.ErrAbortHandler) // cut the connection mid-stream
+		default:
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := 0; i < 4; i++ {
+				fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{"content":"tok "}}]}`+"\n\n")
+				flusher.Flush()
+			}
+			fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`+"\n\n")
+			fmt.Fprint(w, "data: [DONE]\n\n")
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestBenchMisbehavingServerIsData(t *testing.T) {
+	srv := misbehavingServer(t)
+	out := t.TempDir()
+	env := benchEnv(t)
+	code, stdout, stderr := kneeEnv(t, env, "bench", "--url", srv.URL, "--model", "m", "--requests", "24",
+		"--concurrency", "1", "--input-tokens", "16", "--output-tokens", "4", "--quiet", "--out", out,
+		"--api-key-env", "KNEE_TEST_KEY")
+	if code != ExitOK {
+		t.Fatalf("exit %d (a misbehaving server is data, not a failure of knee); stderr:\n%s", code, stderr)
+	}
+	recs := readRecords(t, filepath.Join(out, "records.jsonl"))
+	if len(recs) != 24 {
+		t.Fatalf("%d records, want 24", len(recs))
+	}
+	kinds := map[record.ErrorKind]int{}
+	for _, r := range recs {
+		kinds[r.Error]++
+	}
+	want := map[record.ErrorKind]int{record.ErrNone: 4, record.ErrHTTP4xx: 4, record.ErrHTTP5xx: 4,
+		record.ErrRejected: 4, record.ErrBadPayload: 4, record.ErrStreamBroken: 4}
+	for k, n := range want {
+		if kinds[k] != n {
+			t.Errorf("%d records of kind %q, want %d (all kinds: %v)", kinds[k], k, n, kinds)
+		}
+	}
+	if !strings.Contains(stdout, "rejected") {
+		t.Errorf("report does not mention rejections:\n%s", stdout)
+	}
+	// The API key never appears in output or stored files.
+	secret := env["KNEE_TEST_KEY"]
+	if strings.Contains(stdout+stderr, secret) {
+		t.Error("the API key appears in the output")
+	}
+	for _, f := range []string{"records.jsonl", "summary.json", "report.md", "report.html"} {
+		b, _ := os.ReadFile(filepath.Join(out, f))
+		if strings.Contains(string(b), secret) {
+			t.Errorf("the API key appears in %s", f)
+		}
+	}
+	db, _ := os.ReadFile(env["KNEE_DB"])
+	if len(db) == 0 || strings.Contains(string(db), secret) {
+		t.Errorf("database missing (%d bytes) or holds the API key", len(db))
+	}
+}
