@@ -231,6 +231,10 @@ func TestErrorKinds(t *testing.T) {
 			if rec.TokenSource != record.TokensFromChunks || rec.OutputTokens != 3 || rec.InputTokens != 7 {
 				t.Errorf("no usage: source %q out %d in %d", rec.TokenSource, rec.OutputTokens, rec.InputTokens)
 			}
+			// Without the final knee_timing, the phase headers still count.
+			if rec.ServerPhases == nil || rec.ServerPhases.Queue != 1500*time.Microsecond || rec.ServerTokenTimes != nil {
+				t.Errorf("no usage: server phases %+v token times %v, want queue 1.5ms from the header", rec.ServerPhases, rec.ServerTokenTimes)
+			}
 		case c.plan.cutAfter > 0:
 			if len(rec.TokenTimes) != 2 || rec.FirstToken == 0 {
 				t.Errorf("cut stream kept %d chunks, want the 2 received", len(rec.TokenTimes))
@@ -297,13 +301,41 @@ func TestClosedLoop(t *testing.T) {
 	ts := newTruthServer(t, func(string) plan { return plan{tokens: 4, gap: time.Millisecond} })
 	var seen atomic.Int64
 	res := run(t, Config{BaseURL: ts.URL, Model: "m", API: "completions", Concurrency: 4, Requests: 40, WarmupRequests: 8,
+		APIKey: "sk-secret", IgnoreEOS: true, MinTokens: true,
 		OnRecord: func(*record.Request) { seen.Add(1) }}, promptSource(4))
+	for i, b := range ts.bodies {
+		if !strings.Contains(b, `"prompt":"req-`) || !strings.Contains(b, `"ignore_eos":true`) || !strings.Contains(b, `"min_tokens":4`) ||
+			!strings.Contains(b, `"max_tokens":4`) || !strings.Contains(b, `"include_usage":true`) || ts.authHdr[i] != "Bearer sk-secret" {
+			t.Fatalf("request body %s, Authorization %q", b, ts.authHdr[i])
+		}
+	}
 	if len(res.Records) != 40 || seen.Load() != 40 || res.PeakInFlight > 4 || res.PeakInFlight < 1 || res.OfferedRateRPS != 0 {
 		t.Fatalf("records %d seen %d peak %d offered %g", len(res.Records), seen.Load(), res.PeakInFlight, res.OfferedRateRPS)
 	}
 	for i, rec := range res.Records {
 		if rec.ID != int64(i) || !rec.OK() || rec.InFlightAtSend > 4 || rec.Warmup != (i < 8) || rec.Sent < rec.Scheduled {
 			t.Errorf("record %d: %+v", i, rec)
+		}
+		if strings.Contains(rec.ErrorMessage, "sk-secret") {
+			t.Errorf("record %d leaks the API key", i)
+		}
+	}
+}
+
+// TestClosedLoopRamp: workers start spread evenly over the ramp.
+func TestClosedLoopRamp(t *testing.T) {
+	ts := newTruthServer(t, func(string) plan { return plan{tokens: 1, stall: 500 * time.Millisecond} })
+	res := run(t, Config{BaseURL: ts.URL, Model: "m", Concurrency: 4, Requests: 4, Ramp: 400 * time.Millisecond}, promptSource(1))
+	var sched []time.Duration
+	for _, rec := range res.Records {
+		sched = append(sched, rec.Scheduled)
+	}
+	slices.Sort(sched)
+	for k, s := range sched {
+		// Worker k may not start before k·ramp/4 (lower bounds only: a
+		// busy machine can only make it later).
+		if lo := time.Duration(k) * 100 * time.Millisecond; s < lo {
+			t.Errorf("worker start %d at %v, before %v", k, s, lo)
 		}
 	}
 }

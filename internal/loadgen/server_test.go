@@ -38,8 +38,10 @@ type truthServer struct {
 	*httptest.Server
 	planFor func(prompt string) plan
 
-	mu     sync.Mutex
-	writes map[string][]time.Time
+	mu      sync.Mutex
+	writes  map[string][]time.Time
+	bodies  []string // request bodies as received
+	authHdr []string // Authorization headers as received
 }
 
 func newTruthServer(t testing.TB, planFor func(prompt string) plan) *truthServer {
@@ -62,6 +64,10 @@ func (ts *truthServer) handle(w http.ResponseWriter, r *http.Request) {
 		Prompt   string
 	}
 	b, _ := io.ReadAll(r.Body)
+	ts.mu.Lock()
+	ts.bodies = append(ts.bodies, string(b))
+	ts.authHdr = append(ts.authHdr, r.Header.Get("Authorization"))
+	ts.mu.Unlock()
 	if err := json.Unmarshal(b, &body); err != nil {
 		http.Error(w, "bad json: "+err.Error(), http.StatusBadRequest)
 		return
