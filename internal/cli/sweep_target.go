@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/knee-dev/knee/internal/loadgen"
@@ -135,6 +136,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		it := r.gen.Item(i)
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, MaxTokens: it.MaxTokens}
 	}
+	cpu0 := processCPU()
 	run, err := loadgen.Start(ctx, cfg, src)
 	if err != nil {
 		return sweep.Step{}, Usagef("%v", err)
@@ -145,7 +147,15 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	if ctx.Err() != nil {
 		return sweep.Step{}, ctx.Err()
 	}
-	return sweep.Step{Load: load, Summary: sum, Full: true}, nil
+	step := sweep.Step{Load: load, Summary: sum, Full: true}
+	// The client's own limits would bend the curve too: say so per step.
+	for _, w := range clientFloorWarnings(sum, res, processCPU()-cpu0) {
+		step.Warnings = append(step.Warnings, strings.TrimPrefix(w, "warning: "))
+	}
+	if res.Dropped > 0 {
+		step.Warnings = append(step.Warnings, fmt.Sprintf("%d arrivals were dropped waiting for a --max-concurrency slot", res.Dropped))
+	}
+	return step, nil
 }
 
 // probe decides once whether to send ignore_eos and min_tokens.

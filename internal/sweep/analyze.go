@@ -60,6 +60,11 @@ func Analyze(steps []Step, opts Options) (*Result, error) {
 	r := &Result{LoadKind: kind, KneeMetric: metric, SLOs: opts.SLOs, Steps: sorted}
 	r.Knee = FindKnee(sorted, metric)
 	r.SLOSafe = SafePoint(sorted, opts.SLOs)
+	for i := range sorted {
+		for _, w := range sorted[i].Warnings {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("step %s: %s", sorted[i].Load, w))
+		}
+	}
 	r.Warnings = append(r.Warnings, kneeWarnings(sorted, r.Knee, metric)...)
 	if len(opts.SLOs) > 0 {
 		r.Warnings = append(r.Warnings, safeWarnings(sorted, r.SLOSafe)...)

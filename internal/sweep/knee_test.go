@@ -194,3 +194,17 @@ func TestResultJSONShape(t *testing.T) {
 		t.Errorf("no point = %s", b)
 	}
 }
+
+func TestStepWarningsReachTheResult(t *testing.T) {
+	steps := curve(geometric(1, 4), []float64{100, 200, 300, 310}, nil)
+	steps[2].Warnings = []string{"client lag p99 is 40 ms"}
+	r, _ := Analyze(steps, Options{})
+	if len(r.Warnings) == 0 || r.Warnings[0] != "step 4 in flight: client lag p99 is 40 ms" {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+	b, _ := json.Marshal(steps[2])
+	var back Step
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Warnings) != 1 {
+		t.Errorf("round trip: %v %+v", err, back)
+	}
+}

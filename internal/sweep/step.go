@@ -57,6 +57,9 @@ type Step struct {
 	SLOs    []Check // one per objective, in the order given
 	Refined bool    // added by bisection in an automatic sweep
 	Line    int     // CSV line the step came from (0 otherwise)
+	// Warnings the runner raised about this step (the client fell behind,
+	// requests were dropped, ...).
+	Warnings []string
 }
 
 // Throughput returns the step's throughput by metric name: "output_tps" or
@@ -168,6 +171,7 @@ type stepJSON struct {
 	SLOMet        bool           `json:"slo_met"`
 	SLOs          []Check        `json:"slos,omitempty"`
 	Refined       bool           `json:"refined,omitempty"`
+	Warnings      []string       `json:"warnings,omitempty"`
 	Summary       *stats.Summary `json:"summary,omitempty"`
 }
 
@@ -183,7 +187,7 @@ func (s Step) MarshalJSON() ([]byte, error) {
 		E2EP50MS: sum.E2E.P50, E2EP95MS: sum.E2E.P95, E2EP99MS: sum.E2E.P99,
 		ErrorRate: sum.ErrorRate, RejectionRate: sum.RejectionRate,
 		Requests: sum.Requests, PeakInFlight: sum.PeakInFlight,
-		SLOMet: s.SLOMet, SLOs: s.SLOs, Refined: s.Refined,
+		SLOMet: s.SLOMet, SLOs: s.SLOs, Refined: s.Refined, Warnings: s.Warnings,
 	}
 	if s.Full {
 		w.Summary = &sum
@@ -201,7 +205,7 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 	if w.LoadKind != Concurrency && w.LoadKind != Rate {
 		return fmt.Errorf("step load_kind %q: want %q or %q", w.LoadKind, Concurrency, Rate)
 	}
-	*s = Step{Load: Load{Kind: w.LoadKind, Value: w.Load}, SLOMet: w.SLOMet, SLOs: w.SLOs, Refined: w.Refined}
+	*s = Step{Load: Load{Kind: w.LoadKind, Value: w.Load}, SLOMet: w.SLOMet, SLOs: w.SLOs, Refined: w.Refined, Warnings: w.Warnings}
 	if w.Summary != nil {
 		s.Summary, s.Full = *w.Summary, true
 		return nil
