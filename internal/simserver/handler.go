@@ -1,8 +1,10 @@
 package simserver
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -39,7 +41,10 @@ type stream struct {
 
 	// Owned by the writer, under mu (the handler takes mu to retire it).
 	mu         sync.Mutex
-	dead       bool // the handler has returned or is returning
+	dead       bool          // the handler has returned or is returning
+	reusable   bool          // HTTP/1.1 keep-alive: the connection may be hijacked and handed back
+	conn       net.Conn      // the hijacked connection, if any
+	br         *bufio.Reader // its read buffer (a pipelined request may wait there)
 	headerSent bool
 	outcome    outcome
 	deadlineAt int64
@@ -104,6 +109,7 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 		inputTokens: in, outputTokens: out, recvS: recv, plan: p,
 		w: w, rc: http.NewResponseController(w), done: make(chan struct{}),
 		hdrQueue: -1, hdrPrefill: -1, reason: "length",
+		reusable:   g.stream && r.ProtoAtLeast(1, 1) && !r.Close,
 		tokenTimes: make([]int64, 0, out),
 	}
 	s.mu.Lock()
@@ -160,8 +166,13 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 	s.mu.Unlock()
 	st.mu.Lock()
 	st.dead = true
-	oc, hdr := st.outcome, st.headerSent
+	oc, hdr, conn := st.outcome, st.headerSent, st.conn
+	st.conn = nil
 	st.mu.Unlock()
+	if conn != nil { // hijacked and not handed back: drop it
+		conn.Close()
+		return
+	}
 	switch {
 	case oc == finished || gone:
 		return

@@ -38,6 +38,12 @@ type Config struct {
 	// WriteTimeout bounds one blocked write to a client that stopped
 	// reading (0 = 30s); the stream is then dropped.
 	WriteTimeout time.Duration
+	// NoHijack keeps streams on net/http's ResponseWriter even when the
+	// server runs its own listener (Start, StartLocal). By default those
+	// take over each streaming connection at the first token and write the
+	// chunked framing themselves, which saves about a microsecond of CPU per
+	// token; as a plain http.Handler the server always uses ResponseWriter.
+	NoHijack bool
 }
 
 // Server is the simulated OpenAI-compatible server. It is an http.Handler;
@@ -72,6 +78,7 @@ type Server struct {
 
 	httpSrv *http.Server
 	ln      net.Listener
+	rl      *recycleListener // set by Start: streams write to hijacked connections
 	closeMu sync.Once
 }
 
@@ -178,10 +185,17 @@ func Start(ctx context.Context, addr string, cfg Config) (baseURL string, srv *S
 		return "", nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	s.ln = ln
+	if !cfg.NoHijack {
+		s.rl = newRecycleListener(ln)
+	}
 	s.httpSrv = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
 	go func() {
 		labelServer()
-		s.httpSrv.Serve(ln)
+		if s.rl != nil {
+			s.httpSrv.Serve(s.rl)
+		} else {
+			s.httpSrv.Serve(ln)
+		}
 	}()
 	go func() {
 		select {
@@ -268,6 +282,9 @@ func (s *Server) Close() error {
 		s.closed.Store(true)
 		close(s.quit)
 		s.waker.kick()
+		if s.rl != nil {
+			s.rl.Close()
+		}
 		if s.httpSrv != nil {
 			err = s.httpSrv.Close()
 			if errors.Is(err, http.ErrServerClosed) {

@@ -18,6 +18,7 @@ import (
 func startTest(t *testing.T, mod func(*Config)) (string, *Server) {
 	t.Helper()
 	cfg := testConfig(t, 1)
+	cfg.NoHijack = noHijack
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -27,6 +28,24 @@ func startTest(t *testing.T, mod func(*Config)) (string, *Server) {
 	}
 	t.Cleanup(func() { srv.Close() })
 	return url, srv
+}
+
+// noHijack runs the tests on net/http's ResponseWriter path (see
+// TestResponseWriterPath) instead of hijacked connections.
+var noHijack bool
+
+// TestResponseWriterPath runs the streaming tests again with streams written
+// through net/http's ResponseWriter, the path used when the server is
+// mounted as a plain http.Handler.
+func TestResponseWriterPath(t *testing.T) {
+	noHijack = true
+	defer func() { noHijack = false }()
+	for name, f := range map[string]func(*testing.T){
+		"ChatStream": TestChatStream, "Faults": TestFaultsBecomeErrorKinds, "Metrics": TestMetricsDeltasMatchRun,
+		"Truth": TestTruthAtModestScale, "Cancel": TestQueueLimit429AndCancelFreesBlocks, "Close": TestCloseCutsRunningStreams,
+	} {
+		t.Run(name, f)
+	}
 }
 
 func post(t *testing.T, url, path, body string) (*http.Response, []byte) {

@@ -13,7 +13,8 @@ type writer struct {
 	s    *Server
 	ch   chan []item
 	free chan []item
-	buf  []byte
+	buf  []byte // SSE bytes of one item
+	out  []byte // framed bytes of one item on a hijacked connection
 	lag  lagHist
 }
 
@@ -83,49 +84,91 @@ func (w *writer) write(it *item, flush bool) {
 		}
 		return
 	}
-	b := w.buf[:0]
+	b := w.buf[:0] // the SSE bytes of this item
 	now := s.now()
+	pending := false // hijacked: the status line and headers still to write
 	if !st.headerSent {
-		h := st.w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		if st.hdrQueue >= 0 {
-			setPhaseHeaders(h, st.hdrQueue, st.hdrPrefill)
-		}
-		st.rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-		st.deadlineAt = now + int64(s.cfg.WriteTimeout)/2
-		st.w.WriteHeader(http.StatusOK)
 		st.headerSent = true
+		if s.rl != nil && st.reusable {
+			if conn, brw, err := st.rc.Hijack(); err == nil {
+				st.conn, st.br = conn, brw.Reader
+			}
+		}
+		if st.conn != nil {
+			pending = true
+			st.conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+		} else {
+			h := st.w.Header()
+			h.Set("Content-Type", "text/event-stream")
+			h.Set("Cache-Control", "no-cache")
+			if st.hdrQueue >= 0 {
+				setPhaseHeaders(h, st.hdrQueue, st.hdrPrefill)
+			}
+			st.rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+			st.w.WriteHeader(http.StatusOK)
+		}
+		st.deadlineAt = now + int64(s.cfg.WriteTimeout)/2
 		if st.tmpl.chat {
 			b = st.tmpl.appendRole(b)
 		}
 	} else if now > st.deadlineAt {
-		st.rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+		if st.conn != nil {
+			st.conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+		} else {
+			st.rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+		}
 		st.deadlineAt = now + int64(s.cfg.WriteTimeout)/2
 	}
-	if it.kind == kindCut {
-		if len(b) > 0 {
-			st.w.Write(b)
-			st.rc.Flush()
+	if it.kind != kindCut {
+		text := word(st.id, int(it.idx))
+		if int(it.idx) == st.plan.malformAt {
+			b = st.tmpl.appendMalformed(b, text)
+		} else {
+			b = st.tmpl.appendToken(b, text)
 		}
-		st.outcome = cut
-		close(st.done)
-		return
+		if it.kind == kindFinal {
+			b = st.tmpl.appendFinal(b, st.reason, st.includeUsage, st.inputTokens, len(st.final.tokenTimes), st.final)
+		}
 	}
-	text := word(st.id, int(it.idx))
-	if int(it.idx) == st.plan.malformAt {
-		b = st.tmpl.appendMalformed(b, text)
-	} else {
-		b = st.tmpl.appendToken(b, text)
-	}
-	if it.kind == kindFinal {
-		b = st.tmpl.appendFinal(b, st.reason, st.includeUsage, st.inputTokens, len(st.final.tokenTimes), st.final)
-	}
-	_, err := st.w.Write(b)
-	if err == nil && (flush || it.kind == kindFinal) {
-		err = st.rc.Flush()
+	var err error
+	if st.conn != nil {
+		out := w.out[:0]
+		if pending {
+			out = append(out, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n"...)
+			if st.hdrQueue >= 0 {
+				out = append(out, "X-Knee-Queue-Ms: "...)
+				out = appendMS(out, st.hdrQueue)
+				out = append(out, "\r\nX-Knee-Prefill-Ms: "...)
+				out = appendMS(out, st.hdrPrefill)
+				out = append(out, "\r\n"...)
+			}
+			out = append(out, "\r\n"...)
+		}
+		if len(b) > 0 {
+			out = strconv.AppendUint(out, uint64(len(b)), 16)
+			out = append(out, "\r\n"...)
+			out = append(out, b...)
+			out = append(out, "\r\n"...)
+		}
+		if it.kind == kindFinal {
+			out = append(out, "0\r\n\r\n"...)
+		}
+		if len(out) > 0 {
+			_, err = st.conn.Write(out)
+		}
+		w.out = out
+	} else if len(b) > 0 {
+		_, err = st.w.Write(b)
+		if err == nil && (flush || it.kind != kindToken) {
+			err = st.rc.Flush()
+		}
 	}
 	w.buf = b
+	if it.kind == kindCut {
+		st.outcome = cut
+		close(st.done) // the handler drops the connection
+		return
+	}
 	w.lag.add(s.now() - it.due)
 	switch {
 	case err != nil:
@@ -133,6 +176,11 @@ func (w *writer) write(it *item, flush bool) {
 		close(st.done)
 	case it.kind == kindFinal:
 		st.outcome = finished
+		if st.conn != nil {
+			st.conn.SetWriteDeadline(time.Time{})
+			s.rl.give(st.conn, st.br)
+			st.conn, st.br = nil, nil
+		}
 		close(st.done)
 	}
 }
