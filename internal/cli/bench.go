@@ -321,7 +321,7 @@ func newRecordSink(env *Env, sf *storeFlags, out string, meta runMeta) (*recordS
 
 // add is loadgen's OnRecord: cheap, hands the record to the writer goroutine.
 func (s *recordSink) add(r *record.Request) {
-	c := *r
+	c := r.Clone()
 	s.recs <- &c
 }
 

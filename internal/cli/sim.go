@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,21 +24,17 @@ import (
 // file) so that sim.go does not depend on the sweep package.
 var runSimSweep func(ctx context.Context, env *Env, args []string) error
 
-// simRepeated is a repeatable string flag (--slo).
-type simRepeated []string
-
-func (s *simRepeated) String() string     { return strings.Join(*s, ",") }
-func (s *simRepeated) Set(v string) error { *s = append(*s, v); return nil }
-
 // simFlags are knee sim's flags beside the shared workload flags.
 type simFlags struct {
 	wl     workloadFlags
 	engine simEngineFlags
-	slos   simRepeated
+	slos   stringList
 	out    string
-	json   bool
-	list   bool
-	quiet  bool
+	label  string
+	storeFlags
+	json  bool
+	list  bool
+	quiet bool
 }
 
 func runSim(ctx context.Context, env *Env, args []string) error {
@@ -63,6 +58,8 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.out, "out", "", "directory for records.jsonl (streamed), summary.json and report.md")
 	fs.BoolVar(&f.json, "json", false, "print the summary as JSON on stdout instead of the text report")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
+	fs.StringVar(&f.label, "label", "", "label stored with the run")
+	f.storeFlags.register(fs)
 	fs.BoolVar(&f.list, "list", false, "list the GPU and model presets (with any --preset-file, --gpu-file, --model-file) and exit")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -149,6 +146,15 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		opts.Good = objectives.Good
 	}
 	acc := stats.NewAccumulator(opts)
+	meta := runMeta{kind: "sim", target: simTarget(ecfg), model: ecfg.Model.Name, label: f.label,
+		load: f.wl.loadString(), config: append(f.wl.config(), f.engine.configKV(ecfg)...)}
+	stored, err := f.storeFlags.begin(env, meta)
+	if err != nil {
+		return err
+	}
+	// Per-request records of very long simulations stay out of the database
+	// (--out streams them to a file instead); the summary is always stored.
+	storeRecords := f.wl.requests > 0 && f.wl.requests <= maxStoredSimRecords
 	start := time.Now()
 	var done int64
 	lastProgress := start
@@ -162,6 +168,10 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		if writer != nil && werr == nil {
 			werr = writer.Write(r)
 		}
+		if storeRecords {
+			c := r.Clone() // the simulator reuses r
+			stored.add(&c)
+		}
 	})
 	elapsed := time.Since(start)
 	if writer != nil {
@@ -170,13 +180,16 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	if werr != nil {
+		stored.finish(nil, "failed")
 		return fmt.Errorf("writing %s: %w", filepath.Join(f.out, "records.jsonl"), werr)
 	}
 	if runErr != nil && errors.Is(runErr, simengine.ErrTooLong) {
+		stored.finish(nil, "failed")
 		return Usagef("%v (the model's context limit; lower --input-tokens/--output-tokens or raise --max-model-len)", runErr)
 	}
 	interrupted := runErr != nil && ctx.Err() != nil
 	if runErr != nil && !interrupted {
+		stored.finish(nil, "failed")
 		return runErr
 	}
 
@@ -198,12 +211,21 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	if f.wl.sharedPrefix > 0 {
 		rep.Notes = append(rep.Notes, "no prefix caching is modelled: the shared prefix is prefilled again for every request")
 	}
+	if !storeRecords && stored != nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("per-request records are stored for runs of at most %d requests; this run's summary is stored, use --out for its records", maxStoredSimRecords))
+	}
+	status := "complete"
 	if interrupted {
+		status = "interrupted"
 		rep.Status = "interrupted"
 		rep.Notes = append(rep.Notes, "interrupted: the report covers the requests finished before the stop")
 	}
+	rep.ID = stored.id()
+	if err := stored.finish(rep, status); err != nil {
+		fmt.Fprintf(env.Stderr, "knee sim: saving the run: %v\n", err)
+	}
 	if f.out != "" {
-		if err := writeSimOut(f.out, rep); err != nil {
+		if err := writeOutDir(f.out, rep); err != nil {
 			return err
 		}
 	}
@@ -215,17 +237,14 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var failed []string
-	for _, r := range rep.SLOs {
-		if !r.Met {
-			failed = append(failed, r.String())
-		}
-	}
-	if len(failed) > 0 {
+	if failed := failedSLOs(rep.SLOs); len(failed) > 0 {
 		return &SLOError{Failed: failed}
 	}
 	return nil
 }
+
+// maxStoredSimRecords bounds the records a simulation puts in the database.
+const maxStoredSimRecords = 50000
 
 func simTarget(c simengine.Config) string {
 	return fmt.Sprintf("simulated vLLM-like engine: %s on %d× %s", c.Model.Name, c.TP, c.GPU.Name)
@@ -240,34 +259,6 @@ func simNotes(eng *simengine.Engine, res sim.Result, elapsed time.Duration) []st
 			s.Steps, s.Preemptions, s.Rejected, res.End.Seconds(), elapsed.Seconds()),
 	}
 	return notes
-}
-
-// writeSimOut writes summary.json and report.md beside records.jsonl.
-func writeSimOut(dir string, rep *report.Run) error {
-	for _, file := range []struct {
-		name   string
-		render func(io.Writer) error
-	}{
-		{"summary.json", func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(rep.Summary)
-		}},
-		{"report.md", func(w io.Writer) error { return report.Markdown(w, rep) }},
-	} {
-		f, err := os.Create(filepath.Join(dir, file.name))
-		if err != nil {
-			return err
-		}
-		err = file.render(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", filepath.Join(dir, file.name), err)
-		}
-	}
-	return nil
 }
 
 // simListPresets prints the GPU and model presets with the numbers the model uses.

@@ -162,3 +162,16 @@ func (r *Request) TokensInChunk(i int) int {
 	}
 	return 1
 }
+
+// Clone returns a deep copy, for keeping a record whose producer reuses it.
+func (r *Request) Clone() Request {
+	c := *r
+	c.TokenTimes = append([]time.Duration(nil), r.TokenTimes...)
+	c.TokenCounts = append([]int32(nil), r.TokenCounts...)
+	c.ServerTokenTimes = append([]time.Duration(nil), r.ServerTokenTimes...)
+	if r.ServerPhases != nil {
+		p := *r.ServerPhases
+		c.ServerPhases = &p
+	}
+	return c
+}

@@ -101,3 +101,13 @@ func TestReadAllNamesTheLine(t *testing.T) {
 		t.Fatalf("err = %v, want it to name line 3 and the bad kind", err)
 	}
 }
+
+func TestCloneIsDeep(t *testing.T) {
+	r := sample()
+	r.ServerTokenTimes = []time.Duration{ms1}
+	c := r.Clone()
+	r.TokenTimes[0], r.TokenCounts[0], r.ServerTokenTimes[0], r.ServerPhases.Queue = 0, 9, 0, 0
+	if c.TokenTimes[0] != 305*ms1 || c.TokenCounts[0] != 1 || c.ServerTokenTimes[0] != ms1 || c.ServerPhases.Queue != 20*ms1 {
+		t.Errorf("clone shares memory with the original: %+v", c)
+	}
+}
