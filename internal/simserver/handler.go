@@ -110,7 +110,7 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 		w: w, rc: http.NewResponseController(w), done: make(chan struct{}),
 		hdrQueue: -1, hdrPrefill: -1, reason: "length",
 		reusable:   g.stream && r.ProtoAtLeast(1, 1) && !r.Close,
-		tokenTimes: make([]int64, 0, out),
+		tokenTimes: make([]int64, 0, min(out, 4096)),
 	}
 	s.mu.Lock()
 	if s.closing {

@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestSelftestJSON(t *testing.T) {
+	code, out, errs := runKnee(t, "selftest", "--concurrency", "1,4", "--duration", "400ms", "--warmup", "100ms",
+		"--input-tokens", "8", "--output-tokens", "6", "--max-model-len", "4096", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res struct {
+		Server string `json:"server"`
+		Steps  []struct {
+			Concurrency  int                `json:"concurrency"`
+			TokenRateTPS float64            `json:"token_rate_tps"`
+			TTFTError    map[string]float64 `json:"ttft_error_ms"`
+			ITLError     map[string]float64 `json:"itl_error_ms"`
+			PacingLag    map[string]float64 `json:"pacing_lag_ms"`
+			CPUPerToken  float64            `json:"cpu_per_token_us"`
+		} `json:"steps"`
+		MaxRate *float64 `json:"max_token_rate_within_1ms_tps"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(res.Steps) != 2 || res.Steps[1].Concurrency != 4 || res.MaxRate == nil || !strings.Contains(res.Server, "step time ×0.5") {
+		t.Fatalf("%s", out)
+	}
+	for _, s := range res.Steps {
+		for _, k := range []string{"count", "mean", "p50", "p90", "p95", "p99", "p999", "max"} {
+			if _, ok := s.TTFTError[k]; !ok {
+				t.Errorf("ttft_error_ms lacks %s", k)
+			}
+			if _, ok := s.ITLError[k]; !ok {
+				t.Errorf("itl_error_ms lacks %s", k)
+			}
+		}
+		if s.TTFTError["count"] == 0 || s.TokenRateTPS <= 0 || s.CPUPerToken <= 0 || s.PacingLag["p99_ms"] < 0 {
+			t.Errorf("step %+v", s)
+		}
+	}
+}
+
+func TestSelftestText(t *testing.T) {
+	code, out, errs := runKnee(t, "selftest", "--concurrency", "2", "--duration", "300ms", "--warmup", "50ms", "--output-tokens", "4", "--max-model-len", "4096")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"TTFT error", "pacing lag", "CPU µs/token", "error = reported − true"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestSelftestBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"selftest", "--concurrency", "0"},
+		{"selftest", "--concurrency", "a,b"},
+		{"selftest", "--duration", "0s"},
+		{"selftest", "--output-tokens", "1"},
+		{"selftest", "--api", "grpc"},
+		{"selftest", "--model", "nope"},
+	} {
+		code, _, errs := runKnee(t, args...)
+		if code != ExitUsage || errs == "" {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 with a message", args, code, errs)
+		}
+	}
+}
