@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/knee-dev/knee/internal/compare"
 )
@@ -19,6 +21,7 @@ func runCompare(_ context.Context, env *Env, args []string) error {
 	resamples := fs.Int("resamples", 1000, "bootstrap resamples for the confidence intervals")
 	minChange := fs.String("min-change", "5%", "smallest relative change worth flagging, even when beyond noise")
 	seed := fs.Uint64("seed", 1, "resampling seed (the comparison is deterministic for a seed)")
+	minDiff := fs.Duration("min-diff", time.Millisecond, "smallest latency difference worth flagging (knee measures to about 1ms)")
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "Usage: knee compare RUN_A RUN_B [--json]   (B is judged against A; RUN: an id, last, last~1)")
 		fmt.Fprintln(env.Stderr, "Beyond noise: "+compare.Method+".")
@@ -55,7 +58,11 @@ func runCompare(_ context.Context, env *Env, args []string) error {
 		}
 		sides[i] = compare.Side{ID: strconv.FormatInt(id, 10), Summary: lr.report.Summary, Records: lr.records}
 	}
-	res := compare.Compare(sides[0], sides[1], compare.Options{Resamples: *resamples, Seed: *seed, MinChange: mc})
+	if *minDiff <= 0 {
+		return Usagef("--min-diff %v: want a positive duration such as 1ms", *minDiff)
+	}
+	res := compare.Compare(sides[0], sides[1], compare.Options{Resamples: *resamples, Seed: *seed, MinChange: mc,
+		MinDiffMS: float64(*minDiff) / 1e6})
 	if *asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
@@ -91,14 +98,19 @@ func compareText(env *Env, r *compare.Result) error {
 			change = fmt.Sprintf("%+.1f%%", 100*m.Change)
 		}
 		verdict := map[string]string{"worse": "worse ✗", "better": "better ✓", "same": "within noise", "untested": "not judged"}[m.Effect]
+		if m.Effect == "same" && m.JitterMS > 0 && math.Abs(m.Diff) <= m.JitterMS && m.Tested && (*m.CILow > 0 || *m.CIHigh < 0) {
+			verdict = "within jitter"
+		}
 		fmt.Fprintf(tw, "%s (%s)\t%s\t%s\t%s\t%s\t%s\t\n", m.Label, m.Unit, cmpNum(m.A, m.Unit), cmpNum(m.B, m.Unit), change, ci, verdict)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nbeyond noise = the %s; and a change of at least %.3g%% (--min-change).\n", r.Method, 100*r.MinChange)
+	fmt.Fprintf(w, "\nbeyond noise = the %s; and a change of at least %.3g%% (--min-change) and %.3g ms (--min-diff); "+
+		"against knee's own server, no larger than the token delivery jitter measured against its intended times.\n",
+		r.Method, 100*r.MinChange, r.MinDiffMS)
 	for _, m := range r.Metrics {
-		if m.Note != "" && m.Effect == "untested" {
+		if m.Note != "" {
 			fmt.Fprintf(w, "note: %s: %s\n", m.Label, m.Note)
 		}
 	}

@@ -247,3 +247,49 @@ func TestReportSweepRun(t *testing.T) {
 		t.Errorf("sweep text:\n%s", out)
 	}
 }
+
+// Two runs of the embedded server with the same seed and preset: compare
+// flags nothing. The same load on a slower GPU preset: the latencies are
+// flagged worse. Open loop, so both runs see the same arrival schedule.
+func TestCompareEmbeddedRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three 5-second bench runs")
+	}
+	db := filepath.Join(t.TempDir(), "knee.db")
+	bench := func(gpu string) {
+		t.Helper()
+		code, out, errs := kneeEnv(t, nil, "bench", "--db", db, "--rate", "40", "--requests", "200", "--seed", "7",
+			"--input-tokens", "256", "--output-tokens", "32", "--quiet", "--gpu", gpu)
+		if code != 0 {
+			t.Fatalf("bench --gpu %s: exit %d\n%s%s", gpu, code, out, errs)
+		}
+	}
+	bench("h100")
+	bench("h100")
+	bench("a100-80gb")
+
+	code, same, errs := kneeEnv(t, nil, "compare", "1", "2", "--db", db)
+	if code != 0 || !strings.Contains(same, "verdict: no change beyond noise") {
+		t.Errorf("same seed and preset: exit %d %s\n%s", code, errs, same)
+	}
+	code, out, errs := kneeEnv(t, nil, "compare", "1", "3", "--db", db, "--json")
+	var res struct {
+		Verdict string `json:"verdict"`
+		Metrics []struct {
+			Metric string `json:"metric"`
+			Effect string `json:"effect"`
+		} `json:"metrics"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil {
+		t.Fatalf("compare --json: exit %d %s\n%s", code, errs, out)
+	}
+	effects := map[string]string{}
+	for _, m := range res.Metrics {
+		effects[m.Metric] = m.Effect
+	}
+	for _, name := range []string{"ttft_ms.p50", "itl_ms.p50", "tpot_ms.p50", "e2e_ms.p50"} {
+		if effects[name] != "worse" {
+			t.Errorf("H100 → A100: %s is %q, want worse (verdict %q)", name, effects[name], res.Verdict)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"time"
 
@@ -50,7 +51,14 @@ type Options struct {
 	// percent from the machine's state alone, which resampling within a run
 	// cannot see.
 	MinChange float64
+	// MinDiffMS is the smallest latency difference flagged, in ms; 0 =
+	// DefaultMinDiffMS. knee's measurement is held to 1 ms of the truth
+	// (SPEC §5), so smaller differences cannot be told from it.
+	MinDiffMS float64
 }
+
+// DefaultMinDiffMS is the smallest latency difference flagged by default.
+const DefaultMinDiffMS = 1.0
 
 // Metric is one row of a comparison.
 type Metric struct {
@@ -70,6 +78,10 @@ type Metric struct {
 	Beyond bool   `json:"beyond_noise"`
 	Effect string `json:"effect"` // "worse", "better", "same", or "untested"
 	Note   string `json:"note,omitempty"`
+	// JitterMS is the allowance for token delivery jitter at this quantile
+	// (see Compare), when both runs carry the server's intended token times.
+	JitterMS float64 `json:"delivery_jitter_ms,omitempty"`
+	quantile float64
 }
 
 // Result is a whole comparison.
@@ -79,6 +91,7 @@ type Result struct {
 	Method    string   `json:"method"`
 	Resamples int      `json:"resamples"`
 	MinChange float64  `json:"min_change"`
+	MinDiffMS float64  `json:"min_diff_ms"`
 	Metrics   []Metric `json:"metrics"`
 	Worse     []string `json:"worse"`
 	Better    []string `json:"better"`
@@ -156,8 +169,11 @@ func Compare(a, b Side, opts Options) Result {
 	if opts.MinChange <= 0 {
 		opts.MinChange = DefaultMinChange
 	}
+	if opts.MinDiffMS <= 0 {
+		opts.MinDiffMS = DefaultMinDiffMS
+	}
 	bs := newBootstrap(opts.Seed, opts.Resamples)
-	res := Result{A: a.ID, B: b.ID, Method: Method, Resamples: opts.Resamples, MinChange: opts.MinChange}
+	res := Result{A: a.ID, B: b.ID, Method: Method, Resamples: opts.Resamples, MinChange: opts.MinChange, MinDiffMS: opts.MinDiffMS}
 	haveRecords := a.Records != nil && b.Records != nil
 
 	// Throughput: the mean of per-second buckets, resampled by second.
@@ -192,7 +208,7 @@ func Compare(a, b Side, opts Options) Result {
 		}
 		for _, q := range l.quantiles {
 			m := Metric{Name: l.name + "." + qname(q), Label: l.label + " " + qname(q), Unit: "ms", Better: "lower",
-				A: quantileOf(l.dist(&a.Summary), q), B: quantileOf(l.dist(&b.Summary), q)}
+				A: quantileOf(l.dist(&a.Summary), q), B: quantileOf(l.dist(&b.Summary), q), quantile: q}
 			need := minValues(q)
 			switch {
 			case !haveRecords:
@@ -220,13 +236,17 @@ func Compare(a, b Side, opts Options) Result {
 		res.Metrics = append(res.Metrics, m)
 	}
 
+	ja, jb := deliveryJitter(a.Records), deliveryJitter(b.Records)
 	for i := range res.Metrics {
 		m := &res.Metrics[i]
 		m.Diff = m.B - m.A
 		if m.A != 0 && !math.IsInf(m.A, 0) && !math.IsNaN(m.A) {
 			m.Change = m.Diff / math.Abs(m.A)
 		}
-		m.judge(opts.MinChange)
+		if m.Unit == "ms" && ja != nil && jb != nil {
+			m.JitterMS = math.Max(ja.at(m.quantile), jb.at(m.quantile))
+		}
+		m.judge(opts.MinChange, opts.MinDiffMS)
 		switch m.Effect {
 		case "worse":
 			res.Worse = append(res.Worse, m.describe())
@@ -267,7 +287,7 @@ func (m *Metric) setCI(lo, hi float64) {
 	m.CILow, m.CIHigh, m.Tested = &lo, &hi, true
 }
 
-func (m *Metric) judge(minChange float64) {
+func (m *Metric) judge(minChange, minDiffMS float64) {
 	if !m.Tested {
 		m.Effect = "untested"
 		if m.Note == "" && !m.Tested {
@@ -277,10 +297,17 @@ func (m *Metric) judge(minChange float64) {
 	}
 	excludesZero := *m.CILow > 0 || *m.CIHigh < 0
 	big := math.Abs(m.Change) >= minChange
-	if m.Name == "error_rate" {
+	switch {
+	case m.Name == "error_rate":
 		big = math.Abs(m.Diff) >= minChange/10 // rates: half a percentage point at the default
+	case m.Unit == "ms":
+		big = big && math.Abs(m.Diff) >= minDiffMS
 	}
 	m.Beyond = excludesZero && big
+	if m.Beyond && m.JitterMS > 0 && math.Abs(m.Diff) <= m.JitterMS {
+		m.Beyond = false
+		m.Note = fmt.Sprintf("within token delivery jitter (%.2f ms at this quantile): the machine, not the server", m.JitterMS)
+	}
 	switch {
 	case !m.Beyond:
 		m.Effect = "same"
@@ -310,6 +337,49 @@ func verdict(r *Result, haveRecords bool) string {
 		return "B is worse: " + strings.Join(r.Worse, ", ")
 	}
 	return "mixed: worse " + strings.Join(r.Worse, ", ") + "; better " + strings.Join(r.Better, ", ")
+}
+
+// jitter is the sorted delay of token delivery beyond its median: how much
+// later than usual, relative to the server's intended emission times, the
+// client saw tokens arrive.
+type jitter []float64
+
+func (j jitter) at(q float64) float64 {
+	if len(j) == 0 || q <= 0.5 {
+		return 0
+	}
+	return j[int(q*float64(len(j)-1))]
+}
+
+// deliveryJitter measures, for a run against knee's own server (records
+// carry ServerTokenTimes, the intended emission times), how late tokens were
+// delivered: arrival − (sent + intended time), minus its median. The
+// simulated engine is deterministic for a seed; this jitter is the machine
+// (pacing, CPU contention, network), so a latency difference no larger than
+// it at the same quantile is not a change in the server. Nil without truth.
+func deliveryJitter(recs []record.Request) jitter {
+	var d []float64
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup || !r.OK() || len(r.ServerTokenTimes) == 0 || len(r.ServerTokenTimes) != len(r.TokenTimes) {
+			continue
+		}
+		for k, t := range r.TokenTimes {
+			d = append(d, float64(t-r.Sent-r.ServerTokenTimes[k])/1e6)
+		}
+		if len(d) > maxValues {
+			break
+		}
+	}
+	if len(d) < 100 {
+		return nil
+	}
+	sort.Float64s(d)
+	med := d[len(d)/2]
+	for i := range d {
+		d[i] -= med
+	}
+	return d
 }
 
 // perSecond buckets measured requests by the second their last content (or
