@@ -1,3 +1,5 @@
+//go:build unix
+
 package simserver
 
 import (
@@ -13,27 +15,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/knee-dev/knee/internal/simengine"
 )
-
-// testConfig is a small, fast engine: llama-3.1-8b on an H100 with steps
-// scaled by scale (1 = as simulated).
-func testConfig(t testing.TB, scale float64) Config {
-	t.Helper()
-	gpu, err := simengine.LookupGPU("h100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := simengine.LookupModel("llama-3.1-8b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ec := simengine.DefaultConfig(gpu, model, 1)
-	ec.StepTimeScale = scale
-	ec.MaxModelLen = 8192
-	return Config{Engine: ec}
-}
 
 // rawLoad is a minimal closed-loop streaming client used to measure the
 // server alone: streams goroutines, each sending requests back to back

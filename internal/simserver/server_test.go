@@ -15,6 +15,24 @@ import (
 	"github.com/knee-dev/knee/internal/simengine"
 )
 
+// testConfig is a small, fast engine: llama-3.1-8b on an H100 with steps
+// scaled by scale (1 = as simulated).
+func testConfig(t testing.TB, scale float64) Config {
+	t.Helper()
+	gpu, err := simengine.LookupGPU("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := simengine.LookupModel("llama-3.1-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec := simengine.DefaultConfig(gpu, model, 1)
+	ec.StepTimeScale = scale
+	ec.MaxModelLen = 8192
+	return Config{Engine: ec}
+}
+
 func startTest(t *testing.T, mod func(*Config)) (string, *Server) {
 	t.Helper()
 	cfg := testConfig(t, 1)
