@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/store"
 )
 
@@ -220,5 +222,32 @@ func TestSweepEmbeddedIsStored(t *testing.T) {
 	}
 	if res.Steps[2].Summary.Completed != 6 {
 		t.Errorf("step 3 summary %+v", res.Steps[2].Summary)
+	}
+}
+
+// --url measures the given server (here a simulated one started by the
+// test, standing in for any OpenAI-compatible target).
+func TestSweepURL(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := simengine.NewCatalog()
+	g, _ := c.LookupGPU("l4")
+	m, _ := c.LookupModel("llama-3.1-8b")
+	url, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	code, out, errs := kneeCmd(t, "sweep", "--url", url, "--model", srv.Model(), "--concurrency", "1,2,4", "--requests", "6",
+		"--input-tokens", "64", "--output-tokens", "4", "--seed", "1", "--quiet", "--json", "--request-timeout", "30s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r sweepJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Steps) != 3 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if code, _, errs := kneeCmd(t, "sweep", "--url", url, "--concurrency", "1"); code != ExitUsage || !strings.Contains(errs, "--model is required") {
+		t.Errorf("exit %d: %s", code, errs)
 	}
 }
