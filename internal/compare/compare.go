@@ -1,17 +1,21 @@
 // Package compare sets two runs side by side, metric by metric, and says
 // which differences are beyond noise.
 //
-// Reading order: Compare (this file) builds the table; bootstrap.go holds
-// the resampling. The test of noise is a bootstrap 95% confidence interval
-// of the difference B − A: each run's requests are cut into Blocks blocks
-// of consecutive requests (by send time), blocks are resampled with
-// replacement (requests close in time share the server's queue and batch,
-// and a request's ITL gaps share its stream, so none is independent), the
-// statistic (p50, p95, p99, or the mean of per-second throughput) is
-// recomputed on both sides, and the difference is beyond noise when the
-// interval excludes zero and the change is at least MinChange of A. Error rates use a two-proportion (Wald) interval. A run
-// without per-request records (a summary-only import) can be shown but not
-// judged.
+// Reading order: Compare (this file) builds the table and judges each row;
+// bootstrap.go holds the resampling. The test of noise is a block bootstrap
+// 95% confidence interval of the difference B − A: each run's requests are
+// cut into Blocks blocks of consecutive requests (by send time), blocks are
+// resampled with replacement (requests close in time share the server's
+// queue and batch, and a request's ITL gaps share its stream, so none is
+// independent), the statistic (p50, p95, p99, or the mean of per-second
+// throughput) is recomputed on both sides. A difference is beyond noise when
+// the interval excludes zero, the change is at least MinChange of A and, for
+// latencies, at least MinDiffMS; a quantile is judged only with tailValues
+// values beyond it. Against knee's own server, whose records carry the
+// intended token times, a latency difference within the measured delivery
+// jitter is the machine, not a change. Error rates use a two-proportion
+// (Wald) interval. A run without per-request records (a summary-only import)
+// is shown but not judged.
 package compare
 
 import (
