@@ -136,6 +136,10 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelAlloc()
+	// A browser that hangs must fail the test, not stall go test: past two
+	// minutes the browser is stopped and every pending action errors out.
+	watchdog := time.AfterFunc(2*time.Minute, cancelAlloc)
+	defer watchdog.Stop()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
 	// Start the browser and its tab with no deadline (a deadline on the first
