@@ -35,11 +35,14 @@ var PhaseColumns = []string{"id", "sent_ms", "queue_ms", "prefill_ms", "decode_m
 // MaxInput bounds what Read accepts (a JSON document is read whole).
 const MaxInput = 1 << 30
 
+// peekSize is how much of the input format detection may look at.
+const peekSize = 4 << 20
+
 // Read detects the format of rd and returns its requests as records. Errors
 // name the line (and column) that was wrong.
 func Read(rd io.Reader) ([]record.Request, Format, error) {
-	br := bufio.NewReaderSize(rd, 64<<10)
-	head, _ := br.Peek(64 << 10)
+	br := bufio.NewReaderSize(rd, peekSize)
+	head, _ := br.Peek(peekSize)
 	trim := bytes.TrimLeft(head, " \t\r\n\ufeff")
 	if len(trim) == 0 {
 		return nil, "", errors.New("empty input: want knee records.jsonl, a CSV/JSONL of per-request phase times (queue_ms,prefill_ms,decode_ms or ttft_ms,...), or a vLLM bench serve result JSON")
@@ -55,7 +58,20 @@ func Read(rd io.Reader) ([]record.Request, Format, error) {
 		firstLine = trim[:i]
 	}
 	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(firstLine, &probe); err != nil || probe["ttfts"] != nil {
+	if err := json.Unmarshal(firstLine, &probe); err != nil {
+		// A first line longer than the peek (a knee record with many
+		// token times): tell the formats apart by their keys.
+		probe = map[string]json.RawMessage{}
+		for _, k := range []string{"ttfts", "sent_ms", "scheduled_ms"} {
+			if bytes.Contains(head, []byte(`"`+k+`"`)) {
+				probe[k] = json.RawMessage("0")
+			}
+		}
+		if probe["ttfts"] == nil && (probe["sent_ms"] == nil || probe["scheduled_ms"] == nil) {
+			probe["ttfts"] = json.RawMessage("0") // unknown JSON: let the vLLM reader say what is wrong
+		}
+	}
+	if probe["ttfts"] != nil {
 		data, err := io.ReadAll(io.LimitReader(br, MaxInput))
 		if err != nil {
 			return nil, "", err

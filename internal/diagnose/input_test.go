@@ -126,3 +126,25 @@ func FuzzRead(f *testing.F) {
 		_ = Diagnose(recs, Options{})
 	})
 }
+
+// A knee record whose line is longer than the format sniffer's window is
+// still read as a knee record.
+func TestReadLongKneeRecord(t *testing.T) {
+	var buf bytes.Buffer
+	w := record.NewWriter(&buf)
+	r := record.Request{ID: 1, Sent: time.Millisecond, OutputTokens: 400000}
+	for i := 0; i < 400000; i++ {
+		r.TokenTimes = append(r.TokenTimes, time.Duration(i+2)*time.Millisecond+123456*time.Nanosecond)
+	}
+	r.FirstToken, r.Done = r.TokenTimes[0], r.TokenTimes[len(r.TokenTimes)-1]
+	_ = w.Write(&r)
+	_ = w.Write(&r)
+	_ = w.Flush()
+	if buf.Len() < 2*peekSize {
+		t.Fatalf("record line only %d bytes", buf.Len())
+	}
+	recs, f, err := Read(&buf)
+	if err != nil || f != FormatRecords || len(recs) != 2 {
+		t.Fatalf("%v %v %d", err, f, len(recs))
+	}
+}
