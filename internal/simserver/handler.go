@@ -59,8 +59,9 @@ const (
 	writeFailed
 )
 
-func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool) {
-	recv := s.now()
+// serveGenerate serves both generation endpoints; recv is the server time
+// the request arrived.
+func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool, recv int64) {
 	if r.Method != http.MethodPost {
 		writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Message: "use POST for " + r.URL.Path})
 		return

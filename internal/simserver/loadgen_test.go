@@ -212,12 +212,15 @@ func TestTruthAtModestScale(t *testing.T) {
 		if !r.OK() || len(r.ServerTokenTimes) != len(r.TokenTimes) || len(r.TokenTimes) != 24 {
 			t.Fatalf("request %d: %s %s, %d/%d token times", r.ID, r.Error, r.ErrorMessage, len(r.ServerTokenTimes), len(r.TokenTimes))
 		}
+		// The server stamps receipt when it reads the request, which on
+		// loopback can precede the client's own "sent" stamp by a little.
+		const slack = 500 * time.Microsecond
 		ttft, _ := r.TTFT()
-		if ttft < r.ServerTokenTimes[0] {
+		if ttft < r.ServerTokenTimes[0]-slack {
 			t.Errorf("request %d: reported TTFT %v below the true %v", r.ID, ttft, r.ServerTokenTimes[0])
 		}
 		for j := range r.TokenTimes {
-			if got, intended := r.TokenTimes[j]-r.Sent, r.ServerTokenTimes[j]; got < intended {
+			if got, intended := r.TokenTimes[j]-r.Sent, r.ServerTokenTimes[j]; got < intended-slack {
 				t.Errorf("request %d token %d: arrived %v after send, intended %v after receipt", r.ID, j, got, intended)
 			}
 		}

@@ -2,8 +2,10 @@ package simserver
 
 import (
 	"bufio"
+	"context"
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // recycleListener lets streams write straight to their connection: a
@@ -93,4 +95,55 @@ func (c *replayConn) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	return c.Conn.Read(p)
+}
+
+// stampConn records when a request's first bytes were read from the
+// socket, so the server's receipt time (the origin of knee_timing) is the
+// request's arrival rather than the later moment net/http has parsed it and
+// the handler starts.
+type stampConn struct {
+	net.Conn
+	s       *Server
+	arrived atomic.Int64 // server time of the first read of the pending request; 0 = none
+}
+
+func (c *stampConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && c.arrived.Load() == 0 {
+		c.arrived.Store(max(c.s.now(), 1))
+	}
+	return n, err
+}
+
+// take returns and clears the arrival time of the request being handled.
+func (c *stampConn) take() int64 { return c.arrived.Swap(0) }
+
+type stampKey struct{}
+
+// stampListener wraps accepted connections in stampConn.
+type stampListener struct {
+	net.Listener
+	s *Server
+}
+
+func (l stampListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &stampConn{Conn: c, s: l.s}, nil
+}
+
+// connContext makes the stampConn of a request reachable from its context.
+func connContext(ctx context.Context, c net.Conn) context.Context {
+	for {
+		switch cc := c.(type) {
+		case *stampConn:
+			return context.WithValue(ctx, stampKey{}, cc)
+		case *replayConn:
+			c = cc.Conn
+		default:
+			return ctx
+		}
+	}
 }

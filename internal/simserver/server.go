@@ -141,8 +141,6 @@ func New(cfg Config) (*Server, error) {
 		}()
 	}
 	s.mux = http.NewServeMux()
-	s.mux.HandleFunc("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveGenerate(w, r, true) })
-	s.mux.HandleFunc("/v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveGenerate(w, r, false) })
 	s.mux.HandleFunc("/v1/models", s.serveModels)
 	s.mux.HandleFunc("/health", s.serveHealth)
 	s.mux.Handle("/metrics", s.metrics.handler())
@@ -185,17 +183,15 @@ func Start(ctx context.Context, addr string, cfg Config) (baseURL string, srv *S
 		return "", nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	s.ln = ln
+	var serveLn net.Listener = stampListener{Listener: ln, s: s}
 	if !cfg.NoHijack {
-		s.rl = newRecycleListener(ln)
+		s.rl = newRecycleListener(serveLn)
+		serveLn = s.rl
 	}
-	s.httpSrv = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
+	s.httpSrv = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second, ConnContext: connContext}
 	go func() {
 		labelServer()
-		if s.rl != nil {
-			s.httpSrv.Serve(s.rl)
-		} else {
-			s.httpSrv.Serve(ln)
-		}
+		s.httpSrv.Serve(serveLn)
 	}()
 	go func() {
 		select {
@@ -216,7 +212,24 @@ func (s *Server) Addr() string {
 }
 
 // ServeHTTP routes to the endpoints.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	recv := s.now()
+	// Every request takes its connection's arrival stamp, so none is left
+	// for the next request on the connection.
+	if sc, ok := r.Context().Value(stampKey{}).(*stampConn); ok {
+		if at := sc.take(); at > 0 && at <= recv {
+			recv = at // when the request's bytes arrived, not when parsing ended
+		}
+	}
+	switch r.URL.Path {
+	case "/v1/chat/completions":
+		s.serveGenerate(w, r, true, recv)
+	case "/v1/completions":
+		s.serveGenerate(w, r, false, recv)
+	default:
+		s.mux.ServeHTTP(w, r)
+	}
+}
 
 // Model is the served model name.
 func (s *Server) Model() string { return s.model }
