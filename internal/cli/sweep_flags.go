@@ -42,7 +42,7 @@ func (f *sweepFlags) register(fs *flag.FlagSet, defaultRequests int64) {
 	fs.StringVar(&f.metric, "knee-metric", "", "throughput the knee is placed on: output_tps or throughput_rps (default: output_tps when measured)")
 	fs.Var(&f.slos, "slo", "objective such as 'p95(ttft)<2s' (repeatable); the SLO-safe point is the highest load meeting all")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the sweep as JSON on stdout instead of the table")
-	fs.StringVar(&f.out, "out", "", "directory for sweep.json, sweep.md and sweep.csv (readable by knee sweep --from)")
+	fs.StringVar(&f.out, "out", "", "directory for sweep.json, sweep.md, sweep.csv (readable by knee sweep --from) and each step's records_<kind>_<load>.jsonl")
 	fs.BoolVar(&f.quiet, "quiet", false, "no per-step progress on stderr")
 	// The shared workload flags, except the single load level: here
 	// --concurrency and --rate are lists. --requests/--duration are per step.

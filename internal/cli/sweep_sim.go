@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/sweep"
@@ -64,7 +65,13 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	runner.SLOs = set
-	res, runErr := sweep.Run(ctx, runner, plan, set, f.progress(env.Stderr))
+	var r sweep.Runner = runner
+	if f.out != "" {
+		rec := &stepRecords{dir: f.out}
+		runner.OnRecord = func(_ sweep.Load, rr *record.Request) { rec.add(rr) }
+		r = &recordingRunner{inner: runner, rec: rec}
+	}
+	res, runErr := sweep.Run(ctx, r, plan, set, f.progress(env.Stderr))
 	if runErr != nil && errors.Is(runErr, simengine.ErrTooLong) {
 		return Usagef("%v (the model's context limit; lower --input-tokens/--output-tokens or raise --max-model-len)", runErr)
 	}

@@ -49,6 +49,7 @@ type targetRunner struct {
 	probed   bool
 	eosOK    bool
 	minTok   bool
+	rec      *stepRecords // per-step records under --out (nil: none)
 	describe string
 }
 
@@ -85,6 +86,10 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 		r.describe = srv.describe
 		srv.close()
 		fmt.Fprintf(env.Stderr, "no --url given: every step runs against a fresh embedded simulated server (%s)\n", r.describe)
+	}
+	if f.out != "" {
+		r.rec = &stepRecords{dir: f.out}
+		return &recordingRunner{inner: r, rec: r.rec}, func() {}, nil
 	}
 	return r, func() {}, nil
 }
@@ -135,6 +140,9 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	src := func(i int64) loadgen.Request {
 		it := r.gen.Item(i)
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, MaxTokens: it.MaxTokens}
+	}
+	if r.rec != nil {
+		cfg.OnRecord = r.rec.add
 	}
 	cpu0 := processCPU()
 	run, err := loadgen.Start(ctx, cfg, src)

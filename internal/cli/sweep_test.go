@@ -114,7 +114,12 @@ func TestSimSweep(t *testing.T) {
 	if r.SLOSafe.Load == nil || *r.SLOSafe.Load < 40 || *r.SLOSafe.Load > 50 || r.Knee.Load == nil {
 		t.Errorf("safe %v knee %v: %s", r.SLOSafe.Load, r.Knee.Load, r.SLOSafe.Reason)
 	}
-	for _, f := range []string{"sweep.json", "sweep.md", "sweep.csv"} {
+	// Each step's records can be diagnosed against another step's.
+	code, dout, errs := kneeCmd(t, "diagnose", "--json", "--baseline", filepath.Join(dir, "records_rate_20.jsonl"), filepath.Join(dir, "records_rate_80.jsonl"))
+	if code != 0 || !strings.Contains(dout, `"verdict": "queue_pressure"`) {
+		t.Errorf("diagnose steps: exit %d %s\n%s", code, errs, dout)
+	}
+	for _, f := range []string{"sweep.json", "sweep.md", "sweep.csv", "records_rate_10.jsonl"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
@@ -238,10 +243,15 @@ func TestSweepURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
+	dir := t.TempDir()
 	code, out, errs := kneeCmd(t, "sweep", "--url", url, "--model", srv.Model(), "--concurrency", "1,2,4", "--requests", "6",
-		"--input-tokens", "64", "--output-tokens", "4", "--seed", "1", "--quiet", "--json", "--request-timeout", "30s")
+		"--input-tokens", "64", "--output-tokens", "4", "--seed", "1", "--quiet", "--json", "--request-timeout", "30s", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
+	}
+	recs, err := os.ReadFile(filepath.Join(dir, "records_concurrency_4.jsonl"))
+	if err != nil || strings.Count(string(recs), "\n") != 6 {
+		t.Errorf("step records: %v, %d lines", err, strings.Count(string(recs), "\n"))
 	}
 	var r sweepJSON
 	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Steps) != 3 {
