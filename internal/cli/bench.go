@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -148,6 +147,14 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 
 	meta := runMeta{kind: "bench", target: redactURL(target), model: model, label: f.label,
 		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", redactURL(target)})}
+	if f.url == "" {
+		// The port is random; "embedded" keeps runs filterable by target.
+		meta.target = "embedded"
+		meta.config = append(meta.config, f.embedded.config()...)
+	}
+	if len(f.slos) > 0 {
+		meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})
+	}
 	sink, err := newRecordSink(env, &f.storeFlags, f.out, meta)
 	if err != nil {
 		return err
@@ -194,7 +201,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		Load: meta.load, Config: meta.config, Start: res.Start, Summary: sum,
 		SLOs: objectives.Evaluate(sum), Notes: notes,
 	}
-	if err := sink.finish(rep, status); err != nil {
+	if err := sink.finish(rep, status, res.Records); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: saving results: %v\n", err)
 	}
 	if err := writeOutputs(env, rep, f.jsonOut); err != nil {
@@ -371,7 +378,7 @@ func (s *recordSink) abort() {
 
 // finish drains the records, closes the files, writes summary.json and the
 // reports into --out, and marks the stored run finished.
-func (s *recordSink) finish(rep *report.Run, status string) error {
+func (s *recordSink) finish(rep *report.Run, status string, recs []record.Request) error {
 	close(s.recs)
 	err := <-s.done
 	if s.file != nil {
@@ -380,7 +387,7 @@ func (s *recordSink) finish(rep *report.Run, status string) error {
 		}
 	}
 	if s.out != "" {
-		if werr := writeOutDir(s.out, rep); err == nil {
+		if werr := writeOutDir(s.out, rep, recs); err == nil {
 			err = werr
 		}
 	}
@@ -390,19 +397,16 @@ func (s *recordSink) finish(rep *report.Run, status string) error {
 	return err
 }
 
-// writeOutDir writes summary.json, report.md and report.html beside records.jsonl.
-func writeOutDir(dir string, rep *report.Run) error {
+// writeOutDir writes summary.json, report.md and report.html beside
+// records.jsonl; recs (when kept) feed the HTML distributions and waterfall.
+func writeOutDir(dir string, rep *report.Run, recs []record.Request) error {
 	files := []struct {
 		name   string
 		render func(*os.File) error
 	}{
-		{"summary.json", func(f *os.File) error {
-			enc := json.NewEncoder(f)
-			enc.SetIndent("", "  ")
-			return enc.Encode(rep.Summary)
-		}},
+		{"summary.json", func(f *os.File) error { return report.JSON(f, rep) }},
 		{"report.md", func(f *os.File) error { return report.Markdown(f, rep) }},
-		{"report.html", func(f *os.File) error { return report.HTML(f, rep) }},
+		{"report.html", func(f *os.File) error { return report.HTML(f, rep, report.HTMLData{Records: recs}) }},
 	}
 	for _, file := range files {
 		f, err := os.Create(filepath.Join(dir, file.name))

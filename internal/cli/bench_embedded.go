@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"flag"
+	"strconv"
 
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
@@ -25,6 +26,18 @@ func (e *embeddedFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&e.tp, "tp", 1, "with no --url: tensor-parallel degree of the simulated engine")
 	fs.IntVar(&e.queueLimit, "queue-limit", 0, "with no --url: waiting requests beyond which the server answers 429 (0: unbounded)")
 	fs.Float64Var(&e.stepScale, "step-time-scale", 1, "with no --url: multiply every simulated step time")
+}
+
+// config lists the simulated server's settings for stored runs.
+func (e *embeddedFlags) config() [][2]string {
+	c := [][2]string{{"sim_gpu", e.gpu}, {"sim_tp", strconv.Itoa(e.tp)}}
+	if e.queueLimit > 0 {
+		c = append(c, [2]string{"sim_queue_limit", strconv.Itoa(e.queueLimit)})
+	}
+	if e.stepScale != 1 {
+		c = append(c, [2]string{"sim_step_time_scale", strconv.FormatFloat(e.stepScale, 'g', -1, 64)})
+	}
+	return c
 }
 
 // embeddedServer is a running in-process simulated server.

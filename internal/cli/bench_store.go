@@ -48,13 +48,9 @@ func (s *storeFlags) begin(env *Env, meta runMeta) (*storedRun, error) {
 	if err != nil {
 		return nil, Usagef("--db %s: %v (use --no-store to run without storing)", path, err)
 	}
-	cfg := map[string]string{}
-	for _, kv := range meta.config {
-		cfg[kv[0]] = kv[1]
-	}
-	cfg["load"] = meta.load
+	cfg := append([][2]string{{"load", meta.load}}, meta.config...)
 	w, err := st.BeginRun(store.RunMeta{Kind: meta.kind, Label: meta.label, Target: meta.target,
-		Model: meta.model, Config: cfg, Version: Version})
+		Model: meta.model, Config: pairsJSON(cfg), Version: Version})
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("storing the run in %s: %w", path, err)

@@ -225,7 +225,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "knee sim: saving the run: %v\n", err)
 	}
 	if f.out != "" {
-		if err := writeOutDir(f.out, rep); err != nil {
+		if err := writeOutDir(f.out, rep, nil); err != nil {
 			return err
 		}
 	}
