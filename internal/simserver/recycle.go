@@ -20,6 +20,9 @@ type recycleListener struct {
 	accepted chan acceptResult
 	done     chan struct{}
 	once     sync.Once
+
+	mu   sync.Mutex
+	idle map[net.Conn]struct{} // handed back, waiting for the next request
 }
 
 type acceptResult struct {
@@ -65,17 +68,57 @@ func (l *recycleListener) Accept() (net.Conn, error) {
 }
 
 func (l *recycleListener) Close() error {
-	l.once.Do(func() { close(l.done) })
+	l.once.Do(func() {
+		close(l.done)
+		l.mu.Lock()
+		for c := range l.idle {
+			c.Close()
+		}
+		l.mu.Unlock()
+	})
 	return l.Listener.Close()
 }
 
-// give returns a finished connection to the server; bytes the client had
-// already sent (a pipelined request) are replayed first.
+// give returns a finished connection to the server. Bytes the client had
+// already sent are replayed first; otherwise a goroutine waits for the
+// client's next request, like net/http's own background read, so the
+// request's arrival is stamped when it comes rather than when the server
+// gets round to serving the connection again.
 func (l *recycleListener) give(c net.Conn, br *bufio.Reader) {
 	if br != nil && br.Buffered() > 0 {
 		b, _ := br.Peek(br.Buffered())
-		c = &replayConn{Conn: c, pending: append([]byte(nil), b...)}
+		l.push(&replayConn{Conn: c, pending: append([]byte(nil), b...)})
+		return
 	}
+	l.mu.Lock()
+	select {
+	case <-l.done:
+		l.mu.Unlock()
+		c.Close()
+		return
+	default:
+	}
+	if l.idle == nil {
+		l.idle = map[net.Conn]struct{}{}
+	}
+	l.idle[c] = struct{}{}
+	l.mu.Unlock()
+	go func() {
+		buf := make([]byte, 4096)
+		n, err := c.Read(buf)
+		l.mu.Lock()
+		delete(l.idle, c)
+		l.mu.Unlock()
+		if n == 0 {
+			c.Close() // the client closed it (err), or the server is stopping
+			return
+		}
+		_ = err // a read that returned data and an error: the next Read repeats the error
+		l.push(&replayConn{Conn: c, pending: buf[:n]})
+	}()
+}
+
+func (l *recycleListener) push(c net.Conn) {
 	select {
 	case l.recycled <- c:
 	case <-l.done:
