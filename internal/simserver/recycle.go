@@ -85,6 +85,13 @@ func (l *recycleListener) Close() error {
 // request's arrival is stamped when it comes rather than when the server
 // gets round to serving the connection again.
 func (l *recycleListener) give(c net.Conn, br *bufio.Reader) {
+	for {
+		rc, ok := c.(*replayConn)
+		if !ok || len(rc.pending) > 0 {
+			break
+		}
+		c = rc.Conn // drained: do not nest wrappers request after request
+	}
 	if br != nil && br.Buffered() > 0 {
 		b, _ := br.Peek(br.Buffered())
 		l.push(&replayConn{Conn: c, pending: append([]byte(nil), b...)})
@@ -140,20 +147,33 @@ func (c *replayConn) Read(p []byte) (int, error) {
 	return c.Conn.Read(p)
 }
 
-// stampConn records when a request's first bytes were read from the
-// socket, so the server's receipt time (the origin of knee_timing) is the
-// request's arrival rather than the later moment net/http has parsed it and
-// the handler starts.
+// stampConn records when a request's first bytes arrived, so the server's
+// receipt time (the origin of knee_timing) is the request's arrival rather
+// than the later moment net/http has parsed it and the handler starts. On
+// Linux the arrival is the kernel's receive timestamp of the first segment
+// (SO_TIMESTAMPNS), so it does not depend on how soon a busy process gets
+// round to reading; elsewhere it is the time of the first read.
 type stampConn struct {
 	net.Conn
 	s       *Server
-	arrived atomic.Int64 // server time of the first read of the pending request; 0 = none
+	kts     kernelStamps // kernel receive timestamps, when available
+	arrived atomic.Int64 // server time of the pending request's arrival; 0 = none
 }
 
 func (c *stampConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if n > 0 && c.arrived.Load() == 0 {
-		c.arrived.Store(max(c.s.now(), 1))
+	if c.arrived.Load() != 0 || !c.kts.on() {
+		n, err := c.Conn.Read(p)
+		if n > 0 && c.arrived.Load() == 0 {
+			c.arrived.Store(max(c.s.now(), 1))
+		}
+		return n, err
+	}
+	n, at, err := c.kts.read(c, p)
+	if n > 0 {
+		if at <= 0 {
+			at = c.s.now()
+		}
+		c.arrived.Store(max(at, 1))
 	}
 	return n, err
 }
@@ -174,7 +194,9 @@ func (l stampListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stampConn{Conn: c, s: l.s}, nil
+	sc := &stampConn{Conn: c, s: l.s}
+	sc.kts.init(c)
+	return sc, nil
 }
 
 // connContext makes the stampConn of a request reachable from its context.
