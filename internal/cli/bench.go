@@ -159,7 +159,8 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg.OnRecord = sink.add
+	recent := newRecentWindow()
+	cfg.OnRecord = func(r *record.Request) { recent.add(r); sink.add(r) }
 
 	source := func(i int64) loadgen.Request {
 		it := gen.Item(i)
@@ -176,7 +177,8 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		stopProgress = progress(ctx, env.Stderr, env.IsTerminal, func() progressSnapshot {
 			s := run.Snapshot()
 			return progressSnapshot{Elapsed: s.Elapsed, Sent: s.Sent, Completed: s.Completed, Errors: s.Errors,
-				InFlight: int(s.InFlight), OutputTokens: s.OutputTokens, Target: f.wl.requests, Duration: f.wl.duration}
+				InFlight: int(s.InFlight), OutputTokens: s.OutputTokens, Target: f.wl.requests, Duration: f.wl.duration,
+				Recent: recent.snapshot()}
 		})
 	}
 	res := run.Wait()
