@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/knee-dev/knee/internal/simengine"
 )
@@ -151,6 +152,23 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 	}
 	s.mu.Unlock()
 
+	// Streams on the server's own listener take over their connection now,
+	// off the writers' path, unless the first token has already gone out.
+	if st.reusable && s.rl != nil {
+		st.mu.Lock()
+		if !st.headerSent && st.outcome == running {
+			if c, brw, err := st.rc.Hijack(); err == nil {
+				st.conn, st.br = c, brw.Reader
+			}
+		}
+		conn := st.conn
+		st.mu.Unlock()
+		if conn != nil {
+			s.watch(st, conn)
+			return
+		}
+	}
+
 	gone := false
 	select {
 	case <-st.done:
@@ -167,13 +185,8 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 	s.mu.Unlock()
 	st.mu.Lock()
 	st.dead = true
-	oc, hdr, conn := st.outcome, st.headerSent, st.conn
-	st.conn = nil
+	oc, hdr := st.outcome, st.headerSent
 	st.mu.Unlock()
-	if conn != nil { // hijacked and not handed back: drop it
-		conn.Close()
-		return
-	}
 	switch {
 	case oc == finished || gone:
 		return
@@ -209,4 +222,61 @@ func (s *Server) servesModel(name string) bool {
 		}
 	}
 	return false
+}
+
+// aLongTimeAgo is a read deadline in the past: it ends a blocked Read.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// watch serves a hijacked stream from its handler goroutine, which would
+// otherwise only wait: it reads the connection, as net/http's background
+// read does, so a client that goes away is noticed at once (and its
+// request canceled). The writer ends the read with a past deadline when the
+// response is complete (or cut); a complete response hands the connection
+// back for the client's next request.
+func (s *Server) watch(st *stream, conn net.Conn) {
+	s.mu.Lock()
+	s.hijacked[st] = struct{}{}
+	closing := s.closing
+	s.mu.Unlock()
+	if closing {
+		conn.SetReadDeadline(aLongTimeAgo)
+	}
+	var pending []byte // bytes of a pipelined next request
+	if st.br != nil && st.br.Buffered() > 0 {
+		b, _ := st.br.Peek(st.br.Buffered())
+		pending = append(pending, b...)
+	}
+	var buf [512]byte
+	var rerr error
+	for {
+		n, err := conn.Read(buf[:])
+		if len(pending) < 64<<10 {
+			pending = append(pending, buf[:n]...)
+		}
+		if err != nil {
+			rerr = err
+			break
+		}
+	}
+	s.mu.Lock()
+	delete(s.hijacked, st)
+	if s.streams[st.id] == st { // the client went away mid-stream
+		s.eng.Cancel(st.id)
+		delete(s.streams, st.id)
+		s.metrics.success.WithLabelValues("abort").Inc()
+	}
+	closing = s.closing
+	s.mu.Unlock()
+	st.mu.Lock()
+	st.dead = true
+	oc := st.outcome
+	st.conn = nil
+	st.mu.Unlock()
+	var ne net.Error
+	if oc == finished && !closing && errors.As(rerr, &ne) && ne.Timeout() {
+		conn.SetReadDeadline(time.Time{})
+		s.rl.give(conn, pending)
+		return
+	}
+	conn.Close() // cut, failed, shut down, or the client left
 }

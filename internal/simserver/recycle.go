@@ -1,7 +1,6 @@
 package simserver
 
 import (
-	"bufio"
 	"context"
 	"net"
 	"sync"
@@ -84,7 +83,7 @@ func (l *recycleListener) Close() error {
 // client's next request, like net/http's own background read, so the
 // request's arrival is stamped when it comes rather than when the server
 // gets round to serving the connection again.
-func (l *recycleListener) give(c net.Conn, br *bufio.Reader) {
+func (l *recycleListener) give(c net.Conn, pending []byte) {
 	for {
 		rc, ok := c.(*replayConn)
 		if !ok || len(rc.pending) > 0 {
@@ -92,9 +91,8 @@ func (l *recycleListener) give(c net.Conn, br *bufio.Reader) {
 		}
 		c = rc.Conn // drained: do not nest wrappers request after request
 	}
-	if br != nil && br.Buffered() > 0 {
-		b, _ := br.Peek(br.Buffered())
-		l.push(&replayConn{Conn: c, pending: append([]byte(nil), b...)})
+	if len(pending) > 0 {
+		l.push(&replayConn{Conn: c, pending: pending})
 		return
 	}
 	l.mu.Lock()

@@ -57,13 +57,14 @@ type Server struct {
 	created   int64 // unix seconds, for the "created" fields
 	clk       clock
 
-	mu      sync.Mutex // guards eng, streams, idle, closing, stalled, nextID
-	eng     *simengine.Engine
-	streams map[int64]*stream
-	stalled []*stream
-	idle    bool
-	closing bool
-	nextID  int64
+	mu       sync.Mutex // guards eng, streams, idle, closing, stalled, nextID
+	eng      *simengine.Engine
+	streams  map[int64]*stream
+	hijacked map[*stream]struct{} // streams whose handler watches a hijacked connection
+	stalled  []*stream
+	idle     bool
+	closing  bool
+	nextID   int64
 
 	nStalled atomic.Int32
 	closed   atomic.Bool
@@ -124,7 +125,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, model: cfg.ModelName, modelJSON: mj, tok: cfg.Tokenizer,
 		start: now, created: now.Unix(),
-		eng: eng, streams: make(map[int64]*stream), nextID: 1,
+		eng: eng, streams: make(map[int64]*stream), hijacked: make(map[*stream]struct{}), nextID: 1,
 		waker: w, quit: make(chan struct{}),
 	}
 	if cfg.Faults.SlowFactor > 1 {
@@ -291,6 +292,9 @@ func (s *Server) Close() error {
 	s.closeMu.Do(func() {
 		s.mu.Lock()
 		s.closing = true
+		for st := range s.hijacked {
+			st.conn.SetReadDeadline(aLongTimeAgo) // their handlers drop the connection
+		}
 		s.mu.Unlock()
 		s.closed.Store(true)
 		close(s.quit)

@@ -89,11 +89,6 @@ func (w *writer) write(it *item, flush bool) {
 	pending := false // hijacked: the status line and headers still to write
 	if !st.headerSent {
 		st.headerSent = true
-		if s.rl != nil && st.reusable {
-			if conn, brw, err := st.rc.Hijack(); err == nil {
-				st.conn, st.br = conn, brw.Reader
-			}
-		}
 		if st.conn != nil {
 			pending = true
 			st.conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
@@ -164,25 +159,26 @@ func (w *writer) write(it *item, flush bool) {
 		}
 	}
 	w.buf = b
-	if it.kind == kindCut {
-		st.outcome = cut
-		close(st.done) // the handler drops the connection
-		return
+	if it.kind != kindCut {
+		w.lag.add(s.now() - it.due)
 	}
-	w.lag.add(s.now() - it.due)
 	switch {
+	case it.kind == kindCut:
+		st.outcome = cut // the handler drops the connection
 	case err != nil:
 		st.outcome = writeFailed
-		close(st.done)
 	case it.kind == kindFinal:
 		st.outcome = finished
 		if st.conn != nil {
 			st.conn.SetWriteDeadline(time.Time{})
-			s.rl.give(st.conn, st.br)
-			st.conn, st.br = nil, nil
 		}
-		close(st.done)
+	default:
+		return
 	}
+	if st.conn != nil {
+		st.conn.SetReadDeadline(aLongTimeAgo) // ends the handler's watch
+	}
+	close(st.done)
 }
 
 func setPhaseHeaders(h http.Header, queue, prefill int64) {
