@@ -7,7 +7,15 @@
 // Reading order:
 //   - server.go: Config, New, StartLocal, Describe, Close and routing.
 //   - handler.go + request.go: request parsing and validation, the life of
-//     one request (submit, wait, cancel on disconnect, faults).
+//     one request (submit, wait, cancel on disconnect, faults). On the
+//     server's own listener (Start, StartLocal) a streaming request takes
+//     over its connection right after submission; its handler goroutine then
+//     watches the connection (a departed client is canceled at once) and
+//     hands it back for keep-alive when the stream ends (recycle.go).
+//   - recycle.go + kstamp_linux.go: the listener that takes connections back,
+//     and arrival stamps: a request's receipt time is when its first bytes
+//     reached the socket (the kernel's SO_TIMESTAMPNS on Linux), not when a
+//     busy process got round to parsing it.
 //   - pacer.go: the one goroutine that runs the engine against the wall
 //     clock. Server time is the time since the server started; the engine's
 //     virtual time maps onto it (identity, or slower after the slow-decode
@@ -15,9 +23,11 @@
 //     the writers when its end time arrives on the wall clock.
 //   - writer.go + chunks.go: a few writer goroutines (one per CPU) that own
 //     the streams of their shard and write each token as a pre-built SSE
-//     chunk, one write and flush per stream per step; no encoding/json per
-//     token. Each write's lateness against the simulated time is recorded
-//     (PacingLag).
+//     chunk, one write(2) per stream per step (with the HTTP chunked framing
+//     written directly on a taken-over connection); no encoding/json per
+//     token, no goroutine wake-up per token. First tokens go first in a
+//     step's burst. Each write's lateness against the simulated time is
+//     recorded (PacingLag).
 //   - faults.go: deterministic, seeded fault injection.
 //   - metrics.go: /metrics with vLLM's metric names.
 //   - errors.go: OpenAI-style error bodies.

@@ -77,3 +77,16 @@ func (k *kernelStamps) read(c *stampConn, p []byte) (int, int64, error) {
 	}
 	return n, at, nil
 }
+
+// stampListenerSocket turns receive timestamps on for the listening socket,
+// so the first request on a new connection, which may arrive before the
+// connection is accepted, is stamped too (accepted sockets inherit it).
+func stampListenerSocket(ln net.Listener) {
+	tl, ok := ln.(*net.TCPListener)
+	if !ok {
+		return
+	}
+	if raw, err := tl.SyscallConn(); err == nil {
+		raw.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1) })
+	}
+}

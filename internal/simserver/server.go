@@ -184,6 +184,7 @@ func Start(ctx context.Context, addr string, cfg Config) (baseURL string, srv *S
 		return "", nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	s.ln = ln
+	stampListenerSocket(ln)
 	var serveLn net.Listener = stampListener{Listener: ln, s: s}
 	if !cfg.NoHijack {
 		s.rl = newRecycleListener(serveLn)
