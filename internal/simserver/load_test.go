@@ -69,11 +69,16 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkPacing runs streams concurrent streams against the server for a
-// few seconds and reports pacing lag and process CPU per token (client and
-// server together). KNEE_STREAMS / KNEE_SCALE pick the load.
+// BenchmarkPacing runs 64, 256 and 1000 concurrent streams (a minimal Go
+// client, closed loop, 256 output tokens, steps ×0.5) against the server for
+// a few seconds each and reports the token rate, pacing lag (when each
+// token's bytes reached the kernel minus its simulated time) and process CPU
+// per token (client and server together). The server's share of the CPU is
+// in a profile, under the pprof label knee=server:
 //
 //	go test ./internal/simserver -run '^$' -bench Pacing -benchtime 1x
+//	go test ./internal/simserver -run '^$' -bench 'Pacing/streams=1000' -benchtime 1x -cpuprofile cpu.prof -o ss.test
+//	go tool pprof -top -tagfocus knee=server ss.test cpu.prof
 func BenchmarkPacing(b *testing.B) {
 	for _, n := range []int{64, 256, 1000} {
 		b.Run(fmt.Sprint("streams=", n), func(b *testing.B) {

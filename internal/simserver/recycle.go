@@ -109,17 +109,18 @@ func (l *recycleListener) give(c net.Conn, pending []byte) {
 	l.idle[c] = struct{}{}
 	l.mu.Unlock()
 	go func() {
-		buf := make([]byte, 4096)
-		n, err := c.Read(buf)
+		buf := readBufs.Get().(*[]byte)
+		n, err := c.Read(*buf)
 		l.mu.Lock()
 		delete(l.idle, c)
 		l.mu.Unlock()
 		if n == 0 {
+			readBufs.Put(buf)
 			c.Close() // the client closed it (err), or the server is stopping
 			return
 		}
 		_ = err // a read that returned data and an error: the next Read repeats the error
-		l.push(&replayConn{Conn: c, pending: buf[:n]})
+		l.push(&replayConn{Conn: c, pending: (*buf)[:n], buf: buf})
 	}()
 }
 
@@ -131,15 +132,23 @@ func (l *recycleListener) push(c net.Conn) {
 	}
 }
 
+// readBufs hold the first bytes of a kept-alive connection's next request.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 2048); return &b }}
+
 type replayConn struct {
 	net.Conn
 	pending []byte
+	buf     *[]byte // pooled backing of pending, returned once replayed
 }
 
 func (c *replayConn) Read(p []byte) (int, error) {
 	if len(c.pending) > 0 {
 		n := copy(p, c.pending)
 		c.pending = c.pending[n:]
+		if len(c.pending) == 0 && c.buf != nil {
+			readBufs.Put(c.buf)
+			c.buf, c.pending = nil, nil
+		}
 		return n, nil
 	}
 	return c.Conn.Read(p)
