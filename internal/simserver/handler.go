@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/knee-dev/knee/internal/simengine"
@@ -42,10 +43,11 @@ type stream struct {
 
 	// Owned by the writer, under mu (the handler takes mu to retire it).
 	mu         sync.Mutex
-	dead       bool          // the handler has returned or is returning
-	reusable   bool          // HTTP/1.1 keep-alive: the connection may be hijacked and handed back
-	conn       net.Conn      // the hijacked connection, if any
-	br         *bufio.Reader // its read buffer (a pipelined request may wait there)
+	dead       bool            // the handler has returned or is returning
+	reusable   bool            // HTTP/1.1 keep-alive: the connection may be hijacked and handed back
+	conn       net.Conn        // the hijacked connection, if any
+	raw        syscall.RawConn // its socket for non-blocking writes (unix)
+	br         *bufio.Reader   // its read buffer (a pipelined request may wait there)
 	headerSent bool
 	outcome    outcome
 	deadlineAt int64
@@ -158,7 +160,7 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 		st.mu.Lock()
 		if !st.headerSent && st.outcome == running {
 			if c, brw, err := st.rc.Hijack(); err == nil {
-				st.conn, st.br = c, brw.Reader
+				st.conn, st.br, st.raw = c, brw.Reader, rawConnOf(c)
 			}
 		}
 		conn := st.conn

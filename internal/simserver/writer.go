@@ -91,7 +91,9 @@ func (w *writer) write(it *item, flush bool) {
 		st.headerSent = true
 		if st.conn != nil {
 			pending = true
-			st.conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+			if st.raw == nil {
+				st.conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+			}
 		} else {
 			h := st.w.Header()
 			h.Set("Content-Type", "text/event-stream")
@@ -106,7 +108,7 @@ func (w *writer) write(it *item, flush bool) {
 		if st.tmpl.chat {
 			b = st.tmpl.appendRole(b)
 		}
-	} else if now > st.deadlineAt {
+	} else if now > st.deadlineAt && st.raw == nil {
 		if st.conn != nil {
 			st.conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 		} else {
@@ -149,7 +151,11 @@ func (w *writer) write(it *item, flush bool) {
 			out = append(out, "0\r\n\r\n"...)
 		}
 		if len(out) > 0 {
-			_, err = st.conn.Write(out)
+			if st.raw != nil {
+				err = writeNow(st.raw, out)
+			} else {
+				_, err = st.conn.Write(out)
+			}
 		}
 		w.out = out
 	} else if len(b) > 0 {

@@ -1,0 +1,36 @@
+//go:build unix
+
+package simserver
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestClientThatStopsReading: a client that sends a request and never reads
+// is dropped once the socket buffers fill, without holding up the writer
+// that serves other streams.
+func TestClientThatStopsReading(t *testing.T) {
+	url, srv := startTest(t, func(c *Config) { c.Engine.StepTimeScale = 0.005; c.Engine.MaxModelLen = 65536 })
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	c, err := d.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	body := `{"prompt":"x","max_tokens":60000,"stream":true}` // ~8 MB, more than the socket buffers hold
+	fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	// Meanwhile ordinary requests complete, whichever writer they share.
+	for i := 0; i < 4; i++ {
+		resp, b := post(t, url, "/v1/completions", `{"prompt":"y","max_tokens":50,"stream":true}`)
+		if resp.StatusCode != 200 || !strings.HasSuffix(string(b), "data: [DONE]\n\n") {
+			t.Fatalf("ordinary request %d: %d %q", i, resp.StatusCode, b)
+		}
+	}
+	waitFor(t, "the stalled client dropped", func() bool { return srv.EngineStats().Canceled == 1 })
+}
