@@ -28,7 +28,7 @@ func runSelftest(ctx context.Context, env *Env, args []string) error {
 	eng.stepTimeScale = selftestStepScale
 	fs.Lookup("step-time-scale").DefValue = strconv.FormatFloat(selftestStepScale, 'g', -1, 64)
 	conc := fs.String("concurrency", "1,64,256,1000", "closed-loop concurrency steps, comma-separated")
-	dur := fs.Duration("duration", 4*time.Second, "measured time per step")
+	dur := fs.Duration("duration", 5*time.Second, "measured time per step")
 	warm := fs.Duration("warmup", time.Second, "warm-up per step, not measured")
 	in := fs.Int("input-tokens", 64, "prompt tokens per request")
 	out := fs.Int("output-tokens", 64, "output tokens per request (ignore_eos is sent)")
