@@ -36,6 +36,7 @@ type wire struct {
 	ServerPrefillMS       *float64  `json:"server_prefill_ms,omitempty"`
 	ServerDecodeMS        *float64  `json:"server_decode_ms,omitempty"`
 	ServerTokenTimesMS    []float64 `json:"server_token_times_ms,omitempty"`
+	ServerWriteTimesMS    []float64 `json:"server_write_times_ms,omitempty"`
 	HTTPStatus            int       `json:"http_status,omitempty"`
 	FinishReason          string    `json:"finish_reason,omitempty"`
 	Error                 string    `json:"error,omitempty"`
@@ -81,8 +82,8 @@ func (r Request) MarshalJSON() ([]byte, error) {
 		TokenTimesMS: msSlice(r.TokenTimes), TokenCounts: r.TokenCounts, CoalescedChunks: r.CoalescedChunks,
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, TokenSource: string(r.TokenSource),
 		PromptTokensRequested: r.PromptTokensRequested, MaxTokens: r.MaxTokens, InFlightAtSend: r.InFlightAtSend,
-		ServerTokenTimesMS: msSlice(r.ServerTokenTimes),
-		HTTPStatus:         r.HTTPStatus, FinishReason: r.FinishReason,
+		ServerTokenTimesMS: msSlice(r.ServerTokenTimes), ServerWriteTimesMS: msSlice(r.ServerWriteTimes),
+		HTTPStatus: r.HTTPStatus, FinishReason: r.FinishReason,
 		Error: string(r.Error), ErrorMessage: r.ErrorMessage,
 	}
 	if r.HasFirstToken() {
@@ -117,8 +118,8 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 		TokenTimes: durSlice(w.TokenTimesMS), TokenCounts: w.TokenCounts, CoalescedChunks: w.CoalescedChunks,
 		InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, TokenSource: TokenSource(w.TokenSource),
 		PromptTokensRequested: w.PromptTokensRequested, MaxTokens: w.MaxTokens, InFlightAtSend: w.InFlightAtSend,
-		ServerTokenTimes: durSlice(w.ServerTokenTimesMS),
-		HTTPStatus:       w.HTTPStatus, FinishReason: w.FinishReason,
+		ServerTokenTimes: durSlice(w.ServerTokenTimesMS), ServerWriteTimes: durSlice(w.ServerWriteTimesMS),
+		HTTPStatus: w.HTTPStatus, FinishReason: w.FinishReason,
 		Error: kind, ErrorMessage: w.ErrorMessage,
 	}
 	if w.FirstTokenMS != nil {

@@ -96,6 +96,11 @@ type Request struct {
 	// token, as offsets from the server's receipt of the request, when the
 	// server reports them (knee's own server does). Ground truth for selftest.
 	ServerTokenTimes []time.Duration
+	// ServerWriteTimes are when the server actually wrote each token to the
+	// connection (just before the write), on the same origin as
+	// ServerTokenTimes: the truth a client's measurement is held to, while
+	// ServerWriteTimes − ServerTokenTimes is the server's pacing lag.
+	ServerWriteTimes []time.Duration
 
 	HTTPStatus   int
 	FinishReason string
@@ -169,6 +174,7 @@ func (r *Request) Clone() Request {
 	c.TokenTimes = append([]time.Duration(nil), r.TokenTimes...)
 	c.TokenCounts = append([]int32(nil), r.TokenCounts...)
 	c.ServerTokenTimes = append([]time.Duration(nil), r.ServerTokenTimes...)
+	c.ServerWriteTimes = append([]time.Duration(nil), r.ServerWriteTimes...)
 	if r.ServerPhases != nil {
 		p := *r.ServerPhases
 		c.ServerPhases = &p
