@@ -60,7 +60,9 @@ type Emission struct {
 	Index    int   // 0-based output token index
 	Time     int64 // virtual ns (the step end; equals Now() during the callback)
 	Finished bool  // last token: the request has left the engine
-	Phases   Phases
+	// Phases are filled when Finished (all three), and on the first token
+	// (Index 0: Queue and Prefill, Decode 0).
+	Phases Phases
 }
 
 // EngineStats is a snapshot of the engine's state and counters.
@@ -468,7 +470,13 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 					continue
 				}
 				if emit != nil && (idx == 0 || !e.cfg.EdgeEmissionsOnly) {
-					emit(Emission{ID: r.id, Index: int(idx), Time: e.now})
+					em := Emission{ID: r.id, Index: int(idx), Time: e.now}
+					if idx == 0 {
+						// Queue and prefill are final at the first token: a
+						// server sends them with it (response headers).
+						em.Phases = Phases{Queue: r.firstSched - r.arrival, Prefill: r.firstToken - r.firstSched}
+					}
+					emit(em)
 				}
 			}
 		}
