@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,15 +11,8 @@ import (
 	"github.com/knee-dev/knee/internal/record"
 )
 
-func runKnee(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = MainEnv(context.Background(), &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}, args)
-	return code, out.String(), errb.String()
-}
-
 func TestSimList(t *testing.T) {
-	code, out, errs := runKnee(t, "sim", "--list")
+	code, out, errs := kneeCmd(t, "sim", "--list")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -33,7 +25,7 @@ func TestSimList(t *testing.T) {
 
 func TestSimOutAndJSON(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := runKnee(t, "sim", "--gpu", "H100", "--model", "Llama-3.1-8B-Instruct", "--rate", "5", "--requests", "40",
+	code, out, errs := kneeCmd(t, "sim", "--gpu", "H100", "--model", "Llama-3.1-8B-Instruct", "--rate", "5", "--requests", "40",
 		"--input-tokens", "256:1024", "--output-tokens", "64", "--seed", "7", "--out", dir, "--json", "--slo", "p95(ttft)<10s")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -69,7 +61,7 @@ func TestSimOutAndJSON(t *testing.T) {
 	}
 	// The same seed reproduces the records byte for byte.
 	dir2 := t.TempDir()
-	if code, _, errs := runKnee(t, "sim", "--gpu", "h100", "--rate", "5", "--requests", "40", "--input-tokens", "256:1024",
+	if code, _, errs := kneeCmd(t, "sim", "--gpu", "h100", "--rate", "5", "--requests", "40", "--input-tokens", "256:1024",
 		"--output-tokens", "64", "--seed", "7", "--out", dir2, "--json"); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -93,7 +85,7 @@ func TestSimBadInput(t *testing.T) {
 		{[]string{"--gpu-memory-utilization", "1.5"}, []string{"--gpu-memory-utilization 1.5"}},
 		{[]string{"--requests", "0"}, []string{"--requests or --duration"}},
 	} {
-		code, _, errs := runKnee(t, append([]string{"sim", "--requests", "5", "--seed", "1"}, c.args...)...)
+		code, _, errs := kneeCmd(t, append([]string{"sim", "--requests", "5", "--seed", "1"}, c.args...)...)
 		if code != ExitUsage {
 			t.Errorf("%v: exit %d, want 2 (%s)", c.args, code, errs)
 		}
@@ -109,7 +101,7 @@ func TestSimPresetFiles(t *testing.T) {
 	dir := t.TempDir()
 	gpu := filepath.Join(dir, "gpu.yaml")
 	os.WriteFile(gpu, []byte("name: MI300X\naliases: [mi300]\nmemory_gib: 192\nbandwidth_gbps: 5300\nbf16_tflops: 1307\ninterconnect_gbps: 448\n"), 0o644)
-	code, out, errs := runKnee(t, "sim", "--gpu-file", gpu, "--requests", "10", "--seed", "1", "--json")
+	code, out, errs := kneeCmd(t, "sim", "--gpu-file", gpu, "--requests", "10", "--seed", "1", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -130,15 +122,15 @@ func TestSimPresetFiles(t *testing.T) {
     weight_precision: bf16
     tied_embeddings: true
 `), 0o644)
-	if code, out, errs := runKnee(t, "sim", "--preset-file", presets, "--list"); code != 0 || !strings.Contains(out, "Tiny-1B") {
+	if code, out, errs := kneeCmd(t, "sim", "--preset-file", presets, "--list"); code != 0 || !strings.Contains(out, "Tiny-1B") {
 		t.Fatalf("exit %d: %s %s", code, out, errs)
 	}
-	if code, _, errs := runKnee(t, "sim", "--preset-file", presets, "--model", "tiny-1b", "--requests", "5", "--seed", "1"); code != 0 {
+	if code, _, errs := kneeCmd(t, "sim", "--preset-file", presets, "--model", "tiny-1b", "--requests", "5", "--seed", "1"); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("name: X\nmemory: 3\n"), 0o644)
-	if code, _, errs := runKnee(t, "sim", "--gpu-file", bad); code != ExitUsage || !strings.Contains(errs, "memory") {
+	if code, _, errs := kneeCmd(t, "sim", "--gpu-file", bad); code != ExitUsage || !strings.Contains(errs, "memory") {
 		t.Errorf("bad gpu file: exit %d, %s", code, errs)
 	}
 }
@@ -146,7 +138,7 @@ func TestSimPresetFiles(t *testing.T) {
 // A rare request beyond the context is refused like a real server would
 // (HTTP 400 record) and the run goes on.
 func TestSimTooLongTail(t *testing.T) {
-	code, out, errs := runKnee(t, "sim", "--model", "llama-2-7b", "--input-tokens", "256:4500", "--output-tokens", "64",
+	code, out, errs := kneeCmd(t, "sim", "--model", "llama-2-7b", "--input-tokens", "256:4500", "--output-tokens", "64",
 		"--concurrency", "4", "--requests", "100", "--seed", "3", "--json", "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -15,16 +14,6 @@ import (
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/sweep"
 )
-
-// kneeEnv runs knee with an injected environment (KNEE_DB, XDG_DATA_HOME).
-func kneeEnv(t *testing.T, envVars map[string]string, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
-		Getenv: func(k string) string { return envVars[k] }}
-	code := MainEnv(context.Background(), env, args)
-	return code, out.String(), errb.String()
-}
 
 const ingestData = "../ingest/testdata/"
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -14,25 +13,6 @@ import (
 	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/store"
 )
-
-// kneeCmd runs the CLI with buffers and returns the exit code and output.
-func kneeCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	return kneeCmdDB(t, filepath.Join(t.TempDir(), "knee.db"), args...) // never the user's database
-}
-
-func kneeCmdDB(t *testing.T, db string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	getenv := func(k string) string {
-		if k == "KNEE_DB" {
-			return db
-		}
-		return ""
-	}
-	code = MainEnv(context.Background(), &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: getenv}, args)
-	return code, out.String(), errb.String()
-}
 
 type sweepJSON struct {
 	LoadKind string `json:"load_kind"`
@@ -208,7 +188,7 @@ func TestSweepEmbeddedAgreesWithSim(t *testing.T) {
 
 func TestSweepEmbeddedIsStored(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "knee.db")
-	code, out, errs := kneeCmdDB(t, db, "sweep", "--gpu", "l4", "--concurrency", "1,2,4", "--requests", "6",
+	code, out, errs := kneeEnv(t, map[string]string{"KNEE_DB": db}, "sweep", "--gpu", "l4", "--concurrency", "1,2,4", "--requests", "6",
 		"--input-tokens", "64", "--output-tokens", "4", "--seed", "1", "--quiet", "--label", "tiny", "--request-timeout", "30s")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
