@@ -215,18 +215,6 @@ func configPairs(raw json.RawMessage) [][2]string {
 
 // pairsJSON writes ordered pairs as a JSON object, keeping their order.
 func pairsJSON(pairs [][2]string) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, kv := range pairs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(kv[0])
-		v, _ := json.Marshal(kv[1])
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
+	b, _ := report.OrderedKV(pairs).MarshalJSON() // strings always marshal
+	return b
 }

@@ -37,7 +37,7 @@ type jsonMeta struct {
 	Label    string    `json:"label,omitempty"`
 	Status   string    `json:"status,omitempty"`
 	Start    time.Time `json:"start"`
-	Config   orderedKV `json:"config,omitempty"`
+	Config   OrderedKV `json:"config,omitempty"`
 }
 
 // jsonSLO is one evaluated objective. Value and threshold are in the
@@ -155,10 +155,11 @@ func ReadJSON(r io.Reader) (*Run, error) {
 	return run, nil
 }
 
-// orderedKV is the configuration as a JSON object with its keys in order.
-type orderedKV [][2]string
+// OrderedKV is a configuration as a JSON object with its keys in order
+// (runs keep their settings in the order the user reads them).
+type OrderedKV [][2]string
 
-func (kv orderedKV) MarshalJSON() ([]byte, error) {
+func (kv OrderedKV) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, p := range kv {
@@ -175,7 +176,7 @@ func (kv orderedKV) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func (kv *orderedKV) UnmarshalJSON(b []byte) error {
+func (kv *OrderedKV) UnmarshalJSON(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return fmt.Errorf("config: want an object")
