@@ -68,11 +68,14 @@ func (e *APIError) Error() string {
 }
 
 // Timing is the "knee_timing" object knee's own servers put on the final
-// chunk of a stream: phase times and the intended emission time of every
-// token, as milliseconds from the server's receipt of the request.
+// chunk of a stream: phase times, the intended emission time of every
+// token (token_times_ms) and the time the server actually wrote each token
+// to the connection (write_times_ms), all as milliseconds from the
+// server's receipt of the request.
 type Timing struct {
 	QueueMS, PrefillMS, DecodeMS float64
 	TokenTimesMS                 []float64
+	WriteTimesMS                 []float64
 }
 
 // ErrPayload wraps every decoding failure: the payload is not a chunk.
@@ -85,6 +88,7 @@ var doneSentinel = []byte("[DONE]")
 func DecodeChunk(data []byte, c *Chunk) error {
 	timing := c.timing
 	timing.TokenTimesMS = timing.TokenTimesMS[:0]
+	timing.WriteTimesMS = timing.WriteTimesMS[:0]
 	*c = Chunk{timing: timing}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
@@ -171,6 +175,7 @@ func DecodeChunk(data []byte, c *Chunk) error {
 				return true
 			}
 			c.timing.TokenTimesMS = c.timing.TokenTimesMS[:0]
+			c.timing.WriteTimesMS = c.timing.WriteTimesMS[:0]
 			c.timing.QueueMS, c.timing.PrefillMS, c.timing.DecodeMS = 0, 0, 0
 			c.Timing = &c.timing
 			return decodeTiming(&s, &c.timing)
@@ -335,18 +340,26 @@ func decodeTiming(s *scanner, t *Timing) bool {
 		case "decode_ms":
 			t.DecodeMS, ok = s.float()
 		case "token_times_ms":
-			t.TokenTimesMS = t.TokenTimesMS[:0]
-			if s.null() {
-				return true
-			}
-			ok = s.array(func() bool {
-				v, ok := s.float()
-				t.TokenTimesMS = append(t.TokenTimesMS, v)
-				return ok
-			})
+			ok = decodeFloats(s, &t.TokenTimesMS)
+		case "write_times_ms":
+			ok = decodeFloats(s, &t.WriteTimesMS)
 		default:
 			ok = s.skip()
 		}
+		return ok
+	})
+}
+
+// decodeFloats decodes an array of numbers (or null, as empty) into *dst,
+// reusing its storage.
+func decodeFloats(s *scanner, dst *[]float64) bool {
+	*dst = (*dst)[:0]
+	if s.null() {
+		return true
+	}
+	return s.array(func() bool {
+		v, ok := s.float()
+		*dst = append(*dst, v)
 		return ok
 	})
 }

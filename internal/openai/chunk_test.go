@@ -99,7 +99,7 @@ func TestChunkRules(t *testing.T) {
 
 func TestKneeTiming(t *testing.T) {
 	data := `{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2},` +
-		`"knee_timing":{"queue_ms":1.5,"prefill_ms":20,"decode_ms":30.25,"token_times_ms":[21.5,51.75]}}`
+		`"knee_timing":{"queue_ms":1.5,"prefill_ms":20,"decode_ms":30.25,"token_times_ms":[21.5,51.75],"write_times_ms":[21.625,52]}}`
 	var c Chunk
 	if err := DecodeChunk([]byte(data), &c); err != nil {
 		t.Fatal(err)
@@ -108,12 +108,20 @@ func TestKneeTiming(t *testing.T) {
 		t.Fatal("Timing nil")
 	}
 	got := fmt.Sprint(*c.Timing)
-	if want := fmt.Sprint(Timing{1.5, 20, 30.25, []float64{21.5, 51.75}}); got != want {
+	if want := fmt.Sprint(Timing{1.5, 20, 30.25, []float64{21.5, 51.75}, []float64{21.625, 52}}); got != want {
 		t.Errorf("timing %s, want %s", got, want)
 	}
 	// The next chunk without knee_timing has none, and storage is reused.
 	if err := DecodeChunk([]byte(`{"choices":[]}`), &c); err != nil || c.Timing != nil {
 		t.Errorf("timing %v err %v, want nil", c.Timing, err)
+	}
+	// A later timing without write times does not keep the earlier ones.
+	if err := DecodeChunk([]byte(`{"knee_timing":{"token_times_ms":[1]}}`), &c); err != nil || c.Timing == nil ||
+		len(c.Timing.WriteTimesMS) != 0 || len(c.Timing.TokenTimesMS) != 1 {
+		t.Errorf("timing %+v err %v, want token times [1] and no write times", c.Timing, err)
+	}
+	if err := DecodeChunk([]byte(`{"knee_timing":{"write_times_ms":[1,"x"]}}`), &c); err == nil {
+		t.Error("write_times_ms with a string: want an error")
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -178,17 +179,24 @@ func refDecode(data []byte) (w want, timing *Timing, ok bool) {
 		if !oks[0] || !oks[1] || !oks[2] {
 			return want{}, nil, false
 		}
-		if tt, present := m["token_times_ms"]; present && tt != nil {
+		for _, f := range []struct {
+			key string
+			dst *[]float64
+		}{{"token_times_ms", &timing.TokenTimesMS}, {"write_times_ms", &timing.WriteTimesMS}} {
+			tt, present := m[f.key]
+			if !present || tt == nil {
+				continue
+			}
 			a, isArr := tt.([]any)
 			if !isArr {
 				return want{}, nil, false
 			}
 			for _, x := range a {
-				f, ok := num(x)
+				v, ok := num(x)
 				if !ok {
 					return want{}, nil, false
 				}
-				timing.TokenTimesMS = append(timing.TokenTimesMS, f)
+				*f.dst = append(*f.dst, v)
 			}
 		}
 	}
@@ -207,6 +215,8 @@ func FuzzDecodeChunk(f *testing.F) {
 		`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":""}}]}}]}`,
 		`{"choices":[{"index":0,"text":" a","finish_reason":"length"}]}`,
 		`{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12},"knee_timing":{"queue_ms":0.5,"prefill_ms":3,"decode_ms":40,"token_times_ms":[3.5,13.5]}}`,
+		`{"choices":[],"knee_timing":{"queue_ms":0,"prefill_ms":3,"decode_ms":4,"token_times_ms":[3],"write_times_ms":[3.25],"write_times_ms":null}}`,
+		`{"choices":[],"knee_timing":{"write_times_ms":[1,2.5,1e3],"token_times_ms":null}}`,
 		`{"error":{"message":"boom","type":"x","code":500}}`,
 		`{"object":"error","message":"bad","code":"400"}`,
 		`[DONE]`, ``, `<html>`, `{"a":[1,2,{"b":null}],"c":"\u00e9\n"}`, `{"usage":{"completion_tokens":1e400}}`,
@@ -235,13 +245,8 @@ func FuzzDecodeChunk(f *testing.F) {
 		if timing != nil {
 			g := c.Timing
 			if g.QueueMS != timing.QueueMS || g.PrefillMS != timing.PrefillMS || g.DecodeMS != timing.DecodeMS ||
-				len(g.TokenTimesMS) != len(timing.TokenTimesMS) {
+				!slices.Equal(g.TokenTimesMS, timing.TokenTimesMS) || !slices.Equal(g.WriteTimesMS, timing.WriteTimesMS) {
 				t.Fatalf("DecodeChunk(%q) timing %+v, want %+v", data, *g, *timing)
-			}
-			for i := range g.TokenTimesMS {
-				if g.TokenTimesMS[i] != timing.TokenTimesMS[i] {
-					t.Fatalf("DecodeChunk(%q) timing %+v, want %+v", data, *g, *timing)
-				}
 			}
 		}
 	})
