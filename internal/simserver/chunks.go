@@ -116,7 +116,11 @@ func (t *chunkTemplate) appendMalformed(b []byte, text string) []byte {
 // timing is the per-request truth carried on the final chunk.
 type timing struct {
 	queue, prefill, decode int64   // ns
-	tokenTimes             []int64 // ns since receipt
+	tokenTimes             []int64 // intended (simulated) emission, ns since receipt
+	// writeTimes are when each token's bytes were actually written (the
+	// wall time just before the write(2) that carried them), ns since
+	// receipt; nil leaves write_times_ms out. Set by the writer.
+	writeTimes []int64
 }
 
 func appendTiming(b []byte, tm *timing) []byte {
@@ -127,13 +131,22 @@ func appendTiming(b []byte, tm *timing) []byte {
 	b = append(b, `,"decode_ms":`...)
 	b = appendMS(b, tm.decode)
 	b = append(b, `,"token_times_ms":[`...)
-	for i, v := range tm.tokenTimes {
+	b = appendMSList(b, tm.tokenTimes)
+	if tm.writeTimes != nil {
+		b = append(b, `],"write_times_ms":[`...)
+		b = appendMSList(b, tm.writeTimes)
+	}
+	return append(b, "]}"...)
+}
+
+func appendMSList(b []byte, ns []int64) []byte {
+	for i, v := range ns {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = appendMS(b, v)
 	}
-	return append(b, "]}"...)
+	return b
 }
 
 func appendUsage(b []byte, prompt, completion int) []byte {

@@ -26,8 +26,10 @@
 //     chunk, one write(2) per stream per step (with the HTTP chunked framing
 //     written directly on a taken-over connection); no encoding/json per
 //     token, no goroutine wake-up per token. First tokens go first in a
-//     step's burst. Each write's lateness against the simulated time is
-//     recorded (PacingLag).
+//     step's burst. One clock read per write, just before the write(2),
+//     stamps the tokens it carries: that is their actual write time (sent in
+//     knee_timing) and, against the simulated time, their pacing lag
+//     (PacingLag).
 //   - faults.go: deterministic, seeded fault injection.
 //   - metrics.go: /metrics with vLLM's metric names.
 //   - errors.go: OpenAI-style error bodies.
@@ -37,6 +39,9 @@
 //
 // Per-request truth goes to the client: headers X-Knee-Queue-Ms and
 // X-Knee-Prefill-Ms (sent with the first token) and a "knee_timing" object
-// on the final chunk with the intended emission time of every token as an
-// offset from the server's receipt of the request.
+// on the final chunk: queue_ms, prefill_ms, decode_ms, token_times_ms (the
+// intended, simulated emission time of every token) and write_times_ms
+// (when each token's bytes were actually written), both as offsets from the
+// server's receipt of the request. A client's measurement error is judged
+// against write_times_ms; write − intended is the server's pacing lag.
 package simserver

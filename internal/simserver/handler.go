@@ -51,6 +51,11 @@ type stream struct {
 	headerSent bool
 	outcome    outcome
 	deadlineAt int64
+	// writeTimes: server time just before the write(2) that carried each
+	// token; unflushed counts the last ones still in net/http's buffer
+	// (their write is the next flush).
+	writeTimes []int64
+	unflushed  int
 }
 
 type outcome uint8
@@ -115,6 +120,7 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 		hdrQueue: -1, hdrPrefill: -1, reason: "length",
 		reusable:   g.stream && r.ProtoAtLeast(1, 1) && !r.Close,
 		tokenTimes: make([]int64, 0, min(out, 4096)),
+		writeTimes: make([]int64, 0, min(out, 4096)),
 	}
 	s.mu.Lock()
 	if s.closing {

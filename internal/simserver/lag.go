@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// LagStats summarises pacing lag: the wall time at which each token's bytes
-// were handed to the kernel minus the token's simulated emission time.
+// LagStats summarises pacing lag: the wall time just before the write(2)
+// that carried each token (its write_times_ms entry) minus the token's
+// simulated emission time.
 type LagStats struct {
 	Tokens int64         `json:"tokens"`
 	P50    time.Duration `json:"-"`

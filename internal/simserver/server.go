@@ -260,7 +260,7 @@ func (s *Server) Describe() string {
 }
 
 // PacingLag summarises, over every token written since the start (or the
-// last ResetPacingLag), how late its bytes reached the kernel against its
+// last ResetPacingLag), how late it was written (just before its write(2)) against its
 // simulated emission time.
 func (s *Server) PacingLag() LagStats {
 	hs := make([]*lagHist, len(s.writers))

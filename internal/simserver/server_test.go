@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +100,7 @@ type kneeTiming struct {
 	PrefillMS    float64   `json:"prefill_ms"`
 	DecodeMS     float64   `json:"decode_ms"`
 	TokenTimesMS []float64 `json:"token_times_ms"`
+	WriteTimesMS []float64 `json:"write_times_ms"`
 }
 
 type chunk struct {
@@ -144,6 +146,21 @@ func checkTiming(t *testing.T, tm *kneeTiming, n int) {
 	}
 	if tm.PrefillMS <= 0 || tm.QueueMS < 0 {
 		t.Errorf("phases queue %v prefill %v: want queue >= 0, prefill > 0", tm.QueueMS, tm.PrefillMS)
+	}
+	// Actual write times: one per token, never before the intended time
+	// (the writers get a token only once its time has come), never
+	// decreasing. How much later is the machine's business, not asserted.
+	if len(tm.WriteTimesMS) != n {
+		t.Fatalf("knee_timing has %d write times, want %d (one per token)", len(tm.WriteTimesMS), n)
+	}
+	const epsMS = 0.001
+	for i, w := range tm.WriteTimesMS {
+		if w < tm.TokenTimesMS[i]-epsMS {
+			t.Errorf("token %d written at %v ms, before its intended %v ms", i, w, tm.TokenTimesMS[i])
+		}
+		if i > 0 && w < tm.WriteTimesMS[i-1] {
+			t.Errorf("write times decrease at %d: %v", i, tm.WriteTimesMS)
+		}
 	}
 }
 
@@ -197,6 +214,14 @@ func TestChatStream(t *testing.T) {
 			t.Fatalf("without include_usage the last chunk should be the finish chunk: %s", ev[len(ev)-2])
 		}
 		checkTiming(t, last.Timing, 7)
+		// Queue and prefill also go out as headers with the first token;
+		// they agree with knee_timing.
+		for h, want := range map[string]float64{"X-Knee-Queue-Ms": last.Timing.QueueMS, "X-Knee-Prefill-Ms": last.Timing.PrefillMS} {
+			got, err := strconv.ParseFloat(resp.Header.Get(h), 64)
+			if err != nil || math.Abs(got-want) > 1e-6 {
+				t.Errorf("streaming header %s = %q, want %v (knee_timing)", h, resp.Header.Get(h), want)
+			}
+		}
 		if got := time.Duration(last.Timing.TokenTimesMS[6] * 1e6); got > e2e {
 			t.Errorf("last token intended at %v after receipt, but the whole request took %v", got, e2e)
 		}
@@ -410,4 +435,43 @@ func TestDescribeAndBadConfig(t *testing.T) {
 		t.Error("tp 3 accepted")
 	}
 	_ = simengine.BlockTokens
+}
+
+// A stalled stream's held tokens leave together when the stall ends; their
+// write times stay one per token and never before the intended times, on
+// hijacked connections and through net/http's buffered ResponseWriter.
+func TestStallWriteTimes(t *testing.T) {
+	for _, nh := range []bool{false, true} {
+		url, _ := startTest(t, func(c *Config) {
+			c.NoHijack = nh
+			c.Faults = Faults{StallRate: 1, StallDuration: 40 * time.Millisecond}
+		})
+		resp, b := post(t, url, "/v1/completions", `{"prompt":"one two","max_tokens":12,"stream":true}`)
+		if resp.StatusCode != 200 {
+			t.Fatalf("no-hijack=%v: %d %s", nh, resp.StatusCode, b)
+		}
+		ev := sseEvents(t, b)
+		var c chunk
+		if err := json.Unmarshal([]byte(ev[len(ev)-2]), &c); err != nil {
+			t.Fatalf("no-hijack=%v: final chunk %q: %v", nh, ev[len(ev)-2], err)
+		}
+		tm := c.Timing
+		if tm == nil || len(tm.TokenTimesMS) != 12 || len(tm.WriteTimesMS) != 12 {
+			t.Fatalf("no-hijack=%v: knee_timing %+v, want 12 token and 12 write times", nh, tm)
+		}
+		for i, w := range tm.WriteTimesMS {
+			if w < tm.TokenTimesMS[i]-0.001 || (i > 0 && w < tm.WriteTimesMS[i-1]) {
+				t.Errorf("no-hijack=%v: token %d written at %v ms (intended %v): write times %v", nh, i, w, tm.TokenTimesMS[i], tm.WriteTimesMS)
+			}
+		}
+		stalled := false
+		for i := 1; i < 12; i++ {
+			if c.Timing.TokenTimesMS[i]-c.Timing.TokenTimesMS[i-1] >= 40 {
+				stalled = true
+			}
+		}
+		if !stalled {
+			t.Errorf("no-hijack=%v: no 40 ms gap in the token times %v", nh, c.Timing.TokenTimesMS)
+		}
+	}
 }

@@ -21,7 +21,8 @@ func TestAppendMS(t *testing.T) {
 
 func TestChunksAreValidJSON(t *testing.T) {
 	for _, chat := range []bool{true, false} {
-		tm := &timing{queue: 1000, prefill: 2500000, decode: 7000000, tokenTimes: []int64{2501000, 5000000, 9501000}}
+		tm := &timing{queue: 1000, prefill: 2500000, decode: 7000000, tokenTimes: []int64{2501000, 5000000, 9501000},
+			writeTimes: []int64{2510000, 5000001, 9600000}}
 		tp := newChunkTemplate(chat, 42, 1700000000, []byte(`"m\"x"`))
 		var b []byte
 		if chat {
@@ -46,7 +47,8 @@ func TestChunksAreValidJSON(t *testing.T) {
 			Timing kneeTiming `json:"knee_timing"`
 		}
 		json.Unmarshal([]byte(strings.TrimPrefix(events[len(events)-2], "data: ")), &last)
-		if last.Timing.PrefillMS != 2.5 || len(last.Timing.TokenTimesMS) != 3 || last.Timing.TokenTimesMS[2] != 9.501 {
+		if last.Timing.PrefillMS != 2.5 || len(last.Timing.TokenTimesMS) != 3 || last.Timing.TokenTimesMS[2] != 9.501 ||
+			len(last.Timing.WriteTimesMS) != 3 || last.Timing.WriteTimesMS[1] != 5.000001 || last.Timing.WriteTimesMS[2] != 9.6 {
 			t.Errorf("timing %+v", last.Timing)
 		}
 		whole := tp.appendWhole(nil, 42, 3, "length", 5, tm)

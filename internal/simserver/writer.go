@@ -64,6 +64,13 @@ func (w *writer) write(it *item, flush bool) {
 			st.outcome = cut
 			close(st.done)
 		case kindFinal:
+			// The whole body leaves in one write: every token's write time.
+			wt := s.now() - st.recvS
+			f := st.final
+			f.writeTimes = st.writeTimes[:0]
+			for range f.tokenTimes {
+				f.writeTimes = append(f.writeTimes, wt)
+			}
 			w.buf = st.tmpl.appendWhole(w.buf[:0], st.id, len(st.final.tokenTimes), st.reason, st.inputTokens, st.final)
 			if it.idx == int32(st.plan.malformAt) {
 				w.buf = w.buf[:len(w.buf)/2]
@@ -84,8 +91,7 @@ func (w *writer) write(it *item, flush bool) {
 		}
 		return
 	}
-	b := w.buf[:0] // the SSE bytes of this item
-	now := s.now()
+	b := w.buf[:0]   // the SSE bytes of this item
 	pending := false // hijacked: the status line and headers still to write
 	if !st.headerSent {
 		st.headerSent = true
@@ -104,18 +110,16 @@ func (w *writer) write(it *item, flush bool) {
 			st.rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 			st.w.WriteHeader(http.StatusOK)
 		}
-		st.deadlineAt = now + int64(s.cfg.WriteTimeout)/2
+		st.deadlineAt = -1 // set below, from this write's time
 		if st.tmpl.chat {
 			b = st.tmpl.appendRole(b)
 		}
-	} else if now > st.deadlineAt && st.raw == nil {
-		if st.conn != nil {
-			st.conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-		} else {
-			st.rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-		}
-		st.deadlineAt = now + int64(s.cfg.WriteTimeout)/2
 	}
+	// One clock read per write: it is the write time of the tokens the
+	// write carries, their pacing lag, and the write-deadline clock. The
+	// final chunk carries its own write time, so for it the clock is read
+	// just before its bytes are built (a few µs before the write(2)).
+	var now int64
 	if it.kind != kindCut {
 		text := word(st.id, int(it.idx))
 		if int(it.idx) == st.plan.malformAt {
@@ -124,7 +128,14 @@ func (w *writer) write(it *item, flush bool) {
 			b = st.tmpl.appendToken(b, text)
 		}
 		if it.kind == kindFinal {
-			b = st.tmpl.appendFinal(b, st.reason, st.includeUsage, st.inputTokens, len(st.final.tokenTimes), st.final)
+			now = s.now()
+			w.noteWrite(st, now)
+			f := st.final
+			f.writeTimes = st.writeTimes
+			for i := range f.writeTimes {
+				f.writeTimes[i] -= st.recvS
+			}
+			b = st.tmpl.appendFinal(b, st.reason, st.includeUsage, st.inputTokens, len(f.tokenTimes), f)
 		}
 	}
 	var err error
@@ -150,6 +161,13 @@ func (w *writer) write(it *item, flush bool) {
 		if it.kind == kindFinal {
 			out = append(out, "0\r\n\r\n"...)
 		}
+		if it.kind == kindToken {
+			now = s.now()
+			w.noteWrite(st, now)
+		} else if it.kind == kindCut {
+			now = s.now()
+		}
+		w.refreshDeadline(st, now)
 		if len(out) > 0 {
 			if st.raw != nil {
 				err = writeNow(st.raw, out)
@@ -158,15 +176,29 @@ func (w *writer) write(it *item, flush bool) {
 			}
 		}
 		w.out = out
-	} else if len(b) > 0 {
-		_, err = st.w.Write(b)
-		if err == nil && (flush || it.kind != kindToken) {
-			err = st.rc.Flush()
+	} else {
+		if it.kind == kindToken {
+			now = s.now()
+			if flush {
+				w.noteWrite(st, now)
+			} else {
+				st.writeTimes = append(st.writeTimes, now) // rewritten at the flush
+				st.unflushed++
+			}
+		} else if it.kind == kindCut {
+			now = s.now()
+		}
+		w.refreshDeadline(st, now)
+		if len(b) > 0 {
+			_, err = st.w.Write(b)
+			if err == nil && (flush || it.kind != kindToken) {
+				err = st.rc.Flush()
+			}
 		}
 	}
 	w.buf = b
 	if it.kind != kindCut {
-		w.lag.add(s.now() - it.due)
+		w.lag.add(now - it.due)
 	}
 	switch {
 	case it.kind == kindCut:
@@ -185,6 +217,33 @@ func (w *writer) write(it *item, flush bool) {
 		st.conn.SetReadDeadline(aLongTimeAgo) // ends the handler's watch
 	}
 	close(st.done)
+}
+
+// refreshDeadline keeps a blocking write's deadline WriteTimeout ahead,
+// before the write, resetting it only every WriteTimeout/2 (a syscall-free
+// but not free call). Non-blocking hijacked writes need none.
+func (w *writer) refreshDeadline(st *stream, now int64) {
+	wt := w.s.cfg.WriteTimeout
+	switch {
+	case st.deadlineAt < 0: // set with the headers
+	case now <= st.deadlineAt || st.raw != nil:
+		return
+	case st.conn != nil:
+		st.conn.SetWriteDeadline(time.Now().Add(wt))
+	default:
+		st.rc.SetWriteDeadline(time.Now().Add(wt))
+	}
+	st.deadlineAt = now + int64(wt)/2
+}
+
+// noteWrite records now as the write time of the token being written and of
+// any earlier ones still waiting in net/http's buffer (they leave with it).
+func (w *writer) noteWrite(st *stream, now int64) {
+	for i := len(st.writeTimes) - st.unflushed; i < len(st.writeTimes); i++ {
+		st.writeTimes[i] = now
+	}
+	st.unflushed = 0
+	st.writeTimes = append(st.writeTimes, now)
 }
 
 func setPhaseHeaders(h http.Header, queue, prefill int64) {
