@@ -84,3 +84,23 @@ func TestLabCLI(t *testing.T) {
 		t.Errorf("exit %d %s", code, errs)
 	}
 }
+
+func TestLabAndSimSweepAreStored(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "knee.db")
+	env := map[string]string{"KNEE_DB": db}
+	if code, _, errs := kneeEnv(t, env, "lab", "--scenario", "decode"); code != ExitOK {
+		t.Fatalf("lab: exit %d: %s", code, errs)
+	}
+	if code, _, errs := kneeEnv(t, env, "sim", "sweep", "--quiet", "--rate", "2,4", "--requests", "50", "--seed", "1"); code != ExitOK {
+		t.Fatalf("sim sweep: exit %d: %s", code, errs)
+	}
+	code, out, errs := kneeEnv(t, env, "runs")
+	if code != ExitOK {
+		t.Fatalf("runs: exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"lab decode", "sweep"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("knee runs lacks %q:\n%s", want, out)
+		}
+	}
+}

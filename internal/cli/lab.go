@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/knee-dev/knee/internal/lab"
+	"github.com/knee-dev/knee/internal/report"
 )
 
 // runLab is `knee lab --scenario queue|decode|prefill|sweep`: a teaching
@@ -13,6 +15,7 @@ import (
 func runLab(ctx context.Context, env *Env, args []string) error {
 	var scenario string
 	var jsonOut, list bool
+	var st storeFlags
 	fs := newFlagSet(env, "lab")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: knee lab --scenario queue|decode|prefill|sweep [--json]")
@@ -23,6 +26,7 @@ func runLab(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&scenario, "scenario", "", "queue, decode, prefill or sweep")
 	fs.BoolVar(&jsonOut, "json", false, "print the scenario's result as JSON")
 	fs.BoolVar(&list, "list", false, "list the scenarios")
+	st.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -45,10 +49,33 @@ func runLab(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := storeLab(env, &st, res); err != nil {
+		fmt.Fprintf(env.Stderr, "knee lab: %v\n", err)
+	}
 	if jsonOut {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
 	return lab.Text(env.Stdout, res)
+}
+
+// storeLab keeps a scenario in the run database as a run of kind "lab"
+// labelled with the scenario: the incident's summary, or the whole sweep.
+func storeLab(env *Env, st *storeFlags, res *lab.Result) error {
+	meta := runMeta{kind: "lab", target: "simulated " + res.Engine, model: lab.Model, label: "lab " + res.Scenario,
+		load: res.Title, config: [][2]string{{"scenario", res.Scenario}, {"seed", strconv.FormatUint(res.Seed, 10)}}}
+	if res.Sweep != nil {
+		_, err := storeSweep(env, st, meta, res.Sweep, "complete")
+		return err
+	}
+	if res.Incident == nil {
+		return nil
+	}
+	meta.load = res.Incident.Load
+	sr, err := st.begin(env, meta)
+	if err != nil {
+		return err
+	}
+	return sr.finish(&report.Run{Summary: res.Incident.Summary}, "complete")
 }

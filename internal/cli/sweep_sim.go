@@ -19,6 +19,8 @@ func init() { runSimSweep = runSimSweepCmd }
 func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	var f sweepFlags
 	var engine simEngineFlags
+	var st storeFlags
+	var label string
 	fs := newFlagSet(env, "sim sweep")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: knee sim sweep [--concurrency 1,4,16,64 | --rate 1,2,4 | --auto] [--slo EXPR]... [flags]")
@@ -28,6 +30,8 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	f.register(fs, 2000)
 	engine.register(fs)
+	st.register(fs)
+	fs.StringVar(&label, "label", "", "label stored with the sweep")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -80,6 +84,18 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	res.Notes = append([]string{fmt.Sprintf("%s; per step %s; workload input %s, output %s tokens, seed %d",
 		simTarget(ecfg), stepBound(&f.wl), f.wl.input, f.wl.output, f.wl.resolvedSeed())}, res.Notes...)
+	status := "complete"
+	if runErr != nil {
+		status = "interrupted"
+	}
+	meta := runMeta{kind: "sweep", target: simTarget(ecfg), model: ecfg.Model.Name, label: label,
+		load:   fmt.Sprintf("simulated %s sweep over %d steps", res.LoadKind, len(res.Steps)),
+		config: append(f.stepConfig(res), engine.configKV(ecfg)...)}
+	if id, err := storeSweep(env, &st, meta, res, status); err != nil {
+		fmt.Fprintf(env.Stderr, "knee sim sweep: %v\n", err)
+	} else if id != "" {
+		res.Notes = append(res.Notes, "stored as run "+id)
+	}
 	if err := f.emit(env, res); err != nil {
 		return err
 	}
