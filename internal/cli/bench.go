@@ -15,7 +15,6 @@ import (
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
-	"github.com/knee-dev/knee/internal/workload"
 )
 
 // benchFlags are knee bench's own flags beside the shared workload flags.
@@ -290,10 +289,6 @@ func clientFloorWarnings(sum stats.Summary, res *loadgen.Result, cpu time.Durati
 			w = append(w, fmt.Sprintf("warning: knee's process used %.0f%% of all CPUs: timing may include client overhead (see knee selftest).", 100*util))
 		}
 	}
-	if sum.OutputTokenThroughputTPS > 0 && res.Elapsed > 0 {
-		perToken := cpu.Seconds() / (sum.OutputTokenThroughputTPS * sum.DurationS)
-		_ = perToken
-	}
 	return w
 }
 
@@ -425,5 +420,3 @@ func writeOutDir(dir string, rep *report.Run, recs []record.Request) error {
 	}
 	return nil
 }
-
-var _ = workload.RandomSeed
