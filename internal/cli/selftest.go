@@ -37,7 +37,7 @@ func runSelftest(ctx context.Context, env *Env, args []string) error {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	profDir := fs.String("profile-dir", "", "write each step's CPU profile (client and server) to DIR/step-N.pprof")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: knee selftest [flags]\n\nRun knee's client against knee's simulated server in this process at rising\nconcurrency and report knee's own measurement error (reported vs true TTFT\nand ITL), the server's pacing lag, the token rate and the CPU per streamed\ntoken: the overhead floor of this machine.\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "Usage: knee selftest [flags]\n\nRun knee's client against knee's simulated server in this process at rising\nconcurrency and report knee's own measurement error (reported TTFT and ITL\nvs the server's actual write times), the server's pacing lag (actual vs\nsimulated write times), the token rate and the CPU per streamed\ntoken: the overhead floor of this machine.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -118,8 +118,8 @@ func parseIntList(flagName, s string) ([]int, error) {
 }
 
 func printSelftestHeader(w io.Writer) {
-	fmt.Fprintf(w, "\n%7s %9s %8s | %-23s | %-23s | %-23s | %-28s | %s\n", "streams", "tok/s", "requests",
-		"TTFT error ms p50/p99", "ITL error ms p50/p99", "pacing lag ms p50/p99/max", "CPU µs/token all/srv/cli/rt", "≤1ms")
+	fmt.Fprintf(w, "\n%7s %9s %8s | %-21s | %-21s | %-17s | %-25s | %-29s | %-4s | %s\n", "streams", "tok/s", "requests",
+		"TTFT error ms p50/p99", "ITL error ms p50/p99", "vs intended p99", "pacing lag ms p50/p99/max", "CPU µs/token all/srv/cli/rt", "≤1ms", "truth")
 }
 
 func printSelftestStep(w io.Writer, s selftest.Step) {
@@ -127,10 +127,20 @@ func printSelftestStep(w io.Writer, s selftest.Step) {
 	if s.Within1ms {
 		ok = "yes"
 	}
-	fmt.Fprintf(w, "%7d %9.0f %8d | %9.3f / %-11.3f | %9.3f / %-11.3f | %6.3f / %6.3f / %-7.3f | %5.2f / %5.2f / %5.2f / %5.2f | %s\n",
+	truth := "writes"
+	switch s.Truth {
+	case selftest.TruthIntendedTimes:
+		truth = "intended*"
+	case selftest.TruthMixed:
+		truth = fmt.Sprintf("mixed* (%d/%d writes)", s.RequestsWithWriteTimes, s.Requests)
+	case "":
+		truth = "-"
+	}
+	fmt.Fprintf(w, "%7d %9.0f %8d | %8.3f / %-10.3f | %8.3f / %-10.3f | %7.3f / %-7.3f | %6.3f / %6.3f / %-7.3f | %5.2f / %5.2f / %5.2f / %5.2f | %-4s | %s\n",
 		s.Concurrency, s.TokenRateTPS, s.Requests, s.TTFTError.P50, s.TTFTError.P99, s.ITLError.P50, s.ITLError.P99,
+		s.TTFTErrorVsIntended.P99, s.ITLErrorVsIntended.P99,
 		s.PacingLag.P50MS, s.PacingLag.P99MS, s.PacingLag.MaxMS,
-		s.CPUPerTokenUS, s.ServerCPUPerTokenUS, s.ClientCPUPerTokenUS, s.RuntimeCPUPerTokenUS, ok)
+		s.CPUPerTokenUS, s.ServerCPUPerTokenUS, s.ClientCPUPerTokenUS, s.RuntimeCPUPerTokenUS, ok, truth)
 	if s.Errors > 0 {
 		fmt.Fprintf(w, "        %d request(s) failed in this step\n", s.Errors)
 	}
@@ -143,9 +153,18 @@ func printSelftestFooter(w io.Writer, res *selftest.Result, profDir string) {
 	} else {
 		fmt.Fprintln(w, "no step kept TTFT and ITL error within 1 ms at p99 on this machine")
 	}
-	fmt.Fprintln(w, "error = reported − true: TTFT from the client's send vs the server's intended first-token time after receipt;")
-	fmt.Fprintln(w, "ITL per gap between consecutive tokens. Pacing lag = when the server wrote a token − its simulated time.")
+	fmt.Fprintln(w, "error = reported − true (measurement truth): TTFT from the client's send vs when the server actually wrote the")
+	fmt.Fprintln(w, "first token after receipt; ITL per gap between consecutive tokens, vs the gap between their actual writes.")
+	fmt.Fprintln(w, "vs intended: the same errors against the server's simulated token times (measurement error + pacing lag).")
+	fmt.Fprintln(w, "Pacing lag = when the server wrote a token − its simulated time: the server's own figure, not the client's.")
 	fmt.Fprintln(w, "CPU per token: the whole process (getrusage), split by pprof labels into server, client and Go runtime.")
+	for _, s := range res.Steps {
+		if s.Truth == selftest.TruthIntendedTimes || s.Truth == selftest.TruthMixed {
+			fmt.Fprintln(w, "* the client did not record the server's write times (knee_timing write_times_ms) for every request: those")
+			fmt.Fprintln(w, "  requests are judged against the intended times, so their error includes the server's pacing lag.")
+			break
+		}
+	}
 	if profDir != "" {
 		fmt.Fprintf(w, "CPU profiles: %s/step-N.pprof (go tool pprof -top -tagfocus knee=server FILE)\n", profDir)
 	}

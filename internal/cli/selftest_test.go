@@ -21,6 +21,11 @@ func TestSelftestJSON(t *testing.T) {
 			ITLError     map[string]float64 `json:"itl_error_ms"`
 			PacingLag    map[string]float64 `json:"pacing_lag_ms"`
 			CPUPerToken  float64            `json:"cpu_per_token_us"`
+			Requests     int                `json:"requests"`
+			Truth        string             `json:"truth"`
+			WithWrites   *int               `json:"requests_with_write_times"`
+			TTFTIntended map[string]float64 `json:"ttft_error_vs_intended_ms"`
+			ITLIntended  map[string]float64 `json:"itl_error_vs_intended_ms"`
 		} `json:"steps"`
 		MaxRate *float64 `json:"max_token_rate_within_1ms_tps"`
 	}
@@ -38,6 +43,26 @@ func TestSelftestJSON(t *testing.T) {
 			if _, ok := s.ITLError[k]; !ok {
 				t.Errorf("itl_error_ms lacks %s", k)
 			}
+			if _, ok := s.TTFTIntended[k]; !ok {
+				t.Errorf("ttft_error_vs_intended_ms lacks %s", k)
+			}
+			if _, ok := s.ITLIntended[k]; !ok {
+				t.Errorf("itl_error_vs_intended_ms lacks %s", k)
+			}
+		}
+		// What the errors were judged against, and how many records
+		// carried the server's write times, agree.
+		switch {
+		case s.WithWrites == nil || *s.WithWrites < 0 || *s.WithWrites > s.Requests:
+			t.Errorf("requests_with_write_times %v of %d requests", s.WithWrites, s.Requests)
+		case s.Truth == "write_times" && *s.WithWrites != s.Requests,
+			s.Truth == "intended_times" && *s.WithWrites != 0,
+			s.Truth == "mixed" && (*s.WithWrites == 0 || *s.WithWrites == s.Requests),
+			s.Truth != "write_times" && s.Truth != "intended_times" && s.Truth != "mixed":
+			t.Errorf("truth %q with %d of %d requests carrying write times", s.Truth, *s.WithWrites, s.Requests)
+		}
+		if s.TTFTIntended["count"] != s.TTFTError["count"] {
+			t.Errorf("%v TTFT errors vs intended, %v vs writes: want the same requests", s.TTFTIntended["count"], s.TTFTError["count"])
 		}
 		if s.TTFTError["count"] == 0 || s.TokenRateTPS <= 0 || s.CPUPerToken <= 0 || s.PacingLag["p99_ms"] < 0 {
 			t.Errorf("step %+v", s)
@@ -50,7 +75,7 @@ func TestSelftestText(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"TTFT error", "pacing lag", "CPU µs/token", "error = reported − true"} {
+	for _, want := range []string{"TTFT error", "vs intended", "pacing lag", "CPU µs/token", "truth", "error = reported − true"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -1,8 +1,15 @@
 // Package selftest measures knee's own measurement error and CPU cost on
 // the machine it runs on: it runs knee's load generator against knee's
 // simulated server in the same process, at rising concurrency, and compares
-// what the client measured (TTFT, inter-token gaps) with the server's truth
-// (the intended emission time of every token, sent in knee_timing).
+// what the client measured (TTFT, inter-token gaps) with the server's truth.
+//
+// Two truths are kept apart. Measurement truth is when the server actually
+// wrote each token (knee_timing write_times_ms): reported − written is
+// knee's own measurement error, the figure held to 1 ms. Pacing truth is
+// the simulated time each token was meant to leave (token_times_ms):
+// written − intended is the server's pacing lag, which on a busy machine
+// the server, not the client, is to blame for. Errors against the intended
+// times (measurement error plus pacing lag) are reported too.
 //
 // Reading order: Run (this file), then pprofsplit.go, which splits the
 // process's CPU between client and server by pprof goroutine labels.
@@ -67,13 +74,27 @@ type Step struct {
 	Requests     int     `json:"requests"` // measured: sent after warm-up and completed
 	Errors       int     `json:"errors"`   // failed, excluding those canceled at the step's end
 	TokenRateTPS float64 `json:"token_rate_tps"`
-	// TTFTError is reported TTFT − the server's intended first-token time
-	// (both from the request's receipt/send); ITLError is, per gap,
-	// reported gap − intended gap.
+	// Measurement truth. TTFTError is reported TTFT (first token received −
+	// request sent, client clock) − the server's actual write time of the
+	// first token (from its receipt of the request, knee_timing
+	// write_times_ms); ITLError is, per gap, reported gap − actual write
+	// gap. These are knee's own measurement error, held to Bound.
 	TTFTError ErrDist `json:"ttft_error_ms"`
 	ITLError  ErrDist `json:"itl_error_ms"`
-	// PacingLag is the server's own lateness: when each token's bytes
-	// reached the kernel minus its simulated time.
+	// Truth says what TTFTError and ITLError were judged against:
+	// "write_times" (the server's actual write times, as intended), or
+	// "intended_times" when the client did not record write times (then
+	// the errors include the server's pacing lag), or "mixed".
+	Truth string `json:"truth"`
+	// RequestsWithWriteTimes counts the measured requests whose records
+	// carried the server's write times.
+	RequestsWithWriteTimes int `json:"requests_with_write_times"`
+	// The same errors against the server's intended (simulated) times:
+	// measurement error plus pacing lag, what a user of the simulator sees.
+	TTFTErrorVsIntended ErrDist `json:"ttft_error_vs_intended_ms"`
+	ITLErrorVsIntended  ErrDist `json:"itl_error_vs_intended_ms"`
+	// PacingLag is the server's own lateness, not the client's: each
+	// token's actual write time minus its simulated time.
 	PacingLag simserver.LagStats `json:"pacing_lag_ms"`
 	// CPU per streamed token (µs): the whole process, and its split by
 	// pprof labels into server, client and Go runtime (GC, scheduler).
@@ -211,9 +232,20 @@ func runStep(ctx context.Context, cfg Config, base string, srv *simserver.Server
 			}
 		}
 	}
-	var ttft, itl []float64
-	for i := range res.Records {
-		r := &res.Records[i]
+	judge(&st, res.Records)
+	bound := ms(Bound)
+	st.Within1ms = st.Requests > 0 && st.TTFTError.AbsP99 < bound && st.ITLError.AbsP99 < bound
+	return st, nil
+}
+
+// judge compares each measured record with the server's truth: its write
+// times when the record carries them (measurement error), else its intended
+// times; and always with the intended times (measurement error + pacing
+// lag). It fills the step's error fields, Requests and Errors.
+func judge(st *Step, recs []record.Request) {
+	var ttft, itl, ttftI, itlI []float64
+	for i := range recs {
+		r := &recs[i]
 		if r.Error == record.ErrCanceled {
 			continue
 		}
@@ -229,15 +261,42 @@ func runStep(ctx context.Context, cfg Config, base string, srv *simserver.Server
 			continue // multi-token chunks or no truth: nothing to compare
 		}
 		st.Requests++
+		ttftI = append(ttftI, ms((r.FirstToken-r.Sent)-truth[0]))
+		for j := 1; j < len(tt); j++ {
+			itlI = append(itlI, ms((tt[j]-tt[j-1])-(truth[j]-truth[j-1])))
+		}
+		if wt := r.ServerWriteTimes; len(wt) == len(tt) {
+			st.RequestsWithWriteTimes++
+			truth = wt
+		}
 		ttft = append(ttft, ms((r.FirstToken-r.Sent)-truth[0]))
 		for j := 1; j < len(tt); j++ {
 			itl = append(itl, ms((tt[j]-tt[j-1])-(truth[j]-truth[j-1])))
 		}
 	}
 	st.TTFTError, st.ITLError = summarise(ttft), summarise(itl)
-	bound := ms(Bound)
-	st.Within1ms = st.Requests > 0 && st.TTFTError.AbsP99 < bound && st.ITLError.AbsP99 < bound
-	return st, nil
+	st.TTFTErrorVsIntended, st.ITLErrorVsIntended = summarise(ttftI), summarise(itlI)
+	st.Truth = truthKind(st.Requests, st.RequestsWithWriteTimes)
+}
+
+// Truth kinds of Step.Truth.
+const (
+	TruthWriteTimes    = "write_times"
+	TruthIntendedTimes = "intended_times"
+	TruthMixed         = "mixed"
+)
+
+func truthKind(requests, withWrites int) string {
+	switch withWrites {
+	case 0:
+		if requests == 0 {
+			return "" // nothing measured
+		}
+		return TruthIntendedTimes
+	case requests:
+		return TruthWriteTimes
+	}
+	return TruthMixed
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
 )
@@ -77,5 +78,56 @@ func TestBadConfig(t *testing.T) {
 		if _, err := Run(context.Background(), c); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
+	}
+}
+
+// judge holds the client to the server's actual write times, and reports
+// the errors against the intended times (which include pacing lag) apart.
+func TestJudgeSeparatesMeasurementFromPacing(t *testing.T) {
+	msd := func(f float64) time.Duration { return time.Duration(f * 1e6) }
+	// The server meant tokens at 10, 20, 30 ms after receipt but wrote
+	// them at 12, 25, 31 ms (pacing lag 2, 5, 1 ms); the client saw each
+	// 0.25 ms after its write (the request took no time to arrive).
+	withWrites := record.Request{
+		ID: 1, Sent: msd(100), FirstToken: msd(112.25),
+		TokenTimes:       []time.Duration{msd(112.25), msd(125.25), msd(131.25)},
+		ServerTokenTimes: []time.Duration{msd(10), msd(20), msd(30)},
+		ServerWriteTimes: []time.Duration{msd(12), msd(25), msd(31)},
+	}
+	var st Step
+	judge(&st, []record.Request{withWrites,
+		{ID: 2, Error: record.ErrCanceled},
+		{ID: 3, Warmup: true, TokenTimes: []time.Duration{1}, ServerTokenTimes: []time.Duration{1}},
+		{ID: 4, Error: record.ErrHTTP5xx}})
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if st.Requests != 1 || st.Errors != 1 || st.RequestsWithWriteTimes != 1 || st.Truth != TruthWriteTimes {
+		t.Fatalf("requests %d errors %d with writes %d truth %q", st.Requests, st.Errors, st.RequestsWithWriteTimes, st.Truth)
+	}
+	if !near(st.TTFTError.Max, 0.25) || !near(st.ITLError.Max, 0) || !near(st.ITLError.Min, 0) {
+		t.Errorf("measurement error: ttft %+v itl %+v; want 0.25 and 0", st.TTFTError, st.ITLError)
+	}
+	// Against intended: TTFT 12.25 − 10; gaps 13 − 10 and 6 − 10.
+	if !near(st.TTFTErrorVsIntended.Max, 2.25) || !near(st.ITLErrorVsIntended.Max, 3) || !near(st.ITLErrorVsIntended.Min, -4) {
+		t.Errorf("vs intended: ttft %+v itl %+v", st.TTFTErrorVsIntended, st.ITLErrorVsIntended)
+	}
+
+	// A client that does not record write times falls back to the
+	// intended times, and says so.
+	noWrites := withWrites
+	noWrites.ServerWriteTimes = nil
+	st = Step{}
+	judge(&st, []record.Request{noWrites})
+	if st.Truth != TruthIntendedTimes || st.RequestsWithWriteTimes != 0 || !near(st.TTFTError.Max, 2.25) {
+		t.Errorf("fallback: truth %q ttft %+v", st.Truth, st.TTFTError)
+	}
+	st = Step{}
+	judge(&st, []record.Request{withWrites, noWrites})
+	if st.Truth != TruthMixed || st.RequestsWithWriteTimes != 1 || st.Requests != 2 {
+		t.Errorf("mixed: truth %q, %d of %d with writes", st.Truth, st.RequestsWithWriteTimes, st.Requests)
+	}
+	st = Step{}
+	judge(&st, nil)
+	if st.Truth != "" {
+		t.Errorf("no requests: truth %q", st.Truth)
 	}
 }
