@@ -46,7 +46,14 @@ func newFlagSet(env *Env, name string) *flag.FlagSet {
 
 // parseFlags parses args, mapping -h to errHelp and any other failure to a
 // UsageError (the flag package has already printed what was wrong).
+// A command that registers --scenario-file gets the file's settings first,
+// so the command line overrides them.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	if fs.Lookup(scenarioFileFlag) != nil {
+		if err := applyScenarioFile(fs, args); err != nil {
+			return err
+		}
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp

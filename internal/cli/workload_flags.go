@@ -30,6 +30,10 @@ type workloadFlags struct {
 	duration time.Duration
 	warmup   string
 	ramp     time.Duration
+
+	fs           *flag.FlagSet
+	scenarioFile string
+	saveTo       string
 }
 
 func (w *workloadFlags) register(fs *flag.FlagSet, defaultConcurrency int, defaultRequests int64) {
@@ -38,14 +42,7 @@ func (w *workloadFlags) register(fs *flag.FlagSet, defaultConcurrency int, defau
 	fs.StringVar(&w.dataset, "dataset", "", "JSONL prompts or ShareGPT JSON file instead of synthetic prompts")
 	fs.StringVar(&w.tokenizer, "tokenizer", "cl100k_base", "tokenizer: cl100k_base, o200k_base, or a path to a HF tokenizer.json")
 	fs.IntVar(&w.sharedPrefix, "shared-prefix", 0, "tokens of prefix shared by every prompt (0: every prompt unique)")
-	fs.Func("seed", "seed for a reproducible workload (default: random)", func(s string) error {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return fmt.Errorf("want a non-negative integer, got %q", s)
-		}
-		w.seed, w.seedSet = v, true
-		return nil
-	})
+	fs.Var((*seedValue)(w), "seed", "seed for a reproducible workload (default: random)")
 	fs.IntVar(&w.concurrency, "concurrency", defaultConcurrency, "closed loop: requests kept in flight")
 	fs.Float64Var(&w.rate, "rate", 0, "open loop: arrivals per second (overrides --concurrency)")
 	fs.StringVar(&w.arrival, "arrival", "poisson", "open-loop arrival process: constant, poisson, gamma")
@@ -55,6 +52,9 @@ func (w *workloadFlags) register(fs *flag.FlagSet, defaultConcurrency int, defau
 	fs.DurationVar(&w.duration, "duration", 0, "stop issuing after this long (0: no time limit)")
 	fs.StringVar(&w.warmup, "warmup", "", "warm-up excluded from statistics: a duration (10s) or a request count (20)")
 	fs.DurationVar(&w.ramp, "ramp", 0, "ramp the load up linearly over this long")
+	fs.StringVar(&w.scenarioFile, scenarioFileFlag, "", "YAML scenario file of settings (flag: value); flags on the command line override it")
+	fs.StringVar(&w.saveTo, saveScenarioFlag, "", "write the resolved settings (seed included) to this YAML scenario file, to repeat the run exactly")
+	w.fs = fs
 }
 
 // validate checks the load flags together; errors name the flag.
@@ -124,6 +124,15 @@ func (w *workloadFlags) generator() (*workload.Generator, error) {
 	})
 	if err != nil {
 		return nil, Usagef("workload: %v", err)
+	}
+	if w.saveTo != "" {
+		// The seed is now resolved: record it so the scenario repeats exactly.
+		if err := w.fs.Set("seed", strconv.FormatUint(w.seed, 10)); err != nil {
+			return nil, err
+		}
+		if err := saveScenario(w.fs, w.saveTo); err != nil {
+			return nil, err
+		}
 	}
 	return g, nil
 }
@@ -202,4 +211,23 @@ func (w *workloadFlags) config() [][2]string {
 		c = append(c, [2]string{"ramp", w.ramp.String()})
 	}
 	return c
+}
+
+// seedValue is the --seed flag: unset means a random seed.
+type seedValue workloadFlags
+
+func (v *seedValue) String() string {
+	if v == nil || !v.seedSet {
+		return ""
+	}
+	return strconv.FormatUint(v.seed, 10)
+}
+
+func (v *seedValue) Set(s string) error {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("want a non-negative integer, got %q", s)
+	}
+	v.seed, v.seedSet = n, true
+	return nil
 }

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Scenario files (SPEC §4) hold a run's settings as YAML, one key per flag:
+//
+//	rate: 20
+//	arrival: gamma
+//	burstiness: 0.5
+//	input-tokens: normal:1024,256
+//	slo: ["p95(ttft)<2s", "p99(itl)<100ms"]
+//	seed: 42
+//
+// --scenario-file loads one before the command line is read, so flags given
+// on the command line override it; --save-scenario writes the resolved
+// settings (the seed included) so a run can be repeated exactly.
+
+const (
+	scenarioFileFlag = "scenario-file"
+	saveScenarioFlag = "save-scenario"
+)
+
+// applyScenarioFile loads the --scenario-file named in args, if any, into fs.
+func applyScenarioFile(fs *flag.FlagSet, args []string) error {
+	path, ok := scanFlagValue(args, scenarioFileFlag)
+	if !ok {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Usagef("--%s: %v", scenarioFileFlag, err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return Usagef("--%s %s: not YAML: %v", scenarioFileFlag, path, err)
+	}
+	if len(doc.Content) == 0 {
+		return Usagef("--%s %s: empty file; want one key per flag, e.g. \"rate: 20\"", scenarioFileFlag, path)
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return Usagef("--%s %s:%d: want a mapping of flag names to values, e.g. \"rate: 20\"", scenarioFileFlag, path, m.Line)
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		key, val := m.Content[i], m.Content[i+1]
+		name := strings.TrimLeft(key.Value, "-")
+		if name == scenarioFileFlag || name == saveScenarioFlag || fs.Lookup(name) == nil {
+			return Usagef("--%s %s:%d: %q is not a setting of %s (see %s -h)", scenarioFileFlag, path, key.Line, key.Value, fs.Name(), fs.Name())
+		}
+		var values []string
+		switch val.Kind {
+		case yaml.ScalarNode:
+			values = []string{val.Value}
+		case yaml.SequenceNode:
+			for _, item := range val.Content {
+				if item.Kind != yaml.ScalarNode {
+					return Usagef("--%s %s:%d: %s: want a value or a list of values", scenarioFileFlag, path, item.Line, name)
+				}
+				values = append(values, item.Value)
+			}
+		default:
+			return Usagef("--%s %s:%d: %s: want a value or a list of values", scenarioFileFlag, path, val.Line, name)
+		}
+		for _, v := range values {
+			if err := fs.Set(name, v); err != nil {
+				return Usagef("--%s %s:%d: %s %q: %v", scenarioFileFlag, path, val.Line, name, v, err)
+			}
+		}
+	}
+	return nil
+}
+
+// scanFlagValue finds -name/--name VALUE or -name=VALUE in args before the
+// first non-flag argument.
+func scanFlagValue(args []string, name string) (string, bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			return "", false
+		}
+		a = strings.TrimLeft(a, "-")
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v, true
+		}
+		if a == name && i+1 < len(args) {
+			return args[i+1], true
+		}
+	}
+	return "", false
+}
+
+// saveScenario writes every setting given (from a file or the command line)
+// to path as a scenario file.
+func saveScenario(fs *flag.FlagSet, path string) error {
+	settings := map[string]any{}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == scenarioFileFlag || f.Name == saveScenarioFlag {
+			return
+		}
+		if list, ok := f.Value.(*stringList); ok {
+			settings[f.Name] = []string(*list)
+			return
+		}
+		settings[f.Name] = f.Value.String()
+	})
+	names := make([]string, 0, len(settings))
+	for n := range settings {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var doc yaml.Node
+	doc.Kind = yaml.MappingNode
+	for _, n := range names {
+		var k, v yaml.Node
+		k.SetString(n)
+		if err := v.Encode(settings[n]); err != nil {
+			return err
+		}
+		doc.Content = append(doc.Content, &k, &v)
+	}
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# %s scenario, written by knee %s; repeat with: %s --%s %s\n", fs.Name(), Version, fs.Name(), scenarioFileFlag, path)
+	enc := yaml.NewEncoder(&buf)
+	if err := enc.Encode(&doc); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return Usagef("--%s: %v", saveScenarioFlag, err)
+	}
+	return nil
+}
