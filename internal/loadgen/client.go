@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/knee-dev/knee/internal/openai"
@@ -23,21 +22,6 @@ import (
 
 // maxErrorBody bounds what an error message keeps of a response body.
 const maxErrorBody = 512
-
-// stampReader timestamps every Read of the response body the moment it
-// returns, before a byte is parsed: all events parsed from that read share
-// the timestamp (architecture habit 6).
-type stampReader struct {
-	body  io.Reader
-	start time.Time
-	at    time.Duration // offset of the latest Read's return
-}
-
-func (s *stampReader) Read(p []byte) (int, error) {
-	n, err := s.body.Read(p)
-	s.at = time.Since(s.start)
-	return n, err
-}
 
 // stream is the reusable per-request machinery.
 type stream struct {
@@ -60,7 +44,7 @@ func (r *Run) do(i int64, scheduled time.Duration) {
 	}
 	st := streamPool.Get().(*stream)
 	defer streamPool.Put(st)
-	st.stamp.start = r.start
+	st.stamp.start, st.stamp.wall0 = r.start, r.wall0
 
 	p := openai.Params{API: r.cfg.API, Model: r.cfg.Model, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
 		IgnoreEOS: r.cfg.IgnoreEOS, ContinuousUsage: r.cfg.ContinuousUsage}
@@ -71,12 +55,8 @@ func (r *Run) do(i int64, scheduled time.Duration) {
 	// may still write the body, or report the write, after Do returns
 	// (a server that answers before reading the whole request).
 	body := openai.AppendBody(make([]byte, 0, len(req.Prompt)+256), p)
-	sentAt := new(atomic.Int64) // ns offset when the request was written; 0 until then
-	start := r.start
-	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
-		sentAt.Store(int64(time.Since(start)))
-	}}
-	ctx := httptrace.WithClientTrace(r.hardCtx, trace)
+	tr := newReqTrace(r.start, r.kernelStamps)
+	ctx := httptrace.WithClientTrace(r.hardCtx, &tr.trace)
 	if r.cfg.RequestTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.cfg.RequestTimeout)
@@ -106,16 +86,17 @@ func (r *Run) do(i int64, scheduled time.Duration) {
 	rec.Sent = time.Since(r.start) // replaced by the write time below when known
 
 	resp, err := r.client.Do(hreq)
-	if sent := sentAt.Load(); sent > 0 {
+	if sent := tr.sentAt.Load(); sent > 0 {
 		rec.Sent = time.Duration(sent)
 	}
 	if err != nil {
 		rec.StreamEnd = time.Since(r.start)
-		r.classifyTransportError(rec, err, sentAt.Load() > 0)
+		r.classifyTransportError(rec, err, tr.sentAt.Load() > 0)
 		r.finish(rec)
 		return
 	}
 	rec.HTTPStatus = resp.StatusCode
+	st.stamp.conn = tr.conn
 	r.readResponse(ctx, st, resp, rec)
 	resp.Body.Close()
 	r.finish(rec)
@@ -171,8 +152,18 @@ func (r *Run) readResponse(ctx context.Context, st *stream, resp *http.Response,
 // readStream reads one event stream into rec: the per-token hot path.
 func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *record.Request) {
 	st.stamp.body = body
+	st.stamp.kernelReads, st.stamp.userReads = 0, 0
 	st.sse.Reset(&st.stamp)
-	defer func() { st.stamp.body = nil; st.sse.Reset(nil) }()
+	defer func() {
+		switch {
+		case st.stamp.userReads > 0:
+			r.userStamped.Add(1)
+		case st.stamp.kernelReads > 0:
+			r.kernelStamped.Add(1)
+		}
+		st.stamp.body, st.stamp.conn = nil, nil
+		st.sse.Reset(nil)
+	}()
 
 	if n := rec.MaxTokens; n > 0 {
 		rec.TokenTimes = make([]time.Duration, 0, min(n, 4096)+1)
@@ -258,12 +249,8 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 		}
 		if t := c.Timing; t != nil {
 			rec.ServerPhases = &record.Phases{Queue: msDur(t.QueueMS), Prefill: msDur(t.PrefillMS), Decode: msDur(t.DecodeMS)}
-			if len(t.TokenTimesMS) > 0 {
-				rec.ServerTokenTimes = make([]time.Duration, len(t.TokenTimesMS))
-				for j, v := range t.TokenTimesMS {
-					rec.ServerTokenTimes[j] = msDur(v)
-				}
-			}
+			rec.ServerTokenTimes = msDurs(t.TokenTimesMS)
+			rec.ServerWriteTimes = msDurs(t.WriteTimesMS)
 		}
 	}
 	if usage {
@@ -342,6 +329,18 @@ func parseMS(s string) time.Duration {
 }
 
 func msDur(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+
+// msDurs converts a list of milliseconds (nil when empty).
+func msDurs(ms []float64) []time.Duration {
+	if len(ms) == 0 {
+		return nil
+	}
+	d := make([]time.Duration, len(ms))
+	for i, v := range ms {
+		d[i] = msDur(v)
+	}
+	return d
+}
 
 // oneLine makes a short single-line excerpt of a body for a message.
 func oneLine(b []byte) string {

@@ -8,8 +8,10 @@
 // that close only when every worker is done. schedule.go has the load
 // models: closed-loop workers and the open-loop dispatcher that sends on
 // schedule however slowly the server answers. client.go runs one request:
-// HTTP, SSE, chunk decoding, with timestamps taken from the monotonic
-// clock right after each socket read, before parsing.
+// HTTP, SSE, chunk decoding, with every socket read timestamped before
+// parsing. stamp.go says where the timestamps come from: on Linux the
+// kernel's receive time of the bytes (SO_TIMESTAMPNS, stamp_linux.go),
+// elsewhere the monotonic clock when the read returns.
 //
 // Error kinds (record.ErrorKind): a failed dial is connect; RequestTimeout
 // is timeout; 429 and 503 are rejected (the message keeps Retry-After);
@@ -112,7 +114,13 @@ type Config struct {
 	// counted exactly; servers that do not know the option may refuse it.
 	ContinuousUsage bool
 
-	// Transport, when set, replaces the HTTP transport (tests).
+	// UserSpaceTimestamps stamps every read with the monotonic clock when
+	// it returns, even where the kernel's receive timestamps are
+	// available (to measure what they change; see stamp.go).
+	UserSpaceTimestamps bool
+
+	// Transport, when set, replaces the HTTP transport (tests); its reads
+	// are stamped in user space.
 	Transport http.RoundTripper
 }
 
@@ -169,6 +177,12 @@ type Result struct {
 	// Dropped counts open-loop arrivals that were due but never sent
 	// because the run ended while they waited for a MaxConcurrency slot.
 	Dropped int64
+	// KernelTimestamps: every stream's token times are the kernel's
+	// receive times of their bytes (SO_TIMESTAMPNS, Linux), not the time
+	// the client read them. UserStampedStreams counts streams with at
+	// least one read stamped in user space instead (see stamp.go).
+	KernelTimestamps   bool
+	UserStampedStreams int64
 }
 
 // Snapshot is a live view of a run.
@@ -190,6 +204,7 @@ type Run struct {
 	cfg      Config
 	src      Source
 	start    time.Time
+	wall0    int64 // start on the wall clock (Unix ns), the origin of kernel stamps
 	client   *http.Client
 	endpoint string
 
@@ -198,6 +213,9 @@ type Run struct {
 	inFlight, peak          atomic.Int64
 	sent, completed, failed atomic.Int64
 	tokens, dropped         atomic.Int64
+	kernelStamps            bool         // connections are dialed with kernel receive timestamps
+	kernelStamped           atomic.Int64 // streams stamped by the kernel throughout
+	userStamped             atomic.Int64 // streams with a read stamped in user space
 	errKinds                [16]atomic.Int64
 
 	mu      sync.Mutex
@@ -220,7 +238,8 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 	r := &Run{cfg: cfg, src: src, endpoint: endpoint, done: make(chan struct{})}
 	tr := cfg.Transport
 	if tr == nil {
-		tr = newTransport(cfg)
+		r.kernelStamps = kernelStampsSupported && !cfg.UserSpaceTimestamps
+		tr = newTransport(cfg, r.kernelStamps)
 	}
 	r.client = &http.Client{
 		Transport: tr,
@@ -231,6 +250,7 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 	r.hardCtx, r.hardStop = context.WithCancel(ctx)
 	r.issueCtx, r.stopIssue = context.WithCancel(r.hardCtx)
 	r.start = time.Now()
+	r.wall0 = r.start.UnixNano() // the wall reading of the same time.Now
 	go r.run()
 	return r, nil
 }
@@ -238,7 +258,7 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 // newTransport is one shared HTTP/1.1 keep-alive transport sized to the
 // load, so connections are reused and never capped below the load (a cap
 // would queue requests inside the transport, hiding client lag).
-func newTransport(cfg Config) *http.Transport {
+func newTransport(cfg Config, kernelStamps bool) *http.Transport {
 	idle := cfg.Concurrency
 	if cfg.MaxConcurrency > 0 {
 		idle = cfg.MaxConcurrency
@@ -246,9 +266,14 @@ func newTransport(cfg Config) *http.Transport {
 	if idle == 0 {
 		idle = 4096 // open loop without a cap: keep what the load needs
 	}
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	dial := dialer.DialContext
+	if kernelStamps {
+		dial = dialStamped(dialer)
+	}
 	return &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         dial,
 		MaxIdleConns:        0,
 		MaxIdleConnsPerHost: idle,
 		MaxConnsPerHost:     cfg.Concurrency, // 0 (no limit) in open loop
@@ -310,7 +335,9 @@ func (r *Run) run() {
 	r.records = nil
 	r.mu.Unlock()
 	slices.SortFunc(recs, func(a, b record.Request) int { return int(a.ID - b.ID) })
-	res := &Result{Records: recs, Start: r.start, Elapsed: elapsed, PeakInFlight: int(r.peak.Load()), Dropped: r.dropped.Load()}
+	res := &Result{Records: recs, Start: r.start, Elapsed: elapsed, PeakInFlight: int(r.peak.Load()), Dropped: r.dropped.Load(),
+		UserStampedStreams: r.userStamped.Load()}
+	res.KernelTimestamps = res.UserStampedStreams == 0 && r.kernelStamped.Load() > 0
 	if r.cfg.Concurrency == 0 {
 		res.OfferedRateRPS = r.cfg.RateRPS
 	}

@@ -1,0 +1,104 @@
+package loadgen
+
+import (
+	"io"
+	"net"
+	"net/http/httptrace"
+	"sync/atomic"
+	"time"
+)
+
+// Token timestamps are the time the bytes reached this machine, not the
+// time a busy client goroutine got round to reading them: at a thousand
+// streams on a few cores the gap between the two is milliseconds.
+//
+// On Linux the transport dials connections with SO_TIMESTAMPNS on
+// (stamp_linux.go): each socket read is a recvmsg that also returns the
+// kernel's receive time of the data, and the connection keeps that of its
+// latest read. net/http reads the connection through a bufio.Reader that
+// calls the connection only when empty, so when the response body returns
+// bytes, the connection's latest stamp is the arrival of the last of them
+// — the moment the events they complete became readable. Events read
+// together share that stamp, as they share a user-space stamp. The
+// request reaches its connection through httptrace's GotConn.
+//
+// The kernel stamp is on CLOCK_REALTIME; record times are offsets on the
+// monotonic clock from the run start. One offset, the wall reading of the
+// run start's time.Now (taken together with its monotonic reading),
+// converts one to the other. That assumes the wall clock is not stepped
+// during the run (NTP slewing changes both clocks alike); a stamp that
+// lands after the moment its read returned can only come from such a step
+// and is replaced by the user-space stamp.
+//
+// Where there is no kernel stamp (not Linux, the option refused, a read
+// without one, a transport from Config.Transport, Config.UserSpaceTimestamps)
+// the read is stamped with the monotonic clock when it returns, as before;
+// Result.KernelTimestamps says whether every stream had kernel stamps.
+
+// kernelStamper is a connection that knows the kernel receive time of its
+// latest read's data, in Unix nanoseconds (0: unknown).
+type kernelStamper interface{ kernelStamp() int64 }
+
+// stampReader timestamps every Read of the response body, before a byte
+// is parsed: all events parsed from that read share the timestamp
+// (architecture habit 6).
+type stampReader struct {
+	body  io.Reader
+	start time.Time     // the run start (monotonic)
+	wall0 int64         // the run start on the wall clock, Unix ns: origin of kernel stamps
+	conn  kernelStamper // the request's connection; nil: user-space stamps only
+	at    time.Duration // offset of the latest Read's data
+
+	kernelReads, userReads int // reads with data, by where their stamp came from
+}
+
+func (s *stampReader) Read(p []byte) (int, error) {
+	n, err := s.body.Read(p)
+	now := time.Since(s.start)
+	s.at = now
+	if n == 0 {
+		return n, err // no bytes to date: the end or an error, when it was seen
+	}
+	if s.conn != nil {
+		if k := s.conn.kernelStamp(); k != 0 {
+			if at := time.Duration(k - s.wall0); at <= now {
+				s.at = at
+				s.kernelReads++
+				return n, err
+			}
+		}
+	}
+	s.userReads++
+	return n, err
+}
+
+// reqTrace is one request's httptrace hooks: when the request was written
+// and which connection carries it.
+type reqTrace struct {
+	trace  httptrace.ClientTrace
+	start  time.Time
+	sentAt atomic.Int64 // ns offset when the request was written; 0 until then
+	conn   kernelStamper
+}
+
+func newReqTrace(start time.Time, wantConn bool) *reqTrace {
+	t := &reqTrace{start: start}
+	t.trace.WroteRequest = t.wroteRequest
+	if wantConn {
+		t.trace.GotConn = t.gotConn
+	}
+	return t
+}
+
+func (t *reqTrace) wroteRequest(httptrace.WroteRequestInfo) {
+	t.sentAt.Store(int64(time.Since(t.start)))
+}
+
+// gotConn runs on the goroutine that called Do, before Do returns.
+func (t *reqTrace) gotConn(info httptrace.GotConnInfo) {
+	c := info.Conn
+	if tc, ok := c.(interface{ NetConn() net.Conn }); ok { // TLS: the stamps are the socket's
+		c = tc.NetConn()
+	}
+	t.conn, _ = c.(kernelStamper)
+}

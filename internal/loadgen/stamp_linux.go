@@ -1,0 +1,158 @@
+//go:build linux
+
+package loadgen
+
+import (
+	"context"
+	"io"
+	"net"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// kernelStampsSupported: this build can ask the kernel for receive
+// timestamps.
+const kernelStampsSupported = true
+
+// stampConn is a TCP connection with SO_TIMESTAMPNS on: every Read is a
+// recvmsg whose control message carries the kernel's receive time of the
+// data (the time the latest segment it returns reached the socket, on
+// CLOCK_REALTIME), and the connection keeps that of its latest Read.
+//
+// One goroutine reads a connection at a time (net/http's persistConn:
+// readLoop for headers, the body reader's goroutine for the body, handed
+// over by channels), but the stamp is read by the request's goroutine
+// while readLoop may already be waiting on the next response, so it is
+// atomic.
+type stampConn struct {
+	net.Conn
+	rc   syscall.RawConn
+	recv func(fd uintptr) bool // c.recvmsg, bound once: no allocation per Read
+
+	stampNS atomic.Int64 // kernel receive time of the latest Read's data (Unix ns); 0: none
+
+	// State of the Read in progress, shared with recv.
+	msg  unix.Msghdr
+	iov  unix.Iovec
+	oob  [64]byte
+	n    int
+	errn syscall.Errno
+}
+
+// dialStamped dials like d and turns kernel receive timestamps on; where
+// the option cannot be set it returns the plain connection (user-space
+// stamps then).
+func dialStamped(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if c := newStampConn(conn); c != nil {
+			return c, nil
+		}
+		return conn, nil
+	}
+}
+
+// newStampConn wraps a TCP connection, or returns nil when it is not one
+// or the kernel refuses the option.
+func newStampConn(conn net.Conn) *stampConn {
+	tc, ok := conn.(*net.TCPConn)
+	if !ok {
+		return nil
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+	}); err != nil || serr != nil {
+		return nil
+	}
+	c := &stampConn{Conn: conn, rc: rc}
+	c.recv = c.recvmsg
+	c.msg.Iov = &c.iov
+	c.msg.SetIovlen(1)
+	return c
+}
+
+// recvmsg is one non-blocking recvmsg into the buffer set up by Read. It
+// returns false on EAGAIN, so that the runtime poller waits for the socket
+// to become readable and calls it again; every other outcome is final.
+func (c *stampConn) recvmsg(fd uintptr) bool {
+	for {
+		c.msg.Control = &c.oob[0]
+		c.msg.SetControllen(len(c.oob))
+		c.msg.Flags = 0
+		n, _, e := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&c.msg)), 0)
+		switch e {
+		case 0:
+			c.n, c.errn = int(n), 0
+			return true
+		case unix.EINTR:
+			continue // data may be waiting: returning false could sleep past it
+		case unix.EAGAIN:
+			return false
+		default:
+			c.n, c.errn = 0, e
+			return true
+		}
+	}
+}
+
+// Read reads like net.Conn's Read and records the kernel receive time of
+// what it returns. A Read whose data carries no timestamp clears the
+// stamp, so the caller falls back to its own clock rather than reuse an
+// older one.
+func (c *stampConn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	c.iov.Base = &p[0]
+	c.iov.SetLen(len(p))
+	err := c.rc.Read(c.recv)
+	c.iov.Base = nil // do not keep the caller's buffer alive
+	if err != nil {
+		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	}
+	if c.errn != 0 {
+		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("recvmsg", c.errn)}
+	}
+	if c.n == 0 {
+		return 0, io.EOF
+	}
+	c.stampNS.Store(parseStamp(c.oob[:c.msg.Controllen]))
+	return c.n, nil
+}
+
+// parseStamp returns the SCM_TIMESTAMPNS time in a control buffer as Unix
+// nanoseconds, or 0 when there is none.
+func parseStamp(b []byte) int64 {
+	for len(b) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+		if uint64(h.Len) < unix.SizeofCmsghdr || uint64(h.Len) > uint64(len(b)) {
+			return 0
+		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS &&
+			uint64(h.Len) >= uint64(unix.CmsgLen(int(unsafe.Sizeof(unix.Timespec{})))) {
+			ts := (*unix.Timespec)(unsafe.Pointer(&b[unix.CmsgLen(0)]))
+			return ts.Nano()
+		}
+		next := unix.CmsgSpace(int(h.Len) - unix.CmsgLen(0))
+		if next > len(b) {
+			return 0
+		}
+		b = b[next:]
+	}
+	return 0
+}
+
+// kernelStamp implements kernelStamper.
+func (c *stampConn) kernelStamp() int64 { return c.stampNS.Load() }

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package loadgen
+
+import (
+	"context"
+	"net"
+)
+
+// kernelStampsSupported: kernel receive timestamps are Linux-only here;
+// elsewhere every read is stamped in user space.
+const kernelStampsSupported = false
+
+func dialStamped(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return d.DialContext
+}
