@@ -214,6 +214,7 @@ type Run struct {
 	sent, completed, failed atomic.Int64
 	tokens, dropped         atomic.Int64
 	kernelStamps            bool         // connections are dialed with kernel receive timestamps
+	releaseStamps           func()       // ends holdKernelStamps
 	kernelStamped           atomic.Int64 // streams stamped by the kernel throughout
 	userStamped             atomic.Int64 // streams with a read stamped in user space
 	errKinds                [16]atomic.Int64
@@ -246,6 +247,9 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 		// A redirect of a streaming POST is a misconfigured URL, not
 		// something to follow.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	if r.kernelStamps {
+		r.releaseStamps = holdKernelStamps()
 	}
 	r.hardCtx, r.hardStop = context.WithCancel(ctx)
 	r.issueCtx, r.stopIssue = context.WithCancel(r.hardCtx)
@@ -328,6 +332,9 @@ func (r *Run) run() {
 	r.hardStop()
 	if t, ok := r.client.Transport.(*http.Transport); ok && r.cfg.Transport == nil {
 		t.CloseIdleConnections()
+	}
+	if r.releaseStamps != nil {
+		r.releaseStamps()
 	}
 
 	r.mu.Lock()

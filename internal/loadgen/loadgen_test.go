@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -137,14 +138,19 @@ func schedulingFloor(t *testing.T, pairs int, gap time.Duration) func() time.Dur
 	}
 }
 
-// truthRun streams `streams` concurrent requests of `tokens` tokens each,
-// one every gap, checks every record, and returns the p99 absolute error
-// of TTFT and ITL against the server's write times.
+// truthRun streams two rounds of `streams` concurrent requests of
+// `tokens` tokens each, one every gap (the second round on the first's
+// kept-alive connections), checks every record, and returns the p99
+// absolute error of TTFT and ITL against the server's write times.
 func truthRun(t *testing.T, streams, tokens int, gap time.Duration) (ttftP99, itlP99 time.Duration) {
 	ts := newTruthServer(t, func(string) plan { return plan{tokens: tokens, first: 20 * time.Millisecond, gap: gap} })
-	res := run(t, Config{BaseURL: ts.URL, Model: "m", Concurrency: streams, Requests: int64(streams)}, promptSource(tokens))
-	if len(res.Records) != streams {
-		t.Fatalf("%d records, want %d", len(res.Records), streams)
+	res := run(t, Config{BaseURL: ts.URL, Model: "m", Concurrency: streams, Requests: int64(2 * streams)}, promptSource(tokens))
+	if len(res.Records) != 2*streams {
+		t.Fatalf("%d records, want %d", len(res.Records), 2*streams)
+	}
+	if res.KernelTimestamps != kernelStampsSupported || (kernelStampsSupported && res.UserStampedStreams != 0) {
+		t.Errorf("KernelTimestamps %v with %d streams stamped in user space; kernel stamps supported: %v",
+			res.KernelTimestamps, res.UserStampedStreams, kernelStampsSupported)
 	}
 	var ttftErr, itlErr []time.Duration
 	for i := range res.Records {
@@ -161,11 +167,19 @@ func truthRun(t *testing.T, streams, tokens int, gap time.Duration) (ttftP99, it
 		if len(truth) != tokens {
 			t.Fatalf("request %d: server wrote %d tokens", rec.ID, len(truth))
 		}
+		if len(rec.ServerWriteTimes) != tokens {
+			t.Fatalf("request %d: %d server write times, want %d", rec.ID, len(rec.ServerWriteTimes), tokens)
+		}
 		for k, w := range truth {
 			off := w.Sub(res.Start)
 			// Causality: a chunk cannot be read before it was written.
 			if rec.TokenTimes[k] < off {
 				t.Fatalf("request %d token %d read at %v, before its write at %v", rec.ID, k, rec.TokenTimes[k], off)
+			}
+			// The reported write times are the server's, on its origin.
+			if d := (rec.ServerWriteTimes[k] - rec.ServerWriteTimes[0]) - w.Sub(truth[0]); d > time.Microsecond || d < -time.Microsecond {
+				t.Fatalf("request %d token %d: server write time %v (first %v), truth %v after the first",
+					rec.ID, k, rec.ServerWriteTimes[k], rec.ServerWriteTimes[0], w.Sub(truth[0]))
 			}
 			if k == 0 {
 				ttft, _ := rec.TTFT()
@@ -181,6 +195,53 @@ func truthRun(t *testing.T, streams, tokens int, gap time.Duration) (ttftP99, it
 		}
 	}
 	return p99abs(ttftErr), p99abs(itlErr)
+}
+
+// TestTimestampSource: kernel receive stamps by default where supported,
+// on kept-alive connections too (every token at or after its write and
+// the stream's own order kept); user-space ones when asked or when the
+// caller brings its own transport, and the Result says which.
+func TestTimestampSource(t *testing.T) {
+	const streams, requests, tokens = 4, 40, 5
+	ts := newTruthServer(t, func(string) plan { return plan{tokens: tokens, first: 2 * time.Millisecond, gap: time.Millisecond} })
+	for _, c := range []struct {
+		name       string
+		cfg        Config
+		wantKernel bool
+	}{
+		{"default", Config{}, kernelStampsSupported},
+		{"user-space asked", Config{UserSpaceTimestamps: true}, false},
+		{"own transport", Config{Transport: &http.Transport{MaxIdleConnsPerHost: streams}}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := c.cfg
+			cfg.BaseURL, cfg.Model, cfg.Concurrency, cfg.Requests = ts.URL, "m", streams, requests
+			conns0 := ts.conns.Load()
+			res := run(t, cfg, promptSource(tokens))
+			if conns := ts.conns.Load() - conns0; conns > streams {
+				t.Errorf("%d connections for %d workers: not kept alive", conns, streams)
+			}
+			if res.KernelTimestamps != c.wantKernel {
+				t.Errorf("KernelTimestamps %v, want %v (%d streams stamped in user space)", res.KernelTimestamps, c.wantKernel, res.UserStampedStreams)
+			}
+			if want := int64(requests); !c.wantKernel && res.UserStampedStreams != want {
+				t.Errorf("%d streams stamped in user space, want %d", res.UserStampedStreams, want)
+			}
+			for i := range res.Records {
+				rec := &res.Records[i]
+				truth := ts.truth("req-" + itoa(rec.ID))
+				if !rec.OK() || len(rec.TokenTimes) != len(truth) {
+					t.Fatalf("request %d: %s %s; %d chunks for %d writes", rec.ID, rec.Error, rec.ErrorMessage, len(rec.TokenTimes), len(truth))
+				}
+				for k, w := range truth {
+					if at := rec.TokenTimes[k]; at < w.Sub(res.Start) || (k > 0 && at < rec.TokenTimes[k-1]) || at > rec.StreamEnd {
+						t.Fatalf("request %d token %d at %v: written at %v, previous %v, stream end %v",
+							rec.ID, k, at, w.Sub(res.Start), rec.TokenTimes[max(k-1, 0)], rec.StreamEnd)
+					}
+				}
+			}
+		})
+	}
 }
 
 func itoa(i int64) string { return strings.TrimPrefix(promptSource(0)(i).Prompt, "req-") }

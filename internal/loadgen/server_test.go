@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,11 +44,19 @@ type truthServer struct {
 	writes  map[string][]time.Time
 	bodies  []string // request bodies as received
 	authHdr []string // Authorization headers as received
+
+	conns atomic.Int64 // connections accepted
 }
 
 func newTruthServer(t testing.TB, planFor func(prompt string) plan) *truthServer {
 	ts := &truthServer{planFor: planFor, writes: make(map[string][]time.Time)}
-	ts.Server = httptest.NewServer(http.HandlerFunc(ts.handle))
+	ts.Server = httptest.NewUnstartedServer(http.HandlerFunc(ts.handle))
+	ts.Server.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			ts.conns.Add(1)
+		}
+	}
+	ts.Start()
 	t.Cleanup(ts.Close)
 	return ts
 }
@@ -123,7 +133,7 @@ func (ts *truthServer) handle(w http.ResponseWriter, r *http.Request) {
 		if p.perChunk > 0 {
 			chunk = []byte(fmt.Sprintf(`{"choices":[{"index":0,"delta":{"content":"t%d"},"finish_reason":null}],"usage":{"prompt_tokens":7,"completion_tokens":%d}}`, i, sent))
 		}
-		times = append(times, time.Now())
+		times = append(times, time.Now()) // just before the write: the truth
 		sw.Data(chunk)
 		fl.Flush()
 		if p.errorEvent {
@@ -140,8 +150,17 @@ func (ts *truthServer) handle(w http.ResponseWriter, r *http.Request) {
 	ts.record(prompt, times)
 	sw.Data([]byte(`{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`))
 	if !p.noUsage {
-		sw.Data([]byte(fmt.Sprintf(`{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":%d},"knee_timing":{"queue_ms":1.5,"prefill_ms":%g,"decode_ms":2,"token_times_ms":[1,2]}}`,
-			p.tokens, float64(p.first)/1e6)))
+		// write_times_ms: each content chunk's write time, from the
+		// server's receipt of the request, as knee's servers send it.
+		wt := make([]byte, 0, 16*len(times))
+		for i, w := range times {
+			if i > 0 {
+				wt = append(wt, ',')
+			}
+			wt = strconv.AppendFloat(wt, float64(w.Sub(received))/1e6, 'f', 6, 64)
+		}
+		sw.Data([]byte(fmt.Sprintf(`{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":%d},"knee_timing":{"queue_ms":1.5,"prefill_ms":%g,"decode_ms":2,"token_times_ms":[1,2],"write_times_ms":[%s]}}`,
+			p.tokens, float64(p.first)/1e6, wt)))
 	}
 	if !p.noDone {
 		sw.Data([]byte("[DONE]"))

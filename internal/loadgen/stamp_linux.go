@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -95,6 +96,7 @@ func (c *stampConn) recvmsg(fd uintptr) bool {
 		switch e {
 		case 0:
 			c.n, c.errn = int(n), 0
+			raceAcquireIO(fd)
 			return true
 		case unix.EINTR:
 			continue // data may be waiting: returning false could sleep past it
@@ -156,3 +158,48 @@ func parseStamp(b []byte) int64 {
 
 // kernelStamp implements kernelStamper.
 func (c *stampConn) kernelStamp() int64 { return c.stampNS.Load() }
+
+// holdKernelStamps makes sure the kernel stamps packets from the first
+// byte of the run: the first socket in the system to ask for timestamps
+// turns them on through deferred work, and packets that arrive before it
+// has run carry none (their reads fall back to user space). It opens a
+// loopback UDP socket with the option, waits (up to about 100 ms) until a
+// datagram to itself comes back stamped, and keeps the socket open — the
+// kernel keeps stamping while any socket asks — until release is called.
+func holdKernelStamps() (release func()) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return func() {}
+	}
+	release = func() { unix.Close(fd) }
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) != nil ||
+		unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}) != nil {
+		return release
+	}
+	self, err := unix.Getsockname(fd)
+	if err != nil {
+		return release
+	}
+	var buf [1]byte
+	var oob [64]byte
+	for range 100 {
+		if unix.Sendto(fd, buf[:], 0, self) != nil {
+			return release
+		}
+		for range 10 {
+			_, oobn, _, _, err := unix.Recvmsg(fd, buf[:], oob[:], 0)
+			if err == nil {
+				if parseStamp(oob[:oobn]) != 0 {
+					return release
+				}
+				break
+			}
+			if err != unix.EAGAIN && err != unix.EINTR {
+				return release
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return release
+}

@@ -1,0 +1,5 @@
+//go:build linux && !race
+
+package loadgen
+
+func raceAcquireIO(uintptr) {}
