@@ -136,6 +136,11 @@ func printSelftestStep(w io.Writer, s selftest.Step) {
 	case "":
 		truth = "-"
 	}
+	if s.ClientKernelTimestamps {
+		truth += ", kernel stamps"
+	} else {
+		truth += fmt.Sprintf(", user stamps (%d streams)", s.UserStampedStreams)
+	}
 	fmt.Fprintf(w, "%7d %9.0f %8d | %8.3f / %-10.3f | %8.3f / %-10.3f | %7.3f / %-7.3f | %6.3f / %6.3f / %-7.3f | %5.2f / %5.2f / %5.2f / %5.2f | %-4s | %s\n",
 		s.Concurrency, s.TokenRateTPS, s.Requests, s.TTFTError.P50, s.TTFTError.P99, s.ITLError.P50, s.ITLError.P99,
 		s.TTFTErrorVsIntended.P99, s.ITLErrorVsIntended.P99,
@@ -158,6 +163,8 @@ func printSelftestFooter(w io.Writer, res *selftest.Result, profDir string) {
 	fmt.Fprintln(w, "vs intended: the same errors against the server's simulated token times (measurement error + pacing lag).")
 	fmt.Fprintln(w, "Pacing lag = when the server wrote a token − its simulated time: the server's own figure, not the client's.")
 	fmt.Fprintln(w, "CPU per token: the whole process (getrusage), split by pprof labels into server, client and Go runtime.")
+	fmt.Fprintln(w, "truth: what the errors are judged against (writes = the server's actual write times); kernel stamps = the client")
+	fmt.Fprintln(w, "timed each token by the kernel's receive time (SO_TIMESTAMPNS), user stamps = when it read the bytes.")
 	for _, s := range res.Steps {
 		if s.Truth == selftest.TruthIntendedTimes || s.Truth == selftest.TruthMixed {
 			fmt.Fprintln(w, "* the client did not record the server's write times (knee_timing write_times_ms) for every request: those")

@@ -26,6 +26,8 @@ func TestSelftestJSON(t *testing.T) {
 			WithWrites   *int               `json:"requests_with_write_times"`
 			TTFTIntended map[string]float64 `json:"ttft_error_vs_intended_ms"`
 			ITLIntended  map[string]float64 `json:"itl_error_vs_intended_ms"`
+			Kernel       *bool              `json:"client_kernel_timestamps"`
+			UserStamped  *int64             `json:"user_stamped_streams"`
 		} `json:"steps"`
 		MaxRate *float64 `json:"max_token_rate_within_1ms_tps"`
 	}
@@ -60,6 +62,9 @@ func TestSelftestJSON(t *testing.T) {
 			s.Truth == "mixed" && (*s.WithWrites == 0 || *s.WithWrites == s.Requests),
 			s.Truth != "write_times" && s.Truth != "intended_times" && s.Truth != "mixed":
 			t.Errorf("truth %q with %d of %d requests carrying write times", s.Truth, *s.WithWrites, s.Requests)
+		}
+		if s.Kernel == nil || s.UserStamped == nil || (*s.Kernel && *s.UserStamped != 0) {
+			t.Errorf("client_kernel_timestamps %v with %v user-stamped streams", s.Kernel, s.UserStamped)
 		}
 		if s.TTFTIntended["count"] != s.TTFTError["count"] {
 			t.Errorf("%v TTFT errors vs intended, %v vs writes: want the same requests", s.TTFTIntended["count"], s.TTFTError["count"])

@@ -89,6 +89,12 @@ type Step struct {
 	// RequestsWithWriteTimes counts the measured requests whose records
 	// carried the server's write times.
 	RequestsWithWriteTimes int `json:"requests_with_write_times"`
+	// ClientKernelTimestamps: the client stamped every stream's tokens with
+	// the kernel's receive time (SO_TIMESTAMPNS), not when it got round to
+	// reading them; UserStampedStreams counts streams with reads stamped in
+	// user space (loadgen.Result).
+	ClientKernelTimestamps bool  `json:"client_kernel_timestamps"`
+	UserStampedStreams     int64 `json:"user_stamped_streams"`
 	// The same errors against the server's intended (simulated) times:
 	// measurement error plus pacing lag, what a user of the simulator sees.
 	TTFTErrorVsIntended ErrDist `json:"ttft_error_vs_intended_ms"`
@@ -233,6 +239,7 @@ func runStep(ctx context.Context, cfg Config, base string, srv *simserver.Server
 		}
 	}
 	judge(&st, res.Records)
+	st.ClientKernelTimestamps, st.UserStampedStreams = res.KernelTimestamps, res.UserStampedStreams
 	bound := ms(Bound)
 	st.Within1ms = st.Requests > 0 && st.TTFTError.AbsP99 < bound && st.ITLError.AbsP99 < bound
 	return st, nil

@@ -43,6 +43,11 @@ func TestRunSmall(t *testing.T) {
 		if s.Requests == 0 || s.Errors != 0 || s.TTFTError.Count != s.Requests || s.ITLError.Count != s.Requests*7 {
 			t.Errorf("step %d: %+v", s.Concurrency, s)
 		}
+		// knee's client records the server's write times, so the step is
+		// judged against them, not against the intended times.
+		if s.Truth != TruthWriteTimes || s.RequestsWithWriteTimes != s.Requests || s.TTFTErrorVsIntended.Count != s.TTFTError.Count {
+			t.Errorf("step %d: truth %q, %d of %d requests with write times", s.Concurrency, s.Truth, s.RequestsWithWriteTimes, s.Requests)
+		}
 		if s.TokenRateTPS <= 0 || s.CPUPerTokenUS <= 0 || s.PacingLag.Tokens == 0 {
 			t.Errorf("step %d: rate %v cpu %v lag %+v", s.Concurrency, s.TokenRateTPS, s.CPUPerTokenUS, s.PacingLag)
 		}
