@@ -254,7 +254,7 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 	r.hardCtx, r.hardStop = context.WithCancel(ctx)
 	r.issueCtx, r.stopIssue = context.WithCancel(r.hardCtx)
 	r.start = time.Now()
-	r.wall0 = r.start.UnixNano() // the wall reading of the same time.Now
+	r.wall0 = wallAt(r.start)
 	go r.run()
 	return r, nil
 }

@@ -23,17 +23,36 @@ import (
 // request reaches its connection through httptrace's GotConn.
 //
 // The kernel stamp is on CLOCK_REALTIME; record times are offsets on the
-// monotonic clock from the run start. One offset, the wall reading of the
-// run start's time.Now (taken together with its monotonic reading),
-// converts one to the other. That assumes the wall clock is not stepped
-// during the run (NTP slewing changes both clocks alike); a stamp that
-// lands after the moment its read returned can only come from such a step
-// and is replaced by the user-space stamp.
+// monotonic clock from the run start. One offset, the run start on the
+// wall clock (wallAt), converts one to the other. That assumes the wall
+// clock is not stepped during the run (NTP slewing changes both clocks
+// alike); a stamp that lands after the moment its read returned can only
+// come from such a step and is replaced by the user-space stamp.
 //
 // Where there is no kernel stamp (not Linux, the option refused, a read
 // without one, a transport from Config.Transport, Config.UserSpaceTimestamps)
 // the read is stamped with the monotonic clock when it returns, as before;
 // Result.KernelTimestamps says whether every stream had kernel stamps.
+
+// wallAt returns the wall-clock time (Unix ns) of the monotonic instant
+// start: the origin of kernel stamps on the run clock. time.Now reads the
+// two clocks one after the other, and an interruption between the reads
+// (a preempted vCPU) would shift every kernel stamp of the run by as
+// much, so this brackets a wall reading between two monotonic ones, a few
+// times, and keeps the tightest bracket (its width, tens of nanoseconds,
+// bounds the error).
+func wallAt(start time.Time) int64 {
+	best, bestWidth := start.UnixNano(), time.Duration(1<<62)
+	for range 8 {
+		m1 := time.Since(start)
+		wall := time.Now().UnixNano()
+		m2 := time.Since(start)
+		if w := m2 - m1; w < bestWidth {
+			best, bestWidth = wall-int64(m1+(m2-m1)/2), w
+		}
+	}
+	return best
+}
 
 // kernelStamper is a connection that knows the kernel receive time of its
 // latest read's data, in Unix nanoseconds (0: unknown).

@@ -18,7 +18,7 @@ import (
 
 // stampedPair is a loopback TCP pair whose client side is dialed by
 // dialStamped; it fails the test if the kernel option was not set.
-func stampedPair(t *testing.T) (client *stampConn, server net.Conn) {
+func stampedPair(t testing.TB) (client *stampConn, server net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -206,5 +206,44 @@ func TestParseStamp(t *testing.T) {
 	(*unix.Cmsghdr)(unsafe.Pointer(&zero[0])).SetLen(0)
 	if got := parseStamp(zero); got != 0 {
 		t.Errorf("zero-length header: %d, want 0", got)
+	}
+}
+
+// TestWallAt: the run origin on the wall clock agrees with time.Now's
+// own wall reading (to well within a millisecond on any machine).
+func TestWallAt(t *testing.T) {
+	start := time.Now()
+	if d := time.Duration(wallAt(start) - start.UnixNano()); d > time.Millisecond || d < -time.Millisecond {
+		t.Errorf("wallAt differs from time.Now's wall reading by %v", d)
+	}
+}
+
+// BenchmarkConnRead compares one read of a token-sized event through
+// stampConn (recvmsg with the timestamp) with a plain net.Conn read: the
+// cost of kernel stamps per socket read.
+func BenchmarkConnRead(b *testing.B) {
+	event := make([]byte, 256)
+	for _, kind := range []string{"stamped", "plain"} {
+		b.Run(kind, func(b *testing.B) {
+			c, s := stampedPair(b)
+			var r net.Conn = c
+			if kind == "plain" {
+				r = c.Conn
+			}
+			buf := make([]byte, 16<<10)
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Write(event)
+				for got := 0; got < len(event); {
+					n, err := r.Read(buf)
+					if err != nil {
+						b.Fatal(err)
+					}
+					got += n
+				}
+			}
+			c.Close()
+			s.Close()
+		})
 	}
 }
