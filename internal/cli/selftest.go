@@ -149,6 +149,9 @@ func printSelftestStep(w io.Writer, s selftest.Step) {
 	if s.Errors > 0 {
 		fmt.Fprintf(w, "        %d request(s) failed in this step\n", s.Errors)
 	}
+	if s.CoalescedChunkShare >= 0.001 {
+		fmt.Fprintf(w, "        %.1f%% of chunks arrived in one read with an earlier chunk (the client read later than a token gap; they share a timestamp)\n", 100*s.CoalescedChunkShare)
+	}
 }
 
 func printSelftestFooter(w io.Writer, res *selftest.Result, profDir string) {

@@ -95,6 +95,11 @@ type Step struct {
 	// user space (loadgen.Result).
 	ClientKernelTimestamps bool  `json:"client_kernel_timestamps"`
 	UserStampedStreams     int64 `json:"user_stamped_streams"`
+	// CoalescedChunkShare is the share of the measured requests' content
+	// chunks that arrived in one socket read with an earlier chunk: they
+	// share its timestamp, so a client that reads later than a token gap
+	// shows up here (and in the ITL error's tails).
+	CoalescedChunkShare float64 `json:"coalesced_chunk_share"`
 	// The same errors against the server's intended (simulated) times:
 	// measurement error plus pacing lag, what a user of the simulator sees.
 	TTFTErrorVsIntended ErrDist `json:"ttft_error_vs_intended_ms"`
@@ -251,6 +256,7 @@ func runStep(ctx context.Context, cfg Config, base string, srv *simserver.Server
 // lag). It fills the step's error fields, Requests and Errors.
 func judge(st *Step, recs []record.Request) {
 	var ttft, itl, ttftI, itlI []float64
+	chunks, coalesced := 0, 0
 	for i := range recs {
 		r := &recs[i]
 		if r.Error == record.ErrCanceled {
@@ -268,6 +274,8 @@ func judge(st *Step, recs []record.Request) {
 			continue // multi-token chunks or no truth: nothing to compare
 		}
 		st.Requests++
+		chunks += len(tt)
+		coalesced += r.CoalescedChunks
 		ttftI = append(ttftI, ms((r.FirstToken-r.Sent)-truth[0]))
 		for j := 1; j < len(tt); j++ {
 			itlI = append(itlI, ms((tt[j]-tt[j-1])-(truth[j]-truth[j-1])))
@@ -284,6 +292,9 @@ func judge(st *Step, recs []record.Request) {
 	st.TTFTError, st.ITLError = summarise(ttft), summarise(itl)
 	st.TTFTErrorVsIntended, st.ITLErrorVsIntended = summarise(ttftI), summarise(itlI)
 	st.Truth = truthKind(st.Requests, st.RequestsWithWriteTimes)
+	if chunks > 0 {
+		st.CoalescedChunkShare = float64(coalesced) / float64(chunks)
+	}
 }
 
 // Truth kinds of Step.Truth.

@@ -98,6 +98,7 @@ func TestJudgeSeparatesMeasurementFromPacing(t *testing.T) {
 		TokenTimes:       []time.Duration{msd(112.25), msd(125.25), msd(131.25)},
 		ServerTokenTimes: []time.Duration{msd(10), msd(20), msd(30)},
 		ServerWriteTimes: []time.Duration{msd(12), msd(25), msd(31)},
+		CoalescedChunks:  1,
 	}
 	var st Step
 	judge(&st, []record.Request{withWrites,
@@ -107,6 +108,9 @@ func TestJudgeSeparatesMeasurementFromPacing(t *testing.T) {
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 	if st.Requests != 1 || st.Errors != 1 || st.RequestsWithWriteTimes != 1 || st.Truth != TruthWriteTimes {
 		t.Fatalf("requests %d errors %d with writes %d truth %q", st.Requests, st.Errors, st.RequestsWithWriteTimes, st.Truth)
+	}
+	if !near(st.CoalescedChunkShare, 1.0/3) {
+		t.Errorf("coalesced share %v, want 1/3", st.CoalescedChunkShare)
 	}
 	if !near(st.TTFTError.Max, 0.25) || !near(st.ITLError.Max, 0) || !near(st.ITLError.Min, 0) {
 		t.Errorf("measurement error: ttft %+v itl %+v; want 0.25 and 0", st.TTFTError, st.ITLError)
