@@ -23,10 +23,13 @@
 // stream_broken); requests cut by the hard stop (ctx canceled, or the
 // grace period over) are canceled, with what they received so far.
 //
-// Measuring the client itself (see cpu_test.go):
+// Measuring the client itself (see cpu_test.go): truth at 1,000 streams
+// with kernel and with user-space timestamps, CPU per token (both ways)
+// against a bare socket reader, the per-chunk path, one socket read:
 //
+//	go test -run 'TestTruth1000$' -count=1 -v ./internal/loadgen
 //	go test -run '^$' -bench 'ClientCPU|ReadFloor' -benchtime 1x -v ./internal/loadgen
-//	go test -run '^$' -bench ChunkPath -benchmem ./internal/loadgen
+//	go test -run '^$' -bench 'ChunkPath|ConnRead' -benchmem ./internal/loadgen
 package loadgen
 
 import (
