@@ -98,6 +98,7 @@ func (r *Run) do(i int64, scheduled time.Duration) {
 	rec.HTTPStatus = resp.StatusCode
 	st.stamp.conn = tr.conn
 	r.readResponse(ctx, st, resp, rec)
+	st.stamp.conn = nil // the pooled stream must not keep the connection
 	resp.Body.Close()
 	r.finish(rec)
 }
@@ -161,7 +162,7 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 		case st.stamp.kernelReads > 0:
 			r.kernelStamped.Add(1)
 		}
-		st.stamp.body, st.stamp.conn = nil, nil
+		st.stamp.body = nil
 		st.sse.Reset(nil)
 	}()
 
