@@ -196,6 +196,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		status = "interrupted"
 		notes = append(notes, "interrupted: the report covers what was measured before the stop")
 	}
+	notes = append(notes, timestampNote(res))
 	notes = append(notes, clientFloorWarnings(sum, res, cpu)...)
 	rep := &report.Run{
 		ID: sink.runID(), Kind: "bench", Version: Version, Target: redactURL(target), Model: model,
@@ -273,6 +274,17 @@ func redactURL(u string) string {
 		u = u[:q]
 	}
 	return u
+}
+
+// timestampNote says where token arrival times came from.
+func timestampNote(res *loadgen.Result) string {
+	switch {
+	case res.KernelTimestamps:
+		return "token arrival times: the kernel's receive timestamps (SO_TIMESTAMPNS), so knee's own scheduling delay is not in them"
+	case res.UserStampedStreams > 0:
+		return fmt.Sprintf("token arrival times: taken in user space after each socket read on %d streams (no kernel receive timestamps there)", res.UserStampedStreams)
+	}
+	return "token arrival times: taken in user space right after each socket read"
 }
 
 // clientFloorWarnings says when a result may reflect knee's own limits
