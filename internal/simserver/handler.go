@@ -167,6 +167,9 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 		if !st.headerSent && st.outcome == running {
 			if c, brw, err := st.rc.Hijack(); err == nil {
 				st.conn, st.br, st.raw = c, brw.Reader, rawConnOf(c)
+				if sc := stampConnOf(c); sc != nil {
+					sc.hijacked.Store(true) // the writer re-arms it at the final chunk
+				}
 			}
 		}
 		conn := st.conn

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // kernelStamps reads with recvmsg(2) and SO_TIMESTAMPNS to learn when the
@@ -33,6 +35,17 @@ func (k *kernelStamps) init(c net.Conn) {
 		return
 	}
 	k.raw, k.oob = raw, make([]byte, syscall.CmsgSpace(int(unsafe.Sizeof(syscall.Timespec{}))))
+}
+
+// pending reports whether bytes were already waiting on the socket (a
+// request that arrived before the connection was accepted).
+func (k *kernelStamps) pending() bool {
+	if k.raw == nil {
+		return false
+	}
+	n := 0
+	k.raw.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.SIOCINQ) })
+	return n > 0
 }
 
 func (k *kernelStamps) on() bool { return k.raw != nil }

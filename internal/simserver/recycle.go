@@ -165,24 +165,66 @@ type stampConn struct {
 	s       *Server
 	kts     kernelStamps // kernel receive timestamps, when available
 	arrived atomic.Int64 // server time of the pending request's arrival; 0 = none
+	// armed: the next read that returns data starts a request, so it is
+	// stamped. Disarmed by that read, re-armed when the response is
+	// complete, so the later reads of a request (a body that comes in its
+	// own segment) do not stamp the next request with their time.
+	armed atomic.Bool
+	// hijacked: the request being served took the connection over; its
+	// writer re-arms at the final chunk instead of ServeHTTP on return.
+	hijacked atomic.Bool
+	// lastRead is the server time of the last read that returned data, or
+	// of the accept when no bytes were waiting then (reads of one
+	// connection are never concurrent). Bytes read later arrived after it,
+	// so a kernel stamp older than it is stale and the read time is used
+	// instead. Seen on Linux: the first request on a connection opened
+	// ahead of time and used half a second later was stamped with about
+	// the connection's setup time, which started knee_timing (and the TTFT
+	// truth) that much early.
+	lastRead int64
 }
 
 func (c *stampConn) Read(p []byte) (int, error) {
-	if c.arrived.Load() != 0 || !c.kts.on() {
+	if !c.armed.Load() || !c.kts.on() {
 		n, err := c.Conn.Read(p)
-		if n > 0 && c.arrived.Load() == 0 {
-			c.arrived.Store(max(c.s.now(), 1))
+		if n > 0 {
+			now := c.s.now()
+			c.lastRead = now
+			if c.armed.CompareAndSwap(true, false) {
+				c.arrived.Store(max(now, 1))
+			}
 		}
 		return n, err
 	}
 	n, at, err := c.kts.read(c, p)
 	if n > 0 {
-		if at <= 0 {
-			at = c.s.now()
+		now := c.s.now()
+		if at <= 0 || at < c.lastRead {
+			at = now
 		}
-		c.arrived.Store(max(at, 1))
+		c.lastRead = now
+		if c.armed.CompareAndSwap(true, false) {
+			c.arrived.Store(max(at, 1))
+		}
 	}
 	return n, err
+}
+
+// arm marks the connection as between requests (its response is complete).
+func (c *stampConn) arm() { c.armed.Store(true) }
+
+// stampConnOf finds the stampConn under a (possibly wrapped) connection.
+func stampConnOf(c net.Conn) *stampConn {
+	for {
+		switch cc := c.(type) {
+		case *stampConn:
+			return cc
+		case *replayConn:
+			c = cc.Conn
+		default:
+			return nil
+		}
+	}
 }
 
 // take returns and clears the arrival time of the request being handled.
@@ -202,7 +244,11 @@ func (l stampListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	sc := &stampConn{Conn: c, s: l.s}
+	sc.armed.Store(true)
 	sc.kts.init(c)
+	if !sc.kts.pending() {
+		sc.lastRead = l.s.now()
+	}
 	return sc, nil
 }
 

@@ -222,6 +222,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if at := sc.take(); at > 0 && at <= recv {
 			recv = at // when the request's bytes arrived, not when parsing ended
 		}
+		defer func() {
+			if !sc.hijacked.Swap(false) {
+				sc.arm() // the response is complete: the next read starts a request
+			}
+		}()
 	}
 	switch r.URL.Path {
 	case "/v1/chat/completions":

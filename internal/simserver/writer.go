@@ -168,6 +168,13 @@ func (w *writer) write(it *item, flush bool) {
 			now = s.now()
 		}
 		w.refreshDeadline(st, now)
+		if it.kind == kindFinal {
+			// The client may send its next request as soon as this
+			// arrives: the connection's next read starts a request.
+			if sc := stampConnOf(st.conn); sc != nil {
+				sc.arm()
+			}
+		}
 		if len(out) > 0 {
 			if st.raw != nil {
 				err = writeNow(st.raw, out)
