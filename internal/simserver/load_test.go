@@ -72,7 +72,8 @@ func cpuTime() time.Duration {
 // BenchmarkPacing runs 64, 256 and 1000 concurrent streams (a minimal Go
 // client, closed loop, 256 output tokens, steps ×0.5) against the server for
 // a few seconds each and reports the token rate, pacing lag (when each
-// token's bytes reached the kernel minus its simulated time) and process CPU
+// token was written, just before its write(2), minus its simulated time)
+// and process CPU
 // per token (client and server together). The server's share of the CPU is
 // in a profile, under the pprof label knee=server:
 //
