@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knee-dev/knee/internal/cpuclock"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
@@ -165,7 +166,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		it := gen.Item(i)
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, MaxTokens: it.MaxTokens}
 	}
-	cpu0 := processCPU()
+	cpu0 := cpuclock.Process()
 	run, err := loadgen.Start(ctx, cfg, source)
 	if err != nil {
 		sink.abort()
@@ -184,7 +185,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if stopProgress != nil {
 		stopProgress()
 	}
-	cpu := processCPU() - cpu0
+	cpu := cpuclock.Process() - cpu0
 
 	opts := stats.Options{OfferedRateRPS: res.OfferedRateRPS, Series: true}
 	if len(objectives) > 0 {
@@ -296,7 +297,7 @@ func clientFloorWarnings(sum stats.Summary, res *loadgen.Result, cpu time.Durati
 		w = append(w, fmt.Sprintf("warning: client lag p99 is %.1f ms: knee sent requests late; open-loop TTFT(sched) includes it. Results are beyond this machine's overhead floor (see knee selftest).", sum.Lag.P99))
 	}
 	if res.Elapsed > 0 {
-		util := cpu.Seconds() / res.Elapsed.Seconds() / float64(numCPU())
+		util := cpu.Seconds() / res.Elapsed.Seconds() / float64(cpuclock.CPUs())
 		if util > 0.9 {
 			w = append(w, fmt.Sprintf("warning: knee's process used %.0f%% of all CPUs: timing may include client overhead (see knee selftest).", 100*util))
 		}

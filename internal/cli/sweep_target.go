@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knee-dev/knee/internal/cpuclock"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/slo"
@@ -144,7 +145,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	if r.rec != nil {
 		cfg.OnRecord = r.rec.add
 	}
-	cpu0 := processCPU()
+	cpu0 := cpuclock.Process()
 	run, err := loadgen.Start(ctx, cfg, src)
 	if err != nil {
 		return sweep.Step{}, Usagef("%v", err)
@@ -157,7 +158,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	}
 	step := sweep.Step{Load: load, Summary: sum, Full: true}
 	// The client's own limits would bend the curve too: say so per step.
-	for _, w := range clientFloorWarnings(sum, res, processCPU()-cpu0) {
+	for _, w := range clientFloorWarnings(sum, res, cpuclock.Process()-cpu0) {
 		step.Warnings = append(step.Warnings, strings.TrimPrefix(w, "warning: "))
 	}
 	if res.Dropped > 0 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knee-dev/knee/internal/cpuclock"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/sse"
 )
@@ -55,7 +56,7 @@ func BenchmarkChunkPath(b *testing.B) {
 	st := streamPool.Get().(*stream)
 	body := &eventReader{events: events}
 	b.ReportAllocs()
-	cpu0 := processCPU()
+	cpu0 := cpuclock.Process()
 	for b.Loop() {
 		body.i = 0
 		rec := record.Request{MaxTokens: chunks}
@@ -64,7 +65,7 @@ func BenchmarkChunkPath(b *testing.B) {
 			b.Fatalf("chunks %d out %d err %q %s", len(rec.TokenTimes), rec.OutputTokens, rec.Error, rec.ErrorMessage)
 		}
 	}
-	cpu := processCPU() - cpu0
+	cpu := cpuclock.Process() - cpu0
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/chunks, "ns/chunk")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/chunks, "cpu-ns/chunk")
 	b.ReportMetric(float64(testing.AllocsPerRun(1, func() {

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/knee-dev/knee/internal/cpuclock"
 	"github.com/knee-dev/knee/internal/sse"
 )
 
@@ -241,10 +242,10 @@ func monoAt(start time.Time) int64 {
 // per stream, and measures the client against the server's truth.
 func streamLoad(tb testing.TB, url string, streams, rounds, tokens int, ramp time.Duration, userSpace bool) streamResult {
 	tb.Helper()
-	cpu0 := processCPU()
+	cpu0 := cpuclock.Process()
 	res := run(tb, Config{BaseURL: url, Model: "m", Concurrency: streams, Requests: int64(rounds * streams),
 		Ramp: ramp, UserSpaceTimestamps: userSpace}, promptSource(tokens))
-	cpu := processCPU() - cpu0
+	cpu := cpuclock.Process() - cpu0
 	mono0 := monoAt(res.Start)
 
 	resp, err := http.Get(url + "/truth")
@@ -397,7 +398,7 @@ func BenchmarkReadFloor(b *testing.B) {
 			const tokens, gap = 200, 20 * time.Millisecond
 			addr := strings.TrimPrefix(startChild(b, fmt.Sprintf("raw:%v,%d", gap, tokens)), "http://")
 			for b.Loop() {
-				cpu0 := processCPU()
+				cpu0 := cpuclock.Process()
 				start := time.Now()
 				var wg sync.WaitGroup
 				var mu sync.Mutex
@@ -430,7 +431,7 @@ func BenchmarkReadFloor(b *testing.B) {
 					}()
 				}
 				wg.Wait()
-				cpu := processCPU() - cpu0
+				cpu := cpuclock.Process() - cpu0
 				events := total / len(sse.AppendData(nil, []byte(benchContent)))
 				perToken := float64(cpu.Nanoseconds()) / float64(events) / 1e3
 				b.ReportMetric(perToken, "cpu-µs/token")

@@ -28,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knee-dev/knee/internal/cpuclock"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/simserver"
@@ -206,12 +207,12 @@ func runStep(ctx context.Context, cfg Config, base string, srv *simserver.Server
 		run.Wait()
 		return st, ctx.Err()
 	}
-	s0, cpu0, t0 := run.Snapshot(), processCPU(), time.Now()
+	s0, cpu0, t0 := run.Snapshot(), cpuclock.Process(), time.Now()
 	srv.ResetPacingLag()
 	var prof bytes.Buffer
 	profiling := pprof.StartCPUProfile(&prof) == nil
 	sleep(ctx, cfg.Duration)
-	s1, cpu1, el := run.Snapshot(), processCPU(), time.Since(t0)
+	s1, cpu1, el := run.Snapshot(), cpuclock.Process(), time.Since(t0)
 	st.PacingLag = srv.PacingLag()
 	if profiling {
 		pprof.StopCPUProfile()

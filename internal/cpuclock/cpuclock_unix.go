@@ -1,14 +1,14 @@
 //go:build unix
 
-package selftest
+package cpuclock
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the user+system CPU time of this process so far.
-func processCPU() time.Duration {
+// Process is the user+system CPU time of this process so far (0 if unknown).
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
