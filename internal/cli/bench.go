@@ -187,13 +187,28 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	}
 	cpu := cpuclock.Process() - cpu0
 
+	interrupted := ctx.Err() != nil
+	if interrupted {
+		// Requests cut off by the user's interrupt say nothing about the
+		// server: leave them out like cool-down (records.jsonl keeps them).
+		cut := 0
+		for i := range res.Records {
+			if r := &res.Records[i]; r.Error == record.ErrCanceled && !r.Warmup {
+				r.Warmup = true
+				cut++
+			}
+		}
+		if cut > 0 {
+			notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", cut))
+		}
+	}
 	opts := stats.Options{OfferedRateRPS: res.OfferedRateRPS, Series: true}
 	if len(objectives) > 0 {
 		opts.Good = objectives.Good
 	}
 	sum := stats.Summarize(res.Records, opts)
 	status := "complete"
-	if ctx.Err() != nil {
+	if interrupted {
 		status = "interrupted"
 		notes = append(notes, "interrupted: the report covers what was measured before the stop")
 	}
@@ -210,6 +225,9 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if err := writeOutputs(env, rep, f.jsonOut); err != nil {
 		return err
 	}
+	if interrupted {
+		return fmt.Errorf("interrupted: the report above covers what was measured before the stop%s", storedAs(rep.ID))
+	}
 	if sum.Requests > 0 && sum.Completed == 0 {
 		return fmt.Errorf("all %d requests failed (%s); the records say why", sum.Requests, errorKindsLine(sum.ErrorKinds))
 	}
@@ -217,6 +235,13 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		return &SLOError{Failed: failed}
 	}
 	return nil
+}
+
+func storedAs(id string) string {
+	if id == "" {
+		return ""
+	}
+	return " (stored as run " + id + ", status interrupted)"
 }
 
 // errorKindsLine lists error counts by kind, e.g. "connect: 12, http_5xx: 3".

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/knee-dev/knee/internal/record"
 )
@@ -225,5 +228,47 @@ func TestBenchMisbehavingServerIsData(t *testing.T) {
 	db, _ := os.ReadFile(env["KNEE_DB"])
 	if len(db) == 0 || strings.Contains(string(db), secret) {
 		t.Errorf("database missing (%d bytes) or holds the API key", len(db))
+	}
+}
+
+// Ctrl-C (a canceled context) loses nothing already measured: the report,
+// the files and the stored run cover what came before the stop, and the
+// requests cut off are kept as canceled records but left out of statistics.
+func TestBenchInterruptKeepsResults(t *testing.T) {
+	out := t.TempDir()
+	db := filepath.Join(t.TempDir(), "knee.db")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(2*time.Second, cancel) // as Ctrl-C does, at any point of the run
+	var stdout, stderr bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
+		Getenv: func(k string) string { return map[string]string{"KNEE_DB": db}[k] }}
+	code := MainEnv(ctx, env, []string{"bench", "--requests", "100000", "--concurrency", "8", "--input-tokens", "64",
+		"--output-tokens", "64", "--quiet", "--json", "--out", out})
+	if code != ExitFailure || !strings.Contains(stderr.String(), "interrupted") {
+		t.Fatalf("exit %d, stderr:\n%s\nwant exit 1 saying interrupted", code, stderr.String())
+	}
+	var sum struct {
+		Requests, Completed, Errors int
+		Window                      struct {
+			ExcludedCooldown int `json:"excluded_cooldown"`
+		}
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
+		t.Fatalf("summary: %v\n%s", err, stdout.String())
+	}
+	recs := readRecords(t, filepath.Join(out, "records.jsonl"))
+	canceled := 0
+	for _, r := range recs {
+		if r.Error == record.ErrCanceled {
+			canceled++
+		}
+	}
+	if sum.Completed == 0 || sum.Errors != 0 || len(recs) != sum.Requests+sum.Window.ExcludedCooldown || canceled == 0 {
+		t.Errorf("summary %+v, %d records (%d canceled): want completed requests, no errors, canceled ones excluded as cool-down", sum, len(recs), canceled)
+	}
+	code, list, _ := kneeEnv(t, map[string]string{"KNEE_DB": db}, "runs")
+	if code != ExitOK || !strings.Contains(list, "interrupted") {
+		t.Errorf("stored run not marked interrupted:\n%s", list)
 	}
 }
