@@ -84,10 +84,18 @@ func (r *Run) do(i int64, scheduled time.Duration) {
 	rec.InFlightAtSend = int(inFlight)
 	r.sent.Add(1)
 	rec.Sent = time.Since(r.start) // replaced by the write time below when known
+	issued := rec.Sent
 
 	resp, err := r.client.Do(hreq)
 	if sent := tr.sentAt.Load(); sent > 0 {
 		rec.Sent = time.Duration(sent)
+	}
+	if err == nil {
+		// The response has begun, so the request's bytes have left: its
+		// last write's start is the send time (Linux connections know it).
+		if w, ok := tr.lastWrite(); ok && w >= issued {
+			rec.Sent = w
+		}
 	}
 	if err != nil {
 		rec.StreamEnd = time.Since(r.start)

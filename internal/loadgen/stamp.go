@@ -58,6 +58,14 @@ func wallAt(start time.Time) int64 {
 // latest read's data, in Unix nanoseconds (0: unknown).
 type kernelStamper interface{ kernelStamp() int64 }
 
+// writeStamper is a connection that knows when its latest Write started,
+// in nanoseconds since writeEpoch (0: never).
+type writeStamper interface{ lastWriteStart() int64 }
+
+// writeEpoch is the origin of write stamps: connections outlive runs, so
+// they cannot use a run's start.
+var writeEpoch = time.Now()
+
 // stampReader timestamps every Read of the response body, before a byte
 // is parsed: all events parsed from that read share the timestamp
 // (architecture habit 6).
@@ -98,6 +106,7 @@ type reqTrace struct {
 	start  time.Time
 	sentAt atomic.Int64 // ns offset when the request was written; 0 until then
 	conn   kernelStamper
+	writer writeStamper
 }
 
 func newReqTrace(start time.Time, wantConn bool) *reqTrace {
@@ -113,6 +122,22 @@ func (t *reqTrace) wroteRequest(httptrace.WroteRequestInfo) {
 	t.sentAt.Store(int64(time.Since(t.start)))
 }
 
+// lastWrite is when the connection's latest write started, as a run
+// offset. Read once the response has begun, it is the start of the
+// request's last write: net/http flushes its buffer after WroteRequest, so
+// that hook fires before the bytes leave, and the writer goroutine may run
+// late besides.
+func (t *reqTrace) lastWrite() (time.Duration, bool) {
+	if t.writer == nil {
+		return 0, false
+	}
+	w := t.writer.lastWriteStart()
+	if w == 0 {
+		return 0, false
+	}
+	return time.Duration(w) - t.start.Sub(writeEpoch), true
+}
+
 // gotConn runs on the goroutine that called Do, before Do returns.
 func (t *reqTrace) gotConn(info httptrace.GotConnInfo) {
 	c := info.Conn
@@ -120,4 +145,5 @@ func (t *reqTrace) gotConn(info httptrace.GotConnInfo) {
 		c = tc.NetConn()
 	}
 	t.conn, _ = c.(kernelStamper)
+	t.writer, _ = c.(writeStamper)
 }

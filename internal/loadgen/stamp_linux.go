@@ -35,6 +35,7 @@ type stampConn struct {
 	recv func(fd uintptr) bool // c.recvmsg, bound once: no allocation per Read
 
 	stampNS atomic.Int64 // kernel receive time of the latest Read's data (Unix ns); 0: none
+	writeNS atomic.Int64 // when the latest Write started (ns since writeEpoch); 0: none
 
 	// State of the Read in progress, shared with recv.
 	msg  unix.Msghdr
@@ -155,6 +156,17 @@ func parseStamp(b []byte) int64 {
 	}
 	return 0
 }
+
+// Write stamps the moment just before the bytes go to the kernel: a
+// request's send time is the start of its last write, so scheduling delay
+// of net/http's writer goroutine after the write does not shorten TTFT.
+func (c *stampConn) Write(p []byte) (int, error) {
+	c.writeNS.Store(int64(time.Since(writeEpoch)))
+	return c.Conn.Write(p)
+}
+
+// lastWriteStart implements writeStamper.
+func (c *stampConn) lastWriteStart() int64 { return c.writeNS.Load() }
 
 // kernelStamp implements kernelStamper.
 func (c *stampConn) kernelStamp() int64 { return c.stampNS.Load() }
