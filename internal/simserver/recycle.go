@@ -185,7 +185,12 @@ type stampConn struct {
 }
 
 func (c *stampConn) Read(p []byte) (int, error) {
-	if !c.armed.Load() || !c.kts.on() {
+	// Every read asks for the kernel stamp, armed or not: a read that
+	// starts before the response is complete (the handler watching for a
+	// departed client) can return the next request's first bytes after
+	// the writer has re-armed, and then only the kernel knows when they
+	// came — the time this goroutine got to run may be many ms later.
+	if !c.kts.on() {
 		n, err := c.Conn.Read(p)
 		if n > 0 {
 			now := c.s.now()
