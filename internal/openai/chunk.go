@@ -151,21 +151,9 @@ func DecodeChunk(data []byte, c *Chunk) error {
 			isErrorObject = string(raw) == "error"
 			return ok
 		case "message":
-			topMessage = ""
-			if s.peek() == '"' {
-				raw, esc, ok := s.str()
-				topMessage = unquote(raw, esc)
-				return ok
-			}
-			return s.skip()
+			return s.optString(&topMessage)
 		case "type":
-			topType = ""
-			if s.peek() == '"' {
-				raw, esc, ok := s.str()
-				topType = unquote(raw, esc)
-				return ok
-			}
-			return s.skip()
+			return s.optString(&topType)
 		case "code":
 			topCode = 0
 			return decodeCode(&s, &topCode)
@@ -284,21 +272,9 @@ func decodeError(s *scanner, e *APIError) bool {
 	return s.object(func(k []byte) bool {
 		switch string(k) {
 		case "message":
-			e.Message = ""
-			if s.peek() == '"' {
-				raw, esc, ok := s.str()
-				e.Message = unquote(raw, esc)
-				return ok
-			}
-			return s.skip()
+			return s.optString(&e.Message)
 		case "type":
-			e.Type = ""
-			if s.peek() == '"' {
-				raw, esc, ok := s.str()
-				e.Type = unquote(raw, esc)
-				return ok
-			}
-			return s.skip()
+			return s.optString(&e.Type)
 		case "code":
 			e.Code = 0
 			return decodeCode(s, &e.Code)

@@ -340,6 +340,18 @@ func unescapeKey(raw []byte) []byte {
 	return []byte(s)
 }
 
+// optString stores a string value in dst, or "" after skipping a value of
+// another type: error fields from servers are not always strings.
+func (s *scanner) optString(dst *string) bool {
+	*dst = ""
+	if s.peek() != '"' {
+		return s.skip()
+	}
+	raw, esc, ok := s.str()
+	*dst = unquote(raw, esc)
+	return ok
+}
+
 // unquote decodes the raw contents of a JSON string.
 func unquote(raw []byte, escaped bool) string {
 	if !escaped && utf8.Valid(raw) {
