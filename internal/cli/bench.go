@@ -188,19 +188,8 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	cpu := cpuclock.Process() - cpu0
 
 	interrupted := ctx.Err() != nil
-	if interrupted {
-		// Requests cut off by the user's interrupt say nothing about the
-		// server: leave them out like cool-down (records.jsonl keeps them).
-		cut := 0
-		for i := range res.Records {
-			if r := &res.Records[i]; r.Error == record.ErrCanceled && !r.Warmup {
-				r.Warmup = true
-				cut++
-			}
-		}
-		if cut > 0 {
-			notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", cut))
-		}
+	if res.Interrupted > 0 {
+		notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", res.Interrupted))
 	}
 	opts := stats.Options{OfferedRateRPS: res.OfferedRateRPS, Series: true}
 	if len(objectives) > 0 {

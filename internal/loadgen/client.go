@@ -118,7 +118,7 @@ func (r *Run) classifyTransportError(rec *record.Request, err error, wrote bool)
 	var netErr net.Error
 	switch {
 	case r.hardCtx.Err() != nil && errors.Is(err, context.Canceled):
-		rec.Error = record.ErrCanceled
+		r.canceled(rec)
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
 		rec.Error = record.ErrTimeout
 	case errors.As(err, &opErr) && opErr.Op == "dial":
@@ -291,7 +291,7 @@ func (r *Run) readError(ctx context.Context, rec *record.Request, err error) {
 	var netErr net.Error
 	switch {
 	case r.hardCtx.Err() != nil && (errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled):
-		rec.Error = record.ErrCanceled
+		r.canceled(rec)
 	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded || (errors.As(err, &netErr) && netErr.Timeout()):
 		rec.Error = record.ErrTimeout
 	case errors.Is(err, sse.ErrLineTooLong):

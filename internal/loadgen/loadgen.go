@@ -186,6 +186,11 @@ type Result struct {
 	// least one read stamped in user space instead (see stamp.go).
 	KernelTimestamps   bool
 	UserStampedStreams int64
+	// Interrupted counts requests in flight when the caller canceled the
+	// run (Ctrl-C): they are canceled records flagged Warmup, since being
+	// cut off says nothing about the server. Requests canceled when the
+	// grace period ran out stay ordinary errors.
+	Interrupted int64
 }
 
 // Snapshot is a live view of a run.
@@ -212,6 +217,8 @@ type Run struct {
 	endpoint string
 
 	issueCtx, hardCtx       context.Context
+	parent                  context.Context // the caller's: canceled on Ctrl-C
+	interrupted             atomic.Int64    // requests cut off by the caller's cancel
 	stopIssue, hardStop     context.CancelFunc
 	inFlight, peak          atomic.Int64
 	sent, completed, failed atomic.Int64
@@ -254,6 +261,7 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 	if r.kernelStamps {
 		r.releaseStamps = holdKernelStamps()
 	}
+	r.parent = ctx
 	r.hardCtx, r.hardStop = context.WithCancel(ctx)
 	r.issueCtx, r.stopIssue = context.WithCancel(r.hardCtx)
 	r.start = time.Now()
@@ -346,7 +354,7 @@ func (r *Run) run() {
 	r.mu.Unlock()
 	slices.SortFunc(recs, func(a, b record.Request) int { return int(a.ID - b.ID) })
 	res := &Result{Records: recs, Start: r.start, Elapsed: elapsed, PeakInFlight: int(r.peak.Load()), Dropped: r.dropped.Load(),
-		UserStampedStreams: r.userStamped.Load()}
+		UserStampedStreams: r.userStamped.Load(), Interrupted: r.interrupted.Load()}
 	res.KernelTimestamps = res.UserStampedStreams == 0 && r.kernelStamped.Load() > 0
 	if r.cfg.Concurrency == 0 {
 		res.OfferedRateRPS = r.cfg.RateRPS
@@ -364,6 +372,16 @@ func (r *Run) Wait() *Result {
 
 // Stop ends issuing now; in-flight requests get the grace period.
 func (r *Run) Stop() { r.stopIssue() }
+
+// canceled marks rec as cut off by the hard stop; when that stop is the
+// caller's interrupt, rec leaves the statistics like cool-down.
+func (r *Run) canceled(rec *record.Request) {
+	rec.Error = record.ErrCanceled
+	if r.parent.Err() != nil {
+		rec.Warmup = true
+		r.interrupted.Add(1)
+	}
+}
 
 // Snapshot returns live counters; safe to call at any time.
 func (r *Run) Snapshot() Snapshot {

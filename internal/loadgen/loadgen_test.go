@@ -349,9 +349,12 @@ func TestGraceCancels(t *testing.T) {
 		t.Errorf("first request %q %s", res.Records[0].Error, res.Records[0].ErrorMessage)
 	}
 	for _, rec := range res.Records[1:] {
-		if rec.Error != record.ErrCanceled || len(rec.TokenTimes) == 0 {
-			t.Errorf("request %d: %q with %d chunks, want canceled with its chunks so far", rec.ID, rec.Error, len(rec.TokenTimes))
+		if rec.Error != record.ErrCanceled || len(rec.TokenTimes) == 0 || rec.Warmup {
+			t.Errorf("request %d: %q with %d chunks (warmup %v), want canceled with its chunks so far, still measured: the grace ran out, nobody interrupted", rec.ID, rec.Error, len(rec.TokenTimes), rec.Warmup)
 		}
+	}
+	if res.Interrupted != 0 {
+		t.Errorf("Interrupted = %d after a grace expiry, want 0", res.Interrupted)
 	}
 	if s := r.Snapshot(); s.Sent != 3 || s.InFlight != 0 || s.ErrorsByKind[record.ErrCanceled] != 2 || s.Issuing {
 		t.Errorf("snapshot %+v", s)
