@@ -76,15 +76,11 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return Usagef("--slo: %v", err)
 	}
-	gen, err := f.wl.generator()
+	wp, err := f.wl.plan()
 	if err != nil {
 		return err
 	}
-	arrivals, err := f.wl.arrivals()
-	if err != nil {
-		return err
-	}
-	warmupDur, warmupN, _ := f.wl.warmupValue()
+	gen, arrivals, warmupDur, warmupN := wp.gen, wp.arrivals, wp.warmup, wp.warmupRequests
 	apiKey := ""
 	if f.apiKeyEnv != "" {
 		apiKey = env.Getenv(f.apiKeyEnv)

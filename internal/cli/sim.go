@@ -101,15 +101,11 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 				f.wl.input, f.wl.output, in.Mean(), out.Mean(), in.Mean()+out.Mean(), c.MaxModelLen, c.Model.Name)
 		}
 	}
-	gen, err := f.wl.generator()
+	wp, err := f.wl.plan()
 	if err != nil {
 		return err
 	}
-	arrivals, err := f.wl.arrivals()
-	if err != nil {
-		return err
-	}
-	warmupDur, warmupN, _ := f.wl.warmupValue()
+	gen, arrivals, warmupDur, warmupN := wp.gen, wp.arrivals, wp.warmup, wp.warmupRequests
 	cfg := sim.Config{
 		Engine: ecfg, Gen: gen, Requests: f.wl.requests, Duration: f.wl.duration,
 		Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,

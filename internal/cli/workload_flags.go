@@ -137,6 +137,31 @@ func (w *workloadFlags) generator() (*workload.Generator, error) {
 	return g, nil
 }
 
+// workloadPlan is what the flags resolve to for one run.
+type workloadPlan struct {
+	gen            *workload.Generator
+	arrivals       workload.Arrivals // nil: closed loop
+	warmup         time.Duration
+	warmupRequests int
+}
+
+// plan resolves the generator, the arrival schedule and the warm-up.
+func (w *workloadFlags) plan() (workloadPlan, error) {
+	gen, err := w.generator()
+	if err != nil {
+		return workloadPlan{}, err
+	}
+	arrivals, err := w.arrivals()
+	if err != nil {
+		return workloadPlan{}, err
+	}
+	warmup, warmupN, err := w.warmupValue()
+	if err != nil {
+		return workloadPlan{}, err
+	}
+	return workloadPlan{gen: gen, arrivals: arrivals, warmup: warmup, warmupRequests: warmupN}, nil
+}
+
 // arrivals builds the open-loop schedule, or nil for a closed loop.
 func (w *workloadFlags) arrivals() (workload.Arrivals, error) {
 	if w.rate == 0 {
