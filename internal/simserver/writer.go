@@ -16,6 +16,7 @@ type writer struct {
 	buf  []byte // SSE bytes of one item
 	out  []byte // framed bytes of one item on a hijacked connection
 	lag  lagHist
+	nb   nbWriter
 }
 
 // batch returns an empty item slice, recycled when possible.
@@ -177,7 +178,7 @@ func (w *writer) write(it *item, flush bool) {
 		}
 		if len(out) > 0 {
 			if st.raw != nil {
-				err = writeNow(st.raw, out)
+				err = w.nb.writeNow(st.raw, out)
 			} else {
 				_, err = st.conn.Write(out)
 			}
