@@ -35,6 +35,7 @@ func runSelftest(ctx context.Context, env *Env, args []string) error {
 	api := fs.String("api", "chat", "chat or completions")
 	tokName := fs.String("tokenizer", workload.DefaultTokenizer, "tokenizer the server counts prompts with")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	slowSteps := fs.Int("slow-steps", 2, "when the highest concurrency misses 1 ms, repeat it up to N times with the engine twice as slow each time (half the token rate) to find a rate at which it holds; 0: off")
 	profDir := fs.String("profile-dir", "", "write each step's CPU profile (client and server) to DIR/step-N.pprof")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: knee selftest [flags]\n\nRun knee's client against knee's simulated server in this process at rising\nconcurrency and report knee's own measurement error (reported TTFT and ITL\nvs the server's actual write times), the server's pacing lag (actual vs\nsimulated write times), the token rate and the CPU per streamed\ntoken: the overhead floor of this machine.\n\nFlags:")
@@ -59,6 +60,8 @@ func runSelftest(ctx context.Context, env *Env, args []string) error {
 		return Usagef("--input-tokens %d: want 1 or more", *in)
 	case *out < 2:
 		return Usagef("--output-tokens %d: want 2 or more (one gap at least)", *out)
+	case *slowSteps < 0:
+		return Usagef("--slow-steps %d: want 0 or more", *slowSteps)
 	case *api != "chat" && *api != "completions":
 		return Usagef("--api %q: want chat or completions", *api)
 	}
@@ -79,6 +82,7 @@ func runSelftest(ctx context.Context, env *Env, args []string) error {
 		Server:      simserver.Config{Engine: ec, Tokenizer: tok},
 		Concurrency: steps, Duration: *dur, Warmup: *warm,
 		InputTokens: *in, OutputTokens: *out, API: *api, ProfileDir: *profDir,
+		SlowSteps: *slowSteps,
 	}
 	if !*asJSON {
 		fmt.Fprintf(env.Stdout, "knee selftest: %d step(s) of %v (+%v warm-up), %d input / %d output tokens per request\n", len(steps), *dur, *warm, *in, *out)
@@ -119,7 +123,7 @@ func parseIntList(flagName, s string) ([]int, error) {
 
 func printSelftestHeader(w io.Writer) {
 	fmt.Fprintf(w, "\n%7s %9s %8s | %-21s | %-21s | %-17s | %-25s | %-29s | %-4s | %s\n", "streams", "tok/s", "requests",
-		"TTFT error ms p50/p99", "ITL error ms p50/p99", "vs intended p99", "pacing lag ms p50/p99/max", "CPU µs/token all/srv/cli/rt", "≤1ms", "truth")
+		"TTFT error ms p50/|p99|", "ITL error ms p50/|p99|", "vs intended |p99|", "pacing lag ms p50/p99/max", "CPU µs/token all/srv/cli/rt", "≤1ms", "truth")
 }
 
 func printSelftestStep(w io.Writer, s selftest.Step) {
@@ -141,9 +145,13 @@ func printSelftestStep(w io.Writer, s selftest.Step) {
 	} else {
 		truth += fmt.Sprintf(", user stamps (%d streams)", s.UserStampedStreams)
 	}
-	fmt.Fprintf(w, "%7d %9.0f %8d | %8.3f / %-10.3f | %8.3f / %-10.3f | %7.3f / %-7.3f | %6.3f / %6.3f / %-7.3f | %5.2f / %5.2f / %5.2f / %5.2f | %-4s | %s\n",
-		s.Concurrency, s.TokenRateTPS, s.Requests, s.TTFTError.P50, s.TTFTError.P99, s.ITLError.P50, s.ITLError.P99,
-		s.TTFTErrorVsIntended.P99, s.ITLErrorVsIntended.P99,
+	streams := strconv.Itoa(s.Concurrency)
+	if s.Slowed {
+		streams += fmt.Sprintf(" (×%g)", s.StepTimeScale)
+	}
+	fmt.Fprintf(w, "%7s %9.0f %8d | %8.3f / %-12.3f | %8.3f / %-12.3f | %7.3f / %-7.3f | %6.3f / %6.3f / %-7.3f | %5.2f / %5.2f / %5.2f / %5.2f | %-4s | %s\n",
+		streams, s.TokenRateTPS, s.Requests, s.TTFTError.P50, s.TTFTError.AbsP99, s.ITLError.P50, s.ITLError.AbsP99,
+		s.TTFTErrorVsIntended.AbsP99, s.ITLErrorVsIntended.AbsP99,
 		s.PacingLag.P50MS, s.PacingLag.P99MS, s.PacingLag.MaxMS,
 		s.CPUPerTokenUS, s.ServerCPUPerTokenUS, s.ClientCPUPerTokenUS, s.RuntimeCPUPerTokenUS, ok, truth)
 	if s.Errors > 0 {
@@ -163,8 +171,16 @@ func printSelftestFooter(w io.Writer, res *selftest.Result, profDir string) {
 	}
 	fmt.Fprintln(w, "error = reported − true (measurement truth): TTFT from the client's send vs when the server actually wrote the")
 	fmt.Fprintln(w, "first token after receipt; ITL per gap between consecutive tokens, vs the gap between their actual writes.")
+	fmt.Fprintln(w, "|p99| is the p99 of the error's size, either sign: the figure held to 1 ms.")
 	fmt.Fprintln(w, "vs intended: the same errors against the server's simulated token times (measurement error + pacing lag).")
 	fmt.Fprintln(w, "Pacing lag = when the server wrote a token − its simulated time: the server's own figure, not the client's.")
+	for _, s := range res.Steps {
+		if s.Slowed {
+			fmt.Fprintln(w, "(×S): the highest concurrency again, with the simulated engine's steps S times their preset length: a lower")
+			fmt.Fprintln(w, "token rate, to find one at which this machine keeps knee's error within 1 ms at that concurrency.")
+			break
+		}
+	}
 	fmt.Fprintln(w, "CPU per token: the whole process (getrusage), split by pprof labels into server, client and Go runtime.")
 	fmt.Fprintln(w, "truth: what the errors are judged against (writes = the server's actual write times); kernel stamps = the client")
 	fmt.Fprintln(w, "timed each token by the kernel's receive time (SO_TIMESTAMPNS), user stamps = when it read the bytes.")

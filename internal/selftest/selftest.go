@@ -48,6 +48,15 @@ type Config struct {
 	ProfileDir string
 	// Progress, when set, is called after each step.
 	Progress func(Step)
+	// SlowSteps: when the highest concurrency misses Bound, it is run again
+	// up to this many times, each time with the engine's steps twice as
+	// slow (half the token rate; duration and warm-up twice as long, so
+	// as many requests complete), until it holds. That finds a token rate
+	// at which the truth holds at that concurrency on this machine, when
+	// the full rate is beyond it.
+	SlowSteps int
+
+	bound time.Duration // Bound when 0; tests set it to force misses
 }
 
 // Bound is the agreement knee is held to (SPEC §5): reported TTFT and ITL
@@ -71,7 +80,12 @@ type ErrDist struct {
 
 // Step is one concurrency level.
 type Step struct {
-	Concurrency  int     `json:"concurrency"`
+	Concurrency int `json:"concurrency"`
+	// StepTimeScale is the engine's step-time multiplier in this step (the
+	// server's, or a slowed repeat: see Config.SlowSteps).
+	StepTimeScale float64 `json:"step_time_scale"`
+	// Slowed marks a repeat of the highest concurrency at a slower engine.
+	Slowed       bool    `json:"slowed,omitempty"`
 	Requests     int     `json:"requests"` // measured: sent after warm-up and completed
 	Errors       int     `json:"errors"`   // failed, excluding those canceled at the step's end
 	TokenRateTPS float64 `json:"token_rate_tps"`
@@ -165,23 +179,64 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{Server: srv.Describe(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	// " hello" is one token in cl100k_base and o200k_base.
 	prompt := strings.TrimPrefix(strings.Repeat(" hello", cfg.InputTokens), " ")
-	for _, c := range cfg.Concurrency {
-		st, err := runStep(ctx, cfg, base, srv, c, prompt)
-		if err != nil {
-			return res, err
-		}
+	scale := cfg.Server.Engine.StepTimeScale
+	if scale == 0 {
+		scale = 1
+	}
+	top := slices.Max(cfg.Concurrency)
+	var topStep Step
+	add := func(st Step) {
 		res.Steps = append(res.Steps, st)
 		if cfg.Progress != nil {
 			cfg.Progress(st)
 		}
 		if st.Within1ms && st.TokenRateTPS > res.MaxTokenRateWithin1msTPS {
-			res.MaxTokenRateWithin1msTPS, res.MaxConcurrencyWithin1ms = st.TokenRateTPS, c
+			res.MaxTokenRateWithin1msTPS, res.MaxConcurrencyWithin1ms = st.TokenRateTPS, st.Concurrency
 		}
+		if st.Concurrency == top {
+			topStep = st
+		}
+	}
+	for _, c := range cfg.Concurrency {
+		st, err := runStep(ctx, cfg, base, srv, c, prompt)
+		st.StepTimeScale = scale
+		if err != nil {
+			return res, err
+		}
+		add(st)
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+	}
+	srv.Close()
+	for i := 0; i < cfg.SlowSteps && !topStep.Within1ms; i++ {
+		scale *= 2
+		slow := cfg
+		slow.Server.Engine.StepTimeScale = scale
+		slow.Duration *= time.Duration(2 << i)
+		slow.Warmup *= time.Duration(2 << i)
+		st, err := slowStep(ctx, slow, top, prompt)
+		st.StepTimeScale, st.Slowed = scale, true
+		if err != nil {
+			return res, err
+		}
+		add(st)
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
 	}
 	return res, nil
+}
+
+// slowStep runs one step against a server of its own (the engine's step
+// time is fixed when a server starts).
+func slowStep(ctx context.Context, cfg Config, conc int, prompt string) (Step, error) {
+	base, srv, err := simserver.StartLocal(ctx, cfg.Server)
+	if err != nil {
+		return Step{Concurrency: conc}, err
+	}
+	defer srv.Close()
+	return runStep(ctx, cfg, base, srv, conc, prompt)
 }
 
 func runStep(ctx context.Context, cfg Config, base string, srv *simserver.Server, conc int, prompt string) (Step, error) {
@@ -247,6 +302,9 @@ func runStep(ctx context.Context, cfg Config, base string, srv *simserver.Server
 	judge(&st, res.Records)
 	st.ClientKernelTimestamps, st.UserStampedStreams = res.KernelTimestamps, res.UserStampedStreams
 	bound := ms(Bound)
+	if cfg.bound > 0 {
+		bound = ms(cfg.bound)
+	}
 	st.Within1ms = st.Requests > 0 && st.TTFTError.AbsP99 < bound && st.ITLError.AbsP99 < bound
 	return st, nil
 }

@@ -140,3 +140,37 @@ func TestJudgeSeparatesMeasurementFromPacing(t *testing.T) {
 		t.Errorf("no requests: truth %q", st.Truth)
 	}
 }
+
+// TestSlowSteps forces every step to miss the bound, so the highest
+// concurrency is repeated with the engine twice as slow, on a server of
+// its own, with twice the duration.
+func TestSlowSteps(t *testing.T) {
+	sc := serverConfig(t)
+	sc.Engine.StepTimeScale = 0.5
+	res, err := Run(context.Background(), Config{
+		Server: sc, Concurrency: []int{4, 2}, Duration: 400 * time.Millisecond, Warmup: 100 * time.Millisecond,
+		InputTokens: 16, OutputTokens: 4, API: "chat", SlowSteps: 1, bound: time.Nanosecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 3 {
+		t.Fatalf("%d steps, want 2 and one slowed repeat", len(res.Steps))
+	}
+	for i, s := range res.Steps[:2] {
+		if s.Slowed || s.StepTimeScale != 0.5 || s.Within1ms {
+			t.Errorf("step %d: slowed %v, scale %v, within %v", i, s.Slowed, s.StepTimeScale, s.Within1ms)
+		}
+	}
+	s := res.Steps[2]
+	if !s.Slowed || s.StepTimeScale != 1 || s.Concurrency != 4 || s.Requests == 0 {
+		t.Errorf("repeat: %+v", s)
+	}
+	// Half the token rate, give or take the machine: well below the first step's.
+	if s.TokenRateTPS >= 0.8*res.Steps[0].TokenRateTPS {
+		t.Errorf("repeat at ×1 made %.0f tok/s, the ×0.5 step %.0f: want about half", s.TokenRateTPS, res.Steps[0].TokenRateTPS)
+	}
+	if res.MaxTokenRateWithin1msTPS != 0 {
+		t.Errorf("max rate within bound %v, want 0 (every step missed)", res.MaxTokenRateWithin1msTPS)
+	}
+}
