@@ -149,7 +149,7 @@ func printSelftestStep(w io.Writer, s selftest.Step) {
 	if s.Slowed {
 		streams += fmt.Sprintf(" (×%g)", s.StepTimeScale)
 	}
-	fmt.Fprintf(w, "%7s %9.0f %8d | %8.3f / %-12.3f | %8.3f / %-12.3f | %7.3f / %-7.3f | %6.3f / %6.3f / %-7.3f | %5.2f / %5.2f / %5.2f / %5.2f | %-4s | %s\n",
+	fmt.Fprintf(w, "%10s %9.0f %8d | %8.3f / %-12.3f | %8.3f / %-12.3f | %7.3f / %-7.3f | %6.3f / %6.3f / %-7.3f | %5.2f / %5.2f / %5.2f / %5.2f | %-4s | %s\n",
 		streams, s.TokenRateTPS, s.Requests, s.TTFTError.P50, s.TTFTError.AbsP99, s.ITLError.P50, s.ITLError.AbsP99,
 		s.TTFTErrorVsIntended.AbsP99, s.ITLErrorVsIntended.AbsP99,
 		s.PacingLag.P50MS, s.PacingLag.P99MS, s.PacingLag.MaxMS,
