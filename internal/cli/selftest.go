@@ -122,7 +122,7 @@ func parseIntList(flagName, s string) ([]int, error) {
 }
 
 func printSelftestHeader(w io.Writer) {
-	fmt.Fprintf(w, "\n%7s %9s %8s | %-21s | %-21s | %-17s | %-25s | %-29s | %-4s | %s\n", "streams", "tok/s", "requests",
+	fmt.Fprintf(w, "\n%10s %9s %8s | %-23s | %-23s | %-17s | %-25s | %-29s | %-4s | %s\n", "streams", "tok/s", "requests",
 		"TTFT error ms p50/|p99|", "ITL error ms p50/|p99|", "vs intended |p99|", "pacing lag ms p50/p99/max", "CPU µs/token all/srv/cli/rt", "≤1ms", "truth")
 }
 
