@@ -175,7 +175,8 @@ func (c *stampConn) kernelStamp() int64 { return c.stampNS.Load() }
 // byte of the run: the first socket in the system to ask for timestamps
 // turns them on through deferred work, and packets that arrive before it
 // has run carry none (their reads fall back to user space). It opens a
-// loopback UDP socket with the option, waits (up to about 100 ms) until a
+// loopback UDP socket with the option, waits (up to about half a second:
+// the deferred work can wait that long on a busy machine) until a
 // datagram to itself comes back stamped, and keeps the socket open — the
 // kernel keeps stamping while any socket asks — until release is called.
 func holdKernelStamps() (release func()) {
@@ -194,7 +195,7 @@ func holdKernelStamps() (release func()) {
 	}
 	var buf [1]byte
 	var oob [64]byte
-	for range 100 {
+	for range 400 {
 		if unix.Sendto(fd, buf[:], 0, self) != nil {
 			return release
 		}
