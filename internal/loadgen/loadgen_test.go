@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -50,19 +51,39 @@ func p99abs(ds []time.Duration) time.Duration {
 // per read, ...) fails all three.
 func TestTruth(t *testing.T) {
 	var pt, pi, floor time.Duration
+	var stamps string
 	for attempt := 1; attempt <= 3; attempt++ {
 		stopFloor := schedulingFloor(t, 20, 10*time.Millisecond)
-		pt, pi = truthRun(t, 50, 50, 10*time.Millisecond)
+		var res *Result
+		pt, pi, res = truthRun(t, 50, 50, 10*time.Millisecond)
 		floor = stopFloor()
-		t.Logf("run %d: truth error p99: ttft %v, itl %v; bare-socket floor p99 %v", attempt, pt, pi, floor)
+		t.Logf("run %d: truth error p99: ttft %v, itl %v; bare-socket floor p99 %v; %d streams stamped in user space",
+			attempt, pt, pi, floor, res.UserStampedStreams)
+		// Every stream must use the kernel's stamps where it has them. A
+		// run can still miss a few (the kernel switches stamping on
+		// through deferred work); a client that never uses them misses
+		// in every run.
+		stamps = ""
+		if res.KernelTimestamps != kernelStampsSupported || (kernelStampsSupported && res.UserStampedStreams != 0) {
+			stamps = fmt.Sprintf("KernelTimestamps %v with %d streams stamped in user space; kernel stamps supported: %v",
+				res.KernelTimestamps, res.UserStampedStreams, kernelStampsSupported)
+		}
 		if raceEnabled {
+			if stamps != "" {
+				continue
+			}
 			t.Skip("race detector on: records checked, timing bound not")
 		}
-		if pt <= time.Millisecond+floor && pi <= time.Millisecond+floor {
+		if stamps == "" && pt <= time.Millisecond+floor && pi <= time.Millisecond+floor {
 			return
 		}
 	}
-	t.Errorf("p99 error ttft %v itl %v in each of 3 runs, want <= 1ms beyond the floor %v", pt, pi, floor)
+	if stamps != "" {
+		t.Error(stamps)
+	}
+	if !raceEnabled && (pt > time.Millisecond+floor || pi > time.Millisecond+floor) {
+		t.Errorf("p99 error ttft %v itl %v, want <= 1ms beyond the floor %v (3 runs)", pt, pi, floor)
+	}
 }
 
 // schedulingFloor runs `pairs` bare loopback TCP pairs, each writing a
@@ -142,15 +163,11 @@ func schedulingFloor(t *testing.T, pairs int, gap time.Duration) func() time.Dur
 // `tokens` tokens each, one every gap (the second round on the first's
 // kept-alive connections), checks every record, and returns the p99
 // absolute error of TTFT and ITL against the server's write times.
-func truthRun(t *testing.T, streams, tokens int, gap time.Duration) (ttftP99, itlP99 time.Duration) {
+func truthRun(t *testing.T, streams, tokens int, gap time.Duration) (ttftP99, itlP99 time.Duration, res *Result) {
 	ts := newTruthServer(t, func(string) plan { return plan{tokens: tokens, first: 20 * time.Millisecond, gap: gap} })
-	res := run(t, Config{BaseURL: ts.URL, Model: "m", Concurrency: streams, Requests: int64(2 * streams)}, promptSource(tokens))
+	res = run(t, Config{BaseURL: ts.URL, Model: "m", Concurrency: streams, Requests: int64(2 * streams)}, promptSource(tokens))
 	if len(res.Records) != 2*streams {
 		t.Fatalf("%d records, want %d", len(res.Records), 2*streams)
-	}
-	if res.KernelTimestamps != kernelStampsSupported || (kernelStampsSupported && res.UserStampedStreams != 0) {
-		t.Errorf("KernelTimestamps %v with %d streams stamped in user space; kernel stamps supported: %v",
-			res.KernelTimestamps, res.UserStampedStreams, kernelStampsSupported)
 	}
 	var ttftErr, itlErr []time.Duration
 	for i := range res.Records {
@@ -194,7 +211,7 @@ func truthRun(t *testing.T, streams, tokens int, gap time.Duration) (ttftP99, it
 			t.Fatalf("request %d: server phases %+v token times %v", rec.ID, rec.ServerPhases, rec.ServerTokenTimes)
 		}
 	}
-	return p99abs(ttftErr), p99abs(itlErr)
+	return p99abs(ttftErr), p99abs(itlErr), res
 }
 
 // TestTimestampSource: kernel receive stamps by default where supported,
