@@ -290,6 +290,8 @@ func redactURL(u string) string {
 // timestampNote says where token arrival times came from.
 func timestampNote(res *loadgen.Result) string {
 	switch {
+	case res.KernelTimestamps && res.WallClockSteps > 0:
+		return fmt.Sprintf("token arrival times: the kernel's receive timestamps (SO_TIMESTAMPNS); the system clock stepped %d time(s) during the run, and tokens received just before a step may be off by it", res.WallClockSteps)
 	case res.KernelTimestamps:
 		return "token arrival times: the kernel's receive timestamps (SO_TIMESTAMPNS), so knee's own scheduling delay is not in them"
 	case res.UserStampedStreams > 0:

@@ -44,7 +44,7 @@ func (r *Run) do(i int64, scheduled time.Duration) {
 	}
 	st := streamPool.Get().(*stream)
 	defer streamPool.Put(st)
-	st.stamp.start, st.stamp.wall0 = r.start, r.wall0
+	st.stamp.start, st.stamp.wall0 = r.start, &r.wall0
 
 	p := openai.Params{API: r.cfg.API, Model: r.cfg.Model, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
 		IgnoreEOS: r.cfg.IgnoreEOS, ContinuousUsage: r.cfg.ContinuousUsage}

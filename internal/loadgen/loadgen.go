@@ -191,6 +191,12 @@ type Result struct {
 	// cut off says nothing about the server. Requests canceled when the
 	// grace period ran out stay ordinary errors.
 	Interrupted int64
+	// WallClockSteps counts the times the system's wall clock was seen to
+	// step (by more than 1 ms against the monotonic clock) during the run.
+	// Kernel stamps are wall-clock times; knee maps them with the offset
+	// measured after each step, so only tokens that arrived before a step
+	// and were read after it (within 50 ms) are off by it.
+	WallClockSteps int64
 }
 
 // Snapshot is a live view of a run.
@@ -209,12 +215,16 @@ type Snapshot struct {
 
 // Run is a run in progress.
 type Run struct {
-	cfg      Config
-	src      Source
-	start    time.Time
-	wall0    int64 // start on the wall clock (Unix ns), the origin of kernel stamps
-	client   *http.Client
-	endpoint string
+	cfg   Config
+	src   Source
+	start time.Time
+	// wall0 is the start on the wall clock (Unix ns), the origin of kernel
+	// stamps (CLOCK_REALTIME); trackWallClock follows steps of that clock.
+	wall0      atomic.Int64
+	clockSteps atomic.Int64
+	wallNow    func() int64 // the wall clock, Unix ns (tests step it)
+	client     *http.Client
+	endpoint   string
 
 	issueCtx, hardCtx       context.Context
 	parent                  context.Context // the caller's: canceled on Ctrl-C
@@ -246,7 +256,7 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 		return nil, configErr("no request source")
 	}
 	endpoint, _ := openai.Endpoint(cfg.BaseURL, cfg.API)
-	r := &Run{cfg: cfg, src: src, endpoint: endpoint, done: make(chan struct{})}
+	r := &Run{cfg: cfg, src: src, endpoint: endpoint, done: make(chan struct{}), wallNow: wallNow}
 	tr := cfg.Transport
 	if tr == nil {
 		r.kernelStamps = kernelStampsSupported && !cfg.UserSpaceTimestamps
@@ -265,7 +275,10 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 	r.hardCtx, r.hardStop = context.WithCancel(ctx)
 	r.issueCtx, r.stopIssue = context.WithCancel(r.hardCtx)
 	r.start = time.Now()
-	r.wall0 = wallAt(r.start)
+	r.wall0.Store(wallAt(r.start, r.wallNow))
+	if r.kernelStamps {
+		go r.trackWallClock()
+	}
 	go r.run()
 	return r, nil
 }
@@ -354,13 +367,33 @@ func (r *Run) run() {
 	r.mu.Unlock()
 	slices.SortFunc(recs, func(a, b record.Request) int { return int(a.ID - b.ID) })
 	res := &Result{Records: recs, Start: r.start, Elapsed: elapsed, PeakInFlight: int(r.peak.Load()), Dropped: r.dropped.Load(),
-		UserStampedStreams: r.userStamped.Load(), Interrupted: r.interrupted.Load()}
+		UserStampedStreams: r.userStamped.Load(), Interrupted: r.interrupted.Load(), WallClockSteps: r.clockSteps.Load()}
 	res.KernelTimestamps = res.UserStampedStreams == 0 && r.kernelStamped.Load() > 0
 	if r.cfg.Concurrency == 0 {
 		res.OfferedRateRPS = r.cfg.RateRPS
 	}
 	r.result = res
 	close(r.done)
+}
+
+// trackWallClock re-measures the wall clock's offset from the run's
+// monotonic start every 50 ms until the run ends: the kernel stamps
+// packets with CLOCK_REALTIME, which NTP or an administrator may step
+// mid-run, while every other time in a record is monotonic.
+func (r *Run) trackWallClock() {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-t.C:
+			w := wallAt(r.start, r.wallNow)
+			if d := w - r.wall0.Swap(w); d > int64(time.Millisecond) || d < -int64(time.Millisecond) {
+				r.clockSteps.Add(1)
+			}
+		}
+	}
 }
 
 // Wait blocks until every request has finished (or been canceled after

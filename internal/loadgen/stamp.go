@@ -41,11 +41,14 @@ import (
 // much, so this brackets a wall reading between two monotonic ones, a few
 // times, and keeps the tightest bracket (its width, tens of nanoseconds,
 // bounds the error).
-func wallAt(start time.Time) int64 {
+// wallNow reads the wall clock, Unix ns.
+func wallNow() int64 { return time.Now().UnixNano() }
+
+func wallAt(start time.Time, wallNow func() int64) int64 {
 	best, bestWidth := start.UnixNano(), time.Duration(1<<62)
 	for range 8 {
 		m1 := time.Since(start)
-		wall := time.Now().UnixNano()
+		wall := wallNow()
 		m2 := time.Since(start)
 		if w := m2 - m1; w < bestWidth {
 			best, bestWidth = wall-int64(m1+(m2-m1)/2), w
@@ -72,7 +75,7 @@ var writeEpoch = time.Now()
 type stampReader struct {
 	body  io.Reader
 	start time.Time     // the run start (monotonic)
-	wall0 int64         // the run start on the wall clock, Unix ns: origin of kernel stamps
+	wall0 *atomic.Int64 // the run start on the wall clock, Unix ns: origin of kernel stamps
 	conn  kernelStamper // the request's connection; nil: user-space stamps only
 	at    time.Duration // offset of the latest Read's data
 
@@ -88,7 +91,7 @@ func (s *stampReader) Read(p []byte) (int, error) {
 	}
 	if s.conn != nil {
 		if k := s.conn.kernelStamp(); k != 0 {
-			if at := time.Duration(k - s.wall0); at <= now {
+			if at := time.Duration(k - s.wall0.Load()); at <= now {
 				s.at = at
 				s.kernelReads++
 				return n, err

@@ -213,7 +213,7 @@ func TestParseStamp(t *testing.T) {
 // own wall reading (to well within a millisecond on any machine).
 func TestWallAt(t *testing.T) {
 	start := time.Now()
-	if d := time.Duration(wallAt(start) - start.UnixNano()); d > time.Millisecond || d < -time.Millisecond {
+	if d := time.Duration(wallAt(start, wallNow) - start.UnixNano()); d > time.Millisecond || d < -time.Millisecond {
 		t.Errorf("wallAt differs from time.Now's wall reading by %v", d)
 	}
 }
