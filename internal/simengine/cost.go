@@ -137,3 +137,43 @@ func (p memoryPlan) String() string {
 	return fmt.Sprintf("%.1f GiB usable = %.1f GiB weights + %.1f GiB activations + %.1f GiB reserved + %.1f GiB KV cache",
 		p.usableBytes/(1<<30), p.weightBytes/(1<<30), p.activationBytes/(1<<30), p.reserveBytes/(1<<30), p.kvBytes/(1<<30))
 }
+
+// StepShape is what one engine step computes, summed over its requests.
+type StepShape struct {
+	NewTokens int64 // tokens run through the model
+	Sampled   int64 // sequences that produce a token
+	CtxTokens int64 // tokens of KV read by attention (context + new)
+	AttnPairs int64 // (query, key) pairs attention computes
+}
+
+// PrefillShape is one prompt of n tokens prefilled in a single step.
+func PrefillShape(n int64) StepShape {
+	return StepShape{NewTokens: n, Sampled: 1, CtxTokens: n, AttnPairs: n * (n + 1) / 2}
+}
+
+// DecodeShape is b sequences decoding one token each over ctx tokens of
+// context apiece.
+func DecodeShape(b, ctx int64) StepShape {
+	return StepShape{NewTokens: b, Sampled: b, CtxTokens: b * (ctx + 1), AttnPairs: b * (ctx + 1)}
+}
+
+// StepCostTerms prices the terms of one step's cost at full efficiency:
+// the time its memory traffic (weights and KV) and its arithmetic would
+// take at the GPU's peak, and its tensor-parallel all-reduce time. Under
+// CostParams p the step takes
+//
+//	p.StepOverheadNS + max(memNS/p.MemEfficiency, cmpNS/p.ComputeEfficiency) + arNS
+//
+// which is what fitting p to measurements (knee calibrate) needs.
+func StepCostTerms(gpu GPU, m Model, tp int, s StepShape) (memNS, cmpNS, arNS float64) {
+	if tp < 1 {
+		tp = 1
+	}
+	c := newCostModel(gpu, m, tp, CostParams{MemEfficiency: 1, ComputeEfficiency: 1, AllReduceLatencyNS: DefaultCost.AllReduceLatencyNS}, 1)
+	memNS = (c.weightBytes + float64(s.CtxTokens)*c.kvBytesTok) * c.nsPerByte
+	cmpNS = (float64(s.NewTokens)*c.linearFLOPs + float64(s.Sampled)*c.lmHeadFLOPs + float64(s.AttnPairs)*c.attnFLOPsPair) * c.nsPerFLOP
+	if c.arCount > 0 {
+		arNS = c.arCount * (c.arLatencyNS + float64(s.NewTokens)*c.arNSPerToken)
+	}
+	return memNS, cmpNS, arNS
+}

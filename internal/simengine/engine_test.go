@@ -297,3 +297,33 @@ func TestStepTimeScaleAndTP(t *testing.T) {
 		t.Errorf("TP2→TP4 prefill speed-up %.2f; want below 2 (all-reduce) and above 1.6", r)
 	}
 }
+
+// TestStepCostTerms checks the exported terms against the engine's own
+// pricing: a lone prompt's first token takes exactly one prefill step.
+func TestStepCostTerms(t *testing.T) {
+	for _, c := range []struct {
+		model string
+		tp    int
+	}{{"llama-3.1-8b", 1}, {"llama-3.1-70b", 2}, {"llama-3.1-70b", 4}} {
+		tp := c.tp
+		e := mustEngine(t, "h100", c.model, tp, nil)
+		if err := e.Submit(1, 1000, 4); err != nil {
+			t.Fatal(err)
+		}
+		var first int64 = -1
+		for first < 0 {
+			e.Step(func(em Emission) {
+				if em.Index == 0 {
+					first = e.Now()
+				}
+			})
+		}
+		cfg := e.Config()
+		mem, cmp, ar := StepCostTerms(cfg.GPU, cfg.Model, tp, PrefillShape(1000))
+		p := DefaultCost
+		want := float64(p.StepOverheadNS) + max(mem/p.MemEfficiency, cmp/p.ComputeEfficiency) + ar
+		if d := float64(first) - want; d > 1 || d < -1 {
+			t.Errorf("tp %d: first token at %d ns, terms give %.0f", tp, first, want)
+		}
+	}
+}
