@@ -35,18 +35,19 @@ type command struct {
 
 // commands is the table of subcommands; each lives in its own file.
 var commands = map[string]command{
-	"bench":    {"load-test an OpenAI-compatible streaming endpoint (embedded simulated server by default)", runBench},
-	"sweep":    {"step the load to find the knee and the SLO-safe point", runSweep},
-	"diagnose": {"say which phase (queue, prefill, decode) is the bottleneck", runDiagnose},
-	"sim":      {"simulate a serving engine in virtual time (knee sim sweep for a curve)", runSim},
-	"serve":    {"run the simulated OpenAI-compatible server", runServe},
-	"selftest": {"measure knee's own measurement error and CPU cost on this machine", runSelftest},
-	"lab":      {"teaching scenarios: queue, decode, prefill, sweep", runLab},
-	"runs":     {"list stored runs", runRuns},
-	"report":   {"render a stored run as text, md, csv, json or html", runReport},
-	"compare":  {"compare two stored runs metric by metric", runCompare},
-	"import":   {"store a vLLM bench serve result or a knee records.jsonl as a run", runImport},
-	"version":  {"print knee's version", runVersion},
+	"bench":     {"load-test an OpenAI-compatible streaming endpoint (embedded simulated server by default)", runBench},
+	"sweep":     {"step the load to find the knee and the SLO-safe point", runSweep},
+	"diagnose":  {"say which phase (queue, prefill, decode) is the bottleneck", runDiagnose},
+	"sim":       {"simulate a serving engine in virtual time (knee sim sweep for a curve)", runSim},
+	"serve":     {"run the simulated OpenAI-compatible server", runServe},
+	"selftest":  {"measure knee's own measurement error and CPU cost on this machine", runSelftest},
+	"calibrate": {"fit the simulator's step costs to a live server; writes a profile for sim and serve", runCalibrate},
+	"lab":       {"teaching scenarios: queue, decode, prefill, sweep", runLab},
+	"runs":      {"list stored runs", runRuns},
+	"report":    {"render a stored run as text, md, csv, json or html", runReport},
+	"compare":   {"compare two stored runs metric by metric", runCompare},
+	"import":    {"store a vLLM bench serve result or a knee records.jsonl as a run", runImport},
+	"version":   {"print knee's version", runVersion},
 }
 
 // Main runs knee with args (without the program name) and returns the exit

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"strconv"
 
+	"github.com/knee-dev/knee/internal/calibrate"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 )
@@ -18,7 +19,9 @@ type simEngineFlags struct {
 	maxModelLen, queueLimit          int
 	noChunkedPrefill                 bool
 	stepTimeScale                    float64
-	gpuSet, modelSet                 bool // given on the command line
+	profile                          string
+	gpuSet, modelSet, tpSet          bool // given on the command line
+	cost                             *simengine.CostParams
 }
 
 func (e *simEngineFlags) register(fs *flag.FlagSet) {
@@ -35,6 +38,7 @@ func (e *simEngineFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&e.queueLimit, "queue-limit", 0, "waiting requests beyond which new ones are rejected (0: unbounded)")
 	fs.BoolVar(&e.noChunkedPrefill, "no-chunked-prefill", false, "run each prompt in one step (vLLM V0 behaviour)")
 	fs.Float64Var(&e.stepTimeScale, "step-time-scale", 1, "multiply every step time (>1 models a slower engine)")
+	fs.StringVar(&e.profile, "profile", "", "cost profile written by knee calibrate: its fitted step costs, and its GPU, model and TP unless given")
 }
 
 // noteSet records which selections were given explicitly (after parsing).
@@ -45,12 +49,31 @@ func (e *simEngineFlags) noteSet(fs *flag.FlagSet) {
 			e.gpuSet = true
 		case "model":
 			e.modelSet = true
+		case "tp":
+			e.tpSet = true
 		}
 	})
 }
 
 // catalog returns the built-in presets plus those from the preset files.
 func (e *simEngineFlags) catalog() (*simengine.Catalog, error) {
+	if e.profile != "" {
+		p, err := calibrate.LoadProfile(e.profile)
+		if err != nil {
+			return nil, Usagef("--profile: %v", err)
+		}
+		if !e.gpuSet {
+			e.gpu = p.GPU
+		}
+		if !e.modelSet {
+			e.model = p.Model
+		}
+		if !e.tpSet {
+			e.tp = p.TP
+		}
+		c := p.CostParams(simengine.DefaultCost)
+		e.cost = &c
+	}
 	cat := simengine.NewCatalog()
 	if e.presetFile != "" {
 		if _, err := sim.LoadPresetFile(cat, e.presetFile); err != nil {
@@ -109,6 +132,7 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 	c.GPUMemoryUtilization, c.MaxModelLen, c.QueueLimit = e.memUtil, e.maxModelLen, e.queueLimit
 	c.ChunkedPrefill = !e.noChunkedPrefill
 	c.StepTimeScale = e.stepTimeScale
+	c.Cost = e.cost
 	return c, nil
 }
 
@@ -125,6 +149,12 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 	}
 	if c.StepTimeScale != 1 {
 		kv = append(kv, [2]string{"step_time_scale", strconv.FormatFloat(c.StepTimeScale, 'g', -1, 64)})
+	}
+	if e.profile != "" && c.Cost != nil {
+		kv = append(kv, [2]string{"profile", e.profile},
+			[2]string{"step_overhead_ms", strconv.FormatFloat(float64(c.Cost.StepOverheadNS)/1e6, 'g', 4, 64)},
+			[2]string{"mem_efficiency", strconv.FormatFloat(c.Cost.MemEfficiency, 'g', 4, 64)},
+			[2]string{"compute_efficiency", strconv.FormatFloat(c.Cost.ComputeEfficiency, 'g', 4, 64)})
 	}
 	return kv
 }

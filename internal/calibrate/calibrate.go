@@ -1,0 +1,474 @@
+package calibrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/knee-dev/knee/internal/loadgen"
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/sim"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/workload"
+)
+
+// Point kinds.
+const (
+	KindPrefill = "prefill"
+	KindDecode  = "decode"
+)
+
+// Config is one calibration.
+type Config struct {
+	// Target: an OpenAI-compatible streaming server.
+	BaseURL, Model, API, APIKey string
+	// Engine is the hardware and model the server runs (GPU, model, TP,
+	// scheduler limits): the cost model's physical side, which is not
+	// fitted. Its Cost, if set, supplies the fields that are not fitted.
+	Engine simengine.Config
+	// PrefillLengths are the prompt lengths measured at concurrency 1
+	// (default DefaultPrefillLengths, capped to one engine step's token
+	// budget and the context); PrefillRequests is the number measured at
+	// each, after one warm-up request.
+	PrefillLengths  []int
+	PrefillRequests int
+	// DecodePoints are the (concurrency, prompt length) pairs whose
+	// inter-token gap is measured, each for DecodeDuration after a warm-up
+	// of at least DecodeWarmup (longer when the first prompts take longer
+	// to prefill), with DecodeOutput output tokens per request. Default:
+	// DefaultDecodePoints. Points beyond max_num_seqs or half the KV cache
+	// are left out.
+	DecodePoints   []DecodePoint
+	DecodeDuration time.Duration
+	DecodeWarmup   time.Duration
+	DecodeOutput   int
+	HoldOut        HoldOutConfig
+	Tokenizer      workload.Tokenizer
+	Seed           uint64
+	Progress       func(string) // called as each measurement starts
+}
+
+// HoldOutConfig is the load step the fitted model must predict: closed
+// loop at Concurrency, Input/Output tokens per request, for Duration
+// after Warmup. None of its measurements enter the fit.
+type HoldOutConfig struct {
+	Concurrency, Input, Output int
+	Duration, Warmup           time.Duration
+}
+
+// DecodePoint is one decode measurement: Batch streams with prompts of
+// Input tokens.
+type DecodePoint struct{ Batch, Input int }
+
+// DefaultPrefillLengths are the prompt lengths measured by default.
+var DefaultPrefillLengths = []int{128, 512, 1024, 2048, 4096, 8192}
+
+// DefaultDecodePoints are small to large batches of short prompts, where
+// the weights dominate a step's memory traffic, and one large batch of
+// long contexts whose KV reads are about as large as the weights: without
+// that spread the step overhead and the memory efficiency cannot be told
+// apart. The long context is chosen per model (kvHeavyInput).
+func DefaultDecodePoints(ec simengine.Config) []DecodePoint {
+	return []DecodePoint{{1, 64}, {16, 64}, {64, 64}, {64, kvHeavyInput(ec, 64)}}
+}
+
+// kvHeavyInput is the prompt length at which b sequences read about as
+// many KV bytes per step as weights, within 256..4096 tokens.
+func kvHeavyInput(ec simengine.Config, b int) int {
+	wMem, _, _ := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, simengine.DecodeShape(0, 0))
+	perTok, _, _ := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, simengine.DecodeShape(int64(b), 1000))
+	kvPerCtxTok := (perTok - wMem) / float64(b) / 1001
+	if kvPerCtxTok <= 0 {
+		return 1024
+	}
+	return min(max(int(wMem/kvPerCtxTok/float64(b)), 256), 4096)
+}
+
+// Result is a calibration.
+type Result struct {
+	Fit     Fit           `json:"fit"`
+	Points  []Point       `json:"points"`
+	HoldOut HoldOutResult `json:"holdout"`
+}
+
+// HoldOutResult compares the held-out step as measured with the fitted
+// model's prediction (knee sim's closed loop on the same workload).
+type HoldOutResult struct {
+	HoldOutConfig
+	Measured  Observed `json:"measured"`
+	Predicted Observed `json:"predicted"`
+	// Relative errors of the prediction, (predicted − measured) / measured.
+	TTFTError, TPOTError, ThroughputError float64
+}
+
+// Observed is a load step's headline figures.
+type Observed struct {
+	Requests     int     `json:"requests"`
+	TTFTP50MS    float64 `json:"ttft_p50_ms"`
+	TPOTP50MS    float64 `json:"tpot_p50_ms"`
+	OutputTPS    float64 `json:"output_tokens_per_s"`
+	InputTokens  int     `json:"input_tokens"` // median prompt length, as the server counted it
+	OutputTokens int     `json:"output_tokens"`
+}
+
+// ErrNoData means the server answered too few requests to fit anything.
+var ErrNoData = errors.New("calibrate: not enough successful requests")
+
+// Run measures, fits and checks. On a measurement that yields no data it
+// returns ErrNoData naming the step and the server's error.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	cfg = withDefaults(cfg)
+	eng, err := simengine.NewEngine(cfg.Engine)
+	if err != nil {
+		return nil, err
+	}
+	ec := eng.Config()
+	def := simengine.DefaultCost
+	if ec.Cost != nil {
+		def = *ec.Cost
+	}
+	var pts []Point
+	for _, n := range prefillLengths(cfg.PrefillLengths, ec) {
+		cfg.progress("prefill: %d-token prompts at concurrency 1", n)
+		recs, err := measure(ctx, cfg, 1, n, 2, 0, 0, int64(cfg.PrefillRequests+1))
+		if err != nil {
+			return nil, err
+		}
+		var ttft []float64
+		var in []int
+		for i := range recs {
+			if r := &recs[i]; r.OK() && !r.Warmup && r.HasFirstToken() {
+				ttft = append(ttft, ms(r.FirstToken-r.Sent))
+				in = append(in, inputTokens(r))
+			}
+		}
+		if len(ttft) == 0 {
+			return nil, noData(fmt.Sprintf("prefill at %d tokens", n), recs)
+		}
+		L := median(in)
+		mem, cmp, ar := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, simengine.PrefillShape(int64(L)))
+		pts = append(pts, Point{Kind: KindPrefill, InputTokens: L, Batch: 1, Samples: len(ttft), MeasuredMS: medianF(ttft),
+			MemMS: mem / 1e6, CmpMS: cmp / 1e6, ArMS: ar / 1e6})
+	}
+	points := cfg.DecodePoints
+	if len(points) == 0 {
+		points = DefaultDecodePoints(ec)
+	}
+	for _, dp := range decodePoints(points, ec, eng.Stats().KVCapacityTokens, cfg.DecodeOutput) {
+		b := dp.Batch
+		cfg.progress("decode: %d concurrent streams, %d-token prompts", b, dp.Input)
+		warm := max(cfg.DecodeWarmup, prefillBurst(ec, b*dp.Input)+cfg.DecodeWarmup/2)
+		recs, err := measure(ctx, cfg, b, dp.Input, cfg.DecodeOutput, cfg.DecodeDuration, warm, 0)
+		if err != nil {
+			return nil, err
+		}
+		gaps, ctxTok := decodeGaps(recs, warm)
+		if len(gaps) == 0 {
+			return nil, noData(fmt.Sprintf("decode at %d streams", b), recs)
+		}
+		mem, cmp, ar := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, simengine.DecodeShape(int64(b), int64(ctxTok)))
+		pts = append(pts, Point{Kind: KindDecode, InputTokens: ctxTok, Batch: b, Samples: len(gaps), MeasuredMS: medianF(gaps),
+			MemMS: mem / 1e6, CmpMS: cmp / 1e6, ArMS: ar / 1e6})
+	}
+	res := &Result{Fit: FitPoints(pts, def), Points: pts}
+	// The step must finish a few requests after its warm-up however slow
+	// the server: stretch both to the fitted model's request time.
+	e2e := estimateE2E(res.Fit, ec, cfg.HoldOut)
+	cfg.HoldOut.Warmup = max(cfg.HoldOut.Warmup, e2e)
+	cfg.HoldOut.Duration = max(cfg.HoldOut.Duration, 3*e2e)
+	h := cfg.HoldOut
+	res.HoldOut.HoldOutConfig = h
+	cfg.progress("held-out step: %d concurrent streams, %d/%d tokens (not used in the fit)", h.Concurrency, h.Input, h.Output)
+	recs, err := measure(ctx, cfg, h.Concurrency, h.Input, h.Output, h.Duration, h.Warmup, 0)
+	if err != nil {
+		return nil, err
+	}
+	res.HoldOut.Measured = observe(h, recs)
+	if res.HoldOut.Measured.Requests == 0 {
+		return nil, noData("the held-out step", recs)
+	}
+	pred, err := predict(ctx, cfg, ec, res.Fit.Cost, res.HoldOut.Measured.InputTokens)
+	if err != nil {
+		return nil, err
+	}
+	res.HoldOut.Predicted = pred
+	m := res.HoldOut.Measured
+	res.HoldOut.TTFTError = relErr(pred.TTFTP50MS, m.TTFTP50MS)
+	res.HoldOut.TPOTError = relErr(pred.TPOTP50MS, m.TPOTP50MS)
+	res.HoldOut.ThroughputError = relErr(pred.OutputTPS, m.OutputTPS)
+	return res, nil
+}
+
+func withDefaults(c Config) Config {
+	if c.API == "" {
+		c.API = "chat"
+	}
+	if len(c.PrefillLengths) == 0 {
+		c.PrefillLengths = DefaultPrefillLengths
+	}
+	if c.PrefillRequests <= 0 {
+		c.PrefillRequests = 5
+	}
+	if c.DecodeDuration <= 0 {
+		c.DecodeDuration = 5 * time.Second
+	}
+	if c.DecodeWarmup <= 0 {
+		c.DecodeWarmup = time.Second
+	}
+	if c.DecodeOutput <= 0 {
+		c.DecodeOutput = 256
+	}
+	h := &c.HoldOut
+	if h.Concurrency <= 0 {
+		h.Concurrency = 16
+	}
+	if h.Input <= 0 {
+		h.Input = 512
+	}
+	if h.Output <= 0 {
+		h.Output = 128
+	}
+	if h.Duration <= 0 {
+		h.Duration = 10 * time.Second
+	}
+	if h.Warmup <= 0 {
+		h.Warmup = 2 * time.Second
+	}
+	return c
+}
+
+func (c *Config) progress(format string, a ...any) {
+	if c.Progress != nil {
+		c.Progress(fmt.Sprintf(format, a...))
+	}
+}
+
+// prefillLengths keeps the lengths a single step prefills whole (one
+// token budget, with room for the output under the context limit).
+func prefillLengths(want []int, ec simengine.Config) []int {
+	var out []int
+	for _, n := range want {
+		if n >= 1 && n <= ec.MaxNumBatchedTokens && n+2 <= ec.MaxModelLen {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// decodePoints keeps the points the engine can run without preempting:
+// within max_num_seqs, the context limit and half the KV cache.
+func decodePoints(want []DecodePoint, ec simengine.Config, kvTokens, out int) []DecodePoint {
+	var keep []DecodePoint
+	for _, p := range want {
+		if p.Batch >= 1 && p.Batch <= ec.MaxNumSeqs && p.Input >= 1 && p.Input+out <= ec.MaxModelLen && 2*p.Batch*(p.Input+out) <= kvTokens {
+			keep = append(keep, p)
+		}
+	}
+	return keep
+}
+
+// prefillBurst estimates, under the default cost, how long a server takes
+// to prefill tokens prompt tokens arriving at once: the warm-up a decode
+// point needs before its streams are all decoding.
+func prefillBurst(ec simengine.Config, tokens int) time.Duration {
+	budget := max(ec.MaxNumBatchedTokens, 1)
+	steps := (tokens + budget - 1) / budget
+	mem, cmp, ar := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, simengine.PrefillShape(int64(min(tokens, budget))))
+	c := simengine.DefaultCost
+	per := float64(c.StepOverheadNS) + max(mem/c.MemEfficiency, cmp/c.ComputeEfficiency) + ar
+	return time.Duration(per * float64(steps) * 2) // ×2: a slower server than the default
+}
+
+// measure runs one closed-loop step: requests of in prompt and out output
+// tokens at concurrency conc, for a duration (after warm-up) or a count
+// (the first one a warm-up).
+func measure(ctx context.Context, cfg Config, conc, in, out int, d, warm time.Duration, count int64) ([]record.Request, error) {
+	inD, err := workload.ParseDist(strconv.Itoa(in))
+	if err != nil {
+		return nil, err
+	}
+	outD, err := workload.ParseDist(strconv.Itoa(out))
+	if err != nil {
+		return nil, err
+	}
+	gen, err := workload.NewGenerator(workload.Spec{
+		Input: inD, Output: outD, Seed: cfg.Seed ^ uint64(conc)<<32 ^ uint64(in), Tokenizer: cfg.Tokenizer,
+	})
+	if err != nil {
+		return nil, err
+	}
+	lc := loadgen.Config{
+		BaseURL: cfg.BaseURL, Model: cfg.Model, API: cfg.API, APIKey: cfg.APIKey, IgnoreEOS: true,
+		Concurrency: conc, Grace: -1,
+	}
+	if count > 0 {
+		lc.Requests, lc.WarmupRequests, lc.Grace = count, 1, 0
+	} else {
+		lc.Duration, lc.Warmup = warm+d, warm
+	}
+	run, err := loadgen.Start(ctx, lc, func(i int64) loadgen.Request {
+		it := gen.Item(i)
+		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, MaxTokens: it.MaxTokens}
+	})
+	if err != nil {
+		return nil, err
+	}
+	res := run.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return res.Records, nil
+}
+
+// predict simulates the held-out step with the fitted cost.
+func predict(ctx context.Context, cfg Config, ec simengine.Config, cost simengine.CostParams, input int) (Observed, error) {
+	h := cfg.HoldOut
+	ec.Cost = &cost
+	ec.StepTimeScale = 1
+	acc := stats.NewAccumulator(stats.Options{})
+	_, err := sim.Run(ctx, sim.Config{
+		Engine: ec, Gen: fixedLengths{in: input, out: h.Output}, Concurrency: h.Concurrency,
+		Duration: h.Warmup + h.Duration, Warmup: h.Warmup, StreamTokenTimes: true,
+	}, func(r *record.Request) {
+		acc.Add(r)
+	})
+	if err != nil {
+		return Observed{}, fmt.Errorf("simulating the held-out step: %w", err)
+	}
+	s := acc.Summary()
+	return Observed{Requests: int(s.Completed), TTFTP50MS: s.TTFT.P50, TPOTP50MS: s.TPOT.P50, OutputTPS: closedLoopTPS(h, s),
+		InputTokens: input, OutputTokens: h.Output}, nil
+}
+
+type fixedLengths struct{ in, out int }
+
+func (f fixedLengths) Lengths(int64) (int, int) { return f.in, f.out }
+
+// estimateE2E is a held-out request's time under the fit: its share of
+// prefilling Concurrency prompts at once, then Output decode steps.
+func estimateE2E(f Fit, ec simengine.Config, h HoldOutConfig) time.Duration {
+	step := func(s simengine.StepShape) float64 {
+		mem, cmp, ar := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, s)
+		return f.StepOverheadMS + max(mem/f.MemEfficiency, cmp/f.ComputeEfficiency)/1e6 + ar/1e6
+	}
+	budget := max(ec.MaxNumBatchedTokens, 1)
+	prefill := float64((h.Concurrency*h.Input+budget-1)/budget) * step(simengine.PrefillShape(int64(min(h.Concurrency*h.Input, budget))))
+	decode := float64(h.Output) * step(simengine.DecodeShape(int64(h.Concurrency), int64(h.Input+h.Output/2)))
+	return time.Duration((prefill + decode + f.RequestOverheadMS) * 1e6)
+}
+
+// closedLoopTPS is a closed loop's steady output rate by Little's law:
+// Concurrency requests always in flight, each making Output tokens in a
+// mean end-to-end time. Measured and simulated steps end differently (a
+// measured one cancels what is in flight, a simulated one lets it
+// finish), so a rate over each step's window would compare its edges.
+func closedLoopTPS(h HoldOutConfig, s stats.Summary) float64 {
+	if s.E2E.Mean <= 0 {
+		return 0
+	}
+	return float64(h.Concurrency) * float64(s.OutputTokens) / float64(max(s.Completed, 1)) / (s.E2E.Mean / 1e3)
+}
+
+func observe(h HoldOutConfig, recs []record.Request) Observed {
+	s := stats.Summarize(recs, stats.Options{})
+	var in []int
+	out := 0
+	for i := range recs {
+		if r := &recs[i]; r.OK() && !r.Warmup {
+			in = append(in, inputTokens(r))
+			out = max(out, r.OutputTokens)
+		}
+	}
+	o := Observed{Requests: int(s.Completed), TTFTP50MS: s.TTFT.P50, TPOTP50MS: s.TPOT.P50, OutputTPS: closedLoopTPS(h, s), OutputTokens: out}
+	if len(in) > 0 {
+		o.InputTokens = median(in)
+	}
+	return o
+}
+
+// decodeGaps collects the inter-token gaps that end after the warm-up, of
+// finished requests and of those still streaming when the step ended
+// (their gaps are as good): a slow server may finish none in a step. A
+// chunk of k tokens counts as k gaps of a k-th of its gap each. ctx is the
+// mean context of the sequences over those gaps (prompt + tokens so far):
+// streams that started together stay in step, so the mean is not simply
+// the prompt plus half the output.
+func decodeGaps(recs []record.Request, warm time.Duration) (gaps []float64, ctx int) {
+	var ctxSum float64
+	for i := range recs {
+		r := &recs[i]
+		if !r.OK() && r.Error != record.ErrCanceled {
+			continue
+		}
+		// made counts the tokens generated so far: the first chunk's, then
+		// each gap's.
+		in, made := inputTokens(r), 1
+		if len(r.TokenCounts) > 0 {
+			made = int(max(r.TokenCounts[0], 1))
+		}
+		for j := 1; j < len(r.TokenTimes); j++ {
+			k := 1
+			if j < len(r.TokenCounts) && r.TokenCounts[j] > 1 {
+				k = int(r.TokenCounts[j])
+			}
+			g := ms(r.TokenTimes[j]-r.TokenTimes[j-1]) / float64(k)
+			for range k {
+				if r.TokenTimes[j] >= warm {
+					gaps = append(gaps, g)
+					ctxSum += float64(in + made) // the context this step read
+				}
+				made++
+			}
+		}
+	}
+	if len(gaps) > 0 {
+		ctx = int(math.Round(ctxSum / float64(len(gaps))))
+	}
+	return gaps, ctx
+}
+
+func inputTokens(r *record.Request) int {
+	if r.InputTokens > 0 {
+		return r.InputTokens
+	}
+	return r.PromptTokensRequested
+}
+
+func noData(step string, recs []record.Request) error {
+	for i := range recs {
+		if r := &recs[i]; !r.OK() && r.Error != record.ErrCanceled {
+			return fmt.Errorf("%w in %s: %s: %s", ErrNoData, step, r.Error, r.ErrorMessage)
+		}
+	}
+	return fmt.Errorf("%w in %s (%d requests, none completed)", ErrNoData, step, len(recs))
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func median(v []int) int {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func medianF(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func relErr(pred, meas float64) float64 {
+	if meas == 0 || math.IsNaN(pred) {
+		return math.NaN()
+	}
+	return (pred - meas) / meas
+}

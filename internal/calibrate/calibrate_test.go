@@ -1,0 +1,170 @@
+package calibrate
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simserver"
+)
+
+func engineConfig(t *testing.T, gpu, model string, tp int) simengine.Config {
+	t.Helper()
+	g, err := simengine.LookupGPU(gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := simengine.LookupModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := simengine.DefaultConfig(g, m, tp)
+	c.MaxModelLen = 16384
+	return c
+}
+
+func llama2(t *testing.T) simengine.Config {
+	c := engineConfig(t, "h100", "llama-2-7b", 1)
+	c.MaxModelLen = 0
+	return c
+}
+
+// synthetic prices points exactly as the engine would under cost, plus a
+// request overhead on TTFT.
+func synthetic(t *testing.T, ec simengine.Config, cost simengine.CostParams, reqMS float64) []Point {
+	var pts []Point
+	add := func(kind string, s simengine.StepShape, in, b int) {
+		mem, cmp, ar := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, s)
+		y := float64(cost.StepOverheadNS) + max(mem/cost.MemEfficiency, cmp/cost.ComputeEfficiency) + ar
+		if kind == KindPrefill {
+			y += reqMS * 1e6
+		}
+		pts = append(pts, Point{Kind: kind, InputTokens: in, Batch: b, MeasuredMS: y / 1e6, MemMS: mem / 1e6, CmpMS: cmp / 1e6, ArMS: ar / 1e6})
+	}
+	for _, n := range []int{128, 512, 2048, 8192} {
+		add(KindPrefill, simengine.PrefillShape(int64(n)), n, 1)
+	}
+	for _, b := range []int{1, 8, 64, 256} {
+		add(KindDecode, simengine.DecodeShape(int64(b), 600), 600, b)
+	}
+	return pts
+}
+
+// TestFitRecoversKnownCost fits points made from known constants, on
+// several GPUs, models and TP degrees.
+func TestFitRecoversKnownCost(t *testing.T) {
+	for _, c := range []struct {
+		gpu, model string
+		tp         int
+		cost       simengine.CostParams
+		reqMS      float64
+	}{
+		{"h100", "llama-3.1-8b", 1, simengine.CostParams{StepOverheadNS: 1_200_000, MemEfficiency: 0.55, ComputeEfficiency: 0.31}, 2},
+		{"a100-80gb", "llama-3.1-8b", 1, simengine.CostParams{StepOverheadNS: 400_000, MemEfficiency: 0.81, ComputeEfficiency: 0.62}, 0},
+		{"h100", "llama-3.1-70b", 4, simengine.CostParams{StepOverheadNS: 2_000_000, MemEfficiency: 0.7, ComputeEfficiency: 0.4, AllReduceLatencyNS: 8000}, 5},
+	} {
+		ec := engineConfig(t, c.gpu, c.model, c.tp)
+		c.cost.AllReduceLatencyNS = simengine.DefaultCost.AllReduceLatencyNS
+		f := FitPoints(synthetic(t, ec, c.cost, c.reqMS), simengine.DefaultCost)
+		if math.Abs(f.StepOverheadMS-float64(c.cost.StepOverheadNS)/1e6) > 0.02 ||
+			math.Abs(f.MemEfficiency-c.cost.MemEfficiency) > 0.002 || math.Abs(f.ComputeEfficiency-c.cost.ComputeEfficiency) > 0.002 ||
+			math.Abs(f.RequestOverheadMS-c.reqMS) > 0.05 || f.RMSRelError > 0.002 || f.Undetermined != "" {
+			t.Errorf("%s/%s tp%d: fitted T0 %.3f ms η_mem %.4f η_cmp %.4f req %.3f ms (rms %.4f, %q); want %v, %.3f ms",
+				c.gpu, c.model, c.tp, f.StepOverheadMS, f.MemEfficiency, f.ComputeEfficiency, f.RequestOverheadMS, f.RMSRelError, f.Undetermined, c.cost, c.reqMS)
+		}
+	}
+}
+
+// TestFitSaysWhatItCannotDetermine: with only memory-bound points the
+// compute efficiency keeps the default and the fit says so.
+func TestFitSaysWhatItCannotDetermine(t *testing.T) {
+	ec := engineConfig(t, "h100", "llama-3.1-8b", 1)
+	var mem []Point
+	for _, p := range synthetic(t, ec, simengine.DefaultCost, 0) {
+		if p.Kind == KindDecode {
+			mem = append(mem, p)
+		}
+	}
+	f := FitPoints(mem, simengine.DefaultCost)
+	if f.ComputeBound != 0 || f.ComputeEfficiency != simengine.DefaultCost.ComputeEfficiency || !strings.Contains(f.Undetermined, "compute") {
+		t.Errorf("compute-free fit: η_cmp %v, %d compute-bound, undetermined %q", f.ComputeEfficiency, f.ComputeBound, f.Undetermined)
+	}
+}
+
+// TestCalibrateSimulatedServer calibrates knee's own simulated server,
+// run with cost constants unlike the defaults: the fit must find them, and
+// the fitted model must predict the held-out step it never measured.
+func TestCalibrateSimulatedServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several seconds of load; run without -short")
+	}
+	truth := simengine.CostParams{StepOverheadNS: 1_500_000, MemEfficiency: 0.5, ComputeEfficiency: 0.3,
+		AllReduceLatencyNS: simengine.DefaultCost.AllReduceLatencyNS, ReserveFixedBytes: simengine.DefaultCost.ReserveFixedBytes}
+	// Llama-2-7B: no grouped-query attention, so its KV reads grow fast
+	// with the batch and short runs spread the memory term widely.
+	served := engineConfig(t, "h100", "llama-2-7b", 1)
+	served.MaxModelLen = 0
+	served.Cost = &truth
+	base, srv, err := simserver.StartLocal(context.Background(), simserver.Config{Engine: served})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+
+	var steps []string
+	res, err := Run(context.Background(), Config{
+		BaseURL: base, Model: srv.Model(), Engine: llama2(t),
+		PrefillLengths: []int{128, 1024, 3500}, PrefillRequests: 3,
+		DecodePoints: []DecodePoint{{1, 64}, {16, 64}, {64, 400}}, DecodeDuration: time.Second, DecodeWarmup: 300 * time.Millisecond,
+		HoldOut:  HoldOutConfig{Concurrency: 8, Input: 512, Output: 64, Duration: 2 * time.Second, Warmup: 500 * time.Millisecond},
+		Progress: func(s string) { steps = append(steps, s) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Fit
+	t.Logf("held-out measured %+v predicted %+v", res.HoldOut.Measured, res.HoldOut.Predicted)
+	t.Logf("fit: T0 %.3f ms, η_mem %.4f, η_cmp %.4f, request overhead %.3f ms, rms %.4f; held-out TTFT %+.1f%% TPOT %+.1f%% throughput %+.1f%%",
+		f.StepOverheadMS, f.MemEfficiency, f.ComputeEfficiency, f.RequestOverheadMS, f.RMSRelError,
+		100*res.HoldOut.TTFTError, 100*res.HoldOut.TPOTError, 100*res.HoldOut.ThroughputError)
+	if len(res.Points) != 6 || len(steps) != 7 {
+		t.Errorf("%d points, %d progress lines; want 6 and 7", len(res.Points), len(steps))
+	}
+	// The server adds its HTTP handling and pacing lag (well under a
+	// millisecond) to every measurement; the fit is held to that.
+	if math.Abs(f.StepOverheadMS-1.5) > 0.4 || math.Abs(f.MemEfficiency-0.5) > 0.03 || math.Abs(f.ComputeEfficiency-0.3) > 0.02 || f.RMSRelError > 0.05 {
+		t.Errorf("fitted T0 %.3f ms η_mem %.4f η_cmp %.4f (rms %.4f); the server runs 1.5 ms, 0.5, 0.3", f.StepOverheadMS, f.MemEfficiency, f.ComputeEfficiency, f.RMSRelError)
+	}
+	h := res.HoldOut
+	if h.Measured.Requests == 0 || h.Predicted.Requests == 0 {
+		t.Fatalf("held-out step: %d measured, %d predicted requests", h.Measured.Requests, h.Predicted.Requests)
+	}
+	for name, e := range map[string]float64{"TTFT p50": h.TTFTError, "TPOT p50": h.TPOTError, "throughput": h.ThroughputError} {
+		if !(math.Abs(e) < 0.15) {
+			t.Errorf("held-out %s: prediction off by %+.1f%%", name, 100*e)
+		}
+	}
+
+	// The profile round-trips and carries the fitted cost.
+	p := NewProfile(llama2(t), base, res)
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "profile.yaml")
+	os.WriteFile(path, buf.Bytes(), 0o644)
+	got, err := LoadProfile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := got.CostParams(simengine.DefaultCost)
+	if got.GPU != "H100-SXM" || got.Model != "Llama-2-7B" || c.MemEfficiency != f.MemEfficiency || c.ComputeEfficiency != f.ComputeEfficiency {
+		t.Errorf("profile round trip: %+v", got)
+	}
+}

@@ -1,0 +1,190 @@
+// Package calibrate fits the simulator's step-cost model to a live server
+// (knee calibrate): it measures TTFT against prompt length at concurrency
+// 1 (prefill cost) and the inter-token gap against batch size (decode step
+// time), fits the three fitted constants of simengine.CostParams, writes a
+// profile that knee sim and knee serve load, and checks the fitted model
+// on a held-out load step the fit never saw.
+//
+// Reading order: fit.go (the model and the least-squares fit, pure),
+// calibrate.go (the measurements and the held-out check), profile.go (the
+// profile file).
+package calibrate
+
+import (
+	"math"
+
+	"github.com/knee-dev/knee/internal/simengine"
+)
+
+// Point is one measurement and the step it times, priced at full
+// efficiency (simengine.StepCostTerms).
+type Point struct {
+	Kind string `json:"kind"` // "prefill" (TTFT at concurrency 1) or "decode" (inter-token gap)
+	// InputTokens is the prompt length (prefill) or the sequences' mean
+	// context (decode); Batch the sequences decoding at once (1 for prefill).
+	InputTokens int `json:"input_tokens"`
+	Batch       int `json:"batch"`
+	Samples     int `json:"samples"` // measurements behind MeasuredMS
+	// MeasuredMS is the median TTFT or inter-token gap.
+	MeasuredMS float64 `json:"measured_ms"`
+	// The step's terms at full efficiency, in ms.
+	MemMS float64 `json:"mem_ms"`
+	CmpMS float64 `json:"cmp_ms"`
+	ArMS  float64 `json:"allreduce_ms"`
+	// FittedMS is what the fitted model says; Bound which term bounds it
+	// ("memory" or "compute").
+	FittedMS float64 `json:"fitted_ms"`
+	Bound    string  `json:"bound"`
+}
+
+// Fit is the fitted cost model.
+type Fit struct {
+	Cost simengine.CostParams `json:"-"`
+	// StepOverheadMS, MemEfficiency and ComputeEfficiency are Cost's fitted
+	// fields, in the units a person reads.
+	StepOverheadMS    float64 `json:"step_overhead_ms"`
+	MemEfficiency     float64 `json:"mem_efficiency"`
+	ComputeEfficiency float64 `json:"compute_efficiency"`
+	// RequestOverheadMS is time in TTFT outside any engine step (HTTP,
+	// tokenization, scheduling a new request): fitted from the prefill
+	// points, reported, not simulated.
+	RequestOverheadMS float64 `json:"request_overhead_ms"`
+	// RMSRelError is the root-mean-square relative error of the fit over
+	// its points; MaxRelError the worst point's.
+	RMSRelError float64 `json:"rms_rel_error"`
+	MaxRelError float64 `json:"max_rel_error"`
+	// MemoryBound and ComputeBound count the points each term bounds under
+	// the fit; an efficiency no point is bound by is not determined by
+	// the measurements and keeps the default (Undetermined names it).
+	MemoryBound, ComputeBound int    `json:"-"`
+	Undetermined              string `json:"undetermined,omitempty"`
+}
+
+// FitPoints fits T0, the memory and compute efficiencies and the request
+// overhead to the points by least squares on relative error: every point
+// counts the same whether it is 5 ms or 500 ms. The efficiencies are found
+// by a grid search (coarse, then fine around the best), T0 and the request
+// overhead in closed form for each candidate. def supplies the fields
+// that are not fitted (all-reduce latency, reserved memory) and any
+// efficiency the points cannot determine.
+func FitPoints(pts []Point, def simengine.CostParams) Fit {
+	best := candidate{err: math.Inf(1)}
+	search := func(memLo, memHi, cmpLo, cmpHi, step float64) {
+		for em := memLo; em <= memHi+1e-12; em += step {
+			for ec := cmpLo; ec <= cmpHi+1e-12; ec += step {
+				if c := evaluate(pts, em, ec); c.err < best.err {
+					best = c
+				}
+			}
+		}
+	}
+	search(0.02, 1, 0.02, 1, 0.01)
+	search(max(best.mem-0.01, 0.005), min(best.mem+0.01, 1), max(best.cmp-0.01, 0.005), min(best.cmp+0.01, 1), 0.0005)
+
+	f := Fit{Cost: def}
+	f.Cost.StepOverheadNS = int64(math.Round(best.t0 * 1e6))
+	f.Cost.MemEfficiency, f.Cost.ComputeEfficiency = round4(best.mem), round4(best.cmp)
+	f.RequestOverheadMS = best.req
+	for i := range pts {
+		p := &pts[i]
+		m, c := p.MemMS/best.mem, p.CmpMS/best.cmp
+		p.Bound = "memory"
+		if c > m {
+			p.Bound = "compute"
+			f.ComputeBound++
+		} else {
+			f.MemoryBound++
+		}
+	}
+	switch {
+	case f.ComputeBound == 0:
+		f.Cost.ComputeEfficiency = def.ComputeEfficiency
+		f.Undetermined = "compute efficiency (no point was compute-bound: measure longer prompts)"
+	case f.MemoryBound == 0:
+		f.Cost.MemEfficiency = def.MemEfficiency
+		f.Undetermined = "memory efficiency (no point was memory-bound: measure decode at small batches)"
+	}
+	f.StepOverheadMS = float64(f.Cost.StepOverheadNS) / 1e6
+	f.MemEfficiency, f.ComputeEfficiency = f.Cost.MemEfficiency, f.Cost.ComputeEfficiency
+	var ss float64
+	for i := range pts {
+		p := &pts[i]
+		p.FittedMS = model(p, f.StepOverheadMS, f.RequestOverheadMS, f.MemEfficiency, f.ComputeEfficiency)
+		if p.MeasuredMS > 0 {
+			r := (p.FittedMS - p.MeasuredMS) / p.MeasuredMS
+			ss += r * r
+			f.MaxRelError = max(f.MaxRelError, math.Abs(r))
+		}
+	}
+	if len(pts) > 0 {
+		f.RMSRelError = math.Sqrt(ss / float64(len(pts)))
+	}
+	return f
+}
+
+// model is the step-cost model of simengine applied to a point: a prefill
+// point's TTFT also carries the request overhead.
+func model(p *Point, t0, req, em, ec float64) float64 {
+	y := t0 + max(p.MemMS/em, p.CmpMS/ec) + p.ArMS
+	if p.Kind == KindPrefill {
+		y += req
+	}
+	return y
+}
+
+type candidate struct {
+	mem, cmp, t0, req, err float64
+}
+
+// evaluate solves, for fixed efficiencies, the weighted least squares of
+// y_i − (max term + all-reduce) = T0 + [prefill]·req with weights 1/y_i²,
+// both constants clipped at 0, and returns the fit's squared relative error.
+func evaluate(pts []Point, em, ec float64) candidate {
+	// Normal equations in (T0, req): a·T0 + b·req = e, b·T0 + b·req = g.
+	var a, b, e, g float64
+	for i := range pts {
+		p := &pts[i]
+		if p.MeasuredMS <= 0 {
+			continue
+		}
+		w := 1 / (p.MeasuredMS * p.MeasuredMS)
+		r := p.MeasuredMS - max(p.MemMS/em, p.CmpMS/ec) - p.ArMS
+		a += w
+		e += w * r
+		if p.Kind == KindPrefill {
+			b += w
+			g += w * r
+		}
+	}
+	var t0, req float64
+	if det := a*b - b*b; b > 0 && det > 1e-18*a*b {
+		t0 = (e*b - g*b) / det
+		req = (a*g - b*e) / det
+	} else if a > 0 {
+		t0 = e / a
+	}
+	if t0 < 0 {
+		t0 = 0
+		if b > 0 {
+			req = g / b
+		}
+	}
+	if req < 0 {
+		req = 0
+		if a > 0 {
+			t0 = max(e/a, 0)
+		}
+	}
+	c := candidate{mem: em, cmp: ec, t0: t0, req: req}
+	for i := range pts {
+		p := &pts[i]
+		if p.MeasuredMS <= 0 {
+			continue
+		}
+		r := (model(p, t0, req, em, ec) - p.MeasuredMS) / p.MeasuredMS
+		c.err += r * r
+	}
+	return c
+}
+
+func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }

@@ -1,0 +1,118 @@
+package calibrate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/knee-dev/knee/internal/simengine"
+)
+
+// Profile is what knee calibrate writes and knee sim / knee serve load
+// (--profile): the preset names the fit was made against and the fitted
+// cost constants. The other fields say how good the fit was; loading
+// ignores them.
+type Profile struct {
+	GPU   string      `yaml:"gpu"`
+	Model string      `yaml:"model"`
+	TP    int         `yaml:"tp"`
+	Cost  ProfileCost `yaml:"cost"`
+
+	Target    string    `yaml:"target,omitempty"`
+	Created   time.Time `yaml:"created,omitempty"`
+	FitPoints int       `yaml:"fit_points,omitempty"`
+	// FitRMSRelError is the fit's root-mean-square relative error; the
+	// HoldOut* fields the prediction errors on the held-out step.
+	FitRMSRelError       float64 `yaml:"fit_rms_rel_error,omitempty"`
+	HoldOutTTFTError     float64 `yaml:"holdout_ttft_p50_rel_error,omitempty"`
+	HoldOutTPOTError     float64 `yaml:"holdout_tpot_p50_rel_error,omitempty"`
+	HoldOutThroughputErr float64 `yaml:"holdout_throughput_rel_error,omitempty"`
+	Note                 string  `yaml:"note,omitempty"`
+}
+
+// ProfileCost is simengine.CostParams's fitted fields in readable units.
+type ProfileCost struct {
+	StepOverheadMS    float64 `yaml:"step_overhead_ms"`
+	MemEfficiency     float64 `yaml:"mem_efficiency"`
+	ComputeEfficiency float64 `yaml:"compute_efficiency"`
+}
+
+// NewProfile describes a calibration of ec's hardware and model.
+func NewProfile(ec simengine.Config, target string, res *Result) Profile {
+	p := Profile{
+		GPU: ec.GPU.Name, Model: ec.Model.Name, TP: max(ec.TP, 1),
+		Cost:      ProfileCost{StepOverheadMS: round(res.Fit.StepOverheadMS, 1e3), MemEfficiency: res.Fit.MemEfficiency, ComputeEfficiency: res.Fit.ComputeEfficiency},
+		Target:    target,
+		Created:   time.Now().UTC().Truncate(time.Second),
+		FitPoints: len(res.Points), FitRMSRelError: round(res.Fit.RMSRelError, 1e4),
+		HoldOutTTFTError: round(res.HoldOut.TTFTError, 1e4), HoldOutTPOTError: round(res.HoldOut.TPOTError, 1e4), HoldOutThroughputErr: round(res.HoldOut.ThroughputError, 1e4),
+	}
+	if res.Fit.Undetermined != "" {
+		p.Note = "not determined by the measurements, kept at the default: " + res.Fit.Undetermined
+	}
+	return p
+}
+
+func round(v, scale float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return math.Round(v*scale) / scale
+}
+
+// CostParams is the profile's cost over def (the fields it does not fit).
+func (p Profile) CostParams(def simengine.CostParams) simengine.CostParams {
+	c := def
+	c.StepOverheadNS = int64(p.Cost.StepOverheadMS * 1e6)
+	c.MemEfficiency, c.ComputeEfficiency = p.Cost.MemEfficiency, p.Cost.ComputeEfficiency
+	return c
+}
+
+// Write writes the profile as YAML.
+func (p Profile) Write(w io.Writer) error {
+	if _, err := io.WriteString(w, "# knee calibrate profile: load with knee sim --profile FILE or knee serve --profile FILE\n"); err != nil {
+		return err
+	}
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(p); err != nil {
+		return err
+	}
+	return enc.Close()
+}
+
+// LoadProfile reads a profile and checks it, naming what is wrong.
+func LoadProfile(path string) (Profile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Profile{}, err
+	}
+	var p Profile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&p); err != nil {
+		if errors.Is(err, io.EOF) {
+			return Profile{}, fmt.Errorf("%s: empty file (want a profile written by knee calibrate)", path)
+		}
+		return Profile{}, fmt.Errorf("%s: %v", path, err)
+	}
+	switch {
+	case p.GPU == "" || p.Model == "":
+		return Profile{}, fmt.Errorf("%s: gpu and model are required (the presets the profile was fitted against)", path)
+	case p.TP < 1:
+		return Profile{}, fmt.Errorf("%s: tp %d: want 1 or more", path, p.TP)
+	case !(p.Cost.StepOverheadMS >= 0):
+		return Profile{}, fmt.Errorf("%s: cost.step_overhead_ms %v: want 0 or more", path, p.Cost.StepOverheadMS)
+	case !(p.Cost.MemEfficiency > 0 && p.Cost.MemEfficiency <= 1):
+		return Profile{}, fmt.Errorf("%s: cost.mem_efficiency %v: want a fraction in (0, 1]", path, p.Cost.MemEfficiency)
+	case !(p.Cost.ComputeEfficiency > 0 && p.Cost.ComputeEfficiency <= 1):
+		return Profile{}, fmt.Errorf("%s: cost.compute_efficiency %v: want a fraction in (0, 1]", path, p.Cost.ComputeEfficiency)
+	}
+	return p, nil
+}

@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/knee-dev/knee/internal/calibrate"
+	"github.com/knee-dev/knee/internal/openai"
+	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/workload"
+)
+
+// runCalibrate fits the simulator's step costs to a live server.
+func runCalibrate(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "calibrate")
+	var eng simEngineFlags
+	eng.register(fs)
+	url := fs.String("url", "", "base URL of the OpenAI-compatible server (none: calibrate knee's own simulated server, started in-process)")
+	served := fs.String("served-model", "", "model name the server serves (default: the --model preset's name)")
+	api := fs.String("api", "chat", "chat or completions")
+	apiKeyEnv := fs.String("api-key-env", "", "name of the environment variable holding the API key (never printed or stored)")
+	tokName := fs.String("tokenizer", workload.DefaultTokenizer, "tokenizer that builds prompts of exact lengths: cl100k_base, o200k_base or a tokenizer.json path")
+	prefill := fs.String("prefill-lengths", intsString(calibrate.DefaultPrefillLengths), "prompt lengths whose TTFT is measured at concurrency 1 (kept: those one engine step prefills whole)")
+	prefillN := fs.Int("prefill-requests", 5, "requests measured per prompt length (after one warm-up)")
+	decode := fs.String("decode-points", "", "decode measurements as BATCHxPROMPT, comma-separated (default: 1x64,16x64,64x64 and 64 streams of a context whose KV reads match the weights)")
+	decodeDur := fs.Duration("decode-duration", 5*time.Second, "measured time per decode point")
+	decodeOut := fs.Int("decode-output-tokens", 256, "output tokens per decode request")
+	hoC := fs.Int("holdout-concurrency", 16, "held-out step (never fitted, only predicted): concurrency")
+	hoIn := fs.Int("holdout-input-tokens", 512, "held-out step: prompt tokens")
+	hoOut := fs.Int("holdout-output-tokens", 128, "held-out step: output tokens")
+	hoDur := fs.Duration("holdout-duration", 10*time.Second, "held-out step: measured time, after a 2 s warm-up (both stretched to a few request times on a slow server)")
+	out := fs.String("out", "", "write the profile (YAML) to this file, for knee sim/serve --profile")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), `Usage: knee calibrate [--url URL --served-model NAME] --gpu GPU --model PRESET [flags]
+
+Fit the simulator's step-cost model to a live server: TTFT against prompt
+length at concurrency 1 (prefill cost), the inter-token gap against batch
+size and context (decode step time). The GPU, model and TP say what the
+server runs; calibrate fits the step overhead and the memory and compute
+efficiencies, predicts a held-out load step it never measured and reports
+the error, and writes a profile for knee sim --profile and knee serve
+--profile. Without --url it calibrates knee's own simulated server, whose
+true constants are known (a check of the method).
+
+Flags:`)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q (knee calibrate takes only flags)", fs.Arg(0))
+	}
+	lengths, err := parseIntList("--prefill-lengths", *prefill)
+	if err != nil {
+		return err
+	}
+	points, err := parseDecodePoints(*decode)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *prefillN < 1:
+		return Usagef("--prefill-requests %d: want 1 or more", *prefillN)
+	case *decodeDur <= 0:
+		return Usagef("--decode-duration %v: want a positive duration such as 5s", *decodeDur)
+	case *decodeOut < 8:
+		return Usagef("--decode-output-tokens %d: want 8 or more (gaps to measure)", *decodeOut)
+	case *hoC < 1 || *hoIn < 1 || *hoOut < 2:
+		return Usagef("--holdout-concurrency %d, --holdout-input-tokens %d, --holdout-output-tokens %d: want >= 1, >= 1, >= 2", *hoC, *hoIn, *hoOut)
+	case *hoDur <= 0:
+		return Usagef("--holdout-duration %v: want a positive duration", *hoDur)
+	case *api != "chat" && *api != "completions":
+		return Usagef("--api %q: want chat or completions", *api)
+	}
+	eng.noteSet(fs)
+	cat, err := eng.catalog()
+	if err != nil {
+		return err
+	}
+	ec, err := eng.config(cat)
+	if err != nil {
+		return err
+	}
+	tok, err := workload.LoadTokenizer(*tokName)
+	if err != nil {
+		return Usagef("--tokenizer: %v", err)
+	}
+	apiKey := ""
+	if *apiKeyEnv != "" {
+		if apiKey = env.Getenv(*apiKeyEnv); apiKey == "" {
+			return Usagef("--api-key-env %s: that environment variable is empty or unset", *apiKeyEnv)
+		}
+	}
+	target, model := *url, *served
+	if model == "" {
+		model = ec.Model.Name
+	}
+	progress := io.Discard
+	if !*asJSON {
+		progress = env.Stdout
+	}
+	if target == "" {
+		// The embedded server runs the flags' engine with its own cost, so
+		// what the fit finds can be checked against what the server runs.
+		base, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: ec, Tokenizer: tok, ModelName: model})
+		if err != nil {
+			return fmt.Errorf("starting the simulated server: %w", err)
+		}
+		defer srv.Close()
+		target = base
+		fmt.Fprintf(progress, "knee calibrate: no --url, calibrating knee's own simulated server at %s (%s)\n", base, srv.Describe())
+	} else {
+		if _, err := openai.Endpoint(target, *api); err != nil {
+			return Usagef("--url %q: %v", target, err)
+		}
+		fmt.Fprintf(progress, "knee calibrate: %s (model %s), fitting against %s × %d running %s\n", redactURL(target), model, ec.GPU.Name, ec.TP, ec.Model.Name)
+	}
+	cfg := calibrate.Config{
+		BaseURL: target, Model: model, API: *api, APIKey: apiKey, Engine: ec, Tokenizer: tok, Seed: workload.RandomSeed(),
+		PrefillLengths: lengths, PrefillRequests: *prefillN,
+		DecodePoints: points, DecodeDuration: *decodeDur, DecodeOutput: *decodeOut,
+		HoldOut:  calibrate.HoldOutConfig{Concurrency: *hoC, Input: *hoIn, Output: *hoOut, Duration: *hoDur, Warmup: 2 * time.Second},
+		Progress: func(s string) { fmt.Fprintf(progress, "  measuring %s\n", s) },
+	}
+	res, err := calibrate.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	prof := calibrate.NewProfile(ec, redactURL(target), res)
+	if *url == "" {
+		prof.Target = "knee's simulated server (" + ec.GPU.Name + ", " + ec.Model.Name + ")"
+	}
+	if *out != "" {
+		var buf bytes.Buffer
+		if err := prof.Write(&buf); err != nil {
+			return err
+		}
+		if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Profile calibrate.Profile `json:"profile"`
+			*calibrate.Result
+		}{prof, res})
+	}
+	printCalibration(env.Stdout, res, prof, *out)
+	return nil
+}
+
+func printCalibration(w io.Writer, res *calibrate.Result, prof calibrate.Profile, out string) {
+	fmt.Fprintf(w, "\n%-8s %7s %6s %8s | %11s %10s | %8s %8s %8s | %s\n", "point", "tokens", "batch", "samples", "measured ms", "fitted ms", "mem ms", "cmp ms", "ar ms", "bound")
+	for _, p := range res.Points {
+		fmt.Fprintf(w, "%-8s %7d %6d %8d | %11.3f %10.3f | %8.3f %8.3f %8.3f | %s\n", p.Kind, p.InputTokens, p.Batch, p.Samples, p.MeasuredMS, p.FittedMS, p.MemMS, p.CmpMS, p.ArMS, p.Bound)
+	}
+	f := res.Fit
+	fmt.Fprintf(w, "\nfitted: step overhead %.3f ms, memory efficiency %.4f, compute efficiency %.4f; request overhead %.3f ms (in TTFT, outside engine steps)\n",
+		f.StepOverheadMS, f.MemEfficiency, f.ComputeEfficiency, f.RequestOverheadMS)
+	fmt.Fprintf(w, "fit error: rms %.1f%%, worst point %.1f%%\n", 100*f.RMSRelError, 100*f.MaxRelError)
+	if f.Undetermined != "" {
+		fmt.Fprintf(w, "not determined by these measurements, kept at the default: %s\n", f.Undetermined)
+	}
+	h := res.HoldOut
+	fmt.Fprintf(w, "\nheld-out step (never fitted): %d streams, %d prompt / %d output tokens, %v after %v warm-up; %d requests measured\n",
+		h.Concurrency, h.Measured.InputTokens, h.Output, h.Duration.Round(time.Millisecond), h.Warmup.Round(time.Millisecond), h.Measured.Requests)
+	fmt.Fprintf(w, "  %-22s %10s %10s %8s\n", "", "measured", "predicted", "error")
+	row := func(name string, m, p, e float64) {
+		fmt.Fprintf(w, "  %-22s %10.2f %10.2f %+7.1f%%\n", name, m, p, 100*e)
+	}
+	row("TTFT p50 ms", h.Measured.TTFTP50MS, h.Predicted.TTFTP50MS, h.TTFTError)
+	row("TPOT p50 ms", h.Measured.TPOTP50MS, h.Predicted.TPOTP50MS, h.TPOTError)
+	row("output tokens/s", h.Measured.OutputTPS, h.Predicted.OutputTPS, h.ThroughputError)
+	fmt.Fprintln(w, "  (output tokens/s: concurrency × output tokens / mean end-to-end time, the closed loop's steady rate)")
+	if out != "" {
+		fmt.Fprintf(w, "\nprofile written to %s: knee sim --profile %s, knee serve --profile %s\n", out, out, out)
+	} else {
+		fmt.Fprintln(w, "\nprofile (--out FILE to save it):")
+		prof.Write(w)
+	}
+	fmt.Fprintln(w, "\nModel: a step takes overhead + max(memory traffic / (bandwidth × memory efficiency), FLOPs / (peak × compute efficiency))")
+	fmt.Fprintln(w, "+ all-reduce; mem/cmp/ar ms above are each point's terms at full efficiency (docs/simulator.md).")
+}
+
+// parseDecodePoints reads BATCHxPROMPT pairs; empty means the defaults.
+func parseDecodePoints(s string) ([]calibrate.DecodePoint, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var pts []calibrate.DecodePoint
+	for _, f := range strings.Split(s, ",") {
+		b, in, ok := strings.Cut(strings.TrimSpace(f), "x")
+		bn, err1 := strconv.Atoi(b)
+		inN, err2 := strconv.Atoi(in)
+		if !ok || err1 != nil || err2 != nil || bn < 1 || inN < 1 {
+			return nil, Usagef("--decode-points %q: want BATCHxPROMPT pairs separated by commas, such as 1x64,64x1024", s)
+		}
+		pts = append(pts, calibrate.DecodePoint{Batch: bn, Input: inN})
+	}
+	return pts, nil
+}
+
+func intsString(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}

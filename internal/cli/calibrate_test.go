@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/knee-dev/knee/internal/calibrate"
+)
+
+// TestCalibrateEmbedded calibrates knee's own simulated server from the
+// CLI (short measurements), checks the fit finds the constants that server
+// runs, writes the profile, and feeds it to knee sim.
+func TestCalibrateEmbedded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several seconds of load; run without -short")
+	}
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "slow-h100.yaml")
+	// The engine at half speed: constants unlike the defaults the fit
+	// would find on an unscaled server.
+	code, out, errs := kneeCmd(t, "calibrate", "--gpu", "h100", "--model", "llama-3.1-8b", "--step-time-scale", "2",
+		"--prefill-lengths", "128,1024,4096", "--prefill-requests", "2",
+		"--decode-points", "1x64,16x64,32x1024", "--decode-duration", "600ms", "--decode-output-tokens", "64",
+		"--holdout-concurrency", "4", "--holdout-input-tokens", "256", "--holdout-output-tokens", "32", "--holdout-duration", "1500ms",
+		"--out", prof)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	for _, want := range []string{"calibrating knee's own simulated server", "fitted: step overhead", "held-out step", "TPOT p50 ms", "profile written to"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	p, err := calibrate.LoadProfile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ×2 step time: twice the overhead, half the efficiencies of the defaults.
+	if p.GPU != "H100-SXM" || p.Model != "Llama-3.1-8B" || p.TP != 1 ||
+		math.Abs(p.Cost.StepOverheadMS-1.2) > 0.5 || math.Abs(p.Cost.MemEfficiency-0.38) > 0.03 || math.Abs(p.Cost.ComputeEfficiency-0.235) > 0.02 {
+		t.Errorf("profile %+v; want H100-SXM, Llama-3.1-8B, tp 1, about 1.2 ms, 0.38, 0.235", p)
+	}
+
+	// knee sim with the profile runs the fitted engine: slower than the
+	// preset's defaults by about the factor the server was slowed by.
+	tpot := func(args ...string) float64 {
+		code, out, errs := kneeCmd(t, append([]string{"sim", "--requests", "20", "--concurrency", "4", "--input-tokens", "256", "--output-tokens", "64", "--seed", "1", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("sim %v: exit %d: %s", args, code, errs)
+		}
+		var sum struct {
+			TPOT struct{ P50 float64 } `json:"tpot_ms"`
+		}
+		if err := json.Unmarshal([]byte(out), &sum); err != nil {
+			t.Fatal(err)
+		}
+		return sum.TPOT.P50
+	}
+	base, fitted := tpot("--gpu", "h100", "--model", "llama-3.1-8b"), tpot("--profile", prof)
+	if r := fitted / base; r < 1.8 || r > 2.2 {
+		t.Errorf("sim TPOT p50 %.2f ms with the profile, %.2f ms without: ratio %.2f, want about 2", fitted, base, r)
+	}
+}
+
+func TestCalibrateBadInput(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("gpu: h100\nmodel: llama-3.1-8b\ntp: 1\ncost:\n  step_overhead_ms: 0.5\n  mem_efficiency: 1.5\n  compute_efficiency: 0.4\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"calibrate", "--decode-points", "64"}, "--decode-points"},
+		{[]string{"calibrate", "--prefill-lengths", "0,128"}, "--prefill-lengths"},
+		{[]string{"calibrate", "--holdout-output-tokens", "1"}, "--holdout"},
+		{[]string{"calibrate", "--url", "ftp://x"}, "--url"},
+		{[]string{"calibrate", "--gpu", "tpu"}, "--gpu"},
+		{[]string{"sim", "--profile", bad, "--requests", "2"}, "mem_efficiency"},
+		{[]string{"serve", "--profile", filepath.Join(t.TempDir(), "missing.yaml")}, "--profile"},
+	} {
+		code, _, errs := kneeCmd(t, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming %s", c.args, code, errs, c.want)
+		}
+	}
+}
