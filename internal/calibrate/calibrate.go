@@ -135,7 +135,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var pts []Point
 	for _, n := range prefillLengths(cfg.PrefillLengths, ec) {
 		cfg.progress("prefill: %d-token prompts at concurrency 1", n)
-		recs, err := measure(ctx, cfg, 1, n, 2, 0, 0, int64(cfg.PrefillRequests+1))
+		recs, err := measure(ctx, cfg, 1, n, 2, 0, 0, 0, int64(cfg.PrefillRequests+1))
 		if err != nil {
 			return nil, err
 		}
@@ -160,10 +160,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		points = DefaultDecodePoints(ec)
 	}
 	for _, dp := range decodePoints(points, ec, eng.Stats().KVCapacityTokens, cfg.DecodeOutput) {
+		if dp.Input+4*dp.Batch > ec.MaxModelLen {
+			continue
+		}
 		b := dp.Batch
 		cfg.progress("decode: %d concurrent streams, %d-token prompts", b, dp.Input)
+		// Streams that start together stay together: their prompts fill
+		// whole prefill steps, they finish and restart as one, and the
+		// step would measure those bursts. Starting them one by one over
+		// the warm-up spreads their prefills and restarts thin.
+		// And each restart puts a prompt into some step: with outputs of at
+		// least 4 tokens per stream, at most a quarter of the steps carry
+		// one, and the median gap is a pure decode step.
 		warm := max(cfg.DecodeWarmup, prefillBurst(ec, b*dp.Input)+cfg.DecodeWarmup/2)
-		recs, err := measure(ctx, cfg, b, dp.Input, cfg.DecodeOutput, cfg.DecodeDuration, warm, 0)
+		out := min(max(cfg.DecodeOutput, 4*b), ec.MaxModelLen-dp.Input)
+		recs, err := measure(ctx, cfg, b, dp.Input, out, cfg.DecodeDuration, warm, warm*3/4, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -184,7 +195,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	h := cfg.HoldOut
 	res.HoldOut.HoldOutConfig = h
 	cfg.progress("held-out step: %d concurrent streams, %d/%d tokens (not used in the fit)", h.Concurrency, h.Input, h.Output)
-	recs, err := measure(ctx, cfg, h.Concurrency, h.Input, h.Output, h.Duration, h.Warmup, 0)
+	recs, err := measure(ctx, cfg, h.Concurrency, h.Input, h.Output, h.Duration, h.Warmup, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -285,9 +296,9 @@ func prefillBurst(ec simengine.Config, tokens int) time.Duration {
 }
 
 // measure runs one closed-loop step: requests of in prompt and out output
-// tokens at concurrency conc, for a duration (after warm-up) or a count
-// (the first one a warm-up).
-func measure(ctx context.Context, cfg Config, conc, in, out int, d, warm time.Duration, count int64) ([]record.Request, error) {
+// tokens at concurrency conc, its streams started over ramp, for a
+// duration (after warm-up) or a count (the first one a warm-up).
+func measure(ctx context.Context, cfg Config, conc, in, out int, d, warm, ramp time.Duration, count int64) ([]record.Request, error) {
 	inD, err := workload.ParseDist(strconv.Itoa(in))
 	if err != nil {
 		return nil, err
@@ -304,7 +315,7 @@ func measure(ctx context.Context, cfg Config, conc, in, out int, d, warm time.Du
 	}
 	lc := loadgen.Config{
 		BaseURL: cfg.BaseURL, Model: cfg.Model, API: cfg.API, APIKey: cfg.APIKey, IgnoreEOS: true,
-		Concurrency: conc, Grace: -1,
+		Concurrency: conc, Grace: -1, Ramp: ramp,
 	}
 	if count > 0 {
 		lc.Requests, lc.WarmupRequests, lc.Grace = count, 1, 0
