@@ -13,6 +13,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/calibrate"
 	"github.com/knee-dev/knee/internal/openai"
+	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/workload"
 )
@@ -89,6 +90,9 @@ Flags:`)
 	ec, err := eng.config(cat)
 	if err != nil {
 		return err
+	}
+	if _, err := simengine.NewEngine(ec); err != nil { // the model must fit the GPU: a usage error up front
+		return Usagef("%v", err)
 	}
 	tok, err := workload.LoadTokenizer(*tokName)
 	if err != nil {

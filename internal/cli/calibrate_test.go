@@ -82,6 +82,7 @@ func TestCalibrateBadInput(t *testing.T) {
 		{[]string{"calibrate", "--holdout-output-tokens", "1"}, "--holdout"},
 		{[]string{"calibrate", "--url", "ftp://x"}, "--url"},
 		{[]string{"calibrate", "--gpu", "tpu"}, "--gpu"},
+		{[]string{"calibrate", "--gpu", "l4", "--model", "llama-3.1-70b"}, "does not fit"},
 		{[]string{"sim", "--profile", bad, "--requests", "2"}, "mem_efficiency"},
 		{[]string{"serve", "--profile", filepath.Join(t.TempDir(), "missing.yaml")}, "--profile"},
 	} {
