@@ -82,12 +82,7 @@ Flags:`)
 	case *api != "chat" && *api != "completions":
 		return Usagef("--api %q: want chat or completions", *api)
 	}
-	eng.noteSet(fs)
-	cat, err := eng.catalog()
-	if err != nil {
-		return err
-	}
-	ec, err := eng.config(cat)
+	ec, err := eng.resolve(fs)
 	if err != nil {
 		return err
 	}

@@ -65,12 +65,7 @@ func runSelftest(ctx context.Context, env *Env, args []string) error {
 	case *api != "chat" && *api != "completions":
 		return Usagef("--api %q: want chat or completions", *api)
 	}
-	eng.noteSet(fs)
-	cat, err := eng.catalog()
-	if err != nil {
-		return err
-	}
-	ec, err := eng.config(cat)
+	ec, err := eng.resolve(fs)
 	if err != nil {
 		return err
 	}

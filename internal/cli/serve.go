@@ -37,12 +37,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 }
 
 func (f *serveFlags) config(fs *flag.FlagSet) (simserver.Config, error) {
-	f.engine.noteSet(fs)
-	cat, err := f.engine.catalog()
-	if err != nil {
-		return simserver.Config{}, err
-	}
-	ec, err := f.engine.config(cat)
+	ec, err := f.engine.resolve(fs)
 	if err != nil {
 		return simserver.Config{}, err
 	}

@@ -55,6 +55,17 @@ func (e *simEngineFlags) noteSet(fs *flag.FlagSet) {
 	})
 }
 
+// resolve is noteSet, catalog and config in one: the engine configuration
+// the parsed flags select.
+func (e *simEngineFlags) resolve(fs *flag.FlagSet) (simengine.Config, error) {
+	e.noteSet(fs)
+	cat, err := e.catalog()
+	if err != nil {
+		return simengine.Config{}, err
+	}
+	return e.config(cat)
+}
+
 // catalog returns the built-in presets plus those from the preset files.
 func (e *simEngineFlags) catalog() (*simengine.Catalog, error) {
 	if e.profile != "" {
