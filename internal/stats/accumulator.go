@@ -384,7 +384,8 @@ func (a *Accumulator) warnings() []string {
 		w = append(w, fmt.Sprintf("%d of %d chunks carried more than one token: ITL is the gap between chunks, TPOT is per token", a.multiChunks, a.chunks))
 	}
 	if a.coalesced > 0 {
-		w = append(w, fmt.Sprintf("%d chunks arrived in one socket read with an earlier chunk: their ITL gap is 0", a.coalesced))
+		w = append(w, fmt.Sprintf("%d of %d chunks (%.2g%%) arrived in one socket read with an earlier chunk: they share its timestamp, so their ITL gap is 0 and the gap before them carries both; either the server wrote them together or knee read later than a token gap (knee selftest shows this machine's limit)",
+			a.coalesced, a.chunks, 100*float64(a.coalesced)/float64(max(a.chunks, 1))))
 	}
 	var counted []string
 	for _, src := range []struct {
