@@ -57,8 +57,11 @@ type Config struct {
 // loop at Concurrency, Input/Output tokens per request, for Duration
 // after Warmup. None of its measurements enter the fit.
 type HoldOutConfig struct {
-	Concurrency, Input, Output int
-	Duration, Warmup           time.Duration
+	Concurrency int           `json:"concurrency"`
+	Input       int           `json:"input_tokens"`
+	Output      int           `json:"output_tokens"`
+	Duration    time.Duration `json:"duration_ns"`
+	Warmup      time.Duration `json:"warmup_ns"`
 }
 
 // DecodePoint is one decode measurement: Batch streams with prompts of
@@ -103,7 +106,9 @@ type HoldOutResult struct {
 	Measured  Observed `json:"measured"`
 	Predicted Observed `json:"predicted"`
 	// Relative errors of the prediction, (predicted − measured) / measured.
-	TTFTError, TPOTError, ThroughputError float64
+	TTFTError       float64 `json:"ttft_p50_rel_error"`
+	TPOTError       float64 `json:"tpot_p50_rel_error"`
+	ThroughputError float64 `json:"throughput_rel_error"`
 }
 
 // Observed is a load step's headline figures.

@@ -95,6 +95,23 @@ func TestFitSaysWhatItCannotDetermine(t *testing.T) {
 	if f.ComputeBound != 0 || f.ComputeEfficiency != simengine.DefaultCost.ComputeEfficiency || !strings.Contains(f.Undetermined, "compute") {
 		t.Errorf("compute-free fit: η_cmp %v, %d compute-bound, undetermined %q", f.ComputeEfficiency, f.ComputeBound, f.Undetermined)
 	}
+	// One long prompt measured at a compute efficiency of 0.35: a single
+	// point could be matched exactly by any η_cmp, so it must not move it.
+	cost := simengine.DefaultCost
+	cost.ComputeEfficiency = 0.35
+	var one []Point
+	for _, p := range synthetic(t, ec, cost, 0) {
+		if p.Kind == KindDecode || p.InputTokens == 8192 {
+			one = append(one, p)
+		}
+	}
+	f = FitPoints(one, simengine.DefaultCost)
+	if f.ComputeEfficiency != simengine.DefaultCost.ComputeEfficiency || !strings.Contains(f.Undetermined, "compute") {
+		t.Errorf("one compute-bound point: η_cmp %v, undetermined %q; want the default, named", f.ComputeEfficiency, f.Undetermined)
+	}
+	if math.Abs(f.MemEfficiency-cost.MemEfficiency) > 0.005 {
+		t.Errorf("one compute-bound point: η_mem %v, want %v from the decode points", f.MemEfficiency, cost.MemEfficiency)
+	}
 }
 
 // TestCalibrateSimulatedServer calibrates knee's own simulated server,

@@ -12,6 +12,7 @@ package calibrate
 
 import (
 	"math"
+	"strings"
 
 	"github.com/knee-dev/knee/internal/simengine"
 )
@@ -69,40 +70,64 @@ type Fit struct {
 // efficiency the points cannot determine.
 func FitPoints(pts []Point, def simengine.CostParams) Fit {
 	best := candidate{err: math.Inf(1)}
-	search := func(memLo, memHi, cmpLo, cmpHi, step float64) {
+	// search scans efficiency pairs in [lo, hi]² at the step, keeping each
+	// dimension fixed at its value in fix when that is > 0.
+	search := func(memLo, memHi, cmpLo, cmpHi, step float64, fix [2]float64) {
 		for em := memLo; em <= memHi+1e-12; em += step {
 			for ec := cmpLo; ec <= cmpHi+1e-12; ec += step {
-				if c := evaluate(pts, em, ec); c.err < best.err {
-					best = c
+				m, c := em, ec
+				if fix[0] > 0 {
+					m = fix[0]
 				}
+				if fix[1] > 0 {
+					c = fix[1]
+				}
+				if cand := evaluate(pts, m, c); cand.err < best.err {
+					best = cand
+				}
+				if fix[1] > 0 {
+					break
+				}
+			}
+			if fix[0] > 0 {
+				break
 			}
 		}
 	}
-	search(0.02, 1, 0.02, 1, 0.01)
-	search(max(best.mem-0.01, 0.005), min(best.mem+0.01, 1), max(best.cmp-0.01, 0.005), min(best.cmp+0.01, 1), 0.0005)
+	fit := func(fix [2]float64) {
+		best = candidate{err: math.Inf(1)}
+		search(0.02, 1, 0.02, 1, 0.01, fix)
+		search(max(best.mem-0.01, 0.005), min(best.mem+0.01, 1), max(best.cmp-0.01, 0.005), min(best.cmp+0.01, 1), 0.0005, fix)
+	}
+	fit([2]float64{})
+	// An efficiency is determined only by points its term bounds; with
+	// fewer than two, the fit could bend it to pass one point exactly.
+	// It then keeps the default and the other constants are refitted.
+	var undetermined []string
+	memN, cmpN := boundCounts(pts, best.mem, best.cmp)
+	switch {
+	case memN < 2 && cmpN < 2:
+		best = evaluate(pts, def.MemEfficiency, def.ComputeEfficiency)
+		undetermined = append(undetermined, "memory and compute efficiency (too few points: measure more)")
+	case cmpN < 2:
+		fit([2]float64{0, def.ComputeEfficiency})
+		undetermined = append(undetermined, "compute efficiency (fewer than two compute-bound points: measure longer prompts)")
+	case memN < 2:
+		fit([2]float64{def.MemEfficiency, 0})
+		undetermined = append(undetermined, "memory efficiency (fewer than two memory-bound points: measure decode at small batches)")
+	}
 
-	f := Fit{Cost: def}
+	f := Fit{Cost: def, Undetermined: strings.Join(undetermined, "; ")}
 	f.Cost.StepOverheadNS = int64(math.Round(best.t0 * 1e6))
 	f.Cost.MemEfficiency, f.Cost.ComputeEfficiency = round4(best.mem), round4(best.cmp)
 	f.RequestOverheadMS = best.req
+	f.MemoryBound, f.ComputeBound = boundCounts(pts, best.mem, best.cmp)
 	for i := range pts {
 		p := &pts[i]
-		m, c := p.MemMS/best.mem, p.CmpMS/best.cmp
 		p.Bound = "memory"
-		if c > m {
+		if p.CmpMS/best.cmp > p.MemMS/best.mem {
 			p.Bound = "compute"
-			f.ComputeBound++
-		} else {
-			f.MemoryBound++
 		}
-	}
-	switch {
-	case f.ComputeBound == 0:
-		f.Cost.ComputeEfficiency = def.ComputeEfficiency
-		f.Undetermined = "compute efficiency (no point was compute-bound: measure longer prompts)"
-	case f.MemoryBound == 0:
-		f.Cost.MemEfficiency = def.MemEfficiency
-		f.Undetermined = "memory efficiency (no point was memory-bound: measure decode at small batches)"
 	}
 	f.StepOverheadMS = float64(f.Cost.StepOverheadNS) / 1e6
 	f.MemEfficiency, f.ComputeEfficiency = f.Cost.MemEfficiency, f.Cost.ComputeEfficiency
@@ -188,3 +213,15 @@ func evaluate(pts []Point, em, ec float64) candidate {
 }
 
 func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
+// boundCounts counts the points each term bounds under efficiencies em, ec.
+func boundCounts(pts []Point, em, ec float64) (mem, cmp int) {
+	for i := range pts {
+		if pts[i].CmpMS/ec > pts[i].MemMS/em {
+			cmp++
+		} else {
+			mem++
+		}
+	}
+	return mem, cmp
+}

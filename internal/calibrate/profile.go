@@ -19,28 +19,28 @@ import (
 // cost constants. The other fields say how good the fit was; loading
 // ignores them.
 type Profile struct {
-	GPU   string      `yaml:"gpu"`
-	Model string      `yaml:"model"`
-	TP    int         `yaml:"tp"`
-	Cost  ProfileCost `yaml:"cost"`
+	GPU   string      `yaml:"gpu" json:"gpu"`
+	Model string      `yaml:"model" json:"model"`
+	TP    int         `yaml:"tp" json:"tp"`
+	Cost  ProfileCost `yaml:"cost" json:"cost"`
 
-	Target    string    `yaml:"target,omitempty"`
-	Created   time.Time `yaml:"created,omitempty"`
-	FitPoints int       `yaml:"fit_points,omitempty"`
+	Target    string    `yaml:"target,omitempty" json:"target,omitempty"`
+	Created   time.Time `yaml:"created,omitempty" json:"created,omitempty"`
+	FitPoints int       `yaml:"fit_points,omitempty" json:"fit_points,omitempty"`
 	// FitRMSRelError is the fit's root-mean-square relative error; the
 	// HoldOut* fields the prediction errors on the held-out step.
-	FitRMSRelError       float64 `yaml:"fit_rms_rel_error,omitempty"`
-	HoldOutTTFTError     float64 `yaml:"holdout_ttft_p50_rel_error,omitempty"`
-	HoldOutTPOTError     float64 `yaml:"holdout_tpot_p50_rel_error,omitempty"`
-	HoldOutThroughputErr float64 `yaml:"holdout_throughput_rel_error,omitempty"`
-	Note                 string  `yaml:"note,omitempty"`
+	FitRMSRelError       float64 `yaml:"fit_rms_rel_error,omitempty" json:"fit_rms_rel_error,omitempty"`
+	HoldOutTTFTError     float64 `yaml:"holdout_ttft_p50_rel_error,omitempty" json:"holdout_ttft_p50_rel_error,omitempty"`
+	HoldOutTPOTError     float64 `yaml:"holdout_tpot_p50_rel_error,omitempty" json:"holdout_tpot_p50_rel_error,omitempty"`
+	HoldOutThroughputErr float64 `yaml:"holdout_throughput_rel_error,omitempty" json:"holdout_throughput_rel_error,omitempty"`
+	Note                 string  `yaml:"note,omitempty" json:"note,omitempty"`
 }
 
 // ProfileCost is simengine.CostParams's fitted fields in readable units.
 type ProfileCost struct {
-	StepOverheadMS    float64 `yaml:"step_overhead_ms"`
-	MemEfficiency     float64 `yaml:"mem_efficiency"`
-	ComputeEfficiency float64 `yaml:"compute_efficiency"`
+	StepOverheadMS    float64 `yaml:"step_overhead_ms" json:"step_overhead_ms"`
+	MemEfficiency     float64 `yaml:"mem_efficiency" json:"mem_efficiency"`
+	ComputeEfficiency float64 `yaml:"compute_efficiency" json:"compute_efficiency"`
 }
 
 // NewProfile describes a calibration of ec's hardware and model.
