@@ -5,7 +5,6 @@ import (
 	"flag"
 	"strconv"
 
-	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/stats"
 )
@@ -19,6 +18,8 @@ type embeddedFlags struct {
 	tp         int
 	queueLimit int
 	stepScale  float64
+	profile    string
+	fs         *flag.FlagSet // to tell which selections were given explicitly
 }
 
 func (e *embeddedFlags) register(fs *flag.FlagSet) {
@@ -26,6 +27,8 @@ func (e *embeddedFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&e.tp, "tp", 1, "with no --url: tensor-parallel degree of the simulated engine")
 	fs.IntVar(&e.queueLimit, "queue-limit", 0, "with no --url: waiting requests beyond which the server answers 429 (0: unbounded)")
 	fs.Float64Var(&e.stepScale, "step-time-scale", 1, "with no --url: multiply every simulated step time")
+	fs.StringVar(&e.profile, "profile", "", "with no --url: cost profile from knee calibrate for the simulated engine (its GPU, model and TP unless given)")
+	e.fs = fs
 }
 
 // config lists the simulated server's settings for stored runs.
@@ -36,6 +39,9 @@ func (e *embeddedFlags) config() [][2]string {
 	}
 	if e.stepScale != 1 {
 		c = append(c, [2]string{"sim_step_time_scale", strconv.FormatFloat(e.stepScale, 'g', -1, 64)})
+	}
+	if e.profile != "" {
+		c = append(c, [2]string{"sim_profile", e.profile})
 	}
 	return c
 }
@@ -50,11 +56,17 @@ type embeddedServer struct {
 // ("" for the default). The server deliberately outlives ctx: on Ctrl-C the
 // client cancels its requests itself and the records say so.
 func (e *embeddedFlags) start(_ context.Context, model string) (*embeddedServer, error) {
-	flags := simEngineFlags{gpu: e.gpu, model: model, tp: e.tp, memUtil: 0.9, queueLimit: e.queueLimit, stepTimeScale: e.stepScale}
+	flags := simEngineFlags{gpu: e.gpu, model: model, tp: e.tp, memUtil: 0.9, queueLimit: e.queueLimit, stepTimeScale: e.stepScale, profile: e.profile}
 	if flags.model == "" {
 		flags.model = "llama-3.1-8b"
 	}
-	cat := simengine.NewCatalog()
+	if e.fs != nil {
+		flags.noteSet(e.fs)
+	}
+	cat, err := flags.catalog()
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := flags.config(cat)
 	if err != nil {
 		return nil, err

@@ -68,6 +68,23 @@ func TestCalibrateEmbedded(t *testing.T) {
 	if r := fitted / base; r < 1.8 || r > 2.2 {
 		t.Errorf("sim TPOT p50 %.2f ms with the profile, %.2f ms without: ratio %.2f, want about 2", fitted, base, r)
 	}
+	// So does knee bench's embedded server, in real time.
+	benchTPOT := func(args ...string) float64 {
+		code, out, errs := kneeCmd(t, append([]string{"bench", "--requests", "8", "--concurrency", "4", "--input-tokens", "128", "--output-tokens", "24", "--json", "--no-store"}, args...)...)
+		if code != 0 {
+			t.Fatalf("bench %v: exit %d: %s", args, code, errs)
+		}
+		var sum struct {
+			TPOT struct{ P50 float64 } `json:"tpot_ms"`
+		}
+		if err := json.Unmarshal([]byte(out), &sum); err != nil {
+			t.Fatal(err)
+		}
+		return sum.TPOT.P50
+	}
+	if b, f := benchTPOT("--model", "llama-2-7b"), benchTPOT("--profile", prof); f/b < 1.7 || f/b > 2.3 {
+		t.Errorf("bench TPOT p50 %.2f ms on the embedded server with the profile, %.2f ms without: want about twice", f, b)
+	}
 }
 
 func TestCalibrateBadInput(t *testing.T) {
