@@ -122,7 +122,7 @@ type Observed struct {
 }
 
 // ErrNoData means the server answered too few requests to fit anything.
-var ErrNoData = errors.New("calibrate: not enough successful requests")
+var ErrNoData = errors.New("not enough successful requests")
 
 // Run measures, fits and checks. On a measurement that yields no data it
 // returns ErrNoData naming the step and the server's error.
@@ -164,22 +164,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if len(points) == 0 {
 		points = DefaultDecodePoints(ec)
 	}
-	for _, dp := range decodePoints(points, ec, eng.Stats().KVCapacityTokens, cfg.DecodeOutput) {
-		if dp.Input+4*dp.Batch > ec.MaxModelLen {
-			continue
-		}
+	for _, dp := range decodeRuns(points, ec, eng.Stats().KVCapacityTokens, cfg.DecodeOutput) {
 		b := dp.Batch
 		cfg.progress("decode: %d concurrent streams, %d-token prompts", b, dp.Input)
 		// Streams that start together stay together: their prompts fill
 		// whole prefill steps, they finish and restart as one, and the
 		// step would measure those bursts. Starting them one by one over
 		// the warm-up spreads their prefills and restarts thin.
-		// And each restart puts a prompt into some step: with outputs of at
-		// least 4 tokens per stream, at most a quarter of the steps carry
-		// one, and the median gap is a pure decode step.
 		warm := max(cfg.DecodeWarmup, prefillBurst(ec, b*dp.Input)+cfg.DecodeWarmup/2)
-		out := min(max(cfg.DecodeOutput, 4*b), ec.MaxModelLen-dp.Input)
-		recs, err := measure(ctx, cfg, b, dp.Input, out, cfg.DecodeDuration, warm, warm*3/4, 0)
+		recs, err := measure(ctx, cfg, b, dp.Input, dp.output, cfg.DecodeDuration, warm, warm*3/4, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -276,13 +269,23 @@ func prefillLengths(want []int, ec simengine.Config) []int {
 	return out
 }
 
-// decodePoints keeps the points the engine can run without preempting:
-// within max_num_seqs, the context limit and half the KV cache.
-func decodePoints(want []DecodePoint, ec simengine.Config, kvTokens, out int) []DecodePoint {
-	var keep []DecodePoint
+// decodeRun is a decode point with the output length its requests ask for.
+type decodeRun struct {
+	DecodePoint
+	output int
+}
+
+// decodeRuns gives each point its output length and keeps those the engine
+// can run without preempting: within max_num_seqs, the context limit and
+// half the KV cache. Each restart of a stream puts its prompt into some
+// step; with at least 4 output tokens per stream at most a quarter of the
+// steps carry one, and the median gap is a pure decode step.
+func decodeRuns(want []DecodePoint, ec simengine.Config, kvTokens, out int) []decodeRun {
+	var keep []decodeRun
 	for _, p := range want {
-		if p.Batch >= 1 && p.Batch <= ec.MaxNumSeqs && p.Input >= 1 && p.Input+out <= ec.MaxModelLen && 2*p.Batch*(p.Input+out) <= kvTokens {
-			keep = append(keep, p)
+		o := max(out, 4*p.Batch)
+		if p.Batch >= 1 && p.Batch <= ec.MaxNumSeqs && p.Input >= 1 && p.Input+o <= ec.MaxModelLen && 2*p.Batch*(p.Input+o) <= kvTokens {
+			keep = append(keep, decodeRun{p, o})
 		}
 	}
 	return keep
@@ -292,12 +295,24 @@ func decodePoints(want []DecodePoint, ec simengine.Config, kvTokens, out int) []
 // to prefill tokens prompt tokens arriving at once: the warm-up a decode
 // point needs before its streams are all decoding.
 func prefillBurst(ec simengine.Config, tokens int) time.Duration {
+	c := simengine.DefaultCost
+	ns := burstPrefill(ec, tokens, float64(c.StepOverheadNS), c.MemEfficiency, c.ComputeEfficiency)
+	return time.Duration(ns * 2) // ×2: a slower server than the default
+}
+
+// burstPrefill prices prefilling tokens prompt tokens that arrive at once:
+// full token-budget steps under overhead t0 and efficiencies em, ec, in the
+// unit of t0 (ns or ms; the terms are scaled to match).
+func burstPrefill(ec simengine.Config, tokens int, t0, em, ecmp float64) float64 {
 	budget := max(ec.MaxNumBatchedTokens, 1)
 	steps := (tokens + budget - 1) / budget
-	mem, cmp, ar := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, simengine.PrefillShape(int64(min(tokens, budget))))
-	c := simengine.DefaultCost
-	per := float64(c.StepOverheadNS) + max(mem/c.MemEfficiency, cmp/c.ComputeEfficiency) + ar
-	return time.Duration(per * float64(steps) * 2) // ×2: a slower server than the default
+	return float64(steps) * stepOf(ec, simengine.PrefillShape(int64(min(tokens, budget))), t0, em, ecmp)
+}
+
+// stepOf prices one step of the given shape; t0 in ns gives ns.
+func stepOf(ec simengine.Config, s simengine.StepShape, t0, em, ecmp float64) float64 {
+	mem, cmp, ar := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, s)
+	return stepTime(t0, em, ecmp, mem, cmp, ar)
 }
 
 // measure runs one closed-loop step: requests of in prompt and out output
@@ -368,14 +383,10 @@ func (f fixedLengths) Lengths(int64) (int, int) { return f.in, f.out }
 // estimateE2E is a held-out request's time under the fit: its share of
 // prefilling Concurrency prompts at once, then Output decode steps.
 func estimateE2E(f Fit, ec simengine.Config, h HoldOutConfig) time.Duration {
-	step := func(s simengine.StepShape) float64 {
-		mem, cmp, ar := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, s)
-		return f.StepOverheadMS + max(mem/f.MemEfficiency, cmp/f.ComputeEfficiency)/1e6 + ar/1e6
-	}
-	budget := max(ec.MaxNumBatchedTokens, 1)
-	prefill := float64((h.Concurrency*h.Input+budget-1)/budget) * step(simengine.PrefillShape(int64(min(h.Concurrency*h.Input, budget))))
-	decode := float64(h.Output) * step(simengine.DecodeShape(int64(h.Concurrency), int64(h.Input+h.Output/2)))
-	return time.Duration((prefill + decode + f.RequestOverheadMS) * 1e6)
+	t0 := float64(f.Cost.StepOverheadNS)
+	prefill := burstPrefill(ec, h.Concurrency*h.Input, t0, f.MemEfficiency, f.ComputeEfficiency)
+	decode := float64(h.Output) * stepOf(ec, simengine.DecodeShape(int64(h.Concurrency), int64(h.Input+h.Output/2)), t0, f.MemEfficiency, f.ComputeEfficiency)
+	return time.Duration(prefill + decode + f.RequestOverheadMS*1e6)
 }
 
 // closedLoopTPS is a closed loop's steady output rate by Little's law:

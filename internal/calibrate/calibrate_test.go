@@ -41,6 +41,8 @@ func synthetic(t *testing.T, ec simengine.Config, cost simengine.CostParams, req
 	var pts []Point
 	add := func(kind string, s simengine.StepShape, in, b int) {
 		mem, cmp, ar := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, s)
+		// Written out, not the package's stepTime: the test checks the fit
+		// against the engine's formula (TestStepCostTerms pins that).
 		y := float64(cost.StepOverheadNS) + max(mem/cost.MemEfficiency, cmp/cost.ComputeEfficiency) + ar
 		if kind == KindPrefill {
 			y += reqMS * 1e6

@@ -147,10 +147,17 @@ func FitPoints(pts []Point, def simengine.CostParams) Fit {
 	return f
 }
 
-// model is the step-cost model of simengine applied to a point: a prefill
-// point's TTFT also carries the request overhead.
+// stepTime is simengine's step cost from a step's terms at full efficiency
+// (simengine.StepCostTerms): overhead t0, efficiencies em and ec, in any one
+// unit of time.
+func stepTime(t0, em, ec, mem, cmp, ar float64) float64 {
+	return t0 + max(mem/em, cmp/ec) + ar
+}
+
+// model is the step-cost model applied to a point: a prefill point's TTFT
+// also carries the request overhead.
 func model(p *Point, t0, req, em, ec float64) float64 {
-	y := t0 + max(p.MemMS/em, p.CmpMS/ec) + p.ArMS
+	y := stepTime(t0, em, ec, p.MemMS, p.CmpMS, p.ArMS)
 	if p.Kind == KindPrefill {
 		y += req
 	}
@@ -173,7 +180,7 @@ func evaluate(pts []Point, em, ec float64) candidate {
 			continue
 		}
 		w := 1 / (p.MeasuredMS * p.MeasuredMS)
-		r := p.MeasuredMS - max(p.MemMS/em, p.CmpMS/ec) - p.ArMS
+		r := p.MeasuredMS - stepTime(0, em, ec, p.MemMS, p.CmpMS, p.ArMS)
 		a += w
 		e += w * r
 		if p.Kind == KindPrefill {
