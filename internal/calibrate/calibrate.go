@@ -157,7 +157,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		L := median(in)
 		mem, cmp, ar := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, simengine.PrefillShape(int64(L)))
-		pts = append(pts, Point{Kind: KindPrefill, InputTokens: L, Batch: 1, Samples: len(ttft), MeasuredMS: medianF(ttft),
+		pts = append(pts, Point{Kind: KindPrefill, InputTokens: L, Batch: 1, Samples: len(ttft), MeasuredMS: median(ttft),
 			MemMS: mem / 1e6, CmpMS: cmp / 1e6, ArMS: ar / 1e6})
 	}
 	points := cfg.DecodePoints
@@ -181,7 +181,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, noData(fmt.Sprintf("decode at %d streams", b), recs)
 		}
 		mem, cmp, ar := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, simengine.DecodeShape(int64(b), int64(ctxTok)))
-		pts = append(pts, Point{Kind: KindDecode, InputTokens: ctxTok, Batch: b, Samples: len(gaps), MeasuredMS: medianF(gaps),
+		pts = append(pts, Point{Kind: KindDecode, InputTokens: ctxTok, Batch: b, Samples: len(gaps), MeasuredMS: median(gaps),
 			MemMS: mem / 1e6, CmpMS: cmp / 1e6, ArMS: ar / 1e6})
 	}
 	res := &Result{Fit: FitPoints(pts, def), Points: pts}
@@ -477,13 +477,8 @@ func noData(step string, recs []record.Request) error {
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-func median(v []int) int {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-func medianF(v []float64) float64 {
+// median of a non-empty slice (the mean of the middle two for an even count).
+func median[T int | float64](v []T) T {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	n := len(s)

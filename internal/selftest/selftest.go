@@ -208,7 +208,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return res, ctx.Err()
 		}
 	}
-	srv.Close()
+	srv.Close() // each slowed repeat starts a server of its own
 	for i := 0; i < cfg.SlowSteps && !topStep.Within1ms; i++ {
 		scale *= 2
 		slow := cfg
