@@ -41,7 +41,7 @@ func runCompare(_ context.Context, env *Env, args []string) error {
 	if err != nil || mc < 0 || mc >= 1 {
 		return Usagef("--min-change %q: want a percentage such as 1%% or 0.5%%", *minChange)
 	}
-	st, err := openDB(env, *db)
+	st, err := openDBRead(env, *db)
 	if err != nil {
 		return err
 	}

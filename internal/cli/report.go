@@ -42,7 +42,7 @@ func runReport(_ context.Context, env *Env, args []string) error {
 	if !contains(reportFormats, f) {
 		return Usagef("--format %q: want one of %s", *format, strings.Join(reportFormats, ", "))
 	}
-	st, err := openDB(env, *db)
+	st, err := openDBRead(env, *db)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -51,14 +52,19 @@ func runRuns(_ context.Context, env *Env, args []string) error {
 	if f.Limit < 0 {
 		return Usagef("--limit %d: want 0 or more", f.Limit)
 	}
-	st, err := openDB(env, *db)
+	st, err := openDBRead(env, *db)
 	if err != nil {
+		if *db == "" && env.Getenv("KNEE_DB") == "" && errors.Is(err, store.ErrNoDatabase) {
+			// A fresh install: nothing stored yet is not an error.
+			fmt.Fprintf(env.Stdout, "no runs stored yet (%s does not exist; knee bench, sweep, sim, lab and import store runs there)\n", store.DefaultPath(env.Getenv))
+			return nil
+		}
 		return err
 	}
 	defer st.Close()
 	runs, err := st.ListRuns(f)
 	if err != nil {
-		return err
+		return dbErr(err)
 	}
 	if *asJSON {
 		return writeRunsJSON(env, runs)

@@ -45,12 +45,43 @@ func openDB(env *Env, flagPath string) (*store.Store, error) {
 	return st, nil
 }
 
+// openDBRead opens the database for a command that only reads (runs,
+// report, compare, records): read-only, so it works on a read-only folder or
+// file, and never creating anything. A missing file is bad input naming it.
+func openDBRead(env *Env, flagPath string) (*store.Store, error) {
+	path := flagPath
+	if path == "" {
+		path = store.DefaultPath(env.Getenv)
+	}
+	st, err := store.OpenReadOnly(path)
+	if err != nil {
+		if errors.Is(err, store.ErrNoDatabase) {
+			return nil, Usagef("%w; pass --db FILE or set KNEE_DB to read another", err)
+		}
+		return nil, dbErr(err)
+	}
+	return st, nil
+}
+
+// dbErr makes a damaged or foreign database file bad input (exit 2): the
+// store names the file.
+func dbErr(err error) error {
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return err
+	}
+	if errors.Is(err, store.ErrNotDatabase) || errors.Is(err, store.ErrTooNew) {
+		return &UsageError{Err: err}
+	}
+	return err
+}
+
 // resolveRun turns a user's run reference (12, last, last~1) into an id; an
 // unknown or malformed reference is bad input.
 func resolveRun(st *store.Store, ref string) (int64, error) {
 	id, err := st.ResolveID(ref)
 	if err != nil {
-		return 0, Usagef("%v", err)
+		return 0, &UsageError{Err: err}
 	}
 	return id, nil
 }
@@ -85,16 +116,16 @@ type loadedRun struct {
 func loadRun(st *store.Store, id int64) (*loadedRun, error) {
 	info, err := st.Run(id)
 	if err != nil {
-		return nil, Usagef("%v", err)
+		return nil, &UsageError{Err: err}
 	}
 	lr := &loadedRun{info: info}
 	if info.Records > 0 {
 		if lr.records, err = st.AllRecords(id); err != nil {
-			return nil, err
+			return nil, dbErr(err)
 		}
 	}
 	if lr.sweep, err = st.SweepResult(id); err != nil {
-		return nil, err
+		return nil, dbErr(err)
 	}
 	var notes []string
 	var sum stats.Summary

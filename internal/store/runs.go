@@ -187,6 +187,11 @@ func (st *Store) writerGone(heartbeat time.Time, host string, pid int) bool {
 
 // ListRuns returns stored runs matching f, newest first.
 func (st *Store) ListRuns(f Filter) ([]RunInfo, error) {
+	runs, err := st.listRuns(f)
+	return runs, st.damaged(err)
+}
+
+func (st *Store) listRuns(f Filter) ([]RunInfo, error) {
 	q := `SELECT ` + runColumns + runFrom + ` WHERE 1=1`
 	var args []any
 	like := func(col, v string) {
@@ -233,6 +238,11 @@ func escapeLike(s string) string {
 
 // Run returns one run; the error wraps ErrNotFound when there is none.
 func (st *Store) Run(id int64) (*RunInfo, error) {
+	ri, err := st.run(id)
+	return ri, st.damaged(err)
+}
+
+func (st *Store) run(id int64) (*RunInfo, error) {
 	ri, err := st.scanRun(st.db.QueryRow(`SELECT `+runColumns+runFrom+` WHERE r.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %d: %w", id, ErrNotFound)
@@ -248,6 +258,11 @@ func (st *Store) Run(id int64) (*RunInfo, error) {
 // ErrNotFound when no such run exists, and says what was expected when the
 // text is not a run reference at all.
 func (st *Store) ResolveID(ref string) (int64, error) {
+	id, err := st.resolveID(ref)
+	return id, st.damaged(err)
+}
+
+func (st *Store) resolveID(ref string) (int64, error) {
 	ref = strings.TrimSpace(ref)
 	back := -1
 	switch {
@@ -298,6 +313,10 @@ func (st *Store) StepRecords(id int64, fn func(step int, r *record.Request) erro
 }
 
 func (st *Store) records(id int64, fn func(sql.NullInt64, *record.Request) error) error {
+	return st.damaged(st.scanRecords(id, fn))
+}
+
+func (st *Store) scanRecords(id int64, fn func(sql.NullInt64, *record.Request) error) error {
 	rows, err := st.db.Query(`SELECT seq, step, record_json FROM records WHERE run_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return fmt.Errorf("store: reading records of run %d: %w", id, err)

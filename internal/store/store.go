@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -40,6 +41,8 @@ var (
 	ErrNotFound = errors.New("no such run")
 	// ErrTooNew: the database was written by a newer knee.
 	ErrTooNew = errors.New("database schema is newer than this knee")
+	// ErrNoDatabase: OpenReadOnly found no file (nothing was ever stored there).
+	ErrNoDatabase = errors.New("no run database")
 )
 
 //go:embed migrations/*.sql
@@ -92,6 +95,7 @@ type Store struct {
 	// StaleAfter is how old a running run's heartbeat may be before the run
 	// is reported as interrupted.
 	StaleAfter time.Duration
+	readOnly   bool
 }
 
 // DefaultPath is where the database lives when neither --db nor KNEE_DB says
@@ -152,6 +156,115 @@ func open(path string, upTo int) (*Store, error) {
 	return st, nil
 }
 
+// OpenReadOnly opens an existing database for reading only: it never creates
+// the file or its folder and never writes, so runs can be listed and
+// rendered from a read-only folder or someone else's file. A missing file
+// gives an error wrapping ErrNoDatabase. A database at an older schema is
+// migrated first when its file can be written, and refused when it cannot
+// (this knee's queries need the current tables).
+func OpenReadOnly(path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("store: empty database path")
+	}
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("database %s: %w (the file does not exist; knee bench, sweep, sim and import store runs there)", path, ErrNoDatabase)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening database %s: %w", path, err)
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("database %s: %w (it is a folder; --db names the database file, e.g. %s)", path, ErrNotDatabase, filepath.Join(path, "knee.db"))
+	}
+	if fi.Size() == 0 {
+		return nil, fmt.Errorf("database %s: %w (the file is empty: no run was ever stored in it)", path, ErrNoDatabase)
+	}
+	if err := checkHeader(path); err != nil {
+		return nil, err
+	}
+	st, err := openRO(path, false)
+	if err != nil {
+		// A WAL database in a folder this user cannot write: SQLite cannot
+		// create the shared-memory file. Read it as immutable (no locking:
+		// fine for a one-shot report; a writer elsewhere may be ahead of us).
+		st, err = openRO(path, true)
+	}
+	if err != nil {
+		return nil, classify(path, err)
+	}
+	v, err := st.version(context.Background())
+	if err != nil {
+		st.Close()
+		if strings.Contains(err.Error(), "no such table") {
+			return nil, fmt.Errorf("database %s: %w (an SQLite file without knee's schema_version table)", path, ErrNotDatabase)
+		}
+		return nil, classify(path, err)
+	}
+	if v > SchemaVersion() {
+		st.Close()
+		return nil, fmt.Errorf("database %s: %w (schema %d, this knee knows up to %d)", path, ErrTooNew, v, SchemaVersion())
+	}
+	if v < SchemaVersion() {
+		st.Close()
+		if !writable(path) {
+			return nil, fmt.Errorf("database %s: schema %d was written by an older knee and the file cannot be written to upgrade it to %d; "+
+				"run any knee command on it once where it is writable, or copy it", path, v, SchemaVersion())
+		}
+		return Open(path) // bring it up to date, then read
+	}
+	return st, nil
+}
+
+// openRO opens path read-only through an SQLite URI (mode=ro, and
+// immutable=1 when even the WAL index cannot be created), and checks that
+// it reads.
+func openRO(path string, immutable bool) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	u := url.URL{Scheme: "file", OmitHost: true, Path: filepath.ToSlash(abs)}
+	q := "mode=ro&_busy_timeout=10000"
+	if immutable {
+		q += "&immutable=1"
+	}
+	db, err := sql.Open("sqlite", u.String()+"?"+q)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	var n int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM sqlite_master`).Scan(&n); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if n == 0 {
+		db.Close()
+		return nil, fmt.Errorf("%w (an SQLite file without knee's tables)", ErrNotDatabase)
+	}
+	return &Store{db: db, path: path, now: time.Now, StaleAfter: 5 * time.Second, readOnly: true}, nil
+}
+
+// writable reports whether this process may write the database file and
+// its folder (SQLite needs both: the journal lives beside the file).
+func writable(path string) bool {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	probe, err := os.CreateTemp(filepath.Dir(path), ".knee-write-probe-*")
+	if err != nil {
+		return false
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return true
+}
+
+// ReadOnly reports whether the store was opened by OpenReadOnly.
+func (st *Store) ReadOnly() bool { return st.readOnly }
+
 // checkHeader rejects a non-empty file that does not start with SQLite's
 // magic string, before the driver gets to write anything into it.
 func checkHeader(path string) error {
@@ -186,6 +299,21 @@ func classify(path string, err error) error {
 		return fmt.Errorf("database %s: %w (damaged: %v)", path, ErrNotDatabase, err)
 	}
 	return fmt.Errorf("database %s: %w", path, err)
+}
+
+// damaged wraps an error from a query in ErrNotDatabase, naming the file,
+// when SQLite says the file is damaged (a page can be bad while the header
+// and schema read fine, so this shows only when that page is read).
+func (st *Store) damaged(err error) error {
+	if err == nil || errors.Is(err, ErrNotDatabase) {
+		return err
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") || strings.Contains(msg, "SQLITE_CORRUPT") ||
+		strings.Contains(msg, "SQLITE_NOTADB") {
+		return fmt.Errorf("database %s: %w (damaged: %v; move it away or pass another --db)", st.path, ErrNotDatabase, err)
+	}
+	return err
 }
 
 // Path is the file the store was opened from.

@@ -75,6 +75,11 @@ func nullJSON(b json.RawMessage) any {
 
 // Sweep returns the sweep stored with run id, or nil when the run has none.
 func (st *Store) Sweep(id int64) (*Sweep, error) {
+	sw, err := st.sweep(id)
+	return sw, st.damaged(err)
+}
+
+func (st *Store) sweep(id int64) (*Sweep, error) {
 	var (
 		sw            Sweep
 		knee, sloSafe sql.NullString
