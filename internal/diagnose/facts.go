@@ -81,7 +81,7 @@ func facts(recs []record.Request) Facts {
 		e, _ := r.E2E()
 		e2e += msOf(e)
 		out += float64(r.OutputTokens)
-		if ph := r.ServerPhases; ph != nil {
+		if ph := r.ServerPhases; ph != nil && !ph.QueueUnknown { // without the queue the split says nothing
 			phases++
 			q, p, d = q+msOf(ph.Queue), p+msOf(ph.Prefill), d+msOf(ph.Decode)
 			if r.OutputTokens >= 2 {

@@ -62,18 +62,6 @@ func (r *Run) do(i int64, scheduled time.Duration) {
 		ctx, cancel = context.WithTimeout(ctx, r.cfg.RequestTimeout)
 		defer cancel()
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, r.endpoint, bytes.NewReader(body))
-	if err != nil { // cannot happen: the endpoint was validated
-		rec.Error, rec.ErrorMessage = record.ErrConnect, err.Error()
-		r.finish(rec)
-		return
-	}
-	hreq.Header["Content-Type"] = []string{"application/json"}
-	hreq.Header["Accept"] = []string{"text/event-stream"}
-	if r.cfg.APIKey != "" {
-		hreq.Header["Authorization"] = []string{"Bearer " + r.cfg.APIKey}
-	}
-
 	inFlight := r.inFlight.Add(1)
 	for {
 		peak := r.peak.Load()
@@ -86,7 +74,25 @@ func (r *Run) do(i int64, scheduled time.Duration) {
 	rec.Sent = time.Since(r.start) // replaced by the write time below when known
 	issued := rec.Sent
 
-	resp, err := r.client.Do(hreq)
+	var resp *http.Response
+	var err error
+	for attempt := 0; ; attempt++ {
+		client := r.client
+		if attempt > 0 {
+			// The server closed a reused connection before it could have
+			// seen the request: send it again at once on a fresh one. It
+			// keeps its scheduled time, so the delay shows as lag.
+			client = r.retryClient
+		}
+		resp, err = client.Do(r.newHTTPRequest(ctx, body))
+		if err == nil || attempt == maxConnRetries || !tr.unseen(err) || ctx.Err() != nil {
+			break
+		}
+	}
+	if tr.conns > 1 {
+		rec.ConnectionRetries = int(tr.conns - 1)
+		r.connRetries.Add(tr.conns - 1)
+	}
 	if sent := tr.sentAt.Load(); sent > 0 {
 		rec.Sent = time.Duration(sent)
 	}
@@ -109,6 +115,27 @@ func (r *Run) do(i int64, scheduled time.Duration) {
 	st.stamp.conn = nil // the pooled stream must not keep the connection
 	resp.Body.Close()
 	r.finish(rec)
+}
+
+// maxConnRetries bounds the resends of one request whose connection closed
+// before the server could have seen it: the resend goes out on a fresh
+// connection, where such a failure is the server's error, so one suffices;
+// the bound only guards against a transport that hands out reused ones.
+const maxConnRetries = 3
+
+// newHTTPRequest builds one attempt of the request: a resend needs its own
+// (the transport may still hold the failed one's body).
+func (r *Run) newHTTPRequest(ctx context.Context, body []byte) *http.Request {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, r.endpoint, bytes.NewReader(body))
+	if err != nil {
+		panic(err) // cannot happen: the endpoint was validated in Start
+	}
+	hreq.Header["Content-Type"] = []string{"application/json"}
+	hreq.Header["Accept"] = []string{"text/event-stream"}
+	if r.cfg.APIKey != "" {
+		hreq.Header["Authorization"] = []string{"Bearer " + r.cfg.APIKey}
+	}
+	return hreq
 }
 
 // classifyTransportError turns a failed round trip into an error kind.

@@ -191,6 +191,10 @@ type Result struct {
 	// cut off says nothing about the server. Requests canceled when the
 	// grace period ran out stay ordinary errors.
 	Interrupted int64
+	// ConnectionRetries counts resends of requests whose reused connection
+	// the server closed before it could have seen them (after a response,
+	// when idle, at a per-connection cap); records say which.
+	ConnectionRetries int64
 	// WallClockSteps counts the times the system's wall clock was seen to
 	// step (by more than 1 ms against the monotonic clock) during the run.
 	// Kernel stamps are wall-clock times; knee maps them with the offset
@@ -209,8 +213,11 @@ type Snapshot struct {
 	PeakInFlight int64
 	OutputTokens int64 // content chunks received so far (tokens when the server says)
 	Dropped      int64
-	ErrorsByKind map[record.ErrorKind]int64
-	Issuing      bool // still issuing new requests
+	// ConnectionRetries: resends after the server closed a reused
+	// connection before it could have seen the request.
+	ConnectionRetries int64
+	ErrorsByKind      map[record.ErrorKind]int64
+	Issuing           bool // still issuing new requests
 }
 
 // Run is a run in progress.
@@ -224,7 +231,11 @@ type Run struct {
 	clockSteps atomic.Int64
 	wallNow    func() int64 // the wall clock, Unix ns (tests step it)
 	client     *http.Client
-	endpoint   string
+	// retryClient resends a request whose reused connection closed before
+	// the server could have seen it, on a connection of its own.
+	retryClient *http.Client
+	connRetries atomic.Int64
+	endpoint    string
 
 	issueCtx, hardCtx       context.Context
 	parent                  context.Context // the caller's: canceled on Ctrl-C
@@ -267,6 +278,12 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 		// A redirect of a streaming POST is a misconfigured URL, not
 		// something to follow.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	r.retryClient = r.client
+	if cfg.Transport == nil {
+		fresh := newTransport(cfg, r.kernelStamps)
+		fresh.DisableKeepAlives = true // every resend dials: the pool may hold more dead connections
+		r.retryClient = &http.Client{Transport: fresh, CheckRedirect: r.client.CheckRedirect}
 	}
 	if r.kernelStamps {
 		r.releaseStamps = holdKernelStamps()
@@ -367,7 +384,8 @@ func (r *Run) run() {
 	r.mu.Unlock()
 	slices.SortFunc(recs, func(a, b record.Request) int { return int(a.ID - b.ID) })
 	res := &Result{Records: recs, Start: r.start, Elapsed: elapsed, PeakInFlight: int(r.peak.Load()), Dropped: r.dropped.Load(),
-		UserStampedStreams: r.userStamped.Load(), Interrupted: r.interrupted.Load(), WallClockSteps: r.clockSteps.Load()}
+		UserStampedStreams: r.userStamped.Load(), Interrupted: r.interrupted.Load(), WallClockSteps: r.clockSteps.Load(),
+		ConnectionRetries: r.connRetries.Load()}
 	res.KernelTimestamps = res.UserStampedStreams == 0 && r.kernelStamped.Load() > 0
 	if r.cfg.Concurrency == 0 {
 		res.OfferedRateRPS = r.cfg.RateRPS
@@ -419,15 +437,16 @@ func (r *Run) canceled(rec *record.Request) {
 // Snapshot returns live counters; safe to call at any time.
 func (r *Run) Snapshot() Snapshot {
 	s := Snapshot{
-		Elapsed:      time.Since(r.start),
-		Sent:         r.sent.Load(),
-		Completed:    r.completed.Load(),
-		Errors:       r.failed.Load(),
-		InFlight:     r.inFlight.Load(),
-		PeakInFlight: r.peak.Load(),
-		OutputTokens: r.tokens.Load(),
-		Dropped:      r.dropped.Load(),
-		Issuing:      r.issueCtx.Err() == nil,
+		Elapsed:           time.Since(r.start),
+		Sent:              r.sent.Load(),
+		Completed:         r.completed.Load(),
+		Errors:            r.failed.Load(),
+		InFlight:          r.inFlight.Load(),
+		PeakInFlight:      r.peak.Load(),
+		OutputTokens:      r.tokens.Load(),
+		Dropped:           r.dropped.Load(),
+		ConnectionRetries: r.connRetries.Load(),
+		Issuing:           r.issueCtx.Err() == nil,
 	}
 	for i, k := range record.ErrorKinds {
 		if n := r.errKinds[i].Load(); n > 0 {

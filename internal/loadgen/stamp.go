@@ -1,6 +1,8 @@
 package loadgen
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http/httptrace"
@@ -102,23 +104,44 @@ func (s *stampReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// reqTrace is one request's httptrace hooks: when the request was written
-// and which connection carries it.
+// reqTrace is one request's httptrace hooks: when the request was written,
+// which connection carries it, and what tells whether the server can have
+// seen it when the exchange fails.
 type reqTrace struct {
 	trace  httptrace.ClientTrace
 	start  time.Time
 	sentAt atomic.Int64 // ns offset when the request was written; 0 until then
 	conn   kernelStamper
 	writer writeStamper
+
+	wantConn  bool        // keep the connection's stamps (kernel-stamped dials only)
+	conns     int64       // connections the request was given: attempts, net/http's own resends included
+	reused    bool        // the latest connection had carried an earlier exchange
+	firstByte atomic.Bool // a response byte arrived (set on the transport's read goroutine)
 }
 
 func newReqTrace(start time.Time, wantConn bool) *reqTrace {
-	t := &reqTrace{start: start}
+	t := &reqTrace{start: start, wantConn: wantConn}
 	t.trace.WroteRequest = t.wroteRequest
-	if wantConn {
-		t.trace.GotConn = t.gotConn
-	}
+	t.trace.GotConn = t.gotConn
+	t.trace.GotFirstResponseByte = func() { t.firstByte.Store(true) }
 	return t
+}
+
+// unseen reports whether a failed attempt failed before the server can
+// have seen the request: on a reused connection, with no byte of a
+// response, not by the run's or the request's own deadline or cancel. That
+// is a server closing a kept-alive connection (after a response, when
+// idle, at a per-connection cap) as the request went out: net/http says
+// "server closed idle connection", EOF, a reset or a broken pipe. On a
+// fresh connection the same failure is the server's doing.
+func (t *reqTrace) unseen(err error) bool {
+	if !t.reused || t.firstByte.Load() {
+		return false
+	}
+	var netErr net.Error
+	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
+		!(errors.As(err, &netErr) && netErr.Timeout())
 }
 
 func (t *reqTrace) wroteRequest(httptrace.WroteRequestInfo) {
@@ -143,6 +166,11 @@ func (t *reqTrace) lastWrite() (time.Duration, bool) {
 
 // gotConn runs on the goroutine that called Do, before Do returns.
 func (t *reqTrace) gotConn(info httptrace.GotConnInfo) {
+	t.conns++
+	t.reused = info.Reused
+	if !t.wantConn {
+		return
+	}
 	c := info.Conn
 	if tc, ok := c.(interface{ NetConn() net.Conn }); ok { // TLS: the stamps are the socket's
 		c = tc.NetConn()

@@ -32,6 +32,8 @@ type wire struct {
 	PromptTokensRequested int       `json:"prompt_tokens_requested,omitempty"`
 	MaxTokens             int       `json:"max_tokens,omitempty"`
 	InFlightAtSend        int       `json:"in_flight_at_send,omitempty"`
+	ConnectionRetries     int       `json:"connection_retries,omitempty"`
+	CachedPromptTokens    int       `json:"cached_prompt_tokens,omitempty"`
 	ServerQueueMS         *float64  `json:"server_queue_ms,omitempty"`
 	ServerPrefillMS       *float64  `json:"server_prefill_ms,omitempty"`
 	ServerDecodeMS        *float64  `json:"server_decode_ms,omitempty"`
@@ -82,6 +84,7 @@ func (r Request) MarshalJSON() ([]byte, error) {
 		TokenTimesMS: msSlice(r.TokenTimes), TokenCounts: r.TokenCounts, CoalescedChunks: r.CoalescedChunks,
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, TokenSource: string(r.TokenSource),
 		PromptTokensRequested: r.PromptTokensRequested, MaxTokens: r.MaxTokens, InFlightAtSend: r.InFlightAtSend,
+		ConnectionRetries: r.ConnectionRetries, CachedPromptTokens: r.CachedPromptTokens,
 		ServerTokenTimesMS: msSlice(r.ServerTokenTimes), ServerWriteTimesMS: msSlice(r.ServerWriteTimes),
 		HTTPStatus: r.HTTPStatus, FinishReason: r.FinishReason,
 		Error: string(r.Error), ErrorMessage: r.ErrorMessage,
@@ -97,7 +100,10 @@ func (r Request) MarshalJSON() ([]byte, error) {
 		}
 	}
 	if p := r.ServerPhases; p != nil {
-		w.ServerQueueMS, w.ServerPrefillMS, w.ServerDecodeMS = msPtr(p.Queue), msPtr(p.Prefill), msPtr(p.Decode)
+		w.ServerPrefillMS, w.ServerDecodeMS = msPtr(p.Prefill), msPtr(p.Decode)
+		if !p.QueueUnknown {
+			w.ServerQueueMS = msPtr(p.Queue)
+		}
 	}
 	return json.Marshal(w)
 }
@@ -118,6 +124,7 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 		TokenTimes: durSlice(w.TokenTimesMS), TokenCounts: w.TokenCounts, CoalescedChunks: w.CoalescedChunks,
 		InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, TokenSource: TokenSource(w.TokenSource),
 		PromptTokensRequested: w.PromptTokensRequested, MaxTokens: w.MaxTokens, InFlightAtSend: w.InFlightAtSend,
+		ConnectionRetries: w.ConnectionRetries, CachedPromptTokens: w.CachedPromptTokens,
 		ServerTokenTimes: durSlice(w.ServerTokenTimesMS), ServerWriteTimes: durSlice(w.ServerWriteTimesMS),
 		HTTPStatus: w.HTTPStatus, FinishReason: w.FinishReason,
 		Error: kind, ErrorMessage: w.ErrorMessage,
@@ -129,7 +136,7 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 		r.Done = fromMS(*w.DoneMS)
 	}
 	if w.ServerQueueMS != nil || w.ServerPrefillMS != nil || w.ServerDecodeMS != nil {
-		p := &Phases{}
+		p := &Phases{QueueUnknown: w.ServerQueueMS == nil}
 		if w.ServerQueueMS != nil {
 			p.Queue = fromMS(*w.ServerQueueMS)
 		}

@@ -53,11 +53,15 @@ const (
 )
 
 // Phases are the server-side phase times of one request, when the server
-// reports them (knee's own server and the simulator do).
+// reports them (knee's own server and the simulator do; llama.cpp's and
+// Ollama's are mapped onto them, docs/servers.md).
 type Phases struct {
 	Queue   time.Duration
 	Prefill time.Duration
 	Decode  time.Duration
+	// QueueUnknown: the server reported prefill and decode but nothing the
+	// queue time follows from (llama.cpp's timings), so Queue means nothing.
+	QueueUnknown bool
 }
 
 // Request is one request's measurement. All times are offsets from the run
@@ -81,15 +85,26 @@ type Request struct {
 	TokenCounts     []int32
 	CoalescedChunks int
 
+	// InputTokens is the prompt length the server served (usage's
+	// prompt_tokens) when TokenSource is usage; PromptTokensRequested below
+	// is what the workload asked for.
 	InputTokens  int
 	OutputTokens int
 	TokenSource  TokenSource
+	// CachedPromptTokens is how many prompt tokens the server reports it
+	// took from its cache (llama.cpp's timings.cache_n, usage's
+	// prompt_tokens_details.cached_tokens); 0 when not reported.
+	CachedPromptTokens int
 
 	// Requested shape: the prompt length asked for and max_tokens sent.
 	PromptTokensRequested int
 	MaxTokens             int
 
 	InFlightAtSend int // requests in flight (including this one) when it was sent
+	// ConnectionRetries counts resends of this request on a fresh
+	// connection after the server closed a reused one before it could have
+	// seen the request; Sent is the last attempt's, so the delay is lag.
+	ConnectionRetries int
 
 	ServerPhases *Phases // nil when the server did not report them
 	// ServerTokenTimes are the server's intended emission times of each

@@ -38,7 +38,7 @@ func Definitions(sum *stats.Summary) []Definition {
 	}
 	out := defs[:0]
 	for _, d := range defs {
-		if d.Term == "Goodput" && sum.GoodputRPS == nil || d.Term == "Server phases" && sum.ServerQueue == nil {
+		if d.Term == "Goodput" && sum.GoodputRPS == nil || d.Term == "Server phases" && sum.ServerQueue == nil && sum.ServerPrefill == nil {
 			continue
 		}
 		out = append(out, d)

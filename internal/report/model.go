@@ -143,6 +143,9 @@ func build(r *Run) []section {
 	}
 	tadd("achieved rate", fnum(s.AchievedRateRPS, 2)+" req/s (send rate)")
 	tadd("peak in flight", strconv.Itoa(s.PeakInFlight))
+	if s.ConnectionRetries > 0 {
+		tadd("connection retries", fmt.Sprintf("%d (resent at once on a fresh connection: the server closed a reused one before it could have seen the request; the delay is in lag)", s.ConnectionRetries))
+	}
 	out = append(out, tp)
 
 	lat := &table{header: distHeader}
@@ -161,9 +164,11 @@ func build(r *Run) []section {
 	}
 	out = append(out, section{title: "Latency (ms)", table: lat})
 
-	if s.ServerQueue != nil {
+	if s.ServerQueue != nil || s.ServerPrefill != nil {
 		ph := &table{header: distHeader}
-		ph.rows = append(ph.rows, distRow("queue", *s.ServerQueue, 2))
+		if s.ServerQueue != nil {
+			ph.rows = append(ph.rows, distRow("queue", *s.ServerQueue, 2))
+		}
 		if s.ServerPrefill != nil {
 			ph.rows = append(ph.rows, distRow("prefill", *s.ServerPrefill, 2))
 		}

@@ -46,6 +46,7 @@ type Accumulator struct {
 	sources                                     map[record.TokenSource]int
 	inSum, outSum                               int64
 	chunks, multiChunks, coalesced              int
+	connRetries                                 int
 
 	measured            bool // any non-warm-up request seen
 	firstSent, lastSent time.Duration
@@ -119,6 +120,7 @@ func (a *Accumulator) Add(r *record.Request) {
 	}
 	a.measured = true
 	a.lag.add(int64(r.Lag()))
+	a.connRetries += r.ConnectionRetries
 
 	if !r.OK() {
 		a.errors++
@@ -169,7 +171,9 @@ func (a *Accumulator) Add(r *record.Request) {
 	}
 	a.coalesced += r.CoalescedChunks
 	if p := r.ServerPhases; p != nil {
-		a.srvQueue.add(int64(p.Queue))
+		if !p.QueueUnknown {
+			a.srvQueue.add(int64(p.Queue))
+		}
 		a.srvPrefill.add(int64(p.Prefill))
 		a.srvDecode.add(int64(p.Decode))
 	}
@@ -283,9 +287,14 @@ func (a *Accumulator) Summary() Summary {
 	s.TPOT, s.E2E, s.Lag = a.tpot.dist(toMS), a.e2e.dist(toMS), a.lag.dist(toMS)
 	s.FailedE2E, s.AdjustedTTFT = a.failedE2E.dist(toMS), a.adjTTFT.dist(toMS)
 	if a.srvQueue.count() > 0 {
-		q, p, d := a.srvQueue.dist(toMS), a.srvPrefill.dist(toMS), a.srvDecode.dist(toMS)
-		s.ServerQueue, s.ServerPrefill, s.ServerDecode = &q, &p, &d
+		q := a.srvQueue.dist(toMS)
+		s.ServerQueue = &q
 	}
+	if a.srvPrefill.count() > 0 {
+		p, d := a.srvPrefill.dist(toMS), a.srvDecode.dist(toMS)
+		s.ServerPrefill, s.ServerDecode = &p, &d
+	}
+	s.ConnectionRetries = a.connRetries
 	s.Chunks, s.MultiTokenChunks, s.CoalescedChunks = a.chunks, a.multiChunks, a.coalesced
 	s.Shape = Shape{InputTokens: a.inTok.dist(1), OutputTokens: a.outTok.dist(1)}
 

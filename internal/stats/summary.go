@@ -145,8 +145,11 @@ type Summary struct {
 	OfferedRateRPS           float64  `json:"offered_rate_rps,omitempty"`
 	AchievedRateRPS          float64  `json:"achieved_rate_rps,omitempty"` // (sent − 1) / (last send − first send)
 	PeakInFlight             int      `json:"peak_in_flight"`
-	ErrorRate                float64  `json:"error_rate"`     // errors / requests, 0..1
-	RejectionRate            float64  `json:"rejection_rate"` // rejected / requests, 0..1
+	// ConnectionRetries counts resends of measured requests after the
+	// server closed a reused connection before it could have seen them.
+	ConnectionRetries int     `json:"connection_retries"`
+	ErrorRate         float64 `json:"error_rate"`     // errors / requests, 0..1
+	RejectionRate     float64 `json:"rejection_rate"` // rejected / requests, 0..1
 
 	InputTokens  int64 `json:"input_tokens"`  // total over completed requests
 	OutputTokens int64 `json:"output_tokens"` // total over completed requests
