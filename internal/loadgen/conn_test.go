@@ -123,26 +123,25 @@ func TestConnectionReuse(t *testing.T) {
 	open := func(rps float64) Config { return Config{RateRPS: rps, Requests: n} }
 	for _, tc := range []struct {
 		name        string
-		srv         connServer
+		srv         *connServer
 		cfg         Config
 		wantErr     record.ErrorKind // every request fails with it; "" none fails
 		wantRetries int              // exact count; -1: any (timing decides how many closes cross a request)
 		minRetries  int
 	}{
-		{name: "closes after each response although keep-alive", srv: connServer{closeWhenIdle: true}, cfg: closed(2), wantRetries: -1},
-		{name: "closes idle connections early", srv: connServer{idleTimer: time.Millisecond}, cfg: open(100), wantRetries: -1},
-		{name: "idle close crosses the next request", srv: connServer{idleCrossing: 5 * time.Millisecond}, cfg: open(40), wantRetries: -1, minRetries: 1},
-		{name: "Connection: close", srv: connServer{connClose: true}, cfg: closed(2), wantRetries: 0},
+		{name: "closes after each response although keep-alive", srv: &connServer{closeWhenIdle: true}, cfg: closed(2), wantRetries: -1},
+		{name: "closes idle connections early", srv: &connServer{idleTimer: time.Millisecond}, cfg: open(100), wantRetries: -1},
+		{name: "idle close crosses the next request", srv: &connServer{idleCrossing: 5 * time.Millisecond}, cfg: open(40), wantRetries: -1, minRetries: 1},
+		{name: "Connection: close", srv: &connServer{connClose: true}, cfg: closed(2), wantRetries: 0},
 		// One worker: connection A carries requests 0 and 1, request 2
 		// finds it closed and is resent on its own connection, request 3
 		// opens the next, and so on: 2, 5 and 8 are resent.
-		{name: "2 requests per connection", srv: connServer{perConn: 2}, cfg: closed(1), wantRetries: 3},
-		{name: "dies mid-stream", srv: connServer{cutAfter: 2}, cfg: closed(2), wantErr: record.ErrStreamBroken, wantRetries: 0},
-		{name: "closes a fresh connection on a request it saw", srv: connServer{closeFreshOnce: true}, cfg: closed(1), wantErr: record.ErrStreamBroken, wantRetries: 0},
+		{name: "2 requests per connection", srv: &connServer{perConn: 2}, cfg: closed(1), wantRetries: 3},
+		{name: "dies mid-stream", srv: &connServer{cutAfter: 2}, cfg: closed(2), wantErr: record.ErrStreamBroken, wantRetries: 0},
+		{name: "closes a fresh connection on a request it saw", srv: &connServer{closeFreshOnce: true}, cfg: closed(1), wantErr: record.ErrStreamBroken, wantRetries: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := tc.srv
-			cs := newConnServer(t, &srv)
+			cs := newConnServer(t, tc.srv)
 			cfg := tc.cfg
 			cfg.BaseURL = cs.URL
 			res := run(t, cfg, promptSource(3))
