@@ -62,6 +62,10 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return Usagef("unexpected argument %q (flags only; see knee bench -h)", fs.Arg(0))
 	}
+	apiKey, err := apiKeyFrom(env, f.apiKeyEnv)
+	if err != nil {
+		return err
+	}
 	if err := f.wl.validate(); err != nil {
 		return err
 	}
@@ -81,13 +85,6 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	gen, arrivals, warmupDur, warmupN := wp.gen, wp.arrivals, wp.warmup, wp.warmupRequests
-	apiKey := ""
-	if f.apiKeyEnv != "" {
-		apiKey = env.Getenv(f.apiKeyEnv)
-		if apiKey == "" {
-			return Usagef("--api-key-env %s: that environment variable is empty or unset", f.apiKeyEnv)
-		}
-	}
 	if f.out != "" {
 		if err := os.MkdirAll(f.out, 0o755); err != nil {
 			return Usagef("--out %s: %v", f.out, err)

@@ -49,10 +49,9 @@ server runs; calibrate fits the step overhead and the memory and compute
 efficiencies, predicts a held-out load step it never measured and reports
 the error, and writes a profile for knee sim --profile and knee serve
 --profile. Without --url it calibrates knee's own simulated server, whose
-true constants are known (a check of the method).
-
-Flags:`)
-		fs.PrintDefaults()
+true constants are known (a check of the method).`)
+		fmt.Fprintln(fs.Output())
+		printFlags(fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -93,11 +92,9 @@ Flags:`)
 	if err != nil {
 		return Usagef("--tokenizer: %v", err)
 	}
-	apiKey := ""
-	if *apiKeyEnv != "" {
-		if apiKey = env.Getenv(*apiKeyEnv); apiKey == "" {
-			return Usagef("--api-key-env %s: that environment variable is empty or unset", *apiKeyEnv)
-		}
+	apiKey, err := apiKeyFrom(env, *apiKeyEnv)
+	if err != nil {
+		return err
 	}
 	target, model := *url, *served
 	if model == "" {

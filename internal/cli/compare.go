@@ -25,7 +25,7 @@ func runCompare(_ context.Context, env *Env, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "Usage: knee compare RUN_A RUN_B [--json]   (B is judged against A; RUN: an id, last, last~1)")
 		fmt.Fprintln(env.Stderr, "Beyond noise: "+compare.Method+".")
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {

@@ -26,8 +26,8 @@ func runDiagnose(_ context.Context, env *Env, args []string) error {
 		fmt.Fprintln(fs.Output(), "("+strings.Join(diagnose.PhaseColumns, ",")+"; times in ms),")
 		fmt.Fprintln(fs.Output(), "or a vLLM bench serve result JSON (--save-result). Verdicts: healthy, queue_pressure,")
 		fmt.Fprintln(fs.Output(), "prefill_pressure, decode_slowdown, errors, client_bottleneck (docs/diagnosis.md).")
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
+		fmt.Fprintln(fs.Output())
+		printFlags(fs)
 	}
 	fs.StringVar(&baseline, "baseline", "", "a healthy run to compare against (any input format)")
 	fs.StringVar(&split, "split", "", "cut FILE at this send time (e.g. 60s): requests before are the baseline, after the window")

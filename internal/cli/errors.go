@@ -37,30 +37,32 @@ func (e *SLOError) Error() string { return fmt.Sprintf("SLO failed: %v", e.Faile
 
 var errHelp = errors.New("help shown")
 
-// newFlagSet returns a flag set whose errors become UsageErrors via parseFlags.
+// newFlagSet returns a flag set whose errors become UsageErrors via
+// parseFlags, and whose -h prints the command's summary and its flags in
+// groups (help.go) unless the command sets its own Usage.
 func newFlagSet(env *Env, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("knee "+name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
+	fs.Usage = func() { defaultUsage(fs) }
+	if env.onFlagSet != nil {
+		env.onFlagSet(fs)
+	}
 	return fs
 }
 
 // parseFlags parses args, mapping -h to errHelp and any other failure to a
-// UsageError (the flag package has already printed what was wrong).
-// A command that registers --scenario-file gets the file's settings first,
-// so the command line overrides them.
+// one-line UsageError naming the flag and the form it wants (flagparse.go).
+// Flags may come anywhere on the line, before or after positional
+// arguments ("--" ends the flags). A command that registers
+// --scenario-file gets the file's settings first, so the command line
+// overrides them.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if fs.Lookup(scenarioFileFlag) != nil {
 		if err := applyScenarioFile(fs, args); err != nil {
 			return err
 		}
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return &UsageError{Err: err}
-	}
-	return nil
+	return parseAnywhere(fs, args)
 }
 
 func isTerminal(w io.Writer) bool {

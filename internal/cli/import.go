@@ -26,7 +26,7 @@ func runImport(_ context.Context, env *Env, args []string) error {
 	asJSON := fs.Bool("json", false, "print the new run ids as JSON")
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "Usage: knee import FILE [--label L]   (FILE: a vLLM bench serve result JSON, or knee records.jsonl; - for stdin)")
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {

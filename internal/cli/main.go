@@ -8,10 +8,12 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"runtime"
+	"strings"
 )
 
 // Version is knee's version, stamped into every stored run.
@@ -26,6 +28,9 @@ type Env struct {
 	Getenv func(string) string
 	// IsTerminal reports whether Stdout is an interactive terminal.
 	IsTerminal bool
+	// onFlagSet, when set, sees every flag set a command builds (shell
+	// completion lists the flags this way, by asking each command for -h).
+	onFlagSet func(*flag.FlagSet)
 }
 
 type command struct {
@@ -62,6 +67,9 @@ func MainEnv(ctx context.Context, env *Env, args []string) int {
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }
 	}
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version" || args[0] == "-V") {
+		return exitCode(env.Stderr, "version", runVersion(ctx, env, args[1:]))
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(env.Stdout)
 		if len(args) == 0 {
@@ -71,27 +79,15 @@ func MainEnv(ctx context.Context, env *Env, args []string) int {
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(env.Stderr, "knee: unknown command %q\n\n", args[0])
-		usage(env.Stderr)
+		hint := ""
+		if strings.HasPrefix(args[0], "-") {
+			hint = " (flags come after the command: knee <command> [flags])"
+		}
+		fmt.Fprintf(env.Stderr, "knee: unknown command %s%s; the commands are listed by knee -h\n", shown(args[0]), hint)
 		return ExitUsage
 	}
 	err := cmd.run(ctx, env, args[1:])
 	return exitCode(env.Stderr, args[0], err)
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "knee — load-test, simulate and diagnose LLM serving")
-	fmt.Fprintln(w, "\nUsage: knee <command> [flags]   (knee <command> -h for its flags)")
-	fmt.Fprintln(w, "\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
-	}
-	fmt.Fprintln(w, "\nExit codes: 0 ok, 1 runtime failure, 2 bad usage or input, 3 an SLO failed.")
 }
 
 func exitCode(stderr io.Writer, name string, err error) int {
@@ -104,18 +100,25 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	case errors.Is(err, errHelp):
 		return ExitOK
 	case errors.As(err, &se):
-		fmt.Fprintf(stderr, "knee %s: %v\n", name, se)
+		fmt.Fprintf(stderr, "knee %s: %s\n", name, redactSecrets(se.Error()))
 		return ExitSLO
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "knee %s: %v\n", name, ue)
+		fmt.Fprintf(stderr, "knee %s: %s\n", name, redactSecrets(ue.Error()))
 		return ExitUsage
 	default:
-		fmt.Fprintf(stderr, "knee %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "knee %s: %s\n", name, redactSecrets(err.Error()))
 		return ExitFailure
 	}
 }
 
-func runVersion(_ context.Context, env *Env, _ []string) error {
-	fmt.Fprintf(env.Stdout, "knee %s\n", Version)
+func runVersion(_ context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "version")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %s (knee version takes none)", shown(fs.Arg(0)))
+	}
+	fmt.Fprintf(env.Stdout, "knee %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
 }

@@ -22,7 +22,7 @@ func runReport(_ context.Context, env *Env, args []string) error {
 	out := fs.String("out", "", "write to this file instead of stdout (html is written to a file: default run-ID.html)")
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "Usage: knee report RUN [--format text|md|csv|json|html] [--out FILE]   (RUN: an id from knee runs, last, last~1)")
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {

@@ -28,7 +28,7 @@ func runRuns(_ context.Context, env *Env, args []string) error {
 	asJSON := fs.Bool("json", false, "print the runs as JSON")
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "Usage: knee runs [--target T] [--model M] [--label L] [--kind K] [--since 7d|2026-11-01] [--json]")
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {

@@ -79,13 +79,16 @@ func applyScenarioFile(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// scanFlagValue finds -name/--name VALUE or -name=VALUE in args before the
-// first non-flag argument.
+// scanFlagValue finds -name/--name VALUE or -name=VALUE in args before
+// "--" (flags may come anywhere on the line).
 func scanFlagValue(args []string, name string) (string, bool) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a == "--" || !strings.HasPrefix(a, "-") {
+		if a == "--" {
 			return "", false
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
 		}
 		a = strings.TrimLeft(a, "-")
 		if v, ok := strings.CutPrefix(a, name+"="); ok {
@@ -105,6 +108,9 @@ func saveScenario(fs *flag.FlagSet, path string) error {
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == scenarioFileFlag || f.Name == saveScenarioFlag {
 			return
+		}
+		if looksLikeSecret(f.Value.String()) {
+			return // a credential given by mistake is never written down
 		}
 		if list, ok := f.Value.(*stringList); ok {
 			settings[f.Name] = []string(*list)

@@ -38,8 +38,8 @@ func runSelftest(ctx context.Context, env *Env, args []string) error {
 	slowSteps := fs.Int("slow-steps", 2, "when the highest concurrency misses 1 ms, repeat it up to N times with the engine twice as slow each time (half the token rate) to find a rate at which it holds; 0: off")
 	profDir := fs.String("profile-dir", "", "write each step's CPU profile (client and server) to DIR/step-N.pprof")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: knee selftest [flags]\n\nRun knee's client against knee's simulated server in this process at rising\nconcurrency and report knee's own measurement error (reported TTFT and ITL\nvs the server's actual write times), the server's pacing lag (actual vs\nsimulated write times), the token rate and the CPU per streamed\ntoken: the overhead floor of this machine.\n\nFlags:")
-		fs.PrintDefaults()
+		fmt.Fprintln(fs.Output(), "Usage: knee selftest [flags]\n\nRun knee's client against knee's simulated server in this process at rising\nconcurrency and report knee's own measurement error (reported TTFT and ITL\nvs the server's actual write times), the server's pacing lag (actual vs\nsimulated write times), the token rate and the CPU per streamed\ntoken: the overhead floor of this machine.")
+		printFlags(fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

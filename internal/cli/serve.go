@@ -64,8 +64,8 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	var f serveFlags
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: knee serve [flags]\n\nRun an OpenAI-compatible streaming server whose tokens leave at the times\nthe simulated engine says (/v1/chat/completions, /v1/completions, /v1/models,\n/health, /metrics with vLLM's metric names).\n\nFlags:")
-		fs.PrintDefaults()
+		fmt.Fprintln(fs.Output(), "Usage: knee serve [flags]\n\nRun an OpenAI-compatible streaming server whose tokens leave at the times\nthe simulated engine says (/v1/chat/completions, /v1/completions, /v1/models,\n/health, /metrics with vLLM's metric names).")
+		printFlags(fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

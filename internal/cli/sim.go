@@ -49,8 +49,8 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: knee sim [flags]   (knee sim --list shows the GPU and model presets)")
 		fmt.Fprintln(fs.Output(), "\nSimulates a vLLM-like serving engine in virtual time and reports what knee bench would measure.")
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
+		fmt.Fprintln(fs.Output())
+		printFlags(fs)
 	}
 	f.wl.register(fs, 32, 1000)
 	f.engine.register(fs)

@@ -87,20 +87,13 @@ func resolveRun(st *store.Store, ref string) (int64, error) {
 }
 
 // parseInterspersed parses flags that may come before or after positional
-// arguments (knee report 12 --format html), returning the positionals.
+// arguments (knee report 12 --format html), returning the positionals;
+// parseFlags does so for every command.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
 	}
+	return fs.Args(), nil
 }
 
 // loadedRun is a stored run ready to render or compare.

@@ -24,8 +24,8 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintln(fs.Output(), "\nSteps the load, then reports the knee (where more load buys little throughput while TTFT grows)")
 		fmt.Fprintln(fs.Output(), "and the SLO-safe point (the highest load meeting every SLO), and why each was chosen (docs/sweep.md).")
 		fmt.Fprintln(fs.Output(), "Exit 3 when SLOs are given and no measured load meets them all.")
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
+		fmt.Fprintln(fs.Output())
+		printFlags(fs)
 	}
 	fs.StringVar(&from, "from", "", "analyse load points from a CSV file (header with units, e.g. "+sweep.ExampleHeader+") instead of measuring")
 	f.register(fs, 200)

@@ -25,8 +25,8 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: knee sim sweep [--concurrency 1,4,16,64 | --rate 1,2,4 | --auto] [--slo EXPR]... [flags]")
 		fmt.Fprintln(fs.Output(), "\nPredicts a whole load curve on the simulator and reports the knee and the SLO-safe point (docs/sweep.md).")
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
+		fmt.Fprintln(fs.Output())
+		printFlags(fs)
 	}
 	f.register(fs, 2000)
 	engine.register(fs)

@@ -66,11 +66,8 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 		return nil, nil, err
 	}
 	r := &targetRunner{t: t, f: f, set: set, eos: eos}
-	if t.apiKeyEnv != "" {
-		r.apiKey = env.Getenv(t.apiKeyEnv)
-		if r.apiKey == "" {
-			return nil, nil, Usagef("--api-key-env %s: that environment variable is empty or unset", t.apiKeyEnv)
-		}
+	if r.apiKey, err = apiKeyFrom(env, t.apiKeyEnv); err != nil {
+		return nil, nil, err
 	}
 	if _, err := workload.NewArrivals(f.wl.arrival, 1, f.wl.burstiness, 1); err != nil {
 		return nil, nil, Usagef("--arrival: %v", err) // each step builds its own schedule
