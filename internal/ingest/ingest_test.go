@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -253,4 +254,74 @@ func FuzzRead(f *testing.F) {
 			checkRun(t, &runs[i])
 		}
 	})
+}
+
+// An older vLLM (benchmarks/benchmark_serving.py) writes detailed results
+// without start_times: the run's time base must come from the file's own
+// duration and aggregates, not from every request placed at t=0.
+func TestVLLMDetailedWithoutStartTimes(t *testing.T) {
+	runs, err := Read(mustRead(t, "vllm_detailed_no_start_times.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runs[0]
+	s := r.Summary
+	if len(r.Records) != 210 || s.Requests != 210 || s.Completed != 210 {
+		t.Fatalf("%d records, summary %d/%d", len(r.Records), s.Requests, s.Completed)
+	}
+	// The file's own figures: duration 28.89 s, 7.27 req/s, 1786 tok/s.
+	if !near(s.DurationS, 28.894936894616194) || !near(s.RequestThroughputRPS, 7.267709244906776) ||
+		!near(s.OutputTokenThroughputTPS, 1786.4721486766084) {
+		t.Errorf("duration %v s, %v req/s, %v tok/s; want the file's 28.89 s, 7.27 req/s, 1786 tok/s",
+			s.DurationS, s.RequestThroughputRPS, s.OutputTokenThroughputTPS)
+	}
+	// request_rate 9 with no max_concurrency: requests were sent about 1/9 s
+	// apart, so no more than a few dozen were ever in flight at once.
+	if s.PeakInFlight <= 0 || s.PeakInFlight > 60 {
+		t.Errorf("peak in flight %d; want an estimate well below 210 (requests were spread over the run)", s.PeakInFlight)
+	}
+	if last := r.Records[209].Sent; last < 20*time.Second || last > 29*time.Second {
+		t.Errorf("last request sent at %v; want it spread over the 28.9 s run", last)
+	}
+	if len(s.TimeSeries) != 0 {
+		t.Errorf("a per-second series drawn from estimated send times")
+	}
+	// TTFT is per request and stays what vLLM measured.
+	if math.Abs(s.TTFT.Mean-mustFloat(t, "vllm_detailed_no_start_times.json", "mean_ttft_ms")) > 1 {
+		t.Errorf("ttft mean %v", s.TTFT.Mean)
+	}
+	notes := strings.Join(r.Notes, " ")
+	if !strings.Contains(notes, "no start_times") || !strings.Contains(notes, "reconstructed") || !strings.Contains(notes, "duration") {
+		t.Errorf("notes do not say the send times are reconstructed: %v", r.Notes)
+	}
+}
+
+func mustFloat(t *testing.T, file, key string) float64 {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(mustRead(t, file), &m); err != nil {
+		t.Fatal(err)
+	}
+	f, ok := m[key].(float64)
+	if !ok {
+		t.Fatalf("%s: no number %q", file, key)
+	}
+	return f
+}
+
+// With max_concurrency and an infinite rate, the reconstruction is a closed
+// loop: never more than max_concurrency in flight.
+func TestVLLMReconstructClosedLoop(t *testing.T) {
+	e2e := []time.Duration{time.Second, 2 * time.Second, time.Second, time.Second, 500 * time.Millisecond}
+	sched, sent := reconstructSends(e2e, math.Inf(1), 2)
+	want := []time.Duration{0, 0, time.Second, 2 * time.Second, 2 * time.Second}
+	for i := range want {
+		if sent[i] != want[i] || sched[i] != 0 {
+			t.Errorf("request %d: scheduled %v sent %v; want 0 and %v", i, sched[i], sent[i], want[i])
+		}
+	}
+	sched, sent = reconstructSends(e2e, 4, 0)
+	if sent[4] != time.Second || sched[4] != time.Second {
+		t.Errorf("open loop at 4 req/s: request 4 at %v/%v, want 1s", sched[4], sent[4])
+	}
 }

@@ -31,8 +31,11 @@ type vllmResult struct {
 	TotalInput  int64   `json:"total_input_tokens"`
 	TotalOutput int64   `json:"total_output_tokens"`
 
-	RequestThroughput    float64  `json:"request_throughput"`
-	RequestGoodput       *float64 `json:"request_goodput"`
+	RequestThroughput float64  `json:"request_throughput"`
+	RequestGoodput    *float64 `json:"request_goodput"`
+	// benchmark_serving.py (before vllm bench serve) wrote the key with a
+	// stray colon.
+	RequestGoodputColon  *float64 `json:"request_goodput:"`
 	OutputThroughput     float64  `json:"output_throughput"`
 	TotalTokenThroughput float64  `json:"total_token_throughput"`
 	MaxConcurrent        *float64 `json:"max_concurrent_requests"`
@@ -102,6 +105,9 @@ func parseVLLM(raw []byte) (*Run, error) {
 	run.Config = vllmConfig(all)
 	run.Notes = append(run.Notes, "imported from a vLLM bench serve result; vLLM's TTFT, ITL and E2E are client-side, as knee's")
 
+	if v.RequestGoodput == nil {
+		v.RequestGoodput = v.RequestGoodputColon
+	}
 	if v.TTFTs == nil {
 		s, notes, err := vllmSummaryOnly(&v, all)
 		if err != nil {
@@ -111,14 +117,134 @@ func parseVLLM(raw []byte) (*Run, error) {
 		run.Notes = append(run.Notes, notes...)
 		return run, nil
 	}
-	recs, notes, err := vllmRecords(&v)
+	load := vllmLoadOf(all)
+	recs, notes, err := vllmRecords(&v, load)
 	if err != nil {
 		return nil, err
 	}
 	run.Records = recs
 	run.Notes = append(run.Notes, notes...)
-	run.Summary = stats.Summarize(recs, stats.Options{Series: true})
+	if len(v.StartTimes) == len(recs) {
+		run.Summary = stats.Summarize(recs, stats.Options{Series: true})
+		return run, nil
+	}
+	// Send times were reconstructed: the per-request latencies are vLLM's,
+	// but the time base (duration, throughput) must be the file's own. No
+	// per-second series: it would be drawn from estimated send times.
+	s := stats.Summarize(recs, stats.Options{OfferedRateRPS: load.offeredRPS()})
+	if err := useFileTotals(&s, &v); err != nil {
+		return nil, err
+	}
+	s.AchievedRateRPS = 0 // the send rate is what was reconstructed
+	s.Window.StartMS, s.Window.EndMS = 0, v.Duration*1000
+	if v.MaxConcurrent != nil {
+		s.PeakInFlight = int(*v.MaxConcurrent)
+	}
+	run.Summary = s
 	return run, nil
+}
+
+// vllmLoad is how the file says requests were sent: request_rate (req/s,
+// +Inf for "inf": all at once) and max_concurrency (0: unbounded). known is
+// false when the file has no request_rate.
+type vllmLoad struct {
+	rateRPS        float64
+	maxConcurrency int
+	known          bool
+}
+
+func (l vllmLoad) offeredRPS() float64 {
+	if l.known && !math.IsInf(l.rateRPS, 0) {
+		return l.rateRPS
+	}
+	return 0
+}
+
+func (l vllmLoad) String() string {
+	rate := "inf"
+	if !math.IsInf(l.rateRPS, 0) {
+		rate = strconv.FormatFloat(l.rateRPS, 'g', 4, 64)
+	}
+	conc := "none"
+	if l.maxConcurrency > 0 {
+		conc = strconv.Itoa(l.maxConcurrency)
+	}
+	return "request_rate " + rate + ", max_concurrency " + conc
+}
+
+func vllmLoadOf(all map[string]json.RawMessage) vllmLoad {
+	l := vllmLoad{rateRPS: math.Inf(1)}
+	if raw, ok := all["request_rate"]; ok {
+		var f float64
+		var s string
+		switch {
+		case json.Unmarshal(raw, &f) == nil && f > 0 && finite(f):
+			l.rateRPS, l.known = f, true
+		case json.Unmarshal(raw, &s) == nil && strings.EqualFold(s, "inf"):
+			l.known = true
+		}
+	}
+	var c float64
+	if raw, ok := all["max_concurrency"]; ok && json.Unmarshal(raw, &c) == nil && c >= 1 && c <= 1e7 {
+		l.maxConcurrency = int(c)
+	}
+	return l
+}
+
+// useFileTotals puts the file's duration and throughput into s.
+func useFileTotals(s *stats.Summary, v *vllmResult) error {
+	if !(v.Duration > 0) {
+		return errors.New("the file has no start_times and a duration of 0: its throughput cannot be known")
+	}
+	s.DurationS = v.Duration
+	s.RequestThroughputRPS = float64(s.Completed) / v.Duration
+	if v.RequestThroughput > 0 && finite(v.RequestThroughput) {
+		s.RequestThroughputRPS = v.RequestThroughput
+	}
+	s.OutputTokenThroughputTPS = float64(s.OutputTokens) / v.Duration
+	if v.OutputThroughput > 0 && finite(v.OutputThroughput) {
+		s.OutputTokenThroughputTPS = v.OutputThroughput
+	}
+	s.InputTokenThroughputTPS = float64(s.InputTokens) / v.Duration
+	if v.TotalInput > 0 {
+		s.InputTokenThroughputTPS = float64(v.TotalInput) / v.Duration
+	}
+	s.TotalTokenThroughputTPS = s.InputTokenThroughputTPS + s.OutputTokenThroughputTPS
+	if v.TotalTokenThroughput > 0 && finite(v.TotalTokenThroughput) {
+		s.TotalTokenThroughputTPS = v.TotalTokenThroughput
+	}
+	return nil
+}
+
+// reconstructSends estimates when each request was scheduled and sent from
+// how vLLM sends them (requests in file order, arrivals 1/rate apart — the
+// mean of its Poisson or gamma gaps — each waiting for one of maxConcurrency
+// slots) and each request's own latency.
+func reconstructSends(e2e []time.Duration, rateRPS float64, maxConcurrency int) (sched, sent []time.Duration) {
+	n := len(e2e)
+	sched, sent = make([]time.Duration, n), make([]time.Duration, n)
+	var slots []time.Duration // when each slot frees; a small n, so a scan
+	if maxConcurrency > 0 {
+		slots = make([]time.Duration, min(maxConcurrency, n))
+	}
+	for i := range e2e {
+		if !math.IsInf(rateRPS, 0) && rateRPS > 0 {
+			sched[i] = time.Duration(float64(i) / rateRPS * 1e9)
+		}
+		sent[i] = sched[i]
+		if len(slots) == 0 {
+			continue
+		}
+		k := 0
+		for j := range slots {
+			if slots[j] < slots[k] {
+				k = j
+			}
+		}
+		sent[i] = max(sent[i], slots[k])
+		slots[k] = sent[i] + e2e[i]
+	}
+	return sched, sent
 }
 
 func vllmConfig(all map[string]json.RawMessage) [][2]string {
@@ -168,7 +294,7 @@ func seconds(field string, i int, v float64) (time.Duration, error) {
 	return time.Duration(math.Round(v * 1e9)), nil
 }
 
-func vllmRecords(v *vllmResult) ([]record.Request, []string, error) {
+func vllmRecords(v *vllmResult, load vllmLoad) ([]record.Request, []string, error) {
 	n := len(v.TTFTs)
 	if n == 0 {
 		return nil, nil, errors.New(`"ttfts" is empty: no requests to import`)
@@ -223,7 +349,27 @@ func vllmRecords(v *vllmResult) ([]record.Request, []string, error) {
 			sent[i], sched[i] = s, s-qd
 		}
 	} else {
-		notes = append(notes, "the file has no start_times (an older vLLM): send times are unknown, so the time series, in-flight counts and throughput over time are not meaningful")
+		e2e, err := vllmLatencies(v)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !load.known {
+			load = vllmLoad{rateRPS: math.Inf(1)}
+		}
+		sched, sent = reconstructSends(e2e, load.rateRPS, load.maxConcurrency)
+		span := time.Duration(0)
+		for i := range e2e {
+			span = max(span, sent[i]+e2e[i])
+		}
+		note := fmt.Sprintf("the file has no start_times (vLLM's benchmark_serving.py before vllm bench serve): send times are reconstructed from %s in file order with each request's own latency, so lag, in-flight counts and ttft_sched are estimates; duration (%.2f s) and throughput are the file's own",
+			load, v.Duration)
+		if !load.known {
+			note += "; the file does not say its request_rate either: read as all requests sent at once"
+		}
+		notes = append(notes, note)
+		if d := v.Duration; d > 0 && math.Abs(span.Seconds()-d) > 0.25*d {
+			notes = append(notes, fmt.Sprintf("the reconstructed send times span %.2f s, the file's duration is %.2f s: the run was not sent as its settings say, so the estimates are rough", span.Seconds(), d))
+		}
 	}
 
 	recs := make([]record.Request, n)
@@ -286,6 +432,32 @@ func vllmRecords(v *vllmResult) ([]record.Request, []string, error) {
 		}
 	}
 	return recs, notes, nil
+}
+
+// vllmLatencies is each request's send-to-end time: latencies when the
+// file has them, else TTFT plus the gaps after it (0 for a failed request).
+func vllmLatencies(v *vllmResult) ([]time.Duration, error) {
+	out := make([]time.Duration, len(v.TTFTs))
+	for i := range out {
+		if len(v.Latencies) == len(out) {
+			l, err := seconds("latencies", i, v.Latencies[i])
+			if err != nil {
+				return nil, err
+			}
+			out[i] = l
+			continue
+		}
+		sum := v.TTFTs[i]
+		for _, g := range v.ITLs[i] {
+			sum += g
+		}
+		l, err := seconds("ttfts plus itls", i, sum)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = l
+	}
+	return out, nil
 }
 
 // classifyVLLMError maps vLLM's error text (an HTTP reason phrase or a

@@ -141,7 +141,11 @@ func build(r *Run) []section {
 	if s.OfferedRateRPS > 0 {
 		tadd("offered rate", fnum(s.OfferedRateRPS, 2)+" req/s")
 	}
-	tadd("achieved rate", fnum(s.AchievedRateRPS, 2)+" req/s (send rate)")
+	if s.AchievedRateRPS > 0 {
+		tadd("achieved rate", fnum(s.AchievedRateRPS, 2)+" req/s (send rate)")
+	} else { // not measured (one request, or an import without send times)
+		tadd("achieved rate", none)
+	}
 	tadd("peak in flight", strconv.Itoa(s.PeakInFlight))
 	if s.ConnectionRetries > 0 {
 		tadd("connection retries", fmt.Sprintf("%d (resent at once on a fresh connection: the server closed a reused one before it could have seen the request; the delay is in lag)", s.ConnectionRetries))
