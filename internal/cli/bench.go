@@ -143,7 +143,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if f.url == "" {
 		// The port is random; "embedded" keeps runs filterable by target.
 		meta.target = "embedded"
-		meta.config = append(meta.config, f.embedded.config()...)
+		meta.config = append(meta.config, f.embedded.config(f.model)...)
 	}
 	if len(f.slos) > 0 {
 		meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})

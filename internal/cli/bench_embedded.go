@@ -5,6 +5,7 @@ import (
 	"flag"
 	"strconv"
 
+	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/stats"
 )
@@ -31,19 +32,50 @@ func (e *embeddedFlags) register(fs *flag.FlagSet) {
 	e.fs = fs
 }
 
-// config lists the simulated server's settings for stored runs.
-func (e *embeddedFlags) config() [][2]string {
-	c := [][2]string{{"sim_gpu", e.gpu}, {"sim_tp", strconv.Itoa(e.tp)}}
-	if e.queueLimit > 0 {
-		c = append(c, [2]string{"sim_queue_limit", strconv.Itoa(e.queueLimit)})
+// config lists the simulated server's settings for stored runs: the
+// resolved engine (its defaults filled in, as the server runs it) under
+// sim_ keys, plus the selections that are not engine settings. model is the
+// preset asked for ("" for the default).
+func (e *embeddedFlags) config(model string) [][2]string {
+	var c [][2]string
+	flags := e.engineFlags(model)
+	if cat, err := flags.catalog(); err == nil {
+		if cfg, err := flags.config(cat); err == nil {
+			if eng, err := simengine.NewEngine(cfg); err == nil {
+				for _, kv := range flags.configKV(eng.Config()) {
+					c = append(c, [2]string{"sim_" + kv[0], kv[1]})
+				}
+			}
+		}
 	}
-	if e.stepScale != 1 {
-		c = append(c, [2]string{"sim_step_time_scale", strconv.FormatFloat(e.stepScale, 'g', -1, 64)})
+	if len(c) == 0 { // the server did not start either; keep what was asked
+		c = [][2]string{{"sim_gpu", e.gpu}, {"sim_tp", strconv.Itoa(e.tp)}}
 	}
-	if e.profile != "" {
+	if e.profile != "" && !hasKey(c, "sim_profile") {
 		c = append(c, [2]string{"sim_profile", e.profile})
 	}
 	return c
+}
+
+func hasKey(kv [][2]string, key string) bool {
+	for _, p := range kv {
+		if p[0] == key {
+			return true
+		}
+	}
+	return false
+}
+
+// engineFlags are the simulator settings the embedded server runs with.
+func (e *embeddedFlags) engineFlags(model string) simEngineFlags {
+	flags := simEngineFlags{gpu: e.gpu, model: model, tp: e.tp, memUtil: 0.9, queueLimit: e.queueLimit, stepTimeScale: e.stepScale, profile: e.profile}
+	if flags.model == "" {
+		flags.model = "llama-3.1-8b"
+	}
+	if e.fs != nil {
+		flags.noteSet(e.fs)
+	}
+	return flags
 }
 
 // embeddedServer is a running in-process simulated server.
@@ -56,13 +88,7 @@ type embeddedServer struct {
 // ("" for the default). The server deliberately outlives ctx: on Ctrl-C the
 // client cancels its requests itself and the records say so.
 func (e *embeddedFlags) start(_ context.Context, model string) (*embeddedServer, error) {
-	flags := simEngineFlags{gpu: e.gpu, model: model, tp: e.tp, memUtil: 0.9, queueLimit: e.queueLimit, stepTimeScale: e.stepScale, profile: e.profile}
-	if flags.model == "" {
-		flags.model = "llama-3.1-8b"
-	}
-	if e.fs != nil {
-		flags.noteSet(e.fs)
-	}
+	flags := e.engineFlags(model)
 	cat, err := flags.catalog()
 	if err != nil {
 		return nil, err

@@ -73,18 +73,6 @@ func runReport(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("rendering run %d as %s: %w", id, f, err)
 	}
-	if f == "text" && lr.sweep != nil {
-		buf.WriteString("\n")
-		if err := report.SweepText(&buf, lr.sweep); err != nil {
-			return err
-		}
-	}
-	if f == "md" && lr.sweep != nil {
-		buf.WriteString("\n")
-		if err := report.SweepMarkdown(&buf, lr.sweep); err != nil {
-			return err
-		}
-	}
 	path := *out
 	if path == "" && f == "html" && env.IsTerminal {
 		// HTML on a terminal is noise: write a file (piped, it goes to stdout).

@@ -112,13 +112,30 @@ func loadRun(st *store.Store, id int64) (*loadedRun, error) {
 		return nil, &UsageError{Err: err}
 	}
 	lr := &loadedRun{info: info}
-	if info.Records > 0 {
-		if lr.records, err = st.AllRecords(id); err != nil {
-			return nil, dbErr(err)
-		}
-	}
 	if lr.sweep, err = st.SweepResult(id); err != nil {
 		return nil, dbErr(err)
+	}
+	if lr.sweep != nil && len(lr.sweep.Steps) == 0 {
+		lr.sweep = nil
+	}
+	step, stepName := -1, ""
+	if lr.sweep != nil {
+		// A sweep's summary is one step's; its records are that step's too,
+		// so the distributions drawn (and compared) match the summary.
+		var why string
+		step, why = sweepSummaryStep(lr.sweep)
+		stepName = fmt.Sprintf("%s (%s)", lr.sweep.Steps[step].Load, why)
+	}
+	if info.Records > 0 {
+		err = st.StepRecords(id, func(s int, r *record.Request) error {
+			if step < 0 || s == step {
+				lr.records = append(lr.records, *r)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, dbErr(err)
+		}
 	}
 	var notes []string
 	var sum stats.Summary
@@ -155,7 +172,8 @@ func loadRun(st *store.Store, id int64) (*loadedRun, error) {
 		cfg = append(cfg, kv)
 	}
 	rep := &report.Run{ID: strconv.FormatInt(id, 10), Kind: info.Kind, Version: info.Version, Target: info.Target, Model: info.Model,
-		Label: info.Label, Status: info.Status, Config: cfg, Start: info.Start, Summary: sum, Notes: notes}
+		Label: info.Label, Status: info.Status, Config: cfg, Start: info.Start, Summary: sum, Notes: notes,
+		Sweep: lr.sweep, Step: stepName}
 	for _, kv := range cfg {
 		switch kv[0] {
 		case "load":

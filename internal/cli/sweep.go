@@ -53,13 +53,28 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 	if err := f.validateWorkload(fs); err != nil {
 		return err
 	}
-	runner, cleanup, err := t.runner(ctx, env, &f, set)
+	target := redactURL(t.url)
+	model := t.model
+	if target == "" {
+		target = "embedded"
+		if model == "" {
+			model = "llama-3.1-8b" // the embedded server's default preset
+		}
+	}
+	meta := runMeta{kind: "sweep", target: target, model: model, label: label, load: "sweep (running)"}
+	stored, err := beginSweepStore(env, &st, meta)
 	if err != nil {
+		return err
+	}
+	runner, cleanup, err := t.runner(ctx, env, &f, set, stored)
+	if err != nil {
+		stored.finish(meta, nil, "failed")
 		return err
 	}
 	defer cleanup()
 	res, runErr := sweep.Run(ctx, runner, plan, set, f.progress(env.Stderr))
 	if res == nil {
+		stored.finish(meta, nil, "failed")
 		return runErr
 	}
 	res.Notes = append(t.notes(&f), res.Notes...)
@@ -68,14 +83,14 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		status = "interrupted"
 		res.Notes = append(res.Notes, fmt.Sprintf("stopped early: %v (the steps measured before are analysed)", runErr))
 	}
-	target := redactURL(t.url)
-	if target == "" {
-		target = "embedded"
+	meta.load = fmt.Sprintf("%s sweep over %d steps", res.LoadKind, len(res.Steps))
+	meta.config = append(f.stepConfig(res), [2]string{"api", t.api})
+	if t.url == "" {
+		meta.config = append(meta.config, t.embedded.config(t.model)...)
+	} else {
+		meta.config = append(meta.config, [2]string{"url", target})
 	}
-	meta := runMeta{kind: "sweep", target: target, model: t.model, label: label,
-		load:   fmt.Sprintf("%s sweep over %d steps", res.LoadKind, len(res.Steps)),
-		config: append(f.stepConfig(res), [2]string{"api", t.api})}
-	if id, err := storeSweep(env, &st, meta, res, status); err != nil {
+	if id, err := stored.finish(meta, res, status); err != nil {
 		fmt.Fprintf(env.Stderr, "knee sweep: %v\n", err)
 	} else if id != "" {
 		res.Notes = append(res.Notes, "stored as run "+id)

@@ -61,7 +61,8 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := simengine.NewEngine(ecfg); err != nil {
+	eng, err := simengine.NewEngine(ecfg)
+	if err != nil {
 		return Usagef("%v", err)
 	}
 	runner, err := f.simRunner(ecfg)
@@ -90,7 +91,7 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	meta := runMeta{kind: "sweep", target: simTarget(ecfg), model: ecfg.Model.Name, label: label,
 		load:   fmt.Sprintf("simulated %s sweep over %d steps", res.LoadKind, len(res.Steps)),
-		config: append(f.stepConfig(res), engine.configKV(ecfg)...)}
+		config: append(f.stepConfig(res), engine.configKV(eng.Config())...)}
 	if id, err := storeSweep(env, &st, meta, res, status); err != nil {
 		fmt.Fprintf(env.Stderr, "knee sim sweep: %v\n", err)
 	} else if id != "" {

@@ -1,35 +1,133 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"sync"
 
+	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/sweep"
 )
 
-// storeSweep keeps a measured sweep in the run database: one run of kind
-// "sweep" whose summary is the step at the SLO-safe point (else the knee,
-// else the highest load), with every step, the knee and the safe point
-// beside it (store.SaveSweepResult). It returns the run id ("" when not
-// stored).
-func storeSweep(env *Env, s *storeFlags, meta runMeta, res *sweep.Result, status string) (string, error) {
+// sweepStore keeps a sweep in the run database: one run of kind "sweep"
+// begun before the first step, so every step's per-request records are
+// stored as they come (tagged with their step), and finished with every
+// step, the knee and the SLO-safe point (store.SaveSweepResult). Its summary
+// is the step sweepSummaryStep picks. A nil sweepStore (--no-store) ignores
+// everything.
+type sweepStore struct {
+	sr *storedRun
+
+	mu    sync.Mutex
+	loads []float64 // measured loads, in the order measured
+}
+
+// beginSweepStore starts the stored run; meta's load and configuration are
+// replaced when the sweep finishes (the steps are known only then).
+func beginSweepStore(env *Env, s *storeFlags, meta runMeta) (*sweepStore, error) {
 	sr, err := s.begin(env, meta)
 	if err != nil || sr == nil {
-		return "", err
+		return nil, err
 	}
-	if err := sr.st.SaveSweepResult(sr.w.ID(), res); err != nil {
-		_ = sr.finish(nil, "failed")
+	return &sweepStore{sr: sr}, nil
+}
+
+// step tags the records added from now on with the next step.
+func (ss *sweepStore) step(load sweep.Load) {
+	if ss == nil {
+		return
+	}
+	ss.mu.Lock()
+	ss.sr.w.SetStep(len(ss.loads))
+	ss.loads = append(ss.loads, load.Value)
+	ss.mu.Unlock()
+}
+
+func (ss *sweepStore) add(r *record.Request) {
+	if ss != nil {
+		ss.sr.add(r)
+	}
+}
+
+// finish stores the analysed sweep (res may be nil when no step finished)
+// and closes the run. It returns the run id ("" when not stored).
+func (ss *sweepStore) finish(meta runMeta, res *sweep.Result, status string) (string, error) {
+	if ss == nil {
+		return "", nil
+	}
+	st, id := ss.sr.st, ss.sr.w.ID()
+	if res == nil || len(res.Steps) == 0 {
+		return ss.sr.id(), ss.sr.finish(nil, store.StatusFailed)
+	}
+	cfg := append([][2]string{{"load", meta.load}}, meta.config...)
+	if err := st.SetConfig(id, pairsJSON(cfg)); err != nil {
+		_ = ss.sr.finish(nil, store.StatusFailed)
 		return "", fmt.Errorf("storing the sweep: %w", err)
 	}
-	pick := len(res.Steps) - 1
-	switch {
-	case res.SLOSafe.Found():
-		pick = res.SLOSafe.Index
-	case res.Knee.Found():
-		pick = res.Knee.Index
+	if err := st.SaveSweepResult(id, res); err != nil {
+		_ = ss.sr.finish(nil, store.StatusFailed)
+		return "", fmt.Errorf("storing the sweep: %w", err)
 	}
-	if err := sr.finish(&report.Run{Summary: res.Steps[pick].Summary}, status); err != nil {
+	// Records were tagged in measurement order; the stored steps are in
+	// load order (an automatic sweep refines between earlier steps).
+	ss.mu.Lock()
+	renumber := map[int]int{}
+	for measured, load := range ss.loads {
+		for i := range res.Steps {
+			if res.Steps[i].Load.Value == load {
+				renumber[measured] = i
+			}
+		}
+	}
+	ss.mu.Unlock()
+	if err := ss.sr.w.Flush(); err != nil {
+		_ = ss.sr.finish(nil, store.StatusFailed)
+		return "", fmt.Errorf("storing the sweep's records: %w", err)
+	}
+	if err := st.RenumberRecordSteps(id, renumber); err != nil {
+		_ = ss.sr.finish(nil, store.StatusFailed)
+		return "", fmt.Errorf("storing the sweep: %w", err)
+	}
+	pick, _ := sweepSummaryStep(res)
+	if err := ss.sr.finish(&report.Run{Summary: res.Steps[pick].Summary}, status); err != nil {
 		return "", err
 	}
-	return sr.id(), nil
+	return ss.sr.id(), nil
+}
+
+// storeSweep stores a finished sweep without per-request records (knee sim
+// sweep, whose records the simulator reproduces exactly from the stored
+// configuration and seed).
+func storeSweep(env *Env, s *storeFlags, meta runMeta, res *sweep.Result, status string) (string, error) {
+	ss, err := beginSweepStore(env, s, meta)
+	if err != nil {
+		return "", err
+	}
+	return ss.finish(meta, res, status)
+}
+
+// sweepSummaryStep is the step whose full summary a stored sweep carries
+// (and its report shows after the steps table): the SLO-safe point, else
+// the knee, else the highest load; why names which.
+func sweepSummaryStep(res *sweep.Result) (idx int, why string) {
+	switch {
+	case res.SLOSafe.Found() && res.SLOSafe.Index < len(res.Steps):
+		return res.SLOSafe.Index, "the SLO-safe point"
+	case res.Knee.Found() && res.Knee.Index < len(res.Steps):
+		return res.Knee.Index, "the knee"
+	}
+	return len(res.Steps) - 1, "the highest load measured"
+}
+
+// storingRunner tags each step's records in the run database.
+type storingRunner struct {
+	inner sweep.Runner
+	ss    *sweepStore
+}
+
+func (r *storingRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, error) {
+	r.ss.step(load)
+	return r.inner.Run(ctx, load)
 }

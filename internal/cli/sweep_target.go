@@ -11,6 +11,7 @@ import (
 	"github.com/knee-dev/knee/internal/cpuclock"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
+	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/sweep"
@@ -51,10 +52,11 @@ type targetRunner struct {
 	eosOK    bool
 	minTok   bool
 	rec      *stepRecords // per-step records under --out (nil: none)
+	stored   *sweepStore  // the run database (nil: --no-store)
 	describe string
 }
 
-func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, set slo.Set) (sweep.Runner, func(), error) {
+func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, set slo.Set, stored *sweepStore) (sweep.Runner, func(), error) {
 	if t.api != "chat" && t.api != "completions" {
 		return nil, nil, Usagef("--api %q: want chat or completions", t.api)
 	}
@@ -65,7 +67,7 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &targetRunner{t: t, f: f, set: set, eos: eos}
+	r := &targetRunner{t: t, f: f, set: set, eos: eos, stored: stored}
 	if r.apiKey, err = apiKeyFrom(env, t.apiKeyEnv); err != nil {
 		return nil, nil, err
 	}
@@ -85,11 +87,15 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 		srv.close()
 		fmt.Fprintf(env.Stderr, "no --url given: every step runs against a fresh embedded simulated server (%s)\n", r.describe)
 	}
+	var out sweep.Runner = r
+	if stored != nil {
+		out = &storingRunner{inner: out, ss: stored}
+	}
 	if f.out != "" {
 		r.rec = &stepRecords{dir: f.out}
-		return &recordingRunner{inner: r, rec: r.rec}, func() {}, nil
+		out = &recordingRunner{inner: out, rec: r.rec}
 	}
-	return r, func() {}, nil
+	return out, func() {}, nil
 }
 
 func (t *sweepTargetFlags) notes(f *sweepFlags) []string {
@@ -139,8 +145,11 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		it := r.gen.Item(i)
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, MaxTokens: it.MaxTokens}
 	}
-	if r.rec != nil {
-		cfg.OnRecord = r.rec.add
+	cfg.OnRecord = func(rec *record.Request) {
+		if r.rec != nil {
+			r.rec.add(rec)
+		}
+		r.stored.add(rec)
 	}
 	cpu0 := cpuclock.Process()
 	run, err := loadgen.Start(ctx, cfg, src)

@@ -5,15 +5,24 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/sweep"
 )
 
 // CSV writes the run's figures as metric,stat,value rows: run metadata
 // (stat "text"), counts and rates (stat "value"), each distribution's
 // count/mean/p50/…/max, and each SLO's value and verdict. Units are in the
 // metric names; an infinite statistic is written "inf".
+//
+// A sweep run is written as its steps instead, one row per load in the
+// columns knee sweep --from reads (so the file can be analysed again), then
+// the knee and the SLO-safe point with their reasons as # comment lines.
 func CSV(w io.Writer, run *Run) error {
+	if run.Sweep != nil {
+		return sweepCSV(w, run.Sweep)
+	}
 	cw := csv.NewWriter(w)
 	s := &run.Summary
 	rows := [][]string{{"metric", "stat", "value"}}
@@ -105,4 +114,20 @@ func csvNum(v float64) string {
 		return "inf"
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+func sweepCSV(w io.Writer, r *sweep.Result) error {
+	if err := sweep.WriteCSV(w, r.LoadKind, r.Steps); err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		name string
+		pt   sweep.Point
+	}{{"knee", r.Knee}, {"slo_safe", r.SLOSafe}} {
+		line := "# " + p.name + ": " + pointLine(p.pt, r.LoadKind)
+		if _, err := io.WriteString(w, strings.ReplaceAll(line, "\n", " ")+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
 }

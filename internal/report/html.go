@@ -51,6 +51,24 @@ func HTML(w io.Writer, run *Run, extra ...HTMLData) error {
 	p("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
 	p("<title>%s</title>\n<style>%s</style>\n</head>\n<body>\n", esc(title(run)), htmlCSS)
 	p("<h1>%s</h1>\n", esc(title(run)))
+	sw := data.Sweep
+	if sw == nil {
+		sw = run.Sweep
+	}
+	if sw != nil && len(sw.Steps) > 0 {
+		// A sweep opens with its steps, knee and SLO-safe point; the full
+		// summary below is one step's, named.
+		p("<h2>Sweep over %s</h2>\n", esc(sw.LoadKind))
+		sweepPoints(bw, sw)
+		header, rows := sweepTable(sw)
+		htmlSection(bw, section{table: &table{header: header, rows: rows}})
+		p("<div class=\"charts\">\n")
+		sweepCharts(bw, sw)
+		p("</div>\n")
+		if run.Step != "" {
+			p("<h2 class=\"step\">Step %s — its full summary</h2>\n", esc(run.Step))
+		}
+	}
 
 	// The same sections as the text report: header, throughput, latency
 	// tables, SLOs, notes, configuration, definitions.
@@ -67,14 +85,6 @@ func HTML(w io.Writer, run *Run, extra ...HTMLData) error {
 	series := s.TimeSeries
 	if len(series) == 0 && len(data.Records) > 0 {
 		series = stats.Summarize(data.Records, stats.Options{Series: true}).TimeSeries
-	}
-
-	if data.Sweep != nil && len(data.Sweep.Steps) > 0 {
-		p("<h2>Sweep</h2>\n")
-		sweepPoints(bw, data.Sweep)
-		p("<div class=\"charts\">\n")
-		sweepCharts(bw, data.Sweep)
-		p("</div>\n")
 	}
 
 	p("<h2>Distributions</h2>\n")

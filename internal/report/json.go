@@ -9,6 +9,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/sweep"
 )
 
 // JSON writes the run as one JSON object: every field of the summary at the
@@ -60,6 +61,21 @@ type jsonExtra struct {
 	SLOsMet     *bool        `json:"slos_met,omitempty"`
 	Notes       []string     `json:"notes,omitempty"`
 	Definitions []Definition `json:"definitions"`
+	jsonSweep
+}
+
+// jsonSweep is what a sweep run adds: the steps (each as knee sweep --json
+// writes it), the knee, the SLO-safe point, and which step the top-level
+// figures are (summary_step).
+type jsonSweep struct {
+	LoadKind      string       `json:"load_kind,omitempty"`
+	KneeMetric    string       `json:"knee_metric,omitempty"`
+	SweepSLOs     []string     `json:"sweep_slos,omitempty"`
+	Steps         []sweep.Step `json:"steps,omitempty"`
+	Knee          *sweep.Point `json:"knee,omitempty"`
+	SLOSafe       *sweep.Point `json:"slo_safe,omitempty"`
+	SummaryStep   string       `json:"summary_step,omitempty"`
+	SweepWarnings []string     `json:"sweep_warnings,omitempty"`
 }
 
 func sloUnit(o slo.Objective) string {
@@ -82,6 +98,12 @@ func MarshalJSON(run *Run) ([]byte, error) {
 			Config: run.Config},
 		Notes:       run.Notes,
 		Definitions: Definitions(&run.Summary),
+	}
+	if sw := run.Sweep; sw != nil {
+		knee, safe := sw.Knee, sw.SLOSafe
+		extra.jsonSweep = jsonSweep{LoadKind: sw.LoadKind, KneeMetric: sw.KneeMetric, SweepSLOs: sw.SLOs, Steps: sw.Steps,
+			Knee: &knee, SLOSafe: &safe, SummaryStep: run.Step, SweepWarnings: sw.Warnings}
+		extra.Notes = append(append([]string{}, extra.Notes...), sw.Notes...)
 	}
 	if len(run.SLOs) > 0 {
 		all := true
@@ -142,7 +164,27 @@ func ReadJSON(r io.Reader) (*Run, error) {
 		return nil, fmt.Errorf("not a knee report JSON: %w", err)
 	}
 	m := extra.Run
-	run := &Run{ID: m.ID, Kind: m.Kind, Version: m.Version, Target: m.Target, Model: m.Model, Load: m.Load,
+	var sw *sweep.Result
+	if len(extra.Steps) > 0 {
+		sw = &sweep.Result{LoadKind: extra.LoadKind, KneeMetric: extra.KneeMetric, SLOs: extra.SweepSLOs, Steps: extra.Steps,
+			Knee: sweep.Point{Index: -1}, SLOSafe: sweep.Point{Index: -1}, Warnings: extra.SweepWarnings}
+		if extra.Knee != nil {
+			sw.Knee = *extra.Knee
+		}
+		if extra.SLOSafe != nil {
+			sw.SLOSafe = *extra.SLOSafe
+		}
+		for _, pt := range []*sweep.Point{&sw.Knee, &sw.SLOSafe} {
+			if pt.Found() {
+				for i := range sw.Steps {
+					if sw.Steps[i].Load.Value == pt.Load {
+						pt.Index = i
+					}
+				}
+			}
+		}
+	}
+	run := &Run{Sweep: sw, Step: extra.SummaryStep, ID: m.ID, Kind: m.Kind, Version: m.Version, Target: m.Target, Model: m.Model, Load: m.Load,
 		Workload: m.Workload, Label: m.Label, Status: m.Status, Start: m.Start, Config: m.Config,
 		Summary: sum, Notes: extra.Notes}
 	for _, s := range extra.SLOs {

@@ -11,6 +11,15 @@ import (
 func Markdown(w io.Writer, run *Run) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString("# " + mdEscape(title(run)) + "\n")
+	if run.Sweep != nil {
+		bw.WriteString("\n")
+		if err := sweepMarkdownBody(bw, run.Sweep, "## "); err != nil {
+			return err
+		}
+		if run.Step != "" {
+			bw.WriteString("\n## Step " + mdEscape(run.Step) + "\n")
+		}
+	}
 	for _, s := range build(run) {
 		bw.WriteString("\n")
 		if s.title != "" {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/sweep"
 )
 
 // Run is one run as reports show it: who measured what, how, and the result.
@@ -37,6 +38,12 @@ type Run struct {
 	Summary  stats.Summary
 	SLOs     []slo.Result
 	Notes    []string // what the run itself wants said (embedded server, probes, warnings)
+	// Sweep, for a sweep run, is every step with the knee and the SLO-safe
+	// point: reports open with it, and Summary is then the step Step names.
+	Sweep *sweep.Result
+	// Step says which part of the run Summary covers when it is not the
+	// whole run, e.g. "concurrency 16 (the SLO-safe point)".
+	Step string
 }
 
 // section is one titled block of a report: key/value lines, a table, or
@@ -108,6 +115,9 @@ func build(r *Run) []section {
 		if v != "" {
 			head.kv = append(head.kv, [2]string{k, v})
 		}
+	}
+	if r.Step != "" {
+		add("summary of", "step "+r.Step+"; every step is in the table above")
 	}
 	add("target", r.Target)
 	add("model", r.Model)

@@ -109,7 +109,15 @@ func SweepText(w io.Writer, r *sweep.Result) error {
 // SweepMarkdown renders a sweep as a Markdown table with the same content.
 func SweepMarkdown(w io.Writer, r *sweep.Result) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "# Sweep over %s\n\n", r.LoadKind)
+	if err := sweepMarkdownBody(bw, r, "# "); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// sweepMarkdownBody writes the sweep under a heading of the given level.
+func sweepMarkdownBody(bw *bufio.Writer, r *sweep.Result, heading string) error {
+	fmt.Fprintf(bw, "%sSweep over %s\n\n", heading, r.LoadKind)
 	if len(r.SLOs) > 0 {
 		fmt.Fprintf(bw, "SLOs: `%s`\n\n", strings.Join(r.SLOs, "`, `"))
 	}
@@ -130,5 +138,5 @@ func SweepMarkdown(w io.Writer, r *sweep.Result) error {
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(bw, "- **Warning:** %s\n", mdEscape(wn))
 	}
-	return bw.Flush()
+	return nil
 }

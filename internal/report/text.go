@@ -16,8 +16,20 @@ func Text(w io.Writer, run *Run) error {
 	bw := bufio.NewWriter(w)
 	t := title(run)
 	bw.WriteString(t + "\n" + strings.Repeat("=", len([]rune(t))) + "\n")
+	if run.Sweep != nil {
+		// A sweep opens with its steps, knee and SLO-safe point; the full
+		// summary of one step follows, named.
+		bw.WriteString("\n")
+		if err := SweepText(bw, run.Sweep); err != nil {
+			return err
+		}
+		if run.Step != "" {
+			h := "Step " + run.Step
+			bw.WriteString("\n" + h + "\n" + strings.Repeat("-", len([]rune(h))) + "\n")
+		}
+	}
 	for i, s := range build(run) {
-		if i > 0 || s.title != "" {
+		if i > 0 || s.title != "" || run.Sweep != nil {
 			bw.WriteString("\n")
 		}
 		if s.title != "" {

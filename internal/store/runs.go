@@ -432,3 +432,41 @@ func (st *Store) DeleteRun(id int64) error {
 	}
 	return nil
 }
+
+// SetConfig replaces the stored configuration of run id (a sweep knows its
+// steps only when it ends). config marshals to a JSON object as in RunMeta.
+func (st *Store) SetConfig(id int64, config any) error {
+	cfg, err := marshalConfig(config)
+	if err != nil {
+		return err
+	}
+	res, err := st.db.Exec(`UPDATE runs SET config_json = ? WHERE id = ?`, cfg, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("run %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// RenumberRecordSteps changes the sweep step of run id's records from each
+// key of to to its value, in one transaction (steps not named keep theirs).
+func (st *Store) RenumberRecordSteps(id int64, to map[int]int) error {
+	ctx := context.Background()
+	tx, err := st.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// Through negative numbers, so 0→1 and 1→0 do not collide.
+	for from, dst := range to {
+		if _, err := tx.ExecContext(ctx, `UPDATE records SET step = ? WHERE run_id = ? AND step = ?`, -1-dst, id, from); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE records SET step = -1 - step WHERE run_id = ? AND step < 0`, id); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

@@ -403,3 +403,42 @@ func TestSweepResultRoundTrip(t *testing.T) {
 		t.Errorf("read back %+v\nwant %+v", out, in)
 	}
 }
+
+// A sweep's records are tagged in measurement order and renumbered to the
+// stored step order at the end (an automatic sweep refines between steps).
+func TestRenumberRecordStepsAndSetConfig(t *testing.T) {
+	st := openT(t, tempDB(t))
+	w, err := st.BeginRun(RunMeta{Kind: KindSweep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := 0; step < 3; step++ {
+		w.SetStep(step)
+		for i := 0; i <= step; i++ {
+			r := rec(int64(10*step+i), 20*time.Millisecond)
+			w.Add(&r)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// Measured 0, 1, 2 are stored as steps 0, 2, 1.
+	if err := st.RenumberRecordSteps(w.ID(), map[int]int{0: 0, 1: 2, 2: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetConfig(w.ID(), map[string]string{"load": "rate sweep over 3 steps"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Finish(stats.Summary{}, StatusComplete); err != nil {
+		t.Fatal(err)
+	}
+	count := map[int]int{}
+	st.StepRecords(w.ID(), func(step int, _ *record.Request) error { count[step]++; return nil })
+	if count[0] != 1 || count[2] != 2 || count[1] != 3 {
+		t.Errorf("records per step after renumbering: %v, want 0:1 2:2 1:3", count)
+	}
+	ri, _ := st.Run(w.ID())
+	if !strings.Contains(string(ri.Config), "rate sweep over 3 steps") {
+		t.Errorf("config not replaced: %s", ri.Config)
+	}
+}

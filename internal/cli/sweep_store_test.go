@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A measured sweep is stored whole: its per-request records (tagged by
+// step), its steps, knee and SLO-safe point, and the resolved engine
+// settings; every report format opens with the sweep and names the step
+// whose full summary follows.
+func TestStoredSweepIsComplete(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "knee.db")
+	code, _, errs := kneeEnv(t, nil, "sweep", "--db", db, "--concurrency", "1,2", "--requests", "4", "--output-tokens", "8",
+		"--input-tokens", "64", "--slo", "p95(ttft)<5s", "--seed", "3")
+	if code != 0 {
+		t.Fatalf("sweep: exit %d\n%s", code, errs)
+	}
+	_, out, _ := kneeEnv(t, nil, "runs", "--db", db, "--json")
+	var runs []struct {
+		Records int               `json:"records"`
+		Model   string            `json:"model"`
+		Config  map[string]string `json:"config"`
+	}
+	if err := json.Unmarshal([]byte(out), &runs); err != nil || len(runs) != 1 {
+		t.Fatalf("runs --json: %v\n%s", err, out)
+	}
+	if runs[0].Records != 8 {
+		t.Errorf("stored %d records, want the 8 requests of both steps", runs[0].Records)
+	}
+	for _, k := range []string{"sim_max_num_seqs", "sim_max_num_batched_tokens", "sim_max_model_len"} {
+		if v := runs[0].Config[k]; v == "" || v == "0" {
+			t.Errorf("stored config %s = %q, want the resolved value", k, v)
+		}
+	}
+
+	_, out, _ = kneeEnv(t, nil, "report", "last", "--db", db, "--format", "json")
+	var rep struct {
+		Steps       []map[string]any         `json:"steps"`
+		Knee        *struct{ Reason string } `json:"knee"`
+		SLOSafe     *struct{ Load *float64 } `json:"slo_safe"`
+		SummaryStep string                   `json:"summary_step"`
+		Requests    int                      `json:"requests"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("report json: %v", err)
+	}
+	if len(rep.Steps) != 2 || rep.Knee == nil || rep.SLOSafe == nil || rep.SLOSafe.Load == nil || *rep.SLOSafe.Load != 2 ||
+		!strings.Contains(rep.SummaryStep, "2 in flight") || rep.Requests != 4 {
+		t.Errorf("report json: %d steps, knee %+v, slo_safe %+v, summary_step %q, requests %d", len(rep.Steps), rep.Knee, rep.SLOSafe, rep.SummaryStep, rep.Requests)
+	}
+
+	_, out, _ = kneeEnv(t, nil, "report", "last", "--db", db, "--format", "csv")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "concurrency,") || !strings.HasPrefix(lines[3], "# knee:") || !strings.HasPrefix(lines[4], "# slo_safe: 2 in flight") {
+		t.Errorf("report csv, want a header, 2 steps, the knee and the SLO-safe point:\n%s", out)
+	}
+
+	_, out, _ = kneeEnv(t, nil, "report", "last", "--db", db)
+	sweepAt, stepAt, sumAt := strings.Index(out, "Sweep over concurrency"), strings.Index(out, "Step 2 in flight (the SLO-safe point)"), strings.Index(out, "\nThroughput")
+	if sweepAt < 0 || stepAt < sweepAt || sumAt < stepAt || !strings.Contains(out, "SLO-safe:  2 in flight") {
+		t.Errorf("text report should open with the sweep, then name the step summarised:\n%s", out)
+	}
+
+	_, out, _ = kneeEnv(t, nil, "report", "last", "--db", db, "--format", "html")
+	sweepAt, stepAt, sumAt = strings.Index(out, "<h2>Sweep over concurrency"), strings.Index(out, "Step 2 in flight (the SLO-safe point)"), strings.Index(out, "<h2>Throughput")
+	if sweepAt < 0 || stepAt < sweepAt || sumAt < stepAt || !strings.Contains(out, "<th>concurrency</th>") {
+		t.Errorf("html report should open with the sweep table, then name the step summarised")
+	}
+
+	// A simulated sweep stores the engine settings it ran with, not the flags' zeros.
+	code, _, errs = kneeEnv(t, nil, "sim", "sweep", "--db", db, "--rate", "1,2", "--requests", "20")
+	if code != 0 {
+		t.Fatalf("sim sweep: exit %d %s", code, errs)
+	}
+	_, out, _ = kneeEnv(t, nil, "report", "last", "--db", db, "--format", "json")
+	var sim struct {
+		Run struct{ Config map[string]string } `json:"run"`
+	}
+	json.Unmarshal([]byte(out), &sim)
+	for _, k := range []string{"max_num_seqs", "max_num_batched_tokens", "max_model_len"} {
+		if v := sim.Run.Config[k]; v == "" || v == "0" {
+			t.Errorf("sim sweep stored %s = %q, want the resolved value", k, v)
+		}
+	}
+}
