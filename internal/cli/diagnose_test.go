@@ -57,6 +57,7 @@ func TestDiagnoseBadInput(t *testing.T) {
 		{[]string{"--split", "soon", ok}, `--split "soon"`},
 		{[]string{"--window", "5s", ok}, "want A:B"},
 		{[]string{"--baseline", ok, "--split", "1s", ok}, "give one of"},
+		{[]string{"../diagnose/testdata/vllm_summary.json"}, "rerun vllm bench serve with --save-result --save-detailed"},
 	} {
 		code, _, errs := kneeCmd(t, append([]string{"diagnose"}, c.args...)...)
 		if code != ExitUsage || !strings.Contains(errs, c.want) {

@@ -62,7 +62,7 @@ func Read(rd io.Reader) ([]record.Request, Format, error) {
 		// A first line longer than the peek (a knee record with many
 		// token times): tell the formats apart by their keys.
 		probe = map[string]json.RawMessage{}
-		for _, k := range []string{"ttfts", "sent_ms", "scheduled_ms"} {
+		for _, k := range []string{"ttfts", "sent_ms", "scheduled_ms", "duration", "completed"} {
 			if bytes.Contains(head, []byte(`"`+k+`"`)) {
 				probe[k] = json.RawMessage("0")
 			}
@@ -71,7 +71,9 @@ func Read(rd io.Reader) ([]record.Request, Format, error) {
 			probe["ttfts"] = json.RawMessage("0") // unknown JSON: let the vLLM reader say what is wrong
 		}
 	}
-	if probe["ttfts"] != nil {
+	// vLLM's result always has duration and completed; the per-request
+	// arrays only with --save-detailed.
+	if probe["ttfts"] != nil || (probe["duration"] != nil && probe["completed"] != nil) {
 		data, err := io.ReadAll(io.LimitReader(br, MaxInput))
 		if err != nil {
 			return nil, "", err
@@ -301,7 +303,14 @@ func readVLLM(data []byte) ([]record.Request, error) {
 	}
 	n := len(v.TTFTs)
 	if n == 0 {
-		return nil, errors.New(`no "ttfts" array: want a vLLM bench serve result saved with --save-result (fields ttfts, itls, input_lens, output_lens, errors)`)
+		var keys map[string]json.RawMessage
+		_ = json.Unmarshal(data, &keys)
+		if keys["duration"] != nil && keys["completed"] != nil && keys["ttfts"] == nil {
+			return nil, errors.New(`a vLLM bench serve summary (saved without --save-detailed): it holds only aggregates (mean/median/p99 TTFT, TPOT, ITL and throughput), ` +
+				`no per-request "ttfts", "itls", "input_lens", "output_lens" or "errors", so there is nothing to judge request by request; ` +
+				`rerun vllm bench serve with --save-result --save-detailed, or store the summary with knee import FILE`)
+		}
+		return nil, errors.New(`no "ttfts" array: want a vLLM bench serve result saved with --save-result --save-detailed (fields ttfts, itls, input_lens, output_lens, errors)`)
 	}
 	check := func(name string, l int) error {
 		if l != 0 && l != n {

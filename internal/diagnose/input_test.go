@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -146,5 +147,34 @@ func TestReadLongKneeRecord(t *testing.T) {
 	recs, f, err := Read(&buf)
 	if err != nil || f != FormatRecords || len(recs) != 2 {
 		t.Fatalf("%v %v %d", err, f, len(recs))
+	}
+}
+
+// vLLM's default result file (no --save-detailed) has only aggregates: it is
+// recognised as vLLM and the error says what is missing and how to get it,
+// whether the JSON is on one line (as vLLM writes it) or indented.
+func TestReadVLLMSummaryOnly(t *testing.T) {
+	b, err := os.ReadFile("testdata/vllm_summary.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, b, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string][]byte{"one line": b, "indented": indented.Bytes()} {
+		_, f, err := Read(bytes.NewReader(in))
+		if err == nil {
+			t.Fatalf("%s: no error", name)
+		}
+		msg := err.Error()
+		for _, want := range []string{"vLLM", "summary", "--save-detailed", "ttfts"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: error %q does not mention %q", name, msg, want)
+			}
+		}
+		if strings.Contains(msg, "unknown field") || f != FormatVLLM {
+			t.Errorf("%s: format %q, error %q; want it read as a vLLM result", name, f, msg)
+		}
 	}
 }
