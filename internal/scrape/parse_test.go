@@ -200,7 +200,7 @@ func TestParse20MBResponseBounded(t *testing.T) {
 	if p.Sample.Values[Waiting] != 17 {
 		t.Fatalf("series after 20 MB of noise lost: %v", p.Sample.Values)
 	}
-	if allocated > 4<<20 {
+	if allocated > 4<<20 && !raceOn {
 		t.Errorf("parsing 20 MB of unknown series allocated %d MiB; want it streamed (< 4 MiB)", allocated>>20)
 	}
 
@@ -213,7 +213,7 @@ func TestParse20MBResponseBounded(t *testing.T) {
 	if !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("20 MB of known series: err %v, want ErrTooLarge", err)
 	}
-	if allocated > 4*DefaultMaxKeptBytes { // the kept buffer doubles as it grows
+	if allocated > 4*DefaultMaxKeptBytes && !raceOn { // the kept buffer doubles as it grows
 		t.Errorf("allocated %d MiB before giving up; want about the %d MiB kept limit", allocated>>20, DefaultMaxKeptBytes>>20)
 	}
 

@@ -189,8 +189,8 @@ func TestScraperSlowEndpointNeverBlocks(t *testing.T) {
 
 func TestMetricsURL(t *testing.T) {
 	for in, want := range map[string]string{
-		"http://localhost:8000":           "http://localhost:8000/metrics",
-		"http://localhost:8000/v1":        "http://localhost:8000/metrics",
+		"http://localhost:8000":            "http://localhost:8000/metrics",
+		"http://localhost:8000/v1":         "http://localhost:8000/metrics",
 		"https://u:p@gw.example/llm/v1/?k": "https://gw.example/llm/metrics",
 	} {
 		if got, err := MetricsURL(in); err != nil || got != want {

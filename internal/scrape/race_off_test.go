@@ -1,0 +1,5 @@
+//go:build !race
+
+package scrape
+
+const raceOn = false

@@ -1,0 +1,6 @@
+//go:build race
+
+package scrape
+
+// raceOn: the race detector changes what allocations cost.
+const raceOn = true
