@@ -72,6 +72,9 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if f.api != "chat" && f.api != "completions" {
 		return Usagef("--api %q: want chat or completions", f.api)
 	}
+	if err := checkBaseURL(f.url); err != nil {
+		return err
+	}
 	ignoreEOS, err := parseTriState("--ignore-eos", f.ignoreEOS)
 	if err != nil {
 		return err
@@ -199,7 +202,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	rep := &report.Run{
 		ID: sink.runID(), Kind: "bench", Version: Version, Target: redactURL(target), Model: model,
 		Load: meta.load, Config: meta.config, Start: res.Start, Summary: sum,
-		SLOs: objectives.Evaluate(sum), Notes: notes,
+		SLOs: objectives.Evaluate(sum), Notes: notes, ErrorMessages: report.CommonErrors(res.Records, 5),
 	}
 	if err := sink.finish(rep, status, res.Records); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: saving results: %v\n", err)
@@ -211,7 +214,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("interrupted: the report above covers what was measured before the stop%s", storedAs(rep.ID))
 	}
 	if sum.Requests > 0 && sum.Completed == 0 {
-		return fmt.Errorf("all %d requests failed (%s); the records say why", sum.Requests, errorKindsLine(sum.ErrorKinds))
+		return fmt.Errorf("all %d requests failed (%s)%s", sum.Requests, errorKindsLine(sum.ErrorKinds), whyFailed(rep.ID, f.out))
 	}
 	if failed := failedSLOs(rep.SLOs); len(failed) > 0 {
 		return &SLOError{Failed: failed}

@@ -21,7 +21,7 @@ var commandGroups = []struct {
 	{"Measure", []string{"bench", "sweep", "selftest", "calibrate"}},
 	{"Simulate", []string{"sim", "serve", "lab"}},
 	{"Analyse", []string{"diagnose"}},
-	{"Stored runs", []string{"runs", "report", "compare", "import"}},
+	{"Stored runs", []string{"runs", "report", "records", "compare", "import"}},
 }
 
 func usage(w io.Writer) {

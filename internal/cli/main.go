@@ -51,6 +51,7 @@ var commands = map[string]command{
 	"runs":      {"list stored runs", runRuns},
 	"report":    {"render a stored run as text, md, csv, json or html", runReport},
 	"compare":   {"compare two stored runs metric by metric", runCompare},
+	"records":   {"list a stored run's per-request records (--errors: the failures and why); export records.jsonl", runRecords},
 	"import":    {"store a vLLM bench serve result or a knee records.jsonl as a run", runImport},
 	"version":   {"print knee's version", runVersion},
 }

@@ -173,7 +173,7 @@ func loadRun(st *store.Store, id int64) (*loadedRun, error) {
 	}
 	rep := &report.Run{ID: strconv.FormatInt(id, 10), Kind: info.Kind, Version: info.Version, Target: info.Target, Model: info.Model,
 		Label: info.Label, Status: info.Status, Config: cfg, Start: info.Start, Summary: sum, Notes: notes,
-		Sweep: lr.sweep, Step: stepName}
+		Sweep: lr.sweep, Step: stepName, ErrorMessages: report.CommonErrors(lr.records, 5)}
 	for _, kv := range cfg {
 		switch kv[0] {
 		case "load":

@@ -62,16 +62,16 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	meta := runMeta{kind: "sweep", target: target, model: model, label: label, load: "sweep (running)"}
+	runner, cleanup, err := t.runner(ctx, env, &f, set)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
 	stored, err := beginSweepStore(env, &st, meta)
 	if err != nil {
 		return err
 	}
-	runner, cleanup, err := t.runner(ctx, env, &f, set, stored)
-	if err != nil {
-		stored.finish(meta, nil, "failed")
-		return err
-	}
-	defer cleanup()
+	t.stored = stored
 	res, runErr := sweep.Run(ctx, runner, plan, set, f.progress(env.Stderr))
 	if res == nil {
 		stored.finish(meta, nil, "failed")

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"sync"
 
@@ -119,15 +118,4 @@ func sweepSummaryStep(res *sweep.Result) (idx int, why string) {
 		return res.Knee.Index, "the knee"
 	}
 	return len(res.Steps) - 1, "the highest load measured"
-}
-
-// storingRunner tags each step's records in the run database.
-type storingRunner struct {
-	inner sweep.Runner
-	ss    *sweepStore
-}
-
-func (r *storingRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, error) {
-	r.ss.step(load)
-	return r.inner.Run(ctx, load)
 }

@@ -25,6 +25,9 @@ type sweepTargetFlags struct {
 	requestTimeout, grace      time.Duration
 	ignoreEOS                  string
 	embedded                   embeddedFlags
+	// stored is the run database the steps' records go to (nil: --no-store),
+	// set once the run is begun.
+	stored *sweepStore
 }
 
 func (t *sweepTargetFlags) register(fs *flag.FlagSet) {
@@ -52,11 +55,13 @@ type targetRunner struct {
 	eosOK    bool
 	minTok   bool
 	rec      *stepRecords // per-step records under --out (nil: none)
-	stored   *sweepStore  // the run database (nil: --no-store)
 	describe string
 }
 
-func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, set slo.Set, stored *sweepStore) (sweep.Runner, func(), error) {
+func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, set slo.Set) (sweep.Runner, func(), error) {
+	if err := checkBaseURL(t.url); err != nil {
+		return nil, nil, err
+	}
 	if t.api != "chat" && t.api != "completions" {
 		return nil, nil, Usagef("--api %q: want chat or completions", t.api)
 	}
@@ -67,7 +72,7 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &targetRunner{t: t, f: f, set: set, eos: eos, stored: stored}
+	r := &targetRunner{t: t, f: f, set: set, eos: eos}
 	if r.apiKey, err = apiKeyFrom(env, t.apiKeyEnv); err != nil {
 		return nil, nil, err
 	}
@@ -88,9 +93,6 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 		fmt.Fprintf(env.Stderr, "no --url given: every step runs against a fresh embedded simulated server (%s)\n", r.describe)
 	}
 	var out sweep.Runner = r
-	if stored != nil {
-		out = &storingRunner{inner: out, ss: stored}
-	}
 	if f.out != "" {
 		r.rec = &stepRecords{dir: f.out}
 		out = &recordingRunner{inner: out, rec: r.rec}
@@ -109,6 +111,7 @@ func (t *sweepTargetFlags) notes(f *sweepFlags) []string {
 
 // Run measures one load level against the target.
 func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, error) {
+	r.t.stored.step(load)
 	base, model := r.t.url, r.t.model
 	if base == "" {
 		srv, err := r.t.embedded.start(ctx, r.t.model)
@@ -149,7 +152,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		if r.rec != nil {
 			r.rec.add(rec)
 		}
-		r.stored.add(rec)
+		r.t.stored.add(rec)
 	}
 	cpu0 := cpuclock.Process()
 	run, err := loadgen.Start(ctx, cfg, src)

@@ -61,6 +61,8 @@ type jsonExtra struct {
 	SLOsMet     *bool        `json:"slos_met,omitempty"`
 	Notes       []string     `json:"notes,omitempty"`
 	Definitions []Definition `json:"definitions"`
+	// ErrorMessages: the most common failure messages, most frequent first.
+	ErrorMessages []ErrorMessage `json:"error_messages,omitempty"`
 	jsonSweep
 }
 
@@ -96,8 +98,9 @@ func MarshalJSON(run *Run) ([]byte, error) {
 		Run: jsonMeta{ID: run.ID, Kind: run.Kind, Version: run.Version, Target: run.Target, Model: run.Model,
 			Load: run.Load, Workload: run.Workload, Label: run.Label, Status: run.Status, Start: run.Start.UTC(),
 			Config: run.Config},
-		Notes:       run.Notes,
-		Definitions: Definitions(&run.Summary),
+		Notes:         run.Notes,
+		Definitions:   Definitions(&run.Summary),
+		ErrorMessages: run.ErrorMessages,
 	}
 	if sw := run.Sweep; sw != nil {
 		knee, safe := sw.Knee, sw.SLOSafe
@@ -184,7 +187,7 @@ func ReadJSON(r io.Reader) (*Run, error) {
 			}
 		}
 	}
-	run := &Run{Sweep: sw, Step: extra.SummaryStep, ID: m.ID, Kind: m.Kind, Version: m.Version, Target: m.Target, Model: m.Model, Load: m.Load,
+	run := &Run{Sweep: sw, Step: extra.SummaryStep, ErrorMessages: extra.ErrorMessages, ID: m.ID, Kind: m.Kind, Version: m.Version, Target: m.Target, Model: m.Model, Load: m.Load,
 		Workload: m.Workload, Label: m.Label, Status: m.Status, Start: m.Start, Config: m.Config,
 		Summary: sum, Notes: extra.Notes}
 	for _, s := range extra.SLOs {

@@ -44,6 +44,8 @@ type Run struct {
 	// Step says which part of the run Summary covers when it is not the
 	// whole run, e.g. "concurrency 16 (the SLO-safe point)".
 	Step string
+	// ErrorMessages are the most common failure messages (CommonErrors).
+	ErrorMessages []ErrorMessage
 }
 
 // section is one titled block of a report: key/value lines, a table, or
@@ -212,6 +214,17 @@ func build(r *Run) []section {
 			et.rows = append(et.rows, []string{k, strconv.Itoa(n), pct(share)})
 		}
 		out = append(out, section{title: "Errors", table: et})
+	}
+	if len(r.ErrorMessages) > 0 {
+		mt := &table{header: []string{"count", "error", "message"}, left: 3}
+		for _, m := range r.ErrorMessages {
+			mt.rows = append(mt.rows, []string{strconv.Itoa(m.Count), m.Kind, m.Message})
+		}
+		title := "Most common error messages"
+		if r.ID != "" {
+			title += " (all of them: knee records " + r.ID + " --errors)"
+		}
+		out = append(out, section{title: title, table: mt})
 	}
 
 	if len(r.SLOs) > 0 {
