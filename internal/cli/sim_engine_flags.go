@@ -18,6 +18,7 @@ type simEngineFlags struct {
 	memUtil                          float64
 	maxModelLen, queueLimit          int
 	noChunkedPrefill                 bool
+	noPrefixCaching                  bool
 	stepTimeScale                    float64
 	profile                          string
 	gpuSet, modelSet, tpSet          bool // given on the command line
@@ -37,6 +38,7 @@ func (e *simEngineFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&e.maxModelLen, "max-model-len", 0, "prompt + output token limit (0: the model's context length)")
 	fs.IntVar(&e.queueLimit, "queue-limit", 0, "waiting requests beyond which new ones are rejected (0: unbounded)")
 	fs.BoolVar(&e.noChunkedPrefill, "no-chunked-prefill", false, "run each prompt in one step (vLLM V0 behaviour)")
+	fs.BoolVar(&e.noPrefixCaching, "no-prefix-caching", false, "turn off automatic prefix caching (on by default, as in vLLM V1)")
 	fs.Float64Var(&e.stepTimeScale, "step-time-scale", 1, "multiply every step time (>1 models a slower engine)")
 	fs.StringVar(&e.profile, "profile", "", "cost profile written by knee calibrate: its fitted step costs, and its GPU, model and TP unless given")
 }
@@ -143,6 +145,7 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 	c.GPUMemoryUtilization, c.MaxModelLen, c.QueueLimit = e.memUtil, e.maxModelLen, e.queueLimit
 	c.ChunkedPrefill = !e.noChunkedPrefill
 	c.StepTimeScale = e.stepTimeScale
+	c.NoPrefixCaching = e.noPrefixCaching
 	c.Cost = e.cost
 	return c, nil
 }
@@ -154,6 +157,7 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 		{"max_num_seqs", strconv.Itoa(c.MaxNumSeqs)}, {"max_num_batched_tokens", strconv.Itoa(c.MaxNumBatchedTokens)},
 		{"gpu_memory_utilization", strconv.FormatFloat(c.GPUMemoryUtilization, 'g', -1, 64)},
 		{"max_model_len", strconv.Itoa(c.MaxModelLen)}, {"chunked_prefill", strconv.FormatBool(c.ChunkedPrefill)},
+		{"prefix_caching", strconv.FormatBool(!c.NoPrefixCaching)},
 	}
 	if c.QueueLimit > 0 {
 		kv = append(kv, [2]string{"queue_limit", strconv.Itoa(c.QueueLimit)})

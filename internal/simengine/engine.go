@@ -36,6 +36,9 @@ type Config struct {
 	ChunkedPrefill                  bool    // split long prompts over steps (vLLM V1 always does)
 	StepTimeScale                   float64 // multiplies every step time; 0 = 1 (>1 slows steps: faults, labs)
 	Cost                            *CostParams
+	// NoPrefixCaching turns automatic prefix caching off (vLLM's
+	// --no-enable-prefix-caching); it is on by default, as in vLLM V1.
+	NoPrefixCaching bool
 	// EdgeEmissionsOnly makes Step emit only each request's first token
 	// and its last (Finished) one: for batch simulations that keep no
 	// per-token times, it saves a callback per token.
@@ -86,6 +89,14 @@ type EngineStats struct {
 	LastStepBatch         int // requests scheduled in the last step
 	LastStepNewTokens     int // tokens computed in the last step
 	LastStepPrefillTokens int // of those, prefill tokens
+
+	// Prefix cache, in tokens as vLLM counts them: each first admission
+	// queries the request's tokens and hits those found cached (full
+	// blocks); re-admissions after preemption are not counted.
+	PrefixCacheQueries, PrefixCacheHits int64
+	LastStepPrefixQueries               int // admissions of the last step
+	LastStepPrefixHits                  int
+	PrefixCachedBlocks                  int // blocks holding a cached hash (in use or free)
 }
 
 // req is the engine's state of one request, kept in a slice for locality.
@@ -102,6 +113,14 @@ type req struct {
 	firstSched  int64 // -1 until first scheduled
 	firstToken  int64
 	preemptions int32
+
+	// Prefix caching: the content, the blocks hashed so far (the leading
+	// hashedBlocks), and the cached blocks held (a subset of blocks).
+	segs         []Segment
+	outputID     uint64
+	cur          cursor
+	hashedBlocks int32
+	cached       []int32
 }
 
 func (r *req) numTokens() int32 { return r.prompt + r.generated }
@@ -120,7 +139,9 @@ type Engine struct {
 	running []int32 // admission order; the newest is last
 	waiting deque
 
-	freeBlocks int
+	freeBlocks int // blocks neither used nor cached
+	pc         prefixCache
+	hits       []int32 // scratch of lookup
 	st         EngineStats
 }
 
@@ -221,6 +242,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		freeBlocks: mem.kvBlocks,
 	}
 	e.waiting.init(64)
+	e.pc.init()
 	e.st.KVBlocksTotal = mem.kvBlocks
 	e.st.MaxNumSeqs, e.st.MaxNumBatchedTokens, e.st.MaxModelLen = cfg.MaxNumSeqs, cfg.MaxNumBatchedTokens, cfg.MaxModelLen
 	e.st.KVCapacityTokens = mem.kvBlocks * BlockTokens
@@ -257,6 +279,13 @@ func (e *Engine) Submit(id int64, inputTokens, outputTokens int) error {
 // during the step that just ran and is seen by the next one); its queue time
 // counts from at.
 func (e *Engine) SubmitAt(id int64, inputTokens, outputTokens int, at int64) error {
+	return e.SubmitRequest(Request{ID: id, InputTokens: inputTokens, OutputTokens: outputTokens, At: at})
+}
+
+// SubmitRequest adds a request with its content (for prefix caching); a
+// Request without Prompt segments is all unique content, as SubmitAt's.
+func (e *Engine) SubmitRequest(rq Request) error {
+	id, inputTokens, outputTokens, at := rq.ID, rq.InputTokens, rq.OutputTokens, rq.At
 	if inputTokens < 1 || outputTokens < 1 {
 		return fmt.Errorf("%w: %d input and %d output tokens (want >= 1 each)", ErrBadRequest, inputTokens, outputTokens)
 	}
@@ -282,7 +311,12 @@ func (e *Engine) SubmitAt(id int64, inputTokens, outputTokens int, at int64) err
 		e.reqs = append(e.reqs, req{})
 		slot = int32(len(e.reqs) - 1)
 	}
-	e.reqs[slot] = req{id: id, prompt: int32(inputTokens), output: int32(outputTokens), live: true, arrival: at, firstSched: -1}
+	r := &e.reqs[slot]
+	*r = req{id: id, prompt: int32(inputTokens), output: int32(outputTokens), live: true, arrival: at, firstSched: -1,
+		segs: r.segs[:0], cached: r.cached[:0], cur: cursor{ended: e.cfg.NoPrefixCaching}}
+	if !e.cfg.NoPrefixCaching {
+		r.setContent(rq.Prompt, rq.OutputID)
+	}
 	e.byID[id] = slot
 	e.waiting.pushBack(slot)
 	e.st.Submitted++
@@ -310,9 +344,9 @@ func (e *Engine) Cancel(id int64) {
 
 func (e *Engine) release(slot int32) {
 	r := &e.reqs[slot]
-	e.freeBlocks += int(r.blocks)
+	e.dropBlocks(r)
 	delete(e.byID, r.id)
-	*r = req{}
+	*r = req{segs: r.segs[:0], cached: r.cached[:0]}
 	e.free = append(e.free, slot)
 }
 
@@ -370,9 +404,8 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 		ok := true
 		for {
 			want := int(blocksFor(r.computed+n) - r.blocks)
-			if want <= e.freeBlocks {
-				e.freeBlocks -= want
-				r.blocks += int32(want)
+			if want <= e.available() {
+				e.takeBlocks(r, want)
 				break
 			}
 			// Out of blocks: preempt the newest running request by recompute.
@@ -380,8 +413,8 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 			victim := e.running[last]
 			e.running = e.running[:last]
 			v := &e.reqs[victim]
-			e.freeBlocks += int(v.blocks)
-			v.blocks, v.computed, v.newTokens = 0, 0, 0
+			e.dropBlocks(v)
+			v.computed, v.newTokens = 0, 0
 			v.preemptions++
 			e.waiting.pushFront(victim)
 			e.st.Preemptions++
@@ -400,6 +433,7 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 		i++
 	}
 	scheduled := i
+	e.st.LastStepPrefixQueries, e.st.LastStepPrefixHits = 0, 0
 
 	// 2. Admission, first come first served, unless this step preempted.
 	if !preempted && scheduled == len(e.running) {
@@ -407,17 +441,41 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 			slot := e.waiting.front()
 			r := &e.reqs[slot]
 			need := r.numTokens() // computed is 0 while waiting
-			if !e.cfg.ChunkedPrefill && need > budget {
+			var cur cursor
+			freeHits := 0
+			e.hits = e.hits[:0]
+			if !e.cfg.NoPrefixCaching {
+				cur, freeHits = e.lookup(r)
+			}
+			hitTokens := int32(len(e.hits)) * BlockTokens
+			if !e.cfg.ChunkedPrefill && need-hitTokens > budget {
 				break
 			}
-			n := min(need, budget)
-			want := int(blocksFor(n))
-			if want > e.freeBlocks {
+			n := min(need-hitTokens, budget)
+			want := int(blocksFor(hitTokens+n)) - len(e.hits)
+			if want > e.available()-freeHits {
 				break
 			}
 			e.waiting.popFront()
-			e.freeBlocks -= want
-			r.blocks = int32(want)
+			if !e.cfg.NoPrefixCaching {
+				for _, k := range e.hits {
+					if e.pc.ent[k].ref == 0 {
+						e.pc.unlink(k)
+					}
+					e.pc.ent[k].ref++
+				}
+				r.cached = append(r.cached, e.hits...)
+				r.blocks = int32(len(e.hits))
+				r.hashedBlocks = int32(len(e.hits))
+				r.cur = cur
+				r.computed = hitTokens
+				if r.preemptions == 0 {
+					// vLLM keeps re-admissions out of these counters.
+					e.st.LastStepPrefixQueries += int(need)
+					e.st.LastStepPrefixHits += int(hitTokens)
+				}
+			}
+			e.takeBlocks(r, want)
 			r.newTokens = n
 			load.add(r, n)
 			if r.firstSched < 0 {
@@ -442,6 +500,8 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 	e.st.LastStepNewTokens = int(load.newTokens)
 	e.st.LastStepPrefillTokens = int(load.prefillTokens)
 	e.st.PrefillTokens += load.prefillTokens
+	e.st.PrefixCacheQueries += int64(e.st.LastStepPrefixQueries)
+	e.st.PrefixCacheHits += int64(e.st.LastStepPrefixHits)
 
 	// 4. Apply progress and emit tokens at the step end; drop finished
 	// requests from running while keeping the order of the rest.
@@ -451,6 +511,9 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 		if j < scheduled {
 			r.computed += r.newTokens
 			r.newTokens = 0
+			if !r.cur.ended {
+				e.register(r)
+			}
 			if r.computed == r.numTokens() {
 				idx := r.generated
 				r.generated++
@@ -493,7 +556,9 @@ func (e *Engine) Stats() EngineStats {
 	s.Now = e.now
 	s.Running = len(e.running)
 	s.Waiting = e.waiting.len()
-	s.KVBlocksUsed = s.KVBlocksTotal - e.freeBlocks
+	// Cached free blocks are free memory, as vLLM's usage gauge counts them.
+	s.KVBlocksUsed = s.KVBlocksTotal - e.freeBlocks - e.pc.evictable
+	s.PrefixCachedBlocks = len(e.pc.byHash)
 	if s.KVBlocksTotal > 0 {
 		s.KVUsage = float64(s.KVBlocksUsed) / float64(s.KVBlocksTotal)
 	}

@@ -74,7 +74,7 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 		writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Message: "use POST for " + r.URL.Path})
 		return
 	}
-	g, aerr := parseRequest(r, chat, s.tok.Count)
+	g, aerr := parseRequest(r, chat, s.tok.Encode, !s.cfg.Engine.NoPrefixCaching)
 	if aerr != nil {
 		writeError(w, aerr)
 		return
@@ -137,7 +137,7 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 		s.eng.AdvanceTo(v)
 	}
 	st.arrV = min(v, s.eng.Now())
-	if err := s.eng.SubmitAt(id, in, out, v); err != nil {
+	if err := s.eng.SubmitRequest(simengine.Request{ID: id, InputTokens: in, OutputTokens: out, At: v, Prompt: g.content}); err != nil {
 		stats := s.eng.Stats()
 		s.mu.Unlock()
 		switch {

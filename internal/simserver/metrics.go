@@ -70,6 +70,10 @@ func newMetrics(model string, maxModelLen int, stats func() simengine.EngineStat
 	gauge("vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage (the older name of vllm:kv_cache_usage_perc).", func(s simengine.EngineStats) float64 { return s.KVUsage })
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "vllm:num_preemptions_total", Help: "Cumulative number of preemptions from the engine.", ConstLabels: lbl},
 		func() float64 { return float64(stats().Preemptions) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "vllm:prefix_cache_queries_total", Help: "Prefix cache queries, in terms of number of queried tokens.", ConstLabels: lbl},
+		func() float64 { return float64(stats().PrefixCacheQueries) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "vllm:prefix_cache_hits_total", Help: "Prefix cache hits, in terms of number of cached tokens.", ConstLabels: lbl},
+		func() float64 { return float64(stats().PrefixCacheHits) }))
 	m.promptTokens = counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.")
 	m.generationTokens = counter("vllm:generation_tokens_total", "Number of generation tokens processed.")
 	m.success = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:request_success_total", Help: "Count of successfully processed requests.", ConstLabels: lbl}, []string{"finished_reason"})

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/knee-dev/knee/internal/simengine"
 )
 
 // genRequest is what the server needs of a chat or completions request.
@@ -16,6 +18,7 @@ type genRequest struct {
 	stream       bool
 	includeUsage bool
 	inputTokens  int
+	content      []simengine.Segment // the prompt's tokens, block by block, for prefix caching
 	maxTokens    int // 0 = not given
 	minTokens    int
 }
@@ -47,9 +50,10 @@ type wirePart struct {
 
 const maxBodyBytes = 64 << 20
 
-// parseRequest reads and validates a request body. count counts the tokens
-// of a piece of prompt text.
-func parseRequest(r *http.Request, chat bool, count func(string) int) (*genRequest, *apiError) {
+// parseRequest reads and validates a request body. encode tokenizes a piece
+// of prompt text; with content set, the prompt's tokens are also named block
+// by block (g.content) so the engine's prefix cache sees the reuse.
+func parseRequest(r *http.Request, chat bool, encode func(string) []int, content bool) (*genRequest, *apiError) {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -109,13 +113,27 @@ func parseRequest(r *http.Request, chat bool, count func(string) int) (*genReque
 		}
 	}
 	var perr *apiError
+	var ph promptHasher
+	count := func(s string) int { return len(encode(s)) }
+	addIDs := func([]int) {}
+	if content {
+		addIDs = ph.add
+		count = func(s string) int {
+			ids := encode(s)
+			ph.add(ids)
+			return len(ids)
+		}
+	}
 	if chat {
 		g.inputTokens, perr = countMessages(w.Messages, count)
 	} else {
-		g.inputTokens, perr = countPrompt(w.Prompt, count)
+		g.inputTokens, perr = countPrompt(w.Prompt, count, addIDs)
 	}
 	if perr != nil {
 		return nil, perr
+	}
+	if content {
+		g.content = ph.finish()
 	}
 	return g, nil
 }
@@ -166,7 +184,7 @@ func countMessages(raw *json.RawMessage, count func(string) int) (int, *apiError
 
 // countPrompt counts a completions prompt: a string, a one-element array of
 // strings, or an array of token ids.
-func countPrompt(raw *json.RawMessage, count func(string) int) (int, *apiError) {
+func countPrompt(raw *json.RawMessage, count func(string) int, addIDs func([]int)) (int, *apiError) {
 	if raw == nil || string(*raw) == "null" {
 		return 0, badRequest("prompt", "", "Missing required parameter: 'prompt'.")
 	}
@@ -187,7 +205,39 @@ func countPrompt(raw *json.RawMessage, count func(string) int) (int, *apiError) 
 	}
 	var ids []int
 	if err := json.Unmarshal(c, &ids); err == nil {
+		addIDs(ids)
 		return len(ids), nil
 	}
 	return 0, badRequest("prompt", "", "'prompt' must be a string, an array of one string, or an array of token ids")
+}
+
+// promptHasher names a prompt's tokens in blocks of the engine's block size:
+// each full block a segment whose id hashes its token ids (the engine chains
+// the ids, so equal ids mean equal prefixes too). Messages are joined with no
+// template, as the token count is.
+type promptHasher struct {
+	segs []simengine.Segment
+	h    uint64
+	n    int32
+}
+
+func (p *promptHasher) add(ids []int) {
+	for _, id := range ids {
+		p.h = (p.h ^ uint64(id)) * 0x100000001b3 // FNV-1a over token ids
+		if p.n++; p.n == simengine.BlockTokens {
+			p.flush()
+		}
+	}
+}
+
+func (p *promptHasher) flush() {
+	p.segs = append(p.segs, simengine.Segment{ID: p.h | 1, Tokens: p.n}) // 0 means unique
+	p.h, p.n = 0, 0
+}
+
+func (p *promptHasher) finish() []simengine.Segment {
+	if p.n > 0 {
+		p.flush()
+	}
+	return p.segs
 }
