@@ -19,7 +19,7 @@ type genRequest struct {
 	includeUsage bool
 	inputTokens  int
 	content      []simengine.Segment // the prompt's tokens, block by block, for prefix caching
-	maxTokens    int // 0 = not given
+	maxTokens    int                 // 0 = not given
 	minTokens    int
 }
 
