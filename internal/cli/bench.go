@@ -16,6 +16,7 @@ import (
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/store"
 )
 
 // benchFlags are knee bench's own flags beside the shared workload flags.
@@ -28,6 +29,7 @@ type benchFlags struct {
 	jsonOut, quiet             bool
 	label                      string
 	storeFlags
+	metrics  metricsFlags
 	embedded embeddedFlags
 	wl       workloadFlags
 }
@@ -54,6 +56,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&f.quiet, "quiet", false, "no live progress")
 	fs.StringVar(&f.label, "label", "", "label stored with the run")
 	f.storeFlags.register(fs)
+	f.metrics.register(fs)
 	f.embedded.register(fs)
 	f.wl.register(fs, 32, 300)
 	if err := parseFlags(fs, args); err != nil {
@@ -67,6 +70,9 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if err := f.wl.validate(); err != nil {
+		return err
+	}
+	if err := f.metrics.validate(); err != nil {
 		return err
 	}
 	if f.api != "chat" && f.api != "completions" {
@@ -151,6 +157,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if len(f.slos) > 0 {
 		meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})
 	}
+	meta.config = append(meta.config, f.metrics.config()...)
 	sink, err := newRecordSink(env, &f.storeFlags, f.out, meta)
 	if err != nil {
 		return err
@@ -163,8 +170,12 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, MaxTokens: it.MaxTokens}
 	}
 	cpu0 := cpuclock.Process()
+	scraper := f.metrics.start(ctx, target)
 	run, err := loadgen.Start(ctx, cfg, source)
 	if err != nil {
+		if scraper != nil {
+			scraper.Stop()
+		}
 		sink.abort()
 		return Usagef("%v", err)
 	}
@@ -203,6 +214,12 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		ID: sink.runID(), Kind: "bench", Version: Version, Target: redactURL(target), Model: model,
 		Load: meta.load, Config: meta.config, Start: res.Start, Summary: sum,
 		SLOs: objectives.Evaluate(sum), Notes: notes, ErrorMessages: report.CommonErrors(res.Records, 5),
+	}
+	series, view := serverView(scraper, res.Start, res.Records, &sum)
+	rep.Server = view
+	// Before finish, which closes the database.
+	if err := saveServerSeries(sink.store, f.out, store.WholeRun, series); err != nil {
+		fmt.Fprintf(env.Stderr, "knee bench: saving the server metrics: %v\n", err)
 	}
 	if err := sink.finish(rep, status, res.Records); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: saving results: %v\n", err)

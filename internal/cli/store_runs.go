@@ -186,6 +186,11 @@ func loadRun(st *store.Store, id int64) (*loadedRun, error) {
 			}
 		}
 	}
+	view, note := loadServerView(st, id, max(step, store.WholeRun), lr.records, &sum)
+	rep.Server = view
+	if note != "" {
+		rep.Notes = append(rep.Notes, note)
+	}
 	lr.report = rep
 	return lr, nil
 }

@@ -129,6 +129,8 @@ func HTML(w io.Writer, run *Run, extra ...HTMLData) error {
 		p("</div>\n")
 	}
 
+	serverCharts(bw, run.Server, series)
+
 	if len(data.Records) > 0 {
 		p("<h2>Waterfall of sampled requests</h2>\n")
 		waterfall(bw, data.Records)

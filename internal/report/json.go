@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/sweep"
@@ -63,6 +64,8 @@ type jsonExtra struct {
 	Definitions []Definition `json:"definitions"`
 	// ErrorMessages: the most common failure messages, most frequent first.
 	ErrorMessages []ErrorMessage `json:"error_messages,omitempty"`
+	// Server is the scraped server view (docs/server-metrics.md).
+	Server *scrape.View `json:"server,omitempty"`
 	jsonSweep
 }
 
@@ -101,6 +104,7 @@ func MarshalJSON(run *Run) ([]byte, error) {
 		Notes:         run.Notes,
 		Definitions:   Definitions(&run.Summary),
 		ErrorMessages: run.ErrorMessages,
+		Server:        run.Server,
 	}
 	if sw := run.Sweep; sw != nil {
 		knee, safe := sw.Knee, sw.SLOSafe

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/sweep"
@@ -38,6 +39,9 @@ type Run struct {
 	Summary  stats.Summary
 	SLOs     []slo.Result
 	Notes    []string // what the run itself wants said (embedded server, probes, warnings)
+	// Server is what was scraped from the target's /metrics, joined with
+	// the records (nil: not scraped).
+	Server *scrape.View
 	// Sweep, for a sweep run, is every step with the knee and the SLO-safe
 	// point: reports open with it, and Summary is then the step Step names.
 	Sweep *sweep.Result
@@ -193,6 +197,8 @@ func build(r *Run) []section {
 		}
 		out = append(out, section{title: "Server phases (ms, as the server reported them)", table: ph})
 	}
+
+	out = append(out, serverSections(r.Server, s)...)
 
 	shape := &table{header: distHeader}
 	shape.rows = append(shape.rows, distRow("input", s.Shape.InputTokens, 1), distRow("output", s.Shape.OutputTokens, 1))

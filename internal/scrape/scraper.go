@@ -24,6 +24,10 @@ type Config struct {
 	Client *http.Client
 	// Origin is the run's start: Sample.TMS counts from it (zero: Start).
 	Origin time.Time
+	// FirstWait is how long Start waits for the first scrape, so the
+	// baseline is taken before the load begins (0: 250 ms; a slower
+	// endpoint's first scrape simply lands later).
+	FirstWait time.Duration
 }
 
 // Scraper scrapes on its own goroutine until Stop. A slow or dead endpoint
@@ -68,16 +72,25 @@ func Start(ctx context.Context, cfg Config) *Scraper {
 	if s.client == nil {
 		s.client = &http.Client{Transport: &http.Transport{MaxIdleConns: 1, IdleConnTimeout: 30 * time.Second, DisableCompression: false}}
 	}
-	s.series = Series{URL: redact(cfg.URL), IntervalMS: float64(cfg.Interval) / 1e6}
-	go s.loop(ctx)
+	s.series = Series{URL: redact(cfg.URL), IntervalMS: float64(cfg.Interval) / 1e6, OriginUnixNS: cfg.Origin.UnixNano()}
+	if cfg.FirstWait <= 0 {
+		cfg.FirstWait = 250 * time.Millisecond
+	}
+	first := make(chan struct{})
+	go s.loop(ctx, first)
+	select {
+	case <-first:
+	case <-time.After(cfg.FirstWait):
+	}
 	return s
 }
 
-func (s *Scraper) loop(ctx context.Context) {
+func (s *Scraper) loop(ctx context.Context, first chan<- struct{}) {
 	defer close(s.done)
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
 	s.scrapeOnce(ctx)
+	close(first)
 	for {
 		select {
 		case <-s.stop:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
 )
 
 // Sample is one scrape: gauges and counters by knee's names, histograms
@@ -35,6 +36,8 @@ type Series struct {
 	IntervalMS float64  `json:"interval_ms"`
 	Samples    []Sample `json:"samples"`
 	Notes      []string `json:"notes,omitempty"`
+	// OriginUnixNS is the wall-clock time samples count from.
+	OriginUnixNS int64 `json:"origin_unix_ns"`
 }
 
 // HistStats summarizes a histogram delta in milliseconds. Percentiles are
@@ -49,6 +52,22 @@ type HistStats struct {
 	P99MS  float64 `json:"p99_ms,omitempty"`
 	// Buckets: false for a summary (mean only).
 	Buckets bool `json:"buckets"`
+	// LEMS are the bucket bounds in ms, to say how coarse a percentile is.
+	LEMS []float64 `json:"le_ms,omitempty"`
+}
+
+// Coarse reports whether the bucket holding v (ms) is wider than v itself,
+// so that an interpolated percentile there says little more than "at most
+// hi"; hi is that bucket's upper bound.
+func (h HistStats) Coarse(v float64) (hi float64, coarse bool) {
+	lo := 0.0
+	for _, b := range h.LEMS {
+		if v <= b+1e-9 {
+			return b, b-lo > v
+		}
+		lo = b
+	}
+	return v, false
 }
 
 // GaugeStats are a gauge's readings over a window.
@@ -253,6 +272,9 @@ func histDelta(p, c *Hist) (*Hist, bool) {
 
 func (h *Hist) stats() HistStats {
 	st := HistStats{Count: h.Count, MeanMS: 1000 * h.Sum / h.Count, Buckets: len(h.LE) > 0}
+	for _, b := range h.LE {
+		st.LEMS = append(st.LEMS, 1000*b)
+	}
 	if st.Buckets {
 		st.P50MS = 1000 * h.Quantile(0.50)
 		st.P90MS = 1000 * h.Quantile(0.90)
@@ -380,4 +402,17 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Rebase moves the samples' times from the scraper's origin to runStart's
+// (records count from the run start; the scraper starts just before it).
+func (s *Series) Rebase(runStart time.Time) {
+	if s.OriginUnixNS == 0 {
+		return
+	}
+	shift := float64(s.OriginUnixNS-runStart.UnixNano()) / 1e6
+	for i := range s.Samples {
+		s.Samples[i].TMS += shift
+	}
+	s.OriginUnixNS = runStart.UnixNano()
 }

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/scrape"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/store"
+)
+
+// metricsFlags choose how bench, sweep and calibrate scrape the target's
+// Prometheus /metrics while they run.
+type metricsFlags struct {
+	url      string
+	interval time.Duration
+	off      bool
+}
+
+func (m *metricsFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&m.url, "metrics-url", "", "the server's Prometheus metrics URL (default: /metrics on the --url host)")
+	fs.DurationVar(&m.interval, "metrics-interval", time.Second, "how often to scrape the server's metrics during the run")
+	fs.BoolVar(&m.off, "no-metrics", false, "do not scrape the server's metrics")
+}
+
+func (m *metricsFlags) validate() error {
+	if m.off {
+		return nil
+	}
+	if m.interval <= 0 {
+		return Usagef("--metrics-interval %v: want a positive duration such as 1s", m.interval)
+	}
+	if m.url != "" {
+		if _, err := scrape.MetricsURL(m.url); err != nil {
+			return Usagef("--metrics-url: %v (want http://host:port/metrics)", err)
+		}
+	}
+	return nil
+}
+
+// start begins scraping target's metrics (nil with --no-metrics). It never
+// fails the run: a bad endpoint shows up in the series' notes.
+func (m *metricsFlags) start(ctx context.Context, target string) *scrape.Scraper {
+	if m.off {
+		return nil
+	}
+	u := m.url
+	if u == "" {
+		var err error
+		if u, err = scrape.MetricsURL(target); err != nil {
+			return nil
+		}
+	}
+	return scrape.Start(ctx, scrape.Config{URL: u, Interval: m.interval})
+}
+
+func (m *metricsFlags) config() [][2]string {
+	if m.off {
+		return [][2]string{{"metrics", "off"}}
+	}
+	c := [][2]string{{"metrics_interval", m.interval.String()}}
+	if m.url != "" {
+		c = append(c, [2]string{"metrics_url", redactURL(m.url)})
+	}
+	return c
+}
+
+// serverView stops sc, lines its samples up with the run's clock (records
+// count from runStart) and joins them with recs over the summary's window.
+func serverView(sc *scrape.Scraper, runStart time.Time, recs []record.Request, sum *stats.Summary) (*scrape.Series, *scrape.View) {
+	if sc == nil {
+		return nil, nil
+	}
+	s := sc.Stop()
+	s.Rebase(runStart)
+	return s, scrape.BuildView(s, recs, sum.Window.StartMS, sum.Window.EndMS)
+}
+
+// saveServerSeries stores a run's (or a sweep step's) series and writes it
+// to --out as server_metrics.json (whole run only).
+func saveServerSeries(st *storedRun, out string, step int, s *scrape.Series) error {
+	if s == nil {
+		return nil
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	if out != "" && step == store.WholeRun {
+		if err := os.WriteFile(filepath.Join(out, "server_metrics.json"), b, 0o644); err != nil {
+			return err
+		}
+	}
+	if st == nil {
+		return nil
+	}
+	if err := st.st.SaveServerSeries(st.w.ID(), step, b); err != nil {
+		return fmt.Errorf("storing the server metrics: %w", err)
+	}
+	return nil
+}
+
+// loadServerView rebuilds a stored run's server view (nil when it scraped
+// nothing or the series is unreadable, which a note says).
+func loadServerView(st *store.Store, id int64, step int, recs []record.Request, sum *stats.Summary) (*scrape.View, string) {
+	all, err := st.ServerSeries(id)
+	if err != nil || all[step] == nil {
+		return nil, ""
+	}
+	var s scrape.Series
+	if err := json.Unmarshal(all[step], &s); err != nil {
+		return nil, fmt.Sprintf("the stored server metrics are unreadable (%v); the server view is left out", err)
+	}
+	return scrape.BuildView(&s, recs, sum.Window.StartMS, sum.Window.EndMS), ""
+}

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/knee-dev/knee/internal/scrape"
+)
+
+// TestBenchScrapesServer: bench against the embedded knee serve scrapes its
+// /metrics, shows the server view in the text, JSON and HTML reports, keeps
+// the series in --out and the database, and knee report rebuilds the view.
+func TestBenchScrapesServer(t *testing.T) {
+	out := t.TempDir()
+	env := benchEnv(t)
+	code, stdout, stderr := kneeEnv(t, env, "bench", "--requests", "40", "--concurrency", "8",
+		"--input-tokens", "256", "--output-tokens", "16", "--seed", "7", "--quiet", "--out", out, "--metrics-interval", "200ms")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"Server view (scraped from http://127.0.0.1:", "knee serve)", "Server time distributions", "TTFT split (mean of 40 requests; server side from per-request server timings)", "server queue"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "server_metrics.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s scrape.Series
+	if err := json.Unmarshal(b, &s); err != nil || s.Server != "knee" || len(s.Samples) < 2 {
+		t.Fatalf("server_metrics.json: %v, server %q, %d samples", err, s.Server, len(s.Samples))
+	}
+	w := s.Window(-1e18, 1e18)
+	if w.Hists[scrape.Queue].Count != 40 {
+		t.Errorf("scraped queue count %v, want the run's 40 requests", w.Hists[scrape.Queue].Count)
+	}
+	html, _ := os.ReadFile(filepath.Join(out, "report.html"))
+	for _, chart := range []string{"server-queue-series", "server-kv-series", "server-ttft-series"} {
+		if !strings.Contains(string(html), `data-chart="`+chart+`"`) {
+			t.Errorf("report.html lacks chart %s", chart)
+		}
+	}
+	var sum map[string]any
+	b, _ = os.ReadFile(filepath.Join(out, "summary.json"))
+	if err := json.Unmarshal(b, &sum); err != nil || sum["server"] == nil {
+		t.Errorf("summary.json lacks server: %v", err)
+	}
+	code, stdout, stderr = kneeEnv(t, env, "report", "1")
+	if code != ExitOK || !strings.Contains(stdout, "Server view (scraped from") || !strings.Contains(stdout, "TTFT split") {
+		t.Errorf("stored run's report lacks the server view (exit %d):\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+func TestBenchMetricsFlags(t *testing.T) {
+	env := benchEnv(t)
+	code, stdout, stderr := kneeEnv(t, env, "bench", "--requests", "8", "--concurrency", "2", "--input-tokens", "32", "--output-tokens", "4",
+		"--quiet", "--no-metrics", "--no-store")
+	if code != ExitOK || strings.Contains(stdout, "Server view") {
+		t.Errorf("--no-metrics: exit %d, report:\n%s\n%s", code, stdout, stderr)
+	}
+	for _, args := range [][]string{{"--metrics-interval", "0s"}, {"--metrics-url", "not a url"}} {
+		code, _, stderr = kneeEnv(t, env, append([]string{"bench", "--requests", "1", "--quiet", "--no-store"}, args...)...)
+		if code != ExitUsage || !strings.Contains(stderr, args[0]) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming the flag", args, code, stderr)
+		}
+	}
+	// A metrics endpoint that is not a server knee knows: reported, never fatal.
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("# TYPE go_goroutines gauge\ngo_goroutines 7\n"))
+	}))
+	defer other.Close()
+	code, stdout, stderr = kneeEnv(t, env, "bench", "--requests", "8", "--concurrency", "2", "--input-tokens", "32", "--output-tokens", "4",
+		"--quiet", "--no-store", "--metrics-url", other.URL+"/metrics", "--metrics-interval", "100ms")
+	if code != ExitOK || !strings.Contains(stdout, "unknown server at "+other.URL+"/metrics") {
+		t.Errorf("unknown server: exit %d, report:\n%s\n%s", code, stdout, stderr)
+	}
+}

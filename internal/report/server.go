@@ -1,0 +1,163 @@
+package report
+
+// The server's view in reports: what knee scraped from the target's
+// /metrics, and the client's TTFT split against it.
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/knee-dev/knee/internal/scrape"
+	"github.com/knee-dev/knee/internal/stats"
+)
+
+var histNames = map[scrape.Metric]string{
+	scrape.Queue: "queue", scrape.Prefill: "prefill", scrape.Decode: "decode", scrape.Inference: "prefill+decode",
+	scrape.TTFT: "TTFT", scrape.ITL: "ITL", scrape.E2E: "E2E",
+}
+
+// serverSections lay out a run's server view (nil: none).
+func serverSections(v *scrape.View, s *stats.Summary) []section {
+	if v == nil {
+		return nil
+	}
+	head := section{title: fmt.Sprintf("Server view (scraped from %s: %s)", v.URL, scrape.ServerLabel(v.Server))}
+	add := func(k, val string) { head.kv = append(head.kv, [2]string{k, val}) }
+	w := v.Window
+	if w == nil {
+		add("scrapes", "no usable deltas: see the notes")
+	} else {
+		add("scrapes", fmt.Sprintf("%d successful over %s–%s s since start; %d failed; %d counter resets",
+			w.Scrapes, fnum(w.FromMS/1000, 1), fnum(w.ToMS/1000, 1), w.Failed, w.Resets))
+		gauge := func(m scrape.Metric, name string, scale float64, unit string, extra string) {
+			if g, ok := w.Gauges[m]; ok {
+				add(name, fmt.Sprintf("mean %s%s, max %s%s, last %s%s%s", fnum(g.Mean*scale, 1), unit, fnum(g.Max*scale, 1), unit, fnum(g.Last*scale, 1), unit, extra))
+			}
+		}
+		gauge(scrape.Running, "running requests", 1, "", "")
+		grow := ""
+		if w.WaitingGrowing {
+			grow = " — grew through the window without draining: the server is saturated"
+		}
+		gauge(scrape.Waiting, "waiting requests", 1, "", grow)
+		gauge(scrape.KVUsage, "KV-cache usage", 100, "%", "")
+		if d, ok := w.Deltas[scrape.Preemptions]; ok {
+			add("preemptions", strconv.FormatFloat(d, 'f', 0, 64))
+		}
+		if w.PrefixHitRate != nil {
+			add("prefix-cache hit rate", pct(*w.PrefixHitRate))
+		}
+		if w.PromptTPS != nil || w.GenerationTPS != nil {
+			t := ""
+			if w.PromptTPS != nil {
+				t = "prompt " + fnum(*w.PromptTPS, 1) + " tok/s"
+			}
+			if w.GenerationTPS != nil {
+				if t != "" {
+					t += ", "
+				}
+				t += "generation " + fnum(*w.GenerationTPS, 1) + " tok/s"
+			}
+			add("server tokens", t+fmt.Sprintf(" (client measured output %s tok/s over its own window)", fnum(s.OutputTokenThroughputTPS, 1)))
+		}
+	}
+	out := []section{head}
+	if w != nil && len(w.Hists) > 0 {
+		tb := &table{header: []string{"", "count", "mean", "p50", "p90", "p95", "p99"}}
+		for _, m := range scrape.HistMetrics {
+			h, ok := w.Hists[m]
+			if !ok {
+				continue
+			}
+			row := []string{histNames[m], fnum(h.Count, 0), fnum(h.MeanMS, 2)}
+			for _, q := range []float64{h.P50MS, h.P90MS, h.P95MS, h.P99MS} {
+				if hi, coarse := h.Coarse(q); coarse {
+					row = append(row, "≤"+fnum(hi, 0))
+				} else if h.Buckets {
+					row = append(row, fnum(q, 1))
+				} else {
+					row = append(row, none)
+				}
+			}
+			tb.rows = append(tb.rows, row)
+		}
+		out = append(out, section{title: "Server time distributions (ms, from histogram deltas; percentiles interpolated in the server's buckets, ≤ the bucket's bound where it is wider than the value)", table: tb})
+	}
+	if sp := v.Split; sp != nil {
+		tb := &table{header: []string{"part", "ms", "share of TTFT (sched)"}}
+		total := sp.ClientLagMS + sp.ClientTTFTMS
+		row := func(name string, val float64) {
+			share := none
+			if total > 0 {
+				share = pct(val / total)
+			}
+			tb.rows = append(tb.rows, []string{name, fnum(val, 2), share})
+		}
+		row("client lag (sent late)", sp.ClientLagMS)
+		row("network, HTTP and client overhead", sp.OverheadMS)
+		if sp.HasPhases {
+			row("server queue", sp.ServerQueueMS)
+			row("server prefill", sp.ServerPrefillMS)
+			if other := sp.ServerTTFTMS - sp.ServerQueueMS - sp.ServerPrefillMS; other > 0.005 {
+				row("server front end (its TTFT beyond queue + prefill)", other)
+			}
+		} else {
+			row("server TTFT (no queue/prefill split exposed)", sp.ServerTTFTMS)
+		}
+		row("= TTFT (sched), mean", total)
+		out = append(out, section{title: fmt.Sprintf("TTFT split (mean of %d requests; server side from %s)", sp.Requests, sp.Source), table: tb})
+	}
+	if len(v.Notes) > 0 {
+		out = append(out, section{title: "Server view notes", bullets: v.Notes})
+	}
+	return out
+}
+
+// serverCharts draws the server's queue beside the client's in-flight
+// count, KV usage and preemptions, and server vs client TTFT over time.
+func serverCharts(bw *bufio.Writer, v *scrape.View, series []stats.Second) {
+	if v == nil || len(v.Points) == 0 {
+		return
+	}
+	n := len(v.Points)
+	t := make([]float64, n)
+	get := func(f func(p *scrape.Point) *float64, scale float64) []float64 {
+		ys := make([]float64, n)
+		for i := range v.Points {
+			ys[i] = math.NaN()
+			if x := f(&v.Points[i]); x != nil {
+				ys[i] = *x * scale
+			}
+		}
+		return ys
+	}
+	for i := range v.Points {
+		t[i] = v.Points[i].TS
+	}
+	ct := make([]float64, len(series))
+	inflight, p50 := make([]float64, len(series)), make([]float64, len(series))
+	for i, sec := range series {
+		ct[i], inflight[i], p50[i] = float64(sec.T), float64(sec.InFlight), sec.TTFTP50MS
+	}
+	fmt.Fprintf(bw, "<h2>Server over time (scraped)</h2>\n<div class=\"charts\">\n")
+	lineChart(bw, chartSpec{name: "server-queue-series", title: "Server running and waiting requests beside the client's in flight", xLabel: "time since start (s)", yLabel: "requests",
+		series: []chartSeries{
+			{label: "server running", color: colorBlue, xs: t, ys: get(func(p *scrape.Point) *float64 { return p.Running }, 1)},
+			{label: "server waiting", color: colorOrange, xs: t, ys: get(func(p *scrape.Point) *float64 { return p.Waiting }, 1)},
+			{label: "client in flight", color: colorGrey, xs: ct, ys: inflight},
+		}})
+	lineChart(bw, chartSpec{name: "server-kv-series", title: "KV-cache usage and preemptions per scrape interval", xLabel: "time since start (s)", yLabel: "% / preemptions",
+		series: []chartSeries{
+			{label: "KV-cache usage (%)", color: colorPurple, xs: t, ys: get(func(p *scrape.Point) *float64 { return p.KVUsage }, 100)},
+			{label: "preemptions", color: colorRed, xs: t, ys: get(func(p *scrape.Point) *float64 { return p.Preemptions }, 1)},
+		}})
+	lineChart(bw, chartSpec{name: "server-ttft-series", title: "Server TTFT (mean per scrape interval) vs client TTFT (p50 per second)", xLabel: "time since start (s)", yLabel: "ms",
+		series: []chartSeries{
+			{label: "server TTFT mean", color: colorGreen, xs: t, ys: get(func(p *scrape.Point) *float64 { return p.TTFTMeanMS }, 1)},
+			{label: "server queue mean", color: colorOrange, xs: t, ys: get(func(p *scrape.Point) *float64 { return p.QueueMeanMS }, 1)},
+			{label: "client TTFT p50", color: colorBlue, xs: ct, ys: p50, skipZero: true},
+		}})
+	fmt.Fprintf(bw, "</div>\n")
+}
