@@ -122,5 +122,6 @@ func sweepFromCSV(env *Env, f *sweepFlags, path string, set slo.Set) error {
 		return Usagef("--from %s: %v", path, err)
 	}
 	res.Notes = append(res.Notes, fmt.Sprintf("points read from %s (%d steps)", path, len(tab.Steps)))
+	res.Notes = append(res.Notes, tab.Notes...)
 	return f.emit(env, res)
 }

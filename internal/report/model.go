@@ -81,7 +81,12 @@ func fnum(v float64, d int) string {
 	return strconv.FormatFloat(v, 'f', d, 64)
 }
 
-func pct(v float64) string { return fnum(100*v, 2) + "%" }
+func pct(v float64) string {
+	if math.IsNaN(v) {
+		return none // not given (an imported table without the column)
+	}
+	return fnum(100*v, 2) + "%"
+}
 
 func distRow(name string, d stats.Dist, decimals int) []string {
 	row := []string{name, strconv.Itoa(d.Count)}

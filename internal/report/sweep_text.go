@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -18,7 +19,7 @@ func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
 	for i := range r.Steps {
 		s := &r.Steps[i]
 		sum := &s.Summary
-		good := "-"
+		good := none
 		if sum.GoodputRPS != nil {
 			good = fnum(*sum.GoodputRPS, 2)
 		}
@@ -54,9 +55,11 @@ func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
 	return header, rows
 }
 
+// msCell prints a latency cell; a value not measured (NaN: the step's
+// source did not give it; 0: no such latency) is "–", never "0 ms".
 func msCell(v float64) string {
-	if v == 0 {
-		return "-"
+	if v == 0 || math.IsNaN(v) {
+		return none
 	}
 	if v >= 1000 {
 		return fnum(v/1000, 2) + " s"

@@ -48,3 +48,34 @@ func TestSweepTextGolden(t *testing.T) {
 		t.Errorf("marks missing:\n%s", txt.String())
 	}
 }
+
+// A table that gives only some columns shows the others as "–", never 0.
+func TestSweepTextMissingColumns(t *testing.T) {
+	tab, err := sweep.ReadCSV(strings.NewReader("concurrency,throughput_rps,ttft_p95_ms\n1,1,40\n2,2,45\n4,3,\n8,3.1,900\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sweep.Analyze(tab.Steps, sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var txt bytes.Buffer
+	if err := SweepText(&txt, r); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(txt.String(), "\n")
+	var row4 string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "4 ") {
+			row4 = l
+		}
+	}
+	f := strings.Fields(row4)
+	// concurrency req/s out-tok/s goodput TTFT-p50 TTFT-p95 TTFT-p99 ITL-p95 E2E-p95 errors
+	if len(f) < 10 || f[1] != "3.00" || f[2] != "–" || f[5] != "–" || f[9] != "–" {
+		t.Errorf("row for 4 in flight: %q; want req/s 3.00 and – for output tokens/s, TTFT p95 and errors\n%s", row4, txt.String())
+	}
+	if strings.Contains(txt.String(), "0.00%") || strings.Contains(txt.String(), " 0 ") {
+		t.Errorf("a missing value printed as 0:\n%s", txt.String())
+	}
+}

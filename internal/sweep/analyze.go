@@ -3,6 +3,7 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -51,11 +52,15 @@ func Analyze(steps []Step, opts Options) (*Result, error) {
 	if metric == "" {
 		metric = MetricOutputTPS
 		for i := range sorted {
-			if sorted[i].Summary.OutputTokenThroughputTPS <= 0 {
+			// NaN: a table without output tokens/s (!(NaN > 0) holds).
+			if !(sorted[i].Summary.OutputTokenThroughputTPS > 0) {
 				metric = MetricThroughputRPS
 				break
 			}
 		}
+	}
+	if metric == MetricThroughputRPS && !allGiven(sorted, MetricThroughputRPS) && allGiven(sorted, MetricOutputTPS) {
+		metric = MetricOutputTPS
 	}
 	r := &Result{LoadKind: kind, KneeMetric: metric, SLOs: opts.SLOs, Steps: sorted}
 	r.Knee = FindKnee(sorted, metric)
@@ -134,4 +139,15 @@ func safeWarnings(steps []Step, safe Point) []string {
 			steps[safe.Index].Load, steps[firstFail].Load))
 	}
 	return w
+}
+
+// allGiven reports whether every step has the throughput metric (a table
+// may leave it out: NaN).
+func allGiven(steps []Step, metric string) bool {
+	for i := range steps {
+		if math.IsNaN(steps[i].Throughput(metric)) {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package sweep
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/knee-dev/knee/internal/stats"
@@ -57,6 +58,7 @@ type Step struct {
 	SLOs    []Check // one per objective, in the order given
 	Refined bool    // added by bisection in an automatic sweep
 	Line    int     // CSV line the step came from (0 otherwise)
+	Source  string  // where the step was read from when not a CSV line (file, benchmark), for errors
 	// Warnings the runner raised about this step (the client fell behind,
 	// requests were dropped, ...).
 	Warnings []string
@@ -149,23 +151,23 @@ func lookupColumn(name string) (column, bool) {
 type stepJSON struct {
 	Load          float64        `json:"load"`
 	LoadKind      string         `json:"load_kind"`
-	OfferedRPS    float64        `json:"offered_rps,omitempty"`
-	ThroughputRPS float64        `json:"throughput_rps"`
-	OutputTPS     float64        `json:"output_tps"`
-	InputTPS      float64        `json:"input_tps,omitempty"`
+	OfferedRPS    *float64       `json:"offered_rps,omitempty"`
+	ThroughputRPS *float64       `json:"throughput_rps"` // null when the step's source did not give it
+	OutputTPS     *float64       `json:"output_tps"`
+	InputTPS      *float64       `json:"input_tps,omitempty"`
 	GoodputRPS    *float64       `json:"goodput_rps,omitempty"`
-	TTFTP50MS     float64        `json:"ttft_p50_ms,omitempty"`
-	TTFTP95MS     float64        `json:"ttft_p95_ms,omitempty"`
-	TTFTP99MS     float64        `json:"ttft_p99_ms,omitempty"`
-	ITLP50MS      float64        `json:"itl_p50_ms,omitempty"`
-	ITLP95MS      float64        `json:"itl_p95_ms,omitempty"`
-	ITLP99MS      float64        `json:"itl_p99_ms,omitempty"`
-	TPOTP50MS     float64        `json:"tpot_p50_ms,omitempty"`
-	E2EP50MS      float64        `json:"e2e_p50_ms,omitempty"`
-	E2EP95MS      float64        `json:"e2e_p95_ms,omitempty"`
-	E2EP99MS      float64        `json:"e2e_p99_ms,omitempty"`
-	ErrorRate     float64        `json:"error_rate"`
-	RejectionRate float64        `json:"rejection_rate"`
+	TTFTP50MS     *float64       `json:"ttft_p50_ms,omitempty"`
+	TTFTP95MS     *float64       `json:"ttft_p95_ms,omitempty"`
+	TTFTP99MS     *float64       `json:"ttft_p99_ms,omitempty"`
+	ITLP50MS      *float64       `json:"itl_p50_ms,omitempty"`
+	ITLP95MS      *float64       `json:"itl_p95_ms,omitempty"`
+	ITLP99MS      *float64       `json:"itl_p99_ms,omitempty"`
+	TPOTP50MS     *float64       `json:"tpot_p50_ms,omitempty"`
+	E2EP50MS      *float64       `json:"e2e_p50_ms,omitempty"`
+	E2EP95MS      *float64       `json:"e2e_p95_ms,omitempty"`
+	E2EP99MS      *float64       `json:"e2e_p99_ms,omitempty"`
+	ErrorRate     *float64       `json:"error_rate"`
+	RejectionRate *float64       `json:"rejection_rate"`
 	Requests      int            `json:"requests,omitempty"`
 	PeakInFlight  int            `json:"peak_in_flight,omitempty"`
 	SLOMet        bool           `json:"slo_met"`
@@ -175,17 +177,41 @@ type stepJSON struct {
 	Summary       *stats.Summary `json:"summary,omitempty"`
 }
 
+// given is v, or nil (JSON null) when it was not measured (NaN, ±Inf).
+func given(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// givenNonZero is given, also omitting 0 (no such latency was measured).
+func givenNonZero(v float64) *float64 {
+	if v == 0 {
+		return nil
+	}
+	return given(v)
+}
+
+// orNaN reads a flat field back: absent or null is missing.
+func orNaN(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
 // MarshalJSON writes the documented step shape.
 func (s Step) MarshalJSON() ([]byte, error) {
 	sum := s.Summary
 	w := stepJSON{
 		Load: s.Load.Value, LoadKind: s.Load.Kind,
-		OfferedRPS: sum.OfferedRateRPS, ThroughputRPS: sum.RequestThroughputRPS, OutputTPS: sum.OutputTokenThroughputTPS,
-		InputTPS: sum.InputTokenThroughputTPS, GoodputRPS: sum.GoodputRPS,
-		TTFTP50MS: sum.TTFT.P50, TTFTP95MS: sum.TTFT.P95, TTFTP99MS: sum.TTFT.P99,
-		ITLP50MS: sum.ITL.P50, ITLP95MS: sum.ITL.P95, ITLP99MS: sum.ITL.P99, TPOTP50MS: sum.TPOT.P50,
-		E2EP50MS: sum.E2E.P50, E2EP95MS: sum.E2E.P95, E2EP99MS: sum.E2E.P99,
-		ErrorRate: sum.ErrorRate, RejectionRate: sum.RejectionRate,
+		OfferedRPS: givenNonZero(sum.OfferedRateRPS), ThroughputRPS: given(sum.RequestThroughputRPS), OutputTPS: given(sum.OutputTokenThroughputTPS),
+		InputTPS: givenNonZero(sum.InputTokenThroughputTPS), GoodputRPS: sum.GoodputRPS,
+		TTFTP50MS: givenNonZero(sum.TTFT.P50), TTFTP95MS: givenNonZero(sum.TTFT.P95), TTFTP99MS: givenNonZero(sum.TTFT.P99),
+		ITLP50MS: givenNonZero(sum.ITL.P50), ITLP95MS: givenNonZero(sum.ITL.P95), ITLP99MS: givenNonZero(sum.ITL.P99), TPOTP50MS: givenNonZero(sum.TPOT.P50),
+		E2EP50MS: givenNonZero(sum.E2E.P50), E2EP95MS: givenNonZero(sum.E2E.P95), E2EP99MS: givenNonZero(sum.E2E.P99),
+		ErrorRate: given(sum.ErrorRate), RejectionRate: given(sum.RejectionRate),
 		Requests: sum.Requests, PeakInFlight: sum.PeakInFlight,
 		SLOMet: s.SLOMet, SLOs: s.SLOs, Refined: s.Refined, Warnings: s.Warnings,
 	}
@@ -210,12 +236,15 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 		s.Summary, s.Full = *w.Summary, true
 		return nil
 	}
+	// Without a summary only the flat fields are known: the rest is missing.
+	*s = NewStep(w.LoadKind, w.Load)
+	s.SLOMet, s.SLOs, s.Refined, s.Warnings = w.SLOMet, w.SLOs, w.Refined, w.Warnings
 	sum := &s.Summary
-	sum.OfferedRateRPS, sum.RequestThroughputRPS, sum.OutputTokenThroughputTPS = w.OfferedRPS, w.ThroughputRPS, w.OutputTPS
-	sum.InputTokenThroughputTPS, sum.GoodputRPS = w.InputTPS, w.GoodputRPS
-	sum.TTFT.P50, sum.TTFT.P95, sum.TTFT.P99 = w.TTFTP50MS, w.TTFTP95MS, w.TTFTP99MS
-	sum.ITL.P50, sum.ITL.P95, sum.ITL.P99, sum.TPOT.P50 = w.ITLP50MS, w.ITLP95MS, w.ITLP99MS, w.TPOTP50MS
-	sum.E2E.P50, sum.E2E.P95, sum.E2E.P99 = w.E2EP50MS, w.E2EP95MS, w.E2EP99MS
-	sum.ErrorRate, sum.RejectionRate, sum.Requests, sum.PeakInFlight = w.ErrorRate, w.RejectionRate, w.Requests, w.PeakInFlight
+	sum.OfferedRateRPS, sum.RequestThroughputRPS, sum.OutputTokenThroughputTPS = orNaN(w.OfferedRPS), orNaN(w.ThroughputRPS), orNaN(w.OutputTPS)
+	sum.InputTokenThroughputTPS, sum.GoodputRPS = orNaN(w.InputTPS), w.GoodputRPS
+	sum.TTFT.P50, sum.TTFT.P95, sum.TTFT.P99 = orNaN(w.TTFTP50MS), orNaN(w.TTFTP95MS), orNaN(w.TTFTP99MS)
+	sum.ITL.P50, sum.ITL.P95, sum.ITL.P99, sum.TPOT.P50 = orNaN(w.ITLP50MS), orNaN(w.ITLP95MS), orNaN(w.ITLP99MS), orNaN(w.TPOTP50MS)
+	sum.E2E.P50, sum.E2E.P95, sum.E2E.P99 = orNaN(w.E2EP50MS), orNaN(w.E2EP95MS), orNaN(w.E2EP99MS)
+	sum.ErrorRate, sum.RejectionRate, sum.Requests, sum.PeakInFlight = orNaN(w.ErrorRate), orNaN(w.RejectionRate), w.Requests, w.PeakInFlight
 	return nil
 }
