@@ -24,6 +24,7 @@ type benchFlags struct {
 	url, model, api, apiKeyEnv string
 	requestTimeout, grace      time.Duration
 	ignoreEOS                  string
+	temperature                optFloat
 	slos                       stringList
 	out                        string
 	jsonOut, quiet             bool
@@ -45,7 +46,8 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "bench")
 	fs.StringVar(&f.url, "url", "", "OpenAI-compatible base URL, e.g. http://localhost:8000 (default: start the embedded simulated server)")
 	fs.StringVar(&f.model, "model", "", "model name sent to the server (with no --url: the simulated model preset)")
-	fs.StringVar(&f.api, "api", "chat", "API: chat (/v1/chat/completions) or completions (/v1/completions)")
+	fs.StringVar(&f.api, "api", "chat", apiUsage)
+	fs.Var(&f.temperature, "temperature", temperatureUsage)
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (never printed or stored)")
 	fs.DurationVar(&f.requestTimeout, "request-timeout", 5*time.Minute, "give up on one request after this long")
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "after the run ends, wait this long for in-flight requests before canceling them")
@@ -75,8 +77,8 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if err := f.metrics.validate(); err != nil {
 		return err
 	}
-	if f.api != "chat" && f.api != "completions" {
-		return Usagef("--api %q: want chat or completions", f.api)
+	if err := checkAPI(f.api); err != nil {
+		return err
 	}
 	if err := checkBaseURL(f.url); err != nil {
 		return err
@@ -127,8 +129,16 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		cfg.Arrivals = arrivals
 		cfg.Concurrency = 0
 	}
+	f.temperature.apply(&cfg)
 	cfg.IgnoreEOS, cfg.MinTokens = ignoreEOS.value, ignoreEOS.value
-	if ignoreEOS.auto {
+	if f.api == openai.APIOllama {
+		note, err := ollamaEOS(ignoreEOS)
+		if err != nil {
+			return err
+		}
+		cfg.IgnoreEOS, cfg.MinTokens = false, false
+		notes = append(notes, note)
+	} else if ignoreEOS.auto {
 		endpoint, eerr := openai.Endpoint(target, f.api)
 		if eerr != nil {
 			return Usagef("--url %q: %v", target, eerr)

@@ -24,6 +24,7 @@ type sweepTargetFlags struct {
 	url, model, api, apiKeyEnv string
 	requestTimeout, grace      time.Duration
 	ignoreEOS                  string
+	temperature                optFloat
 	embedded                   embeddedFlags
 	// stored is the run database the steps' records go to (nil: --no-store),
 	// set once the run is begun.
@@ -33,7 +34,8 @@ type sweepTargetFlags struct {
 func (t *sweepTargetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.url, "url", "", "OpenAI-compatible base URL, e.g. http://localhost:8000 (default: the embedded simulated server, fresh for every step)")
 	fs.StringVar(&t.model, "model", "", "model name sent to the server (with no --url: the simulated model preset)")
-	fs.StringVar(&t.api, "api", "chat", "API: chat (/v1/chat/completions) or completions (/v1/completions)")
+	fs.StringVar(&t.api, "api", "chat", apiUsage)
+	fs.Var(&t.temperature, "temperature", temperatureUsage)
 	fs.StringVar(&t.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (never printed or stored)")
 	fs.DurationVar(&t.requestTimeout, "request-timeout", 5*time.Minute, "give up on one request after this long")
 	fs.DurationVar(&t.grace, "grace", 30*time.Second, "after each step, wait this long for in-flight requests before canceling them")
@@ -62,8 +64,8 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	if err := checkBaseURL(t.url); err != nil {
 		return nil, nil, err
 	}
-	if t.api != "chat" && t.api != "completions" {
-		return nil, nil, Usagef("--api %q: want chat or completions", t.api)
+	if err := checkAPI(t.api); err != nil {
+		return nil, nil, err
 	}
 	if t.url != "" && t.model == "" {
 		return nil, nil, Usagef("--model is required with --url (the model name the server serves)")
@@ -71,6 +73,12 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	eos, err := parseTriState("--ignore-eos", t.ignoreEOS)
 	if err != nil {
 		return nil, nil, err
+	}
+	if t.api == openai.APIOllama {
+		if _, err := ollamaEOS(eos); err != nil {
+			return nil, nil, err
+		}
+		eos = triState{} // never sent: the native API has no such fields
 	}
 	r := &targetRunner{t: t, f: f, set: set, eos: eos}
 	if r.apiKey, err = apiKeyFrom(env, t.apiKeyEnv); err != nil {
@@ -128,6 +136,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		Duration: w.duration, Requests: w.requests, Warmup: warmupDur, WarmupRequests: warmupN, Ramp: w.ramp,
 		RequestTimeout: r.t.requestTimeout, Grace: r.t.grace,
 	}
+	r.t.temperature.apply(&cfg)
 	opts := stats.Options{}
 	if len(r.set) > 0 {
 		opts.Good = r.set.Good

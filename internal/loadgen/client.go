@@ -47,7 +47,8 @@ func (r *Run) do(i int64, scheduled time.Duration) {
 	st.stamp.start, st.stamp.wall0 = r.start, &r.wall0
 
 	p := openai.Params{API: r.cfg.API, Model: r.cfg.Model, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
-		IgnoreEOS: r.cfg.IgnoreEOS, ContinuousUsage: r.cfg.ContinuousUsage}
+		IgnoreEOS: r.cfg.IgnoreEOS, ContinuousUsage: r.cfg.ContinuousUsage,
+		Temperature: r.cfg.Temperature, HasTemperature: r.cfg.HasTemperature}
 	if r.cfg.MinTokens {
 		p.MinTokens = req.MaxTokens
 	}
@@ -173,7 +174,9 @@ func (r *Run) readResponse(ctx context.Context, st *stream, resp *http.Response,
 	}
 	if ct := resp.Header.Get("Content-Type"); ct != "" {
 		mt, _, _ := mime.ParseMediaType(ct)
-		if mt == "text/html" || mt == "application/json" {
+		// Ollama's native stream is application/x-ndjson; a JSON body in
+		// place of an event stream is a server that did not stream.
+		if mt == "text/html" || (mt == "application/json" && r.cfg.API != openai.APIOllama) {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 			rec.StreamEnd = time.Since(r.start)
 			rec.Error = record.ErrBadPayload
@@ -213,8 +216,20 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 		events         int
 	)
 	c := &st.chunk
+	ollama := r.cfg.API == openai.APIOllama
+	var server openai.ServerTimings
+	haveServer, cached := false, -1
 	for {
-		ev, err := st.sse.Next()
+		var data []byte
+		var read uint64
+		var err error
+		if ollama {
+			data, read, err = st.sse.NextLine()
+		} else {
+			var ev sse.Event
+			ev, err = st.sse.Next()
+			data, read = ev.Data, ev.Read
+		}
 		if err != nil {
 			rec.StreamEnd = st.stamp.at
 			if err != io.EOF {
@@ -233,10 +248,14 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 			break
 		}
 		events++
-		if err := openai.DecodeChunk(ev.Data, c); err != nil {
+		decode := openai.DecodeChunk
+		if ollama {
+			decode = openai.DecodeOllama
+		}
+		if err := decode(data, c); err != nil {
 			rec.StreamEnd = st.stamp.at
 			rec.Error = record.ErrBadPayload
-			rec.ErrorMessage = fmt.Sprintf("%v; data: %s", err, oneLine(ev.Data))
+			rec.ErrorMessage = fmt.Sprintf("%v; data: %s", err, oneLine(data))
 			break
 		}
 		if c.Err != nil {
@@ -257,10 +276,10 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 			}
 			if len(rec.TokenTimes) == 0 {
 				rec.FirstToken = at
-			} else if ev.Read == lastRead {
+			} else if read == lastRead {
 				rec.CoalescedChunks++
 			}
-			lastRead = ev.Read
+			lastRead = read
 			rec.Done = at
 			rec.TokenTimes = append(rec.TokenTimes, at)
 			if k != 1 && rec.TokenCounts == nil {
@@ -283,11 +302,23 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 		if c.FinishReason != "" {
 			rec.FinishReason = c.FinishReason
 		}
+		if c.HasCached {
+			cached = c.CachedTokens
+		}
+		if t := c.Server; t != nil {
+			server, haveServer = *t, true
+		}
 		if t := c.Timing; t != nil {
 			rec.ServerPhases = &record.Phases{Queue: msDur(t.QueueMS), Prefill: msDur(t.PrefillMS), Decode: msDur(t.DecodeMS)}
 			rec.ServerTokenTimes = msDurs(t.TokenTimesMS)
 			rec.ServerWriteTimes = msDurs(t.WriteTimesMS)
 		}
+	}
+	if haveServer {
+		setServerTimings(rec, &server)
+	}
+	if cached >= 0 {
+		rec.CachedPromptTokens = cached
 	}
 	if usage {
 		rec.TokenSource = record.TokensFromUsage
@@ -296,6 +327,26 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 		rec.OutputTokens = chunkTokens
 		rec.InputTokens = rec.PromptTokensRequested
 	}
+}
+
+// setServerTimings maps a real server's own timings onto the record
+// (docs/servers.md): prefill and decode as reported, the queue where the
+// server's fields give it, cached prompt tokens where reported. knee's own
+// knee_timing, when also present, is the truth and wins.
+func setServerTimings(rec *record.Request, t *openai.ServerTimings) {
+	if t.HasCached {
+		rec.CachedPromptTokens = t.CachedPrompt
+	}
+	if rec.ServerPhases != nil {
+		return
+	}
+	ph := &record.Phases{Prefill: msDur(t.PrefillMS), Decode: msDur(t.DecodeMS)}
+	if q, ok := t.QueueMS(); ok {
+		ph.Queue = msDur(q)
+	} else {
+		ph.QueueUnknown = true
+	}
+	rec.ServerPhases = ph
 }
 
 // streamErrorKind maps the code of an error event to a kind: an HTTP-like

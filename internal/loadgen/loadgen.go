@@ -69,11 +69,14 @@ const DefaultGrace = 30 * time.Second
 
 // Config describes one run.
 type Config struct {
-	BaseURL, Model, API string // API "chat" (default) or "completions"
+	BaseURL, Model, API string // API "chat" (default), "completions" or "ollama" (Ollama's native /api/chat)
 	APIKey              string // sent as "Authorization: Bearer"; never logged or stored
 	// IgnoreEOS sends ignore_eos; MinTokens sends min_tokens = max_tokens.
 	// Probe (openai.Probe) first: servers that do not know them answer 400.
 	IgnoreEOS, MinTokens bool
+	// Temperature is sent when HasTemperature (else the server's default).
+	Temperature    float64
+	HasTemperature bool
 
 	// Closed loop: Concurrency > 0 workers, each sending its next request
 	// when its previous one ends.
@@ -139,9 +142,9 @@ func (c *Config) validate() error {
 	switch c.API {
 	case "":
 		c.API = openai.APIChat
-	case openai.APIChat, openai.APICompletions:
+	case openai.APIChat, openai.APICompletions, openai.APIOllama:
 	default:
-		return configErr("api %q: want chat or completions", c.API)
+		return configErr("api %q: want chat, completions or ollama", c.API)
 	}
 	open := c.Arrivals != nil || c.RateRPS > 0
 	switch {

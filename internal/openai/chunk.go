@@ -40,11 +40,20 @@ type Chunk struct {
 	// Err is set when the payload is an error object ({"error": ...}, or a
 	// top-level "object": "error" as older vLLM sends) rather than a chunk.
 	Err *APIError
+	// CachedTokens is usage.prompt_tokens_details.cached_tokens (vLLM,
+	// llama.cpp), valid when HasCached.
+	CachedTokens int
+	HasCached    bool
 	// Timing is knee's server phase truth (the "knee_timing" extension),
 	// nil when absent.
 	Timing *Timing
+	// Server is what a real server reports of its own per-request timing:
+	// llama.cpp's "timings" object, Ollama's final durations (ollama.go).
+	// Nil when absent or unusable: a malformed timing never fails a chunk.
+	Server *ServerTimings
 
-	timing Timing // storage for Timing, reused between chunks
+	timing Timing        // storage for Timing, reused between chunks
+	server ServerTimings // storage for Server
 }
 
 // APIError is an error payload sent in place of a chunk.
@@ -78,6 +87,36 @@ type Timing struct {
 	WriteTimesMS                 []float64
 }
 
+// ServerTimings are a server's own report of one request's phases, in
+// milliseconds, as DecodeChunk (llama.cpp) and DecodeOllama (Ollama) read
+// them. docs/servers.md says how each server's fields map here.
+type ServerTimings struct {
+	// PrefillMS is prompt evaluation (llama.cpp prompt_ms, Ollama
+	// prompt_eval_duration); DecodeMS generation (predicted_ms,
+	// eval_duration).
+	PrefillMS, DecodeMS float64
+	// PromptEvaluated is how many prompt tokens the server computed
+	// (prompt_n, prompt_eval_count), CachedPrompt how many it took from its
+	// cache (cache_n; valid when HasCached), Generated the tokens generated
+	// (predicted_n, eval_count).
+	PromptEvaluated, CachedPrompt, Generated int
+	HasCached                                bool
+	// Ollama only: load_duration and total_duration (valid when HasTotal).
+	LoadMS, TotalMS float64
+	HasTotal        bool
+}
+
+// QueueMS is the server time before prefill began, where the server's
+// fields give it: Ollama's total_duration less prompt evaluation and
+// generation (the model load, the wait for a parallel slot, templating).
+// llama.cpp reports no total, so it has none.
+func (t *ServerTimings) QueueMS() (float64, bool) {
+	if !t.HasTotal {
+		return 0, false
+	}
+	return max(t.TotalMS-t.PrefillMS-t.DecodeMS, 0), true
+}
+
 // ErrPayload wraps every decoding failure: the payload is not a chunk.
 var ErrPayload = errors.New("undecodable chunk")
 
@@ -86,10 +125,7 @@ var doneSentinel = []byte("[DONE]")
 // DecodeChunk decodes one SSE data payload into c. An error (wrapping
 // ErrPayload) means the payload is not valid JSON of the expected shape.
 func DecodeChunk(data []byte, c *Chunk) error {
-	timing := c.timing
-	timing.TokenTimesMS = timing.TokenTimesMS[:0]
-	timing.WriteTimesMS = timing.WriteTimesMS[:0]
-	*c = Chunk{timing: timing}
+	c.reset()
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		c.Empty = true
@@ -113,6 +149,7 @@ func DecodeChunk(data []byte, c *Chunk) error {
 			return s.array(func() bool { return decodeChoice(&s, c) })
 		case "usage":
 			c.HasUsage, c.PromptTokens, c.CompletionTokens = false, 0, 0
+			c.HasCached, c.CachedTokens = false, 0
 			if s.null() {
 				return true
 			}
@@ -124,6 +161,8 @@ func DecodeChunk(data []byte, c *Chunk) error {
 					c.PromptTokens, ok = s.int()
 				case "completion_tokens":
 					c.CompletionTokens, ok = s.int()
+				case "prompt_tokens_details":
+					ok = decodePromptDetails(&s, c)
 				default:
 					ok = s.skip()
 				}
@@ -157,6 +196,36 @@ func DecodeChunk(data []byte, c *Chunk) error {
 		case "code":
 			topCode = 0
 			return decodeCode(&s, &topCode)
+		case "timings":
+			c.Server = nil
+			if s.peek() != '{' {
+				return s.skip() // not an object: no timings, not a broken chunk
+			}
+			t := &c.server
+			*t = ServerTimings{}
+			var prefill, decode bool
+			ok := s.object(func(k []byte) bool {
+				var ok bool
+				switch string(k) {
+				case "prompt_ms":
+					t.PrefillMS, prefill, ok = s.lenientMS(1)
+				case "predicted_ms":
+					t.DecodeMS, decode, ok = s.lenientMS(1)
+				case "prompt_n":
+					t.PromptEvaluated, _, ok = s.lenientCount()
+				case "predicted_n":
+					t.Generated, _, ok = s.lenientCount()
+				case "cache_n":
+					t.CachedPrompt, t.HasCached, ok = s.lenientCount()
+				default:
+					ok = s.skip()
+				}
+				return ok
+			})
+			if prefill && decode {
+				c.Server = t
+			}
+			return ok
 		case "knee_timing":
 			c.Timing = nil
 			if s.null() {
@@ -175,17 +244,47 @@ func DecodeChunk(data []byte, c *Chunk) error {
 		ok = s.fail("unexpected %s after the chunk object", s.describe())
 	}
 	if !ok {
-		*c = Chunk{timing: c.timing}
+		c.reset()
 		return fmt.Errorf("%w: %v", ErrPayload, s.err)
 	}
 	if isErrorObject && c.Err == nil {
 		c.Err = &APIError{Message: topMessage, Type: topType, Code: topCode}
 	}
 	if c.Err != nil {
-		// An error payload is not a chunk: nothing in it counts.
-		c.Content, c.FinishReason, c.HasUsage, c.PromptTokens, c.CompletionTokens = false, "", false, 0, 0
+		c.notAChunk()
 	}
 	return nil
+}
+
+// reset clears c for the next payload, keeping the storage it reuses.
+func (c *Chunk) reset() {
+	timing := c.timing
+	timing.TokenTimesMS = timing.TokenTimesMS[:0]
+	timing.WriteTimesMS = timing.WriteTimesMS[:0]
+	*c = Chunk{timing: timing}
+}
+
+// notAChunk clears what an error payload may also carry: nothing in it counts.
+func (c *Chunk) notAChunk() {
+	c.Content, c.FinishReason, c.HasUsage, c.PromptTokens, c.CompletionTokens = false, "", false, 0, 0
+	c.HasCached, c.CachedTokens, c.Server = false, 0, nil
+}
+
+// decodePromptDetails reads usage.prompt_tokens_details for cached_tokens;
+// any other shape is skipped (it never fails a chunk that is valid JSON).
+func decodePromptDetails(s *scanner, c *Chunk) bool {
+	c.HasCached, c.CachedTokens = false, 0
+	if s.peek() != '{' {
+		return s.skip()
+	}
+	return s.object(func(k []byte) bool {
+		if string(k) != "cached_tokens" {
+			return s.skip()
+		}
+		var ok bool
+		c.CachedTokens, c.HasCached, ok = s.lenientCount()
+		return ok
+	})
 }
 
 // decodeChoice reads one element of "choices". Within an object a repeated

@@ -220,8 +220,13 @@ func FuzzDecodeChunk(f *testing.F) {
 		`{"error":{"message":"boom","type":"x","code":500}}`,
 		`{"object":"error","message":"bad","code":"400"}`,
 		`[DONE]`, ``, `<html>`, `{"a":[1,2,{"b":null}],"c":"\u00e9\n"}`, `{"usage":{"completion_tokens":1e400}}`,
+		`{"choices":[],"timings":{"prompt_ms":"1","predicted_ms":2,"cache_n":-1},"usage":{"prompt_tokens_details":{"cached_tokens":3}}}`,
+		`{"choices":[],"timings":{"prompt_ms":1,"predicted_ms":2},"timings":null}`,
 	} {
 		f.Add([]byte(s))
+	}
+	for _, name := range []string{"llamacpp_finish_chunk.json", "llamacpp_usage_chunk.json"} {
+		f.Add(readSample(f, name))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var c Chunk
@@ -241,6 +246,10 @@ func FuzzDecodeChunk(f *testing.F) {
 		}
 		if (c.Timing == nil) != (timing == nil) {
 			t.Fatalf("DecodeChunk(%q) timing %v, want %v", data, c.Timing, timing)
+		}
+		srv, cached, hasCached := refChunkServer(data)
+		if !sameTimings(c.Server, srv) || c.HasCached != hasCached || c.CachedTokens != cached {
+			t.Fatalf("DecodeChunk(%q) server %+v cached %v %d, want %+v %v %d", data, c.Server, c.HasCached, c.CachedTokens, srv, hasCached, cached)
 		}
 		if timing != nil {
 			g := c.Timing

@@ -12,6 +12,7 @@ import (
 const (
 	APIChat        = "chat"        // POST /v1/chat/completions, one user message
 	APICompletions = "completions" // POST /v1/completions, a raw prompt
+	APIOllama      = "ollama"      // POST /api/chat, Ollama's native API: NDJSON stream with server durations
 )
 
 // Endpoint returns the URL for api under baseURL. A base URL may end in
@@ -27,8 +28,13 @@ func Endpoint(baseURL, api string) (string, error) {
 		tail = "/chat/completions"
 	case APICompletions:
 		tail = "/completions"
+	case APIOllama:
+		// The native API lives beside /v1, not under it.
+		u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1") + "/api/chat"
+		u.RawPath = ""
+		return u.String(), nil
 	default:
-		return "", fmt.Errorf("api %q: want chat or completions", api)
+		return "", fmt.Errorf("api %q: want chat, completions or ollama", api)
 	}
 	path := strings.TrimRight(u.Path, "/")
 	if !strings.HasSuffix(path, "/v1") {
@@ -56,11 +62,17 @@ type Params struct {
 	ContinuousUsage bool
 	// NoStream builds a non-streaming request (used by Probe).
 	NoStream bool
+	// Temperature is sent when HasTemperature (else the server's default).
+	Temperature    float64
+	HasTemperature bool
 }
 
 // AppendBody appends the JSON request body for p to dst. Streaming bodies
 // ask for usage at the end of the stream (stream_options.include_usage).
 func AppendBody(dst []byte, p Params) []byte {
+	if p.API == APIOllama {
+		return appendOllamaBody(dst, p)
+	}
 	dst = append(dst, `{"model":`...)
 	dst = AppendString(dst, p.Model)
 	if p.API == APICompletions {
@@ -82,6 +94,10 @@ func AppendBody(dst []byte, p Params) []byte {
 	if p.IgnoreEOS {
 		dst = append(dst, `,"ignore_eos":true`...)
 	}
+	if p.HasTemperature {
+		dst = append(dst, `,"temperature":`...)
+		dst = strconv.AppendFloat(dst, p.Temperature, 'g', -1, 64)
+	}
 	if p.NoStream {
 		dst = append(dst, `,"stream":false`...)
 	} else {
@@ -92,6 +108,30 @@ func AppendBody(dst []byte, p Params) []byte {
 		dst = append(dst, '}')
 	}
 	return append(dst, '}')
+}
+
+// appendOllamaBody is the /api/chat body: one user message, streamed, with
+// max_tokens as options.num_predict. Ollama has no ignore_eos or min_tokens.
+func appendOllamaBody(dst []byte, p Params) []byte {
+	dst = append(dst, `{"model":`...)
+	dst = AppendString(dst, p.Model)
+	dst = append(dst, `,"messages":[{"role":"user","content":`...)
+	dst = AppendString(dst, p.Prompt)
+	dst = append(dst, `}],"stream":`...)
+	dst = strconv.AppendBool(dst, !p.NoStream)
+	dst = append(dst, `,"options":{`...)
+	sep := ""
+	if p.MaxTokens > 0 {
+		dst = append(dst, `"num_predict":`...)
+		dst = strconv.AppendInt(dst, int64(p.MaxTokens), 10)
+		sep = ","
+	}
+	if p.HasTemperature {
+		dst = append(dst, sep...)
+		dst = append(dst, `"temperature":`...)
+		dst = strconv.AppendFloat(dst, p.Temperature, 'g', -1, 64)
+	}
+	return append(dst, "}}"...)
 }
 
 const hexDigits = "0123456789abcdef"

@@ -359,3 +359,41 @@ func unquote(raw []byte, escaped bool) string {
 	}
 	return string(unescapeKey(raw))
 }
+
+// lenientNumber reads any JSON value and reports whether it is a finite
+// number. Values a server reports on the side (timings) go through here: a
+// string, null or object in their place is skipped, not an error; only
+// broken JSON fails.
+func (s *scanner) lenientNumber() (v float64, valid, ok bool) {
+	if c := s.peek(); c != '-' && !isDigit(c) {
+		return 0, false, s.skip()
+	}
+	raw, ok := s.number()
+	if !ok {
+		return 0, false, false
+	}
+	v, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		return 0, false, true
+	}
+	return v, true, true
+}
+
+// lenientMS reads a non-negative duration leniently and converts it to
+// milliseconds (perMS units make a millisecond).
+func (s *scanner) lenientMS(perMS float64) (float64, bool, bool) {
+	v, valid, ok := s.lenientNumber()
+	if !valid || v < 0 {
+		return 0, false, ok
+	}
+	return v / perMS, true, ok
+}
+
+// lenientCount reads a non-negative whole count leniently.
+func (s *scanner) lenientCount() (int, bool, bool) {
+	v, valid, ok := s.lenientNumber()
+	if !valid || v < 0 || v != math.Trunc(v) || v > 1<<53 {
+		return 0, false, ok
+	}
+	return int(v), true, ok
+}

@@ -128,6 +128,37 @@ func (r *Reader) Next() (Event, error) {
 	}
 }
 
+// NextLine returns the next non-blank line, for line-delimited streams
+// that are not event streams (NDJSON, as Ollama's native API sends), and
+// the sequence number of the Read that delivered its end. A last line
+// without a terminator is returned at the end of the stream; then io.EOF
+// or the underlying reader's error. The line aliases the Reader's buffer
+// until the next call.
+func (r *Reader) NextLine() ([]byte, uint64, error) {
+	for {
+		line, ok := r.line()
+		if !ok {
+			if r.err != nil {
+				if r.r < r.w {
+					line = r.buf[r.r:r.w]
+					r.r = r.w
+					r.Lines++
+					if len(bytes.TrimSpace(line)) > 0 {
+						return line, r.reads, nil
+					}
+				}
+				return nil, r.reads, r.err
+			}
+			r.err = r.fill()
+			continue
+		}
+		r.Lines++
+		if len(bytes.TrimSpace(line)) > 0 {
+			return line, r.reads, nil
+		}
+	}
+}
+
 // line returns the next complete line without its terminator, or false
 // when the buffer holds no complete line.
 func (r *Reader) line() ([]byte, bool) {
