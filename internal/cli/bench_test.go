@@ -106,6 +106,8 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--requests", "0"}, "bounded"},
 		{[]string{"--slo", "p95(ttfx)<2s"}, "ttfx"},
 		{[]string{"--api", "graphql"}, "--api"},
+		{[]string{"--api", "ollama", "--ignore-eos", "true"}, "ignore_eos"},
+		{[]string{"--temperature", "hot"}, "temperature"},
 		{[]string{"--url", "http://127.0.0.1:1"}, "--model"},
 		{[]string{"--url", "http://127.0.0.1:1", "--model", "m", "--api-key-env", "KNEE_UNSET_KEY"}, "KNEE_UNSET_KEY"},
 		{[]string{"stray"}, "stray"},
