@@ -53,6 +53,7 @@ var commands = map[string]command{
 	"compare":   {"compare two stored runs metric by metric", runCompare},
 	"records":   {"list a stored run's per-request records (--errors: the failures and why); export records.jsonl", runRecords},
 	"import":    {"store a vLLM bench serve result or a knee records.jsonl as a run", runImport},
+	"ui":        {"the web interface: simulator, request lifecycle, lab, runs and live benches (loopback)", runUI},
 	"version":   {"print knee's version", runVersion},
 }
 

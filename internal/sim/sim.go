@@ -74,6 +74,11 @@ type Config struct {
 	// as an http_4xx record (HTTP 400, as vLLM answers it) and goes on;
 	// without it such a request stops the run with an error.
 	TooLongAsErrors bool
+
+	// OnStep, when set, sees the engine's state after every step (virtual
+	// time, running and waiting requests, KV usage): for views that follow
+	// the queue and the cache over a run.
+	OnStep func(simengine.EngineStats)
 }
 
 // Result says what a run did.
@@ -331,6 +336,9 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 			}
 			stalled = 0
 			res.Steps++
+			if cfg.OnStep != nil {
+				cfg.OnStep(eng.Stats())
+			}
 			if res.Steps&1023 == 0 && ctx.Err() != nil {
 				return finish(&res, eng), ctx.Err()
 			}

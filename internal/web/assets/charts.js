@@ -1,0 +1,62 @@
+// Charts drawn with the vendored uPlot (window.uPlot, static/vendor/uplot).
+// lineChart draws series over x and marks points of interest: vertical
+// lines (knee, SLO-safe), a horizontal line (the SLO) and a dot (the
+// current setting), each named in the legend below the chart.
+
+const palette = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c'];
+
+function widthOf(el) {
+  return Math.max(240, Math.min(el.clientWidth || 600, 900));
+}
+
+export function lineChart(el, {title, xLabel, yLabel, x, series, logX = false, marks = {}, height = 220}) {
+  el.replaceChildren();
+  el.classList.add('chart');
+  const opts = {
+    title, width: widthOf(el), height,
+    scales: {x: {time: false, distr: logX ? 3 : 1}},
+    axes: [{label: xLabel}, {label: yLabel, size: 60}],
+    series: [{label: xLabel}, ...series.map((s, i) => ({label: s.label, stroke: s.color || palette[i], width: 2,
+      points: {show: true, size: 5}}))],
+    legend: {show: true},
+    cursor: {drag: {x: false, y: false}},
+    hooks: {draw: [u => drawMarks(u, marks)]},
+  };
+  const data = [x, ...series.map(s => s.values)];
+  const u = new window.uPlot(opts, data, el);
+  const ro = new ResizeObserver(() => u.setSize({width: widthOf(el), height}));
+  ro.observe(el);
+  el.dataset.points = String(x.length);
+  return u;
+}
+
+function drawMarks(u, marks) {
+  const c = u.ctx;
+  c.save();
+  const top = u.bbox.top, bottom = u.bbox.top + u.bbox.height;
+  c.font = `${12 * devicePixelRatio}px sans-serif`;
+  for (const m of marks.vlines || []) {
+    if (m.x === null || m.x === undefined) continue;
+    const px = u.valToPos(m.x, 'x', true);
+    c.strokeStyle = m.color; c.lineWidth = 2 * devicePixelRatio; c.setLineDash(m.dash || []);
+    c.beginPath(); c.moveTo(px, top); c.lineTo(px, bottom); c.stroke();
+    c.fillStyle = m.color; c.fillText(m.label, px + 4 * devicePixelRatio, top + (m.row || 1) * 14 * devicePixelRatio);
+  }
+  c.setLineDash([]);
+  for (const m of marks.hlines || []) {
+    if (m.y === null || m.y === undefined) continue;
+    const py = u.valToPos(m.y, 'y', true);
+    if (py < top || py > bottom) continue;
+    c.strokeStyle = m.color; c.lineWidth = 1.5 * devicePixelRatio; c.setLineDash([6, 4]);
+    c.beginPath(); c.moveTo(u.bbox.left, py); c.lineTo(u.bbox.left + u.bbox.width, py); c.stroke();
+    c.fillStyle = m.color; c.fillText(m.label, u.bbox.left + 4 * devicePixelRatio, py - 4 * devicePixelRatio);
+  }
+  c.setLineDash([]);
+  for (const m of marks.points || []) {
+    if (m.x === null || m.y === null || m.y === undefined) continue;
+    const px = u.valToPos(m.x, 'x', true), py = u.valToPos(m.y, 'y', true);
+    c.fillStyle = m.color; c.strokeStyle = '#fff'; c.lineWidth = 2 * devicePixelRatio;
+    c.beginPath(); c.arc(px, py, 7 * devicePixelRatio, 0, 2 * Math.PI); c.fill(); c.stroke();
+  }
+  c.restore();
+}

@@ -1,0 +1,157 @@
+// The runs page: stored runs (the filters of knee runs), a run's report,
+// two runs compared, and the live view of a run another process is
+// storing right now (a knee bench started from the command line).
+//   #runs                 the list
+//   #runs/report/ID       the HTML report in a sandboxed frame
+//   #runs/compare/A/B     knee compare A B
+//   #runs/live/ID         time series and lifecycle as records arrive
+import {api, h, fmt} from './api.js';
+import {lineChart} from './charts.js';
+import {LifecycleView} from './lifecycle.js';
+
+let timer = 0, source = null, live = null;
+
+export async function mount(el, ctx, rest) {
+  const [view, a, b] = rest;
+  if (view === 'report' && a) return showReport(el, a);
+  if (view === 'compare' && a && b) return showCompare(el, a, b);
+  if (view === 'live' && a) return showLive(el, a);
+  return showList(el, ctx);
+}
+
+export function unmount() {
+  clearInterval(timer); timer = 0;
+  if (source) source.close();
+  source = null;
+  if (live) live.pause();
+  live = null;
+}
+
+const sinceChoices = [['', 'any time'], ['1', 'last hour'], ['24', 'last 24 hours'], ['168', 'last 7 days'], ['720', 'last 30 days']];
+
+async function showList(el, ctx) {
+  const f = ctx.runFilters || (ctx.runFilters = {kind: '', label: '', target: '', model: '', since: '', limit: '50'});
+  const input = (id, label, type = 'text') => {
+    const i = h('input', {id: 'f-' + id, type, value: f[id], autocomplete: 'off'});
+    i.addEventListener('input', () => { f[id] = i.value; refresh(); });
+    return h('div', {class: 'field'}, h('label', {for: 'f-' + id}, label), i);
+  };
+  const select = (id, label, opts) => {
+    const s = h('select', {id: 'f-' + id}, opts.map(([v, t]) => h('option', {value: v}, t)));
+    s.value = f[id];
+    s.addEventListener('change', () => { f[id] = s.value; refresh(); });
+    return h('div', {class: 'field'}, h('label', {for: 'f-' + id}, label), s);
+  };
+  const table = h('div', {class: 'table-wrap', id: 'runs-table'});
+  const cmp = h('button', {type: 'button', id: 'compare-btn', disabled: true, onclick: () => {
+    const ids = [...document.querySelectorAll('input.pick:checked')].map(c => c.value).sort((x, y) => x - y);
+    location.hash = '#runs/compare/' + ids[0] + '/' + ids[1];
+  }}, 'Compare the two selected');
+  const status = h('p', {class: 'notes', id: 'runs-status', 'aria-live': 'polite'});
+  el.append(h('h1', {}, 'Runs'),
+    h('p', {class: 'lede'}, 'Every run knee stored: benches, sweeps, simulations, lab scenarios and imports. A bench started from the command line while this page is open appears here as it runs.'),
+    h('form', {class: 'filters', 'aria-label': 'Filters', onsubmit: e => e.preventDefault()},
+      select('kind', 'Kind', [['', 'any'], ['bench', 'bench'], ['sweep', 'sweep'], ['sim', 'sim'], ['lab', 'lab'], ['import', 'import']]),
+      input('label', 'Label contains'), input('target', 'Target contains'), input('model', 'Model contains'),
+      select('since', 'Started', sinceChoices), input('limit', 'At most', 'number')),
+    h('p', {}, cmp), status, table);
+  const presets = await api('/api/presets');
+  if (presets.bench_url) el.append(benchForm(presets.bench_url));
+  const picked = new Set();
+  async function refresh() {
+    const q = new URLSearchParams();
+    for (const k of ['kind', 'label', 'target', 'model', 'limit']) if (f[k]) q.set(k, f[k]);
+    if (f.since) q.set('since', new Date(Date.now() - Number(f.since) * 3600e3).toISOString().replace(/\.\d+Z$/, 'Z'));
+    let rows;
+    try { rows = await api('/api/runs?' + q); } catch (e) { status.textContent = e.message; status.className = 'error'; return; }
+    status.className = 'notes';
+    status.textContent = `${rows.length} runs` + (rows.some(r => r.status === 'running') ? '; refreshing while one runs' : '');
+    table.replaceChildren(h('table', {},
+      h('thead', {}, h('tr', {}, ['', 'id', 'started', 'kind', 'status', 'label', 'target', 'model', 'requests', 'req/s', 'TTFT p95', ''].map(x => h('th', {}, x)))),
+      h('tbody', {}, rows.map(r => {
+        const pick = h('input', {type: 'checkbox', class: 'pick', value: String(r.id), 'aria-label': 'select run ' + r.id, checked: picked.has(String(r.id))});
+        pick.addEventListener('change', () => {
+          pick.checked ? picked.add(pick.value) : picked.delete(pick.value);
+          cmp.disabled = picked.size !== 2;
+        });
+        return h('tr', {id: 'run-' + r.id, dataset: {status: r.status, records: String(r.records)}},
+          h('td', {}, pick), h('td', {}, r.id), h('td', {}, new Date(r.start).toLocaleString()), h('td', {}, r.kind),
+          h('td', {class: 'status-' + r.status}, r.status), h('td', {}, r.label || '–'), h('td', {}, r.target || '–'), h('td', {}, r.model || '–'),
+          h('td', {class: 'records'}, r.requests), h('td', {}, fmt(r.throughput_rps)), h('td', {}, fmt(r.ttft_p95_ms, 'ms')),
+          h('td', {}, h('a', {href: '#runs/report/' + r.id}, 'report'), ' ', r.status === 'running' ? h('a', {href: '#runs/live/' + r.id, class: 'live-link'}, 'watch live') : h('a', {href: '#runs/live/' + r.id}, 'replay')));
+      }))));
+    cmp.disabled = picked.size !== 2;
+  }
+  await refresh();
+  timer = setInterval(refresh, 1000);
+}
+
+function benchForm(url) {
+  const c = h('input', {id: 'b-conc', type: 'number', min: 1, max: 256, value: 4});
+  const n = h('input', {id: 'b-reqs', type: 'number', min: 1, max: 10000, value: 50});
+  const msg = h('span', {id: 'b-msg', 'aria-live': 'polite'});
+  return h('section', {class: 'card'}, h('h2', {}, 'Bench ' + url),
+    h('p', {class: 'notes'}, 'knee ui was started with --url, so it may load that one target (and only that one).'),
+    h('div', {class: 'filters'}, h('div', {class: 'field'}, h('label', {for: 'b-conc'}, 'Concurrency'), c),
+      h('div', {class: 'field'}, h('label', {for: 'b-reqs'}, 'Requests'), n),
+      h('button', {type: 'button', onclick: async () => {
+        try { await api('/api/bench', {concurrency: Number(c.value), requests: Number(n.value)}); msg.textContent = 'started'; } catch (e) { msg.textContent = e.message; }
+      }}, 'Start bench'), msg));
+}
+
+function back() { return h('p', {}, h('a', {href: '#runs'}, '← all runs')); }
+
+async function showReport(el, id) {
+  el.append(back(), h('h1', {}, 'Run ' + id),
+    h('iframe', {class: 'report', id: 'report-frame', title: 'report of run ' + id, sandbox: 'allow-scripts', src: '/api/runs/' + encodeURIComponent(id) + '/report'}));
+}
+
+async function showCompare(el, a, b) {
+  el.append(back(), h('h1', {}, `Compare run ${a} (A) and run ${b} (B)`));
+  let r;
+  try { r = await api(`/api/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`); } catch (e) { el.append(h('p', {class: 'error', role: 'alert'}, e.message)); return; }
+  const runs = await Promise.all([a, b].map(id => api('/api/runs/' + id).catch(() => null)));
+  el.append(h('div', {class: 'pair-grid', id: 'compare-runs'}, runs.map((x, i) => x && h('div', {class: 'card', dataset: {run: String(x.id)}},
+    h('h2', {}, (i ? 'B' : 'A') + ': run ' + x.id), h('p', {}, `${x.kind}, ${x.status}, ${x.target || '–'}, ${x.model || '–'}, ${x.requests} requests, ${new Date(x.start).toLocaleString()}`)))),
+  h('div', {class: 'table-wrap compare'}, h('table', {id: 'compare-table'},
+    h('thead', {}, h('tr', {}, ['metric', 'A', 'B', 'change', 'verdict'].map(x => h('th', {}, x)))),
+    h('tbody', {}, r.metrics.map(m => h('tr', {class: m.effect},
+      h('td', {}, `${m.label} (${m.unit})`), h('td', {}, fmt(m.a)), h('td', {}, fmt(m.b)),
+      h('td', {}, m.unit === 'ratio' ? (100 * m.diff).toFixed(2) + ' pp' : (m.a ? (100 * m.change).toFixed(1) + '%' : '–')),
+      h('td', {}, {worse: 'worse ✗', better: 'better ✓', same: 'within noise', untested: 'not judged'}[m.effect] || m.effect)))))),
+  h('p', {id: 'compare-verdict'}, 'Verdict: ' + r.verdict), h('p', {class: 'notes'}, 'Beyond noise: ' + r.method));
+}
+
+async function showLive(el, id) {
+  const counts = h('div', {class: 'metrics', id: 'live-counts'});
+  const series = h('div', {class: 'curves'}, h('div', {id: 'live-inflight'}), h('div', {id: 'live-ttft'}));
+  const holder = h('div', {id: 'live-lifecycle'});
+  const state = h('p', {id: 'live-state', 'aria-live': 'polite'}, 'connecting…');
+  el.append(back(), h('h1', {}, 'Run ' + id + ' live'), state, counts, series,
+    h('h2', {}, 'Lifecycle of the finished requests'), h('p', {class: 'notes'}, 'A request is stored when it finishes; the newest 300 are replayed here on the run\'s clock.'), holder);
+  live = new LifecycleView(holder);
+  let reqs = [];
+  source = new EventSource('/api/runs/' + encodeURIComponent(id) + '/live');
+  source.onmessage = ev => {
+    const u = JSON.parse(ev.data), s = u.summary, r = u.run;
+    state.textContent = `${r.kind} run ${r.id} against ${r.target || '–'} (${r.model || '–'}): ${r.status}`;
+    state.dataset.status = r.status;
+    const m = (mid, label, v, unit) => h('div', {class: 'metric', id: 'live-' + mid, dataset: {value: String(v ?? '')}}, h('span', {class: 'label'}, label), h('span', {class: 'value'}, unit === undefined ? String(v) : fmt(v, unit)));
+    counts.replaceChildren(m('records', 'Records stored', r.records), m('completed', 'Completed', s.completed), m('errors', 'Errors', s.errors),
+      m('rps', 'Throughput', s.request_throughput_rps, 'req/s'), m('ttft-p95', 'TTFT p95', s.ttft_ms.p95, 'ms'), m('tpot-p50', 'TPOT p50', s.tpot_ms.p50, 'ms'));
+    const ts = s.time_series || [];
+    if (ts.length) {
+      const xs = ts.map(x => x.t_s);
+      lineChart(document.getElementById('live-inflight'), {title: 'In flight and completions per second', xLabel: 'seconds', yLabel: 'requests', x: xs,
+        series: [{label: 'peak in flight', values: ts.map(x => x.in_flight)}, {label: 'completions/s', values: ts.map(x => x.completions)}], height: 200});
+      lineChart(document.getElementById('live-ttft'), {title: 'TTFT per second', xLabel: 'seconds', yLabel: 'ms', x: xs,
+        series: [{label: 'TTFT p50', values: ts.map(x => x.ttft_p50_ms || null)}, {label: 'TTFT p95', values: ts.map(x => x.ttft_p95_ms || null), color: '#dc2626'}], height: 200});
+    }
+    if (u.new && u.new.length) {
+      reqs = reqs.concat(u.new).slice(-300);
+      live.setRequests(reqs, {keepTime: false});
+    }
+  };
+  source.addEventListener('end', () => { state.textContent += ' (finished)'; state.dataset.finished = '1'; source.close(); });
+  source.addEventListener('error', ev => { if (ev.data) state.textContent = 'error: ' + JSON.parse(ev.data); });
+}

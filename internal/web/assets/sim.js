@@ -1,0 +1,207 @@
+// The simulator page: controls on the left, the simulated run's figures and
+// the service-pressure badge beside them, and the sweep curves (throughput
+// and p95 TTFT over load) with the current point, the knee and the SLO-safe
+// point marked. Every change reruns knee's engine on the server.
+import {api, h, fmt, debounce} from './api.js';
+import {lineChart} from './charts.js';
+
+export const defaults = {
+  load_kind: 'concurrency', load: 16, input_tokens: '512', output_tokens: '128',
+  gpu: '', model: '', tp: 1, max_num_seqs: 256, max_num_batched_tokens: 0, slo: '',
+};
+
+let seq = 0;          // answers older than the newest request are dropped
+let sweepKey = '';    // the sweep is rerun only when something but the load changes
+let lastSweep = null;
+let lastResult = null;
+let root = null;
+
+function field(label, input, help) {
+  const id = input.id;
+  return h('div', {class: 'field'}, h('label', {for: id}, label), input, help ? h('small', {id: id + '-help'}, help) : null);
+}
+
+function num(id, value, min, max, step = 1) {
+  return h('input', {id, name: id, type: 'number', value, min, max, step, inputmode: 'decimal'});
+}
+
+export async function mount(el, ctx) {
+  root = el;
+  const p = ctx.simParams || (ctx.simParams = {...defaults});
+  const presets = await api('/api/presets');
+  if (!p.gpu) p.gpu = presets.default_gpu;
+  if (!p.model) p.model = presets.default_model;
+  if (!p.slo) p.slo = presets.default_slo;
+
+  const loadMax = k => (k === 'rate' ? 200 : 1024);
+  const loadRange = h('input', {id: 'load', name: 'load', type: 'range', min: 1, max: loadMax(p.load_kind), step: 1, value: p.load,
+    'aria-describedby': 'load-help'});
+  const loadNum = num('load-num', p.load, 1, loadMax(p.load_kind), 1);
+  loadNum.setAttribute('aria-label', 'Load (exact value)');
+  const kind = h('select', {id: 'load-kind', name: 'load_kind'},
+    h('option', {value: 'concurrency'}, 'Concurrency (users in flight, closed loop)'),
+    h('option', {value: 'rate'}, 'Rate (requests/s, Poisson arrivals)'));
+  kind.value = p.load_kind;
+  const sel = (id, list, v) => { const s = h('select', {id, name: id}, list.map(x => h('option', {value: x}, x))); s.value = v; return s; };
+  const gpu = sel('gpu', presets.gpus, p.gpu), model = sel('model', presets.models, p.model);
+  const tp = sel('tp', ['1', '2', '4', '8'], String(p.tp));
+  const text = (id, v, hint) => h('input', {id, name: id, type: 'text', value: v, spellcheck: 'false', autocomplete: 'off', 'aria-describedby': id + '-help', placeholder: hint});
+  const inTok = text('input-tokens', p.input_tokens, '512 or 256:1024');
+  const outTok = text('output-tokens', p.output_tokens, '128 or 64:256');
+  const seqs = num('max-num-seqs', p.max_num_seqs, 0, 4096);
+  const budget = num('max-num-batched-tokens', p.max_num_batched_tokens, 0, 1048576, 16);
+  const sloIn = text('slo', p.slo, 'p95(ttft)<2s, p95(tpot)<100ms');
+
+  const controls = h('form', {id: 'sim-controls', class: 'controls', 'aria-label': 'Simulator settings', onsubmit: e => e.preventDefault()},
+    h('fieldset', {}, h('legend', {}, 'Load'),
+      field('Load model', kind),
+      field('Load', h('div', {class: 'pair'}, loadRange, loadNum), 'Arrow keys step by one; Page Up/Down by a tenth of the range.')),
+    h('fieldset', {}, h('legend', {}, 'Requests'),
+      field('Prompt tokens', inTok, 'A fixed length (512) or a distribution: 256:1024 uniform, normal:512,128, lognormal:512,256.'),
+      field('Output tokens', outTok, 'Same forms as prompt tokens.')),
+    h('fieldset', {}, h('legend', {}, 'Deployment'),
+      field('Model', model), field('GPU', gpu), field('Tensor parallel GPUs', tp)),
+    h('fieldset', {}, h('legend', {}, 'Engine limits'),
+      field('Max sequences (max_num_seqs)', seqs, '0: vLLM\'s default for the GPU.'),
+      field('Batched-token budget (max_num_batched_tokens)', budget, '0: vLLM\'s default.')),
+    h('fieldset', {}, h('legend', {}, 'Service-level objectives'),
+      field('SLOs', sloIn, 'Comma-separated, e.g. p95(ttft)<2s, p95(tpot)<100ms. They set the badge, goodput and the SLO-safe point.')));
+
+  const results = h('section', {id: 'sim-results', class: 'results', 'aria-live': 'polite', 'aria-label': 'Simulated results', dataset: {seq: '0'}});
+  const curves = h('section', {id: 'sim-curves', class: 'curves', 'aria-label': 'Sweep curves'},
+    h('div', {id: 'curve-throughput'}), h('div', {id: 'curve-ttft'}), h('p', {id: 'curve-notes', class: 'notes'}));
+  el.append(h('h1', {}, 'Simulator'),
+    h('p', {class: 'lede'}, 'Change the load, the request shape or the deployment: knee\'s discrete-event engine (a vLLM-like scheduler on a roofline cost model) reruns in virtual time and the figures follow.'),
+    h('div', {class: 'sim-layout'}, controls, h('div', {}, results, curves)));
+
+  const read = () => {
+    p.load_kind = kind.value;
+    p.load = Number(loadRange.value);
+    p.input_tokens = inTok.value.trim();
+    p.output_tokens = outTok.value.trim();
+    p.gpu = gpu.value; p.model = model.value; p.tp = Number(tp.value);
+    p.max_num_seqs = Number(seqs.value) || 0;
+    p.max_num_batched_tokens = Number(budget.value) || 0;
+    p.slo = sloIn.value;
+  };
+  const runSoon = debounce(() => run(p), 40);
+  const changed = () => { read(); runSoon(); };
+  loadRange.addEventListener('input', () => { loadNum.value = loadRange.value; changed(); });
+  loadNum.addEventListener('input', () => {
+    const v = Number(loadNum.value);
+    if (v >= Number(loadRange.min) && v <= Number(loadRange.max)) { loadRange.value = v; changed(); }
+  });
+  kind.addEventListener('change', () => {
+    const m = loadMax(kind.value);
+    loadRange.max = m; loadNum.max = m;
+    if (Number(loadRange.value) > m) loadRange.value = m;
+    loadNum.value = loadRange.value;
+    changed();
+  });
+  for (const c of [inTok, outTok, seqs, budget, sloIn]) c.addEventListener('input', changed);
+  for (const c of [gpu, model, tp]) c.addEventListener('change', changed);
+  lastSweep = null; sweepKey = '';
+  await run(p);
+}
+
+export function unmount() { root = null; }
+
+async function run(p) {
+  const my = ++seq;
+  const results = document.getElementById('sim-results');
+  if (!results) return;
+  let res;
+  try {
+    res = await api('/api/sim', p);
+  } catch (e) {
+    if (my !== seq) return;
+    results.replaceChildren(h('p', {class: 'error', role: 'alert', id: 'sim-error'}, e.message));
+    results.dataset.seq = String(my);
+    return;
+  }
+  if (my !== seq || !root) return;
+  lastResult = res;
+  renderResults(results, res);
+  results.dataset.seq = String(my);
+  const key = JSON.stringify({...p, load: undefined});
+  if (key !== sweepKey) {
+    sweepKey = key;
+    runSweep(p, key);
+  } else if (lastSweep) {
+    renderCurves(lastSweep, res);
+  }
+}
+
+const runSweep = debounce(async (p, key) => {
+  try {
+    const sw = await api('/api/sweep', p);
+    if (key !== sweepKey || !root) return;
+    lastSweep = sw;
+    renderCurves(sw, lastResult);
+  } catch (e) {
+    const n = document.getElementById('curve-notes');
+    if (n) n.textContent = 'sweep: ' + e.message;
+  }
+}, 150);
+
+function metric(id, label, value, unit, title) {
+  return h('div', {class: 'metric', id: 'm-' + id, dataset: {value: value === null || value === undefined ? '' : String(value)}, title},
+    h('span', {class: 'label'}, label), h('span', {class: 'value'}, fmt(value, unit)));
+}
+
+const levelText = {healthy: 'Healthy', strained: 'Strained', saturated: 'Saturated'};
+
+function renderResults(el, r) {
+  const f = r.figures, pr = r.pressure;
+  const badge = h('div', {id: 'pressure', class: 'badge ' + pr.level, dataset: {level: pr.level}, role: 'status'},
+    h('strong', {}, levelText[pr.level]), h('span', {}, pr.reason));
+  el.replaceChildren(
+    badge,
+    h('div', {class: 'metrics'},
+      metric('queue-p50', 'Queue p50', f.queue_ms.p50, 'ms', 'client wait + server queue'),
+      metric('queue-p95', 'Queue p95', f.queue_ms.p95, 'ms'),
+      metric('ttft-p50', 'TTFT p50', f.ttft_ms.p50, 'ms'),
+      metric('ttft-p95', 'TTFT p95', f.ttft_ms.p95, 'ms'),
+      metric('ttft-p99', 'TTFT p99', f.ttft_ms.p99, 'ms'),
+      metric('tpot-p50', 'TPOT p50', f.tpot_ms.p50, 'ms', 'time per output token after the first'),
+      metric('decode-rate', 'Decode rate', f.decode_rate_tps, 'tok/s', 'per request: 1 / mean TPOT'),
+      metric('e2e-p50', 'E2E p50', f.e2e_ms.p50, 'ms'),
+      metric('e2e-p95', 'E2E p95', f.e2e_ms.p95, 'ms'),
+      metric('rps', 'Throughput', f.throughput_rps, 'req/s'),
+      metric('otps', 'Output', f.output_tps, 'tok/s'),
+      metric('itps', 'Input', f.input_tps, 'tok/s'),
+      metric('kv-mean', 'KV cache (mean)', f.kv_usage_mean, '%'),
+      metric('kv-peak', 'KV cache (peak)', f.kv_usage_peak, '%'),
+      metric('attainment', 'SLO attainment', pr.slo_attainment, '%')),
+    h('ul', {class: 'slos'}, r.slos.map(s => h('li', {class: s.met ? 'met' : 'unmet'}, (s.met ? '✓ ' : '✗ ') + s.text))),
+    h('p', {class: 'notes'}, `${r.requests} requests simulated (${fmt(r.simulated_s, 's')} of virtual time) on ${r.engine.name}: `,
+      `max ${r.engine.max_num_seqs} sequences, ${r.engine.max_num_batched_tokens} batched tokens per step, KV cache ${r.engine.kv_capacity_tokens} tokens. `,
+      h('span', {id: 'compute-ms'}, `Computed in ${fmt(r.compute_ms, 'ms')}.`)),
+    r.warnings && r.warnings.length ? h('ul', {class: 'warnings'}, r.warnings.map(w => h('li', {}, w))) : null);
+}
+
+function renderCurves(sw, cur) {
+  const tEl = document.getElementById('curve-throughput'), lEl = document.getElementById('curve-ttft');
+  if (!tEl || !sw.steps) return;
+  const xs = sw.steps.map(s => s.load);
+  const unit = sw.load_kind === 'rate' ? 'offered rate (req/s)' : 'concurrency (users)';
+  const tput = sw.knee_metric === 'throughput_rps' ? 'throughput_rps' : 'output_tps';
+  const kneeX = sw.knee && sw.knee.load, safeX = sw.slo_safe && sw.slo_safe.load;
+  const curX = cur ? cur.params.load : null;
+  const curT = cur ? (tput === 'output_tps' ? cur.figures.output_tps : cur.figures.throughput_rps) : null;
+  const vlines = [{x: kneeX, label: 'knee', color: '#9333ea', dash: [4, 3]}, {x: safeX, label: 'SLO-safe', color: '#16a34a', row: 2}];
+  lineChart(tEl, {title: 'Throughput over load', xLabel: unit, yLabel: tput === 'output_tps' ? 'output tok/s' : 'req/s',
+    x: xs, logX: sw.load_kind === 'concurrency', series: [{label: tput === 'output_tps' ? 'output tok/s' : 'req/s', values: sw.steps.map(s => s[tput])}],
+    marks: {vlines, points: [{x: curX, y: curT, color: '#ea580c'}]}});
+  const ttftSLO = cur && cur.slos.find(s => s.metric === 'ttft' && s.stat === 'p95');
+  lineChart(lEl, {title: 'p95 TTFT over load', xLabel: unit, yLabel: 'ms', x: xs, logX: sw.load_kind === 'concurrency',
+    series: [{label: 'p95 TTFT (ms)', values: sw.steps.map(s => s.ttft_p95_ms ?? null), color: '#dc2626'}],
+    marks: {vlines, hlines: ttftSLO ? [{y: ttftSLO.threshold, label: 'SLO ' + ttftSLO.objective, color: '#64748b'}] : [],
+      points: [{x: curX, y: cur ? cur.figures.ttft_ms.p95 : null, color: '#ea580c'}]}});
+  const notes = document.getElementById('curve-notes');
+  notes.replaceChildren(
+    h('span', {class: 'key current'}, '● current setting'), ' ',
+    h('span', {id: 'knee-text'}, kneeX != null ? `Knee at ${kneeX}: ${sw.knee.reason}` : `No knee: ${sw.knee.reason}`), ' ',
+    h('span', {id: 'safe-text'}, safeX != null ? `SLO-safe point at ${safeX}: ${sw.slo_safe.reason}` : `No SLO-safe point: ${sw.slo_safe.reason}`));
+  tEl.dataset.knee = kneeX ?? ''; tEl.dataset.safe = safeX ?? '';
+}

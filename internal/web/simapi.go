@@ -1,0 +1,440 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/knee-dev/knee/internal/lab"
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/sim"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/workload"
+)
+
+// Bounds on what one simulator call may ask, so every answer comes back in
+// well under half a second on a busy 2-core machine.
+const (
+	maxConcurrency = 1024
+	maxRateRPS     = 2000
+	maxRequests    = 2000
+	maxTP          = 8
+	maxLifecycle   = 300 // requests returned for the lifecycle view
+	simTimeout     = 5 * time.Second
+)
+
+// SimParams is the simulator page's controls (POST /api/sim, /api/sweep).
+type SimParams struct {
+	LoadKind            string  `json:"load_kind"` // concurrency or rate
+	Load                float64 `json:"load"`      // users in flight, or requests/s
+	InputTokens         string  `json:"input_tokens"`
+	OutputTokens        string  `json:"output_tokens"`
+	GPU                 string  `json:"gpu"`
+	Model               string  `json:"model"`
+	TP                  int     `json:"tp"`
+	MaxNumSeqs          int     `json:"max_num_seqs"`
+	MaxNumBatchedTokens int     `json:"max_num_batched_tokens"`
+	StepTimeScale       float64 `json:"step_time_scale"`
+	SLO                 string  `json:"slo"`
+	Requests            int     `json:"requests"` // 0: sized from the load
+	Seed                uint64  `json:"seed"`
+	Lifecycle           bool    `json:"lifecycle"` // return per-request phase times
+}
+
+// simSetup is a validated SimParams, ready to run.
+type simSetup struct {
+	p        SimParams
+	engine   simengine.Config
+	lengths  *lab.Lengths
+	slos     slo.Set
+	requests int
+}
+
+// defaultSLO is the page's objective when none is given: the lab's TTFT
+// objective and an inter-token pace a reader keeps up with.
+const defaultSLO = "p95(ttft)<2s, p95(tpot)<100ms"
+
+func (p *SimParams) setup() (*simSetup, error) {
+	if p.LoadKind == "" {
+		p.LoadKind = "concurrency"
+	}
+	switch p.LoadKind {
+	case "concurrency":
+		if p.Load < 1 || p.Load > maxConcurrency || p.Load != math.Trunc(p.Load) {
+			return nil, badf("load %v: want a whole number of concurrent users from 1 to %d", p.Load, maxConcurrency)
+		}
+	case "rate":
+		if !(p.Load > 0 && p.Load <= maxRateRPS) {
+			return nil, badf("load %v: want a rate above 0 and at most %d requests/s", p.Load, maxRateRPS)
+		}
+	default:
+		return nil, badf("load_kind %q: want concurrency or rate", p.LoadKind)
+	}
+	if p.InputTokens == "" {
+		p.InputTokens = "512"
+	}
+	if p.OutputTokens == "" {
+		p.OutputTokens = "128"
+	}
+	if p.Seed == 0 {
+		p.Seed = lab.Seed
+	}
+	l, err := lab.NewLengths(p.InputTokens, p.OutputTokens, p.Seed)
+	if err != nil {
+		return nil, badf("token lengths: %v", err)
+	}
+	cat := simengine.NewCatalog()
+	if p.GPU == "" {
+		p.GPU = lab.GPU
+	}
+	if p.Model == "" {
+		p.Model = lab.Model
+	}
+	g, err := cat.LookupGPU(p.GPU)
+	if err != nil {
+		return nil, badf("gpu: %v", err)
+	}
+	m, err := cat.LookupModel(p.Model)
+	if err != nil {
+		return nil, badf("model: %v", err)
+	}
+	if p.TP == 0 {
+		p.TP = 1
+	}
+	if p.TP < 1 || p.TP > maxTP {
+		return nil, badf("tp %d: want 1 to %d GPUs", p.TP, maxTP)
+	}
+	ecfg := simengine.DefaultConfig(g, m, p.TP)
+	if p.MaxNumSeqs < 0 || p.MaxNumSeqs > 4096 {
+		return nil, badf("max_num_seqs %d: want 1 to 4096 (0: vLLM's default)", p.MaxNumSeqs)
+	}
+	if p.MaxNumBatchedTokens < 0 || p.MaxNumBatchedTokens > 1<<20 || (p.MaxNumBatchedTokens > 0 && p.MaxNumBatchedTokens < 16) {
+		return nil, badf("max_num_batched_tokens %d: want 16 to %d (0: vLLM's default)", p.MaxNumBatchedTokens, 1<<20)
+	}
+	if p.MaxNumSeqs > 0 {
+		ecfg.MaxNumSeqs = p.MaxNumSeqs
+	}
+	if p.MaxNumBatchedTokens > 0 {
+		ecfg.MaxNumBatchedTokens = p.MaxNumBatchedTokens
+	}
+	if p.StepTimeScale != 0 && !(p.StepTimeScale >= 0.1 && p.StepTimeScale <= 10) {
+		return nil, badf("step_time_scale %v: want 0.1 to 10 (1: the cost model as is)", p.StepTimeScale)
+	}
+	ecfg.StepTimeScale = p.StepTimeScale
+	if strings.TrimSpace(p.SLO) == "" {
+		p.SLO = defaultSLO
+	}
+	set, err := slo.ParseAll([]string{p.SLO})
+	if err != nil {
+		return nil, badf("slo: %v", err)
+	}
+	if p.Requests < 0 || p.Requests > maxRequests {
+		return nil, badf("requests %d: want 1 to %d (0: sized from the load)", p.Requests, maxRequests)
+	}
+	n := p.Requests
+	if n == 0 {
+		// Enough requests for several turns of every user (closed loop) or
+		// a run long enough for a queue to show (open loop), bounded.
+		n = 300
+		if p.LoadKind == "concurrency" {
+			n = min(maxRequests, max(300, 4*int(p.Load)))
+		}
+	}
+	return &simSetup{p: *p, engine: ecfg, lengths: l, slos: set, requests: n}, nil
+}
+
+// simOutcome is one simulated run, summarised for the page.
+type simOutcome struct {
+	Params         SimParams    `json:"params"`
+	Requests       int          `json:"requests"`
+	Summary        simFigures   `json:"figures"`
+	SLOs           []sloCheck   `json:"slos"`
+	Pressure       pressure     `json:"pressure"`
+	Engine         engineFacts  `json:"engine"`
+	Lifecycle      []phaseTimes `json:"lifecycle,omitempty"`
+	SimulatedS     float64      `json:"simulated_s"` // virtual time the run covered
+	ComputeMS      float64      `json:"compute_ms"`  // wall time the server spent
+	Warnings       []string     `json:"warnings,omitempty"`
+	summary        stats.Summary
+}
+
+type simFigures struct {
+	QueueMS       stats.Dist `json:"queue_ms"` // client wait + server queue
+	TTFTMS        stats.Dist `json:"ttft_ms"`
+	TTFTSchedMS   stats.Dist `json:"ttft_sched_ms"`
+	TPOTMS        stats.Dist `json:"tpot_ms"`
+	E2EMS         stats.Dist `json:"e2e_ms"`
+	PrefillMS     stats.Dist `json:"prefill_ms"`
+	DecodeMS      stats.Dist `json:"decode_ms"`
+	DecodeRateTPS float64    `json:"decode_rate_tps"` // 1000 / mean TPOT, per request
+	ThroughputRPS float64    `json:"throughput_rps"`
+	OutputTPS     float64    `json:"output_tps"`
+	InputTPS      float64    `json:"input_tps"`
+	KVUsageMean   float64    `json:"kv_usage_mean"` // 0..1, time-weighted over the measured steps
+	KVUsagePeak   float64    `json:"kv_usage_peak"`
+	Preemptions   int64      `json:"preemptions"`
+	Errors        int        `json:"errors"`
+}
+
+type sloCheck struct {
+	Objective string   `json:"objective"`
+	Metric    string   `json:"metric"`    // ttft, tpot, ... (empty for rates and throughput)
+	Stat      string   `json:"stat"`      // p95, mean, ...
+	Threshold float64  `json:"threshold"` // in the summary's unit (ms for latency)
+	Value     *float64 `json:"value"` // nil: no data
+	Met       bool     `json:"met"`
+	Text      string   `json:"text"`
+}
+
+type engineFacts struct {
+	Name                string `json:"name"`
+	MaxNumSeqs          int    `json:"max_num_seqs"`
+	MaxNumBatchedTokens int    `json:"max_num_batched_tokens"`
+	KVCapacityTokens    int    `json:"kv_capacity_tokens"`
+	MaxModelLen         int    `json:"max_model_len"`
+}
+
+// phaseTimes is one request's path through the six phases, in ms from the
+// run start: arrival (scheduled), sent, then the server's queue, prefill and
+// decode, first token and done.
+type phaseTimes struct {
+	ID         int64   `json:"id"`
+	ArrivalMS  float64 `json:"arrival_ms"`
+	SentMS     float64 `json:"sent_ms"`
+	QueueMS    float64 `json:"queue_ms"` // server queue (client wait is sent − arrival)
+	PrefillMS  float64 `json:"prefill_ms"`
+	FirstMS    float64 `json:"first_token_ms"`
+	DoneMS     float64 `json:"done_ms"`
+	InTokens   int     `json:"input_tokens"`
+	OutTokens  int     `json:"output_tokens"`
+	Error      string  `json:"error,omitempty"`
+	WarmupFlag bool    `json:"warmup,omitempty"`
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// run simulates the setup in virtual time on knee's engine.
+func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, simTimeout)
+	defer cancel()
+	p := su.p
+	cfg := sim.Config{Engine: su.engine, Gen: su.lengths, Requests: int64(su.requests), TooLongAsErrors: true}
+	warm := su.requests / 10
+	if p.LoadKind == "concurrency" {
+		cfg.Concurrency = int(p.Load)
+		warm = max(warm, min(int(p.Load), su.requests/3))
+	} else {
+		a, err := workload.NewArrivals("poisson", p.Load, 1, p.Seed)
+		if err != nil {
+			return nil, badf("rate: %v", err)
+		}
+		cfg.Arrivals = a
+	}
+	cfg.WarmupRequests = warm
+	// KV usage and the waiting queue after every step, time-weighted.
+	var kv kvTrack
+	cfg.OnStep = kv.step
+	recs, res, err := sim.Collect(ctx, cfg)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, badf("the simulation took longer than %v: lower the load or the token counts", simTimeout)
+		}
+		if errors.Is(err, simengine.ErrTooLong) || errors.Is(err, simengine.ErrDoesNotFit) || errors.Is(err, simengine.ErrBadEngineCfg) || errors.Is(err, simengine.ErrBadRequest) {
+			return nil, badf("%v", err)
+		}
+		return nil, err
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Sent < recs[j].Sent })
+	refused := 0
+	for i := range recs {
+		if recs[i].Error == record.ErrHTTP4xx {
+			refused++
+		}
+	}
+	if refused == len(recs) && refused > 0 {
+		return nil, badf("every request was refused: %s (the model's context is %d tokens)", recs[0].ErrorMessage, res.Engine.MaxModelLen)
+	}
+	var firstMeasured time.Duration = -1
+	for i := range recs {
+		if !recs[i].Warmup {
+			firstMeasured = recs[i].Sent
+			break
+		}
+	}
+	opts := stats.Options{Good: su.slos.Good}
+	if p.LoadKind == "rate" {
+		opts.OfferedRateRPS = p.Load
+	}
+	sum := stats.Summarize(recs, opts)
+	out := &simOutcome{Params: p, Requests: len(recs), summary: sum, SimulatedS: res.End.Seconds(),
+		Engine: engineFacts{Name: su.engine.Model.Name + " on " + su.engine.GPU.Name, MaxNumSeqs: res.Engine.MaxNumSeqs,
+			MaxNumBatchedTokens: res.Engine.MaxNumBatchedTokens, KVCapacityTokens: res.Engine.KVCapacityTokens, MaxModelLen: res.Engine.MaxModelLen}}
+	f := &out.Summary
+	f.TTFTMS, f.TTFTSchedMS, f.TPOTMS, f.E2EMS = sum.TTFT, sum.TTFTSched, sum.TPOT, sum.E2E
+	f.ThroughputRPS, f.OutputTPS, f.InputTPS = sum.RequestThroughputRPS, sum.OutputTokenThroughputTPS, sum.InputTokenThroughputTPS
+	f.Errors = sum.Errors
+	f.Preemptions = res.Engine.Preemptions
+	if sum.TPOT.Count > 0 && sum.TPOT.Mean > 0 {
+		f.DecodeRateTPS = 1000 / sum.TPOT.Mean
+	}
+	var queue, prefill, decode []float64
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup || !r.OK() || r.ServerPhases == nil {
+			continue
+		}
+		queue = append(queue, ms(r.Lag()+r.ServerPhases.Queue))
+		prefill = append(prefill, ms(r.ServerPhases.Prefill))
+		decode = append(decode, ms(r.ServerPhases.Decode))
+	}
+	f.QueueMS, f.PrefillMS, f.DecodeMS = distOf(queue), distOf(prefill), distOf(decode)
+	f.KVUsageMean, f.KVUsagePeak = kv.mean(int64(max(firstMeasured, 0))), kv.peak
+	for _, r := range su.slos.Evaluate(sum) {
+		c := sloCheck{Objective: r.Objective.String(), Met: r.Met, Text: r.String(), Threshold: r.Objective.Threshold}
+		if r.Objective.Kind == slo.Latency {
+			c.Metric, c.Stat = r.Objective.Metric, r.Objective.Stat
+		}
+		if !r.NoData {
+			v := r.Value
+			c.Value = &v
+		}
+		out.SLOs = append(out.SLOs, c)
+	}
+	out.Pressure = judgePressure(recs, su.slos)
+	if p.Lifecycle {
+		out.Lifecycle = lifecycleOf(recs)
+	}
+	out.Warnings = sum.Warnings
+	if refused > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d of %d requests were longer than the model's context (%d tokens) and refused", refused, len(recs), res.Engine.MaxModelLen))
+	}
+	out.ComputeMS = float64(time.Since(start).Microseconds()) / 1000
+	return out, nil
+}
+
+func distOf(v []float64) stats.Dist {
+	if len(v) == 0 {
+		return stats.Dist{}
+	}
+	sort.Float64s(v)
+	// Nearest rank: the smallest value with at least p of the values at or below it.
+	q := func(p float64) float64 { return v[max(0, min(len(v)-1, int(math.Ceil(p*float64(len(v))))-1))] }
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return stats.Dist{Count: len(v), Mean: s / float64(len(v)), P50: q(0.5), P90: q(0.9), P95: q(0.95), P99: q(0.99), P999: q(0.999), Max: v[len(v)-1]}
+}
+
+// kvTrack integrates KV usage over virtual time from the engine's state
+// after each step.
+type kvTrack struct {
+	peak    float64
+	samples []kvSample
+}
+
+type kvSample struct {
+	ns    int64
+	usage float64
+}
+
+func (k *kvTrack) step(st simengine.EngineStats) {
+	k.samples = append(k.samples, kvSample{st.Now, st.KVUsage})
+	k.peak = max(k.peak, st.KVUsage)
+}
+
+// mean is the time-weighted KV usage from fromNS to the last step.
+func (k *kvTrack) mean(fromNS int64) float64 {
+	var area, span float64
+	for i := 1; i < len(k.samples); i++ {
+		a, b := k.samples[i-1], k.samples[i]
+		if b.ns <= fromNS {
+			continue
+		}
+		dt := float64(b.ns - max(a.ns, fromNS))
+		area += a.usage * dt
+		span += dt
+	}
+	if span == 0 {
+		return 0
+	}
+	return area / span
+}
+
+func lifecycleOf(recs []record.Request) []phaseTimes {
+	out := make([]phaseTimes, 0, min(len(recs), maxLifecycle))
+	// The requests after warm-up first: they are the steady state.
+	skip := 0
+	for skip < len(recs) && recs[skip].Warmup && len(recs)-skip > maxLifecycle {
+		skip++
+	}
+	for i := skip; i < len(recs) && len(out) < maxLifecycle; i++ {
+		r := &recs[i]
+		pt := phaseTimes{ID: r.ID, ArrivalMS: ms(r.Scheduled), SentMS: ms(r.Sent), FirstMS: ms(r.FirstToken), DoneMS: ms(r.Done),
+			InTokens: r.InputTokens, OutTokens: r.OutputTokens, Error: string(r.Error), WarmupFlag: r.Warmup}
+		if r.ServerPhases != nil {
+			pt.QueueMS, pt.PrefillMS = ms(r.ServerPhases.Queue), ms(r.ServerPhases.Prefill)
+		}
+		if !r.OK() {
+			pt.FirstMS, pt.DoneMS = 0, ms(r.StreamEnd)
+		}
+		out = append(out, pt)
+	}
+	return out
+}
+
+func (s *Server) apiSim(w http.ResponseWriter, r *http.Request) {
+	var p SimParams
+	if err := decodeBody(r, &p); err != nil {
+		reply(w, nil, err)
+		return
+	}
+	su, err := p.setup()
+	if err != nil {
+		reply(w, nil, err)
+		return
+	}
+	out, err := su.run(r.Context())
+	reply(w, out, err)
+}
+
+type presetList struct {
+	GPUs       []string `json:"gpus"`
+	Models     []string `json:"models"`
+	DefaultGPU string   `json:"default_gpu"`
+	DefaultMdl string   `json:"default_model"`
+	DefaultSLO string   `json:"default_slo"`
+	BenchURL   string   `json:"bench_url,omitempty"`
+	Scenarios  []scenarioName `json:"lab_scenarios"`
+}
+
+type scenarioName struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
+}
+
+func (s *Server) apiPresets(w http.ResponseWriter, r *http.Request) {
+	cat := simengine.NewCatalog()
+	var pl presetList
+	for _, g := range cat.GPUs() {
+		pl.GPUs = append(pl.GPUs, g.Name)
+	}
+	for _, m := range cat.Models() {
+		pl.Models = append(pl.Models, m.Name)
+	}
+	g, _ := cat.LookupGPU(lab.GPU)
+	m, _ := cat.LookupModel(lab.Model)
+	for _, sc := range lab.Scenarios {
+		pl.Scenarios = append(pl.Scenarios, scenarioName{sc.Name, sc.Title})
+	}
+	pl.DefaultGPU, pl.DefaultMdl, pl.DefaultSLO, pl.BenchURL = g.Name, m.Name, defaultSLO, s.cfg.BenchURL
+	reply(w, pl, nil)
+}

@@ -1,0 +1,118 @@
+package web
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"sort"
+
+	"github.com/knee-dev/knee/internal/sim"
+	"github.com/knee-dev/knee/internal/sweep"
+	"github.com/knee-dev/knee/internal/workload"
+)
+
+// sweepRunner is the sweep package's simulator runner with a request count
+// sized per step: a closed-loop step needs several turns of every user.
+type sweepRunner struct {
+	base sweep.SimRunner
+	kind string
+}
+
+func (sr *sweepRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, error) {
+	r := sr.base
+	r.Requests, r.WarmupRequests = 300, 30
+	if load.Kind == sweep.Concurrency {
+		c := int(load.Value)
+		r.Requests = int64(min(maxRequests, max(300, 3*c)))
+		r.WarmupRequests = min(c, int(r.Requests)/3)
+	}
+	return r.Run(ctx, load)
+}
+
+// sweepLoads is the grid a simulated sweep steps over: powers of two up to
+// past the engine's batch limit for concurrency; fractions of the engine's
+// saturated throughput for rate (found by one closed-loop run at the batch
+// limit), so the curve bends inside the grid whatever the preset.
+func sweepLoads(ctx context.Context, su *simSetup) ([]float64, error) {
+	if su.p.LoadKind == "concurrency" {
+		top := max(64, 2*su.engine.MaxNumSeqs, 2*int(su.p.Load))
+		if su.engine.MaxNumSeqs == 0 {
+			top = max(64, 2*int(su.p.Load))
+		}
+		top = min(top, maxConcurrency)
+		var loads []float64
+		for c := 1; c <= top; c *= 2 {
+			loads = append(loads, float64(c))
+		}
+		return loads, nil
+	}
+	capSetup := *su
+	capSetup.p.LoadKind, capSetup.p.Lifecycle = "concurrency", false
+	c := su.engine.MaxNumSeqs
+	if c == 0 {
+		c = 256
+	}
+	capSetup.p.Load = float64(min(c, 512))
+	capSetup.requests = min(maxRequests, 3*int(capSetup.p.Load))
+	out, err := capSetup.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	capRPS := out.Summary.ThroughputRPS
+	if capRPS <= 0 {
+		return nil, badf("the engine completed nothing at its batch limit: check the model and GPU")
+	}
+	var loads []float64
+	for _, f := range []float64{0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 1, 1.1, 1.25, 1.5} {
+		loads = append(loads, roundSig(f*capRPS))
+	}
+	return loads, nil
+}
+
+// roundSig rounds to two significant figures, so the grid reads cleanly.
+func roundSig(v float64) float64 {
+	if v <= 0 {
+		return v
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v))-1)
+	return math.Round(v/p) * p
+}
+
+type sweepOutcome struct {
+	*sweep.Result
+	Current float64 `json:"current_load"`
+}
+
+func (s *Server) apiSweep(w http.ResponseWriter, r *http.Request) {
+	var p SimParams
+	if err := decodeBody(r, &p); err != nil {
+		reply(w, nil, err)
+		return
+	}
+	su, err := p.setup()
+	if err != nil {
+		reply(w, nil, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 4*simTimeout)
+	defer cancel()
+	loads, err := sweepLoads(ctx, su)
+	if err != nil {
+		reply(w, nil, err)
+		return
+	}
+	kind := sweep.Concurrency
+	if su.p.LoadKind == "rate" {
+		kind = sweep.Rate
+	}
+	seed := su.p.Seed
+	runner := &sweepRunner{kind: kind, base: sweep.SimRunner{Engine: su.engine, Gen: su.lengths, SLOs: su.slos,
+		Arrivals: func(rate float64) (sim.Arrivals, error) { return workload.NewArrivals("poisson", rate, 1, seed) }}}
+	sort.Float64s(loads)
+	res, err := sweep.Run(ctx, runner, sweep.Plan{Kind: kind, Loads: loads}, su.slos, nil)
+	if err != nil {
+		reply(w, nil, err)
+		return
+	}
+	reply(w, sweepOutcome{Result: res, Current: su.p.Load}, nil)
+}
