@@ -152,17 +152,17 @@ func (p *SimParams) setup() (*simSetup, error) {
 
 // simOutcome is one simulated run, summarised for the page.
 type simOutcome struct {
-	Params         SimParams    `json:"params"`
-	Requests       int          `json:"requests"`
-	Summary        simFigures   `json:"figures"`
-	SLOs           []sloCheck   `json:"slos"`
-	Pressure       pressure     `json:"pressure"`
-	Engine         engineFacts  `json:"engine"`
-	Lifecycle      []phaseTimes `json:"lifecycle,omitempty"`
-	SimulatedS     float64      `json:"simulated_s"` // virtual time the run covered
-	ComputeMS      float64      `json:"compute_ms"`  // wall time the server spent
-	Warnings       []string     `json:"warnings,omitempty"`
-	summary        stats.Summary
+	Params     SimParams    `json:"params"`
+	Requests   int          `json:"requests"`
+	Summary    simFigures   `json:"figures"`
+	SLOs       []sloCheck   `json:"slos"`
+	Pressure   pressure     `json:"pressure"`
+	Engine     engineFacts  `json:"engine"`
+	Lifecycle  []phaseTimes `json:"lifecycle,omitempty"`
+	SimulatedS float64      `json:"simulated_s"` // virtual time the run covered
+	ComputeMS  float64      `json:"compute_ms"`  // wall time the server spent
+	Warnings   []string     `json:"warnings,omitempty"`
+	summary    stats.Summary
 }
 
 type simFigures struct {
@@ -188,7 +188,7 @@ type sloCheck struct {
 	Metric    string   `json:"metric"`    // ttft, tpot, ... (empty for rates and throughput)
 	Stat      string   `json:"stat"`      // p95, mean, ...
 	Threshold float64  `json:"threshold"` // in the summary's unit (ms for latency)
-	Value     *float64 `json:"value"` // nil: no data
+	Value     *float64 `json:"value"`     // nil: no data
 	Met       bool     `json:"met"`
 	Text      string   `json:"text"`
 }
@@ -407,12 +407,12 @@ func (s *Server) apiSim(w http.ResponseWriter, r *http.Request) {
 }
 
 type presetList struct {
-	GPUs       []string `json:"gpus"`
-	Models     []string `json:"models"`
-	DefaultGPU string   `json:"default_gpu"`
-	DefaultMdl string   `json:"default_model"`
-	DefaultSLO string   `json:"default_slo"`
-	BenchURL   string   `json:"bench_url,omitempty"`
+	GPUs       []string       `json:"gpus"`
+	Models     []string       `json:"models"`
+	DefaultGPU string         `json:"default_gpu"`
+	DefaultMdl string         `json:"default_model"`
+	DefaultSLO string         `json:"default_slo"`
+	BenchURL   string         `json:"bench_url,omitempty"`
 	Scenarios  []scenarioName `json:"lab_scenarios"`
 }
 
