@@ -22,6 +22,7 @@ func runCompare(_ context.Context, env *Env, args []string) error {
 	minChange := fs.String("min-change", "5%", "smallest relative change worth flagging, even when beyond noise")
 	seed := fs.Uint64("seed", 1, "resampling seed (the comparison is deterministic for a seed)")
 	minDiff := fs.Duration("min-diff", time.Millisecond, "smallest latency difference worth flagging (knee measures to about 1ms)")
+	failOn := fs.String("fail-on", "none", "exit 3 when B is judged: worse (any metric worse beyond noise), change (worse or better), none")
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "Usage: knee compare RUN_A RUN_B [--json]   (B is judged against A; RUN: an id, last, last~1)")
 		fmt.Fprintln(env.Stderr, "Beyond noise: "+compare.Method+".")
@@ -41,6 +42,11 @@ func runCompare(_ context.Context, env *Env, args []string) error {
 	if err != nil || mc < 0 || mc >= 1 {
 		return Usagef("--min-change %q: want a percentage such as 1%% or 0.5%%", *minChange)
 	}
+	switch *failOn {
+	case "none", "worse", "change":
+	default:
+		return Usagef("--fail-on %q: want worse, change or none", *failOn)
+	}
 	st, err := openDBRead(env, *db)
 	if err != nil {
 		return err
@@ -56,7 +62,8 @@ func runCompare(_ context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		sides[i] = compare.Side{ID: strconv.FormatInt(id, 10), Summary: lr.report.Summary, Records: lr.records}
+		sides[i] = compare.Side{ID: strconv.FormatInt(id, 10), Summary: lr.report.Summary, Records: lr.records,
+			Model: lr.info.Model, Target: lr.info.Target, Setup: compareSetup(lr)}
 	}
 	if *minDiff <= 0 {
 		return Usagef("--min-diff %v: want a positive duration such as 1ms", *minDiff)
@@ -66,9 +73,39 @@ func runCompare(_ context.Context, env *Env, args []string) error {
 	if *asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		err = enc.Encode(res)
+	} else {
+		err = compareText(env, &res)
 	}
-	return compareText(env, &res)
+	if err != nil {
+		return err
+	}
+	if *failOn == "change" && len(res.Better) > 0 || *failOn != "none" && len(res.Worse) > 0 {
+		return &RegressionError{Verdict: res.Verdict, FailOn: *failOn}
+	}
+	return nil
+}
+
+// RegressionError: knee compare --fail-on found what it was told to fail
+// on (exit 3, like a failed SLO: the runs were compared, the judgement failed).
+type RegressionError struct{ Verdict, FailOn string }
+
+func (e *RegressionError) Error() string {
+	return fmt.Sprintf("--fail-on %s: %s", e.FailOn, e.Verdict)
+}
+
+// compareSetup is what a stored run was, for the comparison's cautions: its
+// kind and configuration, less what differs between any two runs anyway.
+func compareSetup(lr *loadedRun) [][2]string {
+	out := [][2]string{{"kind", lr.info.Kind}}
+	for _, kv := range lr.report.Config {
+		switch kv[0] {
+		case "seed", "url": // a fresh seed per run is the default; url is the target
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 func parsePercent(s string) (float64, error) {
@@ -92,13 +129,14 @@ func compareText(env *Env, r *compare.Result) error {
 		}
 		change := "–"
 		switch {
+		case math.IsNaN(m.Diff) || math.IsInf(m.Diff, 0):
 		case m.Unit == "ratio":
 			change = fmt.Sprintf("%+.2f pp", 100*m.Diff)
 		case m.A != 0:
 			change = fmt.Sprintf("%+.1f%%", 100*m.Change)
 		}
 		verdict := map[string]string{"worse": "worse ✗", "better": "better ✓", "same": "within noise", "untested": "not judged"}[m.Effect]
-		if m.Effect == "same" && m.JitterMS > 0 && math.Abs(m.Diff) <= m.JitterMS && m.Tested && (*m.CILow > 0 || *m.CIHigh < 0) {
+		if m.WithinJitter {
 			verdict = "within jitter"
 		}
 		fmt.Fprintf(tw, "%s (%s)\t%s\t%s\t%s\t%s\t%s\t\n", m.Label, m.Unit, cmpNum(m.A, m.Unit), cmpNum(m.B, m.Unit), change, ci, verdict)
@@ -107,12 +145,21 @@ func compareText(env *Env, r *compare.Result) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nbeyond noise = the %s; and a change of at least %.3g%% (--min-change) and %.3g ms (--min-diff); "+
-		"against knee's own server, no larger than the token delivery jitter measured against its intended times.\n",
+		"against knee's own server, also a change in the server's intended token times (else it is the machine: within jitter).\n",
 		r.Method, 100*r.MinChange, r.MinDiffMS)
+	// One line per distinct note, naming every metric it applies to.
+	var notes []string
+	labels := map[string][]string{}
 	for _, m := range r.Metrics {
 		if m.Note != "" {
-			fmt.Fprintf(w, "note: %s: %s\n", m.Label, m.Note)
+			if labels[m.Note] == nil {
+				notes = append(notes, m.Note)
+			}
+			labels[m.Note] = append(labels[m.Note], m.Label)
 		}
+	}
+	for _, n := range notes {
+		fmt.Fprintf(w, "note: %s: %s\n", strings.Join(labels[n], ", "), n)
 	}
 	for _, c := range r.Cautions {
 		fmt.Fprintf(w, "caution: %s\n", c)
@@ -126,7 +173,7 @@ func cmpNum(v float64, unit string) string {
 	case "ratio":
 		return strconv.FormatFloat(100*v, 'f', 2, 64) + "%"
 	}
-	if v != v { // NaN: the figure is missing
+	if math.IsNaN(v) || math.IsInf(v, 0) { // the figure is missing
 		return "–"
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)

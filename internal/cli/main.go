@@ -98,9 +98,13 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	}
 	var ue *UsageError
 	var se *SLOError
+	var re *RegressionError
 	switch {
 	case errors.Is(err, errHelp):
 		return ExitOK
+	case errors.As(err, &re):
+		fmt.Fprintf(stderr, "knee %s: %s\n", name, redactSecrets(re.Error()))
+		return ExitSLO
 	case errors.As(err, &se):
 		fmt.Fprintf(stderr, "knee %s: %s\n", name, redactSecrets(se.Error()))
 		return ExitSLO

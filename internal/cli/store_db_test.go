@@ -139,3 +139,48 @@ func TestDamagedDatabaseNamed(t *testing.T) {
 		}
 	}
 }
+
+// knee compare --fail-on worse is a regression gate for CI: exit 3 when B
+// is worse beyond noise; runs without completions show "–", never 0.00 ms
+// or +NaN%.
+func TestCompareFailOnAndMissingFigures(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "knee.db")
+	storeTestRuns(t, db, 2, 400) // run 2's TTFT is 5 ms (about 20%) slower
+	if code, out, errs := kneeEnv(t, nil, "compare", "1", "2", "--db", db, "--fail-on", "worse"); code != ExitSLO || !strings.Contains(errs, "B is worse") {
+		t.Errorf("compare --fail-on worse, B slower: exit %d, stderr %q\n%s", code, errs, out)
+	}
+	if code, _, errs := kneeEnv(t, nil, "compare", "1", "1", "--db", db, "--fail-on", "worse"); code != 0 {
+		t.Errorf("compare a run with itself --fail-on worse: exit %d %s", code, errs)
+	}
+	if code, _, errs := kneeEnv(t, nil, "compare", "2", "1", "--db", db, "--fail-on", "change"); code != ExitSLO {
+		t.Errorf("compare --fail-on change, B faster: exit %d %s", code, errs)
+	}
+	if code, _, errs := kneeEnv(t, nil, "compare", "1", "2", "--db", db, "--fail-on", "slower"); code != ExitUsage || !strings.Contains(errs, "--fail-on") {
+		t.Errorf("--fail-on slower: exit %d %q", code, errs)
+	}
+
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed []record.Request
+	for i := 0; i < 5; i++ {
+		failed = append(failed, record.Request{ID: int64(i), Sent: time.Duration(i) * time.Millisecond, StreamEnd: time.Duration(i+1) * time.Millisecond,
+			Error: record.ErrHTTP5xx, ErrorMessage: "HTTP 500", HTTPStatus: 500})
+	}
+	sum := stats.Summarize(failed, stats.Options{})
+	if _, err := st.ImportRun(store.RunMeta{Kind: store.KindImport, Target: "test", Model: "m"}, failed, &sum, ""); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	code, out, errs := kneeEnv(t, nil, "compare", "3", "1", "--db", db)
+	if code != 0 || strings.Contains(out, "NaN") || strings.Contains(out, "better ✓") && strings.Contains(out, "TTFT p50 (ms)     0.00") ||
+		!strings.Contains(out, "not comparable on latency") {
+		t.Errorf("all-failed A against a good B: exit %d %s\n%s", code, errs, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "TTFT p50 (ms)") && !strings.Contains(line, "–") {
+			t.Errorf("all-failed run's TTFT shown as a figure: %q", line)
+		}
+	}
+}

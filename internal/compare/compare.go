@@ -12,10 +12,13 @@
 // the interval excludes zero, the change is at least MinChange of A and, for
 // latencies, at least MinDiffMS; a quantile is judged only with tailValues
 // values beyond it. Against knee's own server, whose records carry the
-// intended token times, a latency difference within the measured delivery
-// jitter is the machine, not a change. Error rates use a two-proportion
-// (Wald) interval. A run without per-request records (a summary-only import)
-// is shown but not judged.
+// intended token times, a latency difference is a change only when the
+// intended times differ too (else it is the machine's delivery jitter), the
+// same rule at every quantile. Error rates use the Agresti–Caffo interval
+// of a difference of proportions (sound at small counts and at 0% or 100%,
+// where the plain Wald interval collapses to a point), and come first: a run without completed requests has no
+// latency to compare. A run without per-request records (a summary-only
+// import) is shown but not judged.
 package compare
 
 import (
@@ -32,7 +35,7 @@ import (
 
 // Method is how Compare decides what is beyond noise (printed in reports).
 const Method = "bootstrap 95% confidence interval of the difference B − A (40 blocks of consecutive requests per run resampled with replacement, " +
-	"so correlated neighbours and a request's ITL gaps move together; throughput: per-second buckets); error rates: two-proportion Wald interval"
+	"so correlated neighbours and a request's ITL gaps move together; throughput: per-second buckets); error rates: Agresti–Caffo interval of the difference"
 
 // DefaultMinChange is the smallest relative change flagged by default.
 const DefaultMinChange = 0.05
@@ -44,6 +47,10 @@ type Side struct {
 	// Records are the run's per-request records (warm-up ones are skipped);
 	// nil when the run has none, in which case nothing can be judged.
 	Records []record.Request
+	// Model, Target and Setup (the run's configuration, key and value) say
+	// what was measured: where the runs differ, the comparison cautions.
+	Model, Target string
+	Setup         [][2]string
 }
 
 // Options tune Compare.
@@ -82,10 +89,14 @@ type Metric struct {
 	Beyond bool   `json:"beyond_noise"`
 	Effect string `json:"effect"` // "worse", "better", "same", or "untested"
 	Note   string `json:"note,omitempty"`
-	// JitterMS is the allowance for token delivery jitter at this quantile
-	// (see Compare), when both runs carry the server's intended token times.
-	JitterMS float64 `json:"delivery_jitter_ms,omitempty"`
-	quantile float64
+	// IntendedDiff is B − A of the same statistic computed from the
+	// server's intended token times, when both runs carry them (knee's own
+	// server): what the server did, without the machine's delivery jitter.
+	IntendedDiff *float64 `json:"intended_diff_ms,omitempty"`
+	// WithinJitter: the measured difference is beyond resampling noise but
+	// the intended times do not differ, so it is the machine, not the server.
+	WithinJitter bool `json:"within_jitter,omitempty"`
+	quantile     float64
 }
 
 // Result is a whole comparison.
@@ -101,23 +112,77 @@ type Result struct {
 	Better    []string `json:"better"`
 	Verdict   string   `json:"verdict"`
 	// Cautions are the runs' own measurement warnings (client overhead,
-	// pacing lag, ...): a difference between runs measured under different
+	// pacing lag, ...) and what differs between their setups (model, target,
+	// workload): a difference between runs measured under different
 	// conditions may be the conditions.
 	Cautions []string `json:"cautions,omitempty"`
+	// LatencyComparable is false when a run completed no request: then only
+	// completion and error rates can be compared.
+	LatencyComparable bool `json:"latency_comparable"`
 }
 
 // latency metrics compared from per-request samples.
+// intended (the same statistic from the server's intended token times, see
+// intendedTimes) is nil for a request without them.
 var latencies = []struct {
 	name, label string
 	dist        func(*stats.Summary) stats.Dist
 	values      func(*record.Request) []float64
+	intended    func(*record.Request) []float64
 	quantiles   []float64
 }{
-	{"ttft_ms", "TTFT", func(s *stats.Summary) stats.Dist { return s.TTFT }, one(func(r *record.Request) (time.Duration, bool) { return r.TTFT() }), []float64{0.5, 0.95, 0.99}},
-	{"ttft_sched_ms", "TTFT (sched)", func(s *stats.Summary) stats.Dist { return s.TTFTSched }, one(func(r *record.Request) (time.Duration, bool) { return r.TTFTSched() }), []float64{0.5, 0.95}},
-	{"itl_ms", "ITL", func(s *stats.Summary) stats.Dist { return s.ITL }, itls, []float64{0.5, 0.95, 0.99}},
-	{"tpot_ms", "TPOT", func(s *stats.Summary) stats.Dist { return s.TPOT }, one(func(r *record.Request) (time.Duration, bool) { return r.TPOT() }), []float64{0.5, 0.95}},
-	{"e2e_ms", "E2E", func(s *stats.Summary) stats.Dist { return s.E2E }, one(func(r *record.Request) (time.Duration, bool) { return r.E2E() }), []float64{0.5, 0.95, 0.99}},
+	{"ttft_ms", "TTFT", func(s *stats.Summary) stats.Dist { return s.TTFT }, one(func(r *record.Request) (time.Duration, bool) { return r.TTFT() }),
+		intendedOne(func(r *record.Request, t []time.Duration) time.Duration { return t[0] }), []float64{0.5, 0.95, 0.99}},
+	{"ttft_sched_ms", "TTFT (sched)", func(s *stats.Summary) stats.Dist { return s.TTFTSched }, one(func(r *record.Request) (time.Duration, bool) { return r.TTFTSched() }),
+		intendedOne(func(r *record.Request, t []time.Duration) time.Duration { return r.Lag() + t[0] }), []float64{0.5, 0.95}},
+	{"itl_ms", "ITL", func(s *stats.Summary) stats.Dist { return s.ITL }, itls, intendedITLs, []float64{0.5, 0.95, 0.99}},
+	{"tpot_ms", "TPOT", func(s *stats.Summary) stats.Dist { return s.TPOT }, one(func(r *record.Request) (time.Duration, bool) { return r.TPOT() }),
+		intendedTPOT, []float64{0.5, 0.95}},
+	{"e2e_ms", "E2E", func(s *stats.Summary) stats.Dist { return s.E2E }, one(func(r *record.Request) (time.Duration, bool) { return r.E2E() }),
+		intendedOne(func(r *record.Request, t []time.Duration) time.Duration { return t[len(t)-1] }), []float64{0.5, 0.95, 0.99}},
+}
+
+// intendedTimes are the server's intended emission times of a request's
+// chunks, as offsets from its receipt (≈ sent), when the server reported one
+// per chunk the client saw; nil otherwise.
+func intendedTimes(r *record.Request) []time.Duration {
+	if len(r.ServerTokenTimes) == 0 || len(r.ServerTokenTimes) != len(r.TokenTimes) {
+		return nil
+	}
+	return r.ServerTokenTimes
+}
+
+func intendedOne(f func(*record.Request, []time.Duration) time.Duration) func(*record.Request) []float64 {
+	return func(r *record.Request) []float64 {
+		if t := intendedTimes(r); t != nil {
+			return []float64{float64(f(r, t)) / 1e6}
+		}
+		return nil
+	}
+}
+
+func intendedITLs(r *record.Request) []float64 {
+	t := intendedTimes(r)
+	var out []float64
+	for i := 1; i < len(t); i++ {
+		out = append(out, float64(t[i]-t[i-1])/1e6)
+	}
+	return out
+}
+
+// intendedTPOT follows record.Request.TPOT: (last − first) / (output − 1).
+func intendedTPOT(r *record.Request) []float64 {
+	t := intendedTimes(r)
+	if t == nil || r.OutputTokens < 2 {
+		return nil
+	}
+	return []float64{float64(t[len(t)-1]-t[0]) / 1e6 / float64(r.OutputTokens-1)}
+}
+
+// coveredByTruth reports whether nearly every value of a metric has its
+// intended counterpart (a run against knee's own server).
+func coveredByTruth(measured, intended *sample) bool {
+	return measured.n() > 0 && float64(intended.n()) >= 0.9*float64(measured.n())
 }
 
 func one(f func(*record.Request) (time.Duration, bool)) func(*record.Request) []float64 {
@@ -179,6 +244,19 @@ func Compare(a, b Side, opts Options) Result {
 	bs := newBootstrap(opts.Seed, opts.Resamples)
 	res := Result{A: a.ID, B: b.ID, Method: Method, Resamples: opts.Resamples, MinChange: opts.MinChange, MinDiffMS: opts.MinDiffMS}
 	haveRecords := a.Records != nil && b.Records != nil
+	// Completion comes first: with no completed request on a side there is
+	// no latency to set against the other's (failures are not fast).
+	var noLatency []string
+	for _, s := range []struct {
+		name string
+		side *Side
+	}{{"A", &a}, {"B", &b}} {
+		if s.side.Summary.Completed == 0 {
+			noLatency = append(noLatency, fmt.Sprintf("%s (run %s) completed none of its %d requests%s", s.name, s.side.ID,
+				s.side.Summary.Requests, errorKindsText(s.side.Summary.ErrorKinds)))
+		}
+	}
+	res.LatencyComparable = len(noLatency) == 0
 
 	// Throughput: the mean of per-second buckets, resampled by second.
 	tput := []struct {
@@ -206,15 +284,21 @@ func Compare(a, b Side, opts Options) Result {
 	}
 
 	for _, l := range latencies {
-		var sa, sb *sample
+		var sa, sb, ta, tb *sample
+		truth := false
 		if haveRecords {
 			sa, sb = newSample(a.Records, l.values), newSample(b.Records, l.values)
+			ta, tb = newSample(a.Records, l.intended), newSample(b.Records, l.intended)
+			truth = coveredByTruth(sa, ta) && coveredByTruth(sb, tb)
 		}
 		for _, q := range l.quantiles {
+			da, db := l.dist(&a.Summary), l.dist(&b.Summary)
 			m := Metric{Name: l.name + "." + qname(q), Label: l.label + " " + qname(q), Unit: "ms", Better: "lower",
-				A: quantileOf(l.dist(&a.Summary), q), B: quantileOf(l.dist(&b.Summary), q), quantile: q}
+				A: quantileOrNaN(da, q), B: quantileOrNaN(db, q), quantile: q}
 			need := minValues(q)
 			switch {
+			case !res.LatencyComparable:
+				m.Note = "not comparable: " + strings.Join(noLatency, "; ")
 			case !haveRecords:
 			case sa.n() < need || sb.n() < need:
 				m.Note = fmt.Sprintf("too few values to judge a %s (%d and %d; want %d, so that %d lie beyond it)",
@@ -222,6 +306,10 @@ func Compare(a, b Side, opts Options) Result {
 			default:
 				lo, hi := bs.quantileDiffCI(sa, sb, q)
 				m.setCI(lo, hi)
+				if truth {
+					d := tb.quantile(q, nil) - ta.quantile(q, nil)
+					m.IntendedDiff = &d
+				}
 			}
 			res.Metrics = append(res.Metrics, m)
 		}
@@ -232,23 +320,21 @@ func Compare(a, b Side, opts Options) Result {
 		m := Metric{Name: "error_rate", Label: "error rate", Unit: "ratio", Better: "lower", A: a.Summary.ErrorRate, B: b.Summary.ErrorRate}
 		na, nb := float64(a.Summary.Requests), float64(b.Summary.Requests)
 		if na > 0 && nb > 0 {
-			pa, pb := a.Summary.ErrorRate, b.Summary.ErrorRate
-			se := math.Sqrt(pa*(1-pa)/na + pb*(1-pb)/nb)
+			// Agresti–Caffo: one failure and one success added to each side.
+			pa := (a.Summary.ErrorRate*na + 1) / (na + 2)
+			pb := (b.Summary.ErrorRate*nb + 1) / (nb + 2)
+			se := math.Sqrt(pa*(1-pa)/(na+2) + pb*(1-pb)/(nb+2))
 			d := pb - pa
-			m.setCI(d-1.96*se, d+1.96*se)
+			m.setCI(math.Max(-1, d-1.96*se), math.Min(1, d+1.96*se))
 		}
 		res.Metrics = append(res.Metrics, m)
 	}
 
-	ja, jb := deliveryJitter(a.Records), deliveryJitter(b.Records)
 	for i := range res.Metrics {
 		m := &res.Metrics[i]
 		m.Diff = m.B - m.A
-		if m.A != 0 && !math.IsInf(m.A, 0) && !math.IsNaN(m.A) {
+		if m.A != 0 && finite(m.A) && finite(m.B) {
 			m.Change = m.Diff / math.Abs(m.A)
-		}
-		if m.Unit == "ms" && ja != nil && jb != nil {
-			m.JitterMS = math.Max(ja.at(m.quantile), jb.at(m.quantile))
 		}
 		m.judge(opts.MinChange, opts.MinDiffMS)
 		switch m.Effect {
@@ -258,7 +344,12 @@ func Compare(a, b Side, opts Options) Result {
 			res.Better = append(res.Better, m.describe())
 		}
 	}
-	res.Verdict = verdict(&res, haveRecords)
+	res.Verdict = verdict(&res, haveRecords, noLatency)
+	res.Cautions = append(res.Cautions, setupCautions(&a, &b)...)
+	if res.LatencyComparable && math.Abs(b.Summary.ErrorRate-a.Summary.ErrorRate) >= 0.05 {
+		res.Cautions = append(res.Cautions, fmt.Sprintf("the error rates differ (A %.1f%%, B %.1f%%): latencies cover only completed requests, "+
+			"and the ones that failed may have been the slow ones", 100*a.Summary.ErrorRate, 100*b.Summary.ErrorRate))
+	}
 	for _, w := range a.Summary.Warnings {
 		res.Cautions = append(res.Cautions, "A: "+w)
 	}
@@ -308,9 +399,14 @@ func (m *Metric) judge(minChange, minDiffMS float64) {
 		big = big && math.Abs(m.Diff) >= minDiffMS
 	}
 	m.Beyond = excludesZero && big
-	if m.Beyond && m.JitterMS > 0 && math.Abs(m.Diff) <= m.JitterMS {
-		m.Beyond = false
-		m.Note = fmt.Sprintf("within token delivery jitter (%.2f ms at this quantile): the machine, not the server", m.JitterMS)
+	if m.Beyond && m.IntendedDiff != nil {
+		// The server's intended times say whether the server changed: the
+		// same test on them, at every quantile alike.
+		d := *m.IntendedDiff
+		if math.Abs(d) < minDiffMS || math.Abs(d) < minChange*math.Abs(m.A) || (d > 0) != (m.Diff > 0) {
+			m.Beyond, m.WithinJitter = false, true
+			m.Note = fmt.Sprintf("the server's intended token times differ by %+.2f ms only: the measured %+.2f ms is the machine's delivery jitter, not the server", d, m.Diff)
+		}
 	}
 	switch {
 	case !m.Beyond:
@@ -329,8 +425,17 @@ func (m *Metric) describe() string {
 	return fmt.Sprintf("%s %+.1f%%", m.Label, 100*m.Change)
 }
 
-func verdict(r *Result, haveRecords bool) string {
+func verdict(r *Result, haveRecords bool, noLatency []string) string {
 	switch {
+	case len(noLatency) > 0:
+		v := "not comparable on latency: " + strings.Join(noLatency, "; ")
+		if len(r.Worse) > 0 {
+			v += "; B is worse: " + strings.Join(r.Worse, ", ")
+		}
+		if len(r.Better) > 0 {
+			v += "; B is better: " + strings.Join(r.Better, ", ")
+		}
+		return v
 	case !haveRecords:
 		return "cannot judge: a run has no per-request records (a summary-only import), so noise is unknown; figures shown side by side"
 	case len(r.Worse) == 0 && len(r.Better) == 0:
@@ -343,47 +448,78 @@ func verdict(r *Result, haveRecords bool) string {
 	return "mixed: worse " + strings.Join(r.Worse, ", ") + "; better " + strings.Join(r.Better, ", ")
 }
 
-// jitter is the sorted delay of token delivery beyond its median: how much
-// later than usual, relative to the server's intended emission times, the
-// client saw tokens arrive.
-type jitter []float64
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-func (j jitter) at(q float64) float64 {
-	if len(j) == 0 || q <= 0.5 {
-		return 0
+// quantileOrNaN is the summary's quantile, NaN (shown "–") when the
+// distribution is empty: no data is not 0 ms.
+func quantileOrNaN(d stats.Dist, q float64) float64 {
+	if d.Count == 0 {
+		return math.NaN()
 	}
-	return j[int(q*float64(len(j)-1))]
+	return quantileOf(d, q)
 }
 
-// deliveryJitter measures, for a run against knee's own server (records
-// carry ServerTokenTimes, the intended emission times), how late tokens were
-// delivered: arrival − (sent + intended time), minus its median. The
-// simulated engine is deterministic for a seed; this jitter is the machine
-// (pacing, CPU contention, network), so a latency difference no larger than
-// it at the same quantile is not a change in the server. Nil without truth.
-func deliveryJitter(recs []record.Request) jitter {
-	var d []float64
-	for i := range recs {
-		r := &recs[i]
-		if r.Warmup || !r.OK() || len(r.ServerTokenTimes) == 0 || len(r.ServerTokenTimes) != len(r.TokenTimes) {
-			continue
-		}
-		for k, t := range r.TokenTimes {
-			d = append(d, float64(t-r.Sent-r.ServerTokenTimes[k])/1e6)
-		}
-		if len(d) > maxValues {
-			break
+func errorKindsText(kinds map[string]int) string {
+	if len(kinds) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		return kinds[names[i]] > kinds[names[j]] || kinds[names[i]] == kinds[names[j]] && names[i] < names[j]
+	})
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s: %d", k, kinds[k])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// setupCautions names what differs between the two runs' setups: model,
+// target and configuration (workload shape, load, seed, engine).
+func setupCautions(a, b *Side) []string {
+	var diffs []string
+	add := func(what, va, vb string) {
+		if va != vb {
+			diffs = append(diffs, fmt.Sprintf("%s (A %s, B %s)", what, orNone(va), orNone(vb)))
 		}
 	}
-	if len(d) < 100 {
+	add("model", a.Model, b.Model)
+	add("target", a.Target, b.Target)
+	ka, kb := map[string]string{}, map[string]string{}
+	var keys []string
+	for _, kv := range a.Setup {
+		ka[kv[0]] = kv[1]
+		keys = append(keys, kv[0])
+	}
+	for _, kv := range b.Setup {
+		if _, ok := ka[kv[0]]; !ok {
+			keys = append(keys, kv[0])
+		}
+		kb[kv[0]] = kv[1]
+	}
+	for _, k := range keys {
+		add(k, ka[k], kb[k])
+	}
+	if len(diffs) == 0 {
 		return nil
 	}
-	sort.Float64s(d)
-	med := d[len(d)/2]
-	for i := range d {
-		d[i] -= med
+	const show = 8
+	more := ""
+	if len(diffs) > show {
+		more = fmt.Sprintf(" and %d more", len(diffs)-show)
+		diffs = diffs[:show]
 	}
-	return d
+	return []string{"the runs differ in " + strings.Join(diffs, ", ") + more + ": a difference may be the setup, not a change in the server"}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
 }
 
 // perSecond buckets measured requests by the second their last content (or
