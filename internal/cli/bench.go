@@ -50,7 +50,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	fs.Var(&f.temperature, "temperature", temperatureUsage)
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (never printed or stored)")
 	fs.DurationVar(&f.requestTimeout, "request-timeout", 5*time.Minute, "give up on one request after this long")
-	fs.DurationVar(&f.grace, "grace", 30*time.Second, "after the run ends, wait this long for in-flight requests before canceling them")
+	fs.DurationVar(&f.grace, "grace", 30*time.Second, "after the run ends, wait this long for in-flight requests before canceling them (0: cancel at once)")
 	fs.StringVar(&f.ignoreEOS, "ignore-eos", "auto", "ask the server to ignore EOS so outputs have the requested length: auto (probe), true, false")
 	fs.Var(&f.slos, "slo", "objective such as 'p95(ttft)<2s' (repeatable); exit 3 when one fails")
 	fs.StringVar(&f.out, "out", "", "directory for records.jsonl, summary.json, report.md and report.html")
@@ -68,6 +68,13 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		return Usagef("unexpected argument %q (flags only; see knee bench -h)", fs.Arg(0))
 	}
 	apiKey, err := apiKeyFrom(env, f.apiKeyEnv)
+	if err != nil {
+		return err
+	}
+	if err := f.embedded.refuseWithURL(f.url); err != nil {
+		return err
+	}
+	grace, err := graceFlags(f.grace, f.requestTimeout)
 	if err != nil {
 		return err
 	}
@@ -123,7 +130,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		Concurrency: f.wl.concurrency, RateRPS: f.wl.rate, MaxConcurrency: f.wl.maxConcurrency,
 		Duration: f.wl.duration, Requests: f.wl.requests,
 		Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,
-		RequestTimeout: f.requestTimeout, Grace: f.grace,
+		RequestTimeout: f.requestTimeout, Grace: grace,
 	}
 	if arrivals != nil {
 		cfg.Arrivals = arrivals
@@ -205,6 +212,13 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	cpu := cpuclock.Process() - cpu0
 
 	interrupted := ctx.Err() != nil
+	var lastSend time.Duration
+	for i := range res.Records {
+		lastSend = max(lastSend, res.Records[i].Sent)
+	}
+	if n := f.wl.limitNote(res.StoppedBy, int64(len(res.Records)), lastSend); n != "" {
+		notes = append(notes, n)
+	}
 	if res.Interrupted > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", res.Interrupted))
 	}
@@ -247,6 +261,20 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		return &SLOError{Failed: failed}
 	}
 	return nil
+}
+
+// graceFlags checks --grace and --request-timeout and returns the grace
+// for loadgen, where 0 means its default: --grace 0 is no grace at all.
+func graceFlags(grace, requestTimeout time.Duration) (time.Duration, error) {
+	switch {
+	case grace < 0:
+		return 0, Usagef("--grace %v: want 0 (cancel in-flight requests when the run ends) or a positive duration", grace)
+	case requestTimeout < 0:
+		return 0, Usagef("--request-timeout %v: want a positive duration (0: none)", requestTimeout)
+	case grace == 0:
+		return -1, nil
+	}
+	return grace, nil
 }
 
 func storedAs(id string) string {

@@ -32,6 +32,20 @@ func (e *embeddedFlags) register(fs *flag.FlagSet) {
 	e.fs = fs
 }
 
+// refuseWithURL refuses the embedded server's settings next to --url: they
+// would configure a server that is not started.
+func (e *embeddedFlags) refuseWithURL(url string) error {
+	if url == "" || e.fs == nil {
+		return nil
+	}
+	for _, name := range []string{"gpu", "tp", "queue-limit", "step-time-scale", "profile"} {
+		if flagSet(e.fs, name) {
+			return Usagef("--%s configures knee's embedded simulated server, which --url replaces: give one or the other", name)
+		}
+	}
+	return nil
+}
+
 // config lists the simulated server's settings for stored runs: the
 // resolved engine (its defaults filled in, as the server runs it) under
 // sim_ keys, plus the selections that are not engine settings. model is the

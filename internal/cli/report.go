@@ -19,7 +19,7 @@ func runReport(_ context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report")
 	db := dbFlag(fs)
 	format := fs.String("format", "", "text, md, csv, json or html (default: from --out's extension, else text)")
-	out := fs.String("out", "", "write to this file instead of stdout (html is written to a file: default run-ID.html)")
+	out := fs.String("out", "", "write to this file instead of stdout (on a terminal, html goes to a file: knee-run-ID.html)")
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "Usage: knee report RUN [--format text|md|csv|json|html] [--out FILE]   (RUN: an id from knee runs, last, last~1)")
 		printFlags(fs)
@@ -31,16 +31,26 @@ func runReport(_ context.Context, env *Env, args []string) error {
 	if len(pos) != 1 {
 		return Usagef("want one run: knee report RUN (an id from `knee runs`, \"last\" or \"last~N\"), got %d arguments", len(pos))
 	}
-	f := *format
-	if f == "" {
-		f = formatFromExt(*out)
-	}
-	f = strings.ToLower(f)
+	f := strings.ToLower(*format)
 	if f == "markdown" {
 		f = "md"
 	}
-	if !contains(reportFormats, f) {
+	if f != "" && !contains(reportFormats, f) {
 		return Usagef("--format %q: want one of %s", *format, strings.Join(reportFormats, ", "))
+	}
+	if *out != "" && *out != "-" {
+		extFormat, known := formatFromExt(*out)
+		switch {
+		case f == "" && !known:
+			return Usagef("--out %s: knee writes text, md, csv, json or html; name the file .txt, .md, .csv, .json or .html (or give --format)", *out)
+		case f == "":
+			f = extFormat
+		case known && filepath.Ext(*out) != "" && extFormat != f:
+			return Usagef("--out %s is a %s file name but --format is %s: make them agree", *out, extFormat, f)
+		}
+	}
+	if f == "" {
+		f = "text"
 	}
 	st, err := openDBRead(env, *db)
 	if err != nil {
@@ -89,18 +99,23 @@ func runReport(_ context.Context, env *Env, args []string) error {
 	return nil
 }
 
-func formatFromExt(path string) string {
+// formatFromExt is the report format a file name asks for; known is false
+// for an extension knee does not write (.pdf, .png, ...). A name without
+// an extension is text.
+func formatFromExt(path string) (format string, known bool) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".md", ".markdown":
-		return "md"
+		return "md", true
 	case ".csv":
-		return "csv"
+		return "csv", true
 	case ".json":
-		return "json"
+		return "json", true
 	case ".html", ".htm":
-		return "html"
+		return "html", true
+	case "", ".txt", ".text", ".log":
+		return "text", true
 	}
-	return "text"
+	return "", false
 }
 
 func contains(list []string, s string) bool {

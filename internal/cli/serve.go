@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
+	"strconv"
 	"time"
 
 	"github.com/knee-dev/knee/internal/simserver"
@@ -57,6 +59,18 @@ func (f *serveFlags) config(fs *flag.FlagSet) (simserver.Config, error) {
 	}, nil
 }
 
+// checkListenAddr checks --addr is host:port with a port in 0..65535.
+func checkListenAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return Usagef("--addr %q: want host:port, such as 127.0.0.1:8000 or :8000", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return Usagef("--addr %q: port %q is not a number from 0 to 65535", addr, port)
+	}
+	return nil
+}
+
 // runServe runs the simulated OpenAI-compatible server until interrupted.
 func runServe(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "serve")
@@ -77,9 +91,13 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkListenAddr(*addr); err != nil {
+		return err
+	}
 	base, srv, err := simserver.Start(ctx, *addr, cfg)
 	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+		// The address is the user's input: in use, not ours, not local.
+		return Usagef("--addr %s: %v", *addr, err)
 	}
 	defer srv.Close()
 	fmt.Fprintf(env.Stdout, "knee serve: %s\n", srv.Describe())

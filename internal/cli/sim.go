@@ -153,9 +153,11 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	storeRecords := f.wl.requests > 0 && f.wl.requests <= maxStoredSimRecords
 	start := time.Now()
 	var done int64
+	var lastSend time.Duration
 	lastProgress := start
 	res, runErr := sim.Run(ctx, cfg, func(r *record.Request) {
 		acc.Add(r)
+		lastSend = max(lastSend, r.Sent)
 		// Long simulations say they are alive every few seconds.
 		if done++; !f.quiet && done&0x3fff == 0 && time.Since(lastProgress) > 3*time.Second {
 			lastProgress = time.Now()
@@ -200,6 +202,13 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	if c := eng.Config(); c.MaxModelLen < c.Model.MaxContext && f.engine.maxModelLen == 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("max model len lowered from %s's %d to %d tokens, what the KV cache holds (vLLM would refuse to start; set --max-model-len)",
 			c.Model.Name, c.Model.MaxContext, c.MaxModelLen))
+	}
+	if !interrupted {
+		stoppedBy := "duration"
+		if cfg.Requests > 0 && res.Issued >= cfg.Requests {
+			stoppedBy = "requests"
+		}
+		rep.Notes = append(rep.Notes, f.wl.limitNote(stoppedBy, res.Issued, lastSend))
 	}
 	if res.Failed > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d requests were longer than the max model len %d and refused (HTTP 400 records)", res.Failed, eng.Config().MaxModelLen))

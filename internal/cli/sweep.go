@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 
@@ -44,13 +45,16 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if from != "" {
+		if err := refuseWithFrom(fs); err != nil {
+			return err
+		}
 		return sweepFromCSV(env, &f, from, set)
 	}
 	plan, err := f.plan()
 	if err != nil {
 		return err
 	}
-	if err := f.validateWorkload(fs); err != nil {
+	if err := f.validateWorkload(); err != nil {
 		return err
 	}
 	target := redactURL(t.url)
@@ -99,6 +103,22 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	return runErr
+}
+
+// refuseWithFrom refuses measuring flags next to --from: the points come
+// from the file, so a load, target or workload flag would be ignored.
+func refuseWithFrom(fs *flag.FlagSet) error {
+	analysis := map[string]bool{"from": true, "slo": true, "knee-metric": true, "json": true, "out": true, "quiet": true, "db": true, "no-store": true, "label": true}
+	var bad string
+	fs.Visit(func(fl *flag.Flag) {
+		if !analysis[fl.Name] && bad == "" {
+			bad = fl.Name
+		}
+	})
+	if bad != "" {
+		return Usagef("--%s does nothing with --from (the points are read from the file, not measured); drop one of them", bad)
+	}
+	return nil
 }
 
 func sweepFromCSV(env *Env, f *sweepFlags, path string, set slo.Set) error {

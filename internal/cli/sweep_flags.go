@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,8 +33,8 @@ type sweepFlags struct {
 }
 
 func (f *sweepFlags) register(fs *flag.FlagSet, defaultRequests int64) {
-	fs.StringVar(&f.concurrency, "concurrency", "", "closed-loop steps: a list such as 1,4,16,64, or auto")
-	fs.StringVar(&f.rate, "rate", "", "open-loop steps in requests per second: a list such as 1,2,4,8, or auto")
+	fs.StringVar(&f.concurrency, "concurrency", "", "closed-loop steps: a list such as 1,4,16,64 (measured in increasing order), or auto")
+	fs.StringVar(&f.rate, "rate", "", "open-loop steps in requests per second: a list such as 1,2,4,8 (measured in increasing order), or auto")
 	fs.BoolVar(&f.auto, "auto", false, "grow the load automatically (concurrency unless --rate auto): ×--factor from --min until an SLO fails or throughput stops growing, then bisect")
 	fs.Float64Var(&f.min, "min", 1, "automatic sweep: first load")
 	fs.Float64Var(&f.max, "max", 0, "automatic sweep: highest load (0: 1024 in flight or 1000 req/s)")
@@ -58,6 +59,9 @@ func (f *sweepFlags) register(fs *flag.FlagSet, defaultRequests int64) {
 		}
 		fs.Var(fl.Value, fl.Name, usage)
 	})
+	// Which flags were given, and what a scenario file saves, is the
+	// sweep's own flag set.
+	f.wl.fs, f.wl.loadLists = fs, true
 }
 
 // plan resolves the load flags into a sweep plan.
@@ -96,7 +100,21 @@ func (f *sweepFlags) plan() (sweep.Plan, error) {
 			if p.Kind == sweep.Concurrency && v != math.Trunc(v) {
 				return p, Usagef("%s: item %d %q: want whole numbers of requests in flight", name, i+1, s)
 			}
+			if slices.Contains(p.Loads, v) {
+				return p, Usagef("%s: %s is listed twice (each load is measured once)", name, strings.TrimSpace(s))
+			}
 			p.Loads = append(p.Loads, v)
+		}
+		// Steps run in increasing load, as the curve is read.
+		slices.Sort(p.Loads)
+	}
+	limit, unit := float64(maxInFlight), "requests in flight"
+	if p.Kind == sweep.Rate {
+		limit, unit = maxRateRPS, "requests per second"
+	}
+	for _, v := range append([]float64{p.Max}, p.Loads...) {
+		if v > limit {
+			return p, Usagef("load %v: at most %g %s (beyond that knee measures itself, not the server)", v, limit, unit)
 		}
 	}
 	if f.metric != "" && f.metric != sweep.MetricOutputTPS && f.metric != sweep.MetricThroughputRPS {
@@ -112,17 +130,12 @@ func (f *sweepFlags) plan() (sweep.Plan, error) {
 // validateWorkload checks the per-step bounds and other workload flags.
 // A step given only --duration runs for that long: the default request
 // count then does not cut it short.
-func (f *sweepFlags) validateWorkload(fs *flag.FlagSet) error {
-	requestsSet := false
-	fs.Visit(func(fl *flag.Flag) { requestsSet = requestsSet || fl.Name == "requests" })
-	if f.wl.duration > 0 && !requestsSet {
-		f.wl.requests = 0
-	}
+func (f *sweepFlags) validateWorkload() error {
 	f.wl.concurrency = 1 // the step sets it; validate the rest
 	if err := f.wl.validate(); err != nil {
 		return err
 	}
-	return nil
+	return f.wl.openLoopOnly(f.rate != "")
 }
 
 func (f *sweepFlags) objectives() (slo.Set, error) {

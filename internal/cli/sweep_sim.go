@@ -43,7 +43,7 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := f.validateWorkload(fs); err != nil {
+	if err := f.validateWorkload(); err != nil {
 		return err
 	}
 	if f.wl.maxConcurrency > 0 || f.wl.ramp > 0 {

@@ -28,7 +28,8 @@ type sweepTargetFlags struct {
 	embedded                   embeddedFlags
 	// stored is the run database the steps' records go to (nil: --no-store),
 	// set once the run is begun.
-	stored *sweepStore
+	stored       *sweepStore
+	loadgenGrace time.Duration // grace as loadgen takes it (graceFlags)
 }
 
 func (t *sweepTargetFlags) register(fs *flag.FlagSet) {
@@ -38,7 +39,7 @@ func (t *sweepTargetFlags) register(fs *flag.FlagSet) {
 	fs.Var(&t.temperature, "temperature", temperatureUsage)
 	fs.StringVar(&t.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (never printed or stored)")
 	fs.DurationVar(&t.requestTimeout, "request-timeout", 5*time.Minute, "give up on one request after this long")
-	fs.DurationVar(&t.grace, "grace", 30*time.Second, "after each step, wait this long for in-flight requests before canceling them")
+	fs.DurationVar(&t.grace, "grace", 30*time.Second, "after each step, wait this long for in-flight requests before canceling them (0: cancel at once)")
 	fs.StringVar(&t.ignoreEOS, "ignore-eos", "auto", "ask the server to ignore EOS so outputs have the requested length: auto (probe), true, false")
 	t.embedded.register(fs)
 }
@@ -79,6 +80,12 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 			return nil, nil, err
 		}
 		eos = triState{} // never sent: the native API has no such fields
+	}
+	if err := t.embedded.refuseWithURL(t.url); err != nil {
+		return nil, nil, err
+	}
+	if t.loadgenGrace, err = graceFlags(t.grace, t.requestTimeout); err != nil {
+		return nil, nil, err
 	}
 	r := &targetRunner{t: t, f: f, set: set, eos: eos}
 	if r.apiKey, err = apiKeyFrom(env, t.apiKeyEnv); err != nil {
@@ -134,7 +141,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	cfg := loadgen.Config{
 		BaseURL: base, Model: model, API: r.t.api, APIKey: r.apiKey,
 		Duration: w.duration, Requests: w.requests, Warmup: warmupDur, WarmupRequests: warmupN, Ramp: w.ramp,
-		RequestTimeout: r.t.requestTimeout, Grace: r.t.grace,
+		RequestTimeout: r.t.requestTimeout, Grace: r.t.loadgenGrace,
 	}
 	r.t.temperature.apply(&cfg)
 	opts := stats.Options{}

@@ -34,7 +34,18 @@ type workloadFlags struct {
 	fs           *flag.FlagSet
 	scenarioFile string
 	saveTo       string
+	// loadLists: --concurrency and --rate are lists of steps (sweeps),
+	// checked by the sweep, not here.
+	loadLists bool
 }
+
+// maxInFlight bounds --concurrency and --max-concurrency, and maxRateRPS
+// --rate: each request in flight is a connection and a goroutine, and
+// beyond these the client, not the server, is what a run would measure.
+const (
+	maxInFlight = 100_000
+	maxRateRPS  = 100_000
+)
 
 func (w *workloadFlags) register(fs *flag.FlagSet, defaultConcurrency int, defaultRequests int64) {
 	fs.StringVar(&w.input, "input-tokens", "512", "prompt length distribution: 512, 256:1024 (uniform), normal:512,128, lognormal:512,128")
@@ -57,8 +68,16 @@ func (w *workloadFlags) register(fs *flag.FlagSet, defaultConcurrency int, defau
 	w.fs = fs
 }
 
-// validate checks the load flags together; errors name the flag.
+// validate checks the load flags together; errors name the flag. A
+// --duration given without --requests is a time limit: the default request
+// count does not cut it short.
 func (w *workloadFlags) validate() error {
+	if w.duration > 0 && !flagSet(w.fs, "requests") {
+		w.requests = 0
+	}
+	if err := w.validateLoadLevel(); err != nil {
+		return err
+	}
 	switch {
 	case w.rate < 0:
 		return Usagef("--rate %v: want a positive number of requests per second", w.rate)
@@ -68,6 +87,8 @@ func (w *workloadFlags) validate() error {
 		return Usagef("--requests %d: want 0 (no limit) or more", w.requests)
 	case w.duration < 0:
 		return Usagef("--duration %v: want a positive duration", w.duration)
+	case w.ramp < 0:
+		return Usagef("--ramp %v: want a positive duration (0: no ramp)", w.ramp)
 	case w.requests == 0 && w.duration == 0:
 		return Usagef("give --requests or --duration: every load must be bounded")
 	case w.burstiness <= 0:
@@ -79,6 +100,61 @@ func (w *workloadFlags) validate() error {
 		return err
 	}
 	return nil
+}
+
+// validateLoadLevel checks the single load level of bench and sim: flags
+// that would be silently ignored are refused.
+func (w *workloadFlags) validateLoadLevel() error {
+	if w.loadLists {
+		return nil
+	}
+	rateSet := flagSet(w.fs, "rate")
+	switch {
+	case rateSet && !(w.rate > 0):
+		return Usagef("--rate %v: want a positive number of requests per second (for a closed loop, give --concurrency instead)", w.rate)
+	case w.rate > maxRateRPS:
+		return Usagef("--rate %v: at most %d requests per second (beyond that knee measures itself, not the server)", w.rate, maxRateRPS)
+	case rateSet && flagSet(w.fs, "concurrency"):
+		return Usagef("give --concurrency (closed loop) or --rate (open loop), not both; --max-concurrency caps an open loop")
+	case w.concurrency > maxInFlight:
+		return Usagef("--concurrency %d: at most %d requests in flight (each is a connection)", w.concurrency, maxInFlight)
+	case w.maxConcurrency > maxInFlight:
+		return Usagef("--max-concurrency %d: at most %d requests in flight (each is a connection)", w.maxConcurrency, maxInFlight)
+	}
+	return w.openLoopOnly(rateSet)
+}
+
+// openLoopOnly refuses open-loop settings given without an open loop.
+func (w *workloadFlags) openLoopOnly(open bool) error {
+	if open {
+		if flagSet(w.fs, "burstiness") && w.arrival != "gamma" {
+			return Usagef("--burstiness applies to --arrival gamma (got --arrival %s)", w.arrival)
+		}
+		return nil
+	}
+	for _, name := range []string{"burstiness", "arrival", "max-concurrency"} {
+		if flagSet(w.fs, name) {
+			return Usagef("--%s applies to an open loop: give --rate too (it would be ignored otherwise)", name)
+		}
+	}
+	return nil
+}
+
+// limitNote says which limit ended the run's issuing: stoppedBy is
+// "requests" or "duration" (loadgen.Stop*), issued the requests sent and
+// lastSend the last one's send time.
+func (w *workloadFlags) limitNote(stoppedBy string, issued int64, lastSend time.Duration) string {
+	switch stoppedBy {
+	case "requests":
+		dflt := ""
+		if !flagSet(w.fs, "requests") {
+			dflt = " (the default; give --duration alone for a time limit)"
+		}
+		return fmt.Sprintf("ended by the request limit: --requests %d%s, the last sent at %.1f s", w.requests, dflt, lastSend.Seconds())
+	case "duration":
+		return fmt.Sprintf("ended by the time limit: --duration %v, %d requests sent", w.duration, issued)
+	}
+	return ""
 }
 
 // warmupValue parses --warmup as a duration or a request count.

@@ -198,6 +198,9 @@ type Result struct {
 	// the server closed before it could have seen them (after a response,
 	// when idle, at a per-connection cap); records say which.
 	ConnectionRetries int64
+	// StoppedBy says what ended issuing: StopDuration, StopRequests,
+	// StopInterrupted (the caller's ctx) or StopCalled (Run.Stop).
+	StoppedBy string
 	// WallClockSteps counts the times the system's wall clock was seen to
 	// step (by more than 1 ms against the monotonic clock) during the run.
 	// Kernel stamps are wall-clock times; knee maps them with the offset
@@ -205,6 +208,14 @@ type Result struct {
 	// and were read after it (within 50 ms) are off by it.
 	WallClockSteps int64
 }
+
+// What ended a run's issuing (Result.StoppedBy).
+const (
+	StopDuration    = "duration"
+	StopRequests    = "requests"
+	StopInterrupted = "interrupted"
+	StopCalled      = "stopped"
+)
 
 // Snapshot is a live view of a run.
 type Snapshot struct {
@@ -252,6 +263,7 @@ type Run struct {
 	kernelStamped           atomic.Int64 // streams stamped by the kernel throughout
 	userStamped             atomic.Int64 // streams with a read stamped in user space
 	errKinds                [16]atomic.Int64
+	stoppedBy               atomic.Pointer[string] // the first reason issuing stopped
 
 	mu      sync.Mutex
 	records []record.Request
@@ -361,7 +373,7 @@ func (r *Run) run() {
 		}
 	}()
 	if r.cfg.Duration > 0 {
-		t := time.AfterFunc(r.cfg.Duration, r.stopIssue)
+		t := time.AfterFunc(r.cfg.Duration, func() { r.stopFor(StopDuration) })
 		defer t.Stop()
 	}
 	if r.cfg.Concurrency > 0 {
@@ -369,7 +381,12 @@ func (r *Run) run() {
 	} else {
 		r.openLoop(&wg)
 	}
-	r.stopIssue()
+	// A loop that returns on its own ended for the reason it gave; one
+	// that returned because issuing stopped did so for an earlier reason.
+	if r.parent.Err() != nil {
+		r.stopFor(StopInterrupted)
+	}
+	r.stopFor(StopCalled)
 	wg.Wait()
 	close(workersDone)
 	elapsed := time.Since(r.start)
@@ -388,7 +405,7 @@ func (r *Run) run() {
 	slices.SortFunc(recs, func(a, b record.Request) int { return int(a.ID - b.ID) })
 	res := &Result{Records: recs, Start: r.start, Elapsed: elapsed, PeakInFlight: int(r.peak.Load()), Dropped: r.dropped.Load(),
 		UserStampedStreams: r.userStamped.Load(), Interrupted: r.interrupted.Load(), WallClockSteps: r.clockSteps.Load(),
-		ConnectionRetries: r.connRetries.Load()}
+		ConnectionRetries: r.connRetries.Load(), StoppedBy: *r.stoppedBy.Load()}
 	res.KernelTimestamps = res.UserStampedStreams == 0 && r.kernelStamped.Load() > 0
 	if r.cfg.Concurrency == 0 {
 		res.OfferedRateRPS = r.cfg.RateRPS
@@ -425,7 +442,13 @@ func (r *Run) Wait() *Result {
 }
 
 // Stop ends issuing now; in-flight requests get the grace period.
-func (r *Run) Stop() { r.stopIssue() }
+func (r *Run) Stop() { r.stopFor(StopCalled) }
+
+// stopFor ends issuing, remembering the first reason given.
+func (r *Run) stopFor(reason string) {
+	r.stoppedBy.CompareAndSwap(nil, &reason)
+	r.stopIssue()
+}
 
 // canceled marks rec as cut off by the hard stop; when that stop is the
 // caller's interrupt, rec leaves the statistics like cool-down.

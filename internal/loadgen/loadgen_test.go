@@ -543,3 +543,62 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeConcurrencyCostsOnlyWhatRuns: a closed loop far wider than its
+// request count starts no more workers than there are requests, and a
+// canceled context stops it before it starts them all.
+func TestHugeConcurrencyCostsOnlyWhatRuns(t *testing.T) {
+	ts := newTruthServer(t, func(string) plan { return plan{tokens: 2} })
+	res := run(t, Config{BaseURL: ts.URL, Model: "m", Concurrency: 1 << 30, Requests: 5}, promptSource(2))
+	if len(res.Records) != 5 || res.StoppedBy != StopRequests {
+		t.Fatalf("%d records, stopped by %q; want 5, requests", len(res.Records), res.StoppedBy)
+	}
+	for _, rec := range res.Records {
+		if !rec.OK() {
+			t.Errorf("request %d: %q %s", rec.ID, rec.Error, rec.ErrorMessage)
+		}
+	}
+
+	// Bounded only by time, 2^30 slots, and the caller has already
+	// canceled (Ctrl-C): Wait returns without starting a billion workers.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r, err := Start(ctx, Config{BaseURL: ts.URL, Model: "m", Concurrency: 1 << 30, Duration: time.Hour}, promptSource(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = r.Wait()
+	if res.StoppedBy != StopInterrupted || len(res.Records) > 1000 {
+		t.Errorf("canceled run: stopped by %q with %d records; want interrupted, next to none", res.StoppedBy, len(res.Records))
+	}
+}
+
+// TestStoppedBy: the result says which limit ended issuing.
+func TestStoppedBy(t *testing.T) {
+	ts := newTruthServer(t, func(string) plan { return plan{tokens: 2, gap: time.Millisecond} })
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"closed, requests", Config{Concurrency: 2, Requests: 6}, StopRequests},
+		{"closed, duration", Config{Concurrency: 2, Duration: 100 * time.Millisecond}, StopDuration},
+		{"closed, duration before requests", Config{Concurrency: 1, Duration: 100 * time.Millisecond, Requests: 1 << 40}, StopDuration},
+		{"open, requests", Config{RateRPS: 200, Requests: 5}, StopRequests},
+		{"open, duration", Config{RateRPS: 50, Duration: 100 * time.Millisecond}, StopDuration},
+	} {
+		c.cfg.BaseURL, c.cfg.Model = ts.URL, "m"
+		res := run(t, c.cfg, promptSource(2))
+		if res.StoppedBy != c.want {
+			t.Errorf("%s: stopped by %q, want %q", c.name, res.StoppedBy, c.want)
+		}
+	}
+	r, err := Start(context.Background(), Config{BaseURL: ts.URL, Model: "m", Concurrency: 1, Duration: time.Hour}, promptSource(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Stop()
+	if res := r.Wait(); res.StoppedBy != StopCalled {
+		t.Errorf("Stop: stopped by %q, want %q", res.StoppedBy, StopCalled)
+	}
+}

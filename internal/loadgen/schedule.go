@@ -36,11 +36,19 @@ func rampWarp(t, ramp time.Duration) time.Duration {
 
 // closedLoop runs Concurrency workers until issuing stops. A worker's
 // request is scheduled when its slot frees, so closed-loop lag is only the
-// client's own delay between the two.
+// client's own delay between the two. No more workers start than there
+// are requests to send, and none once issuing has stopped: a huge
+// concurrency costs only what can run.
 func (r *Run) closedLoop(wg *sync.WaitGroup) {
 	var next atomic.Int64
 	n := r.cfg.Concurrency
+	if r.cfg.Requests > 0 && int64(n) > r.cfg.Requests {
+		n = int(r.cfg.Requests)
+	}
 	for w := range n {
+		if r.issueCtx.Err() != nil {
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -57,7 +65,7 @@ func (r *Run) closedLoop(wg *sync.WaitGroup) {
 			for r.issueCtx.Err() == nil {
 				i := next.Add(1) - 1
 				if r.cfg.Requests > 0 && i >= r.cfg.Requests {
-					r.stopIssue()
+					r.stopFor(StopRequests)
 					return
 				}
 				scheduled := time.Since(r.start)
@@ -88,6 +96,7 @@ func (r *Run) openLoop(wg *sync.WaitGroup) {
 	for ; r.cfg.Requests == 0 || i < r.cfg.Requests; i++ {
 		at := rampWarp(sched.Next(), r.cfg.Ramp)
 		if r.cfg.Duration > 0 && at >= r.cfg.Duration {
+			r.stopFor(StopDuration)
 			return
 		}
 		if d := at - time.Since(r.start); d > 0 {
@@ -119,6 +128,7 @@ func (r *Run) openLoop(wg *sync.WaitGroup) {
 			}
 		}(i, at)
 	}
+	r.stopFor(StopRequests)
 }
 
 // countDropped counts arrival i (due at at) and every later one already
