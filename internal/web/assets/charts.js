@@ -18,7 +18,7 @@ export function lineChart(el, {title, xLabel, yLabel, x, series, logX = false, m
     axes: [{label: xLabel}, {label: yLabel, size: 60}],
     series: [{label: xLabel}, ...series.map((s, i) => ({label: s.label, stroke: s.color || palette[i], width: 2,
       points: {show: true, size: 5}}))],
-    legend: {show: true},
+    legend: {show: series.length > 1, live: false},
     cursor: {drag: {x: false, y: false}},
     hooks: {draw: [u => drawMarks(u, marks)]},
   };
@@ -40,7 +40,11 @@ function drawMarks(u, marks) {
     const px = u.valToPos(m.x, 'x', true);
     c.strokeStyle = m.color; c.lineWidth = 2 * devicePixelRatio; c.setLineDash(m.dash || []);
     c.beginPath(); c.moveTo(px, top); c.lineTo(px, bottom); c.stroke();
-    c.fillStyle = m.color; c.fillText(m.label, px + 4 * devicePixelRatio, top + (m.row || 1) * 14 * devicePixelRatio);
+    // Labels on the side a mark names (left: knee, right: SLO-safe), so two
+    // marks on one step stay readable.
+    c.fillStyle = m.color; c.textAlign = m.side === 'left' ? 'right' : 'left';
+    c.fillText(m.label, px + (m.side === 'left' ? -4 : 4) * devicePixelRatio, top + 14 * devicePixelRatio);
+    c.textAlign = 'left';
   }
   c.setLineDash([]);
   for (const m of marks.hlines || []) {
@@ -49,7 +53,9 @@ function drawMarks(u, marks) {
     if (py < top || py > bottom) continue;
     c.strokeStyle = m.color; c.lineWidth = 1.5 * devicePixelRatio; c.setLineDash([6, 4]);
     c.beginPath(); c.moveTo(u.bbox.left, py); c.lineTo(u.bbox.left + u.bbox.width, py); c.stroke();
-    c.fillStyle = m.color; c.fillText(m.label, u.bbox.left + 4 * devicePixelRatio, py - 4 * devicePixelRatio);
+    c.fillStyle = m.color; c.textAlign = 'right';
+    c.fillText(m.label, u.bbox.left + u.bbox.width - 4 * devicePixelRatio, py - 4 * devicePixelRatio);
+    c.textAlign = 'left';
   }
   c.setLineDash([]);
   for (const m of marks.points || []) {

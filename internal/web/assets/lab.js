@@ -55,7 +55,7 @@ function render(el, r) {
     const t = h('div', {id: 'lab-throughput'}), l = h('div', {id: 'lab-ttft'});
     parts.push(h('div', {class: 'curves'}, t, l));
     const kneeX = sw.knee.load, safeX = sw.slo_safe.load;
-    const vlines = [{x: kneeX, label: 'knee', color: '#9333ea', dash: [4, 3]}, {x: safeX, label: 'SLO-safe', color: '#16a34a', row: 2}];
+    const vlines = [{x: kneeX, label: 'knee', color: '#9333ea', dash: [4, 3], side: 'left'}, {x: safeX, label: 'SLO-safe', color: '#16a34a'}];
     queueMicrotask(() => {
       lineChart(t, {title: 'Throughput over offered rate', xLabel: 'offered rate (req/s)', yLabel: 'output tok/s', x: xs,
         series: [{label: 'output tok/s', values: sw.steps.map(s => s.output_tps)}], marks: {vlines}});

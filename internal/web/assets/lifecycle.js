@@ -90,7 +90,9 @@ export class LifecycleView {
   }
 
   drawBars() {
-    const rows = this.reqs.slice(0, 60);
+    // At most 60 rows, spread evenly over the run so late queueing shows.
+    const every = Math.ceil(this.reqs.length / 60) || 1;
+    const rows = this.reqs.filter((_, i) => i % every === 0);
     const span = this.span() || 1, pct = v => (100 * v / span) + '%';
     this.cursor = h('div', {class: 'cursor', style: 'position:absolute;top:0;bottom:0;width:2px;background:#0f172a;left:0'});
     this.bars.replaceChildren(h('div', {style: 'position:relative'}, this.cursor, ...rows.map(r => {

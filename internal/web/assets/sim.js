@@ -155,7 +155,7 @@ function renderResults(el, r) {
   const f = r.figures, pr = r.pressure;
   const badge = h('div', {id: 'pressure', class: 'badge ' + pr.level, dataset: {level: pr.level}, role: 'status'},
     h('strong', {}, levelText[pr.level]), h('span', {}, pr.reason));
-  el.replaceChildren(
+  el.replaceChildren(...[
     badge,
     h('div', {class: 'metrics'},
       metric('queue-p50', 'Queue p50', f.queue_ms.p50, 'ms', 'client wait + server queue'),
@@ -177,7 +177,10 @@ function renderResults(el, r) {
     h('p', {class: 'notes'}, `${r.requests} requests simulated (${fmt(r.simulated_s, 's')} of virtual time) on ${r.engine.name}: `,
       `max ${r.engine.max_num_seqs} sequences, ${r.engine.max_num_batched_tokens} batched tokens per step, KV cache ${r.engine.kv_capacity_tokens} tokens. `,
       h('span', {id: 'compute-ms'}, `Computed in ${fmt(r.compute_ms, 'ms')}.`)),
-    r.warnings && r.warnings.length ? h('ul', {class: 'warnings'}, r.warnings.map(w => h('li', {}, w))) : null);
+    r.warnings && r.warnings.length ? h('ul', {class: 'warnings'}, r.warnings.map(w => h('li', {}, w))) : null].filter(Boolean));
+  el.dataset.inputTokens = r.params.input_tokens;
+  el.dataset.outputTokens = r.params.output_tokens;
+  el.dataset.load = String(r.params.load);
 }
 
 function renderCurves(sw, cur) {
@@ -189,7 +192,7 @@ function renderCurves(sw, cur) {
   const kneeX = sw.knee && sw.knee.load, safeX = sw.slo_safe && sw.slo_safe.load;
   const curX = cur ? cur.params.load : null;
   const curT = cur ? (tput === 'output_tps' ? cur.figures.output_tps : cur.figures.throughput_rps) : null;
-  const vlines = [{x: kneeX, label: 'knee', color: '#9333ea', dash: [4, 3]}, {x: safeX, label: 'SLO-safe', color: '#16a34a', row: 2}];
+  const vlines = [{x: kneeX, label: 'knee', color: '#9333ea', dash: [4, 3], side: 'left'}, {x: safeX, label: 'SLO-safe', color: '#16a34a'}];
   lineChart(tEl, {title: 'Throughput over load', xLabel: unit, yLabel: tput === 'output_tps' ? 'output tok/s' : 'req/s',
     x: xs, logX: sw.load_kind === 'concurrency', series: [{label: tput === 'output_tps' ? 'output tok/s' : 'req/s', values: sw.steps.map(s => s[tput])}],
     marks: {vlines, points: [{x: curX, y: curT, color: '#ea580c'}]}});
@@ -200,8 +203,8 @@ function renderCurves(sw, cur) {
       points: [{x: curX, y: cur ? cur.figures.ttft_ms.p95 : null, color: '#ea580c'}]}});
   const notes = document.getElementById('curve-notes');
   notes.replaceChildren(
-    h('span', {class: 'key current'}, '● current setting'), ' ',
-    h('span', {id: 'knee-text'}, kneeX != null ? `Knee at ${kneeX}: ${sw.knee.reason}` : `No knee: ${sw.knee.reason}`), ' ',
-    h('span', {id: 'safe-text'}, safeX != null ? `SLO-safe point at ${safeX}: ${sw.slo_safe.reason}` : `No SLO-safe point: ${sw.slo_safe.reason}`));
+    h('span', {class: 'key current'}, '● current setting'), h('br'),
+    h('span', {id: 'knee-text'}, h('strong', {}, kneeX != null ? `Knee at ${kneeX}: ` : 'No knee: '), sw.knee.reason), h('br'),
+    h('span', {id: 'safe-text'}, h('strong', {}, safeX != null ? `SLO-safe point at ${safeX}: ` : 'No SLO-safe point: '), sw.slo_safe.reason));
   tEl.dataset.knee = kneeX ?? ''; tEl.dataset.safe = safeX ?? '';
 }
