@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
+	"github.com/knee-dev/knee/internal/sweep"
 )
 
 // metricsFlags choose how bench, sweep and calibrate scrape the target's
@@ -119,3 +121,82 @@ func loadServerView(st *store.Store, id int64, step int, recs []record.Request, 
 	}
 	return scrape.BuildView(&s, recs, sum.Window.StartMS, sum.Window.EndMS), ""
 }
+
+// serverStep is a sweep step's share of the server view.
+func serverStep(v *scrape.View) *sweep.ServerStep {
+	if v == nil || v.Window == nil {
+		return nil
+	}
+	w := v.Window
+	st := &sweep.ServerStep{Server: v.Server, WaitingGrowing: w.WaitingGrowing}
+	f := func(x float64) *float64 { return &x }
+	if h, ok := w.Hists[scrape.Queue]; ok {
+		st.QueueMeanMS = f(h.MeanMS)
+		if h.Buckets {
+			p95 := h.P95MS
+			if hi, coarse := h.Coarse(p95); coarse {
+				p95, st.QueueP95Bound = hi, true
+			}
+			st.QueueP95MS = f(p95)
+		}
+	}
+	if h, ok := w.Hists[scrape.Prefill]; ok {
+		st.PrefillMeanMS = f(h.MeanMS)
+		if h.Buckets {
+			st.PrefillP95MS = f(h.P95MS)
+		}
+	}
+	if g, ok := w.Gauges[scrape.Running]; ok {
+		st.RunningMean, st.RunningMax = f(g.Mean), f(g.Max)
+	}
+	if g, ok := w.Gauges[scrape.Waiting]; ok {
+		st.WaitingMean, st.WaitingMax = f(g.Mean), f(g.Max)
+	}
+	if g, ok := w.Gauges[scrape.KVUsage]; ok {
+		st.KVUsageMax = f(g.Max)
+	}
+	if d, ok := w.Deltas[scrape.Preemptions]; ok {
+		st.Preemptions = f(d)
+	}
+	return st
+}
+
+// watchSaturation stops an automatic sweep's step early once the server's
+// waiting queue has grown through the step without draining: more load
+// cannot tell anything new. The channel yields why ("" when it did not).
+func watchSaturation(ctx context.Context, sc *scrape.Scraper, run *loadgen.Run, every time.Duration, done <-chan struct{}) <-chan string {
+	out := make(chan string, 1)
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				out <- ""
+				return
+			case <-done:
+				out <- ""
+				return
+			case <-t.C:
+				snap := sc.Snapshot()
+				var waiting []float64
+				for _, s := range snap.Samples {
+					if v, ok := s.Values[scrape.Waiting]; ok {
+						waiting = append(waiting, v)
+					}
+				}
+				if len(waiting) >= minSaturationScrapes && scrape.WaitingGrows(waiting) {
+					run.Stop()
+					out <- fmt.Sprintf("step stopped early after %d scrapes: the server's waiting queue grew without bound (%.0f → %.0f requests), saturation seen directly",
+						len(waiting), waiting[0], waiting[len(waiting)-1])
+					return
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// minSaturationScrapes: readings of the waiting queue before a step may be
+// cut short (at 1 s, six seconds of growth).
+const minSaturationScrapes = 6

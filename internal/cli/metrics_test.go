@@ -81,3 +81,21 @@ func TestBenchMetricsFlags(t *testing.T) {
 		t.Errorf("unknown server: exit %d, report:\n%s\n%s", code, stdout, stderr)
 	}
 }
+
+// TestSweepAutoStopsOnServerQueue: an automatic open-loop sweep against a
+// server far too slow for the rate sees the server's waiting queue grow in
+// its metrics, cuts the step short and stops growing the load, saying so.
+func TestSweepAutoStopsOnServerQueue(t *testing.T) {
+	_, stdout, stderr := kneeEnv(t, benchEnv(t), "sweep", "--rate", "auto", "--min", "40", "--max", "80", "--duration", "4s", "--requests", "100000",
+		"--metrics-interval", "100ms", "--step-time-scale", "50", "--input-tokens", "512", "--output-tokens", "64",
+		"--no-store", "--quiet", "--grace", "1s")
+	for _, want := range []string{
+		"automatic sweep stopped growing at 40 req/s: the server's waiting queue grew without bound",
+		"step stopped early after",
+		"srv queue p95",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("sweep output lacks %q:\n%s\n%s", want, stdout, stderr)
+		}
+	}
+}

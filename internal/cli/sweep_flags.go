@@ -64,6 +64,12 @@ func (f *sweepFlags) register(fs *flag.FlagSet, defaultRequests int64) {
 	f.wl.fs, f.wl.loadLists = fs, true
 }
 
+// autoPlan reports whether the loads grow automatically.
+func (f *sweepFlags) autoPlan() bool {
+	p, err := f.plan()
+	return err == nil && p.Auto()
+}
+
 // plan resolves the load flags into a sweep plan.
 func (f *sweepFlags) plan() (sweep.Plan, error) {
 	var p sweep.Plan

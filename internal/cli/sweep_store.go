@@ -6,6 +6,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/sweep"
 )
@@ -19,8 +20,23 @@ import (
 type sweepStore struct {
 	sr *storedRun
 
-	mu    sync.Mutex
-	loads []float64 // measured loads, in the order measured
+	mu     sync.Mutex
+	loads  []float64              // measured loads, in the order measured
+	series map[int]*scrape.Series // server metrics by measured step
+}
+
+// server keeps the current step's scraped series (stored at finish, when
+// the steps' final order is known).
+func (ss *sweepStore) server(s *scrape.Series) {
+	if ss == nil || s == nil {
+		return
+	}
+	ss.mu.Lock()
+	if ss.series == nil {
+		ss.series = map[int]*scrape.Series{}
+	}
+	ss.series[len(ss.loads)-1] = s
+	ss.mu.Unlock()
 }
 
 // beginSweepStore starts the stored run; meta's load and configuration are
@@ -88,6 +104,13 @@ func (ss *sweepStore) finish(meta runMeta, res *sweep.Result, status string) (st
 	if err := st.RenumberRecordSteps(id, renumber); err != nil {
 		_ = ss.sr.finish(nil, store.StatusFailed)
 		return "", fmt.Errorf("storing the sweep: %w", err)
+	}
+	for measured, s := range ss.series {
+		if i, ok := renumber[measured]; ok {
+			if err := saveServerSeries(ss.sr, "", i, s); err != nil {
+				return "", err
+			}
+		}
 	}
 	pick, _ := sweepSummaryStep(res)
 	if err := ss.sr.finish(&report.Run{Summary: res.Steps[pick].Summary}, status); err != nil {

@@ -26,6 +26,7 @@ type sweepTargetFlags struct {
 	ignoreEOS                  string
 	temperature                optFloat
 	embedded                   embeddedFlags
+	metrics                    metricsFlags
 	// stored is the run database the steps' records go to (nil: --no-store),
 	// set once the run is begun.
 	stored       *sweepStore
@@ -42,6 +43,7 @@ func (t *sweepTargetFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&t.grace, "grace", 30*time.Second, "after each step, wait this long for in-flight requests before canceling them (0: cancel at once)")
 	fs.StringVar(&t.ignoreEOS, "ignore-eos", "auto", "ask the server to ignore EOS so outputs have the requested length: auto (probe), true, false")
 	t.embedded.register(fs)
+	t.metrics.register(fs)
 }
 
 func (t *sweepTargetFlags) noteSet(*flag.FlagSet) {}
@@ -70,6 +72,9 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	}
 	if t.url != "" && t.model == "" {
 		return nil, nil, Usagef("--model is required with --url (the model name the server serves)")
+	}
+	if err := t.metrics.validate(); err != nil {
+		return nil, nil, err
 	}
 	eos, err := parseTriState("--ignore-eos", t.ignoreEOS)
 	if err != nil {
@@ -171,11 +176,21 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		r.t.stored.add(rec)
 	}
 	cpu0 := cpuclock.Process()
+	scraper := r.t.metrics.start(ctx, base)
 	run, err := loadgen.Start(ctx, cfg, src)
 	if err != nil {
+		if scraper != nil {
+			scraper.Stop()
+		}
 		return sweep.Step{}, Usagef("%v", err)
 	}
+	var stoppedEarly <-chan string
+	stepDone := make(chan struct{})
+	if scraper != nil && r.f.autoPlan() {
+		stoppedEarly = watchSaturation(ctx, scraper, run, r.t.metrics.interval, stepDone)
+	}
 	res := run.Wait()
+	close(stepDone)
 	opts.OfferedRateRPS = res.OfferedRateRPS
 	sum := stats.Summarize(res.Records, opts)
 	if ctx.Err() != nil {
@@ -189,6 +204,22 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	if res.Dropped > 0 {
 		step.Warnings = append(step.Warnings, fmt.Sprintf("%d arrivals were dropped waiting for a --max-concurrency slot", res.Dropped))
 	}
+	series, view := serverView(scraper, res.Start, res.Records, &sum)
+	step.Server = serverStep(view)
+	if stoppedEarly != nil {
+		if why := <-stoppedEarly; why != "" && step.Server != nil {
+			step.Server.StoppedEarly, step.Server.WaitingGrowing = true, true
+			step.Warnings = append(step.Warnings, why)
+		}
+	}
+	if view != nil {
+		for i, n := range view.Notes {
+			if i < 2 {
+				step.Warnings = append(step.Warnings, "server metrics: "+n)
+			}
+		}
+	}
+	r.t.stored.server(series)
 	return step, nil
 }
 

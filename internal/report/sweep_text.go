@@ -15,7 +15,17 @@ import (
 // sweepTable is the load table of a sweep: one row per step, the knee and
 // the SLO-safe point marked.
 func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
-	header = []string{sweep.LoadColumn(r.LoadKind), "req/s", "out tok/s", "goodput/s", "TTFT p50", "TTFT p95", "TTFT p99", "ITL p95", "E2E p95", "errors", "SLOs", ""}
+	header = []string{sweep.LoadColumn(r.LoadKind), "req/s", "out tok/s", "goodput/s", "TTFT p50", "TTFT p95", "TTFT p99", "ITL p95", "E2E p95"}
+	withServer := false
+	for i := range r.Steps {
+		withServer = withServer || r.Steps[i].Server != nil
+	}
+	if withServer {
+		// The server's own view, where it was scraped (↑: its waiting
+		// queue grew through the step).
+		header = append(header, "srv queue p95", "running max", "waiting max", "KV max")
+	}
+	header = append(header, "errors", "SLOs", "")
 	for i := range r.Steps {
 		s := &r.Steps[i]
 		sum := &s.Summary
@@ -46,13 +56,43 @@ func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
 		if s.Refined {
 			marks = append(marks, "(refined)")
 		}
-		rows = append(rows, []string{
+		row := []string{
 			strconv.FormatFloat(s.Load.Value, 'g', 6, 64), fnum(sum.RequestThroughputRPS, 2), fnum(sum.OutputTokenThroughputTPS, 0), good,
 			msCell(sum.TTFT.P50), msCell(sum.TTFT.P95), msCell(sum.TTFT.P99), msCell(sum.ITL.P95), msCell(sum.E2E.P95),
-			pct(sum.ErrorRate), slos, strings.Join(marks, " "),
-		})
+		}
+		if withServer {
+			row = append(row, serverCells(s.Server)...)
+		}
+		rows = append(rows, append(row, pct(sum.ErrorRate), slos, strings.Join(marks, " ")))
 	}
 	return header, rows
+}
+
+// serverCells are a step's server columns: queue p95 (mean when the
+// server gives no buckets), running and waiting at most, KV usage at most.
+func serverCells(v *sweep.ServerStep) []string {
+	if v == nil {
+		return []string{none, none, none, none}
+	}
+	cell := func(x *float64, f func(float64) string) string {
+		if x == nil {
+			return none
+		}
+		return f(*x)
+	}
+	q := cell(v.QueueP95MS, msCell)
+	if v.QueueP95Bound {
+		q = "≤" + q
+	}
+	if v.QueueP95MS == nil && v.QueueMeanMS != nil {
+		q = "mean " + msCell(*v.QueueMeanMS)
+	}
+	waiting := cell(v.WaitingMax, func(x float64) string { return fnum(x, 0) })
+	if v.WaitingGrowing {
+		waiting += "↑"
+	}
+	return []string{q, cell(v.RunningMax, func(x float64) string { return fnum(x, 0) }), waiting,
+		cell(v.KVUsageMax, func(x float64) string { return fnum(100*x, 0) + "%" })}
 }
 
 // msCell prints a latency cell; a value not measured (NaN: the step's

@@ -130,6 +130,7 @@ func FindKnee(steps []Step, metric string) Point {
 			fmt.Fprintf(&b, " while %s grows ×%.2g (%s → %s)", name, l1/l0, ms(l0), ms(l1))
 		}
 	}
+	b.WriteString(serverEvidence(s, nx))
 	fmt.Fprintf(&b, "; distance from the chord %.2f", dk)
 	return Point{Index: k, Load: s.Load.Value, Reason: b.String()}
 }

@@ -143,6 +143,11 @@ func runAuto(ctx context.Context, p Plan, measure func(float64, bool) (Step, err
 			notes = append(notes, fmt.Sprintf("automatic sweep stopped growing at %s: an SLO failed", s.Load))
 			break
 		}
+		if saturated(&s) {
+			bad = &s
+			notes = append(notes, fmt.Sprintf("automatic sweep stopped growing at %s: the server's waiting queue grew without bound through the step (saturation seen in its own metrics)", s.Load))
+			break
+		}
 		if good != nil && gain(good, &s, metric) < minGain {
 			bad, plateau = &s, true
 			notes = append(notes, fmt.Sprintf("automatic sweep stopped growing at %s: throughput grew only %+.1f%% over %s (< %.0f%%)",
@@ -176,7 +181,7 @@ func runAuto(ctx context.Context, p Plan, measure func(float64, bool) (Step, err
 			return notes, err
 		}
 		switch {
-		case !plateau && s.SLOMet:
+		case !plateau && s.SLOMet && !saturated(&s):
 			lo = s
 		case !plateau:
 			hi = s

@@ -62,6 +62,9 @@ type Step struct {
 	// Warnings the runner raised about this step (the client fell behind,
 	// requests were dropped, ...).
 	Warnings []string
+	// Server is what the server's /metrics showed during the step (nil:
+	// not scraped).
+	Server *ServerStep
 }
 
 // Throughput returns the step's throughput by metric name: "output_tps" or
@@ -174,6 +177,7 @@ type stepJSON struct {
 	SLOs          []Check        `json:"slos,omitempty"`
 	Refined       bool           `json:"refined,omitempty"`
 	Warnings      []string       `json:"warnings,omitempty"`
+	Server        *ServerStep    `json:"server,omitempty"`
 	Summary       *stats.Summary `json:"summary,omitempty"`
 }
 
@@ -213,7 +217,7 @@ func (s Step) MarshalJSON() ([]byte, error) {
 		E2EP50MS: givenNonZero(sum.E2E.P50), E2EP95MS: givenNonZero(sum.E2E.P95), E2EP99MS: givenNonZero(sum.E2E.P99),
 		ErrorRate: given(sum.ErrorRate), RejectionRate: given(sum.RejectionRate),
 		Requests: sum.Requests, PeakInFlight: sum.PeakInFlight,
-		SLOMet: s.SLOMet, SLOs: s.SLOs, Refined: s.Refined, Warnings: s.Warnings,
+		SLOMet: s.SLOMet, SLOs: s.SLOs, Refined: s.Refined, Warnings: s.Warnings, Server: s.Server,
 	}
 	if s.Full {
 		w.Summary = &sum
@@ -231,7 +235,7 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 	if w.LoadKind != Concurrency && w.LoadKind != Rate {
 		return fmt.Errorf("step load_kind %q: want %q or %q", w.LoadKind, Concurrency, Rate)
 	}
-	*s = Step{Load: Load{Kind: w.LoadKind, Value: w.Load}, SLOMet: w.SLOMet, SLOs: w.SLOs, Refined: w.Refined, Warnings: w.Warnings}
+	*s = Step{Load: Load{Kind: w.LoadKind, Value: w.Load}, SLOMet: w.SLOMet, SLOs: w.SLOs, Refined: w.Refined, Warnings: w.Warnings, Server: w.Server}
 	if w.Summary != nil {
 		s.Summary, s.Full = *w.Summary, true
 		return nil
