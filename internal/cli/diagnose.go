@@ -35,6 +35,8 @@ func runDiagnose(_ context.Context, env *Env, args []string) error {
 	fs.StringVar(&baseWindow, "baseline-window", "", "compare against requests of FILE sent in C:D")
 	fs.StringVar(&format, "format", "text", "output: text or json")
 	fs.BoolVar(&jsonOut, "json", false, "same as --format json")
+	var ref diagnoseRefFlags
+	ref.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -94,6 +96,16 @@ func runDiagnose(_ context.Context, env *Env, args []string) error {
 	}
 	if opts.Baseline != nil && len(opts.Baseline) == 0 {
 		return Usagef("the baseline holds no measured requests: check --split/--baseline-window")
+	}
+	if opts.Baseline == nil {
+		r, from, err := ref.reference(path)
+		if err != nil {
+			return err
+		}
+		opts.Reference = r
+		if from != "" {
+			fmt.Fprintf(env.Stderr, "knee diagnose: judging speeds against %s (model and GPU from %s; --gpu/--model override)\n", r.Source, from)
+		}
 	}
 	d := diagnose.Diagnose(win, opts)
 	if format == "json" {

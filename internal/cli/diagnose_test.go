@@ -105,3 +105,46 @@ func TestLabAndSimSweepAreStored(t *testing.T) {
 		}
 	}
 }
+
+// Without a baseline, a uniformly slow decode is judged against what the
+// simulator says the model and GPU should do: from summary.json beside the
+// records (knee sim/bench --out), from --gpu/--model, or against an --slo.
+func TestDiagnoseDecodeBoundWithoutBaseline(t *testing.T) {
+	dir := t.TempDir()
+	healthy, slow := filepath.Join(dir, "healthy"), filepath.Join(dir, "slow")
+	for _, c := range []struct {
+		out   string
+		scale string
+	}{{healthy, "1"}, {slow, "2"}} {
+		if code, _, errs := kneeCmd(t, "sim", "--no-store", "--rate", "10", "--requests", "300", "--seed", "4", "--step-time-scale", c.scale, "--out", c.out); code != 0 {
+			t.Fatalf("sim: %s", errs)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{filepath.Join(healthy, "records.jsonl")}, "Verdict:  healthy"},
+		{[]string{filepath.Join(slow, "records.jsonl")}, "Verdict:  decode_slowdown"},
+		{[]string{filepath.Join(slow, "records.jsonl"), "--gpu", "a100-80gb", "--model", "llama-3.1-8b"}, "Verdict:  healthy"},
+		{[]string{filepath.Join(slow, "records.jsonl"), "--gpu", "h100", "--model", "llama-3.1-8b"}, "Verdict:  decode_slowdown"},
+		{[]string{filepath.Join(healthy, "records.jsonl"), "--slo", "mean(tpot)<5ms"}, "Verdict:  decode_slowdown"},
+	} {
+		code, out, errs := kneeCmd(t, append([]string{"diagnose"}, c.args...)...)
+		if code != 0 || !strings.Contains(out, c.want) || !strings.Contains(out, "Decode dominates") {
+			t.Errorf("diagnose %v: exit %d, want %q and the dominant phase\n%s%s", c.args, code, c.want, out, errs)
+		}
+	}
+	// The same file copied away from its summary.json, with no flags: the
+	// decode is named as dominant, and the way to judge it is said.
+	lone := filepath.Join(t.TempDir(), "records.jsonl")
+	b, _ := os.ReadFile(filepath.Join(slow, "records.jsonl"))
+	os.WriteFile(lone, b, 0o644)
+	code, out, _ := kneeCmd(t, "diagnose", lone, "--json")
+	if code != 0 || !strings.Contains(out, `"dominant_phase": "decode"`) || !strings.Contains(out, "--gpu and --model") {
+		t.Errorf("diagnose without a reference:\n%s", out)
+	}
+	if code, _, errs := kneeCmd(t, "diagnose", lone, "--gpu", "h100"); code != ExitUsage || !strings.Contains(errs, "--model") {
+		t.Errorf("--gpu without --model: exit %d %q", code, errs)
+	}
+}

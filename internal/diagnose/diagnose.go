@@ -47,8 +47,13 @@ type Diagnosis struct {
 	Evidence []Evidence `json:"evidence"`
 	Action   string     `json:"action"`
 	Basis    string     `json:"basis"` // what the window was compared against
-	Window   Facts      `json:"window_facts"`
-	Baseline *Facts     `json:"baseline_facts,omitempty"`
+	// DominantPhase is where a mean request's time goes: queue, prefill,
+	// decode, or first_token (queue and prefill together, without server
+	// phases); DominantShare its share.
+	DominantPhase string  `json:"dominant_phase,omitempty"`
+	DominantShare float64 `json:"dominant_share,omitempty"`
+	Window        Facts   `json:"window_facts"`
+	Baseline      *Facts  `json:"baseline_facts,omitempty"`
 }
 
 // Options steer Diagnose.
@@ -60,6 +65,9 @@ type Options struct {
 	Baseline []record.Request
 	// BaselineName says where the baseline came from, for Basis.
 	BaselineName string
+	// Reference judges the window's phase speeds when there is no baseline
+	// (the simulator's expectation for a known model and GPU, objectives).
+	Reference *Reference
 }
 
 // Thresholds of the rules (docs/diagnosis.md explains each).
@@ -80,8 +88,18 @@ const (
 	InputGrowth        = 2.0  // prompts grown this much: the added latency is prefill-driven
 )
 
-// Diagnose judges window against opts.Baseline (or on its own).
+// Diagnose judges window against opts.Baseline (or on its own), and says
+// which phase dominates a mean request whatever the verdict.
 func Diagnose(window []record.Request, opts Options) Diagnosis {
+	d := diagnose(window, opts)
+	if phase, share, ev := dominant(d.Window); phase != "" {
+		d.DominantPhase, d.DominantShare = phase, share
+		d.Evidence = append(d.Evidence, ev)
+	}
+	return d
+}
+
+func diagnose(window []record.Request, opts Options) Diagnosis {
 	w := facts(window)
 	if opts.Baseline != nil {
 		b := facts(opts.Baseline)
@@ -99,14 +117,24 @@ func Diagnose(window []record.Request, opts Options) Diagnosis {
 	if d := absolute(w); d.Verdict != Healthy {
 		return d
 	}
+	d := absolute(w)
+	if judgeReference(&d, w, window, opts.Reference) {
+		return finish(d)
+	}
 	if first, last, ok := thirds(window); ok {
-		d := compare(facts(last), facts(first), "trend: the last third of the run (by send time) against its first third")
-		if d.Verdict != Healthy {
-			d.Window, d.Baseline = w, nil
-			return d
+		t := compare(facts(last), facts(first), "trend: the last third of the run (by send time) against its first third")
+		if t.Verdict != Healthy {
+			t.Window, t.Baseline = w, nil
+			return t
 		}
 	}
-	return absolute(w)
+	if opts.Reference != nil {
+		// Judged against the reference and found within it: say so instead
+		// of "cannot be told".
+		d.Evidence = withoutBasis(d.Evidence)
+		d.Basis = "no baseline: phase shares, and speeds against " + opts.Reference.Source
+	}
+	return finish(d)
 }
 
 func finish(d Diagnosis) Diagnosis {
@@ -317,7 +345,8 @@ func absolute(w Facts) Diagnosis {
 		}
 	}
 	if d.Verdict == Healthy {
-		d.Evidence = append(d.Evidence, Evidence{Metric: "basis", Text: "without a baseline a slower decode or prefill cannot be told from a normal one; give --baseline or --split to compare"})
+		d.Evidence = append(d.Evidence, Evidence{Metric: "basis", Text: "without a reference a slower decode or prefill cannot be told from a normal one: " +
+			"give --baseline or --split, --gpu and --model (the simulator's expectation), or an --slo such as 'mean(tpot)<20ms'"})
 	}
 	return finish(d)
 }

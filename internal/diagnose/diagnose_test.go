@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/slo"
 )
 
 const ms = time.Millisecond
@@ -138,5 +139,58 @@ func TestSpearman(t *testing.T) {
 	}
 	if r := spearman([]float64{1, 1, 1}, []float64{1, 2, 3}); r != 0 {
 		t.Errorf("constant ρ = %v", r)
+	}
+}
+
+// The case, without a baseline: queue ~0.1 s, prefill ~0.4 s and
+// decode ~3.4 s for 200 output tokens (17 ms a token, 85% of every request)
+// against a queue-bound run of the same total. Both say which phase
+// dominates; against a reference that knows the model's speed (6.6 ms a
+// token here, what the simulator predicts for Llama-3.1-8B on an H100) the
+// decode-bound run is decode_slowdown, and an objective on TPOT says the
+// same; the queue-bound run is queue_pressure either way. (Was: the
+// decode-bound run read "healthy" with nothing said about decode.)
+func TestDecodeBoundWithoutBaseline(t *testing.T) {
+	decodeBound := repeat(40, func(i int) record.Request {
+		return req(int64(i), time.Duration(i)*time.Second, 100*ms, 400*ms, 3400*ms, 512, 200)
+	})
+	queueBound := repeat(40, func(i int) record.Request {
+		return req(int64(i), time.Duration(i)*time.Second, 2600*ms, 400*ms, 900*ms, 512, 200)
+	})
+	ref := &Reference{Source: "the simulator's Llama-3.1-8B on 1× H100-SXM",
+		Expect: func(float64, float64, float64) Expected { return Expected{TPOTMS: 6.6, PrefillMS: 30} }}
+	set, err := slo.ParseAll([]string{"mean(tpot)<10ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		win       []record.Request
+		ref       *Reference
+		want      Verdict
+		dominates string
+	}{
+		{"decode-bound, no reference", decodeBound, nil, Healthy, "decode"},
+		{"decode-bound, simulator", decodeBound, ref, DecodeSlowdown, "decode"},
+		{"decode-bound, slo", decodeBound, &Reference{SLOs: set, Source: "the objectives"}, DecodeSlowdown, "decode"},
+		{"queue-bound, no reference", queueBound, nil, QueuePressure, "queue"},
+		{"queue-bound, simulator", queueBound, ref, QueuePressure, "queue"},
+		{"decode-bound without phases, simulator", strip(decodeBound), ref, DecodeSlowdown, "decode"},
+		{"queue-bound without phases", strip(queueBound), ref, Healthy, "first_token"},
+	} {
+		d := Diagnose(c.win, Options{Reference: c.ref})
+		text := ""
+		for _, e := range d.Evidence {
+			text += e.Text + "\n"
+		}
+		if d.Verdict != c.want || d.DominantPhase != c.dominates {
+			t.Errorf("%s: verdict %s, dominant %q; want %s, %q\n%s", c.name, d.Verdict, d.DominantPhase, c.want, c.dominates, text)
+		}
+		if c.dominates == "decode" && !strings.Contains(text, "Decode dominates") {
+			t.Errorf("%s: the evidence does not say decode dominates:\n%s", c.name, text)
+		}
+		if c.want == DecodeSlowdown && c.ref.Expect != nil && !strings.Contains(text, "decode 17.1 ms per output token, ×2.59 the 6.6 ms") {
+			t.Errorf("%s: the evidence does not set the speed against the expectation:\n%s", c.name, text)
+		}
 	}
 }

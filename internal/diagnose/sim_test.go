@@ -144,6 +144,42 @@ func TestSimulatedIncidentsWithoutBaseline(t *testing.T) {
 	}
 }
 
+// Against the simulator's expectation for the model and GPU, a uniformly
+// slow decode is seen without a baseline, and healthy runs stay healthy.
+func TestSimulatedIncidentsAgainstTheSimulator(t *testing.T) {
+	g, _ := simengine.LookupGPU("h100")
+	m, _ := simengine.LookupModel("llama-3.1-8b")
+	eng, err := simengine.NewEngine(simengine.DefaultConfig(g, m, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := &diagnose.Reference{Source: "the simulator's Llama-3.1-8B on 1× H100", Expect: diagnose.EngineExpectation(eng.Config())}
+	for _, c := range []struct {
+		name string
+		recs []record.Request
+		want diagnose.Verdict
+	}{
+		{"healthy load", run(t, 10, 512, 1, 9), diagnose.Healthy},
+		{"healthy load, client only", withoutPhases(run(t, 10, 512, 1, 9)), diagnose.Healthy},
+		{"busy but healthy", run(t, 30, 512, 1, 3), diagnose.Healthy},
+		{"every step twice as slow", run(t, 10, 512, 2, 5), diagnose.DecodeSlowdown},
+		{"every step twice as slow, client only", withoutPhases(run(t, 10, 512, 2, 5)), diagnose.DecodeSlowdown},
+		{"overload", run(t, 80, 512, 1, 4), diagnose.QueuePressure},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := diagnose.Diagnose(c.recs, diagnose.Options{Reference: ref})
+			if d.Verdict != c.want {
+				t.Errorf("verdict %s, want %s (%s)", d.Verdict, c.want, d.Basis)
+			}
+			if t.Failed() || testing.Verbose() {
+				for _, e := range d.Evidence {
+					t.Log(e.Text)
+				}
+			}
+		})
+	}
+}
+
 // A slowdown that starts half-way through one run is found by splitting it.
 func TestSplitWindow(t *testing.T) {
 	before := run(t, 10, 512, 1, 11)
