@@ -123,7 +123,14 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		notes = append(notes, msg)
 	} else if model == "" {
 		return Usagef("--model is required with --url (the model name the server serves)")
+	} else {
+		var pn []string
+		if gen, pn, err = f.wl.promptsFor(ctx, target, apiKey, model, f.api); err != nil {
+			return err
+		}
+		notes = append(notes, pn...)
 	}
+	notes = append(notes, f.wl.promptsNote())
 
 	cfg := loadgen.Config{
 		BaseURL: target, Model: model, API: f.api, APIKey: apiKey,
@@ -180,7 +187,10 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	recent := newRecentWindow()
-	cfg.OnRecord = func(r *record.Request) { recent.add(r); sink.add(r) }
+	watch := &promptWatch{warn: func(med float64) {
+		fmt.Fprintf(env.Stderr, "warning: the server is serving prompts a median %+.1f%% off the requested length (usage.prompt_tokens); %s\n", med, f.wl.promptsNote())
+	}}
+	cfg.OnRecord = func(r *record.Request) { recent.add(r); sink.add(r); watch.add(r) }
 
 	source := func(i int64) loadgen.Request {
 		it := gen.Item(i)
@@ -231,6 +241,9 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if interrupted {
 		status = "interrupted"
 		notes = append(notes, "interrupted: the report covers what was measured before the stop")
+	}
+	if n := f.wl.promptOffNote(sum.PromptCheck); n != "" {
+		notes = append(notes, n)
 	}
 	notes = append(notes, timestampNote(res))
 	notes = append(notes, clientFloorWarnings(sum, res, cpu)...)

@@ -31,6 +31,11 @@ type workloadFlags struct {
 	warmup   string
 	ramp     time.Duration
 
+	// Set by resolvePrompts for a real target: the server's tokenizer when
+	// it has /tokenize, and the tokens it adds to every prompt.
+	serverTok      *workload.ServerTokenizer
+	promptOverhead int
+
 	fs           *flag.FlagSet
 	scenarioFile string
 	saveTo       string
@@ -190,13 +195,15 @@ func (w *workloadFlags) generator() (*workload.Generator, error) {
 	if err != nil {
 		return nil, Usagef("--output-tokens: %v", err)
 	}
-	tok, err := workload.LoadTokenizer(w.tokenizer)
-	if err != nil {
+	var tok workload.Tokenizer
+	if w.serverTok != nil {
+		tok = w.serverTok
+	} else if tok, err = workload.LoadTokenizer(w.tokenizer); err != nil {
 		return nil, Usagef("--tokenizer: %v", err)
 	}
 	g, err := workload.NewGenerator(workload.Spec{
 		Input: in, Output: out, Dataset: w.dataset, SharedPrefixTokens: w.sharedPrefix,
-		Seed: w.resolvedSeed(), Tokenizer: tok,
+		Seed: w.resolvedSeed(), Tokenizer: tok, PromptOverheadTokens: w.promptOverhead,
 	})
 	if err != nil {
 		return nil, Usagef("workload: %v", err)
@@ -284,6 +291,12 @@ func (w *workloadFlags) config() [][2]string {
 	}
 	if w.dataset != "" {
 		c = append(c, [2]string{"dataset", w.dataset})
+	}
+	if w.serverTok != nil {
+		c = append(c, [2]string{"prompts_built_with", w.serverTok.Name()})
+	}
+	if w.promptOverhead > 0 {
+		c = append(c, [2]string{"prompt_overhead_tokens", strconv.Itoa(w.promptOverhead)})
 	}
 	if w.sharedPrefix > 0 {
 		c = append(c, [2]string{"shared_prefix_tokens", strconv.Itoa(w.sharedPrefix)})

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -47,6 +48,9 @@ type Accumulator struct {
 	inSum, outSum                               int64
 	chunks, multiChunks, coalesced              int
 	connRetries                                 int
+	// Served against requested prompt lengths (completed, counts from usage).
+	promptOff                  []float32 // (served − requested) / requested
+	promptExact, promptWithin1 int
 
 	measured            bool // any non-warm-up request seen
 	firstSent, lastSent time.Duration
@@ -138,6 +142,16 @@ func (a *Accumulator) Add(r *record.Request) {
 		a.good++
 	}
 	a.sources[r.TokenSource]++
+	if r.TokenSource == record.TokensFromUsage && r.PromptTokensRequested > 0 {
+		d := r.InputTokens - r.PromptTokensRequested
+		a.promptOff = append(a.promptOff, float32(d)/float32(r.PromptTokensRequested))
+		if d == 0 {
+			a.promptExact++
+		}
+		if d >= -1 && d <= 1 {
+			a.promptWithin1++
+		}
+	}
 	a.inSum += int64(r.InputTokens)
 	a.outSum += int64(r.OutputTokens)
 	a.inTok.add(int64(r.InputTokens))
@@ -295,6 +309,7 @@ func (a *Accumulator) Summary() Summary {
 		s.ServerPrefill, s.ServerDecode = &p, &d
 	}
 	s.ConnectionRetries = a.connRetries
+	s.PromptCheck = a.promptCheckLocked()
 	s.Chunks, s.MultiTokenChunks, s.CoalescedChunks = a.chunks, a.multiChunks, a.coalesced
 	s.Shape = Shape{InputTokens: a.inTok.dist(1), OutputTokens: a.outTok.dist(1)}
 
@@ -381,6 +396,22 @@ func (a *Accumulator) timeSeries(inflight []int) []Second {
 }
 
 // warnings are facts a reader needs to trust the numbers, in a fixed order.
+// promptCheckLocked compares served with requested prompt lengths (nil:
+// no request has both).
+func (a *Accumulator) promptCheckLocked() *PromptCheck {
+	n := len(a.promptOff)
+	if n == 0 {
+		return nil
+	}
+	off := slices.Clone(a.promptOff)
+	slices.Sort(off)
+	med := float64(off[n/2])
+	if n%2 == 0 {
+		med = (float64(off[n/2-1]) + float64(off[n/2])) / 2
+	}
+	return &PromptCheck{Compared: n, Exact: a.promptExact, WithinOne: a.promptWithin1, MedianOffPct: 100 * med}
+}
+
 func (a *Accumulator) warnings() []string {
 	var w []string
 	if a.requests == 0 {
@@ -395,6 +426,14 @@ func (a *Accumulator) warnings() []string {
 	if a.coalesced > 0 {
 		w = append(w, fmt.Sprintf("%d of %d chunks (%.2g%%) arrived in one socket read with an earlier chunk: they share its timestamp, so their ITL gap is 0 and the gap before them carries both; either the server wrote them together or knee read later than a token gap (knee selftest shows this machine's limit)",
 			a.coalesced, a.chunks, 100*float64(a.coalesced)/float64(max(a.chunks, 1))))
+	}
+	if pc := a.promptCheckLocked(); pc != nil && pc.Off() {
+		dir := "longer"
+		if pc.MedianOffPct < 0 {
+			dir = "shorter"
+		}
+		w = append(w, fmt.Sprintf("the server served prompts a median %.1f%% %s than requested (usage.prompt_tokens against prompt_tokens_requested, %d requests, %d exact): input-length figures are about the served lengths",
+			math.Abs(pc.MedianOffPct), dir, pc.Compared, pc.Exact))
 	}
 	var counted []string
 	for _, src := range []struct {

@@ -145,6 +145,9 @@ type Summary struct {
 	OfferedRateRPS           float64  `json:"offered_rate_rps,omitempty"`
 	AchievedRateRPS          float64  `json:"achieved_rate_rps,omitempty"` // (sent − 1) / (last send − first send)
 	PeakInFlight             int      `json:"peak_in_flight"`
+	// PromptCheck compares the prompt lengths the server served with those
+	// requested (nil when no completed request has both).
+	PromptCheck *PromptCheck `json:"prompt_tokens_check,omitempty"`
 	// ConnectionRetries counts resends of measured requests after the
 	// server closed a reused connection before it could have seen them.
 	ConnectionRetries int     `json:"connection_retries"`
@@ -203,3 +206,20 @@ func (s *Summary) Latency(metric string) (Dist, bool) {
 
 // LatencyMetrics lists the latency metrics in display order.
 var LatencyMetrics = []string{"ttft", "ttft_sched", "itl", "tpot", "e2e", "lag"}
+
+// PromptCheck compares, over completed requests whose counts came from the
+// server's usage, the prompt tokens the server served (usage.prompt_tokens)
+// with those the workload asked for.
+type PromptCheck struct {
+	Compared  int `json:"compared"`   // requests with both lengths
+	Exact     int `json:"exact"`      // served == requested
+	WithinOne int `json:"within_one"` // |served − requested| <= 1
+	// MedianOffPct is the median of (served − requested) / requested, in percent.
+	MedianOffPct float64 `json:"median_off_pct"`
+}
+
+// PromptOffLimitPct is how far the median may be off before knee warns.
+const PromptOffLimitPct = 2.0
+
+// Off reports a median beyond PromptOffLimitPct.
+func (p *PromptCheck) Off() bool { return math.Abs(p.MedianOffPct) > PromptOffLimitPct }

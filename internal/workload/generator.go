@@ -27,12 +27,18 @@ type Spec struct {
 	Seed               uint64
 	// Tokenizer counts and builds prompts; nil means DefaultTokenizer.
 	Tokenizer Tokenizer
+	// PromptOverheadTokens are the tokens the server adds around every
+	// prompt (its chat template, a BOS): synthetic prompts are built that
+	// much shorter so the server sees the requested length, and every
+	// Item's InputTokens includes them.
+	PromptOverheadTokens int
 }
 
 // Item is one request's workload.
 type Item struct {
 	Prompt string
-	// InputTokens is the prompt's token count under the Spec's tokenizer.
+	// InputTokens is the prompt's token count under the Spec's tokenizer, plus
+	// PromptOverheadTokens: what the server is expected to see.
 	InputTokens int
 	// MaxTokens is the output length to ask for (max_tokens).
 	MaxTokens int
@@ -58,6 +64,9 @@ func NewGenerator(spec Spec) (*Generator, error) {
 			return nil, err
 		}
 		spec.Tokenizer = tk
+	}
+	if spec.PromptOverheadTokens < 0 {
+		return nil, fmt.Errorf("prompt overhead must be >= 0 tokens, got %d", spec.PromptOverheadTokens)
 	}
 	if spec.SharedPrefixTokens < 0 || spec.SharedPrefixTokens > MaxLengthTokens {
 		return nil, fmt.Errorf("shared prefix must be between 0 and %d tokens, got %d", MaxLengthTokens, spec.SharedPrefixTokens)
@@ -163,7 +172,7 @@ func (g *Generator) Lengths(i int64) (in, out int) {
 	defer randPool.Put(s)
 	if g.data != nil {
 		k := g.entryIndex(i)
-		return g.entryInput(k), g.entryOutput(k, s.rng)
+		return g.entryInput(k) + g.spec.PromptOverheadTokens, g.entryOutput(k, s.rng)
 	}
 	in = g.spec.Input.Sample(s.rng)
 	out = g.spec.Output.Sample(s.rng)
@@ -182,8 +191,9 @@ func (g *Generator) Item(i int64) Item {
 	s := randPool.Get().(*seededRand)
 	defer randPool.Put(s)
 	s.pcg.Seed(g.spec.Seed^streamPrompt, mix64(uint64(i)))
-	prompt, got := g.prompts.build(in, s.rng)
-	return Item{Prompt: prompt, InputTokens: got, MaxTokens: out}
+	over := g.spec.PromptOverheadTokens
+	prompt, got := g.prompts.build(max(1, in-over), s.rng)
+	return Item{Prompt: prompt, InputTokens: got + over, MaxTokens: out}
 }
 
 func (g *Generator) entryIndex(i int64) int {
