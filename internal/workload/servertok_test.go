@@ -68,4 +68,3 @@ func TestServerTokenizerNotAdditive(t *testing.T) {
 		t.Errorf("after verification a prompt's count %d must be the server's %d", it.InputTokens, served-1)
 	}
 }
-
