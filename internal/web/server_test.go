@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,6 +26,11 @@ func newTestServer(t *testing.T) (*Server, *httptest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newTestServerWith(t, s)
+}
+
+func newTestServerWith(t *testing.T, s *Server) (*Server, *httptest.Server) {
+	t.Helper()
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
 	s.Allow(ts.Listener.Addr())
@@ -145,3 +151,5 @@ func TestBadParameters(t *testing.T) {
 		}
 	}
 }
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
