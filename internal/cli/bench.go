@@ -17,6 +17,7 @@ import (
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
+	"github.com/knee-dev/knee/internal/workload"
 )
 
 // benchFlags are knee bench's own flags beside the shared workload flags.
@@ -102,7 +103,18 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	gen, arrivals, warmupDur, warmupN := wp.gen, wp.arrivals, wp.warmup, wp.warmupRequests
+	var gen interface{ Item(int64) workload.Item } = wp.gen
+	arrivals, warmupDur, warmupN := wp.arrivals, wp.warmup, wp.warmupRequests
+	var traceNote string
+	if wp.trace != nil {
+		stream, err := wp.trace.Stream(true)
+		if err != nil {
+			return Usagef("--trace: %v", err)
+		}
+		defer stream.Close()
+		gen, arrivals = stream, stream
+		traceNote = wp.trace.Info().String()
+	}
 	if f.out != "" {
 		if err := os.MkdirAll(f.out, 0o755); err != nil {
 			return Usagef("--out %s: %v", f.out, err)
@@ -144,6 +156,10 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		cfg.Concurrency = 0
 	}
 	f.temperature.apply(&cfg)
+	if traceNote != "" {
+		cfg.RateRPS = wp.trace.Info().MeanRateRPS
+		notes = append(notes, traceNote)
+	}
 	cfg.IgnoreEOS, cfg.MinTokens = ignoreEOS.value, ignoreEOS.value
 	if f.api == openai.APIOllama {
 		note, err := ollamaEOS(ignoreEOS)

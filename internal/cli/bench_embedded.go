@@ -20,6 +20,7 @@ type embeddedFlags struct {
 	queueLimit int
 	stepScale  float64
 	profile    string
+	noPrefix   bool
 	fs         *flag.FlagSet // to tell which selections were given explicitly
 }
 
@@ -28,6 +29,7 @@ func (e *embeddedFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&e.tp, "tp", 1, "with no --url: tensor-parallel degree of the simulated engine")
 	fs.IntVar(&e.queueLimit, "queue-limit", 0, "with no --url: waiting requests beyond which the server answers 429 (0: unbounded)")
 	fs.Float64Var(&e.stepScale, "step-time-scale", 1, "with no --url: multiply every simulated step time")
+	fs.BoolVar(&e.noPrefix, "no-prefix-caching", false, "with no --url: turn off the simulated engine's prefix caching (on by default, as in vLLM)")
 	fs.StringVar(&e.profile, "profile", "", "with no --url: cost profile from knee calibrate for the simulated engine (its GPU, model and TP unless given)")
 	e.fs = fs
 }
@@ -82,7 +84,7 @@ func hasKey(kv [][2]string, key string) bool {
 
 // engineFlags are the simulator settings the embedded server runs with.
 func (e *embeddedFlags) engineFlags(model string) simEngineFlags {
-	flags := simEngineFlags{gpu: e.gpu, model: model, tp: e.tp, memUtil: 0.9, queueLimit: e.queueLimit, stepTimeScale: e.stepScale, profile: e.profile}
+	flags := simEngineFlags{gpu: e.gpu, model: model, tp: e.tp, memUtil: 0.9, queueLimit: e.queueLimit, stepTimeScale: e.stepScale, profile: e.profile, noPrefixCaching: e.noPrefix}
 	if flags.model == "" {
 		flags.model = "llama-3.1-8b"
 	}

@@ -93,7 +93,8 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	// A workload whose average request does not fit is a usage error up
 	// front; a rare longer request becomes an HTTP 400 record, as a real
 	// server answers it.
-	if f.wl.dataset == "" {
+	f.wl.simMaxContext = eng.Config().MaxModelLen
+	if f.wl.dataset == "" && f.wl.trace.path == "" {
 		in, ierr := workload.ParseDist(f.wl.input)
 		out, oerr := workload.ParseDist(f.wl.output)
 		if c := eng.Config(); ierr == nil && oerr == nil && in.Mean()+out.Mean() > float64(c.MaxModelLen) {
@@ -105,7 +106,18 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	gen, arrivals, warmupDur, warmupN := wp.gen, wp.arrivals, wp.warmup, wp.warmupRequests
+	var gen sim.Lengths = wp.gen
+	arrivals, warmupDur, warmupN := wp.arrivals, wp.warmup, wp.warmupRequests
+	workloadDesc := fmt.Sprintf("input %s, output %s tokens", f.wl.input, f.wl.output)
+	var stream *workload.TraceStream
+	if wp.trace != nil {
+		if stream, err = wp.trace.Stream(false); err != nil {
+			return Usagef("--trace: %v", err)
+		}
+		defer stream.Close()
+		gen, arrivals = stream, stream
+		workloadDesc = wp.trace.Info().String()
+	}
 	cfg := sim.Config{
 		Engine: ecfg, Gen: gen, Requests: f.wl.requests, Duration: f.wl.duration,
 		Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,
@@ -138,6 +150,9 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		writer = record.NewWriter(file)
 	}
 	opts := stats.Options{OfferedRateRPS: f.wl.rate, Series: true}
+	if wp.trace != nil {
+		opts.OfferedRateRPS = wp.trace.Info().MeanRateRPS
+	}
 	if len(objectives) > 0 {
 		opts.Good = objectives.Good
 	}
@@ -194,7 +209,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	sum := acc.Summary()
 	rep := &report.Run{
 		Kind: "sim", Version: Version, Target: simTarget(ecfg), Model: ecfg.Model.Name,
-		Load: f.wl.loadString(), Workload: fmt.Sprintf("input %s, output %s tokens", f.wl.input, f.wl.output),
+		Load: f.wl.loadString(), Workload: workloadDesc,
 		Config: append(f.wl.config(), f.engine.configKV(eng.Config())...),
 		Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
 		Notes: simNotes(eng, res, elapsed),
@@ -212,9 +227,6 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	}
 	if res.Failed > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d requests were longer than the max model len %d and refused (HTTP 400 records)", res.Failed, eng.Config().MaxModelLen))
-	}
-	if f.wl.sharedPrefix > 0 {
-		rep.Notes = append(rep.Notes, "no prefix caching is modelled: the shared prefix is prefilled again for every request")
 	}
 	if !storeRecords && stored != nil {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("per-request records are stored for runs of at most %d requests; this run's summary is stored, use --out for its records", maxStoredSimRecords))
@@ -262,6 +274,12 @@ func simNotes(eng *simengine.Engine, res sim.Result, elapsed time.Duration) []st
 		fmt.Sprintf("memory per GPU: %s; KV cache %d tokens (%d blocks of %d)", eng.MemoryPlan(), s.KVCapacityTokens, s.KVBlocksTotal, simengine.BlockTokens),
 		fmt.Sprintf("engine: %d steps, %d preemptions, %d rejected; %.1f s of virtual time simulated in %.2f s",
 			s.Steps, s.Preemptions, s.Rejected, res.End.Seconds(), elapsed.Seconds()),
+	}
+	if eng.Config().NoPrefixCaching {
+		notes = append(notes, "prefix caching off (--no-prefix-caching): every prompt is prefilled in full")
+	} else if s.PrefixCacheQueries > 0 {
+		notes = append(notes, fmt.Sprintf("prefix cache: %d of %d prompt tokens hit (%.1f%%), %d tokens prefilled",
+			s.PrefixCacheHits, s.PrefixCacheQueries, 100*float64(s.PrefixCacheHits)/float64(s.PrefixCacheQueries), s.PrefillTokens))
 	}
 	return notes
 }

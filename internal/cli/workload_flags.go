@@ -42,6 +42,12 @@ type workloadFlags struct {
 	// loadLists: --concurrency and --rate are lists of steps (sweeps),
 	// checked by the sweep, not here.
 	loadLists bool
+
+	trace traceFlags
+	// simMaxContext is the simulated engine's max model len, set by the
+	// commands that simulate, so a trace is cut to what the engine serves.
+	simMaxContext int
+	openedTrace   *workload.Trace
 }
 
 // maxInFlight bounds --concurrency and --max-concurrency, and maxRateRPS
@@ -69,6 +75,7 @@ func (w *workloadFlags) register(fs *flag.FlagSet, defaultConcurrency int, defau
 	fs.StringVar(&w.warmup, "warmup", "", "warm-up excluded from statistics: a duration (10s) or a request count (20)")
 	fs.DurationVar(&w.ramp, "ramp", 0, "ramp the load up linearly over this long")
 	fs.StringVar(&w.scenarioFile, scenarioFileFlag, "", "YAML scenario file of settings (flag: value); flags on the command line override it")
+	w.trace.register(fs)
 	fs.StringVar(&w.saveTo, saveScenarioFlag, "", "write the resolved settings (seed included) to this YAML scenario file, to repeat the run exactly")
 	w.fs = fs
 }
@@ -103,6 +110,9 @@ func (w *workloadFlags) validate() error {
 	}
 	if _, _, err := w.warmupValue(); err != nil {
 		return err
+	}
+	if w.fs != nil {
+		return w.trace.validate(w.fs)
 	}
 	return nil
 }
@@ -222,14 +232,26 @@ func (w *workloadFlags) generator() (*workload.Generator, error) {
 
 // workloadPlan is what the flags resolve to for one run.
 type workloadPlan struct {
-	gen            *workload.Generator
-	arrivals       workload.Arrivals // nil: closed loop
+	gen            *workload.Generator // nil with a trace
+	trace          *workload.Trace     // a trace replay: open a Stream per run
+	arrivals       workload.Arrivals   // nil: closed loop (or a trace)
 	warmup         time.Duration
 	warmupRequests int
 }
 
 // plan resolves the generator, the arrival schedule and the warm-up.
 func (w *workloadFlags) plan() (workloadPlan, error) {
+	if w.trace.path != "" {
+		tr, err := w.openTrace()
+		if err != nil {
+			return workloadPlan{}, err
+		}
+		warmup, warmupN, err := w.warmupValue()
+		if err != nil {
+			return workloadPlan{}, err
+		}
+		return workloadPlan{trace: tr, warmup: warmup, warmupRequests: warmupN}, nil
+	}
 	gen, err := w.generator()
 	if err != nil {
 		return workloadPlan{}, err
@@ -243,6 +265,32 @@ func (w *workloadFlags) plan() (workloadPlan, error) {
 		return workloadPlan{}, err
 	}
 	return workloadPlan{gen: gen, arrivals: arrivals, warmup: warmup, warmupRequests: warmupN}, nil
+}
+
+// openTrace opens --trace once per command (a sweep reuses it at every
+// step) and bounds the run by the trace: its requests, unless --requests
+// asks for fewer.
+func (w *workloadFlags) openTrace() (*workload.Trace, error) {
+	if w.openedTrace != nil {
+		return w.openedTrace, nil
+	}
+	tok, err := workload.LoadTokenizer(w.tokenizer)
+	if err != nil {
+		return nil, Usagef("--tokenizer: %v", err)
+	}
+	tr, err := w.trace.open(w.resolvedSeed(), tok, w.simMaxContext)
+	if err != nil {
+		return nil, err
+	}
+	explicit := false
+	if w.fs != nil {
+		w.fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "requests" })
+	}
+	if kept := int64(tr.Info().Kept); !explicit || w.requests == 0 || w.requests > kept {
+		w.requests = kept
+	}
+	w.openedTrace = tr
+	return tr, nil
 }
 
 // arrivals builds the open-loop schedule, or nil for a closed loop.
@@ -260,6 +308,14 @@ func (w *workloadFlags) arrivals() (workload.Arrivals, error) {
 // loadString describes the load model in words for reports.
 func (w *workloadFlags) loadString() string {
 	var b strings.Builder
+	if w.openedTrace != nil {
+		info := w.openedTrace.Info()
+		fmt.Fprintf(&b, "open loop, trace replay at %.4gx (%.3g req/s), %d requests", info.Speedup, info.MeanRateRPS, w.requests)
+		if w.duration > 0 {
+			fmt.Fprintf(&b, ", %v", w.duration)
+		}
+		return b.String()
+	}
 	if w.rate > 0 {
 		fmt.Fprintf(&b, "open loop, %g req/s %s", w.rate, w.arrival)
 		if w.arrival == "gamma" {
@@ -285,6 +341,17 @@ func (w *workloadFlags) loadString() string {
 
 // config lists the resolved workload settings for reports and stored runs.
 func (w *workloadFlags) config() [][2]string {
+	if w.openedTrace != nil {
+		c := append(w.trace.config(w.openedTrace), [2]string{"tokenizer", w.tokenizer}, [2]string{"seed", strconv.FormatUint(w.resolvedSeed(), 10)},
+			[2]string{"requests", strconv.FormatInt(w.requests, 10)})
+		if w.duration > 0 {
+			c = append(c, [2]string{"duration", w.duration.String()})
+		}
+		if w.warmup != "" {
+			c = append(c, [2]string{"warmup", w.warmup})
+		}
+		return c
+	}
 	c := [][2]string{
 		{"input_tokens", w.input}, {"output_tokens", w.output}, {"tokenizer", w.tokenizer},
 		{"seed", strconv.FormatUint(w.resolvedSeed(), 10)},

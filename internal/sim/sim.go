@@ -25,6 +25,14 @@ type Lengths interface {
 	Lengths(i int64) (in, out int)
 }
 
+// Contents is implemented by workloads that know which prompt tokens
+// repeat across requests (shared prefixes, a trace's hash_ids): Content
+// replaces Lengths and names the prompt's content for the engine's prefix
+// cache, appending to dst.
+type Contents interface {
+	Content(i int64, dst []simengine.Segment) (in, out int, prompt []simengine.Segment)
+}
+
 // Arrivals gives the absolute offset of each next arrival from the run start
 // (workload.Arrivals satisfies it).
 type Arrivals interface {
@@ -161,7 +169,10 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		phases   record.Phases
 		runErr   error
 		keep     = cfg.KeepTokenTimes || cfg.StreamTokenTimes
+		contents Contents
+		segBuf   []simengine.Segment
 	)
+	contents, _ = cfg.Gen.(Contents)
 	accepting := func(t time.Duration) bool {
 		return (cfg.Requests <= 0 || res.Issued < cfg.Requests) && (cfg.Duration <= 0 || t < cfg.Duration)
 	}
@@ -186,7 +197,13 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 
 	// send submits an issued request to the engine at now.
 	send := func(h held, now time.Duration) {
-		in, out := cfg.Gen.Lengths(h.id)
+		var in, out int
+		segBuf = segBuf[:0]
+		if contents != nil {
+			in, out, segBuf = contents.Content(h.id, segBuf)
+		} else {
+			in, out = cfg.Gen.Lengths(h.id)
+		}
 		var slot int
 		if n := len(free); n > 0 {
 			slot = free[n-1]
@@ -199,7 +216,7 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		res.PeakInFlight = max(res.PeakInFlight, inFlight)
 		p := &pend[slot]
 		*p = pending{id: h.id, sched: h.sched, sent: now, in: in, out: out, inFlight: inFlight, user: h.user, times: p.times[:0]}
-		err := eng.SubmitAt(int64(slot), in, out, int64(now))
+		err := eng.SubmitRequest(simengine.Request{ID: int64(slot), InputTokens: in, OutputTokens: out, At: int64(now), Prompt: segBuf})
 		if err == nil {
 			return
 		}

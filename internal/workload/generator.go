@@ -42,6 +42,8 @@ type Item struct {
 	InputTokens int
 	// MaxTokens is the output length to ask for (max_tokens).
 	MaxTokens int
+	// Session is the conversation the request belongs to ("" = none).
+	Session string
 }
 
 // Generator produces request i's workload as a pure function of (Seed, i):

@@ -172,7 +172,13 @@ func (b *promptBuilder) build(n int, rng *rand.Rand) (string, int) {
 		b.writeWord(&sb, rng, k == 0 && j == 0)
 		ends = append(ends, sb.Len())
 	}
-	text := sb.String()
+	return b.fit(sb.String(), ends, n, rng)
+}
+
+// fit makes text exactly n tokens, where ends[j] is the byte length after
+// its j-th trailing word (the words that may go), drawing any extra words
+// from rng; it returns the text and its verified count.
+func (b *promptBuilder) fit(text string, ends []int, n int, rng *rand.Rand) (string, int) {
 	got := b.tk.Count(text)
 	// Adjust until exact: append words when short, drop trailing words
 	// when long. Re-encoding after each change catches merges across the
