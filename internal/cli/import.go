@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/knee-dev/knee/internal/ingest"
 	"github.com/knee-dev/knee/internal/store"
@@ -25,7 +26,8 @@ func runImport(_ context.Context, env *Env, args []string) error {
 	target := fs.String("target", "", "what was measured (default: what the file says, else the file name)")
 	asJSON := fs.Bool("json", false, "print the new run ids as JSON")
 	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: knee import FILE [--label L]   (FILE: a vLLM bench serve result JSON, or knee records.jsonl; - for stdin)")
+		fmt.Fprintln(env.Stderr, "Usage: knee import FILE [--label L]   (FILE: a vLLM bench serve result JSON, GuideLLM benchmarks.json, AIPerf profile_export_aiperf.json,")
+		fmt.Fprintln(env.Stderr, "       an inference-perf stage_N_lifecycle_metrics.json, or knee records.jsonl; - for stdin)")
 		printFlags(fs)
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -62,6 +64,9 @@ func runImport(_ context.Context, env *Env, args []string) error {
 	for i := range runs {
 		r := &runs[i]
 		meta := store.RunMeta{Kind: store.KindImport, Label: r.Label, Model: r.Model, Target: r.Target, Version: Version, Start: r.Start}
+		if meta.Label == "" {
+			meta.Label = r.Source // one of several runs in the file (GuideLLM: its benchmark)
+		}
 		if *label != "" {
 			meta.Label = *label
 		}
@@ -74,12 +79,29 @@ func runImport(_ context.Context, env *Env, args []string) error {
 		if meta.Target == "" {
 			meta.Target = filepath.Base(path)
 		}
-		cfg := append([][2]string{{"imported_from", path}, {"format", r.Format}}, r.Config...)
-		for _, n := range r.Notes {
+		cfg := [][2]string{{"imported_from", path}, {"format", r.Format}}
+		if r.Source != "" {
+			cfg = append(cfg, [2]string{"run", r.Source})
+		}
+		switch {
+		case r.Concurrency > 0 && r.RateRPS > 0:
+			cfg = append(cfg, [2]string{"load", fmt.Sprintf("%g req/s, at most %g in flight", r.RateRPS, r.Concurrency)})
+		case r.Concurrency > 0:
+			cfg = append(cfg, [2]string{"load", fmt.Sprintf("%g in flight", r.Concurrency)})
+		case r.RateRPS > 0:
+			cfg = append(cfg, [2]string{"load", fmt.Sprintf("%g req/s", r.RateRPS)})
+		}
+		cfg = append(cfg, r.Config...)
+		sum, missing := ingest.StorableSummary(r.Summary)
+		notes := r.Notes
+		if len(missing) > 0 {
+			notes = append(notes, "not in the file (shown as 0): "+strings.Join(missing, ", "))
+		}
+		for _, n := range notes {
 			cfg = append(cfg, [2]string{"note", n})
 		}
 		meta.Config = pairsJSON(cfg)
-		id, err := st.ImportRun(meta, r.Records, &r.Summary, store.StatusComplete)
+		id, err := st.ImportRun(meta, r.Records, &sum, store.StatusComplete)
 		if err != nil {
 			return fmt.Errorf("storing %s: %w", path, err)
 		}
@@ -109,7 +131,7 @@ func readImport(env *Env, path string) ([]byte, error) {
 		}
 		defer f.Close()
 		if fi, err := f.Stat(); err == nil && fi.IsDir() {
-			return nil, Usagef("%s is a directory: want a vLLM result JSON or a records.jsonl file", path)
+			return nil, Usagef("%s is a directory: want one result file (vLLM, GuideLLM, AIPerf, inference-perf JSON) or a records.jsonl", path)
 		}
 		rd = f
 	}

@@ -4,9 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
+	"strings"
 
-	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/sweep"
 )
 
@@ -21,14 +20,15 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "sweep")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: knee sweep [--url URL] [--concurrency 1,4,16,64 | --rate 1,2,4 | --auto] [--slo EXPR]... [flags]")
-		fmt.Fprintln(fs.Output(), "       knee sweep --from FILE.csv [--slo EXPR]...")
+		fmt.Fprintln(fs.Output(), "       knee sweep --from FILE.csv|RESULT.json... [--slo EXPR]...")
 		fmt.Fprintln(fs.Output(), "\nSteps the load, then reports the knee (where more load buys little throughput while TTFT grows)")
 		fmt.Fprintln(fs.Output(), "and the SLO-safe point (the highest load meeting every SLO), and why each was chosen (docs/sweep.md).")
 		fmt.Fprintln(fs.Output(), "Exit 3 when SLOs are given and no measured load meets them all.")
 		fmt.Fprintln(fs.Output())
 		printFlags(fs)
 	}
-	fs.StringVar(&from, "from", "", "analyse load points from a CSV file (header with units, e.g. "+sweep.ExampleHeader+") instead of measuring")
+	fs.StringVar(&from, "from", "", "analyse load points measured elsewhere instead of measuring: a CSV/TSV load table (e.g. "+sweep.ExampleHeader+
+		"), or result files of vLLM bench serve (one per load), GuideLLM, AIPerf or inference-perf; several files or a folder may follow")
 	f.register(fs, 200)
 	t.register(fs)
 	st.register(fs)
@@ -37,7 +37,7 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	t.noteSet(fs)
-	if fs.NArg() > 0 {
+	if fs.NArg() > 0 && from == "" {
 		return Usagef("unexpected argument %q (flags only; see knee sweep -h)", fs.Arg(0))
 	}
 	set, err := f.objectives()
@@ -48,7 +48,8 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		if err := refuseWithFrom(fs); err != nil {
 			return err
 		}
-		return sweepFromCSV(env, &f, from, set)
+		// More files may follow --from (a shell glob: --from results/*.json).
+		return sweepFrom(env, &f, append(strings.Split(from, ","), fs.Args()...), set)
 	}
 	plan, err := f.plan()
 	if err != nil {
@@ -119,29 +120,4 @@ func refuseWithFrom(fs *flag.FlagSet) error {
 		return Usagef("--%s does nothing with --from (the points are read from the file, not measured); drop one of them", bad)
 	}
 	return nil
-}
-
-func sweepFromCSV(env *Env, f *sweepFlags, path string, set slo.Set) error {
-	fh, err := os.Open(path)
-	if err != nil {
-		return Usagef("--from: %v", err)
-	}
-	defer fh.Close()
-	tab, err := sweep.ReadCSV(fh)
-	if err != nil {
-		return Usagef("--from %s: %v", path, err)
-	}
-	if err := sweep.JudgeTable(tab, set); err != nil {
-		return Usagef("--from %s: %v", path, err)
-	}
-	if f.metric != "" && !tab.Has(f.metric) {
-		return Usagef("--knee-metric %s: %s has no such column", f.metric, path)
-	}
-	res, err := sweep.Analyze(tab.Steps, sweep.Options{Metric: f.metric, SLOs: sweep.Objectives(set)})
-	if err != nil {
-		return Usagef("--from %s: %v", path, err)
-	}
-	res.Notes = append(res.Notes, fmt.Sprintf("points read from %s (%d steps)", path, len(tab.Steps)))
-	res.Notes = append(res.Notes, tab.Notes...)
-	return f.emit(env, res)
 }

@@ -4,7 +4,9 @@
 //
 // Reading order: Read (this file) detects the format; vllm.go reads a vLLM
 // `bench serve` result JSON (detailed with --save-detailed, or summary
-// only); records.jsonl is read with the record package's codec.
+// only); others.go reads GuideLLM's, AIPerf's and inference-perf's
+// aggregate reports (summary only); records.jsonl is read with the record
+// package's codec.
 package ingest
 
 import (
@@ -20,9 +22,16 @@ import (
 
 // Formats Read recognises.
 const (
-	FormatVLLM    = "vllm-bench-serve" // result JSON of `vllm bench serve --save-result`
-	FormatRecords = "knee-records"     // knee's records.jsonl
+	FormatVLLM          = "vllm-bench-serve"         // result JSON of `vllm bench serve --save-result`
+	FormatRecords       = "knee-records"             // knee's records.jsonl
+	FormatGuideLLM      = "guidellm-benchmarks"      // GuideLLM's benchmarks.json
+	FormatAIPerf        = "aiperf-profile-export"    // AIPerf's profile_export_aiperf.json
+	FormatInferencePerf = "inference-perf-lifecycle" // inference-perf's stage_N_lifecycle_metrics.json
 )
+
+// knownFormats is quoted when a file is none of them.
+const knownFormats = "a vLLM bench serve result JSON, GuideLLM benchmarks.json, AIPerf profile_export_aiperf.json, " +
+	"an inference-perf stage_N_lifecycle_metrics.json, or knee records.jsonl"
 
 // ErrUnknownFormat: the file is neither format (errors wrap it).
 var ErrUnknownFormat = errors.New("unknown import format")
@@ -40,6 +49,13 @@ type Run struct {
 	Records []record.Request
 	Summary stats.Summary
 	Notes   []string
+	// The load the file says the run was made at, 0 when it does not say:
+	// requests kept in flight, and requests per second offered.
+	Concurrency float64
+	RateRPS     float64
+	// Source names the run within its file when a file holds several
+	// (GuideLLM: "benchmark 2 (concurrent@4)").
+	Source string
 }
 
 // Read detects the format of data and reads every run in it (a vLLM file
@@ -50,18 +66,28 @@ func Read(data []byte) ([]Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if format == FormatRecords {
+	switch format {
+	case FormatRecords:
 		r, err := readRecords(data)
 		if err != nil {
 			return nil, err
 		}
 		return []Run{*r}, nil
+	case FormatGuideLLM:
+		return readGuideLLM(data)
+	case FormatAIPerf:
+		return readAIPerf(data)
+	case FormatInferencePerf:
+		return readInferencePerf(data)
 	}
 	return readVLLM(data)
 }
 
 // Detect names the format of data from its first JSON value: a knee record
-// has "sent_ms"; a vLLM result has "duration" and "completed".
+// has "sent_ms"; a vLLM result has "duration" and "completed"; GuideLLM's
+// report a "benchmarks" list; inference-perf's "load_summary" and
+// "successes"; AIPerf's metric objects with a "unit" (request_count,
+// request_throughput, ...).
 func Detect(data []byte) (string, error) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	trimmed = bytes.TrimPrefix(trimmed, []byte("\xef\xbb\xbf"))
@@ -69,8 +95,7 @@ func Detect(data []byte) (string, error) {
 		return "", fmt.Errorf("%w: the file is empty", ErrUnknownFormat)
 	}
 	if trimmed[0] != '{' {
-		return "", fmt.Errorf("%w: want a vLLM bench serve result (a JSON object) or knee records.jsonl (one JSON object per line); the file starts with %q",
-			ErrUnknownFormat, firstBytes(trimmed))
+		return "", fmt.Errorf("%w: want %s; the file starts with %q", ErrUnknownFormat, knownFormats, firstBytes(trimmed))
 	}
 	var keys map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
@@ -88,13 +113,26 @@ func Detect(data []byte) (string, error) {
 	_, sent := keys["sent_ms"]
 	_, duration := keys["duration"]
 	_, completed := keys["completed"]
+	isObject := func(k string) bool { v := keys[k]; return len(v) > 0 && v[0] == '{' }
+	unitObject := func(k string) bool {
+		var m map[string]json.RawMessage
+		return isObject(k) && json.Unmarshal(keys[k], &m) == nil && m["unit"] != nil
+	}
 	switch {
 	case sent:
 		return FormatRecords, nil
 	case duration && completed:
 		return FormatVLLM, nil
+	case len(keys["benchmarks"]) > 0 && keys["benchmarks"][0] == '[':
+		return FormatGuideLLM, nil
+	case isObject("load_summary") && isObject("successes"):
+		return FormatInferencePerf, nil
+	case unitObject("request_count") || unitObject("request_throughput") || unitObject("time_to_first_token") ||
+		(isObject("records") && bytes.Contains(keys["records"], []byte(`"unit"`))):
+		return FormatAIPerf, nil
 	}
-	return "", fmt.Errorf("%w: a JSON object with neither \"sent_ms\" (knee records.jsonl) nor \"duration\" and \"completed\" (vLLM bench serve result)", ErrUnknownFormat)
+	return "", fmt.Errorf("%w: a JSON object that is none of %s (knee looks for \"sent_ms\", \"duration\" and \"completed\", \"benchmarks\", \"load_summary\" and \"successes\", or metric objects with a \"unit\")",
+		ErrUnknownFormat, knownFormats)
 }
 
 func firstBytes(b []byte) string {

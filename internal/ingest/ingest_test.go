@@ -179,7 +179,8 @@ func TestClassifyVLLMError(t *testing.T) {
 
 // fuzzSeeds are the seed corpus of both fuzz targets (run by plain go test).
 func fuzzSeeds(f *testing.F) {
-	for _, name := range []string{"vllm_detailed.json", "vllm_summary.json", "records.jsonl"} {
+	for _, name := range []string{"vllm_detailed.json", "vllm_summary.json", "records.jsonl", "guidellm_benchmarks.json", "guidellm_benchmarks_v03.json",
+		"aiperf/c4/profile_export_aiperf.json", "inference-perf/stage_4_lifecycle_metrics.json"} {
 		b, err := os.ReadFile("testdata/" + name)
 		if err != nil {
 			f.Fatal(err)

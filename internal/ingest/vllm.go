@@ -103,6 +103,9 @@ func parseVLLM(raw []byte) (*Run, error) {
 		run.Start = t
 	}
 	run.Config = vllmConfig(all)
+	if l := vllmLoadOf(all); l.known || l.maxConcurrency > 0 {
+		run.RateRPS, run.Concurrency = l.offeredRPS(), float64(l.maxConcurrency)
+	}
 	run.Notes = append(run.Notes, "imported from a vLLM bench serve result; vLLM's TTFT, ITL and E2E are client-side, as knee's")
 
 	if v.RequestGoodput == nil {

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
@@ -49,7 +50,7 @@ func objectiveColumn(o slo.Objective) string {
 func JudgeTable(t *Table, set slo.Set) error {
 	for _, o := range set {
 		if c := objectiveColumn(o); !t.Has(c) {
-			return fmt.Errorf("SLO %s needs column %s, which the file does not have (columns: %v)", o, c, t.Columns)
+			return fmt.Errorf("SLO %s needs column %s, which not every step gives (every step gives: %s)", o, c, strings.Join(t.Columns, ", "))
 		}
 	}
 	for i := range t.Steps {

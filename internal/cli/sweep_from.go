@@ -1,0 +1,249 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/knee-dev/knee/internal/ingest"
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/sweep"
+)
+
+// sweepFrom analyses load points measured by any tool: CSV/TSV load tables
+// and other tools' result files (ingest), one step per run, in any mix; a
+// folder stands for the result files in it.
+func sweepFrom(env *Env, f *sweepFlags, args []string, set slo.Set) error {
+	var paths, notes []string
+	for _, a := range args {
+		if a = strings.TrimSpace(a); a == "" {
+			continue
+		}
+		fi, err := os.Stat(a)
+		if err != nil {
+			return Usagef("--from: %v", err)
+		}
+		if !fi.IsDir() {
+			paths = append(paths, a)
+			continue
+		}
+		found, skipped, err := resultFilesIn(a)
+		if err != nil {
+			return Usagef("--from %s: %v", a, err)
+		}
+		if len(found) == 0 {
+			return Usagef("--from %s: no result files in the folder (want vLLM, GuideLLM, AIPerf or inference-perf JSON)", a)
+		}
+		paths = append(paths, found...)
+		if len(skipped) > 0 {
+			notes = append(notes, fmt.Sprintf("in %s, skipped files that are not load results: %s", a, strings.Join(skipped, ", ")))
+		}
+	}
+	if len(paths) == 0 {
+		return Usagef("--from: give a file")
+	}
+	var steps []sweep.Step
+	var cands []fromRun
+	for _, p := range paths {
+		data, err := readImport(env, p)
+		if err != nil {
+			return err
+		}
+		if !looksJSON(data) {
+			tab, err := sweep.ReadCSV(bytes.NewReader(data))
+			if err != nil {
+				return Usagef("--from %s: %v", p, err)
+			}
+			for i := range tab.Steps {
+				if len(paths) > 1 {
+					tab.Steps[i].Source = fmt.Sprintf("%s line %d", p, tab.Steps[i].Line)
+				}
+			}
+			steps = append(steps, tab.Steps...)
+			notes = append(notes, prefixed(p, len(paths), tab.Notes)...)
+			continue
+		}
+		runs, err := ingest.Read(data)
+		if err != nil {
+			return Usagef("--from %s: %v", p, err)
+		}
+		for i := range runs {
+			where := p
+			if runs[i].Source != "" {
+				where += " " + runs[i].Source
+			} else if len(runs) > 1 {
+				where += fmt.Sprintf(" result %d", i+1)
+			}
+			cands = append(cands, fromRun{where: where, run: &runs[i]})
+		}
+	}
+	if len(cands) > 0 {
+		s, n, err := resultSteps(cands)
+		if err != nil {
+			return Usagef("--from: %v", err)
+		}
+		steps = append(steps, s...)
+		notes = append(notes, n...)
+	}
+	tab, err := sweep.TableOf(steps)
+	if err != nil {
+		return Usagef("--from: %v", err)
+	}
+	what := paths[0]
+	if len(paths) > 1 {
+		what = fmt.Sprintf("%d files", len(paths))
+	}
+	if err := sweep.JudgeTable(tab, set); err != nil {
+		return Usagef("--from %s: %v", what, err)
+	}
+	if f.metric != "" && !tab.Has(f.metric) {
+		return Usagef("--knee-metric %s: not every step of %s gives it", f.metric, what)
+	}
+	res, err := sweep.Analyze(tab.Steps, sweep.Options{Metric: f.metric, SLOs: sweep.Objectives(set)})
+	if err != nil {
+		return Usagef("--from: %v", err)
+	}
+	res.Notes = append(res.Notes, fmt.Sprintf("points read from %s (%d steps)", what, len(tab.Steps)))
+	res.Notes = append(res.Notes, notes...)
+	res.Notes = append(res.Notes, tab.Notes...)
+	return f.emit(env, res)
+}
+
+type fromRun struct {
+	where string
+	run   *ingest.Run
+}
+
+// resultSteps turns imported runs into steps. The load kind is the one the
+// runs vary (vLLM files carry both max_concurrency and request_rate);
+// runs that do not give it (GuideLLM's synchronous and throughput
+// benchmarks in a rate sweep) are left out with a note.
+func resultSteps(cands []fromRun) ([]sweep.Step, []string, error) {
+	conc, rate := map[float64]bool{}, map[float64]bool{}
+	nConc, nRate := 0, 0
+	for _, c := range cands {
+		if c.run.Concurrency > 0 {
+			conc[c.run.Concurrency] = true
+			nConc++
+		}
+		if c.run.RateRPS > 0 {
+			rate[c.run.RateRPS] = true
+			nRate++
+		}
+	}
+	kind := sweep.Concurrency
+	switch {
+	case nConc == 0 && nRate == 0:
+		return nil, nil, fmt.Errorf("%s does not say at what load it ran (vLLM: max_concurrency or request_rate; GuideLLM: the strategy; AIPerf: input_config.loadgen; inference-perf: load_summary)", cands[0].where)
+	case nRate > nConc, nRate == nConc && len(rate) > len(conc):
+		kind = sweep.Rate
+	}
+	var steps []sweep.Step
+	var left []string
+	seenNote := map[string]bool{}
+	var notes []string
+	for _, c := range cands {
+		load := c.run.Concurrency
+		if kind == sweep.Rate {
+			load = c.run.RateRPS
+		}
+		if !(load > 0) {
+			left = append(left, c.where)
+			continue
+		}
+		s := sweep.NewStep(kind, load)
+		s.Source = c.where
+		s.Summary = c.run.Summary
+		s.Summary.GoodputRPS = nil // a tool's goodput is by its own SLOs, not these
+		unmeasuredAsMissing(&s.Summary)
+		steps = append(steps, s)
+		for _, n := range c.run.Notes {
+			if !seenNote[n] {
+				seenNote[n] = true
+				notes = append(notes, n)
+			}
+		}
+	}
+	if len(left) > 0 {
+		unit := "concurrency"
+		if kind == sweep.Rate {
+			unit = "request rate"
+		}
+		notes = append(notes, fmt.Sprintf("left out (no %s, the load the other steps vary): %s", unit, strings.Join(left, ", ")))
+	}
+	if len(steps) == 0 {
+		return nil, nil, fmt.Errorf("no run says its load")
+	}
+	return steps, notes, nil
+}
+
+func prefixed(path string, n int, notes []string) []string {
+	if n == 1 {
+		return notes
+	}
+	out := make([]string, len(notes))
+	for i, s := range notes {
+		out[i] = path + ": " + s
+	}
+	return out
+}
+
+func looksJSON(data []byte) bool {
+	t := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
+	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
+}
+
+// resultFilesIn lists the JSON result files under dir that ingest
+// recognises (in lexical order; the steps are sorted by load later);
+// skipped are the other JSON files.
+func resultFilesIn(dir string) (found, skipped []string, err error) {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(strings.ToLower(d.Name()), ".json") {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil || fi.Size() > maxImportBytes {
+			skipped = append(skipped, filepath.Base(p))
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		format, derr := ingest.Detect(data)
+		// inference-perf's summary_lifecycle_metrics.json covers every stage: not a step.
+		if derr != nil || format == ingest.FormatRecords || (format == ingest.FormatInferencePerf && !strings.HasPrefix(d.Name(), "stage_")) {
+			skipped = append(skipped, filepath.Base(p))
+			return nil
+		}
+		found = append(found, p)
+		return nil
+	})
+	return found, skipped, err
+}
+
+// unmeasuredAsMissing marks what an imported summary did not measure as
+// missing (NaN): a distribution with no values, an offered rate of 0 (closed
+// loop, or not said).
+func unmeasuredAsMissing(s *stats.Summary) {
+	for _, d := range []*stats.Dist{&s.TTFT, &s.TTFTSched, &s.ITL, &s.TPOT, &s.E2E, &s.Lag} {
+		if d.Count == 0 {
+			n := math.NaN()
+			*d = stats.Dist{Mean: n, P50: n, P90: n, P95: n, P99: n, P999: n, Max: n}
+		}
+	}
+	if s.OfferedRateRPS == 0 {
+		s.OfferedRateRPS = math.NaN()
+	}
+	if s.InputTokenThroughputTPS == 0 && s.InputTokens == 0 {
+		s.InputTokenThroughputTPS = math.NaN()
+	}
+}
