@@ -17,7 +17,7 @@ import (
 // evidence, against a baseline run, an earlier window of the same run, or
 // (with neither) the window's own phase shares and trend.
 func runDiagnose(_ context.Context, env *Env, args []string) error {
-	var baseline, split, window, baseWindow, format string
+	var baseline, split, window, baseWindow, format, serverMetrics, baseServerMetrics string
 	var jsonOut bool
 	fs := newFlagSet(env, "diagnose")
 	fs.Usage = func() {
@@ -33,6 +33,8 @@ func runDiagnose(_ context.Context, env *Env, args []string) error {
 	fs.StringVar(&split, "split", "", "cut FILE at this send time (e.g. 60s): requests before are the baseline, after the window")
 	fs.StringVar(&window, "window", "", "judge only requests sent in A:B (durations from the run start, e.g. 60s:120s; either end may be empty)")
 	fs.StringVar(&baseWindow, "baseline-window", "", "compare against requests of FILE sent in C:D")
+	fs.StringVar(&serverMetrics, "server-metrics", "", "the run's scraped server metrics (server_metrics.json from knee bench --out): the server's own queue, prefill and batch figures join the evidence")
+	fs.StringVar(&baseServerMetrics, "baseline-server-metrics", "", "the baseline run's server_metrics.json (with --baseline; --split and --baseline-window use --server-metrics)")
 	fs.StringVar(&format, "format", "text", "output: text or json")
 	fs.BoolVar(&jsonOut, "json", false, "same as --format json")
 	var ref diagnoseRefFlags
@@ -106,6 +108,27 @@ func runDiagnose(_ context.Context, env *Env, args []string) error {
 		if from != "" {
 			fmt.Fprintf(env.Stderr, "knee diagnose: judging speeds against %s (model and GPU from %s; --gpu/--model override)\n", r.Source, from)
 		}
+	}
+	if serverMetrics != "" {
+		s, err := readServerSeries(serverMetrics, "--server-metrics")
+		if err != nil {
+			return err
+		}
+		opts.Server = serverFacts(s, win)
+		bs := s
+		if baseline != "" {
+			bs = nil
+			if baseServerMetrics != "" {
+				if bs, err = readServerSeries(baseServerMetrics, "--baseline-server-metrics"); err != nil {
+					return err
+				}
+			}
+		}
+		if opts.Baseline != nil && bs != nil {
+			opts.BaselineServer = serverFacts(bs, opts.Baseline)
+		}
+	} else if baseServerMetrics != "" {
+		return Usagef("--baseline-server-metrics needs --server-metrics for the window")
 	}
 	d := diagnose.Diagnose(win, opts)
 	if format == "json" {

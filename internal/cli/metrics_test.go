@@ -51,6 +51,14 @@ func TestBenchScrapesServer(t *testing.T) {
 	if err := json.Unmarshal(b, &sum); err != nil || sum["server"] == nil {
 		t.Errorf("summary.json lacks server: %v", err)
 	}
+	code, stdout, stderr = kneeEnv(t, env, "diagnose", "--server-metrics", filepath.Join(out, "server_metrics.json"), filepath.Join(out, "records.jsonl"))
+	if code != ExitOK || !strings.Contains(stdout, "server metrics (knee serve /metrics at http://127.0.0.1:") {
+		t.Errorf("diagnose --server-metrics (exit %d):\n%s\n%s", code, stdout, stderr)
+	}
+	code, _, stderr = kneeEnv(t, env, "diagnose", "--server-metrics", filepath.Join(out, "records.jsonl"), filepath.Join(out, "records.jsonl"))
+	if code != ExitUsage || !strings.Contains(stderr, "not a server_metrics.json") {
+		t.Errorf("diagnose with a records file as --server-metrics: exit %d, %s", code, stderr)
+	}
 	code, stdout, stderr = kneeEnv(t, env, "report", "1")
 	if code != ExitOK || !strings.Contains(stdout, "Server view (scraped from") || !strings.Contains(stdout, "TTFT split") {
 		t.Errorf("stored run's report lacks the server view (exit %d):\n%s\n%s", code, stdout, stderr)

@@ -54,6 +54,8 @@ type Diagnosis struct {
 	DominantShare float64 `json:"dominant_share,omitempty"`
 	Window        Facts   `json:"window_facts"`
 	Baseline      *Facts  `json:"baseline_facts,omitempty"`
+	// Server is the server's scraped view of the window, when given.
+	Server *ServerFacts `json:"server_facts,omitempty"`
 }
 
 // Options steer Diagnose.
@@ -68,6 +70,11 @@ type Options struct {
 	// Reference judges the window's phase speeds when there is no baseline
 	// (the simulator's expectation for a known model and GPU, objectives).
 	Reference *Reference
+	// Server and BaselineServer are what the server's own metrics said
+	// during the window and the baseline (nil: not scraped). They stand in
+	// for per-request server phases when the records have none, and their
+	// gauges (running, waiting, KV usage) are cited as evidence.
+	Server, BaselineServer *ServerFacts
 }
 
 // Thresholds of the rules (docs/diagnosis.md explains each).
@@ -92,6 +99,10 @@ const (
 // which phase dominates a mean request whatever the verdict.
 func Diagnose(window []record.Request, opts Options) Diagnosis {
 	d := diagnose(window, opts)
+	if opts.Server != nil && d.Verdict != Errors && d.Verdict != ClientBottleneck && d.Window.Requests > 0 {
+		d.Server = opts.Server
+		d.Evidence = append(d.Evidence, serverGaugeEvidence(opts.Server, opts.BaselineServer)...)
+	}
 	if phase, share, ev := dominant(d.Window); phase != "" {
 		d.DominantPhase, d.DominantShare = phase, share
 		d.Evidence = append(d.Evidence, ev)
@@ -107,12 +118,23 @@ func diagnose(window []record.Request, opts Options) Diagnosis {
 		if name == "" {
 			name = "the baseline"
 		}
-		d := compare(w, b, "against "+name)
-		return d
+		var srv [2]*ServerFacts
+		if opts.Server.phases() && opts.BaselineServer.phases() {
+			srv = [2]*ServerFacts{opts.Server, opts.BaselineServer}
+		}
+		return compare(w, b, "against "+name, srv)
 	}
 	if d, ok := gate(w, nil); ok {
 		d.Basis = "no baseline"
 		return d
+	}
+	if !w.ServerPhases && opts.Server != nil {
+		// The server's own metrics replace the client-side inference.
+		d := Diagnosis{Window: w, Basis: "no baseline: the server's scraped queue and prefill times against the window's mean request"}
+		d.Verdict, d.Evidence = absoluteServer(w, opts.Server)
+		if d.Verdict != Healthy {
+			return finish(d)
+		}
 	}
 	if d := absolute(w); d.Verdict != Healthy {
 		return d
@@ -122,7 +144,7 @@ func diagnose(window []record.Request, opts Options) Diagnosis {
 		return finish(d)
 	}
 	if first, last, ok := thirds(window); ok {
-		t := compare(facts(last), facts(first), "trend: the last third of the run (by send time) against its first third")
+		t := compare(facts(last), facts(first), "trend: the last third of the run (by send time) against its first third", [2]*ServerFacts{})
 		if t.Verdict != Healthy {
 			t.Window, t.Baseline = w, nil
 			return t
@@ -210,7 +232,7 @@ type part struct {
 // compare attributes the latency the window added over the baseline to
 // queue, prefill and decode, and gives the verdict of the largest
 // significant contribution.
-func compare(w, b Facts, basis string) Diagnosis {
+func compare(w, b Facts, basis string, srv [2]*ServerFacts) Diagnosis {
 	if d, ok := gate(w, &b); ok {
 		d.Basis = basis
 		return d
@@ -230,6 +252,8 @@ func compare(w, b Facts, basis string) Diagnosis {
 				text: "server queue (waiting for admission)"},
 			part{verdict: PrefillPressure, metric: "server_prefill_ms", w: w.PrefillMS, b: b.PrefillMS, deltaMS: w.PrefillMS - b.PrefillMS,
 				text: fmt.Sprintf("server prefill (input %.0f tokens, baseline %.0f)", w.InputMean, b.InputMean)})
+	} else if srv[0] != nil {
+		parts = append(parts, serverParts(srv[0], srv[1])...)
 	} else {
 		// Without server phases TTFT is queue + prefill; the baseline's TTFT
 		// against input length says how much of the change the window's
