@@ -28,6 +28,7 @@ const (
 	maxTP          = 8
 	maxLifecycle   = 300 // requests returned for the lifecycle view
 	simTimeout     = 5 * time.Second
+	rateRunFor     = 20 * time.Second // an open-loop run's arrivals span about this long (within the request bound)
 )
 
 // SimParams is the simulator page's controls (POST /api/sim, /api/sweep).
@@ -143,8 +144,11 @@ func (p *SimParams) setup() (*simSetup, error) {
 		// Enough requests for several turns of every user (closed loop) or
 		// a run long enough for a queue to show (open loop), bounded.
 		n = 300
-		if p.LoadKind == "concurrency" {
+		switch p.LoadKind {
+		case "concurrency":
 			n = min(maxRequests, max(300, 4*int(p.Load)))
+		case "rate":
+			n = min(maxRequests, max(300, int(p.Load*rateRunFor.Seconds())))
 		}
 	}
 	return &simSetup{p: *p, engine: ecfg, lengths: l, slos: set, requests: n}, nil

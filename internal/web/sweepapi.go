@@ -5,11 +5,16 @@ import (
 	"math"
 	"net/http"
 	"sort"
+	"time"
 
 	"github.com/knee-dev/knee/internal/sim"
+	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/knee-dev/knee/internal/workload"
 )
+
+// sweepStepFor is the virtual time of an open-loop sweep step.
+const sweepStepFor = 20 * time.Second
 
 // sweepRunner is the sweep package's simulator runner with a request count
 // sized per step: a closed-loop step needs several turns of every user.
@@ -20,8 +25,12 @@ type sweepRunner struct {
 
 func (sr *sweepRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, error) {
 	r := sr.base
-	r.Requests, r.WarmupRequests = 300, 30
+	// An open-loop step runs for a fixed virtual time, so an overload has
+	// as long to build its queue at every rate and the SLO-safe point is
+	// not an artefact of a short run.
+	r.Duration, r.Warmup, r.Requests = sweepStepFor, sweepStepFor/10, 2*maxRequests
 	if load.Kind == sweep.Concurrency {
+		r.Duration, r.Warmup = 0, 0
 		c := int(load.Value)
 		r.Requests = int64(min(maxRequests, max(300, 3*c)))
 		r.WarmupRequests = min(c, int(r.Requests)/3)
@@ -30,16 +39,21 @@ func (sr *sweepRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 }
 
 // sweepLoads is the grid a simulated sweep steps over: powers of two up to
-// past the engine's batch limit for concurrency; fractions of the engine's
+// four times the engine's batch limit for concurrency (at most 1,024); fractions of the engine's
 // saturated throughput for rate (found by one closed-loop run at the batch
 // limit), so the curve bends inside the grid whatever the preset.
 func sweepLoads(ctx context.Context, su *simSetup) ([]float64, error) {
+	// The batch limit as the engine resolves it (0 in the config means
+	// vLLM's default for the GPU).
+	eng, err := simengine.NewEngine(su.engine)
+	if err != nil {
+		return nil, badf("%v", err)
+	}
+	seqs := eng.Config().MaxNumSeqs
 	if su.p.LoadKind == "concurrency" {
-		top := max(64, 2*su.engine.MaxNumSeqs, 2*int(su.p.Load))
-		if su.engine.MaxNumSeqs == 0 {
-			top = max(64, 2*int(su.p.Load))
-		}
-		top = min(top, maxConcurrency)
+		// Independent of the current load (the page reruns the sweep only
+		// when something else changes), and covering the whole slider.
+		top := min(maxConcurrency, max(64, 4*seqs))
 		var loads []float64
 		for c := 1; c <= top; c *= 2 {
 			loads = append(loads, float64(c))
@@ -48,11 +62,7 @@ func sweepLoads(ctx context.Context, su *simSetup) ([]float64, error) {
 	}
 	capSetup := *su
 	capSetup.p.LoadKind, capSetup.p.Lifecycle = "concurrency", false
-	c := su.engine.MaxNumSeqs
-	if c == 0 {
-		c = 256
-	}
-	capSetup.p.Load = float64(min(c, 512))
+	capSetup.p.Load = float64(min(seqs, 512))
 	capSetup.requests = min(maxRequests, 3*int(capSetup.p.Load))
 	out, err := capSetup.run(ctx)
 	if err != nil {

@@ -14,7 +14,12 @@ export function lineChart(el, {title, xLabel, yLabel, x, series, logX = false, m
   el.classList.add('chart');
   const opts = {
     title, width: widthOf(el), height,
-    scales: {x: {time: false, distr: logX ? 3 : 1}},
+    // The scales reach the marked points too, so the current setting is
+    // drawn even where it lies beyond the swept range.
+    scales: {
+      x: {time: false, distr: logX ? 3 : 1, range: logX ? undefined : (u, lo, hi) => span(lo, hi, marks, 'x')},
+      y: {range: (u, lo, hi) => span(Math.min(0, lo), hi, marks, 'y')},
+    },
     axes: [{label: xLabel}, {label: yLabel, size: 60}],
     series: [{label: xLabel}, ...series.map((s, i) => ({label: s.label, stroke: s.color || palette[i], width: 2,
       points: {show: true, size: 5}}))],
@@ -28,6 +33,16 @@ export function lineChart(el, {title, xLabel, yLabel, x, series, logX = false, m
   ro.observe(el);
   el.dataset.points = String(x.length);
   return u;
+}
+
+function span(lo, hi, marks, axis) {
+  for (const m of marks.points || []) {
+    const v = m[axis];
+    if (v === null || v === undefined || !Number.isFinite(v)) continue;
+    lo = Math.min(lo, v); hi = Math.max(hi, v);
+  }
+  if (lo === hi) hi = lo + 1;
+  return [lo, hi + (hi - lo) * 0.05];
 }
 
 function drawMarks(u, marks) {
