@@ -64,12 +64,18 @@ async function showList(el, ctx) {
     if (f.since) q.set('since', new Date(Date.now() - Number(f.since) * 3600e3).toISOString().replace(/\.\d+Z$/, 'Z'));
     let rows;
     try { rows = await api('/api/runs?' + q); } catch (e) { status.textContent = e.message; status.className = 'error'; return; }
+    // Redraw only when something changed, and keep the keyboard focus on
+    // the same control across a redraw.
+    const key = JSON.stringify(rows);
+    if (key === lastRows) return;
+    lastRows = key;
+    const focused = document.activeElement && document.activeElement.id;
     status.className = 'notes';
     status.textContent = `${rows.length} runs` + (rows.some(r => r.status === 'running') ? '; refreshing while one runs' : '');
     table.replaceChildren(h('table', {},
       h('thead', {}, h('tr', {}, ['', 'id', 'started', 'kind', 'status', 'label', 'target', 'model', 'requests', 'req/s', 'TTFT p95', ''].map(x => h('th', {}, x)))),
       h('tbody', {}, rows.map(r => {
-        const pick = h('input', {type: 'checkbox', class: 'pick', value: String(r.id), 'aria-label': 'select run ' + r.id, checked: picked.has(String(r.id))});
+        const pick = h('input', {type: 'checkbox', class: 'pick', id: 'pick-' + r.id, value: String(r.id), 'aria-label': 'select run ' + r.id, checked: picked.has(String(r.id))});
         pick.addEventListener('change', () => {
           pick.checked ? picked.add(pick.value) : picked.delete(pick.value);
           cmp.disabled = picked.size !== 2;
@@ -78,10 +84,13 @@ async function showList(el, ctx) {
           h('td', {}, pick), h('td', {}, r.id), h('td', {}, new Date(r.start).toLocaleString()), h('td', {}, r.kind),
           h('td', {class: 'status-' + r.status}, r.status), h('td', {}, r.label || '–'), h('td', {}, r.target || '–'), h('td', {}, r.model || '–'),
           h('td', {class: 'records'}, r.requests), h('td', {}, fmt(r.throughput_rps)), h('td', {}, fmt(r.ttft_p95_ms, 'ms')),
-          h('td', {}, h('a', {href: '#runs/report/' + r.id}, 'report'), ' ', r.status === 'running' ? h('a', {href: '#runs/live/' + r.id, class: 'live-link'}, 'watch live') : h('a', {href: '#runs/live/' + r.id}, 'replay')));
+          h('td', {}, h('a', {href: '#runs/report/' + r.id, id: 'report-' + r.id}, 'report'), ' ',
+            h('a', {href: '#runs/live/' + r.id, id: 'live-' + r.id, class: r.status === 'running' ? 'live-link' : null}, r.status === 'running' ? 'watch live' : 'replay')));
       }))));
     cmp.disabled = picked.size !== 2;
+    if (focused) document.getElementById(focused)?.focus();
   }
+  let lastRows = '';
   await refresh();
   timer = setInterval(refresh, 1000);
 }
