@@ -14,10 +14,13 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/sweep"
 )
@@ -120,7 +123,15 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	}
 	dir := t.TempDir()
 	page := fixture(t, dir)
+	checkReport(t, exe, dir, page, "html-report",
+		[]string{"sweep-throughput", "sweep-ttft", "ttft-cdf", "itl-cdf", "e2e-cdf", "inflight-series", "tps-series", "ttft-series", "waterfall"})
+}
 
+// checkReport opens page in chromium and checks that exactly the charts in
+// want are there, each drawn and wide enough, that nothing was fetched and
+// nothing went to the console; the screenshot is kept as NAME.jpg.
+func checkReport(t *testing.T, exe, dir, page, name string, want []string) {
+	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
@@ -193,17 +204,16 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	if err := os.MkdirAll(artifactDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	shotPath := filepath.Join(artifactDir(), "html-report.jpg")
+	shotPath := filepath.Join(artifactDir(), name+".jpg")
 	if err := os.WriteFile(shotPath, shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	htmlCopy := filepath.Join(artifactDir(), "html-report.html")
+	htmlCopy := filepath.Join(artifactDir(), name+".html")
 	if b, err := os.ReadFile(page); err == nil {
 		os.WriteFile(htmlCopy, b, 0o644)
 	}
 	t.Logf("screenshot: %s (%d bytes); report: %s", shotPath, len(shot), htmlCopy)
 
-	want := []string{"sweep-throughput", "sweep-ttft", "ttft-cdf", "itl-cdf", "e2e-cdf", "inflight-series", "tps-series", "ttft-series", "waterfall"}
 	got := map[string]chartInfo{}
 	for _, c := range charts {
 		got[c.Name] = c
@@ -238,4 +248,63 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	if !strings.HasPrefix(string(shot[:3]), "\xff\xd8\xff") {
 		t.Errorf("screenshot is not a JPEG")
 	}
+}
+
+// TestServerChartsInBrowser: a bench report of a real run against knee
+// serve, whose /metrics was scraped during it, draws the server charts
+// (queue beside in-flight, KV usage and preemptions, server vs client TTFT).
+func TestServerChartsInBrowser(t *testing.T) {
+	exe := chromiumPath()
+	if exe == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but chromium is not installed (.ci/run installs it)")
+		}
+		t.Skip("chromium not installed (apt-get install chromium); this test runs in CI")
+	}
+	g, err := simengine.LookupGPU("L4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := simengine.LookupModel("Llama-3.1-8B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec := simengine.DefaultConfig(g, m, 1)
+	ec.MaxNumSeqs = 4 // 8 streams on 4 slots: the server's queue has something to show
+	url, srv, err := simserver.StartLocal(context.Background(), simserver.Config{Engine: ec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	sc := scrape.Start(context.Background(), scrape.Config{URL: url + "/metrics", Interval: 200 * time.Millisecond})
+	run, err := loadgen.Start(context.Background(), loadgen.Config{BaseURL: url, API: "chat", Concurrency: 8, Requests: 40, IgnoreEOS: true,
+		RequestTimeout: time.Minute}, func(int64) loadgen.Request {
+		return loadgen.Request{Prompt: strings.Repeat("hello ", 300), PromptTokens: 300, MaxTokens: 24}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run.Wait()
+	series := sc.Stop()
+	series.Rebase(res.Start)
+	sum := stats.Summarize(res.Records, stats.Options{Series: true})
+	view := scrape.BuildView(series, res.Records, sum.Window.StartMS, sum.Window.EndMS)
+	rep := &report.Run{ID: "3", Kind: "bench", Version: "test", Target: url, Model: "Llama-3.1-8B", Load: "concurrency 8",
+		Start: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), Summary: sum, Server: view}
+	var buf bytes.Buffer
+	if err := report.HTML(&buf, rep, report.HTMLData{Records: res.Records}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Server view (scraped from", "TTFT split"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, exe, dir, page, "html-report-server",
+		[]string{"ttft-cdf", "itl-cdf", "e2e-cdf", "inflight-series", "tps-series", "ttft-series", "server-queue-series", "server-kv-series", "server-ttft-series", "waterfall"})
 }
