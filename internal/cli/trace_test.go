@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -114,4 +117,130 @@ func TestSimTraceAndErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errs, c.want)
 		}
 	}
+}
+
+// sharedTracePath finds a file of the shared traces folder (shared/traces
+// beside the repository or any folder above it); the test skips without it.
+func sharedTracePath(t *testing.T, name string) string {
+	t.Helper()
+	dir, _ := filepath.Abs(".")
+	for {
+		p := filepath.Join(dir, "shared", "traces", name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			t.Skipf("trace %s not found in a shared/traces folder above the package", name)
+		}
+		dir = up
+	}
+}
+
+// machineIdle reports whether the load average is below the CPU count, so
+// that real-time figures such as send lag measure knee, not a crowded host.
+func machineIdle() (bool, string) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return false, "no /proc/loadavg"
+	}
+	var load float64
+	fmt.Sscanf(string(b), "%f", &load)
+	return load < float64(runtime.NumCPU()), fmt.Sprintf("load average %.1f on %d CPUs", load, runtime.NumCPU())
+}
+
+// The first 60 s of the Azure code trace at 1× against the embedded server:
+// every request is served with the trace's exact lengths, sends keep to the
+// trace's schedule, and knee sim on the same trace agrees on throughput and
+// TTFT p50 within 10%. Real time: skipped with -short.
+func TestAzureTraceEmbeddedAgreesWithSim(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays 60 s of a trace in real time")
+	}
+	path := sharedTracePath(t, "azure_llm_2023_code.csv")
+	out := t.TempDir()
+	args := []string{"--trace", path, "--trace-end", "60s", "--json", "--quiet", "--no-store", "--seed", "1"}
+	code, bout, errs := kneeCmd(t, append([]string{"bench", "--out", out}, args...)...)
+	if code != 0 {
+		t.Fatalf("bench: exit %d: %s", code, errs)
+	}
+	code, sout, errs := kneeCmd(t, append([]string{"sim"}, args...)...)
+	if code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errs)
+	}
+	type summary struct {
+		Requests   int                        `json:"requests"`
+		Completed  int                        `json:"completed"`
+		Throughput float64                    `json:"request_throughput_rps"`
+		OutputTPS  float64                    `json:"output_token_throughput_tps"`
+		TTFT       struct{ P50 float64 }      `json:"ttft_ms"`
+		Lag        struct{ P99, Max float64 } `json:"lag_ms"`
+	}
+	var b, s summary
+	if err := json.Unmarshal([]byte(bout), &b); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(sout), &s); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("bench: %d requests, %.3f req/s, %.1f output tok/s, TTFT p50 %.1f ms, lag p99 %.2f ms (max %.2f)", b.Completed, b.Throughput, b.OutputTPS, b.TTFT.P50, b.Lag.P99, b.Lag.Max)
+	t.Logf("sim:   %d requests, %.3f req/s, %.1f output tok/s, TTFT p50 %.1f ms", s.Completed, s.Throughput, s.OutputTPS, s.TTFT.P50)
+
+	// Served lengths are the trace's, request by request.
+	rows := readAzureRows(t, path, 60*time.Second)
+	recs := recordsByID(t, filepath.Join(out, "records.jsonl"))
+	if len(recs) != len(rows) || b.Completed != len(rows) || s.Completed != len(rows) {
+		t.Fatalf("bench %d records (%d completed), sim %d completed; the window holds %d requests", len(recs), b.Completed, s.Completed, len(rows))
+	}
+	for i, r := range recs {
+		if r.InputTokens != rows[i][0] || r.OutputTokens != rows[i][1] || r.TokenSource != record.TokensFromUsage {
+			t.Errorf("request %d served %d/%d tokens (%s), the trace says %d/%d", i, r.InputTokens, r.OutputTokens, r.TokenSource, rows[i][0], rows[i][1])
+		}
+	}
+	within := func(what string, got, want float64) {
+		if d := (got - want) / want; d > 0.10 || d < -0.10 {
+			t.Errorf("%s: bench %.3f, sim %.3f: more than 10%% apart", what, got, want)
+		}
+	}
+	within("request throughput", b.Throughput, s.Throughput)
+	within("TTFT p50", b.TTFT.P50, s.TTFT.P50)
+	if idle, why := machineIdle(); !idle {
+		t.Logf("send lag not held to 5 ms: %s", why)
+	} else if b.Lag.P99 >= 5 {
+		t.Errorf("send lag p99 %.2f ms, want under 5 ms (%s)", b.Lag.P99, why)
+	}
+}
+
+// readAzureRows reads an Azure trace's (context, generated) tokens in the
+// first window of it, independently of knee's reader.
+func readAzureRows(t *testing.T, path string, window time.Duration) [][2]int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := csv.NewReader(f)
+	all, err := rd.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][2]int
+	var t0 time.Time
+	for i, rec := range all[1:] {
+		ts, err := time.Parse("2006-01-02 15:04:05.0000000", rec[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			t0 = ts
+		}
+		if ts.Sub(t0) >= window {
+			break
+		}
+		in, _ := strconv.Atoi(rec[1])
+		out, _ := strconv.Atoi(rec[2])
+		rows = append(rows, [2]int{in, out})
+	}
+	return rows
 }

@@ -374,9 +374,10 @@ type TraceStream struct {
 	n       int64
 	err     error
 
-	ch   chan *traceItem // prompts built ahead by a producer goroutine
-	stop chan struct{}
-	wg   sync.WaitGroup
+	ch    chan *traceItem // prompts built ahead by a producer goroutine
+	stop  chan struct{}
+	ready chan struct{} // closed once the lookahead is full (or the trace ended)
+	wg    sync.WaitGroup
 }
 
 type traceItem struct {
@@ -389,7 +390,9 @@ type traceItem struct {
 const promptLookahead = 256
 
 // Stream opens a replay. withPrompts builds each request's prompt text (for
-// a real target) ahead of its arrival; the simulator needs none. Close it.
+// a real target) ahead of its arrival, and returns once the first
+// promptLookahead prompts are ready, so the run starts with no backlog; the
+// simulator needs none. Close it.
 func (t *Trace) Stream(withPrompts bool) (*TraceStream, error) {
 	c, err := t.open()
 	if err != nil {
@@ -404,8 +407,10 @@ func (t *Trace) Stream(withPrompts bool) (*TraceStream, error) {
 		}
 		s.ch = make(chan *traceItem, promptLookahead)
 		s.stop = make(chan struct{})
+		s.ready = make(chan struct{})
 		s.wg.Add(1)
 		go s.produce(pb)
+		<-s.ready
 	}
 	return s, nil
 }
@@ -413,6 +418,17 @@ func (t *Trace) Stream(withPrompts bool) (*TraceStream, error) {
 func (s *TraceStream) produce(pb *promptBuilder) {
 	defer s.wg.Done()
 	defer close(s.ch)
+	sent := 0
+	signal := func() {
+		if sent == promptLookahead {
+			close(s.ready)
+		}
+	}
+	defer func() {
+		if sent < promptLookahead {
+			close(s.ready)
+		}
+	}()
 	pcg := rand.NewPCG(0, 0)
 	rng := rand.New(pcg)
 	for {
@@ -427,6 +443,8 @@ func (s *TraceStream) produce(pb *promptBuilder) {
 		it.item = s.t.buildItem(pb, &r, pcg, rng)
 		select {
 		case s.ch <- it:
+			sent++
+			signal()
 		case <-s.stop:
 			return
 		}
