@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -53,7 +54,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	fs.DurationVar(&f.requestTimeout, "request-timeout", 5*time.Minute, "give up on one request after this long")
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "after the run ends, wait this long for in-flight requests before canceling them (0: cancel at once)")
 	fs.StringVar(&f.ignoreEOS, "ignore-eos", "auto", "ask the server to ignore EOS so outputs have the requested length: auto (probe), true, false")
-	fs.Var(&f.slos, "slo", "objective such as 'p95(ttft)<2s' (repeatable); exit 3 when one fails")
+	fs.Var(&f.slos, "slo", sloUsage+"; exit 3 when one fails")
 	fs.StringVar(&f.out, "out", "", "directory for records.jsonl, summary.json, report.md and report.html")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the summary as JSON on stdout instead of the text report")
 	fs.BoolVar(&f.quiet, "quiet", false, "no live progress")
@@ -263,6 +264,17 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	}
 	notes = append(notes, timestampNote(res))
 	notes = append(notes, clientFloorWarnings(sum, res, cpu)...)
+	if w := overloadWarning(sum); w != "" {
+		notes = append(notes, w)
+		fmt.Fprintln(env.Stderr, "knee bench: "+w)
+	}
+	failure := ""
+	if !interrupted {
+		failure = measurementFailure(sum, len(res.Records), f.wl.warmup)
+	}
+	if failure != "" {
+		notes = append(notes, "warning: "+failure)
+	}
 	rep := &report.Run{
 		ID: sink.runID(), Kind: "bench", Version: Version, Target: redactURL(target), Model: model,
 		Load: meta.load, Config: meta.config, Start: res.Start, Summary: sum,
@@ -283,13 +295,47 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if interrupted {
 		return fmt.Errorf("interrupted: the report above covers what was measured before the stop%s", storedAs(rep.ID))
 	}
-	if sum.Requests > 0 && sum.Completed == 0 {
-		return fmt.Errorf("all %d requests failed (%s)%s", sum.Requests, errorKindsLine(sum.ErrorKinds), whyFailed(rep.ID, f.out))
+	if failure != "" {
+		if sum.Requests > 0 {
+			failure += whyFailed(rep.ID, f.out)
+		}
+		return errors.New(failure)
 	}
 	if failed := failedSLOs(rep.SLOs); len(failed) > 0 {
 		return &SLOError{Failed: failed}
 	}
 	return nil
+}
+
+// maxErrorRate is the share of failed requests beyond which a run counts
+// as a failed measurement (exit 1): its figures describe mostly failures.
+const maxErrorRate = 0.5
+
+// measurementFailure says why a finished run measured nothing worth its
+// figures ("" when it did): nothing in the window (the warm-up took every
+// request), no completed request, or mostly errors. Such a run exits 1.
+func measurementFailure(sum stats.Summary, issued int, warmup string) string {
+	top := func() string {
+		kind, most := "", 0
+		for _, k := range record.ErrorKinds {
+			if n := sum.ErrorKinds[string(k)]; n > most {
+				kind, most = string(k), n
+			}
+		}
+		return record.ErrorKind(kind).Hint()
+	}
+	switch {
+	case sum.Requests == 0 && issued > 0 && warmup != "":
+		return fmt.Sprintf("nothing was measured: all %d requests fell in the warm-up (--warmup %s is as long as the run); shorten --warmup or lengthen the run", issued, warmup)
+	case sum.Requests == 0:
+		return "nothing was measured: no request was sent in the run's window; lengthen the run"
+	case sum.Completed == 0:
+		return fmt.Sprintf("all %d requests failed (%s): %s", sum.Requests, errorKindsLine(sum.ErrorKinds), top())
+	case sum.ErrorRate > maxErrorRate:
+		return fmt.Sprintf("%.0f%% of the %d measured requests failed (%s), so the figures describe mostly failures: %s",
+			100*sum.ErrorRate, sum.Requests, errorKindsLine(sum.ErrorKinds), top())
+	}
+	return ""
 }
 
 // graceFlags checks --grace and --request-timeout and returns the grace

@@ -73,6 +73,10 @@ func defaultUsage(fs *flag.FlagSet) {
 	printFlags(fs)
 }
 
+// sloUsage is the --slo help: every kind of objective, not only latency.
+const sloUsage = "objective, repeatable: latency 'p95(ttft)<2s' (mean|p50|p90|p95|p99|p999|max of ttft|ttft_sched|itl|tpot|e2e|lag), " +
+	"errors 'error_rate<1%' 'rejection_rate<1%', throughput 'goodput>5rps' 'request_throughput>5rps' 'output_throughput>500tok/s'"
+
 // flagGroups places each flag in a help section by name; a flag in none is
 // listed under "Other flags".
 var flagGroups = []struct {

@@ -102,9 +102,14 @@ func scanFlagValue(args []string, name string) (string, bool) {
 }
 
 // saveScenario writes every setting given (from a file or the command line)
-// to path as a scenario file.
-func saveScenario(fs *flag.FlagSet, path string) error {
+// to path as a scenario file, with the resolved values of the workload
+// settings left at their defaults (resolved: flag name to value), so the
+// file states the whole workload even if a default changes.
+func saveScenario(fs *flag.FlagSet, path string, resolved [][2]string) error {
 	settings := map[string]any{}
+	for _, kv := range resolved {
+		settings[kv[0]] = kv[1]
+	}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == scenarioFileFlag || f.Name == saveScenarioFlag {
 			return

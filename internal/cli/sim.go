@@ -54,7 +54,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	}
 	f.wl.register(fs, 32, 1000)
 	f.engine.register(fs)
-	fs.Var(&f.slos, "slo", "objective such as 'p95(ttft)<2s' (repeatable); exit 3 when one fails")
+	fs.Var(&f.slos, "slo", sloUsage+"; exit 3 when one fails")
 	fs.StringVar(&f.out, "out", "", "directory for records.jsonl (streamed), summary.json and report.md")
 	fs.BoolVar(&f.json, "json", false, "print the summary as JSON on stdout instead of the text report")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
@@ -217,6 +217,12 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	if c := eng.Config(); c.MaxModelLen < c.Model.MaxContext && f.engine.maxModelLen == 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("max model len lowered from %s's %d to %d tokens, what the KV cache holds (vLLM would refuse to start; set --max-model-len)",
 			c.Model.Name, c.Model.MaxContext, c.MaxModelLen))
+	}
+	if w := overloadWarning(sum); w != "" {
+		rep.Notes = append(rep.Notes, w)
+		if !f.quiet {
+			fmt.Fprintln(env.Stderr, "knee sim: "+w)
+		}
 	}
 	if !interrupted {
 		stoppedBy := "duration"

@@ -41,7 +41,7 @@ func (f *sweepFlags) register(fs *flag.FlagSet, defaultRequests int64) {
 	fs.Float64Var(&f.factor, "factor", 2, "automatic sweep: load growth per step")
 	fs.IntVar(&f.refine, "refine", 3, "automatic sweep: bisection steps between the last good and the first bad load (0: none)")
 	fs.StringVar(&f.metric, "knee-metric", "", "throughput the knee is placed on: output_tps or throughput_rps (default: output_tps when measured)")
-	fs.Var(&f.slos, "slo", "objective such as 'p95(ttft)<2s' (repeatable); the SLO-safe point is the highest load meeting all")
+	fs.Var(&f.slos, "slo", sloUsage+"; the SLO-safe point is the highest load meeting all")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the sweep as JSON on stdout instead of the table")
 	fs.StringVar(&f.out, "out", "", "directory for sweep.json, sweep.md, sweep.csv (readable by knee sweep --from) and each step's records_<kind>_<load>.jsonl")
 	fs.BoolVar(&f.quiet, "quiet", false, "no per-step progress on stderr")
@@ -165,8 +165,17 @@ func (f *sweepFlags) progress(w io.Writer) func(sweep.Step) {
 				verdict = ", SLO failed"
 			}
 		}
-		fmt.Fprintf(w, "step %s: %.3g req/s, %.0f output tok/s, p95 TTFT %.0f ms, errors %.1f%%%s\n",
-			s.Load, s.Summary.RequestThroughputRPS, s.Summary.OutputTokenThroughputTPS, s.Summary.TTFT.P95, 100*s.Summary.ErrorRate, verdict)
+		// No completed request: no latency, and "0 ms" would read as fast.
+		ttft := "–"
+		if s.Summary.TTFT.Count > 0 {
+			ttft = fmt.Sprintf("%.0f ms", s.Summary.TTFT.P95)
+		}
+		errs := fmt.Sprintf("%.1f%%", 100*s.Summary.ErrorRate)
+		if s.Summary.Completed == 0 && s.Summary.Requests > 0 {
+			errs += " (" + errorKindsLine(s.Summary.ErrorKinds) + "; no completed requests)"
+		}
+		fmt.Fprintf(w, "step %s: %.3g req/s, %.0f output tok/s, p95 TTFT %s, errors %s%s\n",
+			s.Load, s.Summary.RequestThroughputRPS, s.Summary.OutputTokenThroughputTPS, ttft, errs, verdict)
 	}
 }
 

@@ -223,11 +223,30 @@ func (w *workloadFlags) generator() (*workload.Generator, error) {
 		if err := w.fs.Set("seed", strconv.FormatUint(w.seed, 10)); err != nil {
 			return nil, err
 		}
-		if err := saveScenario(w.fs, w.saveTo); err != nil {
+		if err := saveScenario(w.fs, w.saveTo, w.resolvedSettings()); err != nil {
 			return nil, err
 		}
 	}
 	return g, nil
+}
+
+// resolvedSettings are the workload's flags as they resolved, defaults
+// included, for a saved scenario: lengths, tokenizer, the load level and
+// its bounds. Flags that do not apply (an open loop's --arrival in a
+// closed loop) are left out, so the file repeats without being refused.
+func (w *workloadFlags) resolvedSettings() [][2]string {
+	kv := [][2]string{{"input-tokens", w.input}, {"output-tokens", w.output}, {"tokenizer", w.tokenizer}}
+	if w.requests > 0 {
+		kv = append(kv, [2]string{"requests", strconv.FormatInt(w.requests, 10)})
+	}
+	if !w.loadLists {
+		if w.rate > 0 {
+			kv = append(kv, [2]string{"arrival", w.arrival})
+		} else {
+			kv = append(kv, [2]string{"concurrency", strconv.Itoa(w.concurrency)})
+		}
+	}
+	return kv
 }
 
 // workloadPlan is what the flags resolve to for one run.

@@ -101,6 +101,18 @@ func distRow(name string, d stats.Dist, decimals int) []string {
 	return row
 }
 
+// latencyRow is distRow for milliseconds: values of 100 s or more print in
+// human units (2h03m), which a column of 7410966.00 hides.
+func latencyRow(name string, d stats.Dist) []string {
+	row := distRow(name, d, 2)
+	for i, s := range stats.StatNames {
+		if v, _ := d.Stat(s); d.Count > 0 && v >= 100_000 && !math.IsInf(v, 1) {
+			row[2+i] = stats.HumanMs(v)
+		}
+	}
+	return row
+}
+
 var distHeader = []string{"", "count", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"}
 
 // title is the report's first line.
@@ -185,20 +197,20 @@ func build(r *Run) []section {
 		if m.name == "TTFT adjusted" && m.d.Count == s.TTFT.Count {
 			continue // nothing failed: identical to TTFT
 		}
-		lat.rows = append(lat.rows, distRow(m.name, m.d, 2))
+		lat.rows = append(lat.rows, latencyRow(m.name, m.d))
 	}
 	out = append(out, section{title: "Latency (ms)", table: lat})
 
 	if s.ServerQueue != nil || s.ServerPrefill != nil {
 		ph := &table{header: distHeader}
 		if s.ServerQueue != nil {
-			ph.rows = append(ph.rows, distRow("queue", *s.ServerQueue, 2))
+			ph.rows = append(ph.rows, latencyRow("queue", *s.ServerQueue))
 		}
 		if s.ServerPrefill != nil {
-			ph.rows = append(ph.rows, distRow("prefill", *s.ServerPrefill, 2))
+			ph.rows = append(ph.rows, latencyRow("prefill", *s.ServerPrefill))
 		}
 		if s.ServerDecode != nil {
-			ph.rows = append(ph.rows, distRow("decode", *s.ServerDecode, 2))
+			ph.rows = append(ph.rows, latencyRow("decode", *s.ServerDecode))
 		}
 		out = append(out, section{title: "Server phases (ms, as the server reported them)", table: ph})
 	}

@@ -33,16 +33,13 @@ func (r Result) String() string {
 	return fmt.Sprintf("%s: %s (%s)", r.Objective, r.Objective.Format(r.Value), verdict)
 }
 
-// Format shows a value (in the summary's units) in the objective's unit.
+// Format shows a value (in the summary's units): a latency in the unit a
+// person reads best (69.6ms, 2.31s, 2h03m; not 0.06958s), a rate in the
+// objective's unit.
 func (o Objective) Format(v float64) string {
 	switch o.Kind {
 	case Latency:
-		for _, u := range units {
-			if u.name == o.Unit {
-				return trim(v*float64(time.Millisecond)/float64(u.d)) + o.Unit
-			}
-		}
-		return trim(v) + "ms"
+		return stats.HumanMs(v)
 	case Rate:
 		if o.Unit == "%" {
 			return trim(v*100) + "%"

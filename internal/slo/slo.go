@@ -172,18 +172,34 @@ func contains(list []string, s string) bool {
 
 func oneOf(list []string) string { return "one of " + strings.Join(list, ", ") }
 
+// Forms lists every kind of objective with an example, for help texts and
+// for errors that do not know which kind was meant.
+var Forms = "a latency objective STAT(METRIC)<N UNIT such as p95(ttft)<2s (STAT: " + strings.Join(Stats, ", ") +
+	"; METRIC: " + strings.Join(LatencyMetrics, ", ") + "; UNIT: ms, s, ...), an error objective error_rate<1% or rejection_rate<1%, " +
+	"or a throughput objective goodput>5rps, request_throughput>5rps or output_throughput>500tok/s"
+
+// example is an objective on a rate or throughput metric, for hints.
+func example(metric string) string {
+	switch metric {
+	case "error_rate", "rejection_rate":
+		return metric + "<1%"
+	case "output_throughput":
+		return metric + ">500tok/s"
+	}
+	return metric + ">5rps"
+}
+
 // Parse parses one objective.
 func Parse(expr string) (Objective, error) {
 	l := &lexer{expr: expr}
 	var o Objective
 	l.skipSpace()
 	if l.pos >= len(expr) {
-		return o, &ParseError{Expr: expr, Msg: "empty objective", Want: "something like p95(ttft)<2s or error_rate<1%"}
+		return o, &ParseError{Expr: expr, Msg: "empty objective", Want: Forms}
 	}
 	nameCol := l.col()
 	name := strings.ToLower(l.word())
 	l.skipSpace()
-	allNames := append(append(append([]string{}, Stats...), RateMetrics...), ThroughputMetrics...)
 	switch {
 	case l.pos < len(expr) && expr[l.pos] == '(':
 		if name == "p99.9" {
@@ -204,7 +220,10 @@ func Parse(expr string) (Objective, error) {
 			if m == "" {
 				return o, l.errf(mcol, oneOf(LatencyMetrics), "found %s instead of a metric", l.found())
 			}
-			return o, l.errf(mcol, oneOf(LatencyMetrics), "unknown metric %q", m)
+			if contains(RateMetrics, m) || contains(ThroughputMetrics, m) {
+				return o, l.errf(mcol, "it without a statistic, as in "+example(m), "%s is a property of the run, not a latency", m)
+			}
+			return o, l.errf(mcol, oneOf(LatencyMetrics)+" (or, without a statistic: error_rate, rejection_rate, goodput, request_throughput, output_throughput)", "unknown metric %q", m)
 		}
 		o.Metric = m
 		l.skipSpace()
@@ -221,9 +240,9 @@ func Parse(expr string) (Objective, error) {
 	case contains(LatencyMetrics, name):
 		return o, l.errf(nameCol, "a statistic around the metric, as in p95("+name+")", "latency metric %q without a statistic", name)
 	case name == "":
-		return o, l.errf(nameCol, oneOf(allNames), "found %s", l.found())
+		return o, l.errf(nameCol, Forms, "found %s", l.found())
 	default:
-		return o, l.errf(nameCol, oneOf(allNames), "unknown metric %q", name)
+		return o, l.errf(nameCol, Forms, "unknown metric %q", name)
 	}
 
 	l.skipSpace()

@@ -66,7 +66,11 @@ func TestParseErrors(t *testing.T) {
 		{"error_rate<5", `5 is more than 1 at column 12; want a fraction from 0 to 1, or a percentage such as 5%`},
 		{"error_rate<101%", `101% is more than 100%`},
 		{"error_rate<1ms", `unknown unit "ms"`},
-		{"latency<2s", `unknown metric "latency" at column 1; want one of mean, p50`},
+		{"latency<2s", `unknown metric "latency" at column 1; want a latency objective STAT(METRIC)<N UNIT such as p95(ttft)<2s (STAT: mean, p50`},
+		{"latency<2s", `an error objective error_rate<1% or rejection_rate<1%, or a throughput objective goodput>5rps, request_throughput>5rps or output_throughput>500tok/s`},
+		{"p95(error_rate)<1%", `error_rate is a property of the run, not a latency at column 5; want it without a statistic, as in error_rate<1%`},
+		{"p95(goodput)>1", `want it without a statistic, as in goodput>5rps`},
+		{"p95(foo)<1s", `or, without a statistic: error_rate, rejection_rate, goodput, request_throughput, output_throughput`},
 		{"", `empty objective`},
 		{"   ", `empty objective`},
 		{"(ttft)<2s", `missing statistic before "(" at column 1`},
@@ -138,6 +142,16 @@ func TestEvaluate(t *testing.T) {
 		{9.8, false, false, "request_throughput>10: 9.8 (not met)"},
 		{2500, true, false, "output_throughput>2000: 2500 (met)"},
 		{0, false, true, "p95(tpot)<40ms: no data (not met)"},
+	}
+	// Latencies print in human units, whatever the objective's unit.
+	for _, c := range []struct {
+		expr string
+		ms   float64
+		want string
+	}{{"p95(ttft)<2s", 69.58, "69.58ms"}, {"p95(ttft)<2s", 7_410_966, "2h03m"}, {"mean(itl)<1s", 0.35, "0.35ms"}} {
+		if got := mustSet(t, c.expr)[0].Format(c.ms); got != c.want {
+			t.Errorf("%s: Format(%v) = %q, want %q", c.expr, c.ms, got, c.want)
+		}
 	}
 	got := s.Evaluate(sum)
 	for i, w := range want {

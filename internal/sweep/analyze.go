@@ -132,6 +132,8 @@ func safeWarnings(steps []Step, safe Point) []string {
 	switch {
 	case firstFail < 0:
 		w = append(w, fmt.Sprintf("every step meets the SLOs: the SLO-safe point is at least %s; extend the sweep to find the limit", steps[len(steps)-1].Load))
+	case firstFail == 0 && steps[0].Summary.Requests > 0 && steps[0].Summary.Completed == 0:
+		w = append(w, fmt.Sprintf("the first step (%s) has %s", steps[0].Load, noData(&steps[0])))
 	case firstFail == 0:
 		w = append(w, fmt.Sprintf("the first step (%s) already fails the SLOs: start the sweep lower", steps[0].Load))
 	case safe.Found() && steps[firstFail].Load.Value/steps[safe.Index].Load.Value > coarseRatio:

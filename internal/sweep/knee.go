@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/knee-dev/knee/internal/record"
 )
 
 // Point is a chosen load level and why it was chosen. Index is the step it
@@ -154,8 +156,14 @@ func SafePoint(steps []Step, slos []string) Point {
 	}
 	switch first {
 	case 0:
-		return none("the lowest load (%s) already fails %s: no measured load is safe; start the sweep lower",
-			steps[0].Load, failed(&steps[0]))
+		advice := "; start the sweep lower"
+		for _, c := range steps[0].SLOs {
+			if c.NoData {
+				advice = "" // the failure says what to fix; a lower load would fail alike
+			}
+		}
+		return none("the lowest load (%s) already fails %s: no measured load is safe%s",
+			steps[0].Load, failed(&steps[0]), advice)
 	case -1:
 		last := &steps[len(steps)-1]
 		return Point{Index: len(steps) - 1, Load: last.Load.Value, Reason: fmt.Sprintf(
@@ -166,6 +174,30 @@ func SafePoint(steps []Step, slos []string) Point {
 	return Point{Index: first - 1, Load: s.Load.Value, Reason: fmt.Sprintf(
 		"highest load where every SLO holds (%s); the next step %s fails %s",
 		held(s), steps[first].Load, failed(&steps[first]))}
+}
+
+// noData says why a step has nothing to judge, and what to fix: "no
+// completed requests — 100% http_5xx: the server fails the requests: its
+// log says why".
+func noData(s *Step) string {
+	sum := &s.Summary
+	if sum.Requests == 0 {
+		return "no requests measured"
+	}
+	var parts []string
+	top, topN := "", 0
+	for _, k := range record.ErrorKinds {
+		if n := sum.ErrorKinds[string(k)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%.3g%% %s", 100*float64(n)/float64(sum.Requests), k))
+			if n > topN {
+				top, topN = string(k), n
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return "no completed requests"
+	}
+	return "no completed requests — " + strings.Join(parts, ", ") + ": " + record.ErrorKind(top).Hint()
 }
 
 func held(s *Step) string {
@@ -182,7 +214,10 @@ func held(s *Step) string {
 func failed(s *Step) string {
 	var parts []string
 	for _, c := range s.SLOs {
-		if !c.Met {
+		switch {
+		case c.NoData:
+			parts = append(parts, fmt.Sprintf("%s (%s)", c.Objective, noData(s)))
+		case !c.Met:
 			parts = append(parts, fmt.Sprintf("%s (measured %s)", c.Objective, checkValue(c)))
 		}
 	}

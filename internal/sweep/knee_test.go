@@ -149,9 +149,9 @@ func TestSafePoint(t *testing.T) {
 func TestSafePointReasonNamesTheFailure(t *testing.T) {
 	steps := curve([]float64{1, 2, 4}, []float64{1, 2, 3}, nil)
 	steps[2].SLOMet = false
-	steps[0].SLOs = []Check{{"p95(ttft)<2s", 300, true}}
-	steps[1].SLOs = []Check{{"p95(ttft)<2s", 1500, true}}
-	steps[2].SLOs = []Check{{"p95(ttft)<2s", 2600, false}}
+	steps[0].SLOs = []Check{{Objective: "p95(ttft)<2s", Value: 300, Met: true}}
+	steps[1].SLOs = []Check{{Objective: "p95(ttft)<2s", Value: 1500, Met: true}}
+	steps[2].SLOs = []Check{{Objective: "p95(ttft)<2s", Value: 2600, Met: false}}
 	p := SafePoint(steps, []string{"p95(ttft)<2s"})
 	want := "highest load where every SLO holds (p95(ttft)<2s: 1.5 s); the next step 4 in flight fails p95(ttft)<2s (measured 2.6 s)"
 	if p.Reason != want || p.Load != 2 {

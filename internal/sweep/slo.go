@@ -13,7 +13,7 @@ import (
 func Judge(s *Step, set slo.Set) {
 	s.SLOs, s.SLOMet = nil, true
 	for _, r := range set.Evaluate(s.Summary) {
-		s.SLOs = append(s.SLOs, Check{Objective: r.Objective.String(), Value: r.Value, Met: r.Met})
+		s.SLOs = append(s.SLOs, Check{Objective: r.Objective.String(), Value: r.Value, Met: r.Met, NoData: r.NoData})
 		s.SLOMet = s.SLOMet && r.Met
 	}
 }

@@ -43,6 +43,9 @@ type Check struct {
 	Objective string  `json:"objective"` // as the user wrote it, e.g. p95(ttft)<2s
 	Value     float64 `json:"value"`     // the measured value in the objective's unit (ms, or a 0..1 rate)
 	Met       bool    `json:"met"`
+	// NoData: nothing to judge (no completed requests); Value is then 0
+	// and means nothing.
+	NoData bool `json:"no_data,omitempty"`
 }
 
 // Step is one measured load level: the offered load, the summary of what was
