@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/calibrate"
 	"github.com/knee-dev/knee/internal/openai"
+	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/workload"
@@ -39,6 +41,8 @@ func runCalibrate(ctx context.Context, env *Env, args []string) error {
 	hoDur := fs.Duration("holdout-duration", 10*time.Second, "held-out step: measured time, after a 2 s warm-up (both stretched to a few request times on a slow server)")
 	out := fs.String("out", "", "write the profile (YAML) to this file, for knee sim/serve --profile")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	var metrics metricsFlags
+	metrics.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `Usage: knee calibrate [--url URL --served-model NAME] --gpu GPU --model PRESET [flags]
 
@@ -80,6 +84,9 @@ true constants are known (a check of the method).`)
 		return Usagef("--holdout-duration %v: want a positive duration", *hoDur)
 	case *api != "chat" && *api != "completions":
 		return Usagef("--api %q: want chat or completions", *api)
+	}
+	if err := metrics.validate(); err != nil {
+		return err
 	}
 	ec, err := eng.resolve(fs)
 	if err != nil {
@@ -127,7 +134,13 @@ true constants are known (a check of the method).`)
 		HoldOut:  calibrate.HoldOutConfig{Concurrency: *hoC, Input: *hoIn, Output: *hoOut, Duration: *hoDur, Warmup: 2 * time.Second},
 		Progress: func(s string) { fmt.Fprintf(progress, "  measuring %s\n", s) },
 	}
+	scraper := metrics.start(ctx, target)
 	res, err := calibrate.Run(ctx, cfg)
+	var server *scrape.View
+	if scraper != nil {
+		s := scraper.Stop()
+		server = scrape.BuildView(s, nil, math.Inf(-1), math.Inf(1))
+	}
 	if err != nil {
 		return err
 	}
@@ -150,9 +163,11 @@ true constants are known (a check of the method).`)
 		return enc.Encode(struct {
 			Profile calibrate.Profile `json:"profile"`
 			*calibrate.Result
-		}{prof, res})
+			Server *scrape.View `json:"server,omitempty"`
+		}{prof, res, server})
 	}
 	printCalibration(env.Stdout, res, prof, *out)
+	printServerSummary(env.Stdout, server)
 	return nil
 }
 

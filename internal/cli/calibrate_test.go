@@ -33,7 +33,8 @@ func TestCalibrateEmbedded(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}
-	for _, want := range []string{"calibrating knee's own simulated server", "fitted: step overhead", "held-out step", "TPOT p50 ms", "profile written to"} {
+	for _, want := range []string{"calibrating knee's own simulated server", "fitted: step overhead", "held-out step", "TPOT p50 ms", "profile written to",
+		"server metrics (knee serve at http://127.0.0.1:", "running at most"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

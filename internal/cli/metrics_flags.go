@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -238,4 +239,32 @@ func serverFacts(s *scrape.Series, recs []record.Request) *diagnose.ServerFacts 
 	return &diagnose.ServerFacts{Source: scrape.ServerLabel(s.Server) + " /metrics at " + s.URL,
 		QueueMS: v.QueueMeanMS, PrefillMS: v.PrefillMeanMS, QueueP95MS: v.QueueP95MS, QueueP95Bound: v.QueueP95Bound, PrefillP95MS: v.PrefillP95MS,
 		RunningMax: v.RunningMax, WaitingMax: v.WaitingMax, WaitingGrowing: v.WaitingGrowing, KVUsageMax: v.KVUsageMax, Preemptions: v.Preemptions}
+}
+
+// printServerSummary is calibrate's account of what the server's own
+// metrics showed over the whole calibration.
+func printServerSummary(w io.Writer, v *scrape.View) {
+	if v == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nserver metrics (%s at %s):", scrape.ServerLabel(v.Server), v.URL)
+	if win := v.Window; win != nil {
+		if g, ok := win.Gauges[scrape.Running]; ok {
+			fmt.Fprintf(w, " running at most %.0f (the batch or parallel slots used);", g.Max)
+		}
+		if g, ok := win.Gauges[scrape.Waiting]; ok {
+			fmt.Fprintf(w, " waiting at most %.0f;", g.Max)
+		}
+		if d, ok := win.Deltas[scrape.Preemptions]; ok {
+			fmt.Fprintf(w, " %.0f preemptions;", d)
+		}
+		if h, ok := win.Hists[scrape.TTFT]; ok {
+			fmt.Fprintf(w, " server TTFT mean %.1f ms over %.0f requests;", h.MeanMS, h.Count)
+		}
+		fmt.Fprintf(w, " %d scrapes", win.Scrapes)
+	}
+	fmt.Fprintln(w)
+	for _, n := range v.Notes {
+		fmt.Fprintf(w, "  - %s\n", n)
+	}
 }
