@@ -18,6 +18,10 @@ import (
 // that pace shows each batch as it lands.
 const livePoll = store.FlushEvery
 
+// liveRecordsPerPoll is how many stored records the live view re-reads per
+// poll interval before it slows its polling down.
+const liveRecordsPerPoll = 20000
+
 // runRow is one stored run on the runs page.
 type runRow struct {
 	ID        int64     `json:"id"`
@@ -243,10 +247,15 @@ func (s *Server) apiRunLive(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		select {
-		case <-r.Context().Done():
-			return
-		case <-tick.C:
+		// Re-reading a big run costs in proportion to its size: poll it
+		// less often, so a watched million-request run does not keep a
+		// core busy.
+		for range 1 + sent/liveRecordsPerPoll {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tick.C:
+			}
 		}
 	}
 }

@@ -153,3 +153,32 @@ func TestBadParameters(t *testing.T) {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// TestNeverCrashes throws extreme but well-formed settings at the
+// simulator and the sweep: every answer is a result or a 400 with a
+// message, never a 500 or a hang.
+func TestNeverCrashes(t *testing.T) {
+	s, ts := newTestServer(t)
+	bodies := []string{
+		`{"load": 1024, "input_tokens": "lognormal:100000,50000", "output_tokens": "1"}`,
+		`{"load": 1024, "max_num_batched_tokens": 16, "max_num_seqs": 1, "requests": 50}`,
+		`{"load": 3, "tp": 8, "gpu": "l4", "model": "llama-2-70b"}`,
+		`{"load_kind": "rate", "load": 2000, "output_tokens": "4096", "requests": 200}`,
+		`{"load_kind": "rate", "load": 0.001, "requests": 20}`,
+		`{"load": 64, "input_tokens": "1:131072", "output_tokens": "1:4096", "requests": 100}`,
+		`{"load": 8, "slo": "error_rate<1%, goodput>1rps, p99(itl)<1us"}`,
+		`{"load": 8, "step_time_scale": 10, "max_num_seqs": 4096}`,
+		`{"load": 8, "input_tokens": "normal:512,4096"}`,
+	}
+	for _, b := range bodies {
+		for _, path := range []string{"/api/sim", "/api/sweep"} {
+			code, body := do(t, s, ts, call{method: "POST", path: path, body: b, token: true})
+			if code != 200 && code != 400 {
+				t.Errorf("POST %s %s: %d %.300s", path, b, code, body)
+			}
+			if code == 400 && !strings.Contains(body, `"error"`) {
+				t.Errorf("POST %s %s: 400 without a message: %s", path, b, body)
+			}
+		}
+	}
+}

@@ -248,13 +248,7 @@ func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 	cfg.OnStep = kv.step
 	recs, res, err := sim.Collect(ctx, cfg)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, badf("the simulation took longer than %v: lower the load or the token counts", simTimeout)
-		}
-		if errors.Is(err, simengine.ErrTooLong) || errors.Is(err, simengine.ErrDoesNotFit) || errors.Is(err, simengine.ErrBadEngineCfg) || errors.Is(err, simengine.ErrBadRequest) {
-			return nil, badf("%v", err)
-		}
-		return nil, err
+		return nil, simError(err)
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Sent < recs[j].Sent })
 	refused := 0
@@ -441,4 +435,18 @@ func (s *Server) apiPresets(w http.ResponseWriter, r *http.Request) {
 	}
 	pl.DefaultGPU, pl.DefaultMdl, pl.DefaultSLO, pl.BenchURL = g.Name, m.Name, defaultSLO, s.cfg.BenchURL
 	reply(w, pl, nil)
+}
+
+// simError classifies an engine error: settings the engine cannot run (a
+// model that does not fit, a request longer than the context, a run too
+// long to answer) are the user's to change, answered 400.
+func simError(err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return badf("the simulation took longer than %v: lower the load or the token counts", simTimeout)
+	case errors.Is(err, simengine.ErrTooLong), errors.Is(err, simengine.ErrDoesNotFit),
+		errors.Is(err, simengine.ErrBadEngineCfg), errors.Is(err, simengine.ErrBadRequest):
+		return badf("%v", err)
+	}
+	return err
 }

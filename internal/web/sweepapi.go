@@ -108,7 +108,7 @@ func (s *Server) apiSweep(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	loads, err := sweepLoads(ctx, su)
 	if err != nil {
-		reply(w, nil, err)
+		reply(w, nil, simError(err))
 		return
 	}
 	kind := sweep.Concurrency
@@ -121,7 +121,7 @@ func (s *Server) apiSweep(w http.ResponseWriter, r *http.Request) {
 	sort.Float64s(loads)
 	res, err := sweep.Run(ctx, runner, sweep.Plan{Kind: kind, Loads: loads}, su.slos, nil)
 	if err != nil {
-		reply(w, nil, err)
+		reply(w, nil, simError(err))
 		return
 	}
 	reply(w, sweepOutcome{Result: res, Current: su.p.Load}, nil)
