@@ -164,3 +164,39 @@ func TestPromptLengthWarning(t *testing.T) {
 	}
 	t.Logf("median off %.1f%%", sum.PromptCheck.MedianOffPct)
 }
+
+// TestSweepPromptsExact: knee sweep builds its prompts the same way.
+func TestSweepPromptsExact(t *testing.T) {
+	srv, _ := tokenServer(t, true)
+	out := t.TempDir()
+	code, stdout, stderr := kneeEnv(t, benchEnv(t), "sweep", "--url", srv.URL, "--model", "m", "--concurrency", "1,2",
+		"--requests", "10", "--input-tokens", "50:300", "--output-tokens", "2", "--seed", "4", "--no-store", "--out", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "/tokenize") || strings.Contains(stdout, "off the requested") {
+		t.Errorf("the sweep report must name the server's /tokenize and give no length warning:\n%s", stdout)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "records_*.jsonl"))
+	n := 0
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := record.ReadAll(fh)
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			n++
+			if r.InputTokens != r.PromptTokensRequested {
+				t.Errorf("%s request %d: served %d, requested %d", f, r.ID, r.InputTokens, r.PromptTokensRequested)
+			}
+		}
+	}
+	if n != 20 {
+		t.Errorf("%d records in %v, want 20", n, files)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +22,10 @@ import (
 func TestRecordsAndErrorMessages(t *testing.T) {
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if body, _ := io.ReadAll(r.Body); !bytes.Contains(body, []byte(`"stream":true`)) {
+			http.NotFound(w, r) // bench's probes (/tokenize, the prompt overhead) are not the measured requests
+			return
+		}
 		if n.Add(1)%3 == 0 {
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprint(w, `{"error":{"message":"max_tokens is too large: 64 > 32","type":"BadRequestError"}}`)

@@ -27,6 +27,8 @@ type sweepTargetFlags struct {
 	temperature                optFloat
 	embedded                   embeddedFlags
 	metrics                    metricsFlags
+	// promptNotes say what built the prompts (promptsFor), for the report.
+	promptNotes []string
 	// stored is the run database the steps' records go to (nil: --no-store),
 	// set once the run is begun.
 	stored       *sweepStore
@@ -99,9 +101,14 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	if _, err := workload.NewArrivals(f.wl.arrival, 1, f.wl.burstiness, 1); err != nil {
 		return nil, nil, Usagef("--arrival: %v", err) // each step builds its own schedule
 	}
-	if r.gen, err = f.wl.generator(); err != nil {
+	if t.url != "" {
+		if r.gen, t.promptNotes, err = f.wl.promptsFor(ctx, t.url, r.apiKey, t.model, t.api); err != nil {
+			return nil, nil, err
+		}
+	} else if r.gen, err = f.wl.generator(); err != nil {
 		return nil, nil, err
 	}
+	t.promptNotes = append(t.promptNotes, f.wl.promptsNote())
 	if t.url == "" {
 		// Fail on a bad preset now, not at the first step.
 		srv, err := t.embedded.start(ctx, t.model)
@@ -125,8 +132,8 @@ func (t *sweepTargetFlags) notes(f *sweepFlags) []string {
 	if t.url == "" {
 		target = "knee's embedded simulated server, fresh for every step"
 	}
-	return []string{fmt.Sprintf("%s; per step %s; workload input %s, output %s tokens, seed %d",
-		target, stepBound(&f.wl), f.wl.input, f.wl.output, f.wl.resolvedSeed())}
+	return append([]string{fmt.Sprintf("%s; per step %s; workload input %s, output %s tokens, seed %d",
+		target, stepBound(&f.wl), f.wl.input, f.wl.output, f.wl.resolvedSeed())}, t.promptNotes...)
 }
 
 // Run measures one load level against the target.
@@ -203,6 +210,9 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	}
 	if res.Dropped > 0 {
 		step.Warnings = append(step.Warnings, fmt.Sprintf("%d arrivals were dropped waiting for a --max-concurrency slot", res.Dropped))
+	}
+	if n := r.f.wl.promptOffNote(sum.PromptCheck); n != "" {
+		step.Warnings = append(step.Warnings, strings.TrimPrefix(n, "warning: "))
 	}
 	series, view := serverView(scraper, res.Start, res.Records, &sum)
 	step.Server = serverStep(view)

@@ -261,3 +261,24 @@ func TestMarkdownEscape(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectionRetriesAndPhasesWithoutQueue: resends are reported, and
+// server phases without a queue (llama.cpp) show prefill and decode only.
+func TestConnectionRetriesAndPhasesWithoutQueue(t *testing.T) {
+	a := ok(1, 0, 0, 100, 130)
+	a.ConnectionRetries = 2
+	a.ServerPhases = &record.Phases{Prefill: ms(80), Decode: ms(25), QueueUnknown: true}
+	sum := stats.Summarize([]record.Request{a}, stats.Options{})
+	var b bytes.Buffer
+	if err := Text(&b, &Run{Kind: "bench", Summary: sum}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "connection retries  2 (resent at once on a fresh connection") {
+		t.Errorf("report lacks the connection retries:\n%s", out)
+	}
+	body, _, _ := strings.Cut(out, "Definitions\n")
+	if !strings.Contains(body, "prefill") || !strings.Contains(body, "decode") || strings.Contains(body, "queue ") {
+		t.Errorf("server phases without a queue must show prefill and decode only:\n%s", body)
+	}
+}

@@ -368,3 +368,38 @@ func TestMillionRequestsMemory(t *testing.T) {
 		t.Errorf("peak in flight = %d, want 1767", s.PeakInFlight)
 	}
 }
+
+// TestPromptCheckAndRetries: served prompt lengths are compared with the
+// requested ones over completed requests counted from usage, and a median
+// beyond 2% is a warning; connection retries are summed.
+func TestPromptCheckAndRetries(t *testing.T) {
+	var recs []record.Request
+	for i, served := range []int{100, 100, 101, 104, 110} {
+		r := req(int64(i), 0, 1, []float64{10, 20})
+		r.PromptTokensRequested, r.InputTokens, r.ConnectionRetries = 100, served, i%2
+		recs = append(recs, r)
+	}
+	chunks := req(9, 0, 1, []float64{10})
+	chunks.TokenSource, chunks.PromptTokensRequested, chunks.InputTokens = record.TokensFromChunks, 100, 100
+	recs = append(recs, chunks, failed(10, 1, 2, record.ErrHTTP5xx))
+	s := Summarize(recs, Options{})
+	pc := s.PromptCheck
+	if pc == nil || pc.Compared != 5 || pc.Exact != 2 || pc.WithinOne != 3 || math.Abs(pc.MedianOffPct-1) > 1e-6 || pc.Off() {
+		t.Fatalf("prompt check %+v, want 5 compared, 2 exact, 3 within one, median +1%%", pc)
+	}
+	if s.ConnectionRetries != 2 {
+		t.Errorf("connection retries %d, want 2", s.ConnectionRetries)
+	}
+	for _, w := range s.Warnings {
+		if strings.Contains(w, "served prompts") {
+			t.Errorf("a median of +1%% must not warn: %s", w)
+		}
+	}
+	for i := range recs[:5] {
+		recs[i].InputTokens += 10
+	}
+	s = Summarize(recs, Options{})
+	if !s.PromptCheck.Off() || !strings.Contains(strings.Join(s.Warnings, "\n"), "a median 11.0% longer than requested") {
+		t.Errorf("median +11%%: check %+v, warnings %q", s.PromptCheck, s.Warnings)
+	}
+}
