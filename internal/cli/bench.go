@@ -106,16 +106,6 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	}
 	var gen interface{ Item(int64) workload.Item } = wp.gen
 	arrivals, warmupDur, warmupN := wp.arrivals, wp.warmup, wp.warmupRequests
-	var traceNote string
-	if wp.trace != nil {
-		stream, err := wp.trace.Stream(true)
-		if err != nil {
-			return Usagef("--trace: %v", err)
-		}
-		defer stream.Close()
-		gen, arrivals = stream, stream
-		traceNote = wp.trace.Info().String()
-	}
 	if f.out != "" {
 		if err := os.MkdirAll(f.out, 0o755); err != nil {
 			return Usagef("--out %s: %v", f.out, err)
@@ -136,6 +126,8 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		notes = append(notes, msg)
 	} else if model == "" {
 		return Usagef("--model is required with --url (the model name the server serves)")
+	} else if wp.trace != nil {
+		notes = append(notes, f.wl.resolvePrompts(ctx, target, apiKey, model, f.api)...)
 	} else {
 		var pn []string
 		if gen, pn, err = f.wl.promptsFor(ctx, target, apiKey, model, f.api); err != nil {
@@ -144,6 +136,17 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		notes = append(notes, pn...)
 	}
 	notes = append(notes, f.wl.promptsNote())
+	var traceNote string
+	if wp.trace != nil {
+		// Prompts in the server's tokens (resolved above), built ahead.
+		stream, err := f.wl.traceForPrompts(wp.trace).Stream(true)
+		if err != nil {
+			return Usagef("--trace: %v", err)
+		}
+		defer stream.Close()
+		gen, arrivals = stream, stream
+		traceNote = wp.trace.Info().String()
+	}
 
 	cfg := loadgen.Config{
 		BaseURL: target, Model: model, API: f.api, APIKey: apiKey,

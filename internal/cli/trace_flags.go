@@ -97,3 +97,13 @@ func (t *traceFlags) config(tr *workload.Trace) [][2]string {
 	}
 	return c
 }
+
+// traceForPrompts is the trace with the prompt builder a real target needs:
+// the server's tokenizer when it has /tokenize, and what its chat template
+// adds to every prompt.
+func (w *workloadFlags) traceForPrompts(tr *workload.Trace) *workload.Trace {
+	if w.serverTok == nil && w.promptOverhead == 0 {
+		return tr
+	}
+	return tr.WithPrompts(w.serverTok, w.promptOverhead)
+}

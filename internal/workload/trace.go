@@ -34,8 +34,12 @@ type TraceOptions struct {
 	// (Seed, line) so the same rows are kept at every speed-up.
 	Sample float64
 	Seed   uint64
-	// Tokenizer builds prompt text (nil = DefaultTokenizer).
-	Tokenizer Tokenizer
+	// Tokenizer builds prompt text (nil = DefaultTokenizer);
+	// PromptOverheadTokens is what the server adds to every prompt (its
+	// chat template), taken off the text so the served length is the
+	// trace's.
+	Tokenizer            Tokenizer
+	PromptOverheadTokens int
 }
 
 // TraceInfo describes a trace and the part of it that is replayed; OpenTrace
@@ -219,6 +223,17 @@ func (t *Trace) WithSpeedup(f float64) *Trace {
 	if t.info.Speedup > 0 {
 		c.info.MeanRateRPS = t.info.MeanRateRPS / t.info.Speedup * f
 	}
+	return c
+}
+
+// WithPrompts returns the trace with prompts built by tk (nil keeps the
+// current tokenizer) for a server that adds overhead tokens to each prompt.
+func (t *Trace) WithPrompts(tk Tokenizer, overhead int) *Trace {
+	c := &Trace{path: t.path, opts: t.opts, info: t.info, pbs: &sharedBuilder{}, segSalt: t.segSalt}
+	if tk != nil {
+		c.opts.Tokenizer = tk
+	}
+	c.opts.PromptOverheadTokens = max(0, overhead)
 	return c
 }
 
@@ -566,33 +581,35 @@ func (s *TraceStream) Session(i int64) string {
 // id (requests sharing a block id share its exact text, so a real server's
 // prefix cache sees the reuse) and unique words after; else unique words.
 func (t *Trace) buildItem(pb *promptBuilder, r *traceReq, pcg *rand.PCG, rng *rand.Rand) Item {
+	over := t.opts.PromptOverheadTokens
 	if r.prompt != "" {
-		return Item{Prompt: r.prompt, InputTokens: pb.tk.Count(r.prompt), MaxTokens: r.out, Session: r.session}
+		return Item{Prompt: r.prompt, InputTokens: pb.tk.Count(r.prompt) + over, MaxTokens: r.out, Session: r.session}
 	}
+	n := max(1, r.in-over)
 	var sb strings.Builder
-	sb.Grow(r.in * 8)
+	sb.Grow(n * 8)
 	written := 0
 	for j, h := range r.hashIDs {
-		n := min(MooncakeBlockTokens, r.in-j*MooncakeBlockTokens)
-		if n <= 0 {
+		bn := min(MooncakeBlockTokens, n-j*MooncakeBlockTokens)
+		if bn <= 0 {
 			break
 		}
 		pcg.Seed(t.opts.Seed^streamPrompt, mix64(uint64(h)))
-		for k := 0; k < n; k++ {
+		for k := 0; k < bn; k++ {
 			pb.writeWord(&sb, rng, written == 0)
 			written++
 		}
 	}
 	shared := sb.Len()
-	ends := make([]int, 0, r.in-written+8)
+	ends := make([]int, 0, n-written+8)
 	pcg.Seed(t.opts.Seed^streamPrompt, mix64(uint64(r.line)|1<<62))
-	for ; written < r.in; written++ {
+	for ; written < n; written++ {
 		pb.writeWord(&sb, rng, written == 0)
 		ends = append(ends, sb.Len())
 	}
 	if len(ends) == 0 {
 		ends = append(ends, shared) // only shared blocks: fit may not cut into them unless it must
 	}
-	text, got := pb.fit(sb.String(), ends, r.in, rng)
-	return Item{Prompt: text, InputTokens: got, MaxTokens: r.out, Session: r.session}
+	text, got := pb.fit(sb.String(), ends, n, rng)
+	return Item{Prompt: text, InputTokens: got + over, MaxTokens: r.out, Session: r.session}
 }
