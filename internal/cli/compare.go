@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/compare"
+	"github.com/knee-dev/knee/internal/scrape"
 )
 
 // runCompare sets two stored runs side by side, metric by metric.
@@ -53,6 +54,7 @@ func runCompare(_ context.Context, env *Env, args []string) error {
 	}
 	defer st.Close()
 	var sides [2]compare.Side
+	var servers [2]*scrape.View
 	for i, ref := range pos {
 		id, err := resolveRun(st, ref)
 		if err != nil {
@@ -64,12 +66,14 @@ func runCompare(_ context.Context, env *Env, args []string) error {
 		}
 		sides[i] = compare.Side{ID: strconv.FormatInt(id, 10), Summary: lr.report.Summary, Records: lr.records,
 			Model: lr.info.Model, Target: lr.info.Target, Setup: compareSetup(lr)}
+		servers[i] = lr.report.Server
 	}
 	if *minDiff <= 0 {
 		return Usagef("--min-diff %v: want a positive duration such as 1ms", *minDiff)
 	}
 	res := compare.Compare(sides[0], sides[1], compare.Options{Resamples: *resamples, Seed: *seed, MinChange: mc,
 		MinDiffMS: float64(*minDiff) / 1e6})
+	res.Server = serverRows(servers[0], servers[1])
 	if *asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
@@ -164,8 +168,64 @@ func compareText(env *Env, r *compare.Result) error {
 	for _, c := range r.Cautions {
 		fmt.Fprintf(w, "caution: %s\n", c)
 	}
+	if len(r.Server) > 0 {
+		fmt.Fprintf(w, "\nservers' own metrics (scraped /metrics; aggregates, shown, not judged):\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "metric\tA\tB\tchange\t")
+		for _, row := range r.Server {
+			val := func(x *float64) string {
+				if x == nil {
+					return "–"
+				}
+				return strconv.FormatFloat(*x, 'f', 1, 64)
+			}
+			change := "–"
+			if row.A != nil && row.B != nil && *row.A != 0 {
+				change = fmt.Sprintf("%+.1f%%", 100*(*row.B-*row.A)/(*row.A))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", row.Label, val(row.A), val(row.B), change)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(w, "\nverdict: %s\n", r.Verdict)
 	return nil
+}
+
+// serverRows set two runs' scraped server figures side by side (nil unless
+// both runs scraped a server knee knows).
+func serverRows(a, b *scrape.View) []compare.ServerRow {
+	if a == nil || b == nil || a.Window == nil || b.Window == nil {
+		return nil
+	}
+	sa, sb := serverStep(a), serverStep(b)
+	f := func(x float64) *float64 { return &x }
+	tps := func(w *scrape.Window) *float64 { return w.GenerationTPS }
+	rows := []compare.ServerRow{
+		{Metric: "server_queue_mean_ms", Label: "server queue mean (ms)", A: sa.QueueMeanMS, B: sb.QueueMeanMS},
+		{Metric: "server_prefill_mean_ms", Label: "server prefill mean (ms)", A: sa.PrefillMeanMS, B: sb.PrefillMeanMS},
+		{Metric: "server_running_max", Label: "server running max", A: sa.RunningMax, B: sb.RunningMax},
+		{Metric: "server_waiting_max", Label: "server waiting max", A: sa.WaitingMax, B: sb.WaitingMax},
+		{Metric: "server_preemptions", Label: "server preemptions", A: sa.Preemptions, B: sb.Preemptions},
+		{Metric: "server_generation_tps", Label: "server generation tok/s", A: tps(a.Window), B: tps(b.Window)},
+	}
+	if sa.KVUsageMax != nil || sb.KVUsageMax != nil {
+		pctOf := func(x *float64) *float64 {
+			if x == nil {
+				return nil
+			}
+			return f(100 * *x)
+		}
+		rows = append(rows, compare.ServerRow{Metric: "server_kv_usage_max_pct", Label: "server KV usage max (%)", A: pctOf(sa.KVUsageMax), B: pctOf(sb.KVUsageMax)})
+	}
+	var out []compare.ServerRow
+	for _, r := range rows {
+		if r.A != nil || r.B != nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func cmpNum(v float64, unit string) string {

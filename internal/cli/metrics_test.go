@@ -63,6 +63,15 @@ func TestBenchScrapesServer(t *testing.T) {
 	if code != ExitOK || !strings.Contains(stdout, "Server view (scraped from") || !strings.Contains(stdout, "TTFT split") {
 		t.Errorf("stored run's report lacks the server view (exit %d):\n%s\n%s", code, stdout, stderr)
 	}
+	// A second run: knee compare sets the two servers' figures side by side.
+	if code, _, stderr = kneeEnv(t, env, "bench", "--requests", "40", "--concurrency", "8", "--input-tokens", "256", "--output-tokens", "16",
+		"--seed", "7", "--quiet", "--metrics-interval", "200ms"); code != ExitOK {
+		t.Fatalf("second bench: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr = kneeEnv(t, env, "compare", "1", "2")
+	if code != ExitOK || !strings.Contains(stdout, "servers' own metrics") || !strings.Contains(stdout, "server queue mean (ms)") {
+		t.Errorf("compare lacks the servers' metrics (exit %d):\n%s\n%s", code, stdout, stderr)
+	}
 }
 
 func TestBenchMetricsFlags(t *testing.T) {

@@ -119,6 +119,9 @@ type Result struct {
 	// LatencyComparable is false when a run completed no request: then only
 	// completion and error rates can be compared.
 	LatencyComparable bool `json:"latency_comparable"`
+	// Server sets the two servers' scraped metrics side by side, when both
+	// runs scraped them (filled by the caller; see ServerRow).
+	Server []ServerRow `json:"server,omitempty"`
 }
 
 // latency metrics compared from per-request samples.
