@@ -440,8 +440,12 @@ func TestUIInBrowser(t *testing.T) {
 	}
 	b.waitFor(`document.getElementById('live-state')?.dataset.finished === '1'`)
 
-	// --- Compare the sim run with the bench, and open a report ---
-	b.do(chromedp.Navigate(base + "/#runs/compare/1/" + runID))
+	// --- Compare the sim run with the bench (picked on the list), and open a report ---
+	b.do(chromedp.Navigate(base + "/#runs"))
+	b.waitFor(`!!document.getElementById('pick-1') && !!document.getElementById('pick-` + runID + `')`)
+	b.do(chromedp.Click("#pick-1"), chromedp.Click("#pick-"+runID))
+	b.waitFor(`!document.getElementById('compare-btn').disabled`)
+	b.do(chromedp.Click("#compare-btn"))
 	b.waitFor(`document.querySelectorAll('#compare-table tbody tr').length > 3 && document.querySelectorAll('#compare-runs .card').length == 2`)
 	runs := eval[[]string](b, `[...document.querySelectorAll('#compare-runs .card')].map(c => c.dataset.run)`)
 	if len(runs) != 2 || runs[0] != "1" || runs[1] != runID {
