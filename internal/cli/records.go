@@ -83,7 +83,9 @@ func runRecords(_ context.Context, env *Env, args []string) error {
 		}
 	}
 	if info.Records == 0 {
-		return Usagef("run %d has no per-request records (%s): nothing to list", id, noRecordsWhy(info.Kind))
+		// Not an error: the run exists and holds nothing to list.
+		fmt.Fprintf(env.Stderr, "run %d (%s) has no per-request records stored: %s\n", id, info.Kind, noRecordsWhy(info.Kind))
+		return nil
 	}
 
 	// Written to memory first, so --out is either the whole export or untouched.
@@ -145,6 +147,8 @@ func noRecordsWhy(kind string) string {
 		return "a summary-only import: the file had no per-request data"
 	case "sweep":
 		return "a simulated sweep, or one stored before knee kept sweep records; knee sim sweep --out DIR writes them"
+	case "sim", "lab":
+		return "simulated runs store their summary; knee sim --out DIR writes records.jsonl"
 	}
 	return "none were stored"
 }

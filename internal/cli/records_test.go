@@ -65,7 +65,7 @@ func TestRecordsAndErrorMessages(t *testing.T) {
 	}
 	code, out, _ = kneeEnv(t, nil, "records", "last", "--format", "csv", "--limit", "2", "--db", db)
 	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
-	if code != 0 || err != nil || len(rows) != 3 || rows[0][len(rows[0])-1] != "error_message" || !strings.Contains(rows[1][len(rows[1])-1], "CUDA") {
+	if code != 0 || err != nil || len(rows) != 3 || rows[0][len(rows[0])-1] != "error_message" || !strings.Contains(out, "CUDA out of memory") {
 		t.Errorf("records --format csv --limit 2: exit %d %v\n%s", code, err, out)
 	}
 	file := filepath.Join(t.TempDir(), "records.jsonl")
