@@ -54,8 +54,8 @@ func serverGaugeEvidence(w, b *ServerFacts) []Evidence {
 	if w.RunningMax != nil {
 		bx := base(func(s *ServerFacts) *float64 { return s.RunningMax })
 		text := fmt.Sprintf("server running requests at most %.0f%s", *w.RunningMax, was(bx, ""))
-		if bx != nil && *bx == *w.RunningMax {
-			text += ": pinned at the same ceiling, so the batch is full (max_num_seqs or KV memory)"
+		if bx != nil && *bx == *w.RunningMax && w.WaitingMax != nil && *w.WaitingMax > 0 {
+			text += ": pinned at the same ceiling while requests wait, so the batch is full (max_num_seqs or KV memory)"
 		}
 		ev = append(ev, Evidence{Metric: "server_running_max", Window: *w.RunningMax, Baseline: bx, Text: text})
 	}

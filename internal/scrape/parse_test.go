@@ -200,6 +200,7 @@ func TestParse20MBResponseBounded(t *testing.T) {
 	if p.Sample.Values[Waiting] != 17 {
 		t.Fatalf("series after 20 MB of noise lost: %v", p.Sample.Values)
 	}
+	t.Logf("20 MB of unknown series: %d KiB allocated", allocated>>10)
 	if allocated > 4<<20 && !raceOn {
 		t.Errorf("parsing 20 MB of unknown series allocated %d MiB; want it streamed (< 4 MiB)", allocated>>20)
 	}
