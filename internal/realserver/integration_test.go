@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -200,5 +201,171 @@ func TestBenchLosesNoRequest(t *testing.T) {
 			knee(t, benchArgs(s, dir, c, requests)...)
 			checkComplete(t, readRecords(t, filepath.Join(dir, "records.jsonl")), requests)
 		})
+	}
+}
+
+// With Ollama's native API every record carries the server's own prefill
+// and decode times, and the client cannot see the first token before the
+// server has finished the prompt.
+func TestOllamaAPIServerTimings(t *testing.T) {
+	s := realServer(t)
+	dir := t.TempDir()
+	const requests = 12
+	knee(t, benchArgs(s, dir, s.parallel, requests, "--api", "ollama")...)
+	recs := readRecords(t, filepath.Join(dir, "records.jsonl"))
+	checkComplete(t, recs, requests)
+	for _, r := range recs {
+		p := r.ServerPhases
+		if p == nil || p.Prefill <= 0 || p.Decode <= 0 {
+			t.Errorf("request %d: server phases %+v, want prefill and decode times", r.ID, p)
+			continue
+		}
+		ttft, ok := r.TTFT()
+		if !ok || ttft < p.Prefill {
+			t.Errorf("request %d: client TTFT %v is less than the server's prefill %v", r.ID, ttft, p.Prefill)
+		}
+	}
+}
+
+type sweepJSON struct {
+	Knee struct {
+		Load   *float64 `json:"load"`
+		Reason string   `json:"reason"`
+	} `json:"knee"`
+	Steps []struct {
+		Load       float64 `json:"load"`
+		OutputTPS  float64 `json:"output_tps"`
+		TTFTP50MS  float64 `json:"ttft_p50_ms"`
+		TPOTP50MS  float64 `json:"tpot_p50_ms"`
+		PeakFlight int     `json:"peak_in_flight"`
+	} `json:"steps"`
+	Warnings []string `json:"warnings"`
+}
+
+// With OLLAMA_NUM_PARALLEL=4 the server decodes at most 4 sequences at once;
+// more wait in its queue. The sweep must place the knee there and say that
+// queueing is what grows past it, and diagnose must call the 16-stream step
+// queue pressure.
+func TestSweepFindsTheParallelLimit(t *testing.T) {
+	s := realServer(t)
+	if s.parallel != 4 {
+		t.Skipf("the server runs %d in parallel; this test expects OLLAMA_NUM_PARALLEL=4", s.parallel)
+	}
+	loadBefore := loadAverage(t)
+	dir := t.TempDir()
+	// 48-token outputs: a request spends most of its time decoding, so the
+	// gap between one request's end and the next one's admission at the
+	// server (a closed loop's only idle time) is small beside it.
+	out := knee(t, "sweep", "--url", s.url, "--model", s.model, "--api", "ollama", "--no-metrics",
+		"--concurrency", "1,2,4,8,16", "--requests", "32", "--warmup", "4",
+		"--input-tokens", "8", "--output-tokens", "48", "--seed", "1", "--quiet", "--json", "--out", dir)
+	var res sweepJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("sweep --json: %v\n%s", err, out)
+	}
+	var curve []string
+	for _, st := range res.Steps {
+		curve = append(curve, fmt.Sprintf("%g in flight: %.0f tok/s, p50 TTFT %.0f ms, p50 TPOT %.1f ms",
+			st.Load, st.OutputTPS, st.TTFTP50MS, st.TPOTP50MS))
+	}
+	t.Logf("steps: %s\nknee: %s\nwarnings: %s", strings.Join(curve, "; "), res.Knee.Reason, strings.Join(res.Warnings, "; "))
+	// The 16-stream step's records, as knee diagnose reads any records file.
+	diag := knee(t, "diagnose", "--json", filepath.Join(dir, "records_concurrency_16.jsonl"))
+	var d struct {
+		Verdict  string `json:"verdict"`
+		Evidence []struct {
+			Text string `json:"text"`
+		} `json:"evidence"`
+	}
+	if err := json.Unmarshal([]byte(diag), &d); err != nil {
+		t.Fatalf("diagnose --json: %v\n%s", err, diag)
+	}
+	t.Logf("diagnose 16 in flight: %s %+v", d.Verdict, d.Evidence)
+	if d.Verdict != "queue_pressure" {
+		t.Errorf("diagnose on 16 in flight: %s, want queue_pressure; evidence %+v", d.Verdict, d.Evidence)
+	}
+
+	kneeLoad := -1.0
+	if res.Knee.Load != nil {
+		kneeLoad = *res.Knee.Load
+	}
+	switch {
+	case kneeLoad >= 3 && kneeLoad <= 5 && strings.Contains(res.Knee.Reason, "queueing is what grows"):
+	case busy(t, loadBefore):
+		// Other processes' CPU use changes between steps and bends the
+		// throughput curve; that is not data about the server.
+		t.Skipf("knee at %v: this machine is too busy to measure one (load average %.1f before, %.1f after, on %d CPUs)",
+			kneeLoad, loadBefore, loadAverage(t), runtime.NumCPU())
+	default:
+		t.Errorf("knee at %v, want 4 ± 1 in flight (the server's parallel slots), with queueing named as what grows past it: %s", kneeLoad, res.Knee.Reason)
+	}
+}
+
+// loadAverage is the 1-minute load average (0 where /proc/loadavg is absent).
+func loadAverage(t *testing.T) float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var l float64
+	if _, err := fmt.Sscan(string(b), &l); err != nil {
+		t.Logf("/proc/loadavg %q: %v", b, err)
+	}
+	return l
+}
+
+// busy: more runnable work than 1.5 CPUs' worth per CPU, before or after
+// the sweep, besides the sweep itself (knee, Ollama and its runner keep
+// about 2 CPUs busy).
+func busy(t *testing.T, before float64) bool {
+	limit := 1.5*float64(runtime.NumCPU()) + 2
+	return before > limit || loadAverage(t) > limit
+}
+
+// Ollama has no /tokenize, so knee builds prompts with cl100k, whose words
+// the test model's small vocabulary splits into letters: the server serves
+// far longer prompts than asked. The records keep both lengths and the
+// summary says by how much, as it must for any server whose tokenizer knee
+// cannot use.
+func TestPromptLengthWarning(t *testing.T) {
+	s := realServer(t)
+	dir := t.TempDir()
+	const requests = 4
+	knee(t, benchArgs(s, dir, 2, requests, "--no-metrics")...)
+	for _, r := range readRecords(t, filepath.Join(dir, "records.jsonl")) {
+		if r.PromptTokensRequested <= 0 || r.InputTokens <= r.PromptTokensRequested {
+			t.Errorf("request %d: prompt_tokens_requested %d, served input_tokens %d: want both, served longer",
+				r.ID, r.PromptTokensRequested, r.InputTokens)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Check *struct {
+			Compared     int     `json:"compared"`
+			MedianOffPct float64 `json:"median_off_pct"`
+		} `json:"prompt_tokens_check"`
+		ConnectionRetries *int     `json:"connection_retries"`
+		Warnings          []string `json:"warnings"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Check == nil || sum.Check.Compared != requests || sum.Check.MedianOffPct <= 2 {
+		t.Errorf("prompt_tokens_check %+v: want all %d requests compared, median off by more than 2%%", sum.Check, requests)
+	}
+	warned := false
+	for _, w := range sum.Warnings {
+		warned = warned || strings.Contains(w, "longer than requested")
+	}
+	if !warned {
+		t.Errorf("no warning that prompts were served longer than requested: %q", sum.Warnings)
+	}
+	if sum.ConnectionRetries == nil {
+		t.Error("summary.json has no connection_retries")
+	} else {
+		t.Logf("prompts off by a median %.0f%%; %d connection retries", sum.Check.MedianOffPct, *sum.ConnectionRetries)
 	}
 }

@@ -18,6 +18,8 @@ type ModelConfig struct {
 	FFN       int // feed_forward_length
 	Context   int // context_length: Ollama gives each parallel slot num_ctx of it
 	WordCount int // how many whole-word tokens (the only ones it ever samples)
+	// MatrixType stores the 2-D weights (norms are always F32).
+	MatrixType TensorType
 }
 
 // DefaultModelConfig is the model CI serves: 21M parameters, about 5 ms a
@@ -25,7 +27,7 @@ type ModelConfig struct {
 // parallel. Smaller models batch worse: per-sequence overhead outweighs the
 // shared weight reads, and throughput stops growing before 4 sequences.
 func DefaultModelConfig() ModelConfig {
-	return ModelConfig{Seed: 1, Embed: 512, Layers: 6, Heads: 8, KVHeads: 8, FFN: 1408, Context: 32768, WordCount: len(words)}
+	return ModelConfig{Seed: 1, Embed: 512, Layers: 6, Heads: 8, KVHeads: 8, FFN: 1408, Context: 32768, WordCount: len(words), MatrixType: TensorF16}
 }
 
 // ModelInfo describes a written model.
@@ -157,7 +159,7 @@ func WriteLlamaModel(w io.Writer, cfg ModelConfig) (ModelInfo, error) {
 	}
 	// matrix is a weight of ggml shape [in, out]: out rows of in values.
 	matrix := func(name string, in, out uint64) Tensor {
-		return Tensor{Name: name, Dims: []uint64{in, out}, Type: TensorF16, Data: normal(in*out, 1/math.Sqrt(float64(in)))}
+		return Tensor{Name: name, Dims: []uint64{in, out}, Type: cfg.MatrixType, Data: normal(in*out, 1/math.Sqrt(float64(in)))}
 	}
 	// keepDim0 stops a projection from writing residual dimension 0.
 	keepDim0 := func(t Tensor) Tensor {
@@ -190,7 +192,7 @@ func WriteLlamaModel(w io.Writer, cfg ModelConfig) (ModelInfo, error) {
 	}
 
 	tensors := []Tensor{
-		{Name: "token_embd.weight", Dims: []uint64{d, nv}, Type: TensorF16, Data: embed},
+		{Name: "token_embd.weight", Dims: []uint64{d, nv}, Type: cfg.MatrixType, Data: embed},
 	}
 	for l := 0; l < cfg.Layers; l++ {
 		p := fmt.Sprintf("blk.%d.", l)
@@ -208,7 +210,7 @@ func WriteLlamaModel(w io.Writer, cfg ModelConfig) (ModelInfo, error) {
 	}
 	tensors = append(tensors,
 		Tensor{Name: "output_norm.weight", Dims: []uint64{d}, Type: TensorF32, Data: ones(d)},
-		Tensor{Name: "output.weight", Dims: []uint64{d, nv}, Type: TensorF16, Data: out},
+		Tensor{Name: "output.weight", Dims: []uint64{d, nv}, Type: cfg.MatrixType, Data: out},
 	)
 
 	var params int64
@@ -224,7 +226,7 @@ func WriteLlamaModel(w io.Writer, cfg ModelConfig) (ModelInfo, error) {
 	meta := []MetaKV{
 		{"general.architecture", "llama"},
 		{"general.name", "knee-random-llama"},
-		{"general.file_type", uint32(1)}, // mostly F16
+		{"general.file_type", uint32(cfg.MatrixType)}, // ALL_F32 = 0, MOSTLY_F16 = 1: the tensor type's number
 		{"llama.context_length", uint32(cfg.Context)},
 		{"llama.embedding_length", uint32(d)},
 		{"llama.block_count", uint32(cfg.Layers)},

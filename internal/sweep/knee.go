@@ -134,7 +134,56 @@ func FindKnee(steps []Step, metric string) Point {
 	}
 	b.WriteString(serverEvidence(s, nx))
 	fmt.Fprintf(&b, "; distance from the chord %.2f", dk)
+	if g := growthPastKnee(s, &steps[n-1]); g != "" {
+		fmt.Fprintf(&b, "; %s", g)
+	}
 	return Point{Index: k, Load: s.Load.Value, Reason: b.String()}
+}
+
+// Past the knee the extra load either waits or slows every step. A sweep
+// keeps one workload, so prompts are as long at every step: TTFT that grows
+// is time spent before the work starts, waiting to be admitted. Split the
+// added latency of a median request into its TTFT part and its decode part
+// (the TPOT growth times the output tokens after the first); the part at
+// least twice the other is what grows. The server's queue time, when it
+// reports one, must agree before the TTFT part is called queueing.
+const dominantShare = 2.0
+
+// growthPastKnee says which phase grows from the knee step to the last one,
+// or "" when the steps lack p50 TTFT, p50 TPOT or output token counts.
+func growthPastKnee(knee, last *Step) string {
+	k, l := &knee.Summary, &last.Summary
+	if k.TTFT.P50 <= 0 || l.TTFT.P50 <= 0 || k.TPOT.P50 <= 0 || l.TPOT.P50 <= 0 || l.Completed == 0 || l.OutputTokens == 0 {
+		return ""
+	}
+	outAfterFirst := float64(l.OutputTokens)/float64(l.Completed) - 1
+	dTTFT := l.TTFT.P50 - k.TTFT.P50
+	dDecode := (l.TPOT.P50 - k.TPOT.P50) * outAfterFirst
+	head := fmt.Sprintf("from %s to %s, p50 TTFT grows %s → %s (%s) and decoding %.0f more tokens at p50 TPOT %s → %s takes %s",
+		knee.Load, last.Load, ms(k.TTFT.P50), ms(l.TTFT.P50), signedMS(dTTFT), outAfterFirst, ms(k.TPOT.P50), ms(l.TPOT.P50), signedMS(dDecode))
+	server := ""
+	queueAgrees := true
+	if k.ServerQueue != nil && l.ServerQueue != nil {
+		dQueue := l.ServerQueue.P50 - k.ServerQueue.P50
+		server = fmt.Sprintf("; the server's p50 queue time %s → %s", ms(k.ServerQueue.P50), ms(l.ServerQueue.P50))
+		queueAgrees = dQueue >= dTTFT/2
+	}
+	switch {
+	case dTTFT > 0 && dTTFT >= dominantShare*math.Max(dDecode, 0) && queueAgrees:
+		return head + server + ": queueing is what grows — most of the added latency comes before the first token, waiting to be admitted, not from slower decoding"
+	case dTTFT > 0 && dTTFT >= dominantShare*math.Max(dDecode, 0):
+		return head + server + ": TTFT grows though the server's queue time does not: prefill slows"
+	case dDecode > 0 && dDecode >= dominantShare*math.Max(dTTFT, 0):
+		return head + server + ": decoding is what slows — each step carries more sequences, so every token takes longer"
+	}
+	return head + server
+}
+
+func signedMS(v float64) string {
+	if v < 0 {
+		return "−" + ms(-v)
+	}
+	return "+" + ms(v)
 }
 
 // SafePoint is the highest measured load at which every SLO holds, and

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/knee-dev/knee/internal/stats"
 )
 
 // curve builds concurrency steps from loads, output throughputs and p95 TTFTs
@@ -206,5 +208,58 @@ func TestStepWarningsReachTheResult(t *testing.T) {
 	var back Step
 	if err := json.Unmarshal(b, &back); err != nil || len(back.Warnings) != 1 {
 		t.Errorf("round trip: %v %+v", err, back)
+	}
+}
+
+func TestKneeReasonNamesWhatGrowsPastIt(t *testing.T) {
+	loads := []float64{1, 2, 4, 8, 16}
+	tps := []float64{200, 300, 400, 405, 402}
+	step := func(ttft, tpot []float64, queue []float64) []Step {
+		steps := curve(loads, tps, nil)
+		for i := range steps {
+			steps[i].Summary.TTFT.P50 = ttft[i]
+			steps[i].Summary.TPOT.P50 = tpot[i]
+			steps[i].Summary.Completed, steps[i].Summary.OutputTokens = 10, 10*49 // 48 tokens after the first
+			if queue != nil {
+				steps[i].Summary.ServerQueue = &stats.Dist{P50: queue[i]}
+			}
+		}
+		return steps
+	}
+	flatTPOT := []float64{5, 6, 7, 7.2, 7.3}
+	cases := []struct {
+		name        string
+		steps       []Step
+		want, never string
+	}{
+		{"queueing, client view only", step([]float64{50, 60, 80, 400, 1200}, flatTPOT, nil),
+			"from 4 in flight to 16 in flight, p50 TTFT grows 80 ms → 1.2 s (+1.12 s) and decoding 48 more tokens at p50 TPOT 7 ms → 7.3 ms takes +14.4 ms: queueing is what grows", "server"},
+		// Under CPU contention TPOT grows too, but far less than the wait.
+		{"queueing while TPOT also grows", step([]float64{50, 60, 80, 400, 1200}, []float64{5, 6, 7, 9, 12}, nil),
+			"queueing is what grows", "decoding is"},
+		{"queueing, the server's queue agrees", step([]float64{50, 60, 80, 400, 1200}, flatTPOT, []float64{1, 1, 3, 300, 1100}),
+			"the server's p50 queue time 3 ms → 1.1 s: queueing is what grows", "prefill"},
+		{"TTFT grows, the server's queue does not", step([]float64{50, 60, 80, 400, 1200}, flatTPOT, []float64{1, 1, 3, 3, 4}),
+			"queue time does not: prefill slows", "queueing is what grows"},
+		{"decode slows", step([]float64{50, 60, 80, 90, 100}, []float64{5, 6, 7, 14, 28}, nil),
+			"takes +1.01 s: decoding is what slows", "queueing"},
+		{"both grow alike: no conclusion", step([]float64{50, 60, 80, 240, 400}, []float64{5, 6, 7, 10, 11}, nil),
+			"takes +192 ms", "is what"},
+		{"no TPOT: nothing said", step([]float64{50, 60, 80, 400, 1200}, []float64{0, 0, 0, 0, 0}, nil),
+			"Kneedle", "p50 TTFT"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := Analyze(c.steps, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Knee.Load != 4 {
+				t.Fatalf("knee at %v, want 4: %s", r.Knee.Load, r.Knee.Reason)
+			}
+			if !strings.Contains(r.Knee.Reason, c.want) || strings.Contains(r.Knee.Reason, c.never) {
+				t.Errorf("reason %q: want %q, never %q", r.Knee.Reason, c.want, c.never)
+			}
+		})
 	}
 }

@@ -23,7 +23,12 @@ func main() {
 	flag.IntVar(&cfg.FFN, "ffn", def.FFN, "feed-forward length")
 	flag.IntVar(&cfg.Heads, "heads", def.Heads, "attention heads")
 	flag.IntVar(&cfg.KVHeads, "kv-heads", def.KVHeads, "key/value heads")
+	f32 := flag.Bool("f32", def.MatrixType == realserver.TensorF32, "store the weight matrices as F32 (else F16)")
 	flag.Parse()
+	cfg.MatrixType = realserver.TensorF16
+	if *f32 {
+		cfg.MatrixType = realserver.TensorF32
+	}
 	if *dir == "" || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "usage: testmodel -dir DIR [-seed N] [-embed N -layers N -ffn N -heads N -kv-heads N]")
 		os.Exit(2)
