@@ -166,7 +166,6 @@ type simOutcome struct {
 	SimulatedS float64      `json:"simulated_s"` // virtual time the run covered
 	ComputeMS  float64      `json:"compute_ms"`  // wall time the server spent
 	Warnings   []string     `json:"warnings,omitempty"`
-	summary    stats.Summary
 }
 
 type simFigures struct {
@@ -272,7 +271,7 @@ func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 		opts.OfferedRateRPS = p.Load
 	}
 	sum := stats.Summarize(recs, opts)
-	out := &simOutcome{Params: p, Requests: len(recs), summary: sum, SimulatedS: res.End.Seconds(),
+	out := &simOutcome{Params: p, Requests: len(recs), SimulatedS: res.End.Seconds(),
 		Engine: engineFacts{Name: su.engine.Model.Name + " on " + su.engine.GPU.Name, MaxNumSeqs: res.Engine.MaxNumSeqs,
 			MaxNumBatchedTokens: res.Engine.MaxNumBatchedTokens, KVCapacityTokens: res.Engine.KVCapacityTokens, MaxModelLen: res.Engine.MaxModelLen}}
 	f := &out.Summary

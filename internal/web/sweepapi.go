@@ -20,7 +20,6 @@ const sweepStepFor = 20 * time.Second
 // sized per step: a closed-loop step needs several turns of every user.
 type sweepRunner struct {
 	base sweep.SimRunner
-	kind string
 }
 
 func (sr *sweepRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, error) {
@@ -116,7 +115,7 @@ func (s *Server) apiSweep(w http.ResponseWriter, r *http.Request) {
 		kind = sweep.Rate
 	}
 	seed := su.p.Seed
-	runner := &sweepRunner{kind: kind, base: sweep.SimRunner{Engine: su.engine, Gen: su.lengths, SLOs: su.slos,
+	runner := &sweepRunner{base: sweep.SimRunner{Engine: su.engine, Gen: su.lengths, SLOs: su.slos,
 		Arrivals: func(rate float64) (sim.Arrivals, error) { return workload.NewArrivals("poisson", rate, 1, seed) }}}
 	sort.Float64s(loads)
 	res, err := sweep.Run(ctx, runner, sweep.Plan{Kind: kind, Loads: loads}, su.slos, nil)

@@ -53,7 +53,7 @@ export async function mount(el, ctx) {
   const sloIn = text('slo', p.slo, 'p95(ttft)<2s, p95(tpot)<100ms');
 
   const controls = h('form', {id: 'sim-controls', class: 'controls', 'aria-label': 'Simulator settings', onsubmit: e => e.preventDefault()},
-    h('fieldset', {}, h('legend', {}, 'Load'),
+    h('fieldset', {class: 'load'}, h('legend', {}, 'Load'),
       field('Load model', kind),
       field('Load', h('div', {class: 'pair'}, loadRange, loadNum), 'Arrow keys step by one; Page Up/Down by a tenth of the range.')),
     h('fieldset', {}, h('legend', {}, 'Requests'),
