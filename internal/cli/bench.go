@@ -136,6 +136,11 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		notes = append(notes, pn...)
 	}
 	notes = append(notes, f.wl.promptsNote())
+	if g, ok := gen.(*workload.Generator); ok {
+		if note := f.wl.reuseNote(g, f.wl.requests); note != "" {
+			notes = append(notes, note)
+		}
+	}
 	var traceNote string
 	if wp.trace != nil {
 		// Prompts in the server's tokens (resolved above), built ahead.

@@ -231,6 +231,9 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		}
 		rep.Notes = append(rep.Notes, f.wl.limitNote(stoppedBy, res.Issued, lastSend))
 	}
+	if note := f.wl.reuseNote(wp.gen, res.Issued); note != "" {
+		rep.Notes = append(rep.Notes, note)
+	}
 	if res.Failed > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d requests were longer than the max model len %d and refused (HTTP 400 records)", res.Failed, eng.Config().MaxModelLen))
 	}

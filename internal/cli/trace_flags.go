@@ -45,7 +45,7 @@ func (t *traceFlags) validate(fs *flag.FlagSet) error {
 		}
 		return nil
 	}
-	for _, n := range []string{"rate", "concurrency", "arrival", "burstiness", "dataset", "input-tokens", "output-tokens", "shared-prefix", "ramp"} {
+	for _, n := range []string{"rate", "concurrency", "arrival", "burstiness", "dataset", "input-tokens", "output-tokens", "shared-prefix", "prefix-groups", "prefix-tokens", "ramp"} {
 		if set[n] {
 			return Usagef("--%s does not apply with --trace: the trace gives the arrivals and lengths", n)
 		}

@@ -244,3 +244,39 @@ func readAzureRows(t *testing.T, path string, window time.Duration) [][2]int {
 	}
 	return rows
 }
+
+// Prefix groups in knee sim: the engine hits what the workload offers (the
+// prefix is a whole number of blocks), the report says both, and TTFT is
+// lower than with --no-prefix-caching; the flags are checked.
+func TestSimPrefixGroups(t *testing.T) {
+	args := []string{"sim", "--rate", "20", "--requests", "400", "--input-tokens", "3000", "--output-tokens", "20",
+		"--prefix-groups", "8", "--prefix-tokens", "2000", "--seed", "1", "--no-store"}
+	code, out, errs := kneeCmd(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	// 392 requests after their group's first hit 2000 tokens each.
+	hit := fmt.Sprintf("prefix cache: %d of %d prompt tokens hit (65.3%%)", 392*2000, 400*3000)
+	if !strings.Contains(out, hit) || !strings.Contains(out, "prefix reuse offered: 65.3% of prompt tokens") {
+		t.Errorf("want %q and the offered reuse in:\n%s", hit, out)
+	}
+	code, jon, _ := kneeCmd(t, append(args, "--json")...)
+	code2, joff, _ := kneeCmd(t, append(args, "--json", "--no-prefix-caching")...)
+	var on, off struct {
+		TTFT struct{ P50 float64 } `json:"ttft_ms"`
+	}
+	json.Unmarshal([]byte(jon), &on)
+	json.Unmarshal([]byte(joff), &off)
+	if code != 0 || code2 != 0 || !(on.TTFT.P50 > 0 && on.TTFT.P50 < off.TTFT.P50) {
+		t.Errorf("TTFT p50 %.1f ms with caching, %.1f ms without (exits %d %d)", on.TTFT.P50, off.TTFT.P50, code, code2)
+	}
+	for _, c := range [][]string{
+		{"--prefix-groups", "3"},
+		{"--shared-prefix", "100", "--prefix-tokens", "100"},
+		{"--prefix-tokens", "-1"},
+	} {
+		if code, _, errs := kneeCmd(t, append([]string{"sim", "--no-store"}, c...)...); code != 2 || !strings.Contains(errs, "--") {
+			t.Errorf("%v: exit %d %s; want 2", c, code, errs)
+		}
+	}
+}

@@ -17,6 +17,8 @@ type workloadFlags struct {
 	dataset       string
 	tokenizer     string
 	sharedPrefix  int
+	prefixGroups  int
+	prefixTokens  int
 	seed          uint64
 	seedSet       bool
 
@@ -63,7 +65,9 @@ func (w *workloadFlags) register(fs *flag.FlagSet, defaultConcurrency int, defau
 	fs.StringVar(&w.output, "output-tokens", "128", "output length distribution (same forms as --input-tokens)")
 	fs.StringVar(&w.dataset, "dataset", "", "JSONL prompts or ShareGPT JSON file instead of synthetic prompts")
 	fs.StringVar(&w.tokenizer, "tokenizer", "cl100k_base", "tokenizer: cl100k_base, o200k_base, or a path to a HF tokenizer.json")
-	fs.IntVar(&w.sharedPrefix, "shared-prefix", 0, "tokens of prefix shared by every prompt (0: every prompt unique)")
+	fs.IntVar(&w.sharedPrefix, "shared-prefix", 0, "tokens of prefix shared by every prompt (0: every prompt unique); the same as --prefix-groups 1 --prefix-tokens N")
+	fs.IntVar(&w.prefixGroups, "prefix-groups", 0, "split the prompts into this many groups, each starting with its own shared prefix of --prefix-tokens (system prompts)")
+	fs.IntVar(&w.prefixTokens, "prefix-tokens", 0, "tokens of each prefix group's shared prefix (counted in --input-tokens)")
 	fs.Var((*seedValue)(w), "seed", "seed for a reproducible workload (default: random)")
 	fs.IntVar(&w.concurrency, "concurrency", defaultConcurrency, "closed loop: requests kept in flight")
 	fs.Float64Var(&w.rate, "rate", 0, "open loop: arrivals per second (overrides --concurrency)")
@@ -107,6 +111,12 @@ func (w *workloadFlags) validate() error {
 		return Usagef("--burstiness %v: want a positive number", w.burstiness)
 	case w.sharedPrefix < 0:
 		return Usagef("--shared-prefix %d: want 0 or more tokens", w.sharedPrefix)
+	case w.prefixTokens < 0 || w.prefixGroups < 0:
+		return Usagef("--prefix-groups %d --prefix-tokens %d: want 0 or more", w.prefixGroups, w.prefixTokens)
+	case w.sharedPrefix > 0 && (w.prefixTokens > 0 || w.prefixGroups > 1):
+		return Usagef("--shared-prefix is --prefix-groups 1 --prefix-tokens N: give one or the other")
+	case w.prefixGroups > 0 && w.prefixTokens == 0:
+		return Usagef("--prefix-groups %d needs --prefix-tokens (each group's shared prefix length)", w.prefixGroups)
 	}
 	if _, _, err := w.warmupValue(); err != nil {
 		return err
@@ -212,7 +222,7 @@ func (w *workloadFlags) generator() (*workload.Generator, error) {
 		return nil, Usagef("--tokenizer: %v", err)
 	}
 	g, err := workload.NewGenerator(workload.Spec{
-		Input: in, Output: out, Dataset: w.dataset, SharedPrefixTokens: w.sharedPrefix,
+		Input: in, Output: out, Dataset: w.dataset, SharedPrefixTokens: w.prefixLen(), PrefixGroups: w.prefixGroups,
 		Seed: w.resolvedSeed(), Tokenizer: tok, PromptOverheadTokens: w.promptOverhead,
 	})
 	if err != nil {
@@ -384,6 +394,9 @@ func (w *workloadFlags) config() [][2]string {
 	if w.promptOverhead > 0 {
 		c = append(c, [2]string{"prompt_overhead_tokens", strconv.Itoa(w.promptOverhead)})
 	}
+	if w.prefixTokens > 0 {
+		c = append(c, [2]string{"prefix_groups", strconv.Itoa(max(1, w.prefixGroups))}, [2]string{"prefix_tokens", strconv.Itoa(w.prefixTokens)})
+	}
 	if w.sharedPrefix > 0 {
 		c = append(c, [2]string{"shared_prefix_tokens", strconv.Itoa(w.sharedPrefix)})
 	}
@@ -430,4 +443,21 @@ func (v *seedValue) Set(s string) error {
 	}
 	v.seed, v.seedSet = n, true
 	return nil
+}
+
+// prefixLen is the shared prefix length of every prefix group.
+func (w *workloadFlags) prefixLen() int { return max(w.sharedPrefix, w.prefixTokens) }
+
+// reuseNote states the prefix reuse the synthetic workload offers over its
+// first n requests: the hit rate an infinite prefix cache would get.
+func (w *workloadFlags) reuseNote(gen *workload.Generator, n int64) string {
+	if gen == nil || w.prefixLen() == 0 || w.dataset != "" || n <= 0 || n > 10_000_000 {
+		return ""
+	}
+	reused, total := gen.PrefixReuse(n)
+	if total == 0 {
+		return ""
+	}
+	return fmt.Sprintf("prefix reuse offered: %.1f%% of prompt tokens (the hit rate of an infinite prefix cache; %d group(s) of a %d-token shared prefix over %d requests)",
+		100*float64(reused)/float64(total), max(1, w.prefixGroups), w.prefixLen(), n)
 }

@@ -159,6 +159,9 @@ func lruBound(t *testing.T, path string, capBlocks int) (hits, queries int64) {
 // hash_ids allow for the engine's cache, TTFT is lower than without
 // caching, and every token is accounted for.
 func TestMooncakeTracePrefixCache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates the whole trace twice (~10 s)")
+	}
 	tr, path := mooncakeTrace(t)
 	info := tr.Info()
 	ecfg := engineConfig(t, "h100", "llama-3.1-8b", 1)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/knee-dev/knee/internal/simengine"
 )
 
 // Spec is everything a Generator needs. Seed makes the workload
@@ -24,7 +26,12 @@ type Spec struct {
 	// input of 1024 with a shared prefix of 512 is 512 shared tokens then 512
 	// unique ones; an input no longer than the prefix is the prefix's start.
 	SharedPrefixTokens int
-	Seed               uint64
+	// PrefixGroups splits the requests into this many groups, each with
+	// its own shared prefix of SharedPrefixTokens (system prompts shared by
+	// a share of the users); a request's group is drawn from (Seed, i).
+	// 0 or 1 = one prefix shared by all.
+	PrefixGroups int
+	Seed         uint64
 	// Tokenizer counts and builds prompts; nil means DefaultTokenizer.
 	Tokenizer Tokenizer
 	// PromptOverheadTokens are the tokens the server adds around every
@@ -73,6 +80,12 @@ func NewGenerator(spec Spec) (*Generator, error) {
 	if spec.SharedPrefixTokens < 0 || spec.SharedPrefixTokens > MaxLengthTokens {
 		return nil, fmt.Errorf("shared prefix must be between 0 and %d tokens, got %d", MaxLengthTokens, spec.SharedPrefixTokens)
 	}
+	if spec.PrefixGroups < 0 || spec.PrefixGroups > maxPrefixGroups {
+		return nil, fmt.Errorf("prefix groups must be between 0 and %d, got %d", maxPrefixGroups, spec.PrefixGroups)
+	}
+	if spec.PrefixGroups > 1 && spec.SharedPrefixTokens == 0 {
+		return nil, errors.New("prefix groups need a prefix length (tokens)")
+	}
 	g := &Generator{spec: spec}
 	if spec.Dataset != "" {
 		if spec.SharedPrefixTokens > 0 {
@@ -107,7 +120,7 @@ func NewGenerator(spec Spec) (*Generator, error) {
 	if spec.Output == nil {
 		return nil, errors.New("no output length distribution given")
 	}
-	pb, err := newPromptBuilder(spec.Tokenizer, spec.SharedPrefixTokens, spec.Seed)
+	pb, err := newGroupedPromptBuilder(spec.Tokenizer, spec.SharedPrefixTokens, spec.PrefixGroups, spec.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +142,10 @@ func (g *Generator) String() string {
 		}
 	} else {
 		parts = append(parts, "input "+g.spec.Input.String()+" tokens", "output "+g.spec.Output.String()+" tokens")
-		if g.spec.SharedPrefixTokens > 0 {
+		switch {
+		case g.spec.PrefixGroups > 1:
+			parts = append(parts, fmt.Sprintf("%d prefix groups of %d tokens", g.spec.PrefixGroups, g.spec.SharedPrefixTokens))
+		case g.spec.SharedPrefixTokens > 0:
 			parts = append(parts, fmt.Sprintf("shared prefix %d tokens", g.spec.SharedPrefixTokens))
 		}
 	}
@@ -194,7 +210,7 @@ func (g *Generator) Item(i int64) Item {
 	defer randPool.Put(s)
 	s.pcg.Seed(g.spec.Seed^streamPrompt, mix64(uint64(i)))
 	over := g.spec.PromptOverheadTokens
-	prompt, got := g.prompts.build(max(1, in-over), s.rng)
+	prompt, got := g.prompts.buildInGroup(max(1, in-over), g.group(i), s.rng)
 	return Item{Prompt: prompt, InputTokens: got + over, MaxTokens: out}
 }
 
@@ -227,4 +243,54 @@ func (g *Generator) entryOutput(k int, rng *rand.Rand) int {
 	default:
 		return g.spec.Output.Sample(rng)
 	}
+}
+
+// maxPrefixGroups bounds the prefix groups (each holds its prefix text).
+const maxPrefixGroups = 100_000
+
+const streamGroup uint64 = 0x67726f7570000000 // "group"
+
+// group is request i's prefix group.
+func (g *Generator) group(i int64) int {
+	n := g.spec.PrefixGroups
+	if n <= 1 {
+		return 0
+	}
+	return int(mix64(g.spec.Seed^streamGroup^mix64(uint64(i))) % uint64(n))
+}
+
+// prefixSegSalt names the groups' prefixes for the engine's prefix cache.
+const prefixSegSalt uint64 = 0x7072656673656700
+
+// Content returns request i's lengths and, for the engine's prefix cache,
+// its group's shared prefix as one segment (the rest is unique); appends to
+// dst.
+func (g *Generator) Content(i int64, dst []simengine.Segment) (in, out int, prompt []simengine.Segment) {
+	in, out = g.Lengths(i)
+	if p := g.spec.SharedPrefixTokens; p > 0 && g.data == nil {
+		id := mix64(g.spec.Seed^prefixSegSalt^uint64(g.group(i))) | 1
+		dst = append(dst, simengine.Segment{ID: id, Tokens: int32(min(p, in))})
+	}
+	return in, out, dst
+}
+
+// PrefixReuse is the reuse the first n requests offer: of their total prompt
+// tokens, how many an infinite prefix cache would hit (a group's prefix,
+// after the group's first request).
+func (g *Generator) PrefixReuse(n int64) (reused, total int64) {
+	p := g.spec.SharedPrefixTokens
+	seen := make(map[int]bool)
+	for i := int64(0); i < n; i++ {
+		in, _ := g.Lengths(i)
+		total += int64(in)
+		if p == 0 || g.data != nil {
+			continue
+		}
+		k := g.group(i)
+		if seen[k] {
+			reused += int64(min(p, in))
+		}
+		seen[k] = true
+	}
+	return reused, total
 }

@@ -265,3 +265,54 @@ func TestGeneratorErrors(t *testing.T) {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
+
+// Prefix groups: requests of one group start with the same text, of
+// different groups with different text; the engine is told the same; and
+// the reuse on offer is each group's prefix after its first request.
+func TestPrefixGroups(t *testing.T) {
+	g, err := NewGenerator(Spec{Input: mustDist(t, "300"), Output: mustDist(t, "5"), SharedPrefixTokens: 200, PrefixGroups: 4, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, _ := LoadTokenizer(DefaultTokenizer)
+	byGroup := map[int]string{}
+	segIDs := map[int]uint64{}
+	for i := int64(0); i < 40; i++ {
+		it := g.Item(i)
+		ids := tk.Encode(it.Prompt)
+		if len(ids) != 300 || it.InputTokens != 300 {
+			t.Fatalf("request %d: %d tokens", i, len(ids))
+		}
+		head := tk.Decode(ids[:200])
+		k := g.group(i)
+		if prev, ok := byGroup[k]; ok && prev != head {
+			t.Errorf("request %d of group %d starts differently from its group", i, k)
+		}
+		byGroup[k] = head
+		in, out, segs := g.Content(i, nil)
+		if in != 300 || out != 5 || len(segs) != 1 || segs[0].Tokens != 200 {
+			t.Fatalf("content %d %d %v", in, out, segs)
+		}
+		if id, ok := segIDs[k]; ok && id != segs[0].ID {
+			t.Errorf("group %d named %x and %x", k, id, segs[0].ID)
+		}
+		segIDs[k] = segs[0].ID
+	}
+	if len(byGroup) != 4 {
+		t.Fatalf("40 requests fell in %d of 4 groups", len(byGroup))
+	}
+	distinct := map[string]bool{}
+	for _, h := range byGroup {
+		distinct[h] = true
+	}
+	if len(distinct) != 4 {
+		t.Errorf("4 groups have %d distinct prefixes", len(distinct))
+	}
+	reused, total := g.PrefixReuse(40)
+	if total != 40*300 || reused != (40-4)*200 {
+		t.Errorf("reuse %d of %d, want %d of %d", reused, total, 36*200, 40*300)
+	}
+	if _, err := NewGenerator(Spec{Input: mustDist(t, "300"), Output: mustDist(t, "5"), PrefixGroups: 4}); err == nil {
+		t.Error("prefix groups without a prefix length accepted")
+	}
+}

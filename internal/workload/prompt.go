@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Synthetic prompts are runs of words that are each exactly one token with
@@ -115,33 +116,67 @@ func buildWordPools(tk Tokenizer) (*wordPools, error) {
 // promptBuilder makes prompts of an exact token count for one tokenizer and
 // run. It is immutable after construction and safe for concurrent use.
 type promptBuilder struct {
-	tk     Tokenizer
-	pools  *wordPools
-	prefix string // the shared prefix text, prefixTokens tokens
-	// prefixEnds[k] is the byte length of the prefix's first k+1 tokens.
-	prefixEnds []int
+	tk           Tokenizer
+	pools        *wordPools
+	seed         uint64
+	prefixTokens int
+	// prefixes are the shared prefixes (system prompts) of the prefix
+	// groups, each made on first use; group 0's up front, to check it.
+	prefixes []*groupPrefix
+}
+
+// groupPrefix is one group's shared prefix: its text and, at ends[k], the
+// byte length of its first k+1 tokens.
+type groupPrefix struct {
+	once sync.Once
+	text string
+	ends []int
 }
 
 func newPromptBuilder(tk Tokenizer, sharedPrefixTokens int, seed uint64) (*promptBuilder, error) {
+	return newGroupedPromptBuilder(tk, sharedPrefixTokens, 1, seed)
+}
+
+// newGroupedPromptBuilder makes prompts that start with one of groups
+// shared prefixes of prefixTokens tokens each.
+func newGroupedPromptBuilder(tk Tokenizer, prefixTokens, groups int, seed uint64) (*promptBuilder, error) {
 	pools, err := buildWordPools(tk)
 	if err != nil {
 		return nil, err
 	}
-	b := &promptBuilder{tk: tk, pools: pools}
-	if sharedPrefixTokens > 0 {
-		var sb strings.Builder
-		rng := newRand(seed, streamPrefix)
-		b.prefixEnds = make([]int, sharedPrefixTokens)
-		for k := range sharedPrefixTokens {
-			b.writeWord(&sb, rng, k == 0)
-			b.prefixEnds[k] = sb.Len()
+	b := &promptBuilder{tk: tk, pools: pools, seed: seed, prefixTokens: prefixTokens}
+	if prefixTokens > 0 {
+		b.prefixes = make([]*groupPrefix, max(1, groups))
+		for g := range b.prefixes {
+			b.prefixes[g] = &groupPrefix{}
 		}
-		b.prefix = sb.String()
-		if got := tk.Count(b.prefix); got != sharedPrefixTokens {
-			return nil, fmt.Errorf("tokenizer %q: a shared prefix of %d tokens came out as %d tokens", tk.Name(), sharedPrefixTokens, got)
+		if p := b.prefix(0); tk.Count(p.text) != prefixTokens {
+			return nil, fmt.Errorf("tokenizer %q: a shared prefix of %d tokens came out as %d tokens", tk.Name(), prefixTokens, tk.Count(p.text))
 		}
 	}
 	return b, nil
+}
+
+// prefix returns group g's shared prefix (none without prefix groups).
+func (b *promptBuilder) prefix(g int) *groupPrefix {
+	if len(b.prefixes) == 0 {
+		return &groupPrefix{}
+	}
+	p := b.prefixes[g]
+	p.once.Do(func() {
+		var sb strings.Builder
+		rng := newRand(b.seed, streamPrefix) // group 0: the one shared prefix of old
+		if g > 0 {
+			rng = newRand(b.seed^mix64(uint64(g)), streamPrefix)
+		}
+		p.ends = make([]int, b.prefixTokens)
+		for k := range b.prefixTokens {
+			b.writeWord(&sb, rng, k == 0)
+			p.ends[k] = sb.Len()
+		}
+		p.text = sb.String()
+	})
+	return p
 }
 
 func (b *promptBuilder) writeWord(sb *strings.Builder, rng *rand.Rand, first bool) {
@@ -158,14 +193,20 @@ func (b *promptBuilder) writeWord(sb *strings.Builder, rng *rand.Rand, first boo
 // request. If n is at most the prefix length the prompt is the prefix's
 // first n tokens.
 func (b *promptBuilder) build(n int, rng *rand.Rand) (string, int) {
-	k := len(b.prefixEnds)
+	return b.buildInGroup(n, 0, rng)
+}
+
+// buildInGroup is build with prefix group g's shared prefix.
+func (b *promptBuilder) buildInGroup(n, g int, rng *rand.Rand) (string, int) {
+	p := b.prefix(g)
+	k := len(p.ends)
 	if n <= k {
-		text := b.prefix[:b.prefixEnds[n-1]]
+		text := p.text[:p.ends[n-1]]
 		return text, b.tk.Count(text)
 	}
 	var sb strings.Builder
-	sb.Grow(len(b.prefix) + (n-k)*8)
-	sb.WriteString(b.prefix)
+	sb.Grow(len(p.text) + (n-k)*8)
+	sb.WriteString(p.text)
 	// ends[j] is the byte length after the j-th unique word, for trimming.
 	ends := make([]int, 0, n-k+8)
 	for j := 0; j < n-k; j++ {
