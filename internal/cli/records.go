@@ -35,8 +35,8 @@ func runRecords(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return Usagef("want one run: knee records RUN (an id from `knee runs`, \"last\" or \"last~N\"), got %d arguments", len(pos))
+	if err := wantOneRun("records", pos); err != nil {
+		return err
 	}
 	f := strings.ToLower(*format)
 	if f == "" {
@@ -130,15 +130,7 @@ func runRecords(_ context.Context, env *Env, args []string) error {
 	if n == 0 {
 		fmt.Fprintf(env.Stderr, "run %d: no %s\n", id, what)
 	}
-	if *out == "" || *out == "-" {
-		_, err := env.Stdout.Write(buf.Bytes())
-		return err
-	}
-	if err := writeFileAtomic(*out, buf.Bytes()); err != nil {
-		return fmt.Errorf("--out %s: %w", *out, err)
-	}
-	fmt.Fprintf(env.Stderr, "wrote %s (%d %s of run %d)\n", *out, n, what, id)
-	return nil
+	return writeOut(env, *out, buf.Bytes(), fmt.Sprintf("%d %s of run %d", n, what, id))
 }
 
 func noRecordsWhy(kind string) string {

@@ -28,8 +28,8 @@ func runReport(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return Usagef("want one run: knee report RUN (an id from `knee runs`, \"last\" or \"last~N\"), got %d arguments", len(pos))
+	if err := wantOneRun("report", pos); err != nil {
+		return err
 	}
 	f := strings.ToLower(*format)
 	if f == "markdown" {
@@ -88,14 +88,28 @@ func runReport(_ context.Context, env *Env, args []string) error {
 		// HTML on a terminal is noise: write a file (piped, it goes to stdout).
 		path = fmt.Sprintf("knee-run-%d.html", id)
 	}
+	return writeOut(env, path, buf.Bytes(), fmt.Sprintf("run %d, %s", id, f))
+}
+
+// wantOneRun checks that a command got one run reference.
+func wantOneRun(cmd string, pos []string) error {
+	if len(pos) != 1 {
+		return Usagef("want one run: knee %s RUN (an id from `knee runs`, \"last\" or \"last~N\"), got %d arguments", cmd, len(pos))
+	}
+	return nil
+}
+
+// writeOut writes a rendered output to stdout (path "" or "-") or, whole,
+// to the file path, saying so with what it holds.
+func writeOut(env *Env, path string, data []byte, what string) error {
 	if path == "" || path == "-" {
-		_, err := env.Stdout.Write(buf.Bytes())
+		_, err := env.Stdout.Write(data)
 		return err
 	}
-	if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+	if err := writeFileAtomic(path, data); err != nil {
 		return fmt.Errorf("--out %s: %w", path, err)
 	}
-	fmt.Fprintf(env.Stderr, "wrote %s (run %d, %s)\n", path, id, f)
+	fmt.Fprintf(env.Stderr, "wrote %s (%s)\n", path, what)
 	return nil
 }
 
