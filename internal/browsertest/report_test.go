@@ -33,7 +33,8 @@ func (lengths) Lengths(i int64) (int, int) {
 	return 200 + r.IntN(800), 32 + r.IntN(96)
 }
 
-func simulate(t *testing.T, concurrency int, requests int64) []record.Request {
+// l4Engine is the engine the fixtures simulate: Llama-3.1-8B on one L4.
+func l4Engine(t *testing.T) simengine.Config {
 	t.Helper()
 	g, err := simengine.LookupGPU("L4")
 	if err != nil {
@@ -43,7 +44,12 @@ func simulate(t *testing.T, concurrency int, requests int64) []record.Request {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, _, err := sim.Collect(context.Background(), sim.Config{Engine: simengine.DefaultConfig(g, m, 1), Gen: lengths{},
+	return simengine.DefaultConfig(g, m, 1)
+}
+
+func simulate(t *testing.T, concurrency int, requests int64) []record.Request {
+	t.Helper()
+	recs, _, err := sim.Collect(context.Background(), sim.Config{Engine: l4Engine(t), Gen: lengths{},
 		Concurrency: concurrency, Requests: requests, WarmupRequests: concurrency, KeepTokenTimes: true})
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +119,10 @@ const inspectJS = `Array.from(document.querySelectorAll('figure.chart')).map(f =
 	return {name: f.dataset.chart, drawn: drawn, width: svg ? svg.getBoundingClientRect().width : 0};
 })`
 
-func TestHTMLReportInBrowser(t *testing.T) {
+// needChromium is chromium's path; it skips the test when chromium is not
+// installed, except in CI, where it must be.
+func needChromium(t *testing.T) string {
+	t.Helper()
 	exe := chromiumPath()
 	if exe == "" {
 		if os.Getenv("CI") != "" {
@@ -121,6 +130,11 @@ func TestHTMLReportInBrowser(t *testing.T) {
 		}
 		t.Skip("chromium not installed (apt-get install chromium); this test runs in CI")
 	}
+	return exe
+}
+
+func TestHTMLReportInBrowser(t *testing.T) {
+	exe := needChromium(t)
 	dir := t.TempDir()
 	page := fixture(t, dir)
 	checkReport(t, exe, dir, page, "html-report",
@@ -254,22 +268,8 @@ func checkReport(t *testing.T, exe, dir, page, name string, want []string) {
 // serve, whose /metrics was scraped during it, draws the server charts
 // (queue beside in-flight, KV usage and preemptions, server vs client TTFT).
 func TestServerChartsInBrowser(t *testing.T) {
-	exe := chromiumPath()
-	if exe == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but chromium is not installed (.ci/run installs it)")
-		}
-		t.Skip("chromium not installed (apt-get install chromium); this test runs in CI")
-	}
-	g, err := simengine.LookupGPU("L4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := simengine.LookupModel("Llama-3.1-8B")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ec := simengine.DefaultConfig(g, m, 1)
+	exe := needChromium(t)
+	ec := l4Engine(t)
 	ec.MaxNumSeqs = 4 // 8 streams on 4 slots: the server's queue has something to show
 	url, srv, err := simserver.StartLocal(context.Background(), simserver.Config{Engine: ec})
 	if err != nil {
