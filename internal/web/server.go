@@ -156,8 +156,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "knee ui: request from an opaque origin refused", http.StatusForbidden)
 		return
 	}
-	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-		http.Error(w, "knee ui: cross-site request refused", http.StatusForbidden)
+	// A browser says where a request comes from even when it sends no
+	// Origin (a GET from an <img> or <script>): only this page itself
+	// ("same-origin") or the user ("none", a typed address) may ask.
+	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+		http.Error(w, "knee ui: request from another site refused ("+site+")", http.StatusForbidden)
 		return
 	}
 	h := w.Header()

@@ -40,6 +40,7 @@ func newTestServerWith(t *testing.T, s *Server) (*Server, *httptest.Server) {
 type call struct {
 	method, path, body string
 	host, origin       string
+	fetchSite          string // Sec-Fetch-Site
 	token              bool
 }
 
@@ -54,6 +55,9 @@ func do(t *testing.T, s *Server, ts *httptest.Server, c call) (int, string) {
 	}
 	if c.origin != "" {
 		req.Header.Set("Origin", c.origin)
+	}
+	if c.fetchSite != "" {
+		req.Header.Set("Sec-Fetch-Site", c.fetchSite)
 	}
 	if c.token {
 		req.Header.Set(TokenHeader, s.Token())
@@ -86,6 +90,9 @@ func TestGuard(t *testing.T) {
 		{"origin on another port", call{method: "POST", path: "/api/sim", body: sim, origin: "http://127.0.0.1:1", token: true}, 403, "cross-origin"},
 		{"opaque origin", call{method: "POST", path: "/api/sim", body: sim, origin: "null", token: true}, 403, "opaque"},
 		{"no token", call{method: "POST", path: "/api/sim", body: sim}, 403, TokenHeader},
+		{"another site's image", call{method: "GET", path: "/api/runs", fetchSite: "cross-site"}, 403, "another site"},
+		{"another port's page", call{method: "GET", path: "/api/runs", fetchSite: "same-site"}, 403, "another site"},
+		{"this page", call{method: "GET", path: "/api/runs", fetchSite: "same-origin"}, 200, "["},
 		{"no token for the lab", call{method: "POST", path: "/api/lab", body: `{"scenario":"queue"}`}, 403, TokenHeader},
 		{"no token for a bench", call{method: "POST", path: "/api/bench", body: `{}`}, 403, TokenHeader},
 		{"same origin with token", call{method: "POST", path: "/api/sim", body: sim, origin: ts.URL, token: true}, 200, `"pressure"`},
