@@ -217,6 +217,10 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 	)
 	c := &st.chunk
 	ollama := r.cfg.API == openai.APIOllama
+	decode := openai.DecodeChunk
+	if ollama {
+		decode = openai.DecodeOllama
+	}
 	var server openai.ServerTimings
 	haveServer, cached := false, -1
 	for {
@@ -248,10 +252,6 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 			break
 		}
 		events++
-		decode := openai.DecodeChunk
-		if ollama {
-			decode = openai.DecodeOllama
-		}
 		if err := decode(data, c); err != nil {
 			rec.StreamEnd = st.stamp.at
 			rec.Error = record.ErrBadPayload
