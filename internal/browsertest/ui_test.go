@@ -354,7 +354,7 @@ func TestUIInBrowser(t *testing.T) {
 	counts := eval[map[string]float64](b, `(() => {
 	  const s = document.getElementById('lc-time'), phases = ['arrival','queue','prefill','first_token','decode','complete'];
 	  document.getElementById('lc-play').getAttribute('aria-pressed') === 'true' && document.getElementById('lc-play').click();
-	  for (let v = 0; v <= 1000; v += 5) {
+	  for (let v = 0; v <= 1000; v += 1) {
 	    s.value = v; s.dispatchEvent(new Event('input', {bubbles: true}));
 	    const c = Object.fromEntries(phases.map(p => [p, Number(document.getElementById('count-' + p).dataset.count)]));
 	    if (phases.every(p => c[p] > 0)) { c.at = v; return c; }

@@ -123,7 +123,11 @@ func TestCalibrateSimulatedServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several seconds of load; run without -short")
 	}
+	// KV reads keep the default ratio to the weights' memory efficiency,
+	// as the fit assumes; no front end (the fit's request overhead is
+	// checked against the HTTP handling alone).
 	truth := simengine.CostParams{StepOverheadNS: 1_500_000, MemEfficiency: 0.5, ComputeEfficiency: 0.3,
+		KVMemEfficiency:    0.5 * simengine.KVToWeightEfficiency(),
 		AllReduceLatencyNS: simengine.DefaultCost.AllReduceLatencyNS, ReserveFixedBytes: simengine.DefaultCost.ReserveFixedBytes}
 	// Llama-2-7B: no grouped-query attention, so its KV reads grow fast
 	// with the batch and short runs spread the memory term widely.

@@ -41,13 +41,17 @@ type ProfileCost struct {
 	StepOverheadMS    float64 `yaml:"step_overhead_ms" json:"step_overhead_ms"`
 	MemEfficiency     float64 `yaml:"mem_efficiency" json:"mem_efficiency"`
 	ComputeEfficiency float64 `yaml:"compute_efficiency" json:"compute_efficiency"`
+	// FrontEndMS is the request overhead the fit found in TTFT (HTTP,
+	// tokenization, hand-off to the engine): the simulator's front-end cost.
+	FrontEndMS float64 `yaml:"front_end_ms,omitempty" json:"front_end_ms,omitempty"`
 }
 
 // NewProfile describes a calibration of ec's hardware and model.
 func NewProfile(ec simengine.Config, target string, res *Result) Profile {
 	p := Profile{
 		GPU: ec.GPU.Name, Model: ec.Model.Name, TP: max(ec.TP, 1),
-		Cost:      ProfileCost{StepOverheadMS: round(res.Fit.StepOverheadMS, 1e3), MemEfficiency: res.Fit.MemEfficiency, ComputeEfficiency: res.Fit.ComputeEfficiency},
+		Cost: ProfileCost{StepOverheadMS: round(res.Fit.StepOverheadMS, 1e3), MemEfficiency: res.Fit.MemEfficiency, ComputeEfficiency: res.Fit.ComputeEfficiency,
+			FrontEndMS: round(max(res.Fit.RequestOverheadMS, 0), 1e3)},
 		Target:    target,
 		Created:   time.Now().UTC().Truncate(time.Second),
 		FitPoints: len(res.Points), FitRMSRelError: round(res.Fit.RMSRelError, 1e4),
@@ -71,6 +75,11 @@ func (p Profile) CostParams(def simengine.CostParams) simengine.CostParams {
 	c := def
 	c.StepOverheadNS = int64(p.Cost.StepOverheadMS * 1e6)
 	c.MemEfficiency, c.ComputeEfficiency = p.Cost.MemEfficiency, p.Cost.ComputeEfficiency
+	// The fit priced KV reads at the default ratio to the weights' memory
+	// efficiency (simengine.StepCostTerms), and its request overhead
+	// already holds the tokenizer's time.
+	c.KVMemEfficiency = c.MemEfficiency * simengine.KVToWeightEfficiency()
+	c.FrontEndNS, c.FrontEndPerTokenNS = int64(p.Cost.FrontEndMS*1e6), 0
 	return c
 }
 

@@ -11,7 +11,7 @@ import (
 func TestDiagnoseSimulatedQueue(t *testing.T) {
 	dir := t.TempDir()
 	base, inc := filepath.Join(dir, "base"), filepath.Join(dir, "inc")
-	for _, c := range []struct{ dir, rate string }{{base, "20"}, {inc, "80"}} {
+	for _, c := range []struct{ dir, rate string }{{base, "40"}, {inc, "160"}} {
 		if code, _, errs := kneeCmd(t, "sim", "--rate", c.rate, "--duration", "30s", "--requests", "0", "--seed", "1", "--out", c.dir, "--json"); code != 0 {
 			t.Fatalf("sim: exit %d: %s", code, errs)
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -118,6 +119,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		gen, arrivals = stream, stream
 		workloadDesc = wp.trace.Info().String()
 	}
+	ecfg.Seed = int64(f.wl.resolvedSeed()) // the front-end jitter repeats with the workload
 	cfg := sim.Config{
 		Engine: ecfg, Gen: gen, Requests: f.wl.requests, Duration: f.wl.duration,
 		Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,
@@ -166,6 +168,12 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	// Per-request records of very long simulations stay out of the database
 	// (--out streams them to a file instead); the summary is always stored.
 	storeRecords := f.wl.requests > 0 && f.wl.requests <= maxStoredSimRecords
+	if writer == nil && !storeRecords {
+		// No record leaves the run: inter-token statistics come from the
+		// engine a step at a time (every decoding request of a step gets
+		// the same gap) instead of one token time per token.
+		cfg.StreamTokenTimes, cfg.OnGaps = false, acc.AddGaps
+	}
 	start := time.Now()
 	var done int64
 	var lastSend time.Duration
@@ -296,19 +304,28 @@ func simNotes(eng *simengine.Engine, res sim.Result, elapsed time.Duration) []st
 // simListPresets prints the GPU and model presets with the numbers the model uses.
 func simListPresets(w io.Writer, cat *simengine.Catalog) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "GPU\tmemory GiB\tbandwidth GB/s\tBF16 TFLOP/s\tinterconnect GB/s\taliases")
+	fmt.Fprintln(tw, "GPU\tmemory GiB\tbandwidth GB/s\tBF16 TFLOP/s\tFP8 TFLOP/s\tinterconnect GB/s\taliases")
 	for _, g := range cat.GPUs() {
-		fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%g\t%s\n", g.Name, g.MemoryGiB, g.BandwidthGBps, g.BF16TFLOPS, g.InterconnectGBps, strings.Join(g.Aliases, ", "))
+		fp8 := "-"
+		if g.FP8TFLOPS > 0 {
+			fp8 = strconv.FormatFloat(g.FP8TFLOPS, 'g', -1, 64)
+		}
+		fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%s\t%g\t%s\n", g.Name, g.MemoryGiB, g.BandwidthGBps, g.BF16TFLOPS, fp8, g.InterconnectGBps, strings.Join(g.Aliases, ", "))
 	}
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "model\tparams\tlayers\thidden\theads/kv\tffn\tvocab\tcontext\tweights\tKV KiB/token\taliases")
+	fmt.Fprintln(tw, "model\tparams (active)\tlayers\thidden\theads/kv\tffn (experts)\tvocab\tcontext\tweights\tKV KiB/token\taliases")
 	for _, m := range cat.Models() {
 		prec := m.WeightPrecision
 		if prec == "" {
 			prec = "bf16"
 		}
-		fmt.Fprintf(tw, "%s\t%.2fB\t%d\t%d\t%d/%d\t%d\t%d\t%d\t%s %.1f GiB\t%.0f\t%s\n", m.Name, m.Params()/1e9, m.Layers, m.HiddenSize,
-			m.Heads, m.KVHeads, m.FFNSize, m.VocabSize, m.MaxContext, prec, m.WeightBytes()/(1<<30), m.KVBytesPerToken(1)/1024, strings.Join(m.Aliases, ", "))
+		params, ffn := fmt.Sprintf("%.2fB", m.Params()/1e9), strconv.Itoa(m.FFNSize)
+		if m.Experts > 0 {
+			params += fmt.Sprintf(" (%.2fB)", m.ActiveParams()/1e9)
+			ffn = fmt.Sprintf("%d (%d of %d)", m.ExpertFFNSize, m.ExpertsPerToken, m.Experts)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d/%d\t%s\t%d\t%d\t%s %.1f GiB\t%.0f\t%s\n", m.Name, params, m.Layers, m.HiddenSize,
+			m.Heads, m.KVHeads, ffn, m.VocabSize, m.MaxContext, prec, m.WeightBytes()/(1<<30), m.KVBytesPerToken(1)/1024, strings.Join(m.Aliases, ", "))
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "Select with --gpu NAME --model NAME --tp N (names and aliases match case-insensitively);")

@@ -20,6 +20,7 @@ type simEngineFlags struct {
 	noChunkedPrefill                 bool
 	noPrefixCaching                  bool
 	stepTimeScale                    float64
+	frontEndMS                       float64
 	profile                          string
 	gpuSet, modelSet, tpSet          bool // given on the command line
 	cost                             *simengine.CostParams
@@ -40,6 +41,7 @@ func (e *simEngineFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&e.noChunkedPrefill, "no-chunked-prefill", false, "run each prompt in one step (vLLM V0 behaviour)")
 	fs.BoolVar(&e.noPrefixCaching, "no-prefix-caching", false, "turn off automatic prefix caching (on by default, as in vLLM V1)")
 	fs.Float64Var(&e.stepTimeScale, "step-time-scale", 1, "multiply every step time (>1 models a slower engine)")
+	fs.Float64Var(&e.frontEndMS, "front-end-ms", -1, "per-request front-end cost before the engine sees a request (HTTP, template, tokenization); -1: the model's default, 0: none")
 	fs.StringVar(&e.profile, "profile", "", "cost profile written by knee calibrate: its fitted step costs, and its GPU, model and TP unless given")
 }
 
@@ -139,6 +141,8 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 		return simengine.Config{}, Usagef("--queue-limit %d: want 0 (unbounded) or more", e.queueLimit)
 	case !(e.stepTimeScale > 0):
 		return simengine.Config{}, Usagef("--step-time-scale %v: want a positive factor", e.stepTimeScale)
+	case e.frontEndMS < 0 && e.frontEndMS != -1:
+		return simengine.Config{}, Usagef("--front-end-ms %v: want milliseconds >= 0, or -1 for the default", e.frontEndMS)
 	}
 	c := simengine.DefaultConfig(g, m, e.tp)
 	c.MaxNumSeqs, c.MaxNumBatchedTokens = e.maxNumSeqs, e.maxBatchedTokens
@@ -147,6 +151,17 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 	c.StepTimeScale = e.stepTimeScale
 	c.NoPrefixCaching = e.noPrefixCaching
 	c.Cost = e.cost
+	if e.frontEndMS >= 0 {
+		cost := simengine.DefaultCost
+		if e.cost != nil {
+			cost = *e.cost
+		}
+		cost.FrontEndNS = int64(e.frontEndMS * 1e6)
+		if e.frontEndMS == 0 {
+			cost.FrontEndPerTokenNS = 0
+		}
+		c.Cost = &cost
+	}
 	return c, nil
 }
 
@@ -161,6 +176,9 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 	}
 	if c.QueueLimit > 0 {
 		kv = append(kv, [2]string{"queue_limit", strconv.Itoa(c.QueueLimit)})
+	}
+	if e.frontEndMS >= 0 {
+		kv = append(kv, [2]string{"front_end_ms", strconv.FormatFloat(e.frontEndMS, 'g', -1, 64)})
 	}
 	if c.StepTimeScale != 1 {
 		kv = append(kv, [2]string{"step_time_scale", strconv.FormatFloat(c.StepTimeScale, 'g', -1, 64)})

@@ -112,6 +112,7 @@ func (f *sweepFlags) simRunner(ecfg simengine.Config) (*sweep.SimRunner, error) 
 	}
 	warmupDur, warmupN, _ := f.wl.warmupValue()
 	seed := f.wl.resolvedSeed() ^ 0x9e3779b97f4a7c15
+	ecfg.Seed = int64(f.wl.resolvedSeed())
 	return &sweep.SimRunner{
 		Engine: ecfg, Gen: gen, Requests: f.wl.requests, Duration: f.wl.duration,
 		Warmup: warmupDur, WarmupRequests: warmupN,

@@ -82,7 +82,7 @@ func TestSweepFromCSVBadInput(t *testing.T) {
 
 func TestSimSweep(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := kneeCmd(t, "sim", "sweep", "--rate", "10,20,30,40,50,60,80", "--duration", "20s", "--seed", "3",
+	code, out, errs := kneeCmd(t, "sim", "sweep", "--rate", "20,40,60,80,100,120,160", "--duration", "20s", "--seed", "3",
 		"--slo", "p95(ttft)<2s", "--json", "--out", dir, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -91,15 +91,15 @@ func TestSimSweep(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.SLOSafe.Load == nil || *r.SLOSafe.Load < 40 || *r.SLOSafe.Load > 50 || r.Knee.Load == nil {
+	if r.SLOSafe.Load == nil || *r.SLOSafe.Load < 60 || *r.SLOSafe.Load > 100 || r.Knee.Load == nil {
 		t.Errorf("safe %v knee %v: %s", r.SLOSafe.Load, r.Knee.Load, r.SLOSafe.Reason)
 	}
 	// Each step's records can be diagnosed against another step's.
-	code, dout, errs := kneeCmd(t, "diagnose", "--json", "--baseline", filepath.Join(dir, "records_rate_20.jsonl"), filepath.Join(dir, "records_rate_80.jsonl"))
+	code, dout, errs := kneeCmd(t, "diagnose", "--json", "--baseline", filepath.Join(dir, "records_rate_40.jsonl"), filepath.Join(dir, "records_rate_160.jsonl"))
 	if code != 0 || !strings.Contains(dout, `"verdict": "queue_pressure"`) {
 		t.Errorf("diagnose steps: exit %d %s\n%s", code, errs, dout)
 	}
-	for _, f := range []string{"sweep.json", "sweep.md", "sweep.csv", "records_rate_10.jsonl"} {
+	for _, f := range []string{"sweep.json", "sweep.md", "sweep.csv", "records_rate_20.jsonl"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
@@ -121,7 +121,7 @@ func TestSimSweepAutoAndExit3(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "(refined)") || !strings.Contains(out, "stopped growing") {
 		t.Errorf("auto: exit %d %s\n%s", code, errs, out)
 	}
-	code, _, errs = kneeCmd(t, "sim", "sweep", "--rate", "60,80", "--duration", "20s", "--slo", "p95(ttft)<100ms", "--quiet")
+	code, _, errs = kneeCmd(t, "sim", "sweep", "--rate", "120,160", "--duration", "20s", "--slo", "p95(ttft)<100ms", "--quiet")
 	if code != ExitSLO || !strings.Contains(errs, "no measured load meets p95(ttft)<100ms") {
 		t.Errorf("exit %d: %s", code, errs)
 	}

@@ -59,7 +59,7 @@ type Scenario struct {
 var Scenarios = []Scenario{
 	{Name: "queue", Title: "Queue incident: arrivals above capacity",
 		Lesson:   "The arrival rate rises above what the engine can serve. Requests pile up in the server's waiting queue, and the queue grows with every second of overload until it is most of what a user waits for; the batch is full, so each output token is slower too. Both come from too much load: the fix is capacity or admission control, not a faster model.",
-		Baseline: run{"healthy", 20, "512:640", "128", 1}, Incident: run{"overloaded", 70, "512:640", "128", 1}},
+		Baseline: run{"healthy", 20, "512:640", "128", 1}, Incident: run{"overloaded", 100, "512:640", "128", 1}},
 	{Name: "decode", Title: "Decode incident: every engine step twice as slow",
 		Lesson:   "The same traffic meets an engine whose steps take twice as long (a slower runtime, throttled GPU or a noisy neighbour). Time per output token more than doubles (slower steps also keep more requests in the batch) while the queue stays a few milliseconds: the fix is in the runtime, model or batch size.",
 		Baseline: run{"healthy", 10, "512:640", "128", 1}, Incident: run{"slow decode", 10, "512:640", "128", 2}},
@@ -68,7 +68,7 @@ var Scenarios = []Scenario{
 		Baseline: run{"healthy", 2, "512:640", "128", 1}, Incident: run{"long prompts", 2, "4096:5120", "128", 1}},
 	{Name: "sweep", Title: "Load sweep: where the knee is and what is safe",
 		Lesson: "Offered load rises step by step. Throughput grows with load, then flattens at the engine's capacity; p95 TTFT barely moves, then climbs steeply as a queue forms. The knee is where the curve bends; the SLO-safe point is the highest load whose p95 TTFT stays under 2 s.",
-		Sweep:  []float64{5, 10, 20, 30, 40, 45, 50, 55, 60, 70, 80}},
+		Sweep:  []float64{10, 20, 30, 40, 50, 60, 65, 70, 75, 80, 90, 100, 120}},
 }
 
 // Lookup finds a scenario by name.

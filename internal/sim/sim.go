@@ -77,6 +77,11 @@ type Config struct {
 	// is done.
 	KeepTokenTimes   bool
 	StreamTokenTimes bool
+	// OnGaps receives the inter-token gaps of the measured (non-warm-up)
+	// requests as the engine produces them, grouped by value (see
+	// simengine.Config.OnGaps): the fast way to inter-token statistics
+	// when records need no TokenTimes.
+	OnGaps func(gap time.Duration, count int)
 
 	// TooLongAsErrors records a request longer than the model's context
 	// as an http_4xx record (HTTP 400, as vLLM answers it) and goes on;
@@ -106,6 +111,8 @@ type pending struct {
 	id       int64
 	sched    time.Duration
 	sent     time.Duration
+	engineAt time.Duration       // when the front end handed it to the engine
+	segs     []simengine.Segment // the prompt's content (reused per slot)
 	first    time.Duration
 	in, out  int
 	inFlight int
@@ -125,6 +132,7 @@ const (
 	evArrival  = iota // ID: closed-loop user, or -1 (open loop)
 	evSlotFree        // a rejection freed a slot: send the oldest held request
 	evDone            // a request finished at this step end: its slot frees
+	evSubmit          // ID: slot; a sent request clears the front end and reaches the engine
 )
 
 // Run simulates cfg, calling onRecord once per finished or rejected request
@@ -149,6 +157,9 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 	}
 	ecfg := cfg.Engine
 	ecfg.EdgeEmissionsOnly = !cfg.KeepTokenTimes && !cfg.StreamTokenTimes
+	if cfg.OnGaps != nil {
+		ecfg.OnGaps = func(gap int64, n int) { cfg.OnGaps(time.Duration(gap), n) }
+	}
 	eng, err := simengine.NewEngine(ecfg)
 	if err != nil {
 		return res, err
@@ -171,6 +182,8 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		keep     = cfg.KeepTokenTimes || cfg.StreamTokenTimes
 		contents Contents
 		segBuf   []simengine.Segment
+		submit   func(slot int, now time.Duration)
+		frontEnd simengine.FrontEndQueue
 	)
 	contents, _ = cfg.Gen.(Contents)
 	accepting := func(t time.Duration) bool {
@@ -195,7 +208,8 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		return id < int64(cfg.WarmupRequests) || t < cfg.Warmup
 	}
 
-	// send submits an issued request to the engine at now.
+	// send sends an issued request at now; the engine sees it after its
+	// front-end cost (HTTP, tokenization), when submit runs.
 	send := func(h held, now time.Duration) {
 		var in, out int
 		segBuf = segBuf[:0]
@@ -215,17 +229,30 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		inFlight++
 		res.PeakInFlight = max(res.PeakInFlight, inFlight)
 		p := &pend[slot]
-		*p = pending{id: h.id, sched: h.sched, sent: now, in: in, out: out, inFlight: inFlight, user: h.user, times: p.times[:0]}
-		err := eng.SubmitRequest(simengine.Request{ID: int64(slot), InputTokens: in, OutputTokens: out, At: int64(now), Prompt: segBuf})
+		*p = pending{id: h.id, sched: h.sched, sent: now, in: in, out: out, inFlight: inFlight, user: h.user, times: p.times[:0],
+			segs: append(p.segs[:0], segBuf...)} // kept until the front end hands it on
+		if serial, lat := eng.FrontEnd(h.id, in); serial+lat > 0 {
+			q.Push(simengine.Event{Time: frontEnd.Admit(int64(now), serial, lat), Kind: evSubmit, ID: int64(slot)})
+			return
+		}
+		submit(slot, now)
+	}
+	submit = func(slot int, now time.Duration) {
+		p := &pend[slot]
+		p.engineAt = now
+		err := eng.SubmitRequest(simengine.Request{ID: int64(slot), InputTokens: p.in, OutputTokens: p.out, At: int64(now),
+			Prompt: p.segs, NoGapStats: warm(p.id, p.sched)})
 		if err == nil {
 			return
 		}
+		h := held{id: p.id, sched: p.sched, user: p.user}
+		in, out, sent := p.in, p.out, p.sent
 		inFlight--
 		free = append(free, slot)
 		rec = record.Request{
-			ID: h.id, Warmup: warm(h.id, h.sched), Scheduled: h.sched, Sent: now, Done: now, StreamEnd: now,
+			ID: h.id, Warmup: warm(h.id, h.sched), Scheduled: h.sched, Sent: sent, Done: now, StreamEnd: now,
 			TokenSource: record.TokensFromSim, PromptTokensRequested: in, MaxTokens: out,
-			InFlightAtSend: inFlight + 1, ErrorMessage: err.Error(),
+			InFlightAtSend: p.inFlight, ErrorMessage: err.Error(),
 		}
 		switch {
 		case errors.Is(err, simengine.ErrQueueFull):
@@ -242,7 +269,7 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		if h.user >= 0 {
 			// A rejected closed-loop user retries after the next step; one
 			// refused outright sends its next request a round trip later.
-			retry := eng.Now() + 1
+			retry := max(eng.Now(), int64(now)) + 1
 			if rec.Error == record.ErrHTTP4xx {
 				retry = int64(now + time.Millisecond)
 			}
@@ -254,6 +281,10 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 	}
 
 	arrive := func(ev simengine.Event) {
+		if ev.Kind == evSubmit {
+			submit(int(ev.ID), time.Duration(ev.Time))
+			return
+		}
 		if ev.Kind == evDone {
 			inFlight--
 		}
@@ -305,6 +336,8 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		if cfg.KeepTokenTimes {
 			ph = new(record.Phases)
 		}
+		// The engine's phases, as vLLM reports them: the front end's time
+		// (engineAt − sent) is in TTFT and E2E but in none of them.
 		*ph = record.Phases{Queue: time.Duration(em.Phases.Queue), Prefill: time.Duration(em.Phases.Prefill), Decode: time.Duration(em.Phases.Decode)}
 		rec = record.Request{
 			ID: p.id, Warmup: warm(p.id, p.sched), Scheduled: p.sched, Sent: p.sent,

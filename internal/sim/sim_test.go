@@ -76,8 +76,12 @@ func TestConservation(t *testing.T) {
 			t.Fatalf("record %d: token times not ordered from first token to done", r.ID)
 		}
 		p := r.ServerPhases
-		if p == nil || p.Queue < 0 || p.Prefill <= 0 || p.Decode < 0 || p.Queue+p.Prefill+p.Decode != r.Done-r.Sent || p.Queue+p.Prefill != r.FirstToken-r.Sent {
-			t.Fatalf("record %d: phases %+v do not add up to e2e %v", r.ID, p, r.Done-r.Sent)
+		// The phases are the engine's; with the front end they add up to
+		// E2E (and queue + prefill + front end to TTFT).
+		fe := r.Done - r.Sent - (p.Queue + p.Prefill + p.Decode)
+		maxFE := time.Duration(float64(simengine.FittedFrontEndNS)*(1+simengine.DefaultCost.FrontEndJitter)+simengine.DefaultCost.FrontEndPerTokenNS*float64(in)) + 50*time.Millisecond
+		if p == nil || p.Queue < 0 || p.Prefill <= 0 || p.Decode < 0 || fe < 0 || fe > maxFE || p.Queue+p.Prefill+fe != r.FirstToken-r.Sent {
+			t.Fatalf("record %d: phases %+v and front end %v do not add up to e2e %v", r.ID, p, fe, r.Done-r.Sent)
 		}
 		outSum += int64(r.OutputTokens)
 		inSum += int64(r.InputTokens)
@@ -171,9 +175,13 @@ func TestSaturation(t *testing.T) {
 			t.Errorf("below saturation throughput should follow load: %.1f then %.1f req/s", pts[i-1].tput, pts[i].tput)
 		}
 	}
+	// Overloaded open loops complete what the engine can: at least what
+	// the closed loop measured (whose identical requests are admitted and
+	// finish in lockstep batches, so it underestimates a batch that is
+	// refilled continuously), and not much more.
 	for _, p := range pts[3:] {
-		if p.tput > capRPS*1.12 || p.tput < capRPS*0.88 {
-			t.Errorf("overloaded at %.1f req/s: throughput %.1f, want the saturated %.1f ±12%%", p.rate, p.tput, capRPS)
+		if p.tput < capRPS*0.88 || p.tput > capRPS*1.35 {
+			t.Errorf("overloaded at %.1f req/s: throughput %.1f, want at least the closed loop's %.1f (-12%%, +35%%)", p.rate, p.tput, capRPS)
 		}
 	}
 	// Past saturation TTFT keeps growing with the run: doubling it roughly
@@ -341,8 +349,10 @@ func TestMaxConcurrencyHoldsArrivals(t *testing.T) {
 		if r.Lag() > 0 {
 			late++
 		}
-		if q := r.ServerPhases.Queue; q < 0 || r.ServerPhases.Queue+r.ServerPhases.Prefill != r.FirstToken-r.Sent {
-			t.Fatalf("request %d: phases count from the send", r.ID)
+		// The phases count from the engine's receipt, after the send and
+		// the front end (tens of ms at most).
+		if q, fe := r.ServerPhases.Queue, r.FirstToken-r.Sent-r.ServerPhases.Queue-r.ServerPhases.Prefill; q < 0 || fe < 0 || fe > 50*time.Millisecond {
+			t.Fatalf("request %d: phases %+v do not count from the send (front end %v)", r.ID, r.ServerPhases, fe)
 		}
 		evs = append(evs, ev{r.Sent, 1}, ev{r.Done, -1})
 	}

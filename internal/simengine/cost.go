@@ -19,9 +19,34 @@ type CostParams struct {
 	// ComputeEfficiency is the fraction of peak dense BF16 FLOP/s that the
 	// GEMMs and attention achieve. Fitted.
 	ComputeEfficiency float64
+	// KVMemEfficiency is the fraction of peak memory bandwidth at which
+	// attention streams the KV cache (paged decode-attention kernels read
+	// long contiguous blocks, closer to peak than small-batch weight
+	// GEMVs). 0 = MemEfficiency. Fitted.
+	KVMemEfficiency float64
 	// AllReduceLatencyNS is the fixed cost of one tensor-parallel all-reduce
-	// (two per layer per step). Assumed, from NCCL/custom all-reduce latencies.
+	// (two per layer per step). vLLM's custom all-reduce sends small
+	// messages in one shot over NVLink/NVSwitch, so the cost hardly grows
+	// with tp. Assumed, from NCCL/custom all-reduce latencies.
 	AllReduceLatencyNS int64
+	// AllReduceBWEfficiency is the fraction of the GPU link's per-direction
+	// bandwidth that an all-reduce achieves (NCCL's "bus bandwidth").
+	// Assumed. 0 = 1.
+	AllReduceBWEfficiency float64
+	// FrontEndNS is the per-request cost outside the engine's steps before
+	// the scheduler sees a request: HTTP parsing, chat template, handing the
+	// request to the engine process. It is in TTFT and E2E, not in any
+	// engine step. Fitted.
+	FrontEndNS int64
+	// FrontEndPerTokenNS is the front end's cost per prompt token
+	// (tokenization). Assumed.
+	FrontEndPerTokenNS float64
+	// FrontEndJitter spreads each request's front-end cost uniformly over
+	// ±this fraction (deterministic per request and seed), as scheduling,
+	// tokenization and network times vary: it is what lets identical
+	// requests of a closed loop fall out of step, as they do on real
+	// servers. Assumed.
+	FrontEndJitter float64
 	// ReserveFixedBytes is memory held outside weights and KV cache: CUDA
 	// context, CUDA graphs, NCCL and allocator slack. Assumed.
 	ReserveFixedBytes float64
@@ -29,24 +54,38 @@ type CostParams struct {
 
 // DefaultCost is the calibrated cost model.
 var DefaultCost = CostParams{
-	StepOverheadNS:     600_000, // 0.6 ms
-	MemEfficiency:      0.76,
-	ComputeEfficiency:  0.47,
-	AllReduceLatencyNS: 8_000, // 8 µs
-	ReserveFixedBytes:  1.5 * (1 << 30),
+	StepOverheadNS:        600_000, // 0.6 ms
+	MemEfficiency:         0.76,
+	ComputeEfficiency:     0.80,
+	KVMemEfficiency:       0.83,
+	AllReduceLatencyNS:    8_000, // 8 µs
+	AllReduceBWEfficiency: 0.75,
+	ReserveFixedBytes:     1.5 * (1 << 30),
+	FrontEndNS:            FittedFrontEndNS,
+	FrontEndPerTokenNS:    1_000, // 1 µs per prompt token
+	FrontEndJitter:        0.5,
 }
 
 // costModel holds per-GPU (one of TP) derived quantities so that pricing a
 // step is a few multiplications.
 type costModel struct {
-	t0NS          float64
-	nsPerByte     float64 // 1 / (bandwidth × efficiency), ns
-	nsPerFLOP     float64 // 1 / (peak × efficiency), ns
-	weightBytes   float64 // weights read once per step, per GPU
-	linearFLOPs   float64 // 2 × linear params per new token, per GPU
-	lmHeadFLOPs   float64 // 2 × hidden × vocab per sampled token, per GPU
-	kvBytesTok    float64 // KV bytes read per token of context, per GPU
-	attnFLOPsPair float64 // FLOPs per (query, key) pair: QKᵀ and AV, per GPU
+	t0NS        float64
+	nsPerByte   float64 // 1 / (bandwidth × efficiency), ns: weights
+	nsPerKVByte float64 // the same for KV cache reads
+	nsPerFLOP   float64 // 1 / (peak × efficiency), ns: attention and LM head
+	nsPerLinear float64 // the same for the linear layers (FP8 tensor cores for FP8 weights)
+	weightBytes float64 // weights read every step, per GPU (for MoE: all but the experts)
+	linearFLOPs float64 // 2 × active linear params per new token, per GPU
+	lmHeadFLOPs float64 // 2 × hidden × vocab per sampled token, per GPU
+	kvBytesTok  float64 // KV bytes read per token of context, per GPU
+	// FLOPs per (query, key) pair: QKᵀ and AV, per GPU
+	attnFLOPsPair float64
+	// Mixture of experts: each layer's router sends every token to topK of
+	// experts; a step reads the weights of every expert that at least one of
+	// its tokens chose. With n tokens routed uniformly at random that is
+	// experts × (1 − (1 − topK/experts)^n) per layer.
+	experts, topK  float64
+	expertBytesAll float64 // bytes of one expert in every MoE layer, per GPU
 	// All-reduce (tp > 1): 2 per layer; each moves 2(tp−1)/tp × tokens ×
 	// hidden × 2 bytes over the link.
 	arCount      float64
@@ -59,24 +98,43 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 	wb, _ := precision(m.WeightPrecision, "bf16")
 	fTP := float64(tp)
 	h, v := float64(m.HiddenSize), float64(m.VocabSize)
-	linear := float64(m.Layers) * m.LayerParams()
+	layers := float64(m.Layers)
 	c := costModel{
 		t0NS:      float64(p.StepOverheadNS),
 		nsPerByte: 1e9 / (gpu.BandwidthGBps * 1e9 * p.MemEfficiency),
 		nsPerFLOP: 1e9 / (gpu.BF16TFLOPS * 1e12 * p.ComputeEfficiency),
-		// Every linear weight and the LM head are read once per step; of
-		// the embedding table only the looked-up rows are read (negligible).
-		weightBytes:   (linear + h*v) * wb / fTP,
-		linearFLOPs:   2 * linear / fTP,
+		// Every dense linear weight and the LM head are read once per
+		// step; of the embedding table only the looked-up rows are read
+		// (negligible).
+		weightBytes:   (layers*m.denseLayerParams() + h*v) * wb / fTP,
+		linearFLOPs:   2 * layers * m.ActiveLayerParams() / fTP,
 		lmHeadFLOPs:   2 * h * v / fTP,
 		kvBytesTok:    m.KVBytesPerToken(tp),
 		attnFLOPsPair: 4 * float64(m.Layers*m.Heads*m.HeadDim) / fTP,
 		scale:         scale,
 	}
+	c.nsPerLinear = c.nsPerFLOP
+	c.nsPerKVByte = c.nsPerByte
+	if p.KVMemEfficiency > 0 {
+		c.nsPerKVByte = 1e9 / (gpu.BandwidthGBps * 1e9 * p.KVMemEfficiency)
+	}
+	if wb <= 1 && gpu.FP8TFLOPS > 0 && isFP8(m.WeightPrecision) {
+		// FP8 weights with FP8 activations (W8A8, as vLLM's FP8
+		// checkpoints run on Hopper and later) use the FP8 tensor cores.
+		c.nsPerLinear = 1e9 / (gpu.FP8TFLOPS * 1e12 * p.ComputeEfficiency)
+	}
+	if m.Experts > 0 {
+		c.experts, c.topK = float64(m.Experts), float64(m.ExpertsPerToken)
+		c.expertBytesAll = layers * m.expertParams() * wb / fTP
+	}
 	if tp > 1 {
-		c.arCount = 2 * float64(m.Layers)
+		bwEff := p.AllReduceBWEfficiency
+		if bwEff <= 0 {
+			bwEff = 1
+		}
+		c.arCount = 2 * layers
 		c.arLatencyNS = float64(p.AllReduceLatencyNS)
-		c.arNSPerToken = 2 * (fTP - 1) / fTP * h * 2 * 1e9 / (gpu.InterconnectGBps * 1e9)
+		c.arNSPerToken = 2 * (fTP - 1) / fTP * h * 2 * 1e9 / (gpu.InterconnectGBps * 1e9 * bwEff)
 	}
 	return c
 }
@@ -90,19 +148,40 @@ type stepLoad struct {
 	prefillTokens int64 // of newTokens, those of prompts (or recomputation)
 }
 
+// terms prices a step's memory traffic, arithmetic and all-reduce, in ns at
+// the model's efficiencies.
+func (c *costModel) terms(l *stepLoad) (mem, cmp, ar float64) {
+	weights := c.weightBytes
+	if c.experts > 0 && l.newTokens > 0 {
+		touched := c.experts * (1 - math.Pow(1-c.topK/c.experts, float64(l.newTokens)))
+		weights += touched * c.expertBytesAll
+	}
+	mem = weights*c.nsPerByte + float64(l.ctxTokens)*c.kvBytesTok*c.nsPerKVByte
+	cmp = float64(l.newTokens)*c.linearFLOPs*c.nsPerLinear +
+		(float64(l.sampled)*c.lmHeadFLOPs+float64(l.attnPairs)*c.attnFLOPsPair)*c.nsPerFLOP
+	if c.arCount > 0 {
+		ar = c.arCount * (c.arLatencyNS + float64(l.newTokens)*c.arNSPerToken)
+	}
+	return mem, cmp, ar
+}
+
 // stepNS prices one step: T0 + max(T_mem, T_cmp) + all-reduce, scaled.
 func (c *costModel) stepNS(l *stepLoad) int64 {
-	mem := (c.weightBytes + float64(l.ctxTokens)*c.kvBytesTok) * c.nsPerByte
-	cmp := (float64(l.newTokens)*c.linearFLOPs + float64(l.sampled)*c.lmHeadFLOPs + float64(l.attnPairs)*c.attnFLOPsPair) * c.nsPerFLOP
-	t := c.t0NS + math.Max(mem, cmp)
-	if c.arCount > 0 {
-		t += c.arCount * (c.arLatencyNS + float64(l.newTokens)*c.arNSPerToken)
-	}
-	t *= c.scale
+	mem, cmp, ar := c.terms(l)
+	t := (c.t0NS + math.Max(mem, cmp) + ar) * c.scale
 	if t < 1 {
 		t = 1
 	}
 	return int64(t)
+}
+
+// KVToWeightEfficiency is DefaultCost's KV-read efficiency relative to its
+// weight-read efficiency (1 when KV reads have no efficiency of their own).
+func KVToWeightEfficiency() float64 {
+	if DefaultCost.KVMemEfficiency <= 0 {
+		return 1
+	}
+	return DefaultCost.KVMemEfficiency / DefaultCost.MemEfficiency
 }
 
 // memoryPlan is how GPU memory is split, per GPU of tp.
@@ -164,16 +243,16 @@ func DecodeShape(b, ctx int64) StepShape {
 //
 //	p.StepOverheadNS + max(memNS/p.MemEfficiency, cmpNS/p.ComputeEfficiency) + arNS
 //
-// which is what fitting p to measurements (knee calibrate) needs.
+// which is what fitting p to measurements (knee calibrate) needs. KV reads
+// in memNS are priced at KVToWeightEfficiency of the weights' rate, so one
+// memory efficiency fits both: a fitted η_mem implies η_kv = η_mem ×
+// KVToWeightEfficiency.
 func StepCostTerms(gpu GPU, m Model, tp int, s StepShape) (memNS, cmpNS, arNS float64) {
 	if tp < 1 {
 		tp = 1
 	}
-	c := newCostModel(gpu, m, tp, CostParams{MemEfficiency: 1, ComputeEfficiency: 1, AllReduceLatencyNS: DefaultCost.AllReduceLatencyNS}, 1)
-	memNS = (c.weightBytes + float64(s.CtxTokens)*c.kvBytesTok) * c.nsPerByte
-	cmpNS = (float64(s.NewTokens)*c.linearFLOPs + float64(s.Sampled)*c.lmHeadFLOPs + float64(s.AttnPairs)*c.attnFLOPsPair) * c.nsPerFLOP
-	if c.arCount > 0 {
-		arNS = c.arCount * (c.arLatencyNS + float64(s.NewTokens)*c.arNSPerToken)
-	}
-	return memNS, cmpNS, arNS
+	p := DefaultCost
+	p.MemEfficiency, p.ComputeEfficiency, p.KVMemEfficiency = 1, 1, KVToWeightEfficiency()
+	c := newCostModel(gpu, m, tp, p, 1)
+	return c.terms(&stepLoad{newTokens: s.NewTokens, sampled: s.Sampled, ctxTokens: s.CtxTokens, attnPairs: s.AttnPairs})
 }

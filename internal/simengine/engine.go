@@ -39,10 +39,19 @@ type Config struct {
 	// NoPrefixCaching turns automatic prefix caching off (vLLM's
 	// --no-enable-prefix-caching); it is on by default, as in vLLM V1.
 	NoPrefixCaching bool
+	// Seed seeds the per-request front-end jitter (FrontEnd).
+	Seed int64
 	// EdgeEmissionsOnly makes Step emit only each request's first token
 	// and its last (Finished) one: for batch simulations that keep no
 	// per-token times, it saves a callback per token.
 	EdgeEmissionsOnly bool
+	// OnGaps, when set, is called at the end of every step with the
+	// inter-token gaps of the tokens it emitted (each one after a
+	// request's first), grouped by value: all requests that also decoded
+	// in the previous step share one gap, the step's duration. A batch
+	// simulation keeps exact ITL statistics with it at a few calls per
+	// step instead of one emission per token (EdgeEmissionsOnly).
+	OnGaps func(gapNS int64, count int)
 }
 
 // DefaultConfig returns vLLM-like defaults for a model on tp GPUs.
@@ -113,6 +122,8 @@ type req struct {
 	firstSched  int64 // -1 until first scheduled
 	firstToken  int64
 	preemptions int32
+	lastToken   int64 // when its last token was emitted
+	noGapStats  bool
 
 	// Prefix caching: the content, the blocks hashed so far (the leading
 	// hashedBlocks), and the cached blocks held (a subset of blocks).
@@ -130,6 +141,7 @@ func (r *req) numTokens() int32 { return r.prompt + r.generated }
 type Engine struct {
 	cfg  Config
 	cost costModel
+	fe   frontEnd
 	mem  memoryPlan
 	now  int64
 
@@ -143,6 +155,7 @@ type Engine struct {
 	pc         prefixCache
 	hits       []int32 // scratch of lookup
 	st         EngineStats
+	gaps       gapGroups
 }
 
 // NewEngine validates cfg, fills defaults and plans memory. Errors name the
@@ -237,6 +250,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	e := &Engine{
 		cfg:        cfg,
 		cost:       newCostModel(cfg.GPU, cfg.Model, cfg.TP, p, cfg.StepTimeScale),
+		fe:         newFrontEnd(p, cfg.Seed),
 		mem:        mem,
 		byID:       make(map[int64]int32),
 		freeBlocks: mem.kvBlocks,
@@ -312,7 +326,7 @@ func (e *Engine) SubmitRequest(rq Request) error {
 		slot = int32(len(e.reqs) - 1)
 	}
 	r := &e.reqs[slot]
-	*r = req{id: id, prompt: int32(inputTokens), output: int32(outputTokens), live: true, arrival: at, firstSched: -1,
+	*r = req{id: id, prompt: int32(inputTokens), output: int32(outputTokens), live: true, arrival: at, firstSched: -1, noGapStats: rq.NoGapStats,
 		segs: r.segs[:0], cached: r.cached[:0], cur: cursor{ended: e.cfg.NoPrefixCaching}}
 	if !e.cfg.NoPrefixCaching {
 		r.setContent(rq.Prompt, rq.OutputID)
@@ -520,7 +534,10 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 				e.st.OutputTokens++
 				if idx == 0 {
 					r.firstToken = e.now
+				} else if e.cfg.OnGaps != nil && !r.noGapStats {
+					e.gaps.add(e.now-r.lastToken, e.cfg.OnGaps)
 				}
+				r.lastToken = e.now
 				if r.generated == r.output {
 					em := Emission{ID: r.id, Index: int(idx), Time: e.now, Finished: true, Phases: Phases{
 						Queue: r.firstSched - r.arrival, Prefill: r.firstToken - r.firstSched, Decode: e.now - r.firstToken,
@@ -547,7 +564,40 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 		k++
 	}
 	e.running = e.running[:k]
+	if e.cfg.OnGaps != nil {
+		e.gaps.flush(e.cfg.OnGaps)
+	}
 	return dt
+}
+
+// gapGroups collects one step's inter-token gaps by value; a step has few
+// distinct ones (the step's own duration for every continuing decode).
+type gapGroups struct {
+	vals   [4]int64
+	counts [4]int
+	n      int
+}
+
+func (g *gapGroups) add(v int64, out func(int64, int)) {
+	for i := range g.n {
+		if g.vals[i] == v {
+			g.counts[i]++
+			return
+		}
+	}
+	if g.n == len(g.vals) {
+		out(v, 1)
+		return
+	}
+	g.vals[g.n], g.counts[g.n] = v, 1
+	g.n++
+}
+
+func (g *gapGroups) flush(out func(int64, int)) {
+	for i := range g.n {
+		out(g.vals[i], g.counts[i])
+	}
+	g.n = 0
 }
 
 // Stats returns a snapshot of the engine's state and counters.

@@ -26,8 +26,8 @@ func TestLookupAliases(t *testing.T) {
 		}
 	}
 	gpus, models := Presets()
-	if len(gpus) != 5 || len(models) != 5 {
-		t.Errorf("Presets() = %v, %v; want 5 GPUs and 5 models", gpus, models)
+	if len(gpus) != 8 || len(models) != 10 {
+		t.Errorf("Presets() = %v, %v; want 8 GPUs and 10 models", gpus, models)
 	}
 }
 
@@ -37,7 +37,8 @@ func TestModelParams(t *testing.T) {
 		name      string
 		billions  float64
 		kvPerTokK float64 // KiB of KV per token at tp 1
-	}{{"llama-3.1-8b", 8.03, 128}, {"llama-3.1-70b", 70.6, 320}, {"llama-2-7b", 6.74, 512}, {"llama-2-70b", 69.0, 320}, {"qwen3-8b", 8.19, 144}} {
+	}{{"llama-3.1-8b", 8.03, 128}, {"llama-3.1-70b", 70.6, 320}, {"llama-2-7b", 6.74, 512}, {"llama-2-70b", 69.0, 320}, {"qwen3-8b", 8.19, 144},
+		{"mixtral-8x7b", 46.7, 128}, {"qwen3-30b-a3b", 30.5, 96}, {"codellama-34b", 33.7, 192}, {"llama-3.1-70b-fp8", 70.6, 160}} {
 		m, _ := LookupModel(c.name)
 		got := m.Params() / 1e9
 		if got < c.billions*0.98 || got > c.billions*1.02 {
@@ -46,6 +47,23 @@ func TestModelParams(t *testing.T) {
 		if kv := m.KVBytesPerToken(1) / 1024; kv != c.kvPerTokK {
 			t.Errorf("%s: %.0f KiB KV per token, want %.0f", c.name, kv, c.kvPerTokK)
 		}
+	}
+	// Mixtures of experts: the active parameters per token, as published
+	// (Mixtral 12.9B of 46.7B; Qwen3-30B-A3B 3.3B of 30.5B).
+	for _, c := range []struct {
+		name     string
+		billions float64
+	}{{"mixtral-8x7b", 12.9}, {"qwen3-30b-a3b", 3.3}, {"llama-3.1-8b", 8.03}} {
+		m, _ := LookupModel(c.name)
+		if got := m.ActiveParams() / 1e9; got < c.billions*0.97 || got > c.billions*1.03 {
+			t.Errorf("%s: %.2fB active parameters, want %.2fB ±3%%", c.name, got, c.billions)
+		}
+	}
+	// FP8 weights take half the bytes of BF16 ones.
+	bf, _ := LookupModel("llama-3.1-70b")
+	f8, _ := LookupModel("llama-3.1-70b-fp8")
+	if r := f8.WeightBytes() / bf.WeightBytes(); r != 0.5 {
+		t.Errorf("FP8/BF16 weight bytes = %v, want 0.5", r)
 	}
 }
 

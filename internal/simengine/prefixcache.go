@@ -34,6 +34,9 @@ type Request struct {
 	// prompt that repeats this answer — a conversation's history — can hit
 	// the blocks computed while decoding it.
 	OutputID uint64
+	// NoGapStats leaves the request's inter-token gaps out of
+	// Config.OnGaps (a warm-up request, outside the measured window).
+	NoGapStats bool
 }
 
 // centry is one cached (hashed) block.

@@ -21,10 +21,15 @@ type GPU struct {
 	BandwidthGBps    float64  `yaml:"bandwidth_gbps"`    // peak memory bandwidth, 1e9 bytes/s
 	BF16TFLOPS       float64  `yaml:"bf16_tflops"`       // peak dense BF16 tensor FLOP/s, 1e12
 	InterconnectGBps float64  `yaml:"interconnect_gbps"` // GPU-to-GPU bandwidth per direction (NVLink or PCIe), 1e9 bytes/s
+	// FP8TFLOPS is peak dense FP8 tensor FLOP/s, 1e12; 0 = no FP8 tensor
+	// cores (FP8 weights then compute at the BF16 rate, as on Ampere).
+	FP8TFLOPS float64 `yaml:"fp8_tflops,omitempty"`
 }
 
-// Model is a dense decoder-only transformer (Llama-style: grouped-query
-// attention, gated SwiGLU MLP).
+// Model is a decoder-only transformer (Llama-style: grouped-query attention,
+// gated SwiGLU MLP), dense or a mixture of experts (Experts > 0: every
+// layer's MLP is Experts gated MLPs of ExpertFFNSize, of which each token
+// uses ExpertsPerToken).
 type Model struct {
 	Name            string   `yaml:"name"`
 	Aliases         []string `yaml:"aliases,omitempty"`
@@ -39,6 +44,9 @@ type Model struct {
 	WeightPrecision string   `yaml:"weight_precision"`       // bf16, fp16, fp8, int8, int4
 	KVPrecision     string   `yaml:"kv_precision,omitempty"` // KV cache dtype; default bf16
 	TiedEmbeddings  bool     `yaml:"tied_embeddings,omitempty"`
+	Experts         int      `yaml:"experts,omitempty"`
+	ExpertsPerToken int      `yaml:"experts_per_token,omitempty"`
+	ExpertFFNSize   int      `yaml:"expert_ffn_size,omitempty"`
 }
 
 // precisionBytes maps a precision name to bytes per element.
@@ -90,6 +98,16 @@ func (m Model) Validate() error {
 			return fmt.Errorf("model %s: %s must be > 0, got %d", m.Name, f.name, f.v)
 		}
 	}
+	if m.Experts < 0 || m.ExpertsPerToken < 0 || m.ExpertFFNSize < 0 {
+		return fmt.Errorf("model %s: experts, experts_per_token and expert_ffn_size must not be negative", m.Name)
+	}
+	if m.Experts > 0 && (m.ExpertsPerToken < 1 || m.ExpertsPerToken > m.Experts || m.ExpertFFNSize < 1) {
+		return fmt.Errorf("model %s: a mixture of experts needs 1 <= experts_per_token (%d) <= experts (%d) and expert_ffn_size > 0 (got %d)",
+			m.Name, m.ExpertsPerToken, m.Experts, m.ExpertFFNSize)
+	}
+	if m.Experts == 0 && (m.ExpertsPerToken > 0 || m.ExpertFFNSize > 0) {
+		return fmt.Errorf("model %s: experts_per_token and expert_ffn_size need experts > 0", m.Name)
+	}
 	if m.Heads%m.KVHeads != 0 {
 		return fmt.Errorf("model %s: heads (%d) must be a multiple of kv_heads (%d)", m.Name, m.Heads, m.KVHeads)
 	}
@@ -103,13 +121,43 @@ func (m Model) Validate() error {
 }
 
 // LayerParams is the number of linear-layer weights in one transformer layer:
-// Q, K, V, O projections and the gated MLP (gate, up, down).
+// Q, K, V, O projections and the gated MLP (gate, up, down) — for a mixture
+// of experts, every expert and the router.
 func (m Model) LayerParams() float64 {
+	return m.denseLayerParams() + float64(m.Experts)*m.expertParams()
+}
+
+// ActiveLayerParams is the number of linear weights one token runs through
+// in a layer: all of a dense layer; attention, router and ExpertsPerToken
+// experts of a mixture of experts.
+func (m Model) ActiveLayerParams() float64 {
+	return m.denseLayerParams() + float64(m.ExpertsPerToken)*m.expertParams()
+}
+
+// denseLayerParams is a layer's weights outside the experts: attention, and
+// the MLP of a dense model or the router of a mixture of experts.
+func (m Model) denseLayerParams() float64 {
 	h, q, kv := float64(m.HiddenSize), float64(m.Heads*m.HeadDim), float64(m.KVHeads*m.HeadDim)
 	attn := h*q + 2*h*kv + q*h
-	mlp := 3 * h * float64(m.FFNSize)
-	return attn + mlp
+	if m.Experts > 0 {
+		return attn + h*float64(m.Experts)
+	}
+	return attn + 3*h*float64(m.FFNSize)
 }
+
+// expertParams is one expert's gated MLP (0 for a dense model).
+func (m Model) expertParams() float64 {
+	return 3 * float64(m.HiddenSize) * float64(m.ExpertFFNSize)
+}
+
+// ActiveParams is the parameter count one token uses (Params for a dense
+// model).
+func (m Model) ActiveParams() float64 {
+	return m.Params() - float64(m.Layers)*float64(m.Experts-m.ExpertsPerToken)*m.expertParams()
+}
+
+// isFP8 reports whether a weight precision is an 8-bit float format.
+func isFP8(p string) bool { return strings.EqualFold(p, "fp8") }
 
 // Params is the total parameter count (norms ignored: under 0.01%).
 func (m Model) Params() float64 {
@@ -296,6 +344,8 @@ func ParseGPU(b []byte) (GPU, error) {
 			g.BF16TFLOPS, err = strconv.ParseFloat(v, 64)
 		case "interconnect_gbps":
 			g.InterconnectGBps, err = strconv.ParseFloat(v, 64)
+		case "fp8_tflops":
+			g.FP8TFLOPS, err = strconv.ParseFloat(v, 64)
 		default:
 			return fmt.Errorf("unknown key %q", k)
 		}
@@ -340,6 +390,12 @@ func ParseModel(b []byte) (Model, error) {
 			m.KVPrecision = v
 		case "tied_embeddings":
 			m.TiedEmbeddings, err = strconv.ParseBool(v)
+		case "experts":
+			atoi(&m.Experts)
+		case "experts_per_token":
+			atoi(&m.ExpertsPerToken)
+		case "expert_ffn_size":
+			atoi(&m.ExpertFFNSize)
 		default:
 			return fmt.Errorf("unknown key %q", k)
 		}

@@ -116,6 +116,7 @@ func (t *chunkTemplate) appendMalformed(b []byte, text string) []byte {
 // timing is the per-request truth carried on the final chunk.
 type timing struct {
 	queue, prefill, decode int64   // ns
+	frontEnd               int64   // ns before the engine saw the request (modelled front end)
 	tokenTimes             []int64 // intended (simulated) emission, ns since receipt
 	// writeTimes are when each token's bytes were actually written (the
 	// wall time just before the write(2) that carried them), ns since
@@ -130,6 +131,8 @@ func appendTiming(b []byte, tm *timing) []byte {
 	b = appendMS(b, tm.prefill)
 	b = append(b, `,"decode_ms":`...)
 	b = appendMS(b, tm.decode)
+	b = append(b, `,"front_end_ms":`...)
+	b = appendMS(b, tm.frontEnd)
 	b = append(b, `,"token_times_ms":[`...)
 	b = appendMSList(b, tm.tokenTimes)
 	if tm.writeTimes != nil {

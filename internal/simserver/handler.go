@@ -24,6 +24,7 @@ type stream struct {
 	inputTokens  int
 	outputTokens int
 	recvS        int64 // server time of receipt
+	frontEndS    int64 // the modelled front end's time before the engine saw it
 	arrV         int64 // virtual arrival time given to the engine
 	tmpl         chunkTemplate
 	plan         plan
@@ -122,6 +123,25 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 		tokenTimes: make([]int64, 0, min(out, 4096)),
 		writeTimes: make([]int64, 0, min(out, 4096)),
 	}
+	// The modelled front end (HTTP, chat template, tokenization of a
+	// Python server) holds the request before the engine sees it; its time
+	// is in TTFT and in the reported queue time, as in knee sim.
+	serial, lat := s.eng.FrontEnd(int64(n), in)
+	fe := int64(0)
+	if serial+lat > 0 {
+		s.feMu.Lock()
+		fe = s.frontEnd.Admit(recv, serial, lat) - recv
+		s.feMu.Unlock()
+	}
+	if d := time.Duration(recv + fe - s.now()); fe > 0 && d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -132,11 +152,12 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 	s.nextID++
 	st.id = id
 	st.tmpl = newChunkTemplate(chat, id, s.created, s.modelJSON)
-	v := s.clk.toVirtual(recv)
+	v := s.clk.toVirtual(recv + fe)
 	if !s.eng.HasWork() {
 		s.eng.AdvanceTo(v)
 	}
 	st.arrV = min(v, s.eng.Now())
+	st.frontEndS = fe
 	if err := s.eng.SubmitRequest(simengine.Request{ID: id, InputTokens: in, OutputTokens: out, At: v, Prompt: g.content}); err != nil {
 		stats := s.eng.Stats()
 		s.mu.Unlock()

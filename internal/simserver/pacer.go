@@ -139,8 +139,10 @@ func (s *Server) processOne(ep *simengine.Emission, endS int64, batches [][]item
 		m.promptTokens.Add(float64(st.inputTokens))
 		m.ttft.Observe(sec(due - st.recvS))
 		if q, p := e.Phases.Queue, e.Phases.Prefill; q+p > 0 || e.Finished {
-			st.hdrQueue = max(s.clk.toServer(st.arrV+q)-st.recvS, 0)
-			st.hdrPrefill = max(due-st.recvS-st.hdrQueue, 0)
+			// The engine's phases, as vLLM reports them: the front end
+			// is in TTFT but in neither.
+			st.hdrQueue = max(s.clk.toServer(st.arrV+q)-st.recvS-st.frontEndS, 0)
+			st.hdrPrefill = max(due-st.recvS-st.frontEndS-st.hdrQueue, 0)
 		}
 	} else {
 		m.itl.Observe(sec(due - st.tokenTimes[len(st.tokenTimes)-1]))
@@ -190,9 +192,10 @@ func (s *Server) finalTiming(st *stream, ph simengine.Phases) *timing {
 	for i := range tt {
 		tt[i] -= st.recvS
 	}
-	q := max(s.clk.toServer(st.arrV+ph.Queue)-st.recvS, 0)
-	q = min(q, tt[0])
-	return &timing{queue: q, prefill: tt[0] - q, decode: tt[len(tt)-1] - tt[0], tokenTimes: tt}
+	fe := min(st.frontEndS, tt[0])
+	q := max(s.clk.toServer(st.arrV+ph.Queue)-st.recvS-fe, 0)
+	q = min(q, tt[0]-fe)
+	return &timing{queue: q, prefill: tt[0] - fe - q, decode: tt[len(tt)-1] - tt[0], frontEnd: fe, tokenTimes: tt}
 }
 
 // nextReleaseLocked is the earliest time a stalled stream's held tokens are

@@ -57,6 +57,10 @@ type Server struct {
 	created   int64 // unix seconds, for the "created" fields
 	clk       clock
 
+	// feMu guards frontEnd: the modelled front end's one-at-a-time part.
+	feMu     sync.Mutex
+	frontEnd simengine.FrontEndQueue
+
 	mu       sync.Mutex // guards eng, streams, idle, closing, stalled, nextID
 	eng      *simengine.Engine
 	streams  map[int64]*stream
@@ -96,6 +100,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.WriteTimeout == 0 {
 		cfg.WriteTimeout = 30 * time.Second
+	}
+	if cfg.Engine.Seed == 0 {
+		cfg.Engine.Seed = int64(cfg.Seed) // the front-end jitter repeats like the faults
 	}
 	eng, err := simengine.NewEngine(cfg.Engine)
 	if err != nil {

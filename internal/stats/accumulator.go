@@ -97,6 +97,16 @@ func end(r *record.Request) time.Duration {
 	return max(r.StreamEnd, r.Done, r.Sent)
 }
 
+// AddGaps folds count inter-chunk gaps of one value into the ITL
+// distribution, for callers that know gaps in bulk (the simulator: every
+// request decoding in a step gets the same gap) and add records without
+// TokenTimes. Only gaps of measured requests belong here.
+func (a *Accumulator) AddGaps(gap time.Duration, count int) {
+	a.mu.Lock()
+	a.itl.addN(int64(gap), uint64(count))
+	a.mu.Unlock()
+}
+
 // Add folds one finished request in. The record is not retained.
 func (a *Accumulator) Add(r *record.Request) {
 	a.mu.Lock()

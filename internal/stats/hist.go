@@ -63,6 +63,38 @@ func (h *hist) add(v int64) {
 	h.bump(v)
 }
 
+// addN records n copies of one finite value.
+func (h *hist) addN(v int64, n uint64) {
+	if n == 0 {
+		return
+	}
+	if h.counts == nil && len(h.exact)+int(min(n, uint64(h.limit)+1)) <= h.limit {
+		for range n {
+			h.add(v)
+		}
+		return
+	}
+	if v < 0 {
+		v = 0
+	}
+	if h.n == 0 || v < h.min {
+		h.min = v
+	}
+	if h.n == 0 || v > h.max {
+		h.max = v
+	}
+	h.n += n
+	h.sum += float64(v) * float64(n)
+	if h.counts == nil {
+		if len(h.exact) == 0 {
+			h.base, h.counts = bucketOf(uint64(v), h.prec), make([]uint64, 1)
+		} else {
+			h.fold()
+		}
+	}
+	h.bumpN(v, n)
+}
+
 // addInf records one infinitely slow value.
 func (h *hist) addInf() { h.inf++ }
 
@@ -80,7 +112,10 @@ func (h *hist) fold() {
 // bump counts v. Only the span of buckets between the smallest and largest
 // value is allocated: latencies cluster, so that is a few hundred buckets,
 // not the tens of thousands a full range from 0 would take.
-func (h *hist) bump(v int64) {
+func (h *hist) bump(v int64) { h.bumpN(v, 1) }
+
+// bumpN counts n copies of v.
+func (h *hist) bumpN(v int64, n uint64) {
 	i := bucketOf(uint64(v), h.prec)
 	switch {
 	case i < h.base:
@@ -93,7 +128,7 @@ func (h *hist) bump(v int64) {
 	case i >= h.base+len(h.counts):
 		h.counts = append(h.counts, make([]uint64, i+1-h.base-len(h.counts))...)
 	}
-	h.counts[i-h.base]++
+	h.counts[i-h.base] += n
 }
 
 // bucketOf maps v to its bucket: values below 2^(prec+1) have their own

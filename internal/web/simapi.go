@@ -223,6 +223,20 @@ type phaseTimes struct {
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
+// serverWait is a request's time in the server before its prefill: the
+// front end (HTTP, template, tokenization) and the engine's waiting queue.
+// The engine reports only the latter, as vLLM does; the lifecycle shows
+// both as the queue phase.
+func serverWait(r *record.Request) time.Duration {
+	if r.ServerPhases == nil {
+		return 0
+	}
+	if !r.HasFirstToken() {
+		return r.ServerPhases.Queue
+	}
+	return max(r.FirstToken-r.Sent-r.ServerPhases.Prefill, r.ServerPhases.Queue)
+}
+
 // run simulates the setup in virtual time on knee's engine.
 func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 	start := time.Now()
@@ -288,7 +302,7 @@ func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 		if r.Warmup || !r.OK() || r.ServerPhases == nil {
 			continue
 		}
-		queue = append(queue, ms(r.Lag()+r.ServerPhases.Queue))
+		queue = append(queue, ms(r.Lag()+serverWait(r)))
 		prefill = append(prefill, ms(r.ServerPhases.Prefill))
 		decode = append(decode, ms(r.ServerPhases.Decode))
 	}
@@ -378,7 +392,7 @@ func lifecycleOf(recs []record.Request) []phaseTimes {
 		pt := phaseTimes{ID: r.ID, ArrivalMS: ms(r.Scheduled), SentMS: ms(r.Sent), FirstMS: ms(r.FirstToken), DoneMS: ms(r.Done),
 			InTokens: r.InputTokens, OutTokens: r.OutputTokens, Error: string(r.Error), WarmupFlag: r.Warmup}
 		if r.ServerPhases != nil {
-			pt.QueueMS, pt.PrefillMS = ms(r.ServerPhases.Queue), ms(r.ServerPhases.Prefill)
+			pt.QueueMS, pt.PrefillMS = ms(serverWait(r)), ms(r.ServerPhases.Prefill)
 		}
 		if !r.OK() {
 			pt.FirstMS, pt.DoneMS = 0, ms(r.StreamEnd)
