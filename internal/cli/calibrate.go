@@ -157,18 +157,52 @@ true constants are known (a check of the method).`)
 			return fmt.Errorf("--out: %w", err)
 		}
 	}
+	warnings := calibrationWarnings(res)
+	for _, w := range warnings {
+		fmt.Fprintln(env.Stderr, "knee calibrate: warning: "+w)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			Profile calibrate.Profile `json:"profile"`
 			*calibrate.Result
-			Server *scrape.View `json:"server,omitempty"`
-		}{prof, res, server})
+			Server   *scrape.View `json:"server,omitempty"`
+			Warnings []string     `json:"warnings,omitempty"`
+		}{prof, res, server, warnings})
 	}
 	printCalibration(env.Stdout, res, prof, *out)
 	printServerSummary(env.Stdout, server)
+	for _, w := range warnings {
+		fmt.Fprintln(env.Stdout, "\nwarning: "+w)
+	}
 	return nil
+}
+
+// maxHoldOutError is the held-out prediction error beyond which a profile
+// is not to be trusted as it stands.
+const maxHoldOutError = 0.10
+
+// calibrationWarnings says when the held-out step, which the fit never saw,
+// is predicted badly: the profile then does not describe the server (a
+// busy machine, a server doing something the model lacks).
+func calibrationWarnings(res *calibrate.Result) []string {
+	h := res.HoldOut
+	var off []string
+	for _, e := range []struct {
+		name string
+		v    float64
+	}{{"TTFT p50", h.TTFTError}, {"TPOT p50", h.TPOTError}, {"output tokens/s", h.ThroughputError}} {
+		if math.Abs(e.v) > maxHoldOutError {
+			off = append(off, fmt.Sprintf("%s %+.1f%%", e.name, 100*e.v))
+		}
+	}
+	if len(off) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("the held-out step is predicted more than %.0f%% off (%s): this profile may not describe the server. "+
+		"Calibrate again on a quiet machine (knee selftest shows its floor), with more --prefill-requests and a longer --decode-duration, "+
+		"and check the server runs the --gpu, --model and --tp given", 100*maxHoldOutError, strings.Join(off, ", "))}
 }
 
 func printCalibration(w io.Writer, res *calibrate.Result, prof calibrate.Profile, out string) {

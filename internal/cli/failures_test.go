@@ -9,6 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/store"
 )
 
 // failingServer answers every streaming request with status (the probe,
@@ -203,4 +207,40 @@ func TestSaveScenarioResolvedWorkload(t *testing.T) {
 	if b, _ := os.ReadFile(spath); !strings.Contains(string(b), "rate: 1,2") || !strings.Contains(string(b), "requests: \"20\"") {
 		t.Errorf("sweep scenario:\n%s", b)
 	}
+}
+
+// knee runs shows the figures of a run that never finished (killed, or
+// still running), computed from its stored records as knee report does.
+func TestRunsListsPartialFigures(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "knee.db")
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := st.BeginRun(store.RunMeta{Kind: store.KindBench, Target: "embedded", Model: "m", Version: Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		at := time.Duration(i) * 100 * time.Millisecond
+		w.Add(&record.Request{ID: int64(i), Scheduled: at, Sent: at, FirstToken: at + 40*time.Millisecond,
+			TokenTimes: []time.Duration{at + 40*time.Millisecond, at + 50*time.Millisecond}, Done: at + 50*time.Millisecond,
+			StreamEnd: at + 50*time.Millisecond, InputTokens: 8, OutputTokens: 2})
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := kneeEnv(t, map[string]string{"KNEE_DB": db}, "runs")
+	if code != 0 {
+		t.Fatalf("runs: %d %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("runs:\n%s", out)
+	}
+	f := strings.Fields(lines[1])
+	if ttft := f[len(f)-1]; ttft != "40.0" || f[len(f)-3] != "10" {
+		t.Errorf("runs row %q: want 10 requests and TTFT p95 40.0 ms from the stored records", lines[1])
+	}
+	st.Close()
 }

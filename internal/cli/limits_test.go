@@ -231,3 +231,24 @@ func TestReportOutFormat(t *testing.T) {
 		}
 	}
 }
+
+// Errors point only to flags the command has: bench's embedded server
+// takes presets, not --model-file.
+func TestErrorsNameOnlyFlagsTheCommandHas(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		has     string
+		hasNone string
+	}{
+		{[]string{"bench", "--model", "nosuch", "--no-store"}, `unknown model "nosuch"`, "file"},
+		{[]string{"bench", "--gpu", "nosuch", "--no-store"}, `unknown GPU "nosuch"`, "file"},
+		{[]string{"sweep", "--model", "nosuch", "--concurrency", "1", "--no-store"}, `unknown model "nosuch"`, "file"},
+		{[]string{"sim", "--model", "nosuch"}, "--model-file or --preset-file", ""},
+		{[]string{"sim", "--gpu", "nosuch"}, "--gpu-file or --preset-file", ""},
+	} {
+		code, _, errs := kneeCmd(t, c.args...)
+		if code != ExitUsage || !strings.Contains(errs, c.has) || (c.hasNone != "" && strings.Contains(errs, c.hasNone)) {
+			t.Errorf("%v: exit %d, %q; want 2, %q, no %q", c.args, code, errs, c.has, c.hasNone)
+		}
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
 )
 
@@ -77,7 +79,13 @@ func runRuns(_ context.Context, env *Env, args []string) error {
 	fmt.Fprintln(tw, "ID\tSTARTED\tKIND\tSTATUS\tLABEL\tTARGET\tMODEL\tREQS\tREQ/S\tTTFT P95 MS")
 	for _, r := range runs {
 		reqs, rps, ttft := strconv.Itoa(r.Records), "–", "–"
-		if s := r.Summary; s != nil {
+		s := r.Summary
+		if s == nil && r.Records > 0 && r.Kind != store.KindSweep {
+			// Killed or still running: the figures knee report computes
+			// from the stored records (a sweep's mix its steps: no figure).
+			s = partialSummary(st, r.ID)
+		}
+		if s != nil {
 			reqs = strconv.Itoa(s.Requests)
 			rps = strconv.FormatFloat(s.RequestThroughputRPS, 'f', 2, 64)
 			if s.TTFT.Count > 0 && !math.IsInf(s.TTFT.P95, 0) && !math.IsNaN(s.TTFT.P95) {
@@ -88,6 +96,17 @@ func runRuns(_ context.Context, env *Env, args []string) error {
 			cell(r.Label, 24), cell(r.Target, 32), cell(r.Model, 28), reqs, rps, ttft)
 	}
 	return tw.Flush()
+}
+
+// partialSummary summarises a run's stored records, as knee report does for
+// a run that never finished; nil when they cannot be read.
+func partialSummary(st *store.Store, id int64) *stats.Summary {
+	acc := stats.NewAccumulator(stats.Options{})
+	if err := st.Records(id, func(r *record.Request) error { acc.Add(r); return nil }); err != nil {
+		return nil
+	}
+	s := acc.Summary()
+	return &s
 }
 
 func cell(s string, n int) string {

@@ -24,9 +24,11 @@ type simEngineFlags struct {
 	profile                          string
 	gpuSet, modelSet, tpSet          bool // given on the command line
 	cost                             *simengine.CostParams
+	fileFlags                        bool // --gpu-file, --model-file and --preset-file are registered
 }
 
 func (e *simEngineFlags) register(fs *flag.FlagSet) {
+	e.fileFlags = true
 	fs.StringVar(&e.gpu, "gpu", "h100", "GPU preset (knee sim --list), or the name of one in --gpu-file/--preset-file")
 	fs.StringVar(&e.model, "model", "llama-3.1-8b", "model preset (knee sim --list), or the name of one in --model-file/--preset-file")
 	fs.StringVar(&e.gpuFile, "gpu-file", "", "YAML file describing one GPU (selected unless --gpu is given)")
@@ -118,13 +120,18 @@ func (e *simEngineFlags) catalog() (*simengine.Catalog, error) {
 
 // config resolves the flags into an engine configuration.
 func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error) {
+	// Only commands that register the preset-file flags may point to them.
+	gpuFile, modelFile := "", ""
+	if e.fileFlags {
+		gpuFile, modelFile = "; or describe one in a YAML file with --gpu-file or --preset-file", "; or describe one in a YAML file with --model-file or --preset-file"
+	}
 	g, err := cat.LookupGPU(e.gpu)
 	if err != nil {
-		return simengine.Config{}, Usagef("--gpu: %v", err)
+		return simengine.Config{}, Usagef("--gpu: %v%s", err, gpuFile)
 	}
 	m, err := cat.LookupModel(e.model)
 	if err != nil {
-		return simengine.Config{}, Usagef("--model: %v", err)
+		return simengine.Config{}, Usagef("--model: %v%s", err, modelFile)
 	}
 	switch {
 	case e.tp < 1:

@@ -120,12 +120,19 @@ func HTML(w io.Writer, run *Run, extra ...HTMLData) error {
 			t[i] = float64(sec.T)
 			inflight[i], tps[i], p50[i], p95[i] = float64(sec.InFlight), sec.OutputTPS, sec.TTFTP50MS, sec.TTFTP95MS
 		}
+		// The seconds cover the whole run, warm-up and cool-down included:
+		// the measured window is marked so the two are not confused.
+		marks := windowMarks(s.Window)
+		if len(marks) > 0 {
+			p("<p class=\"note\">Each second of the run is drawn, warm-up and cool-down included; the dashed lines mark the measured window (%.1f s to %.1f s) that the statistics above cover.</p>\n",
+				s.Window.StartMS/1000, s.Window.EndMS/1000)
+		}
 		lineChart(bw, chartSpec{name: "inflight-series", title: "Requests in flight (peak in each second)", xLabel: "time since start (s)", yLabel: "in flight",
-			series: []chartSeries{{label: "in flight", color: colorBlue, xs: t, ys: inflight}}})
+			series: []chartSeries{{label: "in flight", color: colorBlue, xs: t, ys: inflight}}, marks: marks})
 		lineChart(bw, chartSpec{name: "tps-series", title: "Output tokens per second", xLabel: "time since start (s)", yLabel: "tok/s",
-			series: []chartSeries{{label: "output tok/s", color: colorGreen, xs: t, ys: tps}}})
+			series: []chartSeries{{label: "output tok/s", color: colorGreen, xs: t, ys: tps}}, marks: marks})
 		lineChart(bw, chartSpec{name: "ttft-series", title: "TTFT p50 / p95 of first tokens in each second", xLabel: "time since start (s)", yLabel: "ms",
-			series: []chartSeries{{label: "p50", color: colorBlue, xs: t, ys: p50, skipZero: true}, {label: "p95", color: colorOrange, xs: t, ys: p95, skipZero: true}}})
+			series: []chartSeries{{label: "p50", color: colorBlue, xs: t, ys: p50, skipZero: true}, {label: "p95", color: colorOrange, xs: t, ys: p95, skipZero: true}}, marks: marks})
 		p("</div>\n")
 	}
 
@@ -278,6 +285,18 @@ type chartMark struct {
 	x     float64
 	label string
 	color string
+}
+
+// windowMarks marks the measured window on a per-second chart when
+// requests were excluded from it (warm-up, cool-down); none otherwise.
+func windowMarks(w stats.Window) []chartMark {
+	if w.ExcludedWarmup == 0 && w.ExcludedCooldown == 0 {
+		return nil
+	}
+	return []chartMark{
+		{x: w.StartMS / 1000, label: "measured window starts", color: colorGrey},
+		{x: w.EndMS / 1000, label: "measured window ends", color: colorGrey},
+	}
 }
 
 type chartSpec struct {

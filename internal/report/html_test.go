@@ -117,3 +117,34 @@ func TestNiceTicks(t *testing.T) {
 		}
 	}
 }
+
+// The per-second charts cover the whole run; a warm-up excluded from the
+// statistics is marked off by the measured window's bounds.
+func TestHTMLMarksMeasuredWindow(t *testing.T) {
+	recs := htmlRecords(200)
+	for i := range recs[:40] {
+		recs[i].Warmup = true
+	}
+	sum := stats.Summarize(recs, stats.Options{Series: true})
+	var buf bytes.Buffer
+	if err := HTML(&buf, &Run{ID: "4", Kind: "bench", Summary: sum}, HTMLData{Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, chart := range []string{"inflight-series", "tps-series", "ttft-series"} {
+		i := strings.Index(page, `data-chart="`+chart+`"`)
+		j := strings.Index(page[i:], "</figure>")
+		if i < 0 || j < 0 || !strings.Contains(page[i:i+j], "measured window starts") || !strings.Contains(page[i:i+j], "measured window ends") {
+			t.Errorf("%s does not mark the measured window", chart)
+		}
+	}
+	if !strings.Contains(page, "the dashed lines mark the measured window") {
+		t.Error("no note on the measured window")
+	}
+	// Nothing excluded: no marks.
+	buf.Reset()
+	HTML(&buf, &Run{ID: "5", Kind: "bench", Summary: stats.Summarize(htmlRecords(50), stats.Options{Series: true})}, HTMLData{Records: htmlRecords(50)})
+	if strings.Contains(buf.String(), "measured window starts") {
+		t.Error("window marked with nothing excluded")
+	}
+}

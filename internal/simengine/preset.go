@@ -281,7 +281,7 @@ func (c *Catalog) LookupGPU(name string) (GPU, error) {
 	if g, ok := c.gpus[normalize(name)]; ok {
 		return g, nil
 	}
-	return GPU{}, fmt.Errorf("unknown GPU %q (known: %s; or give a YAML file)", name, strings.Join(sorted(c.gpuNames), ", "))
+	return GPU{}, fmt.Errorf("unknown GPU %q (known: %s)", name, strings.Join(sorted(c.gpuNames), ", "))
 }
 
 // LookupModel finds a model by name or alias.
@@ -289,7 +289,7 @@ func (c *Catalog) LookupModel(name string) (Model, error) {
 	if m, ok := c.models[normalize(name)]; ok {
 		return m, nil
 	}
-	return Model{}, fmt.Errorf("unknown model %q (known: %s; or give a YAML file)", name, strings.Join(sorted(c.modelNames), ", "))
+	return Model{}, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(sorted(c.modelNames), ", "))
 }
 
 // GPUs lists the GPU presets sorted by name.
