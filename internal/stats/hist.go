@@ -41,17 +41,7 @@ func newHist(prec uint, limit int) *hist { return &hist{prec: prec, limit: limit
 // add records one finite value; negative values are clamped to zero (a
 // clock step can make a tiny negative gap; it is not a latency).
 func (h *hist) add(v int64) {
-	if v < 0 {
-		v = 0
-	}
-	if h.n == 0 || v < h.min {
-		h.min = v
-	}
-	if h.n == 0 || v > h.max {
-		h.max = v
-	}
-	h.n++
-	h.sum += float64(v)
+	v = h.note(v, 1)
 	if h.counts == nil {
 		if len(h.exact) < h.limit {
 			h.exact = append(h.exact, v)
@@ -74,17 +64,7 @@ func (h *hist) addN(v int64, n uint64) {
 		}
 		return
 	}
-	if v < 0 {
-		v = 0
-	}
-	if h.n == 0 || v < h.min {
-		h.min = v
-	}
-	if h.n == 0 || v > h.max {
-		h.max = v
-	}
-	h.n += n
-	h.sum += float64(v) * float64(n)
+	v = h.note(v, n)
 	if h.counts == nil {
 		if len(h.exact) == 0 {
 			h.base, h.counts = bucketOf(uint64(v), h.prec), make([]uint64, 1)
@@ -93,6 +73,21 @@ func (h *hist) addN(v int64, n uint64) {
 		}
 	}
 	h.bumpN(v, n)
+}
+
+// note folds n copies of v (clamped at zero, and returned) into the count,
+// sum and extremes.
+func (h *hist) note(v int64, n uint64) int64 {
+	v = max(v, 0)
+	if h.n == 0 || v < h.min {
+		h.min = v
+	}
+	if h.n == 0 || v > h.max {
+		h.max = v
+	}
+	h.n += n
+	h.sum += float64(v) * float64(n)
+	return v
 }
 
 // addInf records one infinitely slow value.

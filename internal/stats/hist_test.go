@@ -147,3 +147,32 @@ func TestSeriesPercentilesBeyondExactLimit(t *testing.T) {
 		t.Errorf("p95 = %v ms, want ~950", p95)
 	}
 }
+
+// addN(v, n) is n calls of add(v), across the switch from exact values to
+// buckets (before it, on it, and from an empty histogram).
+func TestHistAddNMatchesAdd(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		before int
+		n      uint64
+	}{{"all exact", 10, 100}, {"crosses the limit", 2000, 100}, {"empty, many", 0, 50_000}, {"bucketed", 5000, 7}} {
+		one, many := newHist(precisionBits, exactLimit), newHist(precisionBits, exactLimit)
+		for i := range c.before {
+			v := int64(1_000_000 + 977*i)
+			one.add(v)
+			many.add(v)
+		}
+		for range c.n {
+			one.add(8_867_839)
+		}
+		many.addN(8_867_839, c.n)
+		for _, q := range []float64{0, 0.5, 0.9, 0.99, 1} {
+			if a, b := one.quantile(q), many.quantile(q); a != b {
+				t.Errorf("%s: quantile %v: add %v, addN %v", c.name, q, a, b)
+			}
+		}
+		if one.n != many.n || one.sum != many.sum || one.min != many.min || one.max != many.max {
+			t.Errorf("%s: n/sum/min/max %v/%v/%v/%v vs %v/%v/%v/%v", c.name, one.n, one.sum, one.min, one.max, many.n, many.sum, many.min, many.max)
+		}
+	}
+}
