@@ -174,7 +174,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	}
 	src := func(i int64) loadgen.Request {
 		it := r.gen.Item(i)
-		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, MaxTokens: it.MaxTokens}
+		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens}
 	}
 	cfg.OnRecord = func(rec *record.Request) {
 		if r.rec != nil {

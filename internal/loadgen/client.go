@@ -28,6 +28,9 @@ type stream struct {
 	stamp stampReader
 	sse   *sse.Reader
 	chunk openai.Chunk
+	// promptTokens is the prompt's length as built: the input count when
+	// the server gives no usage.
+	promptTokens int
 }
 
 var streamPool = sync.Pool{New: func() any {
@@ -42,8 +45,12 @@ func (r *Run) do(i int64, scheduled time.Duration) {
 		ID: i, Scheduled: scheduled, Warmup: r.warmup(i, scheduled),
 		PromptTokensRequested: req.PromptTokens, MaxTokens: req.MaxTokens,
 	}
+	if req.RequestedTokens > 0 {
+		rec.PromptTokensRequested = req.RequestedTokens
+	}
 	st := streamPool.Get().(*stream)
 	defer streamPool.Put(st)
+	st.promptTokens = req.PromptTokens
 	st.stamp.start, st.stamp.wall0 = r.start, &r.wall0
 
 	p := openai.Params{API: r.cfg.API, Model: r.cfg.Model, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
@@ -325,7 +332,7 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 	} else {
 		rec.TokenSource = record.TokensFromChunks
 		rec.OutputTokens = chunkTokens
-		rec.InputTokens = rec.PromptTokensRequested
+		rec.InputTokens = st.promptTokens
 	}
 }
 

@@ -56,7 +56,11 @@ type Schedule interface{ Next() time.Duration }
 type Request struct {
 	Prompt       string
 	PromptTokens int // the prompt length in tokens, as the workload built it
-	MaxTokens    int // max_tokens to send (0 leaves it to the server)
+	// RequestedTokens is the length the workload asked for, when the
+	// prompt could not be built to it exactly (0: PromptTokens). Records
+	// keep it as prompt_tokens_requested, to compare with what was served.
+	RequestedTokens int
+	MaxTokens       int // max_tokens to send (0 leaves it to the server)
 }
 
 // Source returns request i. It is called from many goroutines at once and

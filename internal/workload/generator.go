@@ -47,6 +47,9 @@ type Item struct {
 	// InputTokens is the prompt's token count under the Spec's tokenizer, plus
 	// PromptOverheadTokens: what the server is expected to see.
 	InputTokens int
+	// RequestedTokens is the length the workload asked for, when a prompt
+	// could not be built to it exactly (0: InputTokens).
+	RequestedTokens int
 	// MaxTokens is the output length to ask for (max_tokens).
 	MaxTokens int
 	// Session is the conversation the request belongs to ("" = none).
@@ -211,7 +214,7 @@ func (g *Generator) Item(i int64) Item {
 	s.pcg.Seed(g.spec.Seed^streamPrompt, mix64(uint64(i)))
 	over := g.spec.PromptOverheadTokens
 	prompt, got := g.prompts.buildInGroup(max(1, in-over), g.group(i), s.rng)
-	return Item{Prompt: prompt, InputTokens: got + over, MaxTokens: out}
+	return Item{Prompt: prompt, InputTokens: got + over, RequestedTokens: in, MaxTokens: out}
 }
 
 func (g *Generator) entryIndex(i int64) int {
