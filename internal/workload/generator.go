@@ -227,6 +227,9 @@ func (g *Generator) entryInput(k int) int {
 		return int(c - 1)
 	}
 	c := g.spec.Tokenizer.Count(g.data.Entries[k].Prompt)
+	if c < 0 {
+		return 0 // a server tokenizer failed: unknown, counted again next time
+	}
 	g.inCount[k].Store(int32(c + 1)) // racing counters store the same value
 	return c
 }

@@ -59,15 +59,19 @@ func (t *ServerTokenizer) Decode([]int) string { return "" }
 func (t *ServerTokenizer) Asked() int64 { return t.asked.Load() }
 
 // Count returns the tokens the server makes of s beyond those it adds to
-// every text. A failed request counts as -1, which no prompt target
-// matches, so the builder's checks fail loudly rather than silently.
+// every text. When the server fails, a text of known pieces counts as
+// their sum; any other text counts as -1, which no prompt target matches,
+// and Err says what failed.
 func (t *ServerTokenizer) Count(s string) int {
-	if t.additive.Load() {
-		if n, ok := t.sum(s); ok {
-			return n
-		}
+	sum, summed := t.sum(s)
+	if summed && t.additive.Load() {
+		return sum
 	}
-	return t.ask(s)
+	n := t.ask(s)
+	if n < 0 && summed {
+		return sum // the server failed mid-run: its pieces' counts are the best estimate
+	}
+	return n
 }
 
 // ask counts s with the server; single pieces are remembered.
