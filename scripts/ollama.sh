@@ -4,7 +4,7 @@
 # model on loopback.
 #
 #   scripts/ollama.sh build        build Ollama once (cached), print the binary's path
-#   scripts/ollama.sh start DIR    build, write the model, start `ollama serve`, create
+#   scripts/ollama.sh start DIR    build, write the model (and its tokenizer.json), start `ollama serve`, create
 #                                  the model; writes DIR/env (the KNEE_REALSERVER_*
 #                                  variables the tests read) and DIR/server.log
 #   scripts/ollama.sh stop DIR     stop the server started in DIR
@@ -112,6 +112,7 @@ start() {
   cat >"$dir/env" <<EOF
 KNEE_REALSERVER_URL=http://$host
 KNEE_REALSERVER_MODEL=$model_name
+KNEE_REALSERVER_TOKENIZER=$dir/model/tokenizer.json
 KNEE_REALSERVER_SERVER="ollama $version"
 KNEE_REALSERVER_MODEL_INFO="$info"
 KNEE_REALSERVER_PARALLEL=${OLLAMA_NUM_PARALLEL:-4}

@@ -1,11 +1,13 @@
 // Package realserver holds what knee needs to be tested against a real
 // inference server it did not write: a GGUF writer (gguf.go), the
-// random-weight llama test model it writes (model.go, words.go; the command
-// cmd/testmodel puts it on disk), and integration tests that drive the knee
-// CLI against Ollama (integration_test.go).
+// random-weight llama test model it writes (model.go; its byte-level BPE
+// vocabulary of English words and the matching tokenizer.json in vocab.go,
+// words.go; the command cmd/testmodel puts them on disk), and integration
+// tests that drive the knee CLI against Ollama (integration_test.go).
 //
 // .ci/run starts the server with scripts/ollama.sh and exports
-// KNEE_REALSERVER_URL, KNEE_REALSERVER_MODEL and KNEE_REALSERVER_PARALLEL;
+// KNEE_REALSERVER_URL, KNEE_REALSERVER_MODEL, KNEE_REALSERVER_TOKENIZER
+// and KNEE_REALSERVER_PARALLEL;
 // without them the integration tests skip and say how to start one (in CI,
 // where CI is set, they fail instead).
 //

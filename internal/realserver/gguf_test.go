@@ -5,8 +5,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/knee-dev/knee/internal/workload"
 )
 
 // ggufFile is what a small independent reader (written from ggml's
@@ -208,9 +212,9 @@ func TestLlamaModel(t *testing.T) {
 	}
 	f := readGGUF(t, buf.Bytes())
 	for k, want := range map[string]any{
-		"general.architecture": "llama", "tokenizer.ggml.model": "llama", "llama.embedding_length": uint32(64),
-		"llama.block_count": uint32(2), "llama.attention.head_count_kv": uint32(2), "tokenizer.ggml.eos_token_id": uint32(2),
-		"llama.feed_forward_length": uint32(96), "tokenizer.ggml.add_bos_token": true,
+		"general.architecture": "llama", "tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "gpt-2",
+		"llama.embedding_length": uint32(64), "llama.block_count": uint32(2), "llama.attention.head_count_kv": uint32(2),
+		"tokenizer.ggml.eos_token_id": uint32(257), "llama.feed_forward_length": uint32(96), "tokenizer.ggml.add_bos_token": true,
 	} {
 		if f.meta[k] != want {
 			t.Errorf("%s = %v, want %v", k, f.meta[k], want)
@@ -218,12 +222,12 @@ func TestLlamaModel(t *testing.T) {
 	}
 	tokens, _ := f.meta["tokenizer.ggml.tokens"].([]any)
 	types, _ := f.meta["tokenizer.ggml.token_type"].([]any)
-	scores, _ := f.meta["tokenizer.ggml.scores"].([]any)
-	if len(tokens) != info.VocabSize || len(types) != len(tokens) || len(scores) != len(tokens) {
-		t.Fatalf("%d tokens, %d types, %d scores, info says vocab %d", len(tokens), len(types), len(scores), info.VocabSize)
+	merges, _ := f.meta["tokenizer.ggml.merges"].([]any)
+	if len(tokens) != info.VocabSize || len(types) != len(tokens) || len(merges) != len(tokens)-258 {
+		t.Fatalf("%d tokens, %d types, %d merges, info says vocab %d", len(tokens), len(types), len(merges), info.VocabSize)
 	}
-	if tokens[2] != "</s>" || types[2] != typeControl || tokens[3] != "<0x00>" || types[3+0x0a] != typeByte {
-		t.Errorf("special and byte tokens: %v %v %v", tokens[:4], types[:4], types[3+0x0a])
+	if tokens[' '] != "\u0120" || tokens['a'] != "a" || tokens[257] != "</s>" || types[257] != typeControl || merges[0] != "t h" {
+		t.Errorf("byte, special and first merge tokens: %q %q %q %v %q", tokens[' '], tokens['a'], tokens[257], types[257], merges[0])
 	}
 	if len(f.tensors) != 2+9*cfg.Layers+1 {
 		t.Errorf("%d tensors", len(f.tensors))
@@ -253,16 +257,10 @@ func TestLlamaModel(t *testing.T) {
 			rest += math.Abs(float64(at(out, tok*d+i)))
 		}
 		s := tokens[tok].(string)
-		isWord := strings.HasPrefix(s, spmSpace) && !strings.ContainsRune(s[len(spmSpace):], '\u2581')
 		if w0 == 0 && rest > 0 {
 			sampleable++
-			for _, c := range s[len(spmSpace):] {
-				if c < 'a' || c > 'z' {
-					t.Errorf("sampleable token %d %q is not a plain word", tok, s)
-				}
-			}
-			if !isWord {
-				t.Errorf("sampleable token %d %q", tok, s)
+			if !isPlainWord(s) {
+				t.Errorf("sampleable token %d %q is not \"Ġ\" and a lowercase word", tok, s)
 			}
 			continue
 		}
@@ -273,4 +271,54 @@ func TestLlamaModel(t *testing.T) {
 	if sampleable != info.WordTokens || sampleable != len(words) {
 		t.Errorf("%d sampleable tokens, info says %d, word list has %d", sampleable, info.WordTokens, len(words))
 	}
+}
+
+func isPlainWord(tok string) bool {
+	w, ok := strings.CutPrefix(tok, "\u0120")
+	if !ok || w == "" {
+		return false
+	}
+	for _, c := range w {
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// knee's own tokenizer.json reader (written from HuggingFace's format, not
+// from this writer) reads the file, and counts as the merges say: words
+// whose letters merge straight to the word are one token, with or without
+// their space; others are not.
+func TestTokenizerJSON(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteTokenizerJSON(&buf, DefaultModelConfig()); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "tokenizer.json")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tk, err := workload.LoadHFTokenizer(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// " harbor" is not a word of the model: [Ġ h ar b or], the merges of
+	// "ar" (from "are") and "or" (from "order") apply. " then" is, but
+	// "en" (from "end") merges before "the"+"n" could: [Ġ th en].
+	for text, want := range map[string]int{"the": 1, " the": 1, " the the": 2, " harbor": 5, " then": 3, "\n": 1, " of the": 2} {
+		if got := tk.Count(text); got != want {
+			t.Errorf("Count(%q) = %d, want %d", text, got, want)
+		}
+	}
+	single := 0
+	for _, w := range words {
+		if tk.Count(" "+w) == 1 {
+			single++
+		}
+	}
+	if single < 100 {
+		t.Errorf("%d of %d words are one token with their space; knee's prompts need a pool of them", single, len(words))
+	}
+	t.Logf("%d of %d words are one token", single, len(words))
 }

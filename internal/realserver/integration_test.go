@@ -21,16 +21,17 @@ import (
 // The integration tests run knee against the real server that .ci/run
 // starts (scripts/ollama.sh) and find through these variables.
 const (
-	envURL      = "KNEE_REALSERVER_URL"
-	envModel    = "KNEE_REALSERVER_MODEL"
-	envParallel = "KNEE_REALSERVER_PARALLEL"
+	envURL       = "KNEE_REALSERVER_URL"
+	envModel     = "KNEE_REALSERVER_MODEL"
+	envParallel  = "KNEE_REALSERVER_PARALLEL"
+	envTokenizer = "KNEE_REALSERVER_TOKENIZER" // the model's tokenizer.json
 )
 
 const howToStart = "start one with: bash scripts/ollama.sh start /tmp/knee-ollama && set -a && . /tmp/knee-ollama/env && set +a"
 
 type server struct {
-	url, model string
-	parallel   int
+	url, model, tokenizer string
+	parallel              int
 }
 
 // realServer returns the server to test against, or skips (fails in CI,
@@ -44,7 +45,7 @@ func realServer(t *testing.T) server {
 		}
 		t.Skipf("no real inference server (%s unset); %s", envURL, howToStart)
 	}
-	s := server{url: strings.TrimRight(url, "/"), model: model, parallel: 4}
+	s := server{url: strings.TrimRight(url, "/"), model: model, tokenizer: os.Getenv(envTokenizer), parallel: 4}
 	if p := os.Getenv(envParallel); p != "" {
 		if _, err := fmt.Sscan(p, &s.parallel); err != nil {
 			t.Fatalf("%s=%q: want a number", envParallel, p)
@@ -256,9 +257,15 @@ func TestSweepFindsTheParallelLimit(t *testing.T) {
 	// 48-token outputs: a request spends most of its time decoding, so the
 	// gap between one request's end and the next one's admission at the
 	// server (a closed loop's only idle time) is small beside it.
-	out := knee(t, "sweep", "--url", s.url, "--model", s.model, "--api", "ollama", "--no-metrics",
+	args := []string{"sweep", "--url", s.url, "--model", s.model, "--api", "ollama", "--no-metrics",
 		"--concurrency", "1,2,4,8,16", "--requests", "32", "--warmup", "4",
-		"--input-tokens", "8", "--output-tokens", "48", "--seed", "1", "--quiet", "--json", "--out", dir)
+		"--input-tokens", "8", "--output-tokens", "48", "--seed", "1", "--quiet", "--json", "--out", dir}
+	if s.tokenizer != "" {
+		// 8 prompt tokens as the server counts them, not the ~40 of cl100k's
+		// words spelt out in the model's letters: prefill stays small.
+		args = append(args, "--tokenizer", s.tokenizer)
+	}
+	out := knee(t, args...)
 	var res sweepJSON
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("sweep --json: %v\n%s", err, out)
@@ -367,5 +374,45 @@ func TestPromptLengthWarning(t *testing.T) {
 		t.Error("summary.json has no connection_retries")
 	} else {
 		t.Logf("prompts off by a median %.0f%%; %d connection retries", sum.Check.MedianOffPct, *sum.ConnectionRetries)
+	}
+}
+
+// With the model's own tokenizer.json (--tokenizer), as a user would give
+// it for a server without /tokenize, every prompt reaches the server with
+// exactly the requested number of tokens, on the OpenAI chat API and on
+// Ollama's native one: knee measured what the server adds (BOS) and built
+// the rest from words the tokenizer counts as one token.
+func TestExactPromptsWithTokenizer(t *testing.T) {
+	s := realServer(t)
+	if s.tokenizer == "" {
+		t.Skipf("%s unset: scripts/ollama.sh start writes the model's tokenizer.json and names it", envTokenizer)
+	}
+	for _, api := range []string{"chat", "ollama"} {
+		t.Run(api, func(t *testing.T) {
+			dir := t.TempDir()
+			const requests = 8
+			knee(t, benchArgs(s, dir, 4, requests, "--no-metrics", "--api", api, "--tokenizer", s.tokenizer, "--input-tokens", "5:40")...)
+			for _, r := range readRecords(t, filepath.Join(dir, "records.jsonl")) {
+				if !r.OK() || r.PromptTokensRequested < 5 || r.InputTokens != r.PromptTokensRequested {
+					t.Errorf("request %d (%s): requested %d prompt tokens, the server counted %d", r.ID, r.Error, r.PromptTokensRequested, r.InputTokens)
+				}
+			}
+			var sum struct {
+				Check struct {
+					Compared int `json:"compared"`
+					Exact    int `json:"exact"`
+				} `json:"prompt_tokens_check"`
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+			if err == nil {
+				err = json.Unmarshal(b, &sum)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Check.Compared != requests || sum.Check.Exact != requests {
+				t.Errorf("prompt_tokens_check: %d of %d exact, want all %d", sum.Check.Exact, sum.Check.Compared, requests)
+			}
+		})
 	}
 }

@@ -43,85 +43,6 @@ func (m ModelInfo) String() string {
 		float64(m.Parameters)/1e6, m.VocabSize, m.WordTokens, float64(m.FileBytes)/(1<<20))
 }
 
-// The vocabulary is SentencePiece-style ("llama" tokenizer model in GGUF):
-// <unk>, <s>, </s>, the 256 byte tokens <0x00>..<0xFF> (so any prompt
-// tokenizes: llama.cpp falls back to them for characters it has no piece
-// for), every printable ASCII character, and "▁word" with all its prefixes,
-// so SentencePiece's merges reach whole words. Only the whole words are
-// ever sampled (see suppressed below): every output token is an ASCII word
-// with its leading space, valid text in any stream chunk.
-const (
-	tokUnk = 0
-	tokBOS = 1
-	tokEOS = 2
-)
-
-// Token types (llama_token_type).
-const (
-	typeNormal  int32 = 1
-	typeUnknown int32 = 2
-	typeControl int32 = 3
-	typeByte    int32 = 6
-)
-
-const spmSpace = "\u2581" // SentencePiece's visible space
-
-type vocab struct {
-	tokens []string
-	scores []float32
-	types  []int32
-	word   []bool // a whole "▁word" token: the only ones sampled
-}
-
-func (v *vocab) add(piece string, score float32, typ int32, word bool) {
-	v.tokens = append(v.tokens, piece)
-	v.scores = append(v.scores, score)
-	v.types = append(v.types, typ)
-	v.word = append(v.word, word)
-}
-
-func buildVocab(wordCount int) vocab {
-	var v vocab
-	v.add("<unk>", 0, typeUnknown, false)
-	v.add("<s>", 0, typeControl, false)
-	v.add("</s>", 0, typeControl, false)
-	for b := 0; b < 256; b++ {
-		v.add(fmt.Sprintf("<0x%02X>", b), 0, typeByte, false)
-	}
-	seen := map[string]bool{}
-	v.add(spmSpace, -1, typeNormal, false)
-	seen[spmSpace] = true
-	for c := byte('!'); c <= '~'; c++ {
-		v.add(string(c), -1, typeNormal, false)
-		seen[string(c)] = true
-	}
-	ws := words
-	if wordCount < len(ws) {
-		ws = ws[:wordCount]
-	}
-	for _, w := range ws {
-		whole := spmSpace + w
-		for n := len(spmSpace) + 1; n <= len(whole); n++ {
-			piece := whole[:n]
-			if seen[piece] {
-				continue
-			}
-			seen[piece] = true
-			// Longer pieces score higher, so SentencePiece merges prefer
-			// them, as real vocabularies' log-probabilities roughly do.
-			v.add(piece, float32(n), typeNormal, false)
-		}
-	}
-	whole := map[string]bool{}
-	for _, w := range ws {
-		whole[spmSpace+w] = true
-	}
-	for i, t := range v.tokens {
-		v.word[i] = whole[t]
-	}
-	return v
-}
-
 // WriteLlamaModel writes a llama-architecture GGUF with random weights,
 // deterministic from cfg.Seed.
 //
@@ -129,7 +50,7 @@ func buildVocab(wordCount int) vocab {
 // constant. Every embedding has 1 there and the attention and FFN output
 // projections never write to it, so after the final RMS norm it is always
 // positive. The output layer gives every token that must not be sampled
-// (EOS, BOS, <unk>, byte tokens, single characters, word prefixes) weight
+// (EOS, BOS, byte tokens, word prefixes) weight
 // -suppressWeight on that dimension and zero elsewhere; whole words get 0
 // there and random weights elsewhere. Their logits sit hundreds below any
 // word's, so no sampler (temperature, top-k, top-p, min-p) ever picks them
@@ -237,13 +158,13 @@ func WriteLlamaModel(w io.Writer, cfg ModelConfig) (ModelInfo, error) {
 		{"llama.attention.head_count_kv", uint32(cfg.KVHeads)},
 		{"llama.attention.layer_norm_rms_epsilon", float32(1e-5)},
 		{"llama.vocab_size", uint32(nv)},
-		{"tokenizer.ggml.model", "llama"},
+		{"tokenizer.ggml.model", "gpt2"},
+		{"tokenizer.ggml.pre", "gpt-2"},
 		{"tokenizer.ggml.tokens", v.tokens},
-		{"tokenizer.ggml.scores", v.scores},
 		{"tokenizer.ggml.token_type", v.types},
+		{"tokenizer.ggml.merges", v.merges},
 		{"tokenizer.ggml.bos_token_id", uint32(tokBOS)},
 		{"tokenizer.ggml.eos_token_id", uint32(tokEOS)},
-		{"tokenizer.ggml.unknown_token_id", uint32(tokUnk)},
 		{"tokenizer.ggml.add_bos_token", true},
 		{"tokenizer.ggml.add_eos_token", false},
 	}

@@ -1,5 +1,6 @@
 // Command testmodel writes knee's random-weight llama test model as a GGUF
-// file and an Ollama Modelfile beside it (scripts/ollama.sh uses both).
+// file, its tokenizer.json (for knee --tokenizer) and an Ollama Modelfile
+// beside them (scripts/ollama.sh uses all three).
 //
 //	go run ./internal/realserver/cmd/testmodel -dir DIR [-seed N]
 package main
@@ -14,7 +15,7 @@ import (
 )
 
 func main() {
-	dir := flag.String("dir", "", "folder to write model.gguf and Modelfile into (created if missing)")
+	dir := flag.String("dir", "", "folder to write model.gguf, tokenizer.json and Modelfile into (created if missing)")
 	def := realserver.DefaultModelConfig()
 	cfg := def
 	flag.Uint64Var(&cfg.Seed, "seed", def.Seed, "random seed of the weights")
@@ -49,6 +50,17 @@ func write(dir string, cfg realserver.ModelConfig) error {
 	}
 	info, err := realserver.WriteLlamaModel(f, cfg)
 	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	tf, err := os.Create(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		return err
+	}
+	err = realserver.WriteTokenizerJSON(tf, cfg)
+	if cerr := tf.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
