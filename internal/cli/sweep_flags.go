@@ -141,6 +141,9 @@ func (f *sweepFlags) validateWorkload() error {
 	if err := f.wl.validate(); err != nil {
 		return err
 	}
+	if f.wl.trace.path != "" && f.rate == "" {
+		return Usagef("a sweep over a trace steps its rate: give --rate R1,R2,... (each step replays the trace at the speed-up that gives that mean rate) or --rate auto")
+	}
 	return f.wl.openLoopOnly(f.rate != "")
 }
 

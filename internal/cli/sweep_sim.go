@@ -65,6 +65,7 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return Usagef("%v", err)
 	}
+	f.wl.simMaxContext = eng.Config().MaxModelLen
 	runner, err := f.simRunner(ecfg)
 	if err != nil {
 		return err
@@ -83,8 +84,8 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	if res == nil {
 		return runErr
 	}
-	res.Notes = append([]string{fmt.Sprintf("%s; per step %s; workload input %s, output %s tokens, seed %d",
-		simTarget(ecfg), stepBound(&f.wl), f.wl.input, f.wl.output, f.wl.resolvedSeed())}, res.Notes...)
+	res.Notes = append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
+		simTarget(ecfg), stepBound(&f.wl), f.wl.describe(), f.wl.resolvedSeed())}, res.Notes...)
 	status := "complete"
 	if runErr != nil {
 		status = "interrupted"
@@ -106,11 +107,30 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 // simRunner builds the simulator runner from the workload flags: the same
 // lengths and (for rate steps) the same arrival seed at every step.
 func (f *sweepFlags) simRunner(ecfg simengine.Config) (*sweep.SimRunner, error) {
+	warmupDur, warmupN, _ := f.wl.warmupValue()
+	if f.wl.trace.path != "" {
+		tr, err := f.wl.openTrace()
+		if err != nil {
+			return nil, err
+		}
+		// Each rate step replays the trace at the speed-up giving that
+		// mean rate; the stream is the step's lengths too.
+		return &sweep.SimRunner{
+			Engine: ecfg, Requests: f.wl.requests, Duration: f.wl.duration,
+			Warmup: warmupDur, WarmupRequests: warmupN,
+			Arrivals: func(rate float64) (sim.Arrivals, error) {
+				s, err := tr.AtRate(rate).Stream(false)
+				if err != nil {
+					return nil, Usagef("--trace: %v", err)
+				}
+				return s, nil
+			},
+		}, nil
+	}
 	gen, err := f.wl.generator()
 	if err != nil {
 		return nil, err
 	}
-	warmupDur, warmupN, _ := f.wl.warmupValue()
 	seed := f.wl.resolvedSeed() ^ 0x9e3779b97f4a7c15
 	ecfg.Seed = int64(f.wl.resolvedSeed())
 	return &sweep.SimRunner{

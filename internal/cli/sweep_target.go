@@ -55,6 +55,7 @@ type targetRunner struct {
 	t        *sweepTargetFlags
 	f        *sweepFlags
 	gen      *workload.Generator
+	trace    *workload.Trace // a trace replay: each rate step replays it at that mean rate
 	set      slo.Set
 	apiKey   string
 	eos      triState
@@ -101,12 +102,23 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	if _, err := workload.NewArrivals(f.wl.arrival, 1, f.wl.burstiness, 1); err != nil {
 		return nil, nil, Usagef("--arrival: %v", err) // each step builds its own schedule
 	}
-	if t.url != "" {
+	switch {
+	case f.wl.trace.path != "":
+		if r.trace, err = f.wl.openTrace(); err != nil {
+			return nil, nil, err
+		}
+		if t.url != "" {
+			t.promptNotes = f.wl.resolvePrompts(ctx, t.url, r.apiKey, t.model, t.api)
+		}
+		r.trace = f.wl.traceForPrompts(r.trace)
+	case t.url != "":
 		if r.gen, t.promptNotes, err = f.wl.promptsFor(ctx, t.url, r.apiKey, t.model, t.api); err != nil {
 			return nil, nil, err
 		}
-	} else if r.gen, err = f.wl.generator(); err != nil {
-		return nil, nil, err
+	default:
+		if r.gen, err = f.wl.generator(); err != nil {
+			return nil, nil, err
+		}
 	}
 	t.promptNotes = append(t.promptNotes, f.wl.promptsNote())
 	if t.url == "" {
@@ -132,8 +144,8 @@ func (t *sweepTargetFlags) notes(f *sweepFlags) []string {
 	if t.url == "" {
 		target = "knee's embedded simulated server, fresh for every step"
 	}
-	return append([]string{fmt.Sprintf("%s; per step %s; workload input %s, output %s tokens, seed %d",
-		target, stepBound(&f.wl), f.wl.input, f.wl.output, f.wl.resolvedSeed())}, t.promptNotes...)
+	return append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
+		target, stepBound(&f.wl), f.wl.describe(), f.wl.resolvedSeed())}, t.promptNotes...)
 }
 
 // Run measures one load level against the target.
@@ -160,7 +172,16 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	if len(r.set) > 0 {
 		opts.Good = r.set.Good
 	}
-	if load.Kind == sweep.Rate {
+	var items interface{ Item(int64) workload.Item } = r.gen
+	if r.trace != nil {
+		s, err := r.trace.AtRate(load.Value).Stream(true)
+		if err != nil {
+			return sweep.Step{}, Usagef("--trace: %v", err)
+		}
+		defer s.Close()
+		items = s
+		cfg.Arrivals, cfg.RateRPS, cfg.MaxConcurrency = s, load.Value, w.maxConcurrency
+	} else if load.Kind == sweep.Rate {
 		a, err := workload.NewArrivals(w.arrival, load.Value, w.burstiness, w.resolvedSeed()^0x9e3779b97f4a7c15)
 		if err != nil {
 			return sweep.Step{}, Usagef("--arrival: %v", err)
@@ -173,7 +194,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		return sweep.Step{}, err
 	}
 	src := func(i int64) loadgen.Request {
-		it := r.gen.Item(i)
+		it := items.Item(i)
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens}
 	}
 	cfg.OnRecord = func(rec *record.Request) {

@@ -34,7 +34,7 @@ func (t *traceFlags) register(fs *flag.FlagSet) {
 }
 
 // given reports whether any trace option was set without --trace.
-func (t *traceFlags) validate(fs *flag.FlagSet) error {
+func (t *traceFlags) validate(fs *flag.FlagSet, sweeping bool) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if t.path == "" {
@@ -45,8 +45,11 @@ func (t *traceFlags) validate(fs *flag.FlagSet) error {
 		}
 		return nil
 	}
+	if sweeping && set["concurrency"] {
+		return Usagef("a sweep over a trace steps its rate: give --rate R1,R2,... (each step replays the trace at the speed-up that gives that mean rate) or --rate auto, not --concurrency")
+	}
 	for _, n := range []string{"rate", "concurrency", "arrival", "burstiness", "dataset", "input-tokens", "output-tokens", "shared-prefix", "prefix-groups", "prefix-tokens", "ramp"} {
-		if set[n] {
+		if set[n] && !(sweeping && n == "rate") {
 			return Usagef("--%s does not apply with --trace: the trace gives the arrivals and lengths", n)
 		}
 	}
@@ -106,4 +109,12 @@ func (w *workloadFlags) traceForPrompts(tr *workload.Trace) *workload.Trace {
 		return tr
 	}
 	return tr.WithPrompts(w.serverTok, w.promptOverhead)
+}
+
+// describe names the workload for sweep notes.
+func (w *workloadFlags) describe() string {
+	if w.openedTrace != nil {
+		return w.openedTrace.Info().String()
+	}
+	return fmt.Sprintf("input %s, output %s tokens", w.input, w.output)
 }

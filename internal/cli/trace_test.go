@@ -280,3 +280,49 @@ func TestSimPrefixGroups(t *testing.T) {
 		}
 	}
 }
+
+// A sweep over a trace steps its rate: each step replays the trace at the
+// speed-up giving that mean rate, in sim sweep and in sweep alike.
+func TestSweepOverTrace(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.csv")
+	var b strings.Builder
+	b.WriteString("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "%d,ChatGPT,%d,%d,0,Conversation log\n", i, 100+10*i, 3+i%4) // 1 req/s
+	}
+	os.WriteFile(trace, []byte(b.String()), 0o644)
+	for _, cmd := range [][]string{{"sim", "sweep"}, {"sweep"}} {
+		args := append(cmd, "--trace", trace, "--rate", "10,20", "--json", "--quiet", "--no-store")
+		code, out, errs := kneeCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", cmd, code, errs)
+		}
+		var res struct {
+			Steps []struct {
+				Load    float64 `json:"load"`
+				Summary struct {
+					Completed int     `json:"completed"`
+					Offered   float64 `json:"offered_rate_rps"`
+					Achieved  float64 `json:"achieved_rate_rps"`
+				} `json:"summary"`
+			} `json:"steps"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("%v: %v\n%s", cmd, err, out)
+		}
+		if len(res.Steps) != 2 {
+			t.Fatalf("%v: %d steps", cmd, len(res.Steps))
+		}
+		for _, s := range res.Steps {
+			// The simulator sends exactly on schedule; real time only near it.
+			sent := s.Summary.Achieved < 0.99*s.Load || s.Summary.Achieved > 1.01*s.Load
+			if s.Summary.Completed != 40 || s.Summary.Offered != s.Load || (cmd[0] == "sim" && sent) {
+				t.Errorf("%v step %v: %d completed, offered %.2f, sent at %.2f req/s", cmd, s.Load, s.Summary.Completed, s.Summary.Offered, s.Summary.Achieved)
+			}
+		}
+	}
+	if code, _, errs := kneeCmd(t, "sim", "sweep", "--trace", trace, "--no-store"); code != 2 || !strings.Contains(errs, "steps its rate") {
+		t.Errorf("sweep over a trace without --rate: exit %d %s", code, errs)
+	}
+}

@@ -122,7 +122,7 @@ func (w *workloadFlags) validate() error {
 		return err
 	}
 	if w.fs != nil {
-		return w.trace.validate(w.fs)
+		return w.trace.validate(w.fs, w.loadLists)
 	}
 	return nil
 }

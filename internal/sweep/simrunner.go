@@ -54,6 +54,13 @@ func (sr *SimRunner) Run(ctx context.Context, load Load) (Step, error) {
 		}
 		cfg.Arrivals = a
 		opts.OfferedRateRPS = load.Value
+		// A replayed trace is its own workload: lengths with arrivals.
+		if l, ok := a.(sim.Lengths); ok {
+			cfg.Gen = l
+		}
+		if c, ok := a.(interface{ Close() }); ok {
+			defer c.Close()
+		}
 	}
 	acc := stats.NewAccumulator(opts)
 	_, err := sim.Run(ctx, cfg, func(r *record.Request) {

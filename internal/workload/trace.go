@@ -237,6 +237,16 @@ func (t *Trace) WithPrompts(tk Tokenizer, overhead int) *Trace {
 	return c
 }
 
+// AtRate returns the trace replayed at the speed-up that gives it a mean
+// arrival rate of rateRPS (a sweep's rate steps).
+func (t *Trace) AtRate(rateRPS float64) *Trace {
+	native := t.info.MeanRateRPS / t.info.Speedup
+	if !(native > 0) {
+		return t.WithSpeedup(t.info.Speedup) // all at one instant: no rate to scale
+	}
+	return t.WithSpeedup(rateRPS / native)
+}
+
 // traceReq is one replayed request.
 type traceReq struct {
 	traceRow
@@ -611,5 +621,5 @@ func (t *Trace) buildItem(pb *promptBuilder, r *traceReq, pcg *rand.PCG, rng *ra
 		ends = append(ends, shared) // only shared blocks: fit may not cut into them unless it must
 	}
 	text, got := pb.fit(sb.String(), ends, n, rng)
-	return Item{Prompt: text, InputTokens: got + over, MaxTokens: r.out, Session: r.session}
+	return Item{Prompt: text, InputTokens: got + over, RequestedTokens: r.in, MaxTokens: r.out, Session: r.session}
 }
