@@ -83,6 +83,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if err := f.wl.validate(); err != nil {
 		return err
 	}
+	f.metrics.noteSet(fs)
 	if err := f.metrics.validate(); err != nil {
 		return err
 	}

@@ -85,6 +85,7 @@ true constants are known (a check of the method).`)
 	case *api != "chat" && *api != "completions":
 		return Usagef("--api %q: want chat or completions", *api)
 	}
+	metrics.noteSet(fs)
 	if err := metrics.validate(); err != nil {
 		return err
 	}

@@ -26,6 +26,18 @@ type metricsFlags struct {
 	url      string
 	interval time.Duration
 	off      bool
+	// alsoGiven is a metrics flag given beside --no-metrics (noteSet).
+	alsoGiven string
+}
+
+// noteSet records, after parsing, whether --no-metrics came with a flag it
+// makes pointless.
+func (m *metricsFlags) noteSet(fs *flag.FlagSet) {
+	for _, name := range []string{"metrics-url", "metrics-interval"} {
+		if m.off && flagSet(fs, name) && m.alsoGiven == "" {
+			m.alsoGiven = name
+		}
+	}
 }
 
 func (m *metricsFlags) register(fs *flag.FlagSet) {
@@ -35,6 +47,9 @@ func (m *metricsFlags) register(fs *flag.FlagSet) {
 }
 
 func (m *metricsFlags) validate() error {
+	if m.alsoGiven != "" {
+		return Usagef("--%s does nothing with --no-metrics; drop one of them", m.alsoGiven)
+	}
 	if m.off {
 		return nil
 	}

@@ -81,7 +81,7 @@ func TestBenchMetricsFlags(t *testing.T) {
 	if code != ExitOK || strings.Contains(stdout, "Server view") {
 		t.Errorf("--no-metrics: exit %d, report:\n%s\n%s", code, stdout, stderr)
 	}
-	for _, args := range [][]string{{"--metrics-interval", "0s"}, {"--metrics-url", "not a url"}} {
+	for _, args := range [][]string{{"--metrics-interval", "0s"}, {"--metrics-url", "not a url"}, {"--metrics-url", "http://h:1/metrics", "--no-metrics"}} {
 		code, _, stderr = kneeEnv(t, env, append([]string{"bench", "--requests", "1", "--quiet", "--no-store"}, args...)...)
 		if code != ExitUsage || !strings.Contains(stderr, args[0]) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming the flag", args, code, stderr)

@@ -48,7 +48,7 @@ func (t *sweepTargetFlags) register(fs *flag.FlagSet) {
 	t.metrics.register(fs)
 }
 
-func (t *sweepTargetFlags) noteSet(*flag.FlagSet) {}
+func (t *sweepTargetFlags) noteSet(fs *flag.FlagSet) { t.metrics.noteSet(fs) }
 
 // targetRunner measures one step with the load generator.
 type targetRunner struct {
