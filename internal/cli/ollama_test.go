@@ -43,7 +43,7 @@ func TestBenchOllamaAPI(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	for _, r := range benchRecords(t, out) {
+	for _, r := range readRecords(t, filepath.Join(out, "records.jsonl")) {
 		if !r.OK() || r.OutputTokens != 4 || r.InputTokens != 256 || r.ServerPhases == nil || r.ServerPhases.QueueUnknown {
 			t.Errorf("request %d: %q %s, tokens %d/%d, phases %+v", r.ID, r.Error, r.ErrorMessage, r.InputTokens, r.OutputTokens, r.ServerPhases)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -163,22 +162,12 @@ func (p *promptWatch) add(r *record.Request) {
 	if len(p.off) < promptWatchAfter {
 		return
 	}
-	med := 100 * median(p.off)
+	med := 100 * stats.Median(p.off)
 	if math.Abs(med) > stats.PromptOffLimitPct {
 		p.warned = true
 		p.warn(med)
 	}
 	p.off = p.off[:0]
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // promptsFor resolves how prompts are built against a real target and

@@ -77,20 +77,6 @@ func tokenServer(t *testing.T, tokenize bool) (*httptest.Server, *atomic.Int64) 
 	return srv, &tokenizeCalls
 }
 
-func benchRecords(t *testing.T, dir string) []record.Request {
-	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "records.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := record.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return recs
-}
-
 // TestPromptsExactInServerTokens: against a server whose /tokenize counts
 // with its own tokenizer and chat template, every request is served
 // exactly the requested number of prompt tokens.
@@ -102,7 +88,7 @@ func TestPromptsExactInServerTokens(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	recs := benchRecords(t, out)
+	recs := readRecords(t, filepath.Join(out, "records.jsonl"))
 	lengths := map[int]bool{}
 	for _, r := range recs {
 		if !r.OK() || r.TokenSource != record.TokensFromUsage {

@@ -169,18 +169,7 @@ func DecodeChunk(data []byte, c *Chunk) error {
 				return ok
 			})
 		case "error":
-			c.Err = nil
-			switch s.peek() {
-			case 'n':
-				return s.literal("null")
-			case '"':
-				raw, esc, ok := s.str()
-				c.Err = &APIError{Message: unquote(raw, esc)}
-				return ok
-			}
-			e := &APIError{}
-			c.Err = e
-			return decodeError(&s, e)
+			return decodeErrorField(&s, c)
 		case "object":
 			if s.null() {
 				isErrorObject = false
@@ -365,6 +354,23 @@ func nonEmptyArray(s *scanner) (bool, bool) {
 	n := 0
 	ok := s.array(func() bool { n++; return s.skip() })
 	return n > 0, ok
+}
+
+// decodeErrorField reads an "error" value: null, a message string, or an
+// object with message, type and code.
+func decodeErrorField(s *scanner, c *Chunk) bool {
+	c.Err = nil
+	switch s.peek() {
+	case 'n':
+		return s.literal("null")
+	case '"':
+		raw, esc, ok := s.str()
+		c.Err = &APIError{Message: unquote(raw, esc)}
+		return ok
+	}
+	e := &APIError{}
+	c.Err = e
+	return decodeError(s, e)
 }
 
 func decodeError(s *scanner, e *APIError) bool {

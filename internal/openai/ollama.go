@@ -84,18 +84,7 @@ func DecodeOllama(line []byte, c *Chunk) error {
 		case "total_duration":
 			t.TotalMS, t.HasTotal, ok = s.lenientMS(nsPerMS)
 		case "error":
-			c.Err = nil
-			switch s.peek() {
-			case 'n':
-				return s.literal("null")
-			case '"':
-				raw, esc, ok := s.str()
-				c.Err = &APIError{Message: unquote(raw, esc)}
-				return ok
-			}
-			e := &APIError{}
-			c.Err = e
-			return decodeError(&s, e)
+			return decodeErrorField(&s, c)
 		default:
 			ok = s.skip()
 		}

@@ -413,13 +413,7 @@ func (a *Accumulator) promptCheckLocked() *PromptCheck {
 	if n == 0 {
 		return nil
 	}
-	off := slices.Clone(a.promptOff)
-	slices.Sort(off)
-	med := float64(off[n/2])
-	if n%2 == 0 {
-		med = (float64(off[n/2-1]) + float64(off[n/2])) / 2
-	}
-	return &PromptCheck{Compared: n, Exact: a.promptExact, WithinOne: a.promptWithin1, MedianOffPct: 100 * med}
+	return &PromptCheck{Compared: n, Exact: a.promptExact, WithinOne: a.promptWithin1, MedianOffPct: 100 * float64(Median(a.promptOff))}
 }
 
 func (a *Accumulator) warnings() []string {

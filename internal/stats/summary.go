@@ -3,6 +3,7 @@ package stats
 import (
 	"encoding/json"
 	"math"
+	"slices"
 )
 
 // Dist summarises one distribution: latencies in milliseconds (SPEC §4), or
@@ -223,3 +224,15 @@ const PromptOffLimitPct = 2.0
 
 // Off reports a median beyond PromptOffLimitPct.
 func (p *PromptCheck) Off() bool { return math.Abs(p.MedianOffPct) > PromptOffLimitPct }
+
+// Median of a non-empty slice (the mean of the middle two for an even
+// count); v is not changed.
+func Median[T int | float32 | float64](v []T) T {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
