@@ -147,10 +147,13 @@ func (s *Series) Window(fromMS, toMS float64) *Window {
 		p, c := &s.Samples[span[i-1]], &s.Samples[span[i]]
 		reset := false
 		for m, v := range c.Values {
-			pv, had := p.Values[m]
-			if !had || !isCounter(m) {
+			if !isCounter(m) {
 				continue
 			}
+			// A counter absent before counts from zero: client libraries
+			// create labelled series, and SGLang its retraction counter,
+			// at the first event.
+			pv := p.Values[m]
 			d := v - pv
 			if d < 0 {
 				d, reset = v, true
@@ -172,7 +175,7 @@ func (s *Series) Window(fromMS, toMS float64) *Window {
 		for m, h := range c.Hists {
 			ph := p.Hists[m]
 			if ph == nil {
-				continue
+				ph = &Hist{LE: h.LE, Cum: make([]float64, len(h.Cum))} // first seen: from zero
 			}
 			d, r := histDelta(ph, h)
 			reset = reset || r

@@ -117,3 +117,16 @@ func TestQuantileEdges(t *testing.T) {
 		t.Error("empty histogram gave a quantile")
 	}
 }
+
+func TestCounterAppearingMidRunCountsFromZero(t *testing.T) {
+	// SGLang creates its retraction counter at the first retraction.
+	s := &Series{Server: "sglang", Samples: []Sample{
+		{TMS: 0, Values: map[Metric]float64{Waiting: 0}},
+		{TMS: 1000, Values: map[Metric]float64{Waiting: 3, Preemptions: 2}, Hists: map[Metric]*Hist{Queue: hist([]float64{1}, []float64{4}, 5, 2.5)}},
+		{TMS: 2000, Values: map[Metric]float64{Waiting: 1, Preemptions: 5}, Hists: map[Metric]*Hist{Queue: hist([]float64{1}, []float64{6}, 8, 4.0)}},
+	}}
+	w := s.Window(0, 2000)
+	if w.Deltas[Preemptions] != 5 || w.Resets != 0 || w.Hists[Queue].Count != 8 {
+		t.Fatalf("preemptions %v resets %d queue count %v; want 5, 0, 8", w.Deltas[Preemptions], w.Resets, w.Hists[Queue].Count)
+	}
+}
