@@ -134,6 +134,9 @@ func (s *Scraper) Stop() *Series {
 		close(s.stop)
 	}
 	<-s.done
+	if s.cfg.Client == nil {
+		s.client.CloseIdleConnections() // its own transport: nothing else uses it
+	}
 	c := s.Snapshot()
 	c.Summarize()
 	return &c
