@@ -195,13 +195,15 @@ func checkComplete(t *testing.T, recs []record.Request, want int) {
 
 func TestBenchLosesNoRequest(t *testing.T) {
 	s := realServer(t)
-	for _, c := range []int{1, 4, 16} {
-		t.Run(fmt.Sprintf("concurrency=%d", c), func(t *testing.T) {
-			dir := t.TempDir()
-			requests := max(8, 2*c)
-			knee(t, benchArgs(s, dir, c, requests)...)
-			checkComplete(t, readRecords(t, filepath.Join(dir, "records.jsonl")), requests)
-		})
+	for _, api := range []string{"chat", "ollama"} {
+		for _, c := range []int{1, 4, 16} {
+			t.Run(fmt.Sprintf("api=%s/concurrency=%d", api, c), func(t *testing.T) {
+				dir := t.TempDir()
+				requests := max(8, 2*c)
+				knee(t, benchArgs(s, dir, c, requests, "--api", api)...)
+				checkComplete(t, readRecords(t, filepath.Join(dir, "records.jsonl")), requests)
+			})
+		}
 	}
 }
 
