@@ -43,6 +43,7 @@ type wire struct {
 	FinishReason          string    `json:"finish_reason,omitempty"`
 	Error                 string    `json:"error,omitempty"`
 	ErrorMessage          string    `json:"error_message,omitempty"`
+	Replica               string    `json:"replica,omitempty"`
 }
 
 // ms converts a duration to milliseconds, rounded to the nanosecond so the
@@ -87,7 +88,7 @@ func (r Request) MarshalJSON() ([]byte, error) {
 		ConnectionRetries: r.ConnectionRetries, CachedPromptTokens: r.CachedPromptTokens,
 		ServerTokenTimesMS: msSlice(r.ServerTokenTimes), ServerWriteTimesMS: msSlice(r.ServerWriteTimes),
 		HTTPStatus: r.HTTPStatus, FinishReason: r.FinishReason,
-		Error: string(r.Error), ErrorMessage: r.ErrorMessage,
+		Error: string(r.Error), ErrorMessage: r.ErrorMessage, Replica: r.Replica,
 	}
 	if r.HasFirstToken() {
 		w.FirstTokenMS, w.DoneMS = msPtr(r.FirstToken), msPtr(r.Done)
@@ -127,7 +128,7 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 		ConnectionRetries: w.ConnectionRetries, CachedPromptTokens: w.CachedPromptTokens,
 		ServerTokenTimes: durSlice(w.ServerTokenTimesMS), ServerWriteTimes: durSlice(w.ServerWriteTimesMS),
 		HTTPStatus: w.HTTPStatus, FinishReason: w.FinishReason,
-		Error: kind, ErrorMessage: w.ErrorMessage,
+		Error: kind, ErrorMessage: w.ErrorMessage, Replica: w.Replica,
 	}
 	if w.FirstTokenMS != nil {
 		r.FirstToken = fromMS(*w.FirstTokenMS)

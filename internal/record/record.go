@@ -121,6 +121,10 @@ type Request struct {
 	FinishReason string
 	Error        ErrorKind
 	ErrorMessage string
+
+	// Replica names the fleet replica that served the request (knee sim
+	// --replicas); empty for a single server or a gateway rejection.
+	Replica string
 }
 
 // OK reports whether the request completed without error.

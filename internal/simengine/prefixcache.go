@@ -262,3 +262,38 @@ func (e *Engine) dropBlocks(r *req) {
 	r.hashedBlocks = 0
 	r.cur = cursor{ended: e.cfg.NoPrefixCaching}
 }
+
+// PrefixHasher names a prompt's blocks as the prefix cache does, for a
+// router that scores replicas by the prefix their caches hold (llm-d's
+// precise prefix-cache scorer reads the same hashes from vLLM's KV events).
+// The zero value is ready; it reuses its buffers and is not safe for
+// concurrent use.
+type PrefixHasher struct{ r req }
+
+// Hashes appends to dst the chained hashes of the prompt's leading full
+// blocks of shareable content, as many as a lookup could hit (never the
+// block holding the last prompt token).
+func (h *PrefixHasher) Hashes(prompt []Segment, inputTokens int, dst []uint64) []uint64 {
+	h.r.prompt, h.r.output, h.r.generated = int32(inputTokens), 0, 0
+	h.r.setContent(prompt, 0)
+	var c cursor
+	for n := (inputTokens - 1) / BlockTokens; n > 0; n-- {
+		hash, ok := h.r.nextBlock(&c)
+		if !ok {
+			break
+		}
+		dst = append(dst, hash)
+	}
+	return dst
+}
+
+// CachedPrefixBlocks is how many of the leading hashes (from
+// PrefixHasher.Hashes) the engine's cache holds now, in use or free.
+func (e *Engine) CachedPrefixBlocks(hashes []uint64) int {
+	for i, h := range hashes {
+		if _, ok := e.pc.byHash[h]; !ok {
+			return i
+		}
+	}
+	return len(hashes)
+}

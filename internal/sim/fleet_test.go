@@ -1,0 +1,265 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/workload"
+)
+
+func arrivalsOf(t testing.TB, kind string, rate, burstiness float64, seed uint64) workload.Arrivals {
+	t.Helper()
+	a, err := workload.NewArrivals(kind, rate, burstiness, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func collectFleet(t testing.TB, cfg FleetConfig) ([]record.Request, FleetResult) {
+	t.Helper()
+	var recs []record.Request
+	res, err := RunFleet(context.Background(), cfg, func(r *record.Request) { recs = append(recs, r.Clone()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs, res
+}
+
+// A fleet of one is the single-engine run: the same records, field for
+// field, and records in virtual-time order.
+func TestFleetOfOneIsRun(t *testing.T) {
+	ecfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
+	ecfg.QueueLimit = 30
+	gen := varied{32, 3000, 1, 300}
+	base := Config{Engine: ecfg, Gen: gen, Arrivals: poisson(t, 40, 3), Requests: 2000, StreamTokenTimes: true}
+	want, wres, err := Collect(context.Background(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.Arrivals = poisson(t, 40, 3)
+	got, gres := collectFleet(t, FleetConfig{Config: base, Count: 1})
+	if wres.Rejected == 0 {
+		t.Fatal("want some rejections at 40 req/s with a queue limit of 30")
+	}
+	if len(got) != len(want) || gres.Completed != wres.Completed || gres.Rejected != wres.Rejected || gres.Steps != wres.Steps || gres.Tokens != wres.Tokens {
+		t.Fatalf("fleet of one: %d records, %+v; single run: %d records, %+v", len(got), gres.Result, len(want), wres)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Done < got[i-1].Done {
+			t.Fatalf("records out of virtual-time order at %d: %v after %v", i, got[i].Done, got[i-1].Done)
+		}
+	}
+	byID := func(rs []record.Request) {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].ID < rs[j].ID })
+	}
+	byID(got)
+	byID(want)
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.Replica != "r0" {
+			t.Fatalf("record %d names replica %q, want r0", g.ID, g.Replica)
+		}
+		g.Replica = ""
+		gj, _ := g.MarshalJSON()
+		wj, _ := w.MarshalJSON()
+		if string(gj) != string(wj) {
+			t.Fatalf("record %d differs:\nfleet  %s\nsingle %s", g.ID, gj, wj)
+		}
+	}
+}
+
+type latencies struct{ ttft, tpot []float64 }
+
+func latenciesOf(recs []record.Request) latencies {
+	var l latencies
+	for _, r := range recs {
+		if r.Warmup || !r.OK() {
+			continue
+		}
+		ttft, _ := r.TTFT()
+		l.ttft = append(l.ttft, ttft.Seconds())
+		if tpot, ok := r.TPOT(); ok {
+			l.tpot = append(l.tpot, tpot.Seconds())
+		}
+	}
+	return l
+}
+
+func quantile(v []float64, q float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[int(q*float64(len(s)-1))]
+}
+
+// shifted is a workload whose lengths are another's from an offset: an
+// independent sample of the same length distribution.
+type shifted struct {
+	gen Lengths
+	off int64
+}
+
+func (s shifted) Lengths(i int64) (int, int) { return s.gen.Lengths(i + s.off) }
+
+// N replicas behind round robin at N× one replica's load see that
+// replica's latency distribution, within sampling noise: each quantile of
+// the fleet's TTFT and TPOT lies within the range that eight independent
+// runs of one replica (same length distribution, other samples) span,
+// widened by 3%. Arrivals are evenly spaced, so round robin hands every
+// replica the single replica's arrival pattern (split round robin, a
+// Poisson stream becomes a smoother Erlang stream per replica: latencies
+// would be lower, not equal).
+func TestRoundRobinFleetMatchesOneReplica(t *testing.T) {
+	ecfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
+	const rate, perReplica = 14.0, 1500 // about 70% of one replica's capacity
+	run := func(n int, off int64) latencies {
+		gen := shifted{varied{200, 2000, 50, 400}, off}
+		cfg := FleetConfig{Config: Config{Engine: ecfg, Gen: gen, Arrivals: arrivalsOf(t, "constant", rate*float64(n), 1, 5),
+			Requests: int64(perReplica * n), WarmupRequests: 100 * n}, Count: n, Router: RoundRobin}
+		recs, res := collectFleet(t, cfg)
+		for _, r := range res.Replicas {
+			if r.Routed != int64(perReplica) {
+				t.Fatalf("%d replicas: replica %s got %d requests, want %d", n, r.Name, r.Routed, perReplica)
+			}
+		}
+		return latenciesOf(recs)
+	}
+	var refs []latencies
+	for k := range 8 {
+		refs = append(refs, run(1, int64(k)*1_000_000))
+	}
+	for _, n := range []int{1, 4, 16} {
+		got := run(n, 7_000_000)
+		for _, m := range []struct {
+			name string
+			pick func(latencies) []float64
+		}{{"ttft", func(l latencies) []float64 { return l.ttft }}, {"tpot", func(l latencies) []float64 { return l.tpot }}} {
+			for _, q := range []float64{.5, .9, .99} {
+				lo, hi := math.Inf(1), 0.0
+				for _, r := range refs {
+					v := quantile(m.pick(r), q)
+					lo, hi = min(lo, v), max(hi, v)
+				}
+				v := quantile(m.pick(got), q)
+				t.Logf("N=%2d %s p%.0f: %.2f ms (one replica %.2f–%.2f ms)", n, m.name, 100*q, 1e3*v, 1e3*lo, 1e3*hi)
+				if v < lo*0.97 || v > hi*1.03 {
+					t.Errorf("N=%d: %s p%.0f %.2f ms outside one replica's %.2f–%.2f ms", n, m.name, 100*q, 1e3*v, 1e3*lo, 1e3*hi)
+				}
+			}
+		}
+	}
+}
+
+// Prefix-affinity routing keeps each group's system prompt on the replicas
+// that hold it: more of the fleet's prompt tokens hit, and TTFT is lower,
+// than round robin, whose replicas each have to cache every group.
+func TestPrefixAffinityBeatsRoundRobin(t *testing.T) {
+	ecfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
+	ecfg.GPUMemoryUtilization = 0.35 // a KV cache of ~80k tokens: too small for every group's prefix
+	in, err := workload.ParseDist("2304")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := workload.ParseDist("64")
+	gen, err := workload.NewGenerator(workload.Spec{Input: in, Output: out, SharedPrefixTokens: 2048, PrefixGroups: 64, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(router string) (float64, float64) {
+		recs, res := collectFleet(t, FleetConfig{Config: Config{Engine: ecfg, Gen: gen, Arrivals: poisson(t, 40, 4),
+			Requests: 6000, WarmupRequests: 1000}, Count: 4, Router: router})
+		l := latenciesOf(recs)
+		return res.PrefixHitRate(), quantile(l.ttft, .5)
+	}
+	rrHit, rrTTFT := run(RoundRobin)
+	paHit, paTTFT := run(PrefixAffinity)
+	t.Logf("round robin: hit rate %.1f%%, TTFT p50 %.1f ms; prefix affinity: hit rate %.1f%%, TTFT p50 %.1f ms",
+		100*rrHit, 1e3*rrTTFT, 100*paHit, 1e3*paTTFT)
+	if paHit <= rrHit+0.05 || paTTFT >= rrTTFT {
+		t.Errorf("prefix affinity should hit more and answer sooner: hit %.3f vs %.3f, TTFT %v vs %v", paHit, rrHit, paTTFT, rrTTFT)
+	}
+}
+
+// On bursty (gamma) arrivals of mixed lengths near the fleet's capacity,
+// sending each request to the replica with the fewest outstanding requests
+// keeps queues shorter than round robin, which keeps feeding a replica
+// stuck with long requests. (Well below capacity round robin's TTFT p95 is
+// the lower one: it never puts two prompts of a burst on one replica.)
+func TestLeastOutstandingBeatsRoundRobinOnBursts(t *testing.T) {
+	ecfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
+	ecfg.MaxNumSeqs = 32
+	gen := varied{100, 4000, 10, 1000}
+	for _, seed := range []uint64{8, 9} {
+		run := func(router string) float64 {
+			recs, _ := collectFleet(t, FleetConfig{Config: Config{Engine: ecfg, Gen: gen, Arrivals: arrivalsOf(t, "gamma", 18, 0.25, seed),
+				Requests: 8000, WarmupRequests: 500}, Count: 4, Router: router})
+			return quantile(latenciesOf(recs).ttft, .95)
+		}
+		rr, lo := run(RoundRobin), run(LeastOutstanding)
+		t.Logf("seed %d: gamma arrivals (burstiness 0.25) at 18 req/s on 4 replicas: TTFT p95 round robin %.0f ms, least outstanding %.0f ms", seed, 1e3*rr, 1e3*lo)
+		if lo >= rr*0.8 {
+			t.Errorf("seed %d: least outstanding TTFT p95 %.3f s, want well below round robin's %.3f s", seed, lo, rr)
+		}
+	}
+}
+
+// The same seed gives the same fleet run, record for record, for every
+// router; session affinity keeps a prefix group on one replica; a gateway
+// queue limit rejects at the gateway.
+func TestFleetDeterministicAndRouters(t *testing.T) {
+	ecfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
+	in, _ := workload.ParseDist("1024")
+	out, _ := workload.ParseDist("32:256")
+	gen, err := workload.NewGenerator(workload.Spec{Input: in, Output: out, SharedPrefixTokens: 512, PrefixGroups: 8, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, router := range Routers {
+		runOnce := func() string {
+			recs, _ := collectFleet(t, FleetConfig{Config: Config{Engine: ecfg, Gen: gen, Arrivals: poisson(t, 60, 2), Requests: 1500, StreamTokenTimes: true},
+				Count: 3, Router: router})
+			var b []byte
+			for _, r := range recs {
+				j, _ := r.MarshalJSON()
+				b = append(b, j...)
+			}
+			return string(b)
+		}
+		if a, b := runOnce(), runOnce(); a != b {
+			t.Errorf("%s: two runs with one seed differ", router)
+		}
+	}
+	recs, _ := collectFleet(t, FleetConfig{Config: Config{Engine: ecfg, Gen: gen, Arrivals: poisson(t, 60, 2), Requests: 1500},
+		Count: 3, Router: SessionAffinity})
+	where := map[uint64]string{}
+	var segs []simengine.Segment
+	for _, r := range recs {
+		_, _, segs = gen.Content(r.ID, segs[:0])
+		if w, ok := where[segs[0].ID]; ok && w != r.Replica {
+			t.Fatalf("session affinity sent group %x to %s and %s", segs[0].ID, w, r.Replica)
+		}
+		where[segs[0].ID] = r.Replica
+	}
+	recs, res := collectFleet(t, FleetConfig{Config: Config{Engine: ecfg, Gen: gen, Arrivals: poisson(t, 400, 2), Requests: 3000},
+		Count: 2, Router: LeastOutstanding, GatewayQueueLimit: 16})
+	var rejected int64
+	for _, r := range recs {
+		if r.Error == record.ErrRejected {
+			rejected++
+			if r.HTTPStatus != 429 || r.Replica != "" {
+				t.Fatalf("gateway rejection record %+v", r)
+			}
+		}
+	}
+	if res.GatewayRejected == 0 || rejected != res.GatewayRejected || res.Completed+res.Rejected != res.Issued {
+		t.Fatalf("gateway limit at 400 req/s: %d rejected (%d records), %+v", res.GatewayRejected, rejected, res.Result)
+	}
+	if _, err := RunFleet(context.Background(), FleetConfig{Config: Config{Engine: ecfg, Gen: gen, Concurrency: 2, Requests: 3}, Count: 2, Router: "random"}, nil); err == nil {
+		t.Fatal("an unknown router should be an error")
+	}
+}
