@@ -93,7 +93,7 @@ func (w *workloadFlags) promptsNote() string {
 	}
 	s := "prompts built with " + name
 	if w.promptOverhead > 0 {
-		s += fmt.Sprintf("; the server adds %d tokens to every prompt (chat template, measured with one request), included in prompt_tokens_requested", w.promptOverhead)
+		s += fmt.Sprintf("; the server adds %d %s to every prompt (chat template, measured with one request), included in prompt_tokens_requested", w.promptOverhead, plural(w.promptOverhead, "token", "tokens"))
 	}
 	return s
 }
@@ -131,7 +131,7 @@ func (w *workloadFlags) promptOffNote(pc *stats.PromptCheck) string {
 		} else if w.tokenizerGiven() {
 			why = "the prompts were built with --tokenizer " + w.tokenizer + ", which does not count like the server (a tokenizer.json of another model?)"
 		}
-		return fmt.Sprintf("warning: served prompt lengths are a median %+.1f%% off the requested ones: %s", pc.MedianOffPct, why)
+		return fmt.Sprintf("why served prompt lengths are %+.1f%% off: %s", pc.MedianOffPct, why)
 	case pc.Exact < pc.Compared && pc.WithinOne == pc.Compared:
 		return fmt.Sprintf("%d of %d requests were served one token off the requested prompt length: the tokenizer cannot make those lengths exactly from whole words", pc.Compared-pc.Exact, pc.Compared)
 	}
@@ -186,4 +186,11 @@ func (w *workloadFlags) promptsFor(ctx context.Context, target, apiKey, model, a
 		return nil, nil, err
 	}
 	return gen, append(notes, w.verifyServerPrompts(gen)...), nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
