@@ -35,6 +35,7 @@ type benchFlags struct {
 	metrics  metricsFlags
 	embedded embeddedFlags
 	wl       workloadFlags
+	sess     sessionFlags
 }
 
 // stringList is a repeatable string flag.
@@ -63,6 +64,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	f.metrics.register(fs)
 	f.embedded.register(fs)
 	f.wl.register(fs, 32, 300)
+	f.sess.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -84,6 +86,13 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	f.metrics.noteSet(fs)
+	turns, think, err := f.sess.parse(fs)
+	if err != nil {
+		return err
+	}
+	if f.sess.sessions > 0 && !flagGiven(fs, "requests") {
+		f.wl.requests = 0 // the conversations' turns bound the run
+	}
 	if err := f.metrics.validate(); err != nil {
 		return err
 	}
@@ -165,6 +174,10 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		cfg.Arrivals = arrivals
 		cfg.Concurrency = 0
 	}
+	if f.sess.sessions > 0 {
+		cfg.Sessions, cfg.Concurrency = f.sess.sessions, 0
+		cfg.Turn = f.sess.turnSource(gen, turns, think, f.wl.resolvedSeed())
+	}
 	f.temperature.apply(&cfg)
 	if traceNote != "" {
 		cfg.RateRPS = wp.trace.Info().MeanRateRPS
@@ -199,6 +212,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 
 	meta := runMeta{kind: "bench", target: redactURL(target), model: model, label: f.label,
 		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", redactURL(target)})}
+	meta.config = append(meta.config, f.sess.config()...)
 	if f.url == "" {
 		// The port is random; "embedded" keeps runs filterable by target.
 		meta.target = "embedded"
@@ -271,6 +285,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if n := f.wl.promptOffNote(sum.PromptCheck); n != "" {
 		notes = append(notes, n)
 	}
+	notes = append(notes, sessionNotes(res.Records)...)
 	notes = append(notes, timestampNote(res))
 	notes = append(notes, clientFloorWarnings(sum, res, cpu)...)
 	if w := overloadWarning(sum); w != "" {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/stats"
 )
 
 // recordsByID reads records.jsonl (written in completion order) by id.
@@ -324,5 +325,65 @@ func TestSweepOverTrace(t *testing.T) {
 	}
 	if code, _, errs := kneeCmd(t, "sim", "sweep", "--trace", trace, "--no-store"); code != 2 || !strings.Contains(errs, "steps its rate") {
 		t.Errorf("sweep over a trace without --rate: exit %d %s", code, errs)
+	}
+}
+
+// Multi-turn sessions against the embedded server: turn k's prompt is
+// exactly turn k-1's prompt and answer plus the new message; with the
+// prefix cache later turns, 2-4x longer, reach their first token about as
+// fast as first turns (only the new message is computed); with it off they
+// are much slower.
+func TestBenchSessions(t *testing.T) {
+	p50 := map[bool][2]float64{}
+	for _, off := range []bool{false, true} {
+		out := filepath.Join(t.TempDir(), "run")
+		args := []string{"bench", "--sessions", "8", "--turns", "4", "--input-tokens", "500", "--output-tokens", "50",
+			"--seed", "3", "--out", out, "--quiet", "--no-store"}
+		if off {
+			args = append(args, "--no-prefix-caching")
+		}
+		code, stdout, errs := kneeCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		if !strings.Contains(stdout, "sessions: 8 conversations of up to 4 turns") || !strings.Contains(stdout, "TTFT by turn: first turns p50") {
+			t.Errorf("report lacks the session notes:\n%s", stdout)
+		}
+		recs := recordsByID(t, filepath.Join(out, "records.jsonl"))
+		if len(recs) != 32 {
+			t.Fatalf("%d records, want 8 sessions × 4 turns", len(recs))
+		}
+		prev := map[string]record.Request{}
+		var first, later []float64
+		for _, r := range recs {
+			if !r.OK() || r.Session == "" || r.Turn < 1 {
+				t.Fatalf("record %d: %s session %q turn %d", r.ID, r.Error, r.Session, r.Turn)
+			}
+			if p, ok := prev[r.Session]; ok {
+				if r.Turn != p.Turn+1 || r.InputTokens != p.InputTokens+p.OutputTokens+500 || r.PromptTokensRequested != r.InputTokens {
+					t.Errorf("session %s turn %d: %d prompt tokens (requested %d), want %d + %d + 500", r.Session, r.Turn, r.InputTokens, r.PromptTokensRequested, p.InputTokens, p.OutputTokens)
+				}
+			} else if r.Turn != 1 || r.InputTokens != 500 {
+				t.Errorf("session %s starts at turn %d with %d tokens", r.Session, r.Turn, r.InputTokens)
+			}
+			prev[r.Session] = r
+			ttft, _ := r.TTFT()
+			if r.Turn == 1 {
+				first = append(first, float64(ttft))
+			} else {
+				later = append(later, float64(ttft))
+			}
+		}
+		p50[off] = [2]float64{stats.Median(first) / 1e6, stats.Median(later) / 1e6}
+	}
+	t.Logf("TTFT p50 first/later turns: caching %.1f / %.1f ms; off %.1f / %.1f ms", p50[false][0], p50[false][1], p50[true][0], p50[true][1])
+	// Later turns carry 2-4x the first turn's prompt. With the cache they
+	// compute only the new message: about as fast as first turns (which
+	// also wait on the batching of eight at once); without it they pay for
+	// the whole history.
+	on, no := p50[false], p50[true]
+	if !(on[1] < 1.25*on[0]) || !(no[1] > 1.5*no[0]) || !(on[1]*1.5 < no[1]) {
+		t.Errorf("TTFT p50 first/later turns: with the cache %.1f / %.1f ms (want later < 1.25x first), without %.1f / %.1f ms (want later > 1.5x first and 1.5x the cached later turns)",
+			on[0], on[1], no[0], no[1])
 	}
 }

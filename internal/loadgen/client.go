@@ -31,6 +31,9 @@ type stream struct {
 	// promptTokens is the prompt's length as built: the input count when
 	// the server gives no usage.
 	promptTokens int
+	// keepText collects the answer's text (a session's next turn sends it).
+	keepText bool
+	text     []byte
 }
 
 var streamPool = sync.Pool{New: func() any {
@@ -40,10 +43,23 @@ var streamPool = sync.Pool{New: func() any {
 // do runs request i, scheduled at the given offset, and publishes its
 // record.
 func (r *Run) do(i int64, scheduled time.Duration) {
-	req := r.src(i)
+	r.doRequest(i, scheduled, r.src(i), nil)
+}
+
+// turnResult is what a session's next turn needs of this one.
+type turnResult struct {
+	ok                bool
+	answer            string
+	inTokens, outToks int
+}
+
+// doRequest runs req as request i; with res set it keeps the answer's text
+// and the served lengths there (multi-turn sessions).
+func (r *Run) doRequest(i int64, scheduled time.Duration, req Request, res *turnResult) {
 	rec := &record.Request{
 		ID: i, Scheduled: scheduled, Warmup: r.warmup(i, scheduled),
 		PromptTokensRequested: req.PromptTokens, MaxTokens: req.MaxTokens,
+		Session: req.Session, Turn: req.Turn,
 	}
 	if req.RequestedTokens > 0 {
 		rec.PromptTokensRequested = req.RequestedTokens
@@ -51,11 +67,13 @@ func (r *Run) do(i int64, scheduled time.Duration) {
 	st := streamPool.Get().(*stream)
 	defer streamPool.Put(st)
 	st.promptTokens = req.PromptTokens
+	st.keepText = res != nil
+	st.text = st.text[:0]
 	st.stamp.start, st.stamp.wall0 = r.start, &r.wall0
 
 	p := openai.Params{API: r.cfg.API, Model: r.cfg.Model, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
 		IgnoreEOS: r.cfg.IgnoreEOS, ContinuousUsage: r.cfg.ContinuousUsage,
-		Temperature: r.cfg.Temperature, HasTemperature: r.cfg.HasTemperature}
+		Temperature: r.cfg.Temperature, HasTemperature: r.cfg.HasTemperature, History: req.History}
 	if r.cfg.MinTokens {
 		p.MinTokens = req.MaxTokens
 	}
@@ -122,6 +140,9 @@ func (r *Run) do(i int64, scheduled time.Duration) {
 	r.readResponse(ctx, st, resp, rec)
 	st.stamp.conn = nil // the pooled stream must not keep the connection
 	resp.Body.Close()
+	if res != nil {
+		*res = turnResult{ok: rec.OK(), answer: string(st.text), inTokens: rec.InputTokens, outToks: rec.OutputTokens}
+	}
 	r.finish(rec)
 }
 
@@ -276,6 +297,9 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 			continue // read on to the end of the body so the connection is reused
 		}
 		if c.Content {
+			if st.keepText {
+				st.text = openai.AppendDeltaText(st.text, data)
+			}
 			at := st.stamp.at
 			k := 1
 			if c.HasUsage && c.CompletionTokens-prevCompletion > 1 {

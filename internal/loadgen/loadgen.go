@@ -61,6 +61,11 @@ type Request struct {
 	// keep it as prompt_tokens_requested, to compare with what was served.
 	RequestedTokens int
 	MaxTokens       int // max_tokens to send (0 leaves it to the server)
+	// History is the conversation before Prompt, Session and Turn its place
+	// (multi-turn sessions); the answer's text is kept for the next turn.
+	History []openai.Message
+	Session string
+	Turn    int
 }
 
 // Source returns request i. It is called from many goroutines at once and
@@ -85,6 +90,11 @@ type Config struct {
 	// Closed loop: Concurrency > 0 workers, each sending its next request
 	// when its previous one ends.
 	Concurrency int
+	// Sessions > 0 runs that many multi-turn conversations at once instead:
+	// each sends Turn(s, 1), then after each answer (and the turn's think
+	// time) its next turn with the whole history, until Turn says no more.
+	Sessions int
+	Turn     func(session, turn int) (SessionTurn, bool)
 	// Open loop: Arrivals (or a constant schedule at RateRPS when Arrivals
 	// is nil). MaxConcurrency > 0 caps requests in flight: an arrival that
 	// finds the cap reached waits for a slot, the dispatcher with it, and
@@ -151,6 +161,15 @@ func (c *Config) validate() error {
 		return configErr("api %q: want chat, completions or ollama", c.API)
 	}
 	open := c.Arrivals != nil || c.RateRPS > 0
+	if c.Sessions != 0 {
+		switch {
+		case c.Sessions < 0 || c.Turn == nil:
+			return configErr("sessions %d: want a positive number of conversations and a turn source", c.Sessions)
+		case c.Concurrency > 0 || open:
+			return configErr("sessions run their own closed loop: give no concurrency or rate with them")
+		}
+		c.Concurrency = 0
+	}
 	switch {
 	case c.Concurrency < 0:
 		return configErr("concurrency %d: want a positive number of workers", c.Concurrency)
@@ -158,7 +177,7 @@ func (c *Config) validate() error {
 		return configErr("rate %g: want requests per second > 0", c.RateRPS)
 	case c.Concurrency > 0 && open:
 		return configErr("give either a concurrency (closed loop) or a rate (open loop), not both")
-	case c.Concurrency == 0 && !open:
+	case c.Concurrency == 0 && !open && c.Sessions == 0:
 		return configErr("give a concurrency (closed loop) or a rate (open loop)")
 	case c.MaxConcurrency < 0:
 		return configErr("max concurrency %d: want >= 0", c.MaxConcurrency)
@@ -380,7 +399,9 @@ func (r *Run) run() {
 		t := time.AfterFunc(r.cfg.Duration, func() { r.stopFor(StopDuration) })
 		defer t.Stop()
 	}
-	if r.cfg.Concurrency > 0 {
+	if r.cfg.Sessions > 0 {
+		r.sessionLoop(&wg)
+	} else if r.cfg.Concurrency > 0 {
 		r.closedLoop(&wg)
 	} else {
 		r.openLoop(&wg)

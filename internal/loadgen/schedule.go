@@ -2,9 +2,12 @@ package loadgen
 
 import (
 	"math"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/knee-dev/knee/internal/openai"
 )
 
 // constantSchedule sends every 1/rate seconds, starting at 0.
@@ -142,5 +145,75 @@ func (r *Run) countDropped(sched Schedule, i int64, at time.Duration) {
 		}
 		i++
 		at = rampWarp(sched.Next(), r.cfg.Ramp)
+	}
+}
+
+// SessionTurn is one turn of a conversation: the user's new message (its
+// Prompt, PromptTokens and MaxTokens; History, Session and Turn are filled
+// in) and how long the user thinks before sending it.
+type SessionTurn struct {
+	Request Request
+	Think   time.Duration
+}
+
+// sessionLoop runs Sessions conversations at once, each a closed loop of
+// turns: a turn is scheduled when the user has read the previous answer and
+// thought, and carries the whole history, the server's actual answers
+// included. A failed turn ends its conversation.
+func (r *Run) sessionLoop(wg *sync.WaitGroup) {
+	var next atomic.Int64
+	n := r.cfg.Sessions
+	for s := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r.cfg.Ramp > 0 && s > 0 && !r.sleep(r.cfg.Ramp*time.Duration(s)/time.Duration(n)-time.Since(r.start)) {
+				return
+			}
+			var history []openai.Message
+			historyTokens := 0
+			for turn := 1; r.issueCtx.Err() == nil; turn++ {
+				t, ok := r.cfg.Turn(s, turn)
+				if !ok || (turn > 1 && !r.sleep(t.Think)) {
+					return
+				}
+				i := next.Add(1) - 1
+				if r.cfg.Requests > 0 && i >= r.cfg.Requests {
+					r.stopIssue()
+					return
+				}
+				req := t.Request
+				req.History = history
+				req.Session, req.Turn = strconv.Itoa(s), turn
+				req.PromptTokens += historyTokens
+				if req.RequestedTokens > 0 {
+					req.RequestedTokens += historyTokens
+				}
+				var res turnResult
+				r.doRequest(i, time.Since(r.start), req, &res)
+				if !res.ok {
+					return
+				}
+				history = append(history[:len(history):len(history)],
+					openai.Message{Role: "user", Content: t.Request.Prompt}, openai.Message{Role: "assistant", Content: res.answer})
+				historyTokens = res.inTokens + res.outToks
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// sleep waits d unless issuing stops first; it reports whether to go on.
+func (r *Run) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return r.issueCtx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.issueCtx.Done():
+		return false
 	}
 }

@@ -12,6 +12,7 @@ package openai
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -462,4 +463,30 @@ func internFinish(raw []byte, escaped bool) string {
 		return "eos_token"
 	}
 	return unquote(raw, escaped)
+}
+
+// AppendDeltaText appends the text a content chunk carries (chat delta
+// content, completions text, Ollama message content) to dst: what a
+// multi-turn session sends back as the assistant's answer. It decodes the
+// payload again, so only requests that keep their text pay for it.
+func AppendDeltaText(dst, data []byte) []byte {
+	var c struct {
+		Choices []struct {
+			Delta struct {
+				Content string `json:"content"`
+			} `json:"delta"`
+			Text string `json:"text"`
+		} `json:"choices"`
+		Message struct {
+			Content string `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(data, &c) != nil {
+		return dst
+	}
+	for _, ch := range c.Choices {
+		dst = append(dst, ch.Delta.Content...)
+		dst = append(dst, ch.Text...)
+	}
+	return append(dst, c.Message.Content...)
 }

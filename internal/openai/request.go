@@ -65,6 +65,31 @@ type Params struct {
 	// Temperature is sent when HasTemperature (else the server's default).
 	Temperature    float64
 	HasTemperature bool
+	// History is the conversation before Prompt (multi-turn sessions):
+	// chat sends it as messages before the user's; completions prefixes
+	// the prompt with its contents.
+	History []Message
+}
+
+// Message is one earlier message of a conversation.
+type Message struct {
+	Role, Content string // "user" or "assistant"
+}
+
+// appendMessages appends the history and then the user's prompt as a
+// messages array.
+func appendMessages(dst []byte, p Params) []byte {
+	dst = append(dst, `,"messages":[`...)
+	for _, m := range p.History {
+		dst = append(dst, `{"role":`...)
+		dst = AppendString(dst, m.Role)
+		dst = append(dst, `,"content":`...)
+		dst = AppendString(dst, m.Content)
+		dst = append(dst, "},"...)
+	}
+	dst = append(dst, `{"role":"user","content":`...)
+	dst = AppendString(dst, p.Prompt)
+	return append(dst, "}]"...)
 }
 
 // AppendBody appends the JSON request body for p to dst. Streaming bodies
@@ -77,11 +102,18 @@ func AppendBody(dst []byte, p Params) []byte {
 	dst = AppendString(dst, p.Model)
 	if p.API == APICompletions {
 		dst = append(dst, `,"prompt":`...)
-		dst = AppendString(dst, p.Prompt)
+		prompt := p.Prompt
+		if len(p.History) > 0 {
+			var b strings.Builder
+			for _, m := range p.History {
+				b.WriteString(m.Content)
+			}
+			b.WriteString(p.Prompt)
+			prompt = b.String()
+		}
+		dst = AppendString(dst, prompt)
 	} else {
-		dst = append(dst, `,"messages":[{"role":"user","content":`...)
-		dst = AppendString(dst, p.Prompt)
-		dst = append(dst, "}]"...)
+		dst = appendMessages(dst, p)
 	}
 	if p.MaxTokens > 0 {
 		dst = append(dst, `,"max_tokens":`...)
@@ -115,9 +147,8 @@ func AppendBody(dst []byte, p Params) []byte {
 func appendOllamaBody(dst []byte, p Params) []byte {
 	dst = append(dst, `{"model":`...)
 	dst = AppendString(dst, p.Model)
-	dst = append(dst, `,"messages":[{"role":"user","content":`...)
-	dst = AppendString(dst, p.Prompt)
-	dst = append(dst, `}],"stream":`...)
+	dst = appendMessages(dst, p)
+	dst = append(dst, `,"stream":`...)
 	dst = strconv.AppendBool(dst, !p.NoStream)
 	dst = append(dst, `,"options":{`...)
 	sep := ""

@@ -133,3 +133,22 @@ func TestProbeErrors(t *testing.T) {
 		t.Error("closed server: no error")
 	}
 }
+
+// A conversation's history goes before the user's message, in order.
+func TestAppendBodyHistory(t *testing.T) {
+	h := []Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: " there"}}
+	var chat struct {
+		Messages []struct{ Role, Content string } `json:"messages"`
+	}
+	if err := json.Unmarshal(AppendBody(nil, Params{Model: "m", Prompt: "next", History: h}), &chat); err != nil {
+		t.Fatal(err)
+	}
+	if len(chat.Messages) != 3 || chat.Messages[1].Role != "assistant" || chat.Messages[1].Content != " there" || chat.Messages[2].Content != "next" {
+		t.Errorf("messages %+v", chat.Messages)
+	}
+	var comp struct{ Prompt string }
+	json.Unmarshal(AppendBody(nil, Params{API: APICompletions, Model: "m", Prompt: "next", History: h}), &comp)
+	if comp.Prompt != "hi therenext" {
+		t.Errorf("completions prompt %q", comp.Prompt)
+	}
+}

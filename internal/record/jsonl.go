@@ -32,6 +32,8 @@ type wire struct {
 	PromptTokensRequested int       `json:"prompt_tokens_requested,omitempty"`
 	MaxTokens             int       `json:"max_tokens,omitempty"`
 	InFlightAtSend        int       `json:"in_flight_at_send,omitempty"`
+	SessionID             string    `json:"session_id,omitempty"`
+	Turn                  int       `json:"turn,omitempty"`
 	ConnectionRetries     int       `json:"connection_retries,omitempty"`
 	CachedPromptTokens    int       `json:"cached_prompt_tokens,omitempty"`
 	ServerQueueMS         *float64  `json:"server_queue_ms,omitempty"`
@@ -85,6 +87,7 @@ func (r Request) MarshalJSON() ([]byte, error) {
 		TokenTimesMS: msSlice(r.TokenTimes), TokenCounts: r.TokenCounts, CoalescedChunks: r.CoalescedChunks,
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, TokenSource: string(r.TokenSource),
 		PromptTokensRequested: r.PromptTokensRequested, MaxTokens: r.MaxTokens, InFlightAtSend: r.InFlightAtSend,
+		SessionID: r.Session, Turn: r.Turn,
 		ConnectionRetries: r.ConnectionRetries, CachedPromptTokens: r.CachedPromptTokens,
 		ServerTokenTimesMS: msSlice(r.ServerTokenTimes), ServerWriteTimesMS: msSlice(r.ServerWriteTimes),
 		HTTPStatus: r.HTTPStatus, FinishReason: r.FinishReason,
@@ -125,6 +128,7 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 		TokenTimes: durSlice(w.TokenTimesMS), TokenCounts: w.TokenCounts, CoalescedChunks: w.CoalescedChunks,
 		InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, TokenSource: TokenSource(w.TokenSource),
 		PromptTokensRequested: w.PromptTokensRequested, MaxTokens: w.MaxTokens, InFlightAtSend: w.InFlightAtSend,
+		Session: w.SessionID, Turn: w.Turn,
 		ConnectionRetries: w.ConnectionRetries, CachedPromptTokens: w.CachedPromptTokens,
 		ServerTokenTimes: durSlice(w.ServerTokenTimesMS), ServerWriteTimes: durSlice(w.ServerWriteTimesMS),
 		HTTPStatus: w.HTTPStatus, FinishReason: w.FinishReason,

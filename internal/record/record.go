@@ -101,6 +101,10 @@ type Request struct {
 	MaxTokens             int
 
 	InFlightAtSend int // requests in flight (including this one) when it was sent
+	// Session and Turn place the request in a multi-turn conversation
+	// (Turn counts from 1); "" and 0 outside sessions.
+	Session string
+	Turn    int
 	// ConnectionRetries counts resends of this request on a fresh
 	// connection after the server closed a reused one before it could have
 	// seen the request; Sent is the last attempt's, so the delay is lag.

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/knee-dev/knee/internal/loadgen"
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/workload"
+)
+
+// sessionFlags run multi-turn conversations (docs/workloads.md): each turn
+// sends the whole history, the server's answers included, plus a new user
+// message of --input-tokens.
+type sessionFlags struct {
+	sessions int
+	turns    string
+	think    string
+}
+
+func (s *sessionFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&s.sessions, "sessions", 0, "run this many multi-turn conversations at once: each turn sends the history (prompts and the server's answers) plus a new --input-tokens message")
+	fs.StringVar(&s.turns, "turns", "4", "with --sessions: turns per conversation, a length distribution (4, 2:8, normal:4,1)")
+	fs.StringVar(&s.think, "think-time", "0s", "with --sessions: the user's pause between an answer and the next turn: a duration (2s) or a uniform range (1s:5s)")
+}
+
+// thinkRange is the parsed --think-time.
+type thinkRange struct{ lo, hi time.Duration }
+
+func (s *sessionFlags) parse(fs *flag.FlagSet) (workload.Dist, thinkRange, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if s.sessions == 0 {
+		for _, n := range []string{"turns", "think-time"} {
+			if set[n] {
+				return nil, thinkRange{}, Usagef("--%s needs --sessions N", n)
+			}
+		}
+		return nil, thinkRange{}, nil
+	}
+	if s.sessions < 0 || s.sessions > maxInFlight {
+		return nil, thinkRange{}, Usagef("--sessions %d: want 1 to %d conversations", s.sessions, maxInFlight)
+	}
+	for _, n := range []string{"concurrency", "rate", "trace", "max-concurrency", "arrival"} {
+		if set[n] {
+			return nil, thinkRange{}, Usagef("--%s does not apply with --sessions: each conversation sends its next turn when it has read the answer", n)
+		}
+	}
+	turns, err := workload.ParseDist(s.turns)
+	if err != nil {
+		return nil, thinkRange{}, Usagef("--turns: %v", err)
+	}
+	var tr thinkRange
+	lo, hi, isRange := strings.Cut(s.think, ":")
+	if tr.lo, err = time.ParseDuration(strings.TrimSpace(lo)); err == nil && isRange {
+		tr.hi, err = time.ParseDuration(strings.TrimSpace(hi))
+	} else {
+		tr.hi = tr.lo
+	}
+	if err != nil || tr.lo < 0 || tr.hi < tr.lo {
+		return nil, thinkRange{}, Usagef("--think-time %q: want a duration such as 2s or a range such as 1s:5s", s.think)
+	}
+	return turns, tr, nil
+}
+
+// turnSource gives conversation s its turn count (from --turns, seeded by
+// the run's seed and s), its think times and each turn's new message.
+func (s *sessionFlags) turnSource(gen interface{ Item(int64) workload.Item }, turns workload.Dist, think thinkRange, seed uint64) func(session, turn int) (loadgen.SessionTurn, bool) {
+	return func(session, turn int) (loadgen.SessionTurn, bool) {
+		rng := rand.New(rand.NewPCG(seed^0x73657373696f6e73, uint64(session)))
+		if turn > turns.Sample(rng) {
+			return loadgen.SessionTurn{}, false
+		}
+		rng = rand.New(rand.NewPCG(seed^0x7468696e6b000000, uint64(session)<<20|uint64(turn)))
+		d := think.lo
+		if think.hi > think.lo {
+			d += time.Duration(rng.Int64N(int64(think.hi - think.lo)))
+		}
+		it := gen.Item(int64(session)<<20 | int64(turn))
+		return loadgen.SessionTurn{Think: d, Request: loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens,
+			RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens}}, true
+	}
+}
+
+// sessionNotes report the conversations: TTFT of first turns against later
+// ones (later turns resend a history a prefix cache can hold) and how long
+// a conversation took.
+func sessionNotes(recs []record.Request) []string {
+	var first, later []float64
+	start, end := map[string]time.Duration{}, map[string]time.Duration{}
+	turns := 0
+	for i := range recs {
+		r := &recs[i]
+		if r.Session == "" {
+			continue
+		}
+		if t, ok := start[r.Session]; !ok || r.Sent < t {
+			start[r.Session] = r.Sent
+		}
+		end[r.Session] = max(end[r.Session], r.StreamEnd)
+		turns = max(turns, r.Turn)
+		ttft, ok := r.TTFT()
+		if !ok || !r.OK() || r.Warmup {
+			continue
+		}
+		if r.Turn == 1 {
+			first = append(first, float64(ttft)/1e6)
+		} else {
+			later = append(later, float64(ttft)/1e6)
+		}
+	}
+	if len(start) == 0 {
+		return nil
+	}
+	var spans []float64
+	for s, t := range start {
+		spans = append(spans, (end[s] - t).Seconds())
+	}
+	notes := []string{fmt.Sprintf("sessions: %d conversations of up to %d turns; per-conversation time p50 %.2f s, max %.2f s", len(start), turns, stats.Median(spans), slices.Max(spans))}
+	if len(first) > 0 && len(later) > 0 {
+		notes = append(notes, fmt.Sprintf("TTFT by turn: first turns p50 %.1f ms (%d), later turns p50 %.1f ms (%d): later turns resend the history, which a prefix cache can hold",
+			stats.Median(first), len(first), stats.Median(later), len(later)))
+	}
+	return notes
+}
+
+// sessionConfig lists the session settings for stored runs.
+func (s *sessionFlags) config() [][2]string {
+	if s.sessions == 0 {
+		return nil
+	}
+	return [][2]string{{"sessions", strconv.Itoa(s.sessions)}, {"turns", s.turns}, {"think_time", s.think}}
+}
+
+// flagGiven reports whether the flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
