@@ -29,6 +29,7 @@ var runSimSweep func(ctx context.Context, env *Env, args []string) error
 type simFlags struct {
 	wl     workloadFlags
 	engine simEngineFlags
+	fleet  fleetFlags
 	slos   stringList
 	out    string
 	label  string
@@ -55,6 +56,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	}
 	f.wl.register(fs, 32, 1000)
 	f.engine.register(fs)
+	f.fleet.register(fs)
 	fs.Var(&f.slos, "slo", sloUsage+"; exit 3 when one fails")
 	fs.StringVar(&f.out, "out", "", "directory for records.jsonl (streamed), summary.json and report.md")
 	fs.BoolVar(&f.json, "json", false, "print the summary as JSON on stdout instead of the text report")
@@ -77,6 +79,9 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		return simListPresets(env.Stdout, cat)
 	}
 	if err := f.wl.validate(); err != nil {
+		return err
+	}
+	if err := f.fleet.validate(&f.wl); err != nil {
 		return err
 	}
 	objectives, err := slo.ParseAll(f.slos)
@@ -159,8 +164,12 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		opts.Good = objectives.Good
 	}
 	acc := stats.NewAccumulator(opts)
-	meta := runMeta{kind: "sim", target: simTarget(ecfg), model: ecfg.Model.Name, label: f.label,
-		load: f.wl.loadString(), config: append(f.wl.config(), f.engine.configKV(ecfg)...)}
+	target := simTarget(ecfg)
+	if f.fleet.active() {
+		target = fleetTarget(&f.fleet, ecfg)
+	}
+	meta := runMeta{kind: "sim", target: target, model: ecfg.Model.Name, label: f.label,
+		load: f.wl.loadString(), config: append(append(f.wl.config(), f.engine.configKV(ecfg)...), f.fleet.configKV()...)}
 	stored, err := f.storeFlags.begin(env, meta)
 	if err != nil {
 		return err
@@ -178,8 +187,17 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	var done int64
 	var lastSend time.Duration
 	lastProgress := start
-	res, runErr := sim.Run(ctx, cfg, func(r *record.Request) {
+	var (
+		res    sim.Result
+		fres   sim.FleetResult
+		runErr error
+		ttfts  = replicaTTFTs{}
+	)
+	onRecord := func(r *record.Request) {
 		acc.Add(r)
+		if f.fleet.active() {
+			ttfts.add(r)
+		}
 		lastSend = max(lastSend, r.Sent)
 		// Long simulations say they are alive every few seconds.
 		if done++; !f.quiet && done&0x3fff == 0 && time.Since(lastProgress) > 3*time.Second {
@@ -193,7 +211,13 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 			c := r.Clone() // the simulator reuses r
 			stored.add(&c)
 		}
-	})
+	}
+	if f.fleet.active() {
+		fres, runErr = sim.RunFleet(ctx, sim.FleetConfig{Config: cfg, Count: f.fleet.replicas, Router: f.fleet.router, GatewayQueueLimit: f.fleet.gatewayLimit}, onRecord)
+		res = fres.Result
+	} else {
+		res, runErr = sim.Run(ctx, cfg, onRecord)
+	}
 	elapsed := time.Since(start)
 	if writer != nil {
 		if err := writer.Flush(); werr == nil {
@@ -216,11 +240,14 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 
 	sum := acc.Summary()
 	rep := &report.Run{
-		Kind: "sim", Version: Version, Target: simTarget(ecfg), Model: ecfg.Model.Name,
+		Kind: "sim", Version: Version, Target: target, Model: ecfg.Model.Name,
 		Load: f.wl.loadString(), Workload: workloadDesc,
-		Config: append(f.wl.config(), f.engine.configKV(eng.Config())...),
+		Config: append(append(f.wl.config(), f.engine.configKV(eng.Config())...), f.fleet.configKV()...),
 		Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
 		Notes: simNotes(eng, res, elapsed),
+	}
+	if f.fleet.active() {
+		rep.Notes = append(rep.Notes, fleetNotes(&f.fleet, fres, ttfts)...)
 	}
 	if c := eng.Config(); c.MaxModelLen < c.Model.MaxContext && f.engine.maxModelLen == 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("max model len lowered from %s's %d to %d tokens, what the KV cache holds (vLLM would refuse to start; set --max-model-len)",

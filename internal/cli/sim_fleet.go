@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/sim"
+	"github.com/knee-dev/knee/internal/simengine"
+)
+
+// fleetFlags put several replicas of the simulated engine behind a router.
+type fleetFlags struct {
+	replicas     int
+	router       string
+	gatewayLimit int
+}
+
+func (f *fleetFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.replicas, "replicas", 1, "engines (replicas) behind a router, each with the same preset, TP and limits")
+	fs.StringVar(&f.router, "router", sim.RoundRobin, "how the router picks a replica: "+strings.Join(sim.Routers, ", "))
+	fs.IntVar(&f.gatewayLimit, "gateway-queue-limit", 0, "reject an arrival at the gateway (429) while this many requests wait in the fleet (0: no limit)")
+}
+
+// active reports whether the run is a fleet rather than one engine.
+func (f *fleetFlags) active() bool { return f.replicas > 1 || f.gatewayLimit > 0 }
+
+func (f *fleetFlags) validate(wl *workloadFlags) error {
+	switch {
+	case f.replicas < 1 || f.replicas > maxReplicas:
+		return Usagef("--replicas %d: want 1 to %d", f.replicas, maxReplicas)
+	case !slices.Contains(sim.Routers, f.router):
+		return Usagef("--router %q: want one of %s", f.router, strings.Join(sim.Routers, ", "))
+	case f.gatewayLimit < 0:
+		return Usagef("--gateway-queue-limit %d: want 0 (none) or more", f.gatewayLimit)
+	case f.active() && wl.maxConcurrency > 0:
+		return Usagef("--max-concurrency is not supported with --replicas or --gateway-queue-limit (the gateway's --gateway-queue-limit bounds the fleet's queue)")
+	}
+	return nil
+}
+
+const maxReplicas = 1024
+
+func (f *fleetFlags) configKV() [][2]string {
+	if !f.active() {
+		return nil
+	}
+	kv := [][2]string{{"replicas", strconv.Itoa(f.replicas)}, {"router", f.router}}
+	if f.gatewayLimit > 0 {
+		kv = append(kv, [2]string{"gateway_queue_limit", strconv.Itoa(f.gatewayLimit)})
+	}
+	return kv
+}
+
+// replicaTTFTs keeps each replica's measured TTFTs for its line in the report.
+type replicaTTFTs map[string][]float32
+
+func (m replicaTTFTs) add(r *record.Request) {
+	if r.Warmup || r.Replica == "" {
+		return
+	}
+	if ttft, ok := r.TTFT(); ok && r.OK() {
+		m[r.Replica] = append(m[r.Replica], float32(ttft.Seconds()))
+	}
+}
+
+// fleetNotes says what the router did and how each replica fared.
+func fleetNotes(f *fleetFlags, res sim.FleetResult, ttfts replicaTTFTs) []string {
+	notes := []string{fmt.Sprintf("fleet: %d replicas behind the %s router; fleet prefix-cache hit rate %.1f%%", len(res.Replicas), f.router, 100*res.PrefixHitRate())}
+	if f.gatewayLimit > 0 {
+		notes = append(notes, fmt.Sprintf("gateway: %d arrivals rejected (429) with %d or more requests waiting in the fleet", res.GatewayRejected, f.gatewayLimit))
+	}
+	const maxLines = 32 // a big fleet's report lists the first replicas only
+	for i, r := range res.Replicas {
+		if i == maxLines {
+			notes = append(notes, fmt.Sprintf("… and %d more replicas (records name their replica)", len(res.Replicas)-maxLines))
+			break
+		}
+		notes = append(notes, replicaLine(r, res.End, ttfts[r.Name]))
+	}
+	return notes
+}
+
+func replicaLine(r sim.ReplicaResult, end time.Duration, ttfts []float32) string {
+	s := r.Engine
+	busy := 0.0
+	if end > 0 {
+		busy = 100 * float64(s.BusyNS) / float64(end)
+	}
+	line := fmt.Sprintf("replica %s: %d routed, %d completed, %d rejected, %d preemptions, busy %.0f%%", r.Name, r.Routed, r.Completed, r.Rejected, s.Preemptions, busy)
+	if s.PrefixCacheQueries > 0 {
+		line += fmt.Sprintf(", prefix hits %.1f%%", 100*float64(s.PrefixCacheHits)/float64(s.PrefixCacheQueries))
+	}
+	if len(ttfts) > 0 {
+		slices.Sort(ttfts)
+		q := func(p float64) time.Duration {
+			return time.Duration(float64(ttfts[int(p*float64(len(ttfts)-1))]) * 1e9)
+		}
+		line += fmt.Sprintf(", TTFT p50 %s p95 %s", msStr(q(.5)), msStr(q(.95)))
+	}
+	return line
+}
+
+// fleetTarget describes a fleet for reports.
+func fleetTarget(f *fleetFlags, c simengine.Config) string {
+	return fmt.Sprintf("simulated fleet: %d× (%s on %d× %s) behind a %s router", f.replicas, c.Model.Name, c.TP, c.GPU.Name, f.router)
+}

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/knee-dev/knee/internal/record"
+)
+
+// knee sim --replicas runs a fleet: records name their replica, the report
+// has a line per replica, and bad fleet flags are usage errors.
+func TestSimFleet(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := kneeCmd(t, "sim", "--replicas", "3", "--router", "least-outstanding", "--rate", "30", "--requests", "300",
+		"--input-tokens", "256:1024", "--output-tokens", "64", "--seed", "3", "--out", dir, "--no-store")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"simulated fleet: 3× (Llama-3.1-8B on 1× H100-SXM) behind a least-outstanding router", "replica r0: ", "replica r2: ", "router                  least-outstanding"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "records.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := record.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]int{}
+	for _, r := range recs {
+		per[r.Replica]++
+	}
+	if len(recs) != 300 || len(per) != 3 || per["r0"] == 0 || per["r1"] == 0 || per["r2"] == 0 {
+		t.Fatalf("%d records over replicas %v; want 300 over r0, r1, r2", len(recs), per)
+	}
+	for _, args := range [][]string{
+		{"--replicas", "0"}, {"--replicas", "2", "--router", "random"}, {"--gateway-queue-limit", "-1"},
+		{"--replicas", "2", "--max-concurrency", "4"},
+	} {
+		code, _, errs := kneeCmd(t, append([]string{"sim", "--requests", "10", "--no-store"}, args...)...)
+		if code != 2 || !strings.Contains(errs, "--") {
+			t.Errorf("%v: exit %d (%s), want 2 naming the flag", args, code, errs)
+		}
+	}
+}
