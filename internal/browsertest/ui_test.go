@@ -458,29 +458,36 @@ func TestUIInBrowser(t *testing.T) {
 	b.shot("report")
 
 	// --- Nothing left loopback; nothing logged an error ---
+	b.checkClean()
+	t.Logf("browser test took %v", time.Since(started).Round(time.Millisecond))
+}
+
+// checkClean fails the test if any request the browser made left loopback
+// or the console logged an error.
+func (b *browser) checkClean() {
+	b.t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.req) == 0 {
-		t.Error("no network requests were seen: the network listener is not working")
+		b.t.Error("no network requests were seen: the network listener is not working")
 	}
 	for _, raw := range b.req {
 		u, err := url.Parse(raw)
 		if err != nil {
-			t.Errorf("request to an unparsable URL %q", raw)
+			b.t.Errorf("request to an unparsable URL %q", raw)
 			continue
 		}
 		switch {
 		case u.Scheme == "data" || u.Scheme == "about" || u.Scheme == "blob":
 		case (u.Scheme == "http" || u.Scheme == "ws") && u.Hostname() == "127.0.0.1":
 		default:
-			t.Errorf("a request left loopback: %s", raw)
+			b.t.Errorf("a request left loopback: %s", raw)
 		}
 	}
-	t.Logf("%d browser requests, all to 127.0.0.1", len(b.req))
+	b.t.Logf("%d browser requests, all to 127.0.0.1", len(b.req))
 	for _, m := range b.msg {
 		if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException {
-			t.Errorf("console %s: %s (%s:%d)", m.Type, m.Text, m.URL, m.Line)
+			b.t.Errorf("console %s: %s (%s:%d)", m.Type, m.Text, m.URL, m.Line)
 		}
 	}
-	t.Logf("browser test took %v", time.Since(started).Round(time.Millisecond))
 }

@@ -94,6 +94,9 @@ func TestGuard(t *testing.T) {
 		{"another port's page", call{method: "GET", path: "/api/runs", fetchSite: "same-site"}, 403, "another site"},
 		{"this page", call{method: "GET", path: "/api/runs", fetchSite: "same-origin"}, 200, "["},
 		{"no token for the lab", call{method: "POST", path: "/api/lab", body: `{"scenario":"queue"}`}, 403, TokenHeader},
+		{"no token for a claim check", call{method: "POST", path: "/api/learn/check", body: `{"section":"tokens","claim":"prompt-ttft"}`}, 403, TokenHeader},
+		{"claim check", call{method: "POST", path: "/api/learn/check", body: `{"section":"tokens","claim":"prompt-ttft"}`, token: true}, 200, `"holds":true`},
+		{"learn table", call{method: "GET", path: "/api/learn"}, 200, `"prompt-ttft"`},
 		{"no token for a bench", call{method: "POST", path: "/api/bench", body: `{}`}, 403, TokenHeader},
 		{"same origin with token", call{method: "POST", path: "/api/sim", body: sim, origin: ts.URL, token: true}, 200, `"pressure"`},
 		{"bench without --url", call{method: "POST", path: "/api/bench", body: `{"concurrency":1,"requests":1}`, token: true}, 403, "--url"},
@@ -134,6 +137,8 @@ func TestBadParameters(t *testing.T) {
 		{"/api/sim", ``, "request body"},
 		{"/api/sweep", `{"load": -1}`, "load -1"},
 		{"/api/lab", `{"scenario": "boredom"}`, "scenario"},
+		{"/api/learn/check", `{"section": "tokens", "claim": "nope"}`, "no such claim"},
+		{"/api/learn/check", `{"section": "tokens", "claims": "prompt-ttft"}`, "unknown field"},
 		{"/api/sim", `{"load": 4, "model": "llama-3.1-70b", "gpu": "l4"}`, "fit"},
 	}
 	for _, tc := range cases {

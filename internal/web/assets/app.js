@@ -6,6 +6,7 @@ export const pages = [
   {id: 'sim', title: 'Simulator', load: () => import('./sim.js')},
   {id: 'lifecycle', title: 'Lifecycle', load: () => import('./lifecycle.js')},
   {id: 'lab', title: 'Lab', load: () => import('./lab.js')},
+  {id: 'learn', title: 'Learn', load: () => import('./learn.js')},
   {id: 'runs', title: 'Runs', load: () => import('./runs.js')},
 ];
 

@@ -3,6 +3,7 @@
 // or the sweep's curves with its knee and SLO-safe point.
 import {api, h, fmt} from './api.js';
 import {lineChart} from './charts.js';
+import {noteLab} from './progress.js';
 
 export async function mount(el) {
   const presets = await api('/api/presets');
@@ -18,6 +19,7 @@ export async function mount(el) {
     try {
       const r = await api('/api/lab', {scenario: name});
       render(out, r);
+      noteLab(name); // the Learn page counts the scenarios run
     } catch (e) {
       out.replaceChildren(h('p', {class: 'error', role: 'alert'}, e.message));
     }

@@ -193,6 +193,13 @@ export function unmount() { if (view) view.pause(); view = null; }
 async function renderPair(el) {
   let r;
   try { r = await api('/api/pair', {}); } catch (e) { el.append(h('p', {class: 'error'}, e.message)); return; }
+  el.replaceChildren(h('h2', {}, 'The worked pair: same latency, different bottleneck'), ...pairView(r, 'pair'));
+}
+
+// pairView shows the worked pair: each run's phase bar, its split and
+// knee diagnose's verdict (ids: prefix-queue, prefix-decode). The Learn
+// page shows it too.
+export function pairView(r, prefix) {
   const maxE2E = Math.max(r.queue_dominated.mean_ms.e2e, r.decode_dominated.mean_ms.e2e);
   const side = (s, id) => {
     const m = s.mean_ms, pct = v => (100 * v / maxE2E) + '%';
@@ -206,8 +213,7 @@ async function renderPair(el) {
       h('ul', {}, (s.diagnosis.evidence || []).slice(0, 4).map(e => h('li', {}, e.text))),
       h('p', {class: 'notes'}, 'Action: ' + s.diagnosis.action));
   };
-  el.replaceChildren(h('h2', {}, 'The worked pair: same latency, different bottleneck'),
-    h('p', {class: 'notes'}, `Two simulated runs of ${r.engine} whose requests take the same time end to end on average, diagnosed by knee against the same healthy run (mean E2E ${fmt(r.baseline_mean_ms.e2e, 'ms')}). The total alone cannot tell them apart; the split can.`),
+  return [h('p', {class: 'notes'}, `Two simulated runs of ${r.engine} whose requests take the same time end to end on average, diagnosed by knee against the same healthy run (mean E2E ${fmt(r.baseline_mean_ms.e2e, 'ms')}). The total alone cannot tell them apart; the split can.`),
     h('p', {class: 'legend notes'}, h('span', {class: 'q'}, 'queue'), h('span', {class: 'p'}, 'prefill'), h('span', {class: 'd'}, 'decode')),
-    h('div', {class: 'pair-grid'}, side(r.queue_dominated, 'pair-queue'), side(r.decode_dominated, 'pair-decode')));
+    h('div', {class: 'pair-grid'}, side(r.queue_dominated, prefix + '-queue'), side(r.decode_dominated, prefix + '-decode'))];
 }
