@@ -123,7 +123,7 @@ func TestLearnPageInBrowser(t *testing.T) {
 		t.Errorf("trap button: requests/s %v → %v, want it to fall", tr0.Figures["tr-rps"], tr1.Figures["tr-rps"])
 	}
 	b.do(chromedp.Click("#trap-busy"))
-	b.waitFor(`document.getElementById('cv-users').dataset.value === '1024' && document.activeElement.id === 'h-curve'`)
+	b.waitFor(`document.getElementById('cv-users').dataset.value === '1024' && document.activeElement.id === 'cv-users'`)
 	b.shot("learn")
 
 	// Knowledge check: unanswered until chosen, then the explanation and its link.
@@ -140,7 +140,7 @@ func TestLearnPageInBrowser(t *testing.T) {
 		t.Errorf("wrong answer judged %q", v)
 	}
 	b.do(chromedp.Click("#see-knee"))
-	b.waitFor(`document.activeElement.id === 'h-curve'`)
+	b.waitFor(`document.activeElement.id === 'cv-users' && location.hash === '#learn/curve'`)
 	b.do(chromedp.Click("#read-tokens"))
 
 	// A lab scenario run on the lab page counts too.

@@ -67,6 +67,8 @@ var learnSections = func() []learnSection {
 				To: SimParams{InputTokens: "4096"}, Metric: "ttft_p50_ms", Over: "tpot_p50_ms", AtLeast: 3},
 			{ID: "output-e2e", Text: "Eight times the output raises the end-to-end latency several times more than the time to first token: output tokens are decode steps, one after another after the first.",
 				To: SimParams{OutputTokens: "1024"}, Metric: "e2e_p50_ms", Over: "ttft_p50_ms", AtLeast: 3},
+			{ID: "output-tpot", Text: "The time per output token hardly moves with eight times the output: each step still makes one token per request.",
+				To: SimParams{OutputTokens: "1024"}, Metric: "tpot_p50_ms", AtMost: 1.3},
 			{ID: "rps-tokens", Text: "For the same user, eight times the output cuts the requests per second to well under half: a request rate says nothing without its token sizes.",
 				To: SimParams{OutputTokens: "1024"}, Metric: "throughput_rps", AtMost: 0.4},
 		}},

@@ -26,19 +26,19 @@ const sectionTitles = {
 const questions = [
   {id: 'ttft-flat-decode', q: 'Under more load, p95 TTFT grows several-fold while the decode rate (tokens per second once a request streams) stays flat. What is the first hypothesis?',
     choices: [['decode', 'The decode steps have become slower'], ['queue', 'Requests wait before the engine admits them: a queue has formed'],
-      ['output', 'The answers have become longer'], ['gpu', 'The GPU is idle']], answer: 'queue', section: 'phases',
+      ['output', 'The answers have become longer'], ['gpu', 'The GPU is idle']], answer: 'queue', section: 'phases', control: 'ph-rate',
     why: 'TTFT is the wait plus the prefill. A flat decode rate says the engine steps are no slower, and longer answers would not delay the first token, so the new time is waiting. Section 2\'s arrival-rate slider shows it: past what 32 sequences serve, the queue part of the bar takes over while TPOT hardly moves. knee diagnose names this queue_pressure.'},
   {id: 'rps-misleads', q: 'A vendor says a server "does 60 requests per second". Why is that not yet a capacity figure?',
     choices: [['mean', 'It is an average, and averages are always wrong'], ['users', 'It does not say how many GPUs were used'],
-      ['tokens', 'Requests per second depends on the prompt and output lengths; without them it says little'], ['none', 'It is a capacity figure']], answer: 'tokens', section: 'tokens',
+      ['tokens', 'Requests per second depends on the prompt and output lengths; without them it says little'], ['none', 'It is a capacity figure']], answer: 'tokens', section: 'tokens', control: 'tok-output',
     why: 'A request is as much work as its tokens. Section 1 shows it on one user: eight times the output cuts requests per second to well under half, and in section 5 the same 256 users serve several times fewer requests per second with 2,048-token prompts than with 128-token ones.'},
   {id: 'knee', q: 'What is the knee of a load sweep?',
     choices: [['bend', 'The load past which throughput stops rising while latency keeps climbing'], ['max', 'The highest throughput ever measured'],
-      ['fail', 'The load at which the first request fails'], ['util', 'The load at which GPU utilisation reaches 100%']], answer: 'bend', section: 'curve',
+      ['fail', 'The load at which the first request fails'], ['util', 'The load at which GPU utilisation reaches 100%']], answer: 'bend', section: 'curve', control: 'cv-users',
     why: 'Below the knee more users mean more throughput; past it the batch is full and more users only queue, so p95 TTFT grows many times faster than throughput. Move section 3\'s users slider across the purple line to see the badge change. The SLO-safe point is the highest load that still meets the objectives, usually below or at the knee.'},
   {id: 'percentiles', q: 'Why should a benchmark report percentiles, errors and refusals rather than an average latency?',
     choices: [['cheap', 'Averages are harder to compute'], ['lower', 'Percentiles are always lower than the average'],
-      ['same', 'There is no difference'], ['tail', 'The average hides the slow tail and the failed requests, which are what users notice']], answer: 'tail', section: 'realism',
+      ['same', 'There is no difference'], ['tail', 'The average hides the slow tail and the failed requests, which are what users notice']], answer: 'tail', section: 'realism', control: 'rl-rate',
     why: 'In section 4 the varied-length run has the same mean lengths and a median end-to-end latency no higher than the fixed run\'s, yet its p99 is several times longer: a mean or a median alone would call the varied run as fast or faster. A failed or refused request has no latency at all, so it only shows when errors are counted beside the distribution.'},
 ];
 
@@ -224,11 +224,11 @@ export async function mount(el, ctx, rest) {
       figure('tr-itps', 'Input', r.figures.input_tps, 'tok/s'), h('div', {class: 'metric'}, h('span', {class: 'label'}, 'Badge'), h('span', {class: 'value'}, levelText[r.pressure.level])));
   });
   trPrompt.input.addEventListener('input', tr.soon);
-  const show = (target, f) => () => { f(); goTo(target); };
+  const show = (target, s) => v => () => { s.set(v); goTo(target, s.input.id); };
   const traps = [
-    ['Requests per second without token sizes', 'A rate of requests is a rate of work only with the tokens per request beside it.', 'Show it: 1,024 output tokens in section 1', 'trap-rps', show('tokens', () => output.set(1024))],
-    ['TTFT confused with decode speed', 'A slow first token and a slow stream have different causes (waiting or prefill, against slow steps); "the model is slow" names neither.', 'Show it: 40 req/s in section 2', 'trap-ttft', show('phases', () => rate.set(40))],
-    ['Full GPU utilisation while users queue', 'A busy GPU means the batch is full, not that users are served: past the knee they wait for it.', 'Show it: 1,024 users in section 3', 'trap-busy', show('curve', () => users.set(1024))],
+    ['Requests per second without token sizes', 'A rate of requests is a rate of work only with the tokens per request beside it.', 'Show it: 1,024 output tokens in section 1', 'trap-rps', show('tokens', output)(1024)],
+    ['TTFT confused with decode speed', 'A slow first token and a slow stream have different causes (waiting or prefill, against slow steps); "the model is slow" names neither.', 'Show it: 40 req/s in section 2', 'trap-ttft', show('phases', rate)(40)],
+    ['Full GPU utilisation while users queue', 'A busy GPU means the batch is full, not that users are served: past the knee they wait for it.', 'Show it: 1,024 users in section 3', 'trap-busy', show('curve', users)(1024)],
     ['Short-prompt benchmarks used for sizing', 'Capacity measured with short prompts is capacity for short prompts. Move the prompt slider below between 128 and 2,048 tokens.', 'Show it: 2,048-token prompts below', 'trap-short', () => { trPrompt.set(2048); trPrompt.input.focus(); }],
   ];
   const trapList = h('ol', {class: 'traps'}, traps.map(([title, text, label, id, f]) => h('li', {}, h('strong', {}, title), ' — ', text, ' ',
@@ -272,11 +272,13 @@ export async function mount(el, ctx, rest) {
   checkClaims();
 }
 
-function goTo(id) {
+// goTo brings a section into view and focuses its live control (or, with
+// none named, its heading), so the keyboard lands where the proof is.
+function goTo(id, control) {
   const head = document.getElementById('h-' + id);
   if (!head) return;
   head.scrollIntoView({block: 'start'});
-  head.focus({preventScroll: true});
+  (document.getElementById(control) || head).focus({preventScroll: true});
   history.replaceState(null, '', '#learn/' + id);
 }
 
@@ -284,7 +286,7 @@ function renderQuestion(q) {
   const chosen = progress.load().answers[q.id];
   const explain = h('div', {class: 'explain', id: 'why-' + q.id, hidden: !chosen},
     h('p', {class: 'verdict', id: 'verdict-' + q.id}), h('p', {}, q.why, ' ',
-      h('a', {href: '#learn/' + q.section, id: 'see-' + q.id, onclick: e => { e.preventDefault(); goTo(q.section); }}, 'See it in section ' + sectionTitles[q.section].split(' ')[0] + ' →')));
+      h('a', {href: '#learn/' + q.section, id: 'see-' + q.id, onclick: e => { e.preventDefault(); goTo(q.section, q.control); }}, 'See it in section ' + sectionTitles[q.section].split(' ')[0] + ' →')));
   const reveal = choice => {
     explain.hidden = false;
     const v = explain.querySelector('.verdict');
