@@ -77,7 +77,15 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	t.stored = stored
-	res, runErr := sweep.Run(ctx, runner, plan, set, f.progress(env.Stderr))
+	progress := f.progress(env.Stderr)
+	var measured []sweep.Step
+	res, runErr := sweep.Run(ctx, runner, plan, set, func(s sweep.Step) {
+		if progress != nil { // nil with --quiet
+			progress(s)
+		}
+		measured = append(measured, s)
+		stored.checkpoint(measured, sweep.Options{SLOs: sweep.Objectives(set), Metric: plan.Metric})
+	})
 	if res == nil {
 		stored.finish(meta, nil, "failed")
 		return runErr

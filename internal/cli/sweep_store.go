@@ -22,6 +22,7 @@ type sweepStore struct {
 
 	mu     sync.Mutex
 	loads  []float64              // measured loads, in the order measured
+	tags   []int                  // the step number each measured step's records carry now
 	series map[int]*scrape.Series // server metrics by measured step
 }
 
@@ -55,9 +56,65 @@ func (ss *sweepStore) step(load sweep.Load) {
 		return
 	}
 	ss.mu.Lock()
+	// The new step's tag is one past every stored step, so it collides with
+	// none until the next checkpoint places it.
 	ss.sr.w.SetStep(len(ss.loads))
+	ss.tags = append(ss.tags, len(ss.loads))
 	ss.loads = append(ss.loads, load.Value)
 	ss.mu.Unlock()
+}
+
+// place renumbers the stored records' steps to res's order (records are
+// tagged in measurement order; res lists steps by load, and an automatic
+// sweep refines between earlier steps) and returns, for each measured
+// step, its index in res.
+func (ss *sweepStore) place(res *sweep.Result) (map[int]int, error) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	at := map[int]int{}
+	for measured, load := range ss.loads {
+		for i := range res.Steps {
+			if res.Steps[i].Load.Value == load {
+				at[measured] = i
+			}
+		}
+	}
+	if err := ss.sr.w.Flush(); err != nil {
+		return nil, fmt.Errorf("storing the sweep's records: %w", err)
+	}
+	renumber := map[int]int{}
+	for measured, i := range at {
+		if ss.tags[measured] != i {
+			renumber[ss.tags[measured]] = i
+		}
+	}
+	if err := ss.sr.st.RenumberRecordSteps(ss.sr.w.ID(), renumber); err != nil {
+		return nil, fmt.Errorf("storing the sweep: %w", err)
+	}
+	for measured, i := range at {
+		ss.tags[measured] = i
+	}
+	return at, nil
+}
+
+// checkpoint stores the steps measured so far with their analysis and the
+// summary a finished sweep would carry, so a sweep killed between steps
+// keeps them (Ctrl-C reaches finish; kill -9 does not).
+func (ss *sweepStore) checkpoint(steps []sweep.Step, opts sweep.Options) {
+	if ss == nil || len(steps) == 0 {
+		return
+	}
+	res, err := sweep.Analyze(append([]sweep.Step(nil), steps...), opts)
+	if err != nil {
+		return
+	}
+	if _, err := ss.place(res); err != nil {
+		return
+	}
+	if ss.sr.st.SaveSweepResult(ss.sr.w.ID(), res) == nil {
+		pick, _ := sweepSummaryStep(res)
+		_ = ss.sr.st.SetSummary(ss.sr.w.ID(), res.Steps[pick].Summary)
+	}
 }
 
 func (ss *sweepStore) add(r *record.Request) {
@@ -85,28 +142,13 @@ func (ss *sweepStore) finish(meta runMeta, res *sweep.Result, status string) (st
 		_ = ss.sr.finish(nil, store.StatusFailed)
 		return "", fmt.Errorf("storing the sweep: %w", err)
 	}
-	// Records were tagged in measurement order; the stored steps are in
-	// load order (an automatic sweep refines between earlier steps).
-	ss.mu.Lock()
-	renumber := map[int]int{}
-	for measured, load := range ss.loads {
-		for i := range res.Steps {
-			if res.Steps[i].Load.Value == load {
-				renumber[measured] = i
-			}
-		}
-	}
-	ss.mu.Unlock()
-	if err := ss.sr.w.Flush(); err != nil {
+	at, err := ss.place(res)
+	if err != nil {
 		_ = ss.sr.finish(nil, store.StatusFailed)
-		return "", fmt.Errorf("storing the sweep's records: %w", err)
-	}
-	if err := st.RenumberRecordSteps(id, renumber); err != nil {
-		_ = ss.sr.finish(nil, store.StatusFailed)
-		return "", fmt.Errorf("storing the sweep: %w", err)
+		return "", err
 	}
 	for measured, s := range ss.series {
-		if i, ok := renumber[measured]; ok {
+		if i, ok := at[measured]; ok {
 			if err := saveServerSeries(ss.sr, "", i, s); err != nil {
 				return "", err
 			}

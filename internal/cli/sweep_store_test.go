@@ -2,9 +2,16 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/store"
+	"github.com/knee-dev/knee/internal/sweep"
 )
 
 // A measured sweep is stored whole: its per-request records (tagged by
@@ -85,4 +92,62 @@ func TestStoredSweepIsComplete(t *testing.T) {
 			t.Errorf("sim sweep stored %s = %q, want the resolved value", k, v)
 		}
 	}
+}
+
+// A sweep stores its steps as they finish, so a sweep killed between steps
+// keeps them; its records' steps follow the stored (load) order throughout,
+// an automatic sweep's refinement between earlier steps included.
+func TestSweepCheckpoints(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "knee.db")
+	env := &Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	ss, err := beginSweepStore(env, &storeFlags{db: db}, runMeta{kind: "sweep", target: "embedded", load: "sweep (running)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []sweep.Step
+	for k, load := range []float64{1, 4, 2} { // 2 refines between 1 and 4
+		l := sweep.Load{Kind: sweep.Concurrency, Value: load}
+		ss.step(l)
+		var recs []record.Request
+		for i := 0; i <= k; i++ {
+			r := record.Request{ID: int64(10*k + i), Sent: time.Duration(i) * time.Millisecond, FirstToken: time.Duration(i+5) * time.Millisecond,
+				Done: time.Duration(i+9) * time.Millisecond, TokenTimes: []time.Duration{time.Duration(i+5) * time.Millisecond, time.Duration(i+9) * time.Millisecond},
+				OutputTokens: 2, InputTokens: 10, MaxTokens: int(load)} // MaxTokens marks the step
+			recs = append(recs, r)
+			ss.add(&r)
+		}
+		steps = append(steps, sweep.Step{Load: l, Summary: stats.Summarize(recs, stats.Options{}), Full: true, SLOMet: true})
+		ss.checkpoint(steps, sweep.Options{})
+	}
+	st, err := store.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.SweepResult(1)
+	if err != nil || res == nil || len(res.Steps) != 3 || res.Steps[1].Load.Value != 2 {
+		t.Fatalf("checkpointed sweep: %+v %v", res, err)
+	}
+	check := func(when string) {
+		err := st.StepRecords(1, func(step int, r *record.Request) error {
+			if want := map[int]int{1: 0, 2: 1, 4: 2}[r.MaxTokens]; step != want {
+				t.Errorf("%s: a record of load %d is tagged step %d, want %d", when, r.MaxTokens, step, want)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("before the end")
+	if info, _ := st.Run(1); info.Summary == nil {
+		t.Error("no summary stored while the sweep runs")
+	}
+	st.Close()
+	res2, _ := sweep.Analyze(steps, sweep.Options{})
+	if _, err := ss.finish(runMeta{kind: "sweep", load: "concurrency sweep over 3 steps"}, res2, "complete"); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = store.OpenReadOnly(db)
+	defer st.Close()
+	check("after the end")
 }
