@@ -169,7 +169,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		target = fleetTarget(&f.fleet, ecfg)
 	}
 	meta := runMeta{kind: "sim", target: target, model: ecfg.Model.Name, label: f.label,
-		load: f.wl.loadString(), config: append(append(f.wl.config(), f.engine.configKV(ecfg)...), f.fleet.configKV()...)}
+		load: f.wl.loadString(), config: append(append(f.wl.config(), f.engine.configKV(eng.Config())...), f.fleet.configKV()...)}
 	stored, err := f.storeFlags.begin(env, meta)
 	if err != nil {
 		return err

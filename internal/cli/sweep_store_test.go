@@ -77,19 +77,22 @@ func TestStoredSweepIsComplete(t *testing.T) {
 		t.Errorf("html report should open with the sweep table, then name the step summarised")
 	}
 
-	// A simulated sweep stores the engine settings it ran with, not the flags' zeros.
-	code, _, errs = kneeEnv(t, nil, "sim", "sweep", "--db", db, "--rate", "1,2", "--requests", "20")
-	if code != 0 {
-		t.Fatalf("sim sweep: exit %d %s", code, errs)
-	}
-	_, out, _ = kneeEnv(t, nil, "report", "last", "--db", db, "--format", "json")
-	var sim struct {
-		Run struct{ Config map[string]string } `json:"run"`
-	}
-	json.Unmarshal([]byte(out), &sim)
-	for _, k := range []string{"max_num_seqs", "max_num_batched_tokens", "max_model_len"} {
-		if v := sim.Run.Config[k]; v == "" || v == "0" {
-			t.Errorf("sim sweep stored %s = %q, want the resolved value", k, v)
+	// A simulated sweep and a simulated run store the engine settings they
+	// ran with, not the flags' zeros.
+	for _, args := range [][]string{{"sim", "sweep", "--rate", "1,2", "--requests", "20"}, {"sim", "--rate", "2", "--requests", "20"}} {
+		code, _, errs = kneeEnv(t, nil, append(args, "--db", db)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d %s", args, code, errs)
+		}
+		_, out, _ = kneeEnv(t, nil, "report", "last", "--db", db, "--format", "json")
+		var sim struct {
+			Run struct{ Config map[string]string } `json:"run"`
+		}
+		json.Unmarshal([]byte(out), &sim)
+		for _, k := range []string{"max_num_seqs", "max_num_batched_tokens", "max_model_len"} {
+			if v := sim.Run.Config[k]; v == "" || v == "0" {
+				t.Errorf("%v stored %s = %q, want the resolved value", args, k, v)
+			}
 		}
 	}
 }
