@@ -25,7 +25,8 @@ func runCompare(_ context.Context, env *Env, args []string) error {
 	minDiff := fs.Duration("min-diff", time.Millisecond, "smallest latency difference worth flagging (knee measures to about 1ms)")
 	failOn := fs.String("fail-on", "none", "exit 3 when B is judged: worse (any metric worse beyond noise), change (worse or better), none")
 	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: knee compare RUN_A RUN_B [--json]   (B is judged against A; RUN: an id, last, last~1)")
+		fmt.Fprintln(env.Stderr, "Usage: knee compare RUN_A RUN_B [--fail-on worse|change] [--json]   (B is judged against A; RUN: an id, last, last~1)")
+		fmt.Fprintln(env.Stderr, "Exit 3 with --fail-on worse when B is worse beyond noise (a regression gate for CI).")
 		fmt.Fprintln(env.Stderr, "Beyond noise: "+compare.Method+".")
 		printFlags(fs)
 	}

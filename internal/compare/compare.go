@@ -489,7 +489,9 @@ func setupCautions(a, b *Side) []string {
 			diffs = append(diffs, fmt.Sprintf("%s (A %s, B %s)", what, orNone(va), orNone(vb)))
 		}
 	}
-	add("model", a.Model, b.Model)
+	if !strings.EqualFold(a.Model, b.Model) { // preset names are case-insensitive
+		add("model", a.Model, b.Model)
+	}
 	add("target", a.Target, b.Target)
 	ka, kb := map[string]string{}, map[string]string{}
 	var keys []string
