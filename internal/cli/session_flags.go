@@ -11,6 +11,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/workload"
 )
@@ -73,19 +74,42 @@ func (s *sessionFlags) parse(fs *flag.FlagSet) (workload.Dist, thinkRange, error
 // the run's seed and s), its think times and each turn's new message.
 func (s *sessionFlags) turnSource(gen interface{ Item(int64) workload.Item }, turns workload.Dist, think thinkRange, seed uint64) func(session, turn int) (loadgen.SessionTurn, bool) {
 	return func(session, turn int) (loadgen.SessionTurn, bool) {
-		rng := rand.New(rand.NewPCG(seed^0x73657373696f6e73, uint64(session)))
-		if turn > turns.Sample(rng) {
+		i, d, ok := turnPlan(turns, think, seed, session, turn)
+		if !ok {
 			return loadgen.SessionTurn{}, false
 		}
-		rng = rand.New(rand.NewPCG(seed^0x7468696e6b000000, uint64(session)<<20|uint64(turn)))
-		d := think.lo
-		if think.hi > think.lo {
-			d += time.Duration(rng.Int64N(int64(think.hi - think.lo)))
-		}
-		it := gen.Item(int64(session)<<20 | int64(turn))
+		it := gen.Item(i)
 		return loadgen.SessionTurn{Think: d, Request: loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens,
 			RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens}}, true
 	}
+}
+
+// simTurnSource is turnSource for the simulator: lengths, no text.
+func (s *sessionFlags) simTurnSource(gen sim.Lengths, turns workload.Dist, think thinkRange, seed uint64) func(session, turn int) (sim.SessionTurn, bool) {
+	return func(session, turn int) (sim.SessionTurn, bool) {
+		i, d, ok := turnPlan(turns, think, seed, session, turn)
+		if !ok {
+			return sim.SessionTurn{}, false
+		}
+		in, out := gen.Lengths(i)
+		return sim.SessionTurn{InputTokens: in, OutputTokens: out, Think: d}, true
+	}
+}
+
+// turnPlan is conversation s's turn: whether it has one (its turn count is
+// drawn from --turns, seeded by the run's seed and s), the think time
+// before it, and the workload index of its new message.
+func turnPlan(turns workload.Dist, think thinkRange, seed uint64, session, turn int) (int64, time.Duration, bool) {
+	rng := rand.New(rand.NewPCG(seed^0x73657373696f6e73, uint64(session)))
+	if turn > turns.Sample(rng) {
+		return 0, 0, false
+	}
+	rng = rand.New(rand.NewPCG(seed^0x7468696e6b000000, uint64(session)<<20|uint64(turn)))
+	d := think.lo
+	if think.hi > think.lo {
+		d += time.Duration(rng.Int64N(int64(think.hi - think.lo)))
+	}
+	return int64(session)<<20 | int64(turn), d, true
 }
 
 // sessionNotes report the conversations: TTFT of first turns against later

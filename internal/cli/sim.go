@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,6 +29,7 @@ var runSimSweep func(ctx context.Context, env *Env, args []string) error
 // simFlags are knee sim's flags beside the shared workload flags.
 type simFlags struct {
 	wl     workloadFlags
+	sess   sessionFlags
 	engine simEngineFlags
 	fleet  fleetFlags
 	slos   stringList
@@ -55,6 +57,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		printFlags(fs)
 	}
 	f.wl.register(fs, 32, 1000)
+	f.sess.register(fs)
 	f.engine.register(fs)
 	f.fleet.register(fs)
 	fs.Var(&f.slos, "slo", sloUsage+"; exit 3 when one fails")
@@ -125,6 +128,10 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		workloadDesc = wp.trace.Info().String()
 	}
 	ecfg.Seed = int64(f.wl.resolvedSeed()) // the front-end jitter repeats with the workload
+	turns, think, err := f.sess.parse(fs)
+	if err != nil {
+		return err
+	}
 	cfg := sim.Config{
 		Engine: ecfg, Gen: gen, Requests: f.wl.requests, Duration: f.wl.duration,
 		Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,
@@ -133,10 +140,17 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		StreamTokenTimes: true,
 		TooLongAsErrors:  true,
 	}
-	if arrivals != nil {
+	switch {
+	case f.sess.sessions > 0:
+		cfg.Sessions = f.sess.sessions
+		cfg.Turn = f.sess.simTurnSource(gen, turns, think, f.wl.resolvedSeed())
+		if !flagGiven(fs, "requests") {
+			cfg.Requests = math.MaxInt64 // the conversations end by themselves
+		}
+	case arrivals != nil:
 		cfg.Arrivals = arrivals
 		cfg.MaxConcurrency = f.wl.maxConcurrency
-	} else {
+	default:
 		cfg.Concurrency = f.wl.concurrency
 	}
 
@@ -193,8 +207,13 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		runErr error
 		ttfts  = replicaTTFTs{}
 	)
+	var turnRecs []record.Request // sessions: what their report needs of each turn
 	onRecord := func(r *record.Request) {
 		acc.Add(r)
+		if r.Session != "" {
+			turnRecs = append(turnRecs, record.Request{Session: r.Session, Turn: r.Turn, Sent: r.Sent, FirstToken: r.FirstToken,
+				Done: r.Done, StreamEnd: r.StreamEnd, Error: r.Error, Warmup: r.Warmup})
+		}
 		if f.fleet.active() {
 			ttfts.add(r)
 		}
@@ -266,6 +285,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		}
 		rep.Notes = append(rep.Notes, f.wl.limitNote(stoppedBy, res.Issued, lastSend))
 	}
+	rep.Notes = append(rep.Notes, sessionNotes(turnRecs)...)
 	if note := f.wl.reuseNote(wp.gen, res.Issued); note != "" {
 		rep.Notes = append(rep.Notes, note)
 	}

@@ -387,3 +387,22 @@ func TestBenchSessions(t *testing.T) {
 			on[0], on[1], no[0], no[1])
 	}
 }
+
+// knee sim runs conversations too, and says how turns fared.
+func TestSimSessions(t *testing.T) {
+	code, out, errs := kneeCmd(t, "sim", "--sessions", "10", "--turns", "3", "--think-time", "1s", "--input-tokens", "300", "--output-tokens", "40", "--seed", "1", "--no-store")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"30 measured · 30 completed", "sessions: 10 conversations of up to 3 turns", "TTFT by turn: first turns p50", "prefix cache: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, errs := kneeCmd(t, "sim", "--sessions", "3", "--rate", "2", "--no-store"); code != 2 || !strings.Contains(errs, "--rate does not apply with --sessions") {
+		t.Errorf("--sessions with --rate: exit %d %s", code, errs)
+	}
+	if code, _, errs := kneeCmd(t, "bench", "--turns", "3", "--no-store"); code != 2 || !strings.Contains(errs, "--turns needs --sessions") {
+		t.Errorf("--turns alone: exit %d %s", code, errs)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
@@ -48,6 +49,13 @@ type Config struct {
 	// next request the moment the previous one finishes.
 	Arrivals    Arrivals
 	Concurrency int
+	// Sessions > 0 runs that many multi-turn conversations instead (a
+	// closed loop of users): turn k of a conversation is Turn(s, k)'s new
+	// message after the whole history — every earlier message and answer,
+	// which the engine's prefix cache can hold — sent Turn's think time
+	// after the previous answer ended. Gen is not used.
+	Sessions int
+	Turn     func(session, turn int) (SessionTurn, bool)
 	// Ramp raises the load linearly from zero over this long: an open
 	// loop's rate grows as rate × t/Ramp (arrival times are warped, the
 	// sequence is the same); closed-loop users start one by one across it.
@@ -94,6 +102,33 @@ type Config struct {
 	OnStep func(simengine.EngineStats)
 }
 
+// SessionTurn is one turn of a simulated conversation.
+type SessionTurn struct {
+	InputTokens, OutputTokens int // the new message and the answer's length
+	Think                     time.Duration
+}
+
+// session is a conversation's state: what its next prompt repeats.
+type session struct {
+	done    int // turns completed
+	history int // tokens of the history (messages and answers)
+	segs    []simengine.Segment
+	over    bool
+}
+
+// contentID names one message or answer of a conversation for the engine.
+func contentID(s, turn int, answer bool) uint64 {
+	x := uint64(s)<<32 | uint64(turn)<<1
+	if answer {
+		x |= 1
+	}
+	x ^= 0x73657373696f6e00
+	x ^= x >> 31
+	x *= 0x7fb5d329728ea185
+	x ^= x >> 27
+	return x | 1
+}
+
 // Result says what a run did.
 type Result struct {
 	Issued, Completed, Rejected int64
@@ -117,6 +152,8 @@ type pending struct {
 	in, out  int
 	inFlight int
 	user     int
+	turn     int             // sessions: the turn (from 1)
+	outputID uint64          // sessions: names the answer for later turns
 	times    []time.Duration // reused per slot
 }
 
@@ -143,8 +180,17 @@ const (
 // with ctx's error.
 func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Result, error) {
 	var res Result
-	if cfg.Gen == nil {
+	if cfg.Gen == nil && cfg.Sessions <= 0 {
 		return res, errors.New("sim: no workload lengths (Config.Gen)")
+	}
+	if cfg.Sessions > 0 {
+		if cfg.Turn == nil || cfg.Arrivals != nil || cfg.Concurrency > 0 {
+			return res, errors.New("sim: sessions need a turn source, and no arrivals or concurrency")
+		}
+		cfg.Concurrency = cfg.Sessions
+		if cfg.Gen == nil {
+			cfg.Gen = noLengths{}
+		}
 	}
 	if (cfg.Arrivals == nil) == (cfg.Concurrency <= 0) {
 		return res, errors.New("sim: give either arrivals (open loop) or a concurrency > 0 (closed loop), not both")
@@ -186,6 +232,10 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		frontEnd simengine.FrontEndQueue
 	)
 	contents, _ = cfg.Gen.(Contents)
+	var sessions []session
+	if cfg.Sessions > 0 {
+		sessions = make([]session, cfg.Sessions)
+	}
 	accepting := func(t time.Duration) bool {
 		return (cfg.Requests <= 0 || res.Issued < cfg.Requests) && (cfg.Duration <= 0 || t < cfg.Duration)
 	}
@@ -211,9 +261,17 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 	// send sends an issued request at now; the engine sees it after its
 	// front-end cost (HTTP, tokenization), when submit runs.
 	send := func(h held, now time.Duration) {
-		var in, out int
+		var in, out, turn int
+		var outputID uint64
 		segBuf = segBuf[:0]
-		if contents != nil {
+		if sessions != nil {
+			st := &sessions[h.user]
+			turn = st.done + 1
+			t, _ := cfg.Turn(h.user, turn)
+			in, out = st.history+t.InputTokens, t.OutputTokens
+			segBuf = append(append(segBuf, st.segs...), simengine.Segment{ID: contentID(h.user, turn, false), Tokens: int32(t.InputTokens)})
+			outputID = contentID(h.user, turn, true)
+		} else if contents != nil {
 			in, out, segBuf = contents.Content(h.id, segBuf)
 		} else {
 			in, out = cfg.Gen.Lengths(h.id)
@@ -230,7 +288,7 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		res.PeakInFlight = max(res.PeakInFlight, inFlight)
 		p := &pend[slot]
 		*p = pending{id: h.id, sched: h.sched, sent: now, in: in, out: out, inFlight: inFlight, user: h.user, times: p.times[:0],
-			segs: append(p.segs[:0], segBuf...)} // kept until the front end hands it on
+			segs: append(p.segs[:0], segBuf...), turn: turn, outputID: outputID} // kept until the front end hands it on
 		if serial, lat := eng.FrontEnd(h.id, in); serial+lat > 0 {
 			q.Push(simengine.Event{Time: frontEnd.Admit(int64(now), serial, lat), Kind: evSubmit, ID: int64(slot)})
 			return
@@ -241,7 +299,7 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		p := &pend[slot]
 		p.engineAt = now
 		err := eng.SubmitRequest(simengine.Request{ID: int64(slot), InputTokens: p.in, OutputTokens: p.out, At: int64(now),
-			Prompt: p.segs, NoGapStats: warm(p.id, p.sched)})
+			Prompt: p.segs, NoGapStats: warm(p.id, p.sched), OutputID: p.outputID})
 		if err == nil {
 			return
 		}
@@ -253,6 +311,9 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 			ID: h.id, Warmup: warm(h.id, h.sched), Scheduled: h.sched, Sent: sent, Done: now, StreamEnd: now,
 			TokenSource: record.TokensFromSim, PromptTokensRequested: in, MaxTokens: out,
 			InFlightAtSend: p.inFlight, ErrorMessage: err.Error(),
+		}
+		if sessions != nil {
+			rec.Session, rec.Turn = strconv.Itoa(h.user), p.turn
 		}
 		switch {
 		case errors.Is(err, simengine.ErrQueueFull):
@@ -266,7 +327,9 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 			return
 		}
 		onRecord(&rec)
-		if h.user >= 0 {
+		if sessions != nil && rec.Error == record.ErrHTTP4xx {
+			sessions[h.user].over = true // its history outgrew the context: the conversation ends
+		} else if h.user >= 0 {
 			// A rejected closed-loop user retries after the next step; one
 			// refused outright sends its next request a round trip later.
 			retry := max(eng.Now(), int64(now)) + 1
@@ -302,6 +365,14 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		t := time.Duration(ev.Time)
 		if !accepting(t) {
 			return
+		}
+		if sessions != nil {
+			if st := &sessions[ev.ID]; st.over {
+				return // the conversation is over
+			}
+			if _, ok := cfg.Turn(int(ev.ID), sessions[ev.ID].done+1); !ok {
+				return
+			}
 		}
 		h := held{id: res.Issued, sched: t, user: int(ev.ID)}
 		res.Issued++
@@ -346,6 +417,9 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 			PromptTokensRequested: p.in, MaxTokens: p.out, InFlightAtSend: p.inFlight,
 			ServerPhases: ph, FinishReason: "length",
 		}
+		if sessions != nil {
+			rec.Session, rec.Turn = strconv.Itoa(p.user), p.turn
+		}
 		switch {
 		case cfg.KeepTokenTimes:
 			rec.TokenTimes = append([]time.Duration(nil), p.times...)
@@ -359,7 +433,17 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 			onRecord(&rec)
 		}
 		free = append(free, int(em.ID))
-		if p.user >= 0 {
+		if sessions != nil {
+			// The next turn repeats this prompt and its answer.
+			st := &sessions[p.user]
+			tt, _ := cfg.Turn(p.user, p.turn)
+			st.segs = append(st.segs, simengine.Segment{ID: contentID(p.user, p.turn, false), Tokens: int32(tt.InputTokens)},
+				simengine.Segment{ID: p.outputID, Tokens: int32(p.out)})
+			st.history, st.done = p.in+p.out, p.turn
+			if next, ok := cfg.Turn(p.user, p.turn+1); ok {
+				schedule(t+next.Think, p.user)
+			}
+		} else if p.user >= 0 {
 			schedule(t, p.user)
 		}
 	}
@@ -444,3 +528,8 @@ func (r rampArrivals) Next() time.Duration {
 	}
 	return time.Duration(s + r.rampNS/2)
 }
+
+// noLengths stands in for Gen in session runs, whose lengths come from Turn.
+type noLengths struct{}
+
+func (noLengths) Lengths(int64) (int, int) { return 1, 1 }

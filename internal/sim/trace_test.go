@@ -212,3 +212,58 @@ func ttfts(recs []record.Request) stats.Dist {
 	sum := stats.Summarize(recs, stats.Options{})
 	return sum.TTFT
 }
+
+// Simulated conversations: turn k's prompt is the history (every earlier
+// message and answer) plus the new message; the prefix cache holds the
+// history, so later turns compute only the new message and the answer's
+// partial block, and their prefill is far shorter than without caching.
+func TestSessionsReuseHistory(t *testing.T) {
+	turn := func(s, k int) (SessionTurn, bool) {
+		return SessionTurn{InputTokens: 400, OutputTokens: 100, Think: 2 * time.Second}, k <= 5
+	}
+	prefill := map[bool][2]time.Duration{}
+	computed := map[bool]int64{}
+	for _, off := range []bool{false, true} {
+		ecfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
+		ecfg.NoPrefixCaching = off
+		recs, res, err := Collect(context.Background(), Config{Engine: ecfg, Sessions: 20, Turn: turn, Requests: 1000, Ramp: 20 * time.Second, KeepTokenTimes: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != 100 || res.Completed != 100 {
+			t.Fatalf("%d records, %d completed; want 20 sessions × 5 turns", len(recs), res.Completed)
+		}
+		last := map[string]record.Request{}
+		var firstP, laterP []float64
+		for _, r := range recs {
+			want := 400
+			if p, ok := last[r.Session]; ok {
+				want = p.InputTokens + p.OutputTokens + 400
+				if r.Turn != p.Turn+1 || r.Scheduled < p.Done+2*time.Second {
+					t.Errorf("session %s turn %d at %v after turn %d done at %v", r.Session, r.Turn, r.Scheduled, p.Turn, p.Done)
+				}
+			}
+			if r.InputTokens != want || !r.OK() {
+				t.Errorf("session %s turn %d: %d prompt tokens, want %d", r.Session, r.Turn, r.InputTokens, want)
+			}
+			last[r.Session] = r
+			if r.Turn == 1 {
+				firstP = append(firstP, float64(r.ServerPhases.Prefill))
+			} else if r.Turn == 5 {
+				laterP = append(laterP, float64(r.ServerPhases.Prefill))
+			}
+		}
+		prefill[off] = [2]time.Duration{time.Duration(stats.Median(firstP)), time.Duration(stats.Median(laterP))}
+		computed[off] = res.Engine.PrefillTokens
+	}
+	t.Logf("prefill p50 turn 1 / turn 5 (2,400 tokens): caching %v / %v; off %v / %v; prompt tokens computed %d vs %d",
+		prefill[false][0], prefill[false][1], prefill[true][0], prefill[true][1], computed[false], computed[true])
+	// 20 × (400 + 900 + 1400 + 1900 + 2400) prompt tokens; with the cache
+	// only each turn's 400 new ones and the answer's last partial block.
+	if computed[true] != 20*7000 || computed[false] > 20*5*(400+16) {
+		t.Errorf("prompt tokens computed: %d with caching (want at most %d), %d without (want %d)", computed[false], 20*5*416, computed[true], 20*7000)
+	}
+	if on, no := prefill[false], prefill[true]; !(on[1] < no[1]) || !(no[1] > no[0]) {
+		t.Errorf("turn-5 prefill %v with caching, %v without (turn 1: %v, %v)", on[1], no[1], on[0], no[0])
+	}
+}
