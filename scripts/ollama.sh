@@ -108,7 +108,11 @@ start() {
   OLLAMA_HOST=$host "$bin" create "$model_name" -f "$dir/model/Modelfile" >"$dir/create.log" 2>&1 ||
     { cat "$dir/create.log" >&2; exit 1; }
   # Load it now (one short generation), so the tests measure serving only.
-  OLLAMA_HOST=$host "$bin" run "$model_name" "hello" >/dev/null 2>&1
+  if ! OLLAMA_HOST=$host "$bin" run "$model_name" "hello" >"$dir/warmup.log" 2>&1; then
+    log "the first generation failed: $(tail -c 300 "$dir/warmup.log"); server log:"
+    tail -40 "$dir/server.log" >&2
+    exit 1
+  fi
   cat >"$dir/env" <<EOF
 KNEE_REALSERVER_URL=http://$host
 KNEE_REALSERVER_MODEL=$model_name
