@@ -61,7 +61,7 @@ func Join(recs []record.Request, w *Window) *TTFTSplit {
 		n++
 		lag += ms(r.Lag())
 		ttft += ms(t)
-		if ph := r.ServerPhases; ph != nil {
+		if ph := r.ServerPhases; ph != nil && !ph.QueueUnknown { // without the queue there is no split
 			withPhases++
 			q += ms(ph.Queue)
 			p += ms(ph.Prefill)

@@ -120,7 +120,14 @@ func TestScrapeKneeServeAgreesWithRecords(t *testing.T) {
 	if math.Abs(sp.ServerQueueMS-w.Hists[Queue].MeanMS) > 0.01 {
 		t.Errorf("per-request queue %.3f ms, scraped %.3f ms", sp.ServerQueueMS, w.Hists[Queue].MeanMS)
 	}
-	// Without per-request timings the split comes from the histograms.
+	// Timings without the queue (llama.cpp's) do not split TTFT: the
+	// histograms do. Nor do no timings at all.
+	for i := range res.Records {
+		res.Records[i].ServerPhases.QueueUnknown = true
+	}
+	if sq := Join(res.Records, w); sq.Source != SourceHistograms {
+		t.Errorf("queue-less timings: split from %s", sq.Source)
+	}
 	for i := range res.Records {
 		res.Records[i].ServerPhases = nil
 	}
