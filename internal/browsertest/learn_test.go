@@ -48,7 +48,12 @@ func TestLearnPageInBrowser(t *testing.T) {
 	exe := needChromium(t)
 	started := time.Now()
 	dir := t.TempDir()
-	base := startUI(t, filepath.Join(dir, "knee.db"))
+	// A small real trace (Mooncake's format, 40 requests) for section 4's replay.
+	trace, err := filepath.Abs(filepath.Join("..", "workload", "testdata", "trace_mooncake.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := startUI(t, filepath.Join(dir, "knee.db"), "--trace", trace)
 	b := newBrowser(t, exe, dir)
 	b.do(chromedp.Navigate(base + "/#learn"))
 	b.waitFor(`document.getElementById('page').dataset.ready === '1'`)
@@ -111,6 +116,13 @@ func TestLearnPageInBrowser(t *testing.T) {
 	t.Logf("section 4, 30 req/s: p99 E2E fixed %.0f ms, varied %.0f ms; errors %v/%v", fixed, varied, rl.Figures["rl-fixed-errors"], rl.Figures["rl-varied-errors"])
 	if !(varied > 1.5*fixed) {
 		t.Errorf("varied lengths: p99 E2E %.0f ms against fixed %.0f ms, want a longer tail", varied, fixed)
+	}
+	// The trace's columns: the replay and fixed lengths at its means.
+	trFixed, trReplay := rl.Figures["rl-trace-fixed-e2e-p99"], rl.Figures["rl-trace-e2e-p99"]
+	t.Logf("section 4, trace at 30 req/s: %v requests replayed; p99 E2E fixed at its means %.0f ms, replay %.0f ms; p99 TTFT %.0f / %.0f ms",
+		rl.Figures["rl-trace-requests"], trFixed, trReplay, rl.Figures["rl-trace-fixed-ttft-p99"], rl.Figures["rl-trace-ttft-p99"])
+	if rl.Figures["rl-trace-requests"] != 40 || !(trReplay > 0 && trFixed > 0) {
+		t.Errorf("trace replay column: %v", rl.Figures)
 	}
 
 	// 5. A trap's button moves the control that shows it.

@@ -55,10 +55,11 @@ func knee(t *testing.T, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// startUI runs knee ui on a free loopback port and returns its address.
-func startUI(t *testing.T, db string) string {
+// startUI runs knee ui (with any more flags) on a free loopback port and
+// returns its address.
+func startUI(t *testing.T, db string, flags ...string) string {
 	t.Helper()
-	cmd := knee(t, "ui", "--addr", "127.0.0.1:0", "--db", db)
+	cmd := knee(t, append([]string{"ui", "--addr", "127.0.0.1:0", "--db", db}, flags...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

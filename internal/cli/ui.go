@@ -18,6 +18,7 @@ import (
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/web"
+	"github.com/knee-dev/knee/internal/workload"
 )
 
 // runUI serves the web interface (internal/web) until interrupted.
@@ -28,8 +29,9 @@ func runUI(ctx context.Context, env *Env, args []string) error {
 	db := dbFlag(fs)
 	target := fs.String("url", "", "an OpenAI-compatible base URL the page may start short benches against (none unless given)")
 	model := fs.String("model", "", "model name for benches against --url")
+	trace := fs.String("trace", "", "a trace file the Learn page replays on the simulator beside fixed lengths (formats as knee bench --trace)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: knee ui [--addr 127.0.0.1:8321] [--open] [--db FILE] [--url URL --model NAME]\n\nThe web interface: an interactive simulator, the request lifecycle, the lab\nscenarios, stored runs and a live view of a running knee bench.\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "Usage: knee ui [--addr 127.0.0.1:8321] [--open] [--db FILE] [--url URL --model NAME] [--trace FILE]\n\nThe web interface: an interactive simulator, the request lifecycle, the lab\nscenarios, stored runs and a live view of a running knee bench.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -51,12 +53,21 @@ func runUI(ctx context.Context, env *Env, args []string) error {
 			return Usagef("--model is required with --url (the model name the server serves)")
 		}
 	}
+	var tr *workload.Trace
+	if *trace != "" {
+		if tr, err = workload.OpenTrace(*trace, workload.TraceOptions{}); err != nil {
+			return Usagef("--trace: %v", err)
+		}
+		if tr.Info().Kept == 0 {
+			return Usagef("--trace %s: no request to replay (every row empty)", *trace)
+		}
+	}
 	st, err := openDB(env, *db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	cfg := web.Config{Store: st, BenchURL: redactURL(*target),
+	cfg := web.Config{Store: st, BenchURL: redactURL(*target), Trace: tr,
 		ReportHTML: func(id int64) ([]byte, error) { return uiReport(st, id) },
 		Compare:    func(a, b int64) (any, error) { return uiCompare(st, a, b) }}
 	if *target != "" {

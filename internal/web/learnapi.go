@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"time"
 )
 
@@ -174,8 +175,26 @@ func (c learnClaim) check(ctx context.Context, s learnSection) (claimCheck, erro
 	return out, nil
 }
 
+// learnTrace describes the trace knee ui replays, for section 4.
+type learnTrace struct {
+	Name         string  `json:"name"`
+	Format       string  `json:"format"`
+	Requests     int     `json:"requests"`
+	MeanRateRPS  float64 `json:"mean_rate_rps"` // as recorded
+	InputTokens  int64   `json:"mean_input_tokens"`
+	OutputTokens int64   `json:"mean_output_tokens"`
+}
+
 func (s *Server) apiLearn(w http.ResponseWriter, r *http.Request) {
-	reply(w, map[string]any{"sections": learnSections}, nil)
+	out := map[string]any{"sections": learnSections}
+	if t := s.cfg.Trace; t != nil {
+		i := t.Info()
+		if i.Kept > 0 {
+			out["trace"] = learnTrace{Name: filepath.Base(i.Path), Format: i.Format, Requests: i.Kept, MeanRateRPS: i.MeanRateRPS / i.Speedup,
+				InputTokens: i.InputTokens / int64(i.Kept), OutputTokens: i.OutputTokens / int64(i.Kept)}
+		}
+	}
+	reply(w, out, nil)
 }
 
 // apiLearnCheck runs one claim on the engine, as the engine test does, so

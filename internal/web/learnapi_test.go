@@ -2,7 +2,12 @@ package web
 
 import (
 	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/knee-dev/knee/internal/workload"
 )
 
 // TestLearnClaimsHoldInEngine runs every claim the Learn page states on
@@ -26,5 +31,46 @@ func TestLearnClaimsHoldInEngine(t *testing.T) {
 	}
 	if n < 6 {
 		t.Errorf("only %d claims checked", n)
+	}
+}
+
+// TestTraceReplay: with a trace, the simulator replays it at the asked
+// mean rate (section 4 of the Learn page); without one, asking is a 400.
+func TestTraceReplay(t *testing.T) {
+	s, ts := newTestServer(t)
+	body := `{"load_kind": "rate", "load": 5, "trace": true}`
+	if code, msg := do(t, s, ts, call{method: "POST", path: "/api/sim", body: body, token: true}); code != 400 || !strings.Contains(msg, "--trace") {
+		t.Errorf("trace without --trace: %d %s, want 400 naming --trace", code, msg)
+	}
+	tr, err := workload.OpenTrace(filepath.Join("..", "workload", "testdata", "trace_mooncake.jsonl"), workload.TraceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cfg.Trace = tr
+	if code, msg := do(t, s, ts, call{method: "POST", path: "/api/sim", body: `{"load": 5, "trace": true}`, token: true}); code != 400 || !strings.Contains(msg, "load_kind rate") {
+		t.Errorf("trace at a concurrency: %d %s, want 400 asking for a rate", code, msg)
+	}
+	var got [2]simOutcome
+	for i, rate := range []string{"2", "20"} {
+		code, msg := do(t, s, ts, call{method: "POST", path: "/api/sim", body: `{"load_kind": "rate", "load": ` + rate + `, "trace": true}`, token: true})
+		if code != 200 {
+			t.Fatalf("trace replay at %s req/s: %d %s", rate, code, msg)
+		}
+		if err := json.Unmarshal([]byte(msg), &got[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info := tr.Info()
+	t.Logf("%s: %d requests; at 2 req/s %.1f s simulated, at 20 req/s %.1f s", info.Path, info.Kept, got[0].SimulatedS, got[1].SimulatedS)
+	if got[0].Requests != info.Kept {
+		t.Errorf("replayed %d requests, the trace has %d", got[0].Requests, info.Kept)
+	}
+	// Ten times the rate: the same requests arrive in about a tenth of the time.
+	if r := got[0].SimulatedS / got[1].SimulatedS; r < 4 {
+		t.Errorf("10× the replay rate shortened the run only ×%.1f (%.1f s → %.1f s)", r, got[0].SimulatedS, got[1].SimulatedS)
+	}
+	code, msg := do(t, s, ts, call{method: "GET", path: "/api/learn"})
+	if code != 200 || !strings.Contains(msg, `"name":"trace_mooncake.jsonl"`) {
+		t.Errorf("GET /api/learn with a trace: %d %.300s", code, msg)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/knee-dev/knee/internal/store"
+	"github.com/knee-dev/knee/internal/workload"
 )
 
 //go:embed assets
@@ -40,6 +41,9 @@ type Config struct {
 	// StartBench starts a short bench against BenchURL in the background;
 	// it is stored like any run, so the runs page finds it (nil: not offered).
 	StartBench func(p BenchParams) error
+	// Trace is a trace the page may replay on the simulator (knee ui
+	// --trace; nil: none).
+	Trace *workload.Trace
 	// Token is the per-process secret; empty generates one.
 	Token string
 }

@@ -47,6 +47,10 @@ type SimParams struct {
 	Requests            int     `json:"requests"` // 0: sized from the load
 	Seed                uint64  `json:"seed"`
 	Lifecycle           bool    `json:"lifecycle"` // return per-request phase times
+	// Trace replays the trace knee ui was started with (--trace) at Load
+	// req/s (its gaps scaled to that mean rate) instead of the token
+	// lengths and Poisson arrivals.
+	Trace bool `json:"trace"`
 }
 
 // simSetup is a validated SimParams, ready to run.
@@ -56,6 +60,7 @@ type simSetup struct {
 	lengths  *lab.Lengths
 	slos     slo.Set
 	requests int
+	trace    *workload.Trace // nil: lengths and arrivals from the parameters
 }
 
 // defaultSLO is the page's objective when none is given: the lab's TTFT
@@ -255,6 +260,15 @@ func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 		}
 		cfg.Arrivals = a
 	}
+	if su.trace != nil {
+		stream, err := su.trace.Stream(false)
+		if err != nil {
+			return nil, err
+		}
+		defer stream.Close()
+		cfg.Gen, cfg.Arrivals = stream, stream
+		warm = su.requests / 10
+	}
 	cfg.WarmupRequests = warm
 	// KV usage and the waiting queue after every step, time-weighted.
 	var kv kvTrack
@@ -409,12 +423,29 @@ func (s *Server) apiSim(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	su, err := p.setup()
+	if err == nil && p.Trace {
+		err = s.withTrace(su)
+	}
 	if err != nil {
 		reply(w, nil, err)
 		return
 	}
 	out, err := su.run(r.Context())
 	reply(w, out, err)
+}
+
+// withTrace makes the setup replay the server's trace at its load (a rate):
+// as many of the trace's requests as a run may have, from its start.
+func (s *Server) withTrace(su *simSetup) error {
+	if s.cfg.Trace == nil {
+		return badf("trace: knee ui was started without --trace FILE, so there is no trace to replay")
+	}
+	if su.p.LoadKind != "rate" {
+		return badf("trace: a trace brings its own arrivals; want load_kind rate (the load is the mean rate it is replayed at)")
+	}
+	su.trace = s.cfg.Trace.AtRate(su.p.Load)
+	su.requests = min(su.requests, su.trace.Info().Kept)
+	return nil
 }
 
 type presetList struct {

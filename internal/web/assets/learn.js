@@ -195,23 +195,33 @@ export async function mount(el, ctx, rest) {
   });
   users.input.addEventListener('input', cv.soon);
 
-  // 4. Realism: fixed lengths beside varied lengths with the same means.
+  // 4. Realism: fixed lengths beside varied lengths with the same means,
+  // and, when knee ui was given --trace, that trace replayed beside fixed
+  // lengths at its own means.
   const rb = base('realism');
   const varied = state.sections.find(s => s.id === 'realism').claims[0].to;
-  const rlRate = stepSlider('rl-rate', 'Arrival rate (Poisson)', [10, 20, 30, 40, 50, 60, 70], rb.load, 'req/s');
+  const trace = learn.trace;
+  const rlRate = stepSlider('rl-rate', 'Arrival rate (mean)', [10, 20, 30, 40, 50, 60, 70], rb.load, 'req/s');
   const rlOut = h('div', {id: 'rl-out', 'aria-live': 'polite', dataset: {seq: '0'}});
-  const rl = live(rlOut, () => [{...rb, load: rlRate.get()}, {...rb, load: rlRate.get(), input_tokens: varied.input_tokens, output_tokens: varied.output_tokens}], (a, b) => {
+  const columns = [
+    {id: 'fixed', title: p => 'fixed: ' + p.input_tokens + ' / ' + p.output_tokens, params: {}},
+    {id: 'varied', title: p => 'varied: ' + p.input_tokens + ' / ' + p.output_tokens, params: {input_tokens: varied.input_tokens, output_tokens: varied.output_tokens}},
+  ];
+  if (trace) {
+    columns.push({id: 'trace-fixed', title: p => `fixed at the trace's means: ${p.input_tokens} / ${p.output_tokens}`,
+      params: {input_tokens: String(trace.mean_input_tokens), output_tokens: String(trace.mean_output_tokens), requests: Math.min(trace.requests, 2000)}});
+    columns.push({id: 'trace', title: () => `trace replay: ${trace.name}`, params: {trace: true}});
+  }
+  const rl = live(rlOut, () => columns.map(c => ({...rb, load: rlRate.get(), ...c.params})), (...res) => {
     const rows = [['ttft-p50', 'TTFT p50', r => r.figures.ttft_ms.p50, 'ms'], ['ttft-p95', 'TTFT p95', r => r.figures.ttft_ms.p95, 'ms'],
       ['ttft-p99', 'TTFT p99', r => r.figures.ttft_ms.p99, 'ms'], ['e2e-mean', 'E2E mean', r => r.figures.e2e_ms.mean, 'ms'],
       ['e2e-p50', 'E2E p50', r => r.figures.e2e_ms.p50, 'ms'], ['e2e-p99', 'E2E p99', r => r.figures.e2e_ms.p99, 'ms'],
-      ['errors', 'Errors', r => r.figures.errors, ''], ['requests', 'Requests simulated', r => r.requests, '']];
+      ['errors', 'Errors (refused included)', r => r.figures.errors, ''], ['requests', 'Requests simulated', r => r.requests, '']];
     const cell = (r, side, [key, , get, unit]) => h('td', {id: `rl-${side}-${key}`, dataset: {value: String(get(r))}}, unit ? fmt(get(r), unit) : String(get(r)));
     rlOut.replaceChildren(h('div', {class: 'table-wrap'}, h('table', {id: 'rl-table'},
-      h('thead', {}, h('tr', {}, h('th', {}, 'at ' + rlRate.get() + ' req/s'), h('th', {}, 'fixed: ' + a.params.input_tokens + ' / ' + a.params.output_tokens),
-        h('th', {}, 'varied: ' + b.params.input_tokens + ' / ' + b.params.output_tokens))),
-      h('tbody', {}, rows.map(row => h('tr', {}, h('td', {}, row[1]), cell(a, 'fixed', row), cell(b, 'varied', row)))))),
-    h('ul', {class: 'warnings'}, [...(a.warnings || []), ...(b.warnings || [])].map(w => h('li', {}, w))));
-    rlOut.dataset.p99Ratio = String(b.figures.e2e_ms.p99 / a.figures.e2e_ms.p99);
+      h('thead', {}, h('tr', {}, h('th', {}, 'at ' + rlRate.get() + ' req/s'), columns.map((c, i) => h('th', {}, c.title(res[i].params))))),
+      h('tbody', {}, rows.map(row => h('tr', {}, h('td', {}, row[1]), columns.map((c, i) => cell(res[i], c.id, row))))))),
+    h('ul', {class: 'warnings'}, res.flatMap((r, i) => (r.warnings || []).map(w => h('li', {}, columns[i].id + ': ' + w)))));
   });
   rlRate.input.addEventListener('input', rl.soon);
 
@@ -254,7 +264,9 @@ export async function mount(el, ctx, rest) {
     h('div', {class: 'live'}, users.el, cvOut, charts)),
     section('realism', [
       'A benchmark is only as good as its likeness to production. Production prompts and answers vary in length; a fixed-length run has no long requests to make a tail. And a result is a distribution (p50, p95, p99) with the errors and refusals beside it, never one average.',
-      'Both runs below have the same mean lengths and the same Poisson arrivals. The varied side is a lognormal length distribution, not a trace replay: knee ui carries no production trace. knee bench --trace replays a real one (Mooncake, Azure, BurstGPT or generic JSONL/CSV) with its arrival times and lengths.'],
+      'The first two runs below have the same mean lengths and the same Poisson arrivals; the varied one draws its lengths from a lognormal distribution. ' + (trace
+        ? `The last two replay the trace knee ui was started with (${trace.name}, ${trace.format}, ${trace.requests} requests, mean ${trace.mean_input_tokens} prompt / ${trace.mean_output_tokens} output tokens) with its own arrival pattern scaled to the slider's mean rate, beside a fixed-length run of as many requests at the trace's means. A trace differs from its means in more than the spread of lengths: its arrivals come in bursts and lulls, and rows that name shared prompt blocks (Mooncake's hash_ids) are served partly from the prefix cache.`
+        : 'That is a length distribution, not a trace replay: start knee ui with --trace FILE (Mooncake, Azure, BurstGPT or generic JSONL/CSV) to replay a real trace here beside them; knee bench --trace replays one against a real server.')],
     h('div', {class: 'live'}, rlRate.el, rlOut)),
     section('traps', ['Each trap below comes with the control that shows it; the buttons move that control for you.'],
       h('div', {class: 'live'}, trapList, trPrompt.el, trOut)),
