@@ -2,6 +2,7 @@ package scrape
 
 import (
 	"context"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -207,4 +208,43 @@ func TestMetricsURL(t *testing.T) {
 	if _, err := MetricsURL("localhost:8000"); err == nil {
 		t.Error("a URL without scheme accepted")
 	}
+}
+
+// TestScraper20MBEndpointDuringLoad: a metrics endpoint answering 20 MB of
+// series on every scrape, scraped every 50 ms while a load runs against
+// knee serve: every request of the load completes, and each scrape is
+// refused as too large (bounded read), not parsed whole.
+func TestScraper20MBEndpointDuringLoad(t *testing.T) {
+	url := startKneeServe(t)
+	huge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(w, &bigExposition{n: 20 << 20, line: []byte("vllm:num_requests_running{engine=\"0000000000\",model_name=\"m\"} 1.0\n")})
+	}))
+	defer huge.Close()
+	sc := Start(context.Background(), Config{URL: huge.URL + "/metrics", Interval: 50 * time.Millisecond})
+	run, err := loadgen.Start(context.Background(), loadgen.Config{BaseURL: url, API: "chat", Concurrency: 4, Requests: 24,
+		IgnoreEOS: true, RequestTimeout: time.Minute}, func(int64) loadgen.Request {
+		return loadgen.Request{Prompt: "hello there", PromptTokens: 2, MaxTokens: 16}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run.Wait()
+	s := sc.Stop()
+	for i := range res.Records {
+		if r := &res.Records[i]; !r.OK() {
+			t.Errorf("request %d: %s %s", r.ID, r.Error, r.ErrorMessage)
+		}
+	}
+	if len(res.Records) != 24 {
+		t.Errorf("%d records, want 24", len(res.Records))
+	}
+	if len(s.Samples) == 0 {
+		t.Fatal("no scrapes")
+	}
+	for _, smp := range s.Samples {
+		if smp.OK() || !strings.Contains(smp.Err, "too large") && !strings.Contains(smp.Err, "within") {
+			t.Fatalf("scrape of 20 MB: %+v; want refused as too large", smp)
+		}
+	}
+	t.Logf("%d scrapes of a 20 MB endpoint during the load, each refused: %s", len(s.Samples), s.Samples[0].Err)
 }
