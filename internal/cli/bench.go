@@ -78,6 +78,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if err := f.embedded.refuseWithURL(f.url); err != nil {
 		return err
 	}
+
 	grace, err := graceFlags(f.grace, f.requestTimeout)
 	if err != nil {
 		return err
@@ -92,6 +93,9 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	}
 	if f.sess.sessions > 0 && !flagGiven(fs, "requests") {
 		f.wl.requests = 0 // the conversations' turns bound the run
+	}
+	if err := f.wl.checkOpenFiles(f.wl.concurrency, f.url == ""); err != nil {
+		return err
 	}
 	if err := f.metrics.validate(); err != nil {
 		return err

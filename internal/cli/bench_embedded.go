@@ -41,7 +41,7 @@ func (e *embeddedFlags) refuseWithURL(url string) error {
 		return nil
 	}
 	for _, name := range []string{"gpu", "tp", "queue-limit", "step-time-scale", "profile"} {
-		if flagSet(e.fs, name) {
+		if flagGiven(e.fs, name) {
 			return Usagef("--%s configures knee's embedded simulated server, which --url replaces: give one or the other", name)
 		}
 	}

@@ -148,11 +148,3 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
-
-// flagSet reports whether the named flag was given (on the command line or
-// by a scenario file).
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
-	return set
-}

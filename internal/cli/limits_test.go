@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,13 +114,25 @@ func TestHugeConcurrency(t *testing.T) {
 	if code != 0 || sum.Completed != 3 {
 		t.Errorf("--concurrency 100000 --requests 3: exit %d, %+v, %s", code, sum, errs)
 	}
-	// Ctrl-C before the run starts: it stops without starting 100000 workers.
+	// More in flight than this process may open files for: refused, naming
+	// the limit, instead of a run that measures "too many open files".
+	if limit := openFileLimit(); limit > 512 && limit < maxInFlight {
+		code, _, errs := kneeCmd(t, "bench", "--concurrency", strconv.FormatUint(limit, 10), "--duration", "1s", "--quiet", "--no-store")
+		if code != ExitUsage || !strings.Contains(errs, "(ulimit -n)") {
+			t.Errorf("--concurrency %d over the open-file limit: exit %d, %s", limit, code, errs)
+		}
+	}
+	// Ctrl-C before the run starts: it stops without starting its workers.
+	wide := 5000
+	if limit := openFileLimit(); limit > 0 && limit < 10_256 {
+		wide = int(limit-256) / 2
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var stdout, stderr strings.Builder
 	env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}
 	start := time.Now()
-	code = MainEnv(ctx, env, []string{"bench", "--concurrency", "100000", "--duration", "1h", "--quiet", "--no-store", "--json"})
+	code = MainEnv(ctx, env, []string{"bench", "--concurrency", strconv.Itoa(wide), "--duration", "1h", "--quiet", "--no-store", "--json"})
 	if code != ExitFailure || !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("canceled bench: exit %d, %s", code, stderr.String())
 	}

@@ -34,7 +34,7 @@ type metricsFlags struct {
 // makes pointless.
 func (m *metricsFlags) noteSet(fs *flag.FlagSet) {
 	for _, name := range []string{"metrics-url", "metrics-interval"} {
-		if m.off && flagSet(fs, name) && m.alsoGiven == "" {
+		if m.off && flagGiven(fs, name) && m.alsoGiven == "" {
 			m.alsoGiven = name
 		}
 	}

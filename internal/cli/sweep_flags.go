@@ -30,6 +30,7 @@ type sweepFlags struct {
 	out               string
 	quiet             bool
 	wl                workloadFlags
+	maxStepLoad       float64 // the highest load plan() may step to
 }
 
 func (f *sweepFlags) register(fs *flag.FlagSet, defaultRequests int64) {
@@ -122,6 +123,7 @@ func (f *sweepFlags) plan() (sweep.Plan, error) {
 		if v > limit {
 			return p, Usagef("load %v: at most %g %s (beyond that knee measures itself, not the server)", v, limit, unit)
 		}
+		f.maxStepLoad = max(f.maxStepLoad, v)
 	}
 	if f.metric != "" && f.metric != sweep.MetricOutputTPS && f.metric != sweep.MetricThroughputRPS {
 		return p, Usagef("--knee-metric %q: want output_tps or throughput_rps", f.metric)

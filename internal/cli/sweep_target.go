@@ -92,6 +92,13 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	if err := t.embedded.refuseWithURL(t.url); err != nil {
 		return nil, nil, err
 	}
+	steps := int(f.maxStepLoad)
+	if f.rate != "" {
+		steps = 0 // an open loop's in-flight count is not set; --max-concurrency caps it
+	}
+	if err := f.wl.checkOpenFiles(steps, t.url == ""); err != nil {
+		return nil, nil, err
+	}
 	if t.loadgenGrace, err = graceFlags(t.grace, t.requestTimeout); err != nil {
 		return nil, nil, err
 	}

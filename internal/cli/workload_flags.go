@@ -88,7 +88,7 @@ func (w *workloadFlags) register(fs *flag.FlagSet, defaultConcurrency int, defau
 // --duration given without --requests is a time limit: the default request
 // count does not cut it short.
 func (w *workloadFlags) validate() error {
-	if w.duration > 0 && !flagSet(w.fs, "requests") {
+	if w.duration > 0 && !flagGiven(w.fs, "requests") {
 		w.requests = 0
 	}
 	if err := w.validateLoadLevel(); err != nil {
@@ -133,13 +133,13 @@ func (w *workloadFlags) validateLoadLevel() error {
 	if w.loadLists {
 		return nil
 	}
-	rateSet := flagSet(w.fs, "rate")
+	rateSet := flagGiven(w.fs, "rate")
 	switch {
 	case rateSet && !(w.rate > 0):
 		return Usagef("--rate %v: want a positive number of requests per second (for a closed loop, give --concurrency instead)", w.rate)
 	case w.rate > maxRateRPS:
 		return Usagef("--rate %v: at most %d requests per second (beyond that knee measures itself, not the server)", w.rate, maxRateRPS)
-	case rateSet && flagSet(w.fs, "concurrency"):
+	case rateSet && flagGiven(w.fs, "concurrency"):
 		return Usagef("give --concurrency (closed loop) or --rate (open loop), not both; --max-concurrency caps an open loop")
 	case w.concurrency > maxInFlight:
 		return Usagef("--concurrency %d: at most %d requests in flight (each is a connection)", w.concurrency, maxInFlight)
@@ -149,16 +149,53 @@ func (w *workloadFlags) validateLoadLevel() error {
 	return w.openLoopOnly(rateSet)
 }
 
+// checkOpenFiles refuses a load whose requests in flight need more
+// connections than this process may open: past the limit, dials and
+// accepts fail with "too many open files" and the run measures that. With
+// the embedded server each request holds two descriptors (both ends).
+// concurrency is the closed loop's (0 in an open loop, where
+// --max-concurrency is what bounds the connections).
+func (w *workloadFlags) checkOpenFiles(concurrency int, embedded bool) error {
+	flagName, inFlight := "--concurrency", concurrency
+	if w.rate > 0 || concurrency == 0 {
+		flagName, inFlight = "--max-concurrency", w.maxConcurrency
+	}
+	if w.requests > 0 && int64(inFlight) > w.requests {
+		inFlight = int(w.requests) // no more at once than there are requests
+	}
+	limit := openFileLimit()
+	if limit == 0 || inFlight <= 0 {
+		return nil
+	}
+	per := uint64(1)
+	if embedded {
+		per = 2
+	}
+	const spare = 256 // the database, the records file, the runtime
+	if limit <= spare {
+		return nil
+	}
+	if most := (limit - spare) / per; uint64(inFlight) > most {
+		where := ""
+		if embedded {
+			where = " (two per request with the embedded server: both ends of each connection)"
+		}
+		return Usagef("%s %d: this process may open %d files (ulimit -n) and each request in flight holds a connection%s: at most %d here; raise ulimit -n, or lower the load",
+			flagName, inFlight, limit, where, most)
+	}
+	return nil
+}
+
 // openLoopOnly refuses open-loop settings given without an open loop.
 func (w *workloadFlags) openLoopOnly(open bool) error {
 	if open {
-		if flagSet(w.fs, "burstiness") && w.arrival != "gamma" {
+		if flagGiven(w.fs, "burstiness") && w.arrival != "gamma" {
 			return Usagef("--burstiness applies to --arrival gamma (got --arrival %s)", w.arrival)
 		}
 		return nil
 	}
 	for _, name := range []string{"burstiness", "arrival", "max-concurrency"} {
-		if flagSet(w.fs, name) {
+		if flagGiven(w.fs, name) {
 			return Usagef("--%s applies to an open loop: give --rate too (it would be ignored otherwise)", name)
 		}
 	}
@@ -172,7 +209,7 @@ func (w *workloadFlags) limitNote(stoppedBy string, issued int64, lastSend time.
 	switch stoppedBy {
 	case "requests":
 		dflt := ""
-		if !flagSet(w.fs, "requests") {
+		if !flagGiven(w.fs, "requests") {
 			dflt = " (the default; give --duration alone for a time limit)"
 		}
 		return fmt.Sprintf("ended by the request limit: --requests %d%s, the last sent at %.1f s", w.requests, dflt, lastSend.Seconds())

@@ -40,10 +40,33 @@ var streamPool = sync.Pool{New: func() any {
 	return &stream{sse: sse.NewReader(nil, sse.DefaultBufferSize)}
 }}
 
+// build calls the Source for request i, at most GOMAXPROCS at a time: a
+// prompt is CPU work, so more at once only queues it, and a queue of
+// thousands (a wide closed loop starting) would keep an interrupted run
+// busy for seconds. A request still waiting for its turn at the hard stop
+// (Ctrl-C, or the grace period over) is never sent: ok is false. One
+// already issued when the run merely ends is still sent.
+func (r *Run) build(i int64) (req Request, ok bool) {
+	select {
+	case r.building <- struct{}{}:
+	case <-r.hardCtx.Done():
+		return Request{}, false
+	}
+	defer func() { <-r.building }()
+	if r.hardCtx.Err() != nil { // select picks at random among ready cases
+		return Request{}, false
+	}
+	return r.src(i), true
+}
+
 // do runs request i, scheduled at the given offset, and publishes its
 // record.
 func (r *Run) do(i int64, scheduled time.Duration) {
-	r.doRequest(i, scheduled, r.src(i), nil)
+	req, ok := r.build(i)
+	if !ok {
+		return
+	}
+	r.doRequest(i, scheduled, req, nil)
 }
 
 // turnResult is what a session's next turn needs of this one.

@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -287,6 +288,7 @@ type Run struct {
 	userStamped             atomic.Int64 // streams with a read stamped in user space
 	errKinds                [16]atomic.Int64
 	stoppedBy               atomic.Pointer[string] // the first reason issuing stopped
+	building                chan struct{}          // Source calls in progress (build)
 
 	mu      sync.Mutex
 	records []record.Request
@@ -305,7 +307,8 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 		return nil, configErr("no request source")
 	}
 	endpoint, _ := openai.Endpoint(cfg.BaseURL, cfg.API)
-	r := &Run{cfg: cfg, src: src, endpoint: endpoint, done: make(chan struct{}), wallNow: wallNow}
+	r := &Run{cfg: cfg, src: src, endpoint: endpoint, done: make(chan struct{}), wallNow: wallNow,
+		building: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	tr := cfg.Transport
 	if tr == nil {
 		r.kernelStamps = kernelStampsSupported && !cfg.UserSpaceTimestamps

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -600,5 +601,40 @@ func TestStoppedBy(t *testing.T) {
 	r.Stop()
 	if res := r.Wait(); res.StoppedBy != StopCalled {
 		t.Errorf("Stop: stopped by %q, want %q", res.StoppedBy, StopCalled)
+	}
+}
+
+// TestInterruptAbandonsQueuedBuilds: prompts are built at most GOMAXPROCS
+// at a time, and requests still waiting to be built at Ctrl-C are never
+// built, so a wide closed loop stops at once instead of first building a
+// prompt for every slot.
+func TestInterruptAbandonsQueuedBuilds(t *testing.T) {
+	ts := newTruthServer(t, func(string) plan { return plan{tokens: 2} })
+	procs := runtime.GOMAXPROCS(0)
+	var calls atomic.Int64
+	blocked := make(chan struct{}, 1000)
+	release := make(chan struct{})
+	src := func(i int64) Request {
+		calls.Add(1)
+		blocked <- struct{}{}
+		<-release
+		return Request{Prompt: fmt.Sprintf("req-%d", i), MaxTokens: 2}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := Start(ctx, Config{BaseURL: ts.URL, Model: "m", Concurrency: 500, Duration: time.Hour}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range procs {
+		<-blocked // procs builds under way
+	}
+	cancel()
+	close(release)
+	res := r.Wait()
+	if n := calls.Load(); n > int64(procs) {
+		t.Errorf("%d prompts built for 500 slots after an interrupt with %d building; want at most %d", n, procs, procs)
+	}
+	if res.StoppedBy != StopInterrupted {
+		t.Errorf("stopped by %q", res.StoppedBy)
 	}
 }

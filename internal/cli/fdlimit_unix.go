@@ -1,0 +1,15 @@
+//go:build unix
+
+package cli
+
+import "syscall"
+
+// openFileLimit is the most files this process may open (the Go runtime
+// raises the soft limit to the hard one at start); 0 when unknown.
+func openFileLimit() uint64 {
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return 0
+	}
+	return l.Cur
+}
