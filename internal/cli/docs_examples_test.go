@@ -380,6 +380,11 @@ func (h *docsHarness) boundExample(c docCommand) []string {
 		}
 	case "sim", "sim sweep", "lab":
 		args = mapFlag(args, "requests", capCount(maxSimRequests))
+	case "plan":
+		args = mapFlag(args, "requests", capCount(600))
+		args = withDefault(args, "requests", "600")
+		args = mapFlag(args, "validate-requests", capCount(2000))
+		args = withDefault(args, "validate-requests", "2000")
 	case "serve", "ui":
 		args = mapFlag(args, "addr", func(string) string { return "127.0.0.1:0" })
 		args = withDefault(args, "addr", "127.0.0.1:0")

@@ -44,6 +44,7 @@ var commands = map[string]command{
 	"sweep":     {"step the load to find the knee and the SLO-safe point", runSweep},
 	"diagnose":  {"say which phase (queue, prefill, decode) is the bottleneck", runDiagnose},
 	"sim":       {"simulate a serving engine in virtual time (knee sim sweep for a curve)", runSim},
+	"plan":      {"find the cheapest simulated deployment (GPU, TP, replicas, limits, router) that meets the SLOs at a load", runPlan},
 	"serve":     {"run the simulated OpenAI-compatible server", runServe},
 	"selftest":  {"measure knee's own measurement error and CPU cost on this machine", runSelftest},
 	"calibrate": {"fit the simulator's step costs to a live server; writes a profile for sim and serve", runCalibrate},

@@ -1,0 +1,280 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/knee-dev/knee/internal/plan"
+	"github.com/knee-dev/knee/internal/sim"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/workload"
+)
+
+type planFlags struct {
+	wl                       workloadFlags
+	model, gpus, tps         string
+	seqs, budgets, routers   string
+	maxReplicas              int
+	memUtil                  float64
+	presetFile, costFile     string
+	slos                     stringList
+	validateRequests         int64
+	noPrefixCaching, jsonOut bool
+	workers                  int
+}
+
+func runPlan(ctx context.Context, env *Env, args []string) error {
+	var f planFlags
+	fs := newFlagSet(env, "plan")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: knee plan --model M --rate R --slo EXPR [--slo EXPR ...] [flags]")
+		fmt.Fprintln(fs.Output(), "\nSearches deployments (GPU × TP × replicas × engine limits × router) in the simulator for the cheapest that meets every SLO at the load.")
+		fmt.Fprintln(fs.Output())
+		printFlags(fs)
+	}
+	f.wl.register(fs, 32, 1500)
+	fs.StringVar(&f.model, "model", "llama-3.1-8b", "model preset (knee sim --list)")
+	fs.StringVar(&f.gpus, "gpus", "h100,h200,a100-80gb", "GPU presets to consider, comma-separated")
+	fs.StringVar(&f.tps, "tp", "1,2,4,8", "tensor-parallel degrees to consider")
+	fs.IntVar(&f.maxReplicas, "max-replicas", 16, "most replicas of one deployment")
+	fs.StringVar(&f.seqs, "max-num-seqs", "0,256,64", "max_num_seqs values to consider (0: vLLM's default)")
+	fs.StringVar(&f.budgets, "max-num-batched-tokens", "0,2048", "max_num_batched_tokens values to consider (0: vLLM's default)")
+	fs.StringVar(&f.routers, "routers", sim.RoundRobin+","+sim.LeastOutstanding, "routers to consider: "+strings.Join(sim.Routers, ", "))
+	fs.Float64Var(&f.memUtil, "gpu-memory-utilization", 0.9, "fraction of GPU memory the engine may use")
+	fs.BoolVar(&f.noPrefixCaching, "no-prefix-caching", false, "turn off automatic prefix caching")
+	fs.StringVar(&f.presetFile, "preset-file", "", "YAML file with lists gpus: and models: of extra presets")
+	fs.StringVar(&f.costFile, "cost-file", "", "YAML map of GPU name to USD per GPU-hour, over the defaults (docs/plan.md)")
+	fs.Var(&f.slos, "slo", sloUsage+" (at least one)")
+	fs.Int64Var(&f.validateRequests, "validate-requests", 10000, "requests in the winner's validation run (and the next cheaper candidate's)")
+	fs.IntVar(&f.workers, "workers", 0, "simulations run at once (0: one per core)")
+	fs.BoolVar(&f.jsonOut, "json", false, "print the answer as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q (flags only; see knee plan -h)", fs.Arg(0))
+	}
+	if !(f.wl.rate > 0) {
+		return Usagef("--rate: give the target load in requests per second (plan searches for an open loop at that rate)")
+	}
+	if f.wl.trace.path != "" || f.wl.dataset != "" {
+		return Usagef("knee plan takes synthetic lengths (--input-tokens, --output-tokens, --prefix-groups); --trace and --dataset are not supported yet")
+	}
+	if err := f.wl.validate(); err != nil {
+		return err
+	}
+	if f.wl.requests <= 0 {
+		return Usagef("--requests %d: give the requests of each search run (1500 by default)", f.wl.requests)
+	}
+	if f.validateRequests < 1 {
+		return Usagef("--validate-requests %d: want 1 or more", f.validateRequests)
+	}
+	objectives, err := slo.ParseAll(f.slos)
+	if err != nil {
+		return Usagef("--slo: %v", err)
+	}
+	if len(objectives) == 0 {
+		return Usagef("give at least one --slo (e.g. --slo 'p95(ttft)<2s' --slo 'p99(itl)<100ms')")
+	}
+	cat := simengine.NewCatalog()
+	if f.presetFile != "" {
+		if _, err := sim.LoadPresetFile(cat, f.presetFile); err != nil {
+			return Usagef("--preset-file: %v", err)
+		}
+	}
+	model, err := cat.LookupModel(f.model)
+	if err != nil {
+		return Usagef("--model: %v", err)
+	}
+	space := plan.Space{MaxReplicas: f.maxReplicas}
+	for _, name := range splitList(f.gpus) {
+		g, err := cat.LookupGPU(name)
+		if err != nil {
+			return Usagef("--gpus: %v", err)
+		}
+		space.GPUs = append(space.GPUs, g)
+	}
+	if space.TPs, err = intList("tp", f.tps, 1); err != nil {
+		return err
+	}
+	if space.MaxNumSeqs, err = intList("max-num-seqs", f.seqs, 0); err != nil {
+		return err
+	}
+	if space.MaxBatchedTokens, err = intList("max-num-batched-tokens", f.budgets, 0); err != nil {
+		return err
+	}
+	for _, r := range splitList(f.routers) {
+		if !slices.Contains(sim.Routers, r) {
+			return Usagef("--routers: %q is not a router (want %s)", r, strings.Join(sim.Routers, ", "))
+		}
+		space.Routers = append(space.Routers, r)
+	}
+	switch {
+	case len(space.GPUs) == 0 || len(space.Routers) == 0:
+		return Usagef("--gpus and --routers: give at least one each")
+	case f.maxReplicas < 1 || f.maxReplicas > maxReplicas:
+		return Usagef("--max-replicas %d: want 1 to %d", f.maxReplicas, maxReplicas)
+	case !(f.memUtil > 0 && f.memUtil <= 1):
+		return Usagef("--gpu-memory-utilization %v: want a fraction in (0, 1]", f.memUtil)
+	case f.workers < 0:
+		return Usagef("--workers %d: want 0 (one per core) or more", f.workers)
+	}
+	costs := plan.DefaultCosts
+	if f.costFile != "" {
+		if costs, err = plan.LoadCosts(f.costFile, cat, plan.DefaultCosts); err != nil {
+			return Usagef("--cost-file: %v", err)
+		}
+	}
+	for _, g := range space.GPUs {
+		if _, ok := costs[g.Name]; !ok {
+			return Usagef("--gpus: no price for %s; give one in --cost-file (%s: USD per GPU-hour)", g.Name, strings.ToLower(g.Name))
+		}
+	}
+	gen, err := f.wl.generator()
+	if err != nil {
+		return err
+	}
+	in, _ := workload.ParseDist(f.wl.input)
+	out, _ := workload.ParseDist(f.wl.output)
+	if _, err := f.wl.arrivals(); err != nil {
+		return err
+	}
+	base := simengine.DefaultConfig(simengine.GPU{}, model, 1)
+	base.GPUMemoryUtilization, base.NoPrefixCaching = f.memUtil, f.noPrefixCaching
+	base.Seed = int64(f.wl.resolvedSeed())
+	q := plan.Question{
+		Base: base, Gen: gen, RateRPS: f.wl.rate, MeanTokens: in.Mean() + out.Mean(), SLOs: objectives,
+		Arrivals: func() sim.Arrivals {
+			a, _ := f.wl.arrivals() // validated above
+			return a
+		},
+		SearchRequests: f.wl.requests, ValidateRequests: f.validateRequests, Space: space, Costs: costs, Workers: f.workers,
+	}
+	start := time.Now()
+	ans, err := plan.Search(ctx, q)
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	hdr := planHeader{Model: model.Name, RateRPS: f.wl.rate, Arrival: f.wl.arrival, Input: f.wl.input, Output: f.wl.output,
+		Seed: f.wl.resolvedSeed(), SLOs: f.slos, ElapsedS: elapsed.Seconds(), Workers: f.workers}
+	if hdr.Workers == 0 {
+		hdr.Workers = runtime.GOMAXPROCS(0)
+	}
+	if f.jsonOut {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			planHeader
+			plan.Answer
+		}{hdr, ans})
+	}
+	printPlan(env.Stdout, hdr, space, f.wl.requests, ans)
+	if ans.Winner == nil {
+		return &SLOError{Failed: []string{"no deployment in the search space meets every SLO"}}
+	}
+	return nil
+}
+
+type planHeader struct {
+	Model    string   `json:"model"`
+	RateRPS  float64  `json:"rate_rps"`
+	Arrival  string   `json:"arrival"`
+	Input    string   `json:"input_tokens"`
+	Output   string   `json:"output_tokens"`
+	Seed     uint64   `json:"seed"`
+	SLOs     []string `json:"slos"`
+	ElapsedS float64  `json:"elapsed_s"`
+	Workers  int      `json:"workers"`
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func intList(flagName, s string, least int) ([]int, error) {
+	var out []int
+	for _, p := range splitList(s) {
+		v, err := strconv.Atoi(p)
+		if err != nil || v < least {
+			return nil, Usagef("--%s: %q is not a whole number >= %d", flagName, p, least)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, Usagef("--%s: give at least one value", flagName)
+	}
+	return out, nil
+}
+
+func printPlan(w io.Writer, h planHeader, sp plan.Space, searchN int64, a plan.Answer) {
+	fmt.Fprintf(w, "knee plan: %s at %g req/s (%s), input %s / output %s tokens; SLOs %s; seed %d\n",
+		h.Model, h.RateRPS, h.Arrival, h.Input, h.Output, strings.Join(h.SLOs, ", "), h.Seed)
+	var gpus []string
+	for _, g := range sp.GPUs {
+		gpus = append(gpus, g.Name)
+	}
+	fmt.Fprintf(w, "searched %s × TP %v × 1–%d replicas × max_num_seqs %v × max_num_batched_tokens %v × %s: %d deployments, %d simulated (%d requests each) in %.1f s on %d workers\n\n",
+		strings.Join(gpus, ", "), sp.TPs, sp.MaxReplicas, sp.MaxNumSeqs, sp.MaxBatchedTokens, strings.Join(sp.Routers, ", "),
+		a.Candidates, a.Simulated, searchN, h.ElapsedS, h.Workers)
+	if a.Winner == nil {
+		fmt.Fprintln(w, "No deployment in the search space meets every SLO at this load.")
+	} else {
+		fmt.Fprintf(w, "Cheapest deployment meeting every SLO:\n  %s\n", a.Winner.Candidate)
+		printValidation(w, "validation", a.Validation)
+		if a.NextCheaper != nil {
+			fmt.Fprintf(w, "Next cheaper deployment:\n  %s\n", a.NextCheaper.Candidate)
+			printValidation(w, "same run", a.NextCheaper)
+		}
+	}
+	fmt.Fprintln(w, "\nBy GPU and TP:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  GPU\tTP\tverdict\twhy")
+	for _, f := range a.Families {
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\n", f.GPU, f.TP, f.Verdict, f.Reason)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nPareto front (cost against TTFT p95 and goodput; search runs):")
+	const maxRows = 24 // --json has them all
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "  $/h\tGPUs\tTTFT p95 ms\tITL p99 ms\tgoodput req/s\tSLOs\t deployment")
+	for i, o := range a.Pareto {
+		if i == maxRows {
+			fmt.Fprintf(tw, "  … %d more (--json)\n", len(a.Pareto)-maxRows)
+			break
+		}
+		met := "met"
+		if !o.Met {
+			met = "not met"
+		}
+		fmt.Fprintf(tw, "  %.2f\t%d\t%.0f\t%.1f\t%.2f\t%s\t %d× %s TP%d, seqs %d, budget %d, %s\n", o.CostPerHour, o.GPUs, o.TTFTP95MS, o.ITLP99MS,
+			o.GoodputRPS, met, o.Replicas, o.GPU, o.TP, o.MaxNumSeqs, o.MaxBatchedTokens, o.Router)
+	}
+	tw.Flush()
+}
+
+func printValidation(w io.Writer, label string, o *plan.Outcome) {
+	if o == nil {
+		return
+	}
+	verdict := "meets every SLO"
+	if !o.Met {
+		verdict = "FAILS"
+	}
+	fmt.Fprintf(w, "  %s (%d requests): %s — %s; goodput %.2f req/s\n", label, o.Requests, strings.Join(o.Verdicts, "; "), verdict, o.GoodputRPS)
+}

@@ -1,0 +1,490 @@
+// Package plan searches deployments over the simulator: GPU preset × TP ×
+// replicas × engine limits × router, priced per GPU-hour, for the cheapest
+// one that meets every SLO at a target load.
+//
+// The search prunes before it simulates: a (GPU, TP) whose weights do not
+// fit is dropped with the engine's numbers; each engine variant's capacity
+// is measured once (a short saturated closed loop), which bounds the
+// replicas from below; then, for every variant and router, a binary search
+// over the replica count finds the fewest replicas that meet the SLOs
+// (more replicas of one variant never cost less, and latency does not grow
+// with them). Lines run on all cores; results are collected in a fixed
+// order, so an answer is a function of its inputs and seed.
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/sim"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/stats"
+)
+
+// Space is what the search may choose from.
+type Space struct {
+	GPUs             []simengine.GPU
+	TPs              []int
+	MaxReplicas      int
+	MaxNumSeqs       []int // 0 = the engine's default
+	MaxBatchedTokens []int // 0 = the engine's default
+	Routers          []string
+}
+
+// Question is what plan answers.
+type Question struct {
+	// Base is the engine template: model, memory utilization, cost
+	// constants, prefix caching. GPU, TP and the two limits are searched.
+	Base simengine.Config
+	Gen  sim.Lengths
+	// Arrivals returns a fresh arrival process at the target rate (the
+	// same seed each time, so every candidate sees the same requests).
+	Arrivals func() sim.Arrivals
+	RateRPS  float64
+	// MeanTokens is the mean prompt + output length, for the context check.
+	MeanTokens float64
+	SLOs       slo.Set
+	// SearchRequests per candidate in the search; ValidateRequests for the
+	// winner's (and the next cheaper candidate's) longer run. A tenth of
+	// each run is warm-up.
+	SearchRequests, ValidateRequests int64
+	Space                            Space
+	Costs                            Costs
+	Workers                          int // 0 = GOMAXPROCS
+}
+
+// Candidate is one deployment.
+type Candidate struct {
+	GPU              string  `json:"gpu"`
+	TP               int     `json:"tp"`
+	Replicas         int     `json:"replicas"`
+	MaxNumSeqs       int     `json:"max_num_seqs"`
+	MaxBatchedTokens int     `json:"max_num_batched_tokens"`
+	Router           string  `json:"router"`
+	GPUs             int     `json:"gpus"`
+	CostPerHour      float64 `json:"cost_usd_per_hour"`
+}
+
+func (c Candidate) String() string {
+	return fmt.Sprintf("%d× %s TP%d (%d GPUs), max_num_seqs %d, max_num_batched_tokens %d, %s: $%.2f/h",
+		c.Replicas, c.GPU, c.TP, c.GPUs, c.MaxNumSeqs, c.MaxBatchedTokens, c.Router, c.CostPerHour)
+}
+
+// Outcome is a simulated candidate.
+type Outcome struct {
+	Candidate
+	Requests      int64         `json:"requests"` // simulated, warm-up included
+	TTFTP95MS     float64       `json:"ttft_p95_ms"`
+	ITLP99MS      float64       `json:"itl_p99_ms"`
+	ThroughputRPS float64       `json:"throughput_rps"`
+	GoodputRPS    float64       `json:"goodput_rps"`
+	Met           bool          `json:"met"`
+	SLOs          []slo.Result  `json:"-"`
+	Verdicts      []string      `json:"slos"`
+	Saturated     bool          `json:"saturated"`
+	Elapsed       time.Duration `json:"-"`
+}
+
+// Family is one (GPU, TP) and what became of it.
+type Family struct {
+	GPU string `json:"gpu"`
+	TP  int    `json:"tp"`
+	// Verdict is "ok" (some candidate met the SLOs), "memory", "saturation"
+	// or "slo"; Reason says it with numbers.
+	Verdict string   `json:"verdict"`
+	Reason  string   `json:"reason"`
+	Best    *Outcome `json:"best,omitempty"` // its cheapest candidate meeting the SLOs
+}
+
+// Answer is the search's result.
+type Answer struct {
+	Winner      *Outcome  `json:"winner"`     // nil: nothing in the space meets the SLOs
+	Validation  *Outcome  `json:"validation"` // the winner's longer run
+	NextCheaper *Outcome  `json:"next_cheaper,omitempty"`
+	Pareto      []Outcome `json:"pareto"`
+	Families    []Family  `json:"families"`
+	Candidates  int       `json:"candidates"` // deployments in the space
+	Simulated   int       `json:"simulated"`  // search runs
+}
+
+// variant is one engine configuration (GPU, TP, limits) that fits.
+type variant struct {
+	cfg      simengine.Config
+	family   int
+	capRPS   float64 // one replica's saturated throughput
+	minRepl  int
+	costHour float64 // one replica
+}
+
+// line is a variant behind one router, searched over the replica count.
+type line struct {
+	v       *variant
+	router  string
+	results map[int]*Outcome
+	best    *Outcome // fewest replicas meeting the SLOs
+}
+
+// Search answers q.
+func Search(ctx context.Context, q Question) (Answer, error) {
+	var ans Answer
+	if q.Gen == nil || q.Arrivals == nil || !(q.RateRPS > 0) || q.SearchRequests <= 0 {
+		return ans, errors.New("plan: need a workload, an arrival process, a rate and a number of search requests")
+	}
+	if len(q.SLOs) == 0 {
+		return ans, errors.New("plan: give at least one SLO")
+	}
+	sp := q.Space
+	if sp.MaxReplicas < 1 || len(sp.GPUs) == 0 || len(sp.TPs) == 0 || len(sp.Routers) == 0 {
+		return ans, errors.New("plan: empty search space")
+	}
+	if len(sp.MaxNumSeqs) == 0 {
+		sp.MaxNumSeqs = []int{0}
+	}
+	if len(sp.MaxBatchedTokens) == 0 {
+		sp.MaxBatchedTokens = []int{0}
+	}
+	workers := q.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+
+	// Memory first: a (GPU, TP) whose weights do not fit is out whole.
+	var variants []*variant
+	for _, g := range sp.GPUs {
+		price, ok := q.Costs[g.Name]
+		if !ok {
+			return ans, fmt.Errorf("plan: no price for %s (add it to the cost file)", g.Name)
+		}
+		for _, tp := range sp.TPs {
+			fam := Family{GPU: g.Name, TP: tp}
+			fi := len(ans.Families)
+			seen := map[[2]int]bool{}
+			for _, seqs := range sp.MaxNumSeqs {
+				for _, budget := range sp.MaxBatchedTokens {
+					c := q.Base
+					c.GPU, c.TP, c.MaxNumSeqs, c.MaxNumBatchedTokens = g, tp, seqs, budget
+					eng, err := simengine.NewEngine(c)
+					if err != nil {
+						fam.Verdict, fam.Reason = "memory", err.Error()
+						if !errors.Is(err, simengine.ErrDoesNotFit) {
+							fam.Verdict = "invalid"
+						}
+						continue
+					}
+					c = eng.Config() // defaults resolved
+					if q.MeanTokens > float64(c.MaxModelLen) {
+						fam.Verdict = "memory"
+						fam.Reason = fmt.Sprintf("the KV cache holds %d tokens, under a mean request of %.0f", c.MaxModelLen, q.MeanTokens)
+						continue
+					}
+					key := [2]int{c.MaxNumSeqs, c.MaxNumBatchedTokens}
+					if seen[key] {
+						continue // a default equal to an explicit value
+					}
+					seen[key] = true
+					variants = append(variants, &variant{cfg: c, family: fi, costHour: price * float64(tp)})
+				}
+			}
+			ans.Families = append(ans.Families, fam)
+		}
+	}
+
+	// Capacity: one short saturated run per variant bounds the replicas.
+	parallel(workers, len(variants), func(i int) {
+		v := variants[i]
+		v.capRPS = capacity(ctx, v.cfg, q.Gen)
+		v.minRepl = max(1, int(math.Ceil(q.RateRPS/v.capRPS)))
+	})
+	var lines []*line
+	for _, v := range variants {
+		ans.Candidates += sp.MaxReplicas * len(sp.Routers)
+		if v.minRepl > sp.MaxReplicas {
+			continue
+		}
+		for _, r := range sp.Routers {
+			lines = append(lines, &line{v: v, router: r, results: map[int]*Outcome{}})
+		}
+	}
+
+	// The search: per line, the fewest replicas that meet the SLOs.
+	parallel(workers, len(lines), func(i int) {
+		l := lines[i]
+		eval := func(n int) *Outcome {
+			o := simulate(ctx, q, l.v, n, l.router, q.SearchRequests)
+			l.results[n] = o
+			return o
+		}
+		hi := eval(sp.MaxReplicas)
+		if !hi.Met {
+			return
+		}
+		lo, best := l.v.minRepl, hi // invariant: best meets at replicas hiN
+		hiN := sp.MaxReplicas
+		for lo < hiN {
+			mid := (lo + hiN) / 2
+			if o := eval(mid); o.Met {
+				hiN, best = mid, o
+			} else {
+				lo = mid + 1
+			}
+		}
+		l.best = best
+	})
+	if err := ctx.Err(); err != nil {
+		return ans, err
+	}
+
+	var all []*Outcome
+	for _, l := range lines {
+		ns := make([]int, 0, len(l.results))
+		for n := range l.results {
+			ns = append(ns, n)
+		}
+		sort.Ints(ns)
+		for _, n := range ns {
+			all = append(all, l.results[n])
+		}
+	}
+	ans.Simulated = len(all)
+	for _, l := range lines {
+		if l.best != nil && (ans.Winner == nil || cheaper(l.best, ans.Winner)) {
+			ans.Winner = l.best
+		}
+	}
+	ans.Pareto = pareto(all)
+	explain(&ans, variants, lines, q)
+
+	if ans.Winner == nil {
+		return ans, nil
+	}
+	w := ans.Winner
+	wv := findVariant(variants, w.Candidate)
+	ans.Validation = simulate(ctx, q, wv, w.Replicas, w.Router, max(q.ValidateRequests, q.SearchRequests))
+	if nc, nv := nextCheaper(variants, sp, w.Candidate, all); nv != nil {
+		ans.NextCheaper = simulate(ctx, q, nv, nc.Replicas, nc.Router, max(q.ValidateRequests, q.SearchRequests))
+	}
+	return ans, ctx.Err()
+}
+
+// cheaper orders outcomes: lower cost, then lower TTFT p95, then fewer GPUs.
+func cheaper(a, b *Outcome) bool {
+	if a.CostPerHour != b.CostPerHour {
+		return a.CostPerHour < b.CostPerHour
+	}
+	if a.TTFTP95MS != b.TTFTP95MS {
+		return a.TTFTP95MS < b.TTFTP95MS
+	}
+	return a.GPUs < b.GPUs
+}
+
+func parallel(workers, n int, f func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(workers, max(n, 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// capacity is one replica's saturated request throughput: a closed loop of
+// as many users as the engine runs at once (at most 256, enough to
+// saturate a step's budget).
+func capacity(ctx context.Context, c simengine.Config, gen sim.Lengths) float64 {
+	users := min(c.MaxNumSeqs, 256)
+	var done int64
+	var first, last time.Duration
+	n := int64(4*users + 200)
+	_, err := sim.Run(ctx, sim.Config{Engine: c, Gen: gen, Concurrency: users, Requests: n, TooLongAsErrors: true}, func(r *record.Request) {
+		if !r.OK() {
+			return
+		}
+		// Count the middle half: the start (all users' prompts at once)
+		// and the drain are not steady state.
+		if done++; done == n/4 {
+			first = r.Done
+		} else if done == 3*n/4 {
+			last = r.Done
+		}
+	})
+	if err != nil || last <= first {
+		return math.SmallestNonzeroFloat64
+	}
+	return float64(n/2) / (last - first).Seconds()
+}
+
+func simulate(ctx context.Context, q Question, v *variant, replicas int, router string, n int64) *Outcome {
+	start := time.Now()
+	c := v.cfg
+	o := &Outcome{Candidate: Candidate{GPU: c.GPU.Name, TP: c.TP, Replicas: replicas, MaxNumSeqs: c.MaxNumSeqs,
+		MaxBatchedTokens: c.MaxNumBatchedTokens, Router: router, GPUs: replicas * c.TP, CostPerHour: v.costHour * float64(replicas)}, Requests: n}
+	acc := stats.NewAccumulator(stats.Options{OfferedRateRPS: q.RateRPS, Good: q.SLOs.Good})
+	_, err := sim.RunFleet(ctx, sim.FleetConfig{Config: sim.Config{Engine: c, Gen: q.Gen, Arrivals: q.Arrivals(), Requests: n,
+		WarmupRequests: int(n / 10), StreamTokenTimes: true, TooLongAsErrors: true}, Count: replicas, Router: router}, acc.Add)
+	sum := acc.Summary()
+	o.SLOs = q.SLOs.Evaluate(sum)
+	o.Met = err == nil
+	for _, r := range o.SLOs {
+		o.Met = o.Met && r.Met
+		o.Verdicts = append(o.Verdicts, r.String())
+	}
+	if err != nil {
+		o.Verdicts = append(o.Verdicts, "simulation failed: "+err.Error())
+	}
+	o.TTFTP95MS, o.ITLP99MS = sum.TTFT.P95, sum.ITL.P99
+	o.ThroughputRPS = sum.RequestThroughputRPS
+	if sum.GoodputRPS != nil {
+		o.GoodputRPS = *sum.GoodputRPS
+	}
+	// Saturated: the load is at or past what the replicas carry at most
+	// (their measured capacity); a short run's own throughput cannot tell,
+	// as the drain after the last arrival lowers it.
+	o.Saturated = q.RateRPS >= 0.95*v.capRPS*float64(replicas)
+	o.Elapsed = time.Since(start)
+	return o
+}
+
+// pareto keeps the outcomes no other beats on cost, TTFT p95 and goodput
+// at once (TTFT to the millisecond, goodput to 0.01 req/s: finer is
+// noise), cheapest first; of candidates that ran alike (a limit that never
+// binds, a router with one replica) the first in search order.
+func pareto(all []*Outcome) []Outcome {
+	type figures struct{ cost, ttft, goodput float64 }
+	key := func(o *Outcome) figures {
+		return figures{math.Round(o.CostPerHour * 100), math.Round(o.TTFTP95MS), math.Round(o.GoodputRPS * 100)}
+	}
+	var out []Outcome
+	seen := map[figures]bool{}
+	for _, a := range all {
+		ka := key(a)
+		if seen[ka] {
+			continue
+		}
+		seen[ka] = true
+		dominated := false
+		for _, b := range all {
+			kb := key(b)
+			if kb.cost <= ka.cost && kb.ttft <= ka.ttft && kb.goodput >= ka.goodput && kb != ka {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			out = append(out, *a)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return cheaper(&out[i], &out[j]) })
+	return out
+}
+
+// explain fills each family's verdict: its cheapest success, or why none.
+func explain(ans *Answer, variants []*variant, lines []*line, q Question) {
+	for fi := range ans.Families {
+		f := &ans.Families[fi]
+		var vs []*variant
+		for _, v := range variants {
+			if v.family == fi {
+				vs = append(vs, v)
+			}
+		}
+		if len(vs) == 0 {
+			continue // memory or invalid, said when it was pruned
+		}
+		for _, l := range lines {
+			if l.v.family == fi && l.best != nil && (f.Best == nil || cheaper(l.best, f.Best)) {
+				f.Best = l.best
+			}
+		}
+		if f.Best != nil {
+			f.Verdict, f.Reason = "ok", "cheapest meeting the SLOs: "+f.Best.Candidate.String()
+			continue
+		}
+		bestCap := 0.0
+		for _, v := range vs {
+			bestCap = max(bestCap, v.capRPS)
+		}
+		maxR := q.Space.MaxReplicas
+		// The line that came closest: at the most replicas searched.
+		var closest *Outcome
+		for _, l := range lines {
+			if o := l.results[maxR]; l.v.family == fi && o != nil && (closest == nil || o.TTFTP95MS < closest.TTFTP95MS) {
+				closest = o
+			}
+		}
+		if closest == nil || closest.Saturated {
+			f.Verdict = "saturation"
+			f.Reason = fmt.Sprintf("one replica carries at most %.2f req/s: %d replicas carry %.1f, under the %.4g req/s asked",
+				bestCap, maxR, bestCap*float64(maxR), q.RateRPS)
+			continue
+		}
+		var failed []string
+		for _, r := range closest.SLOs {
+			if !r.Met {
+				failed = append(failed, r.String())
+			}
+		}
+		f.Verdict = "slo"
+		f.Reason = fmt.Sprintf("even at %d replicas (%s): %s", maxR, closest.Candidate.String(), strings.Join(failed, "; "))
+	}
+}
+
+func findVariant(vs []*variant, c Candidate) *variant {
+	for _, v := range vs {
+		if v.cfg.GPU.Name == c.GPU && v.cfg.TP == c.TP && v.cfg.MaxNumSeqs == c.MaxNumSeqs && v.cfg.MaxNumBatchedTokens == c.MaxBatchedTokens {
+			return v
+		}
+	}
+	return nil
+}
+
+// nextCheaper is the dearest deployment in the space that costs less than
+// the winner (ties: the one the search saw with the lowest TTFT p95, then
+// the first in search order): the one that would have won had it met.
+func nextCheaper(vs []*variant, sp Space, w Candidate, all []*Outcome) (Candidate, *variant) {
+	var best Candidate
+	var bv *variant
+	bestTTFT := math.Inf(1)
+	searched := func(c Candidate) float64 {
+		for _, o := range all {
+			if o.Candidate == c {
+				return o.TTFTP95MS
+			}
+		}
+		return math.Inf(1)
+	}
+	for _, v := range vs {
+		for _, r := range sp.Routers {
+			for n := 1; n <= sp.MaxReplicas; n++ {
+				cost := v.costHour * float64(n)
+				if cost >= w.CostPerHour-1e-9 {
+					break
+				}
+				c := Candidate{GPU: v.cfg.GPU.Name, TP: v.cfg.TP, Replicas: n, MaxNumSeqs: v.cfg.MaxNumSeqs,
+					MaxBatchedTokens: v.cfg.MaxNumBatchedTokens, Router: r, GPUs: n * v.cfg.TP, CostPerHour: cost}
+				t := searched(c)
+				if bv == nil || cost > best.CostPerHour+1e-9 || (math.Abs(cost-best.CostPerHour) <= 1e-9 && t < bestTTFT) {
+					best, bv, bestTTFT = c, v, t
+				}
+			}
+		}
+	}
+	return best, bv
+}

@@ -1,0 +1,179 @@
+package plan
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/knee-dev/knee/internal/sim"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/workload"
+)
+
+func question(t *testing.T, model string, rate float64, in, out string, slos ...string) Question {
+	t.Helper()
+	m, err := simengine.LookupModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	din, err := workload.ParseDist(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dout, err := workload.ParseDist(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := workload.NewGenerator(workload.Spec{Input: din, Output: dout, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := slo.ParseAll(slos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Question{
+		Base: simengine.DefaultConfig(simengine.GPU{}, m, 1), Gen: gen, RateRPS: rate, MeanTokens: din.Mean() + dout.Mean(), SLOs: set,
+		Arrivals: func() sim.Arrivals {
+			a, err := workload.NewArrivals("poisson", rate, 1, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return a
+		},
+		SearchRequests: 600, ValidateRequests: 2000, Costs: DefaultCosts,
+	}
+}
+
+func gpus(t *testing.T, names ...string) []simengine.GPU {
+	t.Helper()
+	var out []simengine.GPU
+	for _, n := range names {
+		g, err := simengine.LookupGPU(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// The search's winner meets the SLOs (and again in the longer run); no
+// deployment in the space that costs less meets them (checked by brute
+// force: every cheaper candidate simulated as the search simulates); the
+// next cheaper one fails its long run.
+func TestSearchFindsTheCheapest(t *testing.T) {
+	q := question(t, "llama-3.1-8b", 40, "1024", "128", "p95(ttft)<300ms", "p99(itl)<40ms")
+	q.Space = Space{GPUs: gpus(t, "h100", "a100-80gb", "l40s"), TPs: []int{1, 2}, MaxReplicas: 6, Routers: []string{sim.RoundRobin}}
+	ans, err := Search(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Winner == nil || !ans.Winner.Met {
+		t.Fatalf("no winner: %+v", ans.Families)
+	}
+	t.Logf("winner %s: %v; validation %v", ans.Winner.Candidate, ans.Winner.Verdicts, ans.Validation.Verdicts)
+	if !ans.Validation.Met || ans.Validation.Requests != 2000 {
+		t.Errorf("winner's validation run: %+v", ans.Validation)
+	}
+	if ans.NextCheaper == nil || ans.NextCheaper.Met || ans.NextCheaper.CostPerHour >= ans.Winner.CostPerHour {
+		t.Fatalf("next cheaper candidate %+v, want one cheaper than $%.2f/h that fails", ans.NextCheaper, ans.Winner.CostPerHour)
+	}
+	t.Logf("next cheaper %s: %v", ans.NextCheaper.Candidate, ans.NextCheaper.Verdicts)
+	cheaperMet := 0
+	for _, g := range q.Space.GPUs {
+		for _, tp := range q.Space.TPs {
+			c := q.Base
+			c.GPU, c.TP = g, tp
+			eng, err := simengine.NewEngine(c)
+			if err != nil {
+				continue
+			}
+			v := &variant{cfg: eng.Config(), costHour: q.Costs[g.Name] * float64(tp)}
+			for n := 1; n <= q.Space.MaxReplicas && v.costHour*float64(n) < ans.Winner.CostPerHour-1e-9; n++ {
+				if o := simulate(context.Background(), q, v, n, sim.RoundRobin, q.SearchRequests); o.Met {
+					cheaperMet++
+					t.Errorf("%s costs less than the winner and meets the SLOs", o.Candidate)
+				}
+			}
+		}
+	}
+	if cheaperMet == 0 && ans.Simulated >= ans.Candidates {
+		t.Errorf("the search simulated all %d candidates: no pruning", ans.Candidates)
+	}
+}
+
+// Families that cannot work say why: weights that do not fit (the
+// engine's numbers), capacity below the load, an SLO no replica count
+// meets.
+func TestSearchExplainsRejectedFamilies(t *testing.T) {
+	q := question(t, "llama-3.1-70b", 20, "1024", "256", "p95(ttft)<2s", "p99(itl)<100ms")
+	q.Space = Space{GPUs: gpus(t, "a100-80gb"), TPs: []int{1, 2, 4}, MaxReplicas: 16, Routers: []string{sim.RoundRobin}}
+	ans, err := Search(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdicts := map[int]Family{}
+	for _, f := range ans.Families {
+		verdicts[f.TP] = f
+		t.Logf("A100-80GB TP%d: %s: %s", f.TP, f.Verdict, f.Reason)
+	}
+	if f := verdicts[1]; f.Verdict != "memory" || !strings.Contains(f.Reason, "does not fit") || !strings.Contains(f.Reason, "GiB") {
+		t.Errorf("TP1: %+v, want a memory verdict with the numbers", f)
+	}
+	if f := verdicts[2]; f.Verdict != "saturation" || !strings.Contains(f.Reason, "req/s") {
+		t.Errorf("TP2: %+v, want saturation", f)
+	}
+	if f := verdicts[4]; f.Verdict != "slo" || !strings.Contains(f.Reason, "p99(itl)<100ms") {
+		t.Errorf("TP4: %+v, want the ITL SLO named", f)
+	}
+	if ans.Winner != nil {
+		t.Errorf("winner %+v, want none", ans.Winner)
+	}
+}
+
+// One answer per seed, whatever the number of workers.
+func TestSearchDeterministic(t *testing.T) {
+	run := func(workers int) string {
+		q := question(t, "llama-3.1-8b", 30, "512", "128", "p95(ttft)<200ms")
+		q.Space = Space{GPUs: gpus(t, "h100", "l40s"), TPs: []int{1, 2}, MaxReplicas: 4, MaxNumSeqs: []int{0, 64}, Routers: []string{sim.RoundRobin, sim.LeastOutstanding}}
+		q.Workers, q.ValidateRequests = workers, 800
+		ans, err := Search(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(ans)
+		return string(b)
+	}
+	if a, b := run(1), run(3); a != b {
+		t.Errorf("1 worker and 3 workers answer differently:\n%s\n%s", a, b)
+	}
+}
+
+func TestLoadCosts(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) string {
+		p := filepath.Join(dir, "costs.yaml")
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cat := simengine.NewCatalog()
+	c, err := LoadCosts(write("h100: 2.49\na100: 1.10\n"), cat, DefaultCosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c["H100-SXM"] != 2.49 || c["A100-80GB"] != 1.10 || c["H200"] != DefaultCosts["H200"] {
+		t.Errorf("costs %v", c)
+	}
+	for _, bad := range []string{"h100: -1\n", "tpu-v5: 1.2\n", "- h100\n", "h100: cheap\n"} {
+		if _, err := LoadCosts(write(bad), cat, DefaultCosts); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
+	}
+}
