@@ -87,6 +87,9 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	if err := f.fleet.validate(&f.wl); err != nil {
 		return err
 	}
+	if f.fleet.active() && f.sess.sessions > 0 {
+		return Usagef("--sessions is not supported with --replicas or --gateway-queue-limit yet (a fleet runs rate, concurrency and trace workloads)")
+	}
 	objectives, err := slo.ParseAll(f.slos)
 	if err != nil {
 		return Usagef("--slo: %v", err)

@@ -41,7 +41,7 @@ func TestSimFleet(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"--replicas", "0"}, {"--replicas", "2", "--router", "random"}, {"--gateway-queue-limit", "-1"},
-		{"--replicas", "2", "--max-concurrency", "4"},
+		{"--replicas", "2", "--max-concurrency", "4"}, {"--replicas", "2", "--sessions", "4"},
 	} {
 		code, _, errs := kneeCmd(t, append([]string{"sim", "--requests", "10", "--no-store"}, args...)...)
 		if code != 2 || !strings.Contains(errs, "--") {

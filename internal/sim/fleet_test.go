@@ -263,3 +263,31 @@ func TestFleetDeterministicAndRouters(t *testing.T) {
 		t.Fatal("an unknown router should be an error")
 	}
 }
+
+// On Mooncake's conversation trace (where the shared traces are present),
+// prefix affinity over 8 replicas hits the cache more than round robin and
+// answers sooner.
+func TestPrefixAffinityOnMooncakeTrace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays 12,000 requests twice")
+	}
+	tr, _ := mooncakeTrace(t)
+	ecfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
+	run := func(router string) (float64, float64) {
+		s, err := tr.Stream(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		recs, res := collectFleet(t, FleetConfig{Config: Config{Engine: ecfg, Gen: s, Arrivals: s, Requests: int64(tr.Info().Kept), TooLongAsErrors: true},
+			Count: 8, Router: router})
+		return res.PrefixHitRate(), quantile(latenciesOf(recs).ttft, .5)
+	}
+	rrHit, rrTTFT := run(RoundRobin)
+	paHit, paTTFT := run(PrefixAffinity)
+	t.Logf("Mooncake conversation trace, 8× H100 Llama-3.1-8B: round robin hit rate %.1f%%, TTFT p50 %.0f ms; prefix affinity %.1f%%, %.0f ms",
+		100*rrHit, 1e3*rrTTFT, 100*paHit, 1e3*paTTFT)
+	if paHit <= rrHit*1.5 || paTTFT >= rrTTFT {
+		t.Errorf("prefix affinity: hit rate %.3f vs %.3f, TTFT p50 %.3f s vs %.3f s", paHit, rrHit, paTTFT, rrTTFT)
+	}
+}
