@@ -21,6 +21,7 @@ type simEngineFlags struct {
 	noPrefixCaching                  bool
 	stepTimeScale                    float64
 	frontEndMS                       float64
+	frontEndSet                      bool // --front-end-ms given (noteSet); embedded servers built from a literal keep the default
 	profile                          string
 	gpuSet, modelSet, tpSet          bool // given on the command line
 	cost                             *simengine.CostParams
@@ -57,6 +58,8 @@ func (e *simEngineFlags) noteSet(fs *flag.FlagSet) {
 			e.modelSet = true
 		case "tp":
 			e.tpSet = true
+		case "front-end-ms":
+			e.frontEndSet = e.frontEndMS != -1
 		}
 	})
 }
@@ -148,7 +151,7 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 		return simengine.Config{}, Usagef("--queue-limit %d: want 0 (unbounded) or more", e.queueLimit)
 	case !(e.stepTimeScale > 0):
 		return simengine.Config{}, Usagef("--step-time-scale %v: want a positive factor", e.stepTimeScale)
-	case e.frontEndMS < 0 && e.frontEndMS != -1:
+	case e.frontEndSet && e.frontEndMS < 0:
 		return simengine.Config{}, Usagef("--front-end-ms %v: want milliseconds >= 0, or -1 for the default", e.frontEndMS)
 	}
 	c := simengine.DefaultConfig(g, m, e.tp)
@@ -158,7 +161,7 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 	c.StepTimeScale = e.stepTimeScale
 	c.NoPrefixCaching = e.noPrefixCaching
 	c.Cost = e.cost
-	if e.frontEndMS >= 0 {
+	if e.frontEndSet {
 		cost := simengine.DefaultCost
 		if e.cost != nil {
 			cost = *e.cost
@@ -184,7 +187,7 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 	if c.QueueLimit > 0 {
 		kv = append(kv, [2]string{"queue_limit", strconv.Itoa(c.QueueLimit)})
 	}
-	if e.frontEndMS >= 0 {
+	if e.frontEndSet {
 		kv = append(kv, [2]string{"front_end_ms", strconv.FormatFloat(e.frontEndMS, 'g', -1, 64)})
 	}
 	if c.StepTimeScale != 1 {

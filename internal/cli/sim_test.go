@@ -157,3 +157,37 @@ func TestSimTooLongTail(t *testing.T) {
 		t.Errorf("notes %q lack the refused requests", sum.Notes)
 	}
 }
+
+// The modelled front end (~10 ms before the engine sees a request) is in
+// the TTFT of knee sim and of the embedded server bench runs against, and
+// --front-end-ms 0 takes it out.
+func TestFrontEndInSimAndEmbeddedServer(t *testing.T) {
+	p50 := func(args ...string) float64 {
+		t.Helper()
+		code, out, errs := kneeCmd(t, append(args, "--concurrency", "1", "--requests", "8", "--input-tokens", "200", "--output-tokens", "8",
+			"--seed", "1", "--json", "--quiet", "--no-store")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var s struct {
+			TTFT struct{ P50 float64 } `json:"ttft_ms"`
+		}
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatal(err)
+		}
+		return s.TTFT.P50
+	}
+	sim, bare, bench := p50("sim"), p50("sim", "--front-end-ms", "0"), p50("bench")
+	t.Logf("TTFT p50 of a 200-token prompt: sim %.1f ms, sim --front-end-ms 0 %.1f ms, bench (embedded server) %.1f ms", sim, bare, bench)
+	if sim < bare+5 || bare > 8 {
+		t.Errorf("sim TTFT %.1f ms with the front end, %.1f ms without: want ~10 ms apart and one short step without", sim, bare)
+	}
+	// The embedded server paces the same engine in wall time; the machine
+	// only adds to it.
+	if bench < sim-4 {
+		t.Errorf("embedded server TTFT %.1f ms is below the simulator's %.1f ms: the front end is missing", bench, sim)
+	}
+	if code, _, errs := kneeCmd(t, "sim", "--front-end-ms", "-3", "--requests", "2"); code != ExitUsage || !strings.Contains(errs, "--front-end-ms") {
+		t.Errorf("--front-end-ms -3: exit %d: %s", code, errs)
+	}
+}
