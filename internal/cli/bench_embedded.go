@@ -84,7 +84,7 @@ func hasKey(kv [][2]string, key string) bool {
 
 // engineFlags are the simulator settings the embedded server runs with.
 func (e *embeddedFlags) engineFlags(model string) simEngineFlags {
-	flags := simEngineFlags{gpu: e.gpu, model: model, tp: e.tp, memUtil: 0.9, queueLimit: e.queueLimit, stepTimeScale: e.stepScale, profile: e.profile, noPrefixCaching: e.noPrefix}
+	flags := simEngineFlags{gpu: e.gpu, model: model, tp: e.tp, memUtil: 0.9, queueLimit: e.queueLimit, frontEndMS: -1, stepTimeScale: e.stepScale, profile: e.profile, noPrefixCaching: e.noPrefix}
 	if flags.model == "" {
 		flags.model = "llama-3.1-8b"
 	}

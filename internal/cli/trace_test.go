@@ -15,6 +15,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/tracetest"
 )
 
 // recordsByID reads records.jsonl (written in completion order) by id.
@@ -120,24 +121,6 @@ func TestSimTraceAndErrors(t *testing.T) {
 	}
 }
 
-// sharedTracePath finds a file of the shared traces folder (shared/traces
-// beside the repository or any folder above it); the test skips without it.
-func sharedTracePath(t *testing.T, name string) string {
-	t.Helper()
-	dir, _ := filepath.Abs(".")
-	for {
-		p := filepath.Join(dir, "shared", "traces", name)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Skipf("trace %s not found in a shared/traces folder above the package", name)
-		}
-		dir = up
-	}
-}
-
 // machineIdle reports whether the load average is below the CPU count, so
 // that real-time figures such as send lag measure knee, not a crowded host.
 func machineIdle() (bool, string) {
@@ -158,7 +141,7 @@ func TestAzureTraceEmbeddedAgreesWithSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays 60 s of a trace in real time")
 	}
-	path := sharedTracePath(t, "azure_llm_2023_code.csv")
+	path := tracetest.Path(t, "azure_llm_2023_code.csv")
 	out := t.TempDir()
 	args := []string{"--trace", path, "--trace-end", "60s", "--json", "--quiet", "--no-store", "--seed", "1"}
 	code, bout, errs := kneeCmd(t, append([]string{"bench", "--out", out}, args...)...)

@@ -5,37 +5,19 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/tracetest"
 	"github.com/knee-dev/knee/internal/workload"
 )
 
-// sharedTrace finds a file of the shared traces folder (../shared/traces
-// beside the repository, or beside any folder above this one).
-func sharedTrace(t *testing.T, name string) string {
-	t.Helper()
-	dir, _ := filepath.Abs(".")
-	for {
-		p := filepath.Join(dir, "shared", "traces", name)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Skipf("trace %s not found in a shared/traces folder above the package", name)
-		}
-		dir = up
-	}
-}
-
 func mooncakeTrace(t *testing.T) (*workload.Trace, string) {
 	t.Helper()
-	path := sharedTrace(t, "mooncake_conversation_trace.jsonl")
+	path := tracetest.Path(t, "mooncake_conversation_trace.jsonl")
 	tr, err := workload.OpenTrace(path, workload.TraceOptions{})
 	if err != nil {
 		t.Fatal(err)

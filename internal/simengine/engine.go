@@ -317,14 +317,7 @@ func (e *Engine) SubmitRequest(rq Request) error {
 	if at > e.now {
 		at = e.now
 	}
-	var slot int32
-	if n := len(e.free); n > 0 {
-		slot = e.free[n-1]
-		e.free = e.free[:n-1]
-	} else {
-		e.reqs = append(e.reqs, req{})
-		slot = int32(len(e.reqs) - 1)
-	}
+	slot := takeSlot(&e.reqs, &e.free)
 	r := &e.reqs[slot]
 	*r = req{id: id, prompt: int32(inputTokens), output: int32(outputTokens), live: true, arrival: at, firstSched: -1, noGapStats: rq.NoGapStats,
 		segs: r.segs[:0], cached: r.cached[:0], cur: cursor{ended: e.cfg.NoPrefixCaching}}

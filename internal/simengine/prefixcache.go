@@ -100,14 +100,7 @@ func (c *prefixCache) evictHead() {
 
 // add caches a block just computed with hash h, held by one request.
 func (c *prefixCache) add(h uint64) int32 {
-	var k int32
-	if n := len(c.freeEnt); n > 0 {
-		k = c.freeEnt[n-1]
-		c.freeEnt = c.freeEnt[:n-1]
-	} else {
-		c.ent = append(c.ent, centry{})
-		k = int32(len(c.ent) - 1)
-	}
+	k := takeSlot(&c.ent, &c.freeEnt)
 	c.ent[k] = centry{hash: h, ref: 1, prev: -1, next: -1}
 	c.byHash[h] = k
 	return k
@@ -296,4 +289,17 @@ func (e *Engine) CachedPrefixBlocks(hashes []uint64) int {
 		}
 	}
 	return len(hashes)
+}
+
+// takeSlot returns a free index of items (one listed in free), or appends
+// an element and returns its index.
+func takeSlot[T any](items *[]T, free *[]int32) int32 {
+	if n := len(*free); n > 0 {
+		k := (*free)[n-1]
+		*free = (*free)[:n-1]
+		return k
+	}
+	var zero T
+	*items = append(*items, zero)
+	return int32(len(*items) - 1)
 }
