@@ -124,6 +124,7 @@ type req struct {
 	preemptions int32
 	lastToken   int64 // when its last token was emitted
 	noGapStats  bool
+	transferred int32 // leading prompt tokens whose KV came with the request
 
 	// Prefix caching: the content, the blocks hashed so far (the leading
 	// hashedBlocks), and the cached blocks held (a subset of blocks).
@@ -303,6 +304,9 @@ func (e *Engine) SubmitRequest(rq Request) error {
 	if inputTokens < 1 || outputTokens < 1 {
 		return fmt.Errorf("%w: %d input and %d output tokens (want >= 1 each)", ErrBadRequest, inputTokens, outputTokens)
 	}
+	if rq.TransferredTokens < 0 || rq.TransferredTokens >= inputTokens {
+		return fmt.Errorf("%w: %d transferred of %d prompt tokens (want 0 to %d)", ErrBadRequest, rq.TransferredTokens, inputTokens, inputTokens-1)
+	}
 	if total := inputTokens + outputTokens; total > e.cfg.MaxModelLen {
 		return fmt.Errorf("%w: %d prompt + %d output = %d tokens, over the max model len %d of %s",
 			ErrTooLong, inputTokens, outputTokens, total, e.cfg.MaxModelLen, e.cfg.Model.Name)
@@ -320,7 +324,7 @@ func (e *Engine) SubmitRequest(rq Request) error {
 	slot := takeSlot(&e.reqs, &e.free)
 	r := &e.reqs[slot]
 	*r = req{id: id, prompt: int32(inputTokens), output: int32(outputTokens), live: true, arrival: at, firstSched: -1, noGapStats: rq.NoGapStats,
-		segs: r.segs[:0], cached: r.cached[:0], cur: cursor{ended: e.cfg.NoPrefixCaching}}
+		transferred: int32(rq.TransferredTokens), segs: r.segs[:0], cached: r.cached[:0], cur: cursor{ended: e.cfg.NoPrefixCaching}}
 	if !e.cfg.NoPrefixCaching {
 		r.setContent(rq.Prompt, rq.OutputID)
 	}
@@ -451,10 +455,14 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 			var cur cursor
 			freeHits := 0
 			e.hits = e.hits[:0]
-			if !e.cfg.NoPrefixCaching {
+			transfer := r.transferred > 0 && r.preemptions == 0
+			if !e.cfg.NoPrefixCaching && !transfer {
 				cur, freeHits = e.lookup(r)
 			}
 			hitTokens := int32(len(e.hits)) * BlockTokens
+			if transfer {
+				hitTokens = r.transferred // fresh blocks, filled by the transfer
+			}
 			if !e.cfg.ChunkedPrefill && need-hitTokens > budget {
 				break
 			}
@@ -476,13 +484,16 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 				r.hashedBlocks = int32(len(e.hits))
 				r.cur = cur
 				r.computed = hitTokens
-				if r.preemptions == 0 {
+				if r.preemptions == 0 && !transfer {
 					// vLLM keeps re-admissions out of these counters.
 					e.st.LastStepPrefixQueries += int(need)
 					e.st.LastStepPrefixHits += int(hitTokens)
 				}
 			}
 			e.takeBlocks(r, want)
+			if transfer {
+				r.computed = hitTokens
+			}
 			r.newTokens = n
 			load.add(r, n)
 			if r.firstSched < 0 {

@@ -37,6 +37,13 @@ type Request struct {
 	// NoGapStats leaves the request's inter-token gaps out of
 	// Config.OnGaps (a warm-up request, outside the measured window).
 	NoGapStats bool
+	// TransferredTokens are leading prompt tokens whose KV arrives with
+	// the request, computed elsewhere (a prefill replica of a
+	// disaggregated deployment): admission allocates their blocks without
+	// computing them, and without a prefix-cache lookup. After a
+	// preemption the request recomputes them as any other. Less than
+	// InputTokens: the engine computes at least the last prompt token.
+	TransferredTokens int
 }
 
 // centry is one cached (hashed) block.
