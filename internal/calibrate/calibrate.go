@@ -48,9 +48,14 @@ type Config struct {
 	DecodeWarmup   time.Duration
 	DecodeOutput   int
 	HoldOut        HoldOutConfig
-	Tokenizer      workload.Tokenizer
-	Seed           uint64
-	Progress       func(string) // called as each measurement starts
+	// StepModel is StepModelRoofline (the default: Engine's GPU and model
+	// are what the server runs) or StepModelLinear (a server that is no GPU
+	// preset: Engine's GPU and model only size the simulator's memory, and
+	// its MaxNumSeqs is the server's parallel slots).
+	StepModel string
+	Tokenizer workload.Tokenizer
+	Seed      uint64
+	Progress  func(string) // called as each measurement starts
 }
 
 // HoldOutConfig is the load step the fitted model must predict: closed
@@ -78,6 +83,24 @@ var DefaultPrefillLengths = []int{128, 512, 1024, 2048, 4096, 8192}
 // apart. The long context is chosen per model (kvHeavyInput).
 func DefaultDecodePoints(ec simengine.Config) []DecodePoint {
 	return []DecodePoint{{1, 64}, {16, 64}, {64, 64}, {64, kvHeavyInput(ec, 64)}}
+}
+
+// DefaultLinearPrefillLengths are the prompt lengths a linear fit
+// measures by default: short, as a CPU server prefills slowly.
+var DefaultLinearPrefillLengths = []int{32, 128, 512}
+
+// DefaultLinearDecodePoints are one, half and all of the server's slots
+// with short prompts (the per-sequence cost) and all of them with long
+// ones (the per-context-token cost).
+func DefaultLinearDecodePoints(slots int) []DecodePoint {
+	pts := []DecodePoint{{1, 32}}
+	if h := slots / 2; h > 1 {
+		pts = append(pts, DecodePoint{h, 32})
+	}
+	if slots > 1 {
+		pts = append(pts, DecodePoint{slots, 32})
+	}
+	return append(pts, DecodePoint{slots, 512})
 }
 
 // kvHeavyInput is the prompt length at which b sequences read about as
@@ -137,6 +160,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if ec.Cost != nil {
 		def = *ec.Cost
 	}
+	linear := cfg.StepModel == StepModelLinear
+	// terms prices a step on the roofline; a linear fit has none.
+	terms := func(s simengine.StepShape) (mem, cmp, ar float64) {
+		if linear {
+			return 0, 0, 0
+		}
+		return simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, s)
+	}
 	var pts []Point
 	for _, n := range prefillLengths(cfg.PrefillLengths, ec) {
 		cfg.progress("prefill: %d-token prompts at concurrency 1", n)
@@ -156,12 +187,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, noData(fmt.Sprintf("prefill at %d tokens", n), recs)
 		}
 		L := median(in)
-		mem, cmp, ar := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, simengine.PrefillShape(int64(L)))
+		mem, cmp, ar := terms(simengine.PrefillShape(int64(L)))
 		pts = append(pts, Point{Kind: KindPrefill, InputTokens: L, Batch: 1, Samples: len(ttft), MeasuredMS: median(ttft),
 			MemMS: mem / 1e6, CmpMS: cmp / 1e6, ArMS: ar / 1e6})
 	}
 	points := cfg.DecodePoints
-	if len(points) == 0 {
+	if len(points) == 0 && linear {
+		points = DefaultLinearDecodePoints(ec.MaxNumSeqs)
+	} else if len(points) == 0 {
 		points = DefaultDecodePoints(ec)
 	}
 	for _, dp := range decodeRuns(points, ec, eng.Stats().KVCapacityTokens, cfg.DecodeOutput) {
@@ -171,7 +204,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// whole prefill steps, they finish and restart as one, and the
 		// step would measure those bursts. Starting them one by one over
 		// the warm-up spreads their prefills and restarts thin.
-		warm := max(cfg.DecodeWarmup, prefillBurst(ec, b*dp.Input)+cfg.DecodeWarmup/2)
+		burst := prefillBurst(ec, b*dp.Input)
+		if linear {
+			// No roofline to price the burst: twice the slowest measured
+			// prefill rate.
+			burst = 2 * time.Duration(float64(b*dp.Input)*slowestPrefillMSPerToken(pts)*1e6)
+		}
+		warm := max(cfg.DecodeWarmup, burst+cfg.DecodeWarmup/2)
 		recs, err := measure(ctx, cfg, b, dp.Input, dp.output, cfg.DecodeDuration, warm, warm*3/4, 0)
 		if err != nil {
 			return nil, err
@@ -180,11 +219,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if len(gaps) == 0 {
 			return nil, noData(fmt.Sprintf("decode at %d streams", b), recs)
 		}
-		mem, cmp, ar := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, simengine.DecodeShape(int64(b), int64(ctxTok)))
+		mem, cmp, ar := terms(simengine.DecodeShape(int64(b), int64(ctxTok)))
 		pts = append(pts, Point{Kind: KindDecode, InputTokens: ctxTok, Batch: b, Samples: len(gaps), MeasuredMS: median(gaps),
 			MemMS: mem / 1e6, CmpMS: cmp / 1e6, ArMS: ar / 1e6})
 	}
-	res := &Result{Fit: FitPoints(pts, def), Points: pts}
+	res := &Result{Points: pts}
+	if linear {
+		res.Fit = FitLinear(pts, def)
+	} else {
+		res.Fit = FitPoints(pts, def)
+	}
 	// The step must finish a few requests after its warm-up however slow
 	// the server: stretch both to the fitted model's request time.
 	e2e := estimateE2E(res.Fit, ec, cfg.HoldOut)
@@ -217,7 +261,9 @@ func withDefaults(c Config) Config {
 	if c.API == "" {
 		c.API = "chat"
 	}
-	if len(c.PrefillLengths) == 0 {
+	if len(c.PrefillLengths) == 0 && c.StepModel == StepModelLinear {
+		c.PrefillLengths = DefaultLinearPrefillLengths
+	} else if len(c.PrefillLengths) == 0 {
 		c.PrefillLengths = DefaultPrefillLengths
 	}
 	if c.PrefillRequests <= 0 {
@@ -315,6 +361,18 @@ func stepOf(ec simengine.Config, s simengine.StepShape, t0, em, ecmp float64) fl
 	return stepTime(t0, em, ecmp, mem, cmp, ar)
 }
 
+// slowestPrefillMSPerToken is the largest TTFT per prompt token among
+// the prefill points (0 without any).
+func slowestPrefillMSPerToken(pts []Point) float64 {
+	r := 0.0
+	for _, p := range pts {
+		if p.Kind == KindPrefill && p.InputTokens > 0 {
+			r = max(r, p.MeasuredMS/float64(p.InputTokens))
+		}
+	}
+	return r
+}
+
 // measure runs one closed-loop step: requests of in prompt and out output
 // tokens at concurrency conc, its streams started over ramp, for a
 // duration (after warm-up) or a count (the first one a warm-up).
@@ -383,6 +441,12 @@ func (f fixedLengths) Lengths(int64) (int, int) { return f.in, f.out }
 // estimateE2E is a held-out request's time under the fit: its share of
 // prefilling Concurrency prompts at once, then Output decode steps.
 func estimateE2E(f Fit, ec simengine.Config, h HoldOutConfig) time.Duration {
+	if l := f.Cost.Linear; l != nil {
+		n := int64(h.Concurrency)
+		prefill := l.LinearStepNS(simengine.PrefillShape(n*int64(h.Input)), 0)
+		decode := float64(h.Output) * l.LinearStepNS(simengine.DecodeShape(n, int64(h.Input+h.Output/2)), n)
+		return time.Duration(prefill + decode + f.RequestOverheadMS*1e6)
+	}
 	t0 := float64(f.Cost.StepOverheadNS)
 	prefill := burstPrefill(ec, h.Concurrency*h.Input, t0, f.MemEfficiency, f.ComputeEfficiency)
 	decode := float64(h.Output) * stepOf(ec, simengine.DecodeShape(int64(h.Concurrency), int64(h.Input+h.Output/2)), t0, f.MemEfficiency, f.ComputeEfficiency)

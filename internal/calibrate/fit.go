@@ -41,6 +41,10 @@ type Point struct {
 // Fit is the fitted cost model.
 type Fit struct {
 	Cost simengine.CostParams `json:"-"`
+	// StepModel is StepModelLinear for a linear fit (FitLinear), whose
+	// coefficients are Linear; empty for the roofline.
+	StepModel string         `json:"step_model,omitempty"`
+	Linear    *ProfileLinear `json:"linear,omitempty"`
 	// StepOverheadMS, MemEfficiency and ComputeEfficiency are Cost's fitted
 	// fields, in the units a person reads.
 	StepOverheadMS    float64 `json:"step_overhead_ms"`

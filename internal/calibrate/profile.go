@@ -23,6 +23,10 @@ type Profile struct {
 	Model string      `yaml:"model" json:"model"`
 	TP    int         `yaml:"tp" json:"tp"`
 	Cost  ProfileCost `yaml:"cost" json:"cost"`
+	// MaxNumSeqs is the server's parallel slots (a linear profile's): knee
+	// sim and serve run at most this many requests at once unless
+	// --max-num-seqs says otherwise.
+	MaxNumSeqs int `yaml:"max_num_seqs,omitempty" json:"max_num_seqs,omitempty"`
 
 	Target    string    `yaml:"target,omitempty" json:"target,omitempty"`
 	Created   time.Time `yaml:"created,omitempty" json:"created,omitempty"`
@@ -38,12 +42,35 @@ type Profile struct {
 
 // ProfileCost is simengine.CostParams's fitted fields in readable units.
 type ProfileCost struct {
-	StepOverheadMS    float64 `yaml:"step_overhead_ms" json:"step_overhead_ms"`
-	MemEfficiency     float64 `yaml:"mem_efficiency" json:"mem_efficiency"`
-	ComputeEfficiency float64 `yaml:"compute_efficiency" json:"compute_efficiency"`
+	// (Left out of a linear profile, which has no roofline.)
+	StepOverheadMS    float64 `yaml:"step_overhead_ms,omitempty" json:"step_overhead_ms,omitempty"`
+	MemEfficiency     float64 `yaml:"mem_efficiency,omitempty" json:"mem_efficiency,omitempty"`
+	ComputeEfficiency float64 `yaml:"compute_efficiency,omitempty" json:"compute_efficiency,omitempty"`
 	// FrontEndMS is the request overhead the fit found in TTFT (HTTP,
 	// tokenization, hand-off to the engine): the simulator's front-end cost.
 	FrontEndMS float64 `yaml:"front_end_ms,omitempty" json:"front_end_ms,omitempty"`
+	// Linear, when present, is the empirical step model that replaces the
+	// roofline (knee calibrate --step-model linear); the efficiencies and
+	// step overhead are then unused, and gpu and model only size memory.
+	Linear *ProfileLinear `yaml:"linear,omitempty" json:"linear,omitempty"`
+}
+
+// ProfileLinear is simengine.LinearStepCost in readable units.
+type ProfileLinear struct {
+	BaseMS            float64 `yaml:"step_base_ms" json:"step_base_ms"`
+	PerPrefillTokenUS float64 `yaml:"per_prompt_token_us" json:"per_prompt_token_us"`
+	PerDecodeSeqMS    float64 `yaml:"per_decoding_seq_ms" json:"per_decoding_seq_ms"`
+	PerContextTokenUS float64 `yaml:"per_context_token_us" json:"per_context_token_us"`
+}
+
+func linearMS(l simengine.LinearStepCost) *ProfileLinear {
+	return &ProfileLinear{BaseMS: round(l.BaseNS/1e6, 1e4), PerPrefillTokenUS: round(l.PerPrefillTokenNS/1e3, 1e4),
+		PerDecodeSeqMS: round(l.PerDecodeSeqNS/1e6, 1e4), PerContextTokenUS: round(l.PerContextTokenNS/1e3, 1e4)}
+}
+
+func (l *ProfileLinear) stepCost() *simengine.LinearStepCost {
+	return &simengine.LinearStepCost{BaseNS: l.BaseMS * 1e6, PerPrefillTokenNS: l.PerPrefillTokenUS * 1e3,
+		PerDecodeSeqNS: l.PerDecodeSeqMS * 1e6, PerContextTokenNS: l.PerContextTokenUS * 1e3}
 }
 
 // NewProfile describes a calibration of ec's hardware and model.
@@ -56,6 +83,10 @@ func NewProfile(ec simengine.Config, target string, res *Result) Profile {
 		Created:   time.Now().UTC().Truncate(time.Second),
 		FitPoints: len(res.Points), FitRMSRelError: round(res.Fit.RMSRelError, 1e4),
 		HoldOutTTFTError: round(res.HoldOut.TTFTError, 1e4), HoldOutTPOTError: round(res.HoldOut.TPOTError, 1e4), HoldOutThroughputErr: round(res.HoldOut.ThroughputError, 1e4),
+	}
+	if res.Fit.Linear != nil {
+		p.Cost.Linear = res.Fit.Linear
+		p.MaxNumSeqs = ec.MaxNumSeqs
 	}
 	if res.Fit.Undetermined != "" {
 		p.Note = "not determined by the measurements, kept at the default: " + res.Fit.Undetermined
@@ -73,13 +104,17 @@ func round(v, scale float64) float64 {
 // CostParams is the profile's cost over def (the fields it does not fit).
 func (p Profile) CostParams(def simengine.CostParams) simengine.CostParams {
 	c := def
+	c.FrontEndNS, c.FrontEndPerTokenNS = int64(p.Cost.FrontEndMS*1e6), 0
+	if p.Cost.Linear != nil {
+		c.Linear = p.Cost.Linear.stepCost()
+		return c
+	}
 	c.StepOverheadNS = int64(p.Cost.StepOverheadMS * 1e6)
 	c.MemEfficiency, c.ComputeEfficiency = p.Cost.MemEfficiency, p.Cost.ComputeEfficiency
 	// The fit priced KV reads at the default ratio to the weights' memory
 	// efficiency (simengine.StepCostTerms), and its request overhead
 	// already holds the tokenizer's time.
 	c.KVMemEfficiency = c.MemEfficiency * simengine.KVToWeightEfficiency()
-	c.FrontEndNS, c.FrontEndPerTokenNS = int64(p.Cost.FrontEndMS*1e6), 0
 	return c
 }
 
@@ -116,6 +151,22 @@ func LoadProfile(path string) (Profile, error) {
 		return Profile{}, fmt.Errorf("%s: gpu and model are required (the presets the profile was fitted against)", path)
 	case p.TP < 1:
 		return Profile{}, fmt.Errorf("%s: tp %d: want 1 or more", path, p.TP)
+	case p.MaxNumSeqs < 0:
+		return Profile{}, fmt.Errorf("%s: max_num_seqs %d: want 1 or more (the server's parallel slots), or leave it out", path, p.MaxNumSeqs)
+	case p.Cost.Linear != nil:
+		l := p.Cost.Linear
+		for _, v := range []struct {
+			name string
+			v    float64
+		}{{"step_base_ms", l.BaseMS}, {"per_prompt_token_us", l.PerPrefillTokenUS}, {"per_decoding_seq_ms", l.PerDecodeSeqMS}, {"per_context_token_us", l.PerContextTokenUS}} {
+			if !(v.v >= 0) || math.IsInf(v.v, 0) {
+				return Profile{}, fmt.Errorf("%s: cost.linear.%s %v: want 0 or more", path, v.name, v.v)
+			}
+		}
+		if l.BaseMS+l.PerDecodeSeqMS <= 0 {
+			return Profile{}, fmt.Errorf("%s: cost.linear: step_base_ms and per_decoding_seq_ms are both 0: a decode step would take no time", path)
+		}
+		return p, nil
 	case !(p.Cost.StepOverheadMS >= 0):
 		return Profile{}, fmt.Errorf("%s: cost.step_overhead_ms %v: want 0 or more", path, p.Cost.StepOverheadMS)
 	case !(p.Cost.MemEfficiency > 0 && p.Cost.MemEfficiency <= 1):

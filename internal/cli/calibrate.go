@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -39,6 +40,8 @@ func runCalibrate(ctx context.Context, env *Env, args []string) error {
 	hoIn := fs.Int("holdout-input-tokens", 512, "held-out step: prompt tokens")
 	hoOut := fs.Int("holdout-output-tokens", 128, "held-out step: output tokens")
 	hoDur := fs.Duration("holdout-duration", 10*time.Second, "held-out step: measured time, after a 2 s warm-up (both stretched to a few request times on a slow server)")
+	stepModel := fs.String("step-model", calibrate.StepModelRoofline, "roofline (a GPU server running --gpu and --model) or linear (a server that is no GPU preset, such as Ollama on CPUs: a step time linear in prompt tokens, decoding sequences and context tokens; needs --parallel)")
+	parallel := fs.Int("parallel", 0, "with --step-model linear: the server's parallel slots (OLLAMA_NUM_PARALLEL, llama.cpp's --parallel), simulated as max_num_seqs")
 	out := fs.String("out", "", "write the profile (YAML) to this file, for knee sim/serve --profile")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	var metrics metricsFlags
@@ -84,6 +87,16 @@ true constants are known (a check of the method).`)
 		return Usagef("--holdout-duration %v: want a positive duration", *hoDur)
 	case *api != "chat" && *api != "completions":
 		return Usagef("--api %q: want chat or completions", *api)
+	case *stepModel != calibrate.StepModelRoofline && *stepModel != calibrate.StepModelLinear:
+		return Usagef("--step-model %q: want roofline or linear", *stepModel)
+	case *stepModel == calibrate.StepModelLinear && *parallel < 1:
+		return Usagef("--step-model linear needs --parallel N: the server's parallel slots (OLLAMA_NUM_PARALLEL; Ollama's default is 1 or 4 by memory)")
+	case *stepModel != calibrate.StepModelLinear && *parallel != 0:
+		return Usagef("--parallel is for --step-model linear; a roofline calibration takes --max-num-seqs")
+	}
+	linear := *stepModel == calibrate.StepModelLinear
+	if linear {
+		lengths, points = linearDefaults(fs, lengths, points, hoC, hoIn, hoOut, *parallel)
 	}
 	metrics.noteSet(fs)
 	if err := metrics.validate(); err != nil {
@@ -92,6 +105,9 @@ true constants are known (a check of the method).`)
 	ec, err := eng.resolve(fs)
 	if err != nil {
 		return err
+	}
+	if linear {
+		ec.MaxNumSeqs = *parallel
 	}
 	if _, err := simengine.NewEngine(ec); err != nil { // the model must fit the GPU: a usage error up front
 		return Usagef("%v", err)
@@ -126,12 +142,16 @@ true constants are known (a check of the method).`)
 		if _, err := openai.Endpoint(target, *api); err != nil {
 			return Usagef("--url %q: %v", target, err)
 		}
-		fmt.Fprintf(progress, "knee calibrate: %s (model %s), fitting against %s × %d running %s\n", redactURL(target), model, ec.GPU.Name, ec.TP, ec.Model.Name)
+		if linear {
+			fmt.Fprintf(progress, "knee calibrate: %s (model %s), fitting a linear step model, %d parallel slots\n", redactURL(target), model, ec.MaxNumSeqs)
+		} else {
+			fmt.Fprintf(progress, "knee calibrate: %s (model %s), fitting against %s × %d running %s\n", redactURL(target), model, ec.GPU.Name, ec.TP, ec.Model.Name)
+		}
 	}
 	cfg := calibrate.Config{
 		BaseURL: target, Model: model, API: *api, APIKey: apiKey, Engine: ec, Tokenizer: tok, Seed: workload.RandomSeed(),
 		PrefillLengths: lengths, PrefillRequests: *prefillN,
-		DecodePoints: points, DecodeDuration: *decodeDur, DecodeOutput: *decodeOut,
+		DecodePoints: points, DecodeDuration: *decodeDur, DecodeOutput: *decodeOut, StepModel: *stepModel,
 		HoldOut:  calibrate.HoldOutConfig{Concurrency: *hoC, Input: *hoIn, Output: *hoOut, Duration: *hoDur, Warmup: 2 * time.Second},
 		Progress: func(s string) { fmt.Fprintf(progress, "  measuring %s\n", s) },
 	}
@@ -212,8 +232,14 @@ func printCalibration(w io.Writer, res *calibrate.Result, prof calibrate.Profile
 		fmt.Fprintf(w, "%-8s %7d %6d %8d | %11.3f %10.3f | %8.3f %8.3f %8.3f | %s\n", p.Kind, p.InputTokens, p.Batch, p.Samples, p.MeasuredMS, p.FittedMS, p.MemMS, p.CmpMS, p.ArMS, p.Bound)
 	}
 	f := res.Fit
-	fmt.Fprintf(w, "\nfitted: step overhead %.3f ms, memory efficiency %.4f, compute efficiency %.4f; request overhead %.3f ms (in TTFT, outside engine steps)\n",
-		f.StepOverheadMS, f.MemEfficiency, f.ComputeEfficiency, f.RequestOverheadMS)
+	if f.Linear != nil {
+		l := f.Linear
+		fmt.Fprintf(w, "\nfitted: step = %.3f ms + %.3f µs per prompt token + %.3f ms per decoding sequence + %.4f µs per context token; request overhead %.3f ms (in TTFT, outside steps)\n",
+			l.BaseMS, l.PerPrefillTokenUS, l.PerDecodeSeqMS, l.PerContextTokenUS, f.RequestOverheadMS)
+	} else {
+		fmt.Fprintf(w, "\nfitted: step overhead %.3f ms, memory efficiency %.4f, compute efficiency %.4f; request overhead %.3f ms (in TTFT, outside engine steps)\n",
+			f.StepOverheadMS, f.MemEfficiency, f.ComputeEfficiency, f.RequestOverheadMS)
+	}
 	fmt.Fprintf(w, "fit error: rms %.1f%%, worst point %.1f%%\n", 100*f.RMSRelError, 100*f.MaxRelError)
 	if f.Undetermined != "" {
 		fmt.Fprintf(w, "not determined by these measurements, kept at the default: %s\n", f.Undetermined)
@@ -235,8 +261,39 @@ func printCalibration(w io.Writer, res *calibrate.Result, prof calibrate.Profile
 		fmt.Fprintln(w, "\nprofile (--out FILE to save it):")
 		prof.Write(w)
 	}
+	if f.Linear != nil {
+		fmt.Fprintln(w, "\nModel: a step takes a base time plus its prompt tokens, decoding sequences and context tokens times their fitted costs;")
+		fmt.Fprintln(w, "the profile's gpu and model only size the simulator's memory, max_num_seqs is the server's parallel slots (docs/simulator.md).")
+		return
+	}
 	fmt.Fprintln(w, "\nModel: a step takes overhead + max(memory traffic / (bandwidth × memory efficiency), FLOPs / (peak × compute efficiency))")
 	fmt.Fprintln(w, "+ all-reduce; mem/cmp/ar ms above are each point's terms at full efficiency (docs/simulator.md).")
+}
+
+// linearDefaults replaces the roofline's default measurements, which a
+// CPU server would take hours over, with short ones for those flags not
+// given: short prompts, decode at 1, half and all slots, and a held-out
+// concurrency the decode points never ran (one below the slots, or one
+// above when there are fewer than 3).
+func linearDefaults(fs *flag.FlagSet, lengths []int, points []calibrate.DecodePoint, hoC, hoIn, hoOut *int, slots int) ([]int, []calibrate.DecodePoint) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["prefill-lengths"] {
+		lengths = nil // calibrate's linear defaults
+	}
+	if !set["holdout-concurrency"] {
+		*hoC = slots + 1
+		if slots >= 3 {
+			*hoC = slots - 1
+		}
+	}
+	if !set["holdout-input-tokens"] {
+		*hoIn = 64
+	}
+	if !set["holdout-output-tokens"] {
+		*hoOut = 64
+	}
+	return lengths, points
 }
 
 // parseDecodePoints reads BATCHxPROMPT pairs; empty means the defaults.

@@ -91,6 +91,9 @@ func (e *simEngineFlags) catalog() (*simengine.Catalog, error) {
 		if !e.tpSet {
 			e.tp = p.TP
 		}
+		if e.maxNumSeqs == 0 {
+			e.maxNumSeqs = p.MaxNumSeqs // a CPU server's parallel slots
+		}
 		c := p.CostParams(simengine.DefaultCost)
 		e.cost = &c
 	}

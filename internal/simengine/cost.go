@@ -50,6 +50,31 @@ type CostParams struct {
 	// ReserveFixedBytes is memory held outside weights and KV cache: CUDA
 	// context, CUDA graphs, NCCL and allocator slack. Assumed.
 	ReserveFixedBytes float64
+	// Linear, when set, prices every step with an empirical linear model
+	// instead of the roofline: for servers whose step time is no GPU's
+	// (a CPU server such as Ollama), fitted by knee calibrate --step-model
+	// linear. The roofline fields above are then unused for step times.
+	Linear *LinearStepCost
+}
+
+// LinearStepCost is a step time linear in what the step computes:
+//
+//	BaseNS + PerPrefillTokenNS × prompt tokens + PerDecodeSeqNS × decoding
+//	sequences + PerContextTokenNS × context tokens attention reads
+//
+// where a decoding sequence makes one token over its context and the
+// context counts every sequence's tokens so far (prompt tokens included).
+type LinearStepCost struct {
+	BaseNS            float64
+	PerPrefillTokenNS float64
+	PerDecodeSeqNS    float64
+	PerContextTokenNS float64
+}
+
+// LinearStepNS prices one step of the given shape: its prompt tokens are
+// NewTokens − decode, its decoding sequences decode.
+func (l LinearStepCost) LinearStepNS(s StepShape, decode int64) float64 {
+	return l.BaseNS + l.PerPrefillTokenNS*float64(s.NewTokens-decode) + l.PerDecodeSeqNS*float64(decode) + l.PerContextTokenNS*float64(s.CtxTokens)
 }
 
 // DefaultCost is the calibrated cost model.
@@ -92,6 +117,9 @@ type costModel struct {
 	arLatencyNS  float64
 	arNSPerToken float64
 	scale        float64
+	// linear replaces the roofline when set (CostParams.Linear).
+	linear    LinearStepCost
+	useLinear bool
 }
 
 func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costModel {
@@ -112,6 +140,9 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 		kvBytesTok:    m.KVBytesPerToken(tp),
 		attnFLOPsPair: 4 * float64(m.Layers*m.Heads*m.HeadDim) / fTP,
 		scale:         scale,
+	}
+	if p.Linear != nil {
+		c.linear, c.useLinear = *p.Linear, true
 	}
 	c.nsPerLinear = c.nsPerFLOP
 	c.nsPerKVByte = c.nsPerByte
@@ -165,10 +196,17 @@ func (c *costModel) terms(l *stepLoad) (mem, cmp, ar float64) {
 	return mem, cmp, ar
 }
 
-// stepNS prices one step: T0 + max(T_mem, T_cmp) + all-reduce, scaled.
+// stepNS prices one step: T0 + max(T_mem, T_cmp) + all-reduce, scaled
+// (or the linear model, when the cost has one).
 func (c *costModel) stepNS(l *stepLoad) int64 {
-	mem, cmp, ar := c.terms(l)
-	t := (c.t0NS + math.Max(mem, cmp) + ar) * c.scale
+	var t float64
+	if c.useLinear {
+		decode := l.newTokens - l.prefillTokens
+		t = c.linear.LinearStepNS(StepShape{NewTokens: l.newTokens, CtxTokens: l.ctxTokens}, decode) * c.scale
+	} else {
+		mem, cmp, ar := c.terms(l)
+		t = (c.t0NS + math.Max(mem, cmp) + ar) * c.scale
+	}
 	if t < 1 {
 		t = 1
 	}
