@@ -41,6 +41,7 @@ import (
 	"net/http"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -525,6 +526,11 @@ func (r *Run) finish(rec *record.Request) {
 		r.completed.Add(1)
 	} else {
 		r.failed.Add(1)
+		// A server may quote the key it refused ("invalid key sk-..."):
+		// records, reports and the store never hold it.
+		if k := r.cfg.APIKey; len(k) >= 4 && strings.Contains(rec.ErrorMessage, k) {
+			rec.ErrorMessage = strings.ReplaceAll(rec.ErrorMessage, k, "(the API key)")
+		}
 		if i := slices.Index(record.ErrorKinds, rec.Error); i >= 0 {
 			r.errKinds[i].Add(1)
 		}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"slices"
 	"strings"
@@ -636,5 +637,21 @@ func TestInterruptAbandonsQueuedBuilds(t *testing.T) {
 	}
 	if res.StoppedBy != StopInterrupted {
 		t.Errorf("stopped by %q", res.StoppedBy)
+	}
+}
+
+// TestErrorMessagesNeverHoldTheKey: a server that quotes the key it
+// refused does not put it into the records.
+func TestErrorMessagesNeverHoldTheKey(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"message":"Incorrect API key provided: `+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")+`"}}`, http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	key := "sk-proj-Zq8aXh2bNt5rKd0LmWv3"
+	res := run(t, Config{BaseURL: srv.URL, Model: "m", APIKey: key, Concurrency: 1, Requests: 2}, promptSource(2))
+	for _, rec := range res.Records {
+		if rec.Error != record.ErrHTTP4xx || strings.Contains(rec.ErrorMessage, key) || !strings.Contains(rec.ErrorMessage, "(the API key)") {
+			t.Errorf("record %d: %q %q", rec.ID, rec.Error, rec.ErrorMessage)
+		}
 	}
 }
