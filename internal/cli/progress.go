@@ -177,6 +177,8 @@ func dashboard(s, last progressSnapshot, d time.Duration) string {
 	r := s.Recent
 	if r.N > 0 {
 		line("  last %d: TTFT p50 %s p95 %s · TPOT p50 %s p95 %s", r.N, msStr(r.TTFTP50), msStr(r.TTFTP95), msStr(r.TPOTP50), msStr(r.TPOTP95))
+	} else if s.Errors > 0 {
+		line("  TTFT –: no completed requests yet, only errors")
 	} else {
 		line("  waiting for the first completed request")
 	}
@@ -200,6 +202,9 @@ func plainLine(s, last progressSnapshot, d time.Duration) string {
 		rateSince(s.OutputTokens, last.OutputTokens, d))
 	if r := s.Recent; r.N > 0 {
 		line += fmt.Sprintf(" ttft_p50_ms=%.1f ttft_p95_ms=%.1f", float64(r.TTFTP50)/1e6, float64(r.TTFTP95)/1e6)
+	} else if s.Errors > 0 {
+		// Nothing completed: no latency to show, and 0 would read as fast.
+		line += " ttft_p50_ms=– ttft_p95_ms=– (no completed requests; errors: " + errorKindsLine(errorCounts(r.ErrorKinds)) + ")"
 	}
 	return line
 }

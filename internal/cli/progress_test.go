@@ -41,4 +41,13 @@ func TestDashboardLines(t *testing.T) {
 	if plain := plainLine(s, progressSnapshot{}, time.Second); strings.Contains(plain, "\033") || !strings.Contains(plain, "ttft_p95_ms=300.0") {
 		t.Errorf("plain line must carry no escapes and the recent TTFT: %q", plain)
 	}
+	// Only failures so far: "–", never a latency of 0.
+	failed := progressSnapshot{Elapsed: time.Second, Sent: 5, Errors: 5, Target: 10,
+		Recent: recentLatency{ErrorKinds: map[record.ErrorKind]int{record.ErrHTTP5xx: 5}}}
+	if plain := plainLine(failed, progressSnapshot{}, time.Second); !strings.Contains(plain, "ttft_p50_ms=– ttft_p95_ms=– (no completed requests; errors: http_5xx: 5)") {
+		t.Errorf("all-failed plain line: %q", plain)
+	}
+	if board := dashboard(failed, progressSnapshot{}, time.Second); !strings.Contains(board, "TTFT –: no completed requests yet") || strings.Contains(board, "0.0 ms") {
+		t.Errorf("all-failed dashboard:\n%s", board)
+	}
 }
