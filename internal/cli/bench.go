@@ -238,7 +238,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 
 	source := func(i int64) loadgen.Request {
 		it := gen.Item(i)
-		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens}
+		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens, Session: it.Session}
 	}
 	cpu0 := cpuclock.Process()
 	scraper := f.metrics.start(ctx, target)

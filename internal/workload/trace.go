@@ -354,7 +354,15 @@ func (c *traceCursor) next() (traceReq, error) {
 		if row.in < 0 || row.out < 0 {
 			return traceReq{}, lineError(c.t.path, row.line, "negative token count (%d input, %d output)", row.in, row.out)
 		}
-		if (row.prompt == "" && row.in == 0) || row.out == 0 {
+		if row.prompt != "" && row.in == 0 {
+			// Text without a length: the simulator needs its count too.
+			tk, err := c.t.tokenizer()
+			if err != nil {
+				return traceReq{}, err
+			}
+			row.in = tk.Count(row.prompt)
+		}
+		if row.in == 0 || row.out == 0 {
 			c.empty++
 			continue
 		}
@@ -370,6 +378,13 @@ func (c *traceCursor) next() (traceReq, error) {
 		return traceReq{traceRow: row, at: at}, nil
 	}
 	return traceReq{}, io.EOF
+}
+
+func (t *Trace) tokenizer() (Tokenizer, error) {
+	if t.opts.Tokenizer != nil {
+		return t.opts.Tokenizer, nil
+	}
+	return LoadTokenizer(DefaultTokenizer)
 }
 
 func (t *Trace) builder() (*promptBuilder, error) {

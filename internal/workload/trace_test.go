@@ -314,3 +314,27 @@ func FuzzTraceReaders(f *testing.F) {
 		}
 	})
 }
+
+// A generic row with prompt text and no length is counted in the
+// tokenizer's tokens, so the simulator replays it too; its session id is
+// carried to the request.
+func TestTracePromptTextAndSession(t *testing.T) {
+	p := writeTrace(t, "p.jsonl", `{"arrival_ms": 0, "prompt": "hello there world", "output_tokens": 4, "session_id": "a"}
+{"arrival_ms": 5, "input_tokens": 20, "output_tokens": 2, "session_id": 12}
+`)
+	got := drain(t, mustOpen(t, p, TraceOptions{}))
+	if len(got) != 2 || got[0].in != 3 || got[1].in != 20 {
+		t.Fatalf("replayed %+v", got)
+	}
+	s, err := mustOpen(t, p, TraceOptions{}).Stream(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Next()
+	s.Next()
+	a, b := s.Item(0), s.Item(1)
+	if a.Prompt != "hello there world" || a.InputTokens != 3 || a.Session != "a" || b.Session != "12" || b.InputTokens != 20 {
+		t.Errorf("items %+v %+v", a, b)
+	}
+}
