@@ -235,7 +235,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	if f.fleet.active() {
-		fres, runErr = sim.RunFleet(ctx, sim.FleetConfig{Config: cfg, Count: f.fleet.replicas, Router: f.fleet.router, GatewayQueueLimit: f.fleet.gatewayLimit}, onRecord)
+		fres, runErr = sim.RunFleet(ctx, f.fleet.fleetConfig(cfg), onRecord)
 		res = fres.Result
 	} else {
 		res, runErr = sim.Run(ctx, cfg, onRecord)

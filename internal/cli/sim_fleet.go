@@ -15,19 +15,38 @@ import (
 
 // fleetFlags put several replicas of the simulated engine behind a router.
 type fleetFlags struct {
-	replicas     int
-	router       string
-	gatewayLimit int
+	replicas        int
+	router          string
+	gatewayLimit    int
+	prefill, decode int
+	kvGBps          float64
+	kvLatency       time.Duration
 }
 
 func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.replicas, "replicas", 1, "engines (replicas) behind a router, each with the same preset, TP and limits")
 	fs.StringVar(&f.router, "router", sim.RoundRobin, "how the router picks a replica: "+strings.Join(sim.Routers, ", "))
 	fs.IntVar(&f.gatewayLimit, "gateway-queue-limit", 0, "reject an arrival at the gateway (429) while this many requests wait in the fleet (0: no limit)")
+	fs.IntVar(&f.prefill, "prefill-replicas", 0, "disaggregate: replicas that only prefill (with --decode-replicas)")
+	fs.IntVar(&f.decode, "decode-replicas", 0, "disaggregate: replicas that only decode, each prompt's KV moved to them from a prefill replica")
+	fs.Float64Var(&f.kvGBps, "kv-link-gbps", sim.DefaultKVLink.GBps, "disaggregated: KV transfer bandwidth per GPU, GB/s (default: one 400 Gb/s RDMA NIC)")
+	fs.DurationVar(&f.kvLatency, "kv-link-latency", sim.DefaultKVLink.Latency, "disaggregated: fixed KV hand-off time per request")
+}
+
+func (f *fleetFlags) disaggregated() bool { return f.prefill > 0 || f.decode > 0 }
+
+// fleetConfig is the fleet the flags describe, around a run's config.
+func (f *fleetFlags) fleetConfig(cfg sim.Config) sim.FleetConfig {
+	fc := sim.FleetConfig{Config: cfg, Count: f.replicas, Router: f.router, GatewayQueueLimit: f.gatewayLimit}
+	if f.disaggregated() {
+		fc.Prefill, fc.Decode = f.prefill, f.decode
+		fc.KVLink = sim.KVLink{GBps: f.kvGBps, Latency: f.kvLatency}
+	}
+	return fc
 }
 
 // active reports whether the run is a fleet rather than one engine.
-func (f *fleetFlags) active() bool { return f.replicas > 1 || f.gatewayLimit > 0 }
+func (f *fleetFlags) active() bool { return f.replicas > 1 || f.gatewayLimit > 0 || f.disaggregated() }
 
 func (f *fleetFlags) validate(wl *workloadFlags) error {
 	switch {
@@ -37,6 +56,12 @@ func (f *fleetFlags) validate(wl *workloadFlags) error {
 		return Usagef("--router %q: want one of %s", f.router, strings.Join(sim.Routers, ", "))
 	case f.gatewayLimit < 0:
 		return Usagef("--gateway-queue-limit %d: want 0 (none) or more", f.gatewayLimit)
+	case f.disaggregated() && (f.prefill < 1 || f.decode < 1 || f.prefill+f.decode > maxReplicas):
+		return Usagef("--prefill-replicas %d --decode-replicas %d: give both, at least 1 each", f.prefill, f.decode)
+	case f.disaggregated() && f.replicas > 1:
+		return Usagef("--replicas with --prefill-replicas/--decode-replicas: give the pools' sizes, not --replicas")
+	case !(f.kvGBps > 0) || f.kvLatency < 0:
+		return Usagef("--kv-link-gbps %v --kv-link-latency %v: want a positive bandwidth and a latency >= 0", f.kvGBps, f.kvLatency)
 	case f.active() && wl.maxConcurrency > 0:
 		return Usagef("--max-concurrency is not supported with --replicas or --gateway-queue-limit (the gateway's --gateway-queue-limit bounds the fleet's queue)")
 	}
@@ -50,6 +75,10 @@ func (f *fleetFlags) configKV() [][2]string {
 		return nil
 	}
 	kv := [][2]string{{"replicas", strconv.Itoa(f.replicas)}, {"router", f.router}}
+	if f.disaggregated() {
+		kv = [][2]string{{"prefill_replicas", strconv.Itoa(f.prefill)}, {"decode_replicas", strconv.Itoa(f.decode)}, {"router", f.router},
+			{"kv_link_gbps", strconv.FormatFloat(f.kvGBps, 'g', -1, 64)}, {"kv_link_latency", f.kvLatency.String()}}
+	}
 	if f.gatewayLimit > 0 {
 		kv = append(kv, [2]string{"gateway_queue_limit", strconv.Itoa(f.gatewayLimit)})
 	}
@@ -64,7 +93,10 @@ func (m replicaTTFTs) add(r *record.Request) {
 		return
 	}
 	if ttft, ok := r.TTFT(); ok && r.OK() {
-		m[r.Replica] = append(m[r.Replica], float32(ttft.Seconds()))
+		// A disaggregated request ("p0/d1") counts for both its replicas.
+		for _, name := range strings.Split(r.Replica, "/") {
+			m[name] = append(m[name], float32(ttft.Seconds()))
+		}
 	}
 }
 
@@ -107,5 +139,9 @@ func replicaLine(r sim.ReplicaResult, end time.Duration, ttfts []float32) string
 
 // fleetTarget describes a fleet for reports.
 func fleetTarget(f *fleetFlags, c simengine.Config) string {
+	if f.disaggregated() {
+		return fmt.Sprintf("simulated disaggregated fleet: %d prefill + %d decode replicas of %s on %d× %s, KV over %g GB/s per GPU + %v, %s router",
+			f.prefill, f.decode, c.Model.Name, c.TP, c.GPU.Name, f.kvGBps, f.kvLatency, f.router)
+	}
 	return fmt.Sprintf("simulated fleet: %d× (%s on %d× %s) behind a %s router", f.replicas, c.Model.Name, c.TP, c.GPU.Name, f.router)
 }

@@ -39,7 +39,19 @@ func TestSimFleet(t *testing.T) {
 	if len(recs) != 300 || len(per) != 3 || per["r0"] == 0 || per["r1"] == 0 || per["r2"] == 0 {
 		t.Fatalf("%d records over replicas %v; want 300 over r0, r1, r2", len(recs), per)
 	}
+	code, out, errs = kneeCmd(t, "sim", "--prefill-replicas", "1", "--decode-replicas", "2", "--rate", "10", "--requests", "200",
+		"--input-tokens", "2000", "--output-tokens", "32", "--seed", "3", "--no-store")
+	if code != 0 {
+		t.Fatalf("disaggregated: exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"simulated disaggregated fleet: 1 prefill + 2 decode replicas", "replica p0: 200 routed, 200 completed", "replica d1: ", "kv_link_gbps"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("disaggregated report lacks %q", want)
+		}
+	}
 	for _, args := range [][]string{
+		{"--prefill-replicas", "1"}, {"--prefill-replicas", "1", "--decode-replicas", "1", "--replicas", "3"},
+		{"--prefill-replicas", "1", "--decode-replicas", "1", "--kv-link-gbps", "0"},
 		{"--replicas", "0"}, {"--replicas", "2", "--router", "random"}, {"--gateway-queue-limit", "-1"},
 		{"--replicas", "2", "--max-concurrency", "4"}, {"--replicas", "2", "--sessions", "4"},
 	} {

@@ -51,6 +51,33 @@ type FleetConfig struct {
 	// the fleet's waiting requests — in the replicas' queues and front
 	// ends — number this many; 0 = no gateway admission control.
 	GatewayQueueLimit int
+	// Prefill and Decode, both > 0, disaggregate the fleet: Prefill
+	// replicas compute prompts, Decode replicas generate, and each
+	// request's prompt KV moves from one to the other over KVLink. Count
+	// and Replicas are unused then; both pools run Config.Engine, and
+	// Router picks within each pool.
+	Prefill, Decode int
+	KVLink          KVLink // zero: DefaultKVLink
+}
+
+// KVLink is the path a request's KV cache takes from a prefill replica to
+// a decode replica: each GPU of the prefill replica sends its shard at
+// GBps, after a fixed Latency per request.
+type KVLink struct {
+	GBps    float64
+	Latency time.Duration
+}
+
+// DefaultKVLink assumes one 400 Gb/s RDMA NIC per GPU (ConnectX-7, as on
+// DGX/HGX H100 systems: 50 GB/s) and 1 ms per request for the hand-off
+// (the proxy's call to the decode replica and the transfer's setup;
+// RDMA's own latency is microseconds).
+var DefaultKVLink = KVLink{GBps: 50, Latency: time.Millisecond}
+
+// transferNS is how long tokens of KV take over the link from a replica
+// of tp GPUs.
+func (l KVLink) transferNS(m simengine.Model, tp, tokens int) int64 {
+	return int64(l.Latency) + int64(float64(tokens)*m.KVBytesPerToken(tp)/(l.GBps*1e9)*1e9)
 }
 
 // ReplicaResult is what one replica did.
@@ -102,6 +129,12 @@ type fleetReq struct {
 	segs               []simengine.Segment
 	times              []time.Duration
 	phases             simengine.Phases
+	// Disaggregated: stage 0 is the prefill, 1 the decode; pre holds the
+	// prefill's phases and engineAt when the prefill replica got it.
+	stage    int8
+	prefill  int
+	pre      simengine.Phases
+	engineAt time.Duration
 }
 
 // RunFleet simulates cfg against a fleet, calling onRecord once per
@@ -124,6 +157,22 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 		return res, errors.New("sim: give a number of requests or a duration")
 	}
 	engines := cfg.Replicas
+	pd := cfg.Prefill > 0 || cfg.Decode > 0
+	link := cfg.KVLink
+	if link == (KVLink{}) {
+		link = DefaultKVLink
+	}
+	switch {
+	case pd && (cfg.Prefill < 1 || cfg.Decode < 1):
+		return res, errors.New("sim: a disaggregated fleet needs at least one prefill and one decode replica")
+	case pd && !(link.GBps > 0 && link.Latency >= 0):
+		return res, errors.New("sim: the KV link needs a positive bandwidth and a latency >= 0")
+	case pd:
+		engines = nil
+		for range cfg.Prefill + cfg.Decode {
+			engines = append(engines, cfg.Engine)
+		}
+	}
 	if len(engines) == 0 {
 		if cfg.Count < 1 {
 			return res, errors.New("sim: a fleet needs at least one replica")
@@ -149,7 +198,14 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 		if err != nil {
 			return res, fmt.Errorf("replica %d: %w", i, err)
 		}
-		reps[i] = replica{eng: eng, res: ReplicaResult{Name: "r" + strconv.Itoa(i)}}
+		name := "r" + strconv.Itoa(i)
+		if pd {
+			name = "p" + strconv.Itoa(i)
+			if i >= cfg.Prefill {
+				name = "d" + strconv.Itoa(i-cfg.Prefill)
+			}
+		}
+		reps[i] = replica{eng: eng, res: ReplicaResult{Name: name}}
 	}
 	if onRecord == nil {
 		onRecord = func(*record.Request) {}
@@ -166,9 +222,15 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 		keep     = cfg.KeepTokenTimes || cfg.StreamTokenTimes
 		segBuf   []simengine.Segment
 		rt       = fleetRouter{policy: router, reps: reps}
+		rtDecode fleetRouter
 	)
+	if pd {
+		rt.reps = reps[:cfg.Prefill]
+		rtDecode = fleetRouter{policy: router, reps: reps[cfg.Prefill:]}
+	}
 	contents, _ := cfg.Gen.(Contents)
 	rt.sessions, _ = cfg.Gen.(Sessions)
+	rtDecode.sessions = rt.sessions
 	accepting := func(t time.Duration) bool {
 		return (cfg.Requests <= 0 || res.Issued < cfg.Requests) && (cfg.Duration <= 0 || t < cfg.Duration)
 	}
@@ -229,8 +291,15 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 		p := &reqs[slot]
 		r := &reps[p.replica]
 		r.eng.AdvanceTo(int64(now)) // an idle replica's clock catches up
-		err := r.eng.SubmitRequest(simengine.Request{ID: int64(slot), InputTokens: p.in, OutputTokens: p.out, At: int64(now),
-			Prompt: p.segs, NoGapStats: warm(p.id, p.sched)})
+		out, moved := p.out, 0
+		switch {
+		case pd && p.stage == 0:
+			out, p.engineAt = 1, now // the prefill replica computes the prompt and one token
+		case pd:
+			moved = p.in - 1
+		}
+		err := r.eng.SubmitRequest(simengine.Request{ID: int64(slot), InputTokens: p.in, OutputTokens: out, At: int64(now),
+			Prompt: p.segs, NoGapStats: warm(p.id, p.sched) || (pd && p.stage == 0), TransferredTokens: moved})
 		if err == nil {
 			return
 		}
@@ -299,12 +368,21 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 			ph = new(record.Phases)
 		}
 		*ph = record.Phases{Queue: time.Duration(p.phases.Queue), Prefill: time.Duration(p.phases.Prefill), Decode: time.Duration(p.phases.Decode)}
+		name := r.res.Name
+		if pd {
+			// Queued at the prefill replica; "prefill" runs to the first
+			// token from the decode replica (the transfer and the decode
+			// replica's wait included), so the phases still add up.
+			ph.Queue = time.Duration(p.pre.Queue)
+			ph.Prefill = p.first - p.engineAt - ph.Queue
+			name = reps[p.prefill].res.Name + "/" + name
+		}
 		rec = record.Request{
 			ID: p.id, Warmup: warm(p.id, p.sched), Scheduled: p.sched, Sent: p.sent,
 			FirstToken: p.first, Done: t, StreamEnd: t,
 			InputTokens: p.in, OutputTokens: p.out, TokenSource: record.TokensFromSim,
 			PromptTokensRequested: p.in, MaxTokens: p.out, InFlightAtSend: p.inFlight,
-			ServerPhases: ph, FinishReason: "length", Replica: r.res.Name,
+			ServerPhases: ph, FinishReason: "length", Replica: name,
 		}
 		switch {
 		case cfg.KeepTokenTimes:
@@ -332,6 +410,20 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 			submit(int(ev.ID), t)
 		case evDone:
 			done(int(ev.ID), t)
+		case evTransfer:
+			// The prompt's KV has reached the decode side: the prefill
+			// replica is done with it, a decode replica takes it.
+			p := &reqs[ev.ID]
+			pr := &reps[p.prefill]
+			pr.outstanding--
+			pr.res.Completed++
+			di := cfg.Prefill + rtDecode.pick(p.id, p.in, p.segs)
+			d := &reps[di]
+			d.outstanding++
+			d.unprefilled += blocksOf(p.in)
+			d.res.Routed++
+			p.replica, p.stage = di, 1
+			submit(int(ev.ID), t)
 		case evArrival:
 			if !accepting(t) {
 				return
@@ -350,8 +442,17 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 		p := &reqs[em.ID]
 		t := time.Duration(em.Time)
 		if em.Index == 0 {
-			p.first = t
 			reps[p.replica].unprefilled -= blocksOf(p.in)
+		}
+		if pd && p.stage == 0 {
+			if em.Finished { // the prefill's one token, not sent: the KV goes to a decode replica
+				p.pre, p.prefill = em.Phases, p.replica
+				q.Push(simengine.Event{Time: em.Time + link.transferNS(cfg.Engine.Model, cfg.Engine.TP, p.in), Kind: evTransfer, ID: em.ID})
+			}
+			return
+		}
+		if em.Index == 0 {
+			p.first = t
 		}
 		if keep {
 			p.times = append(p.times, t)
@@ -398,6 +499,9 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 	}
 	return finishFleet(&res, reps), ctx.Err()
 }
+
+// evTransfer: ID is a slot whose prompt KV reaches the decode side.
+const evTransfer = evSubmit + 1
 
 func blocksOf(tokens int) int { return (tokens + simengine.BlockTokens - 1) / simengine.BlockTokens }
 

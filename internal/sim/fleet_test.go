@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/simengine"
@@ -289,5 +290,73 @@ func TestPrefixAffinityOnMooncakeTrace(t *testing.T) {
 		100*rrHit, 1e3*rrTTFT, 100*paHit, 1e3*paTTFT)
 	if paHit <= rrHit*1.5 || paTTFT >= rrTTFT {
 		t.Errorf("prefix affinity: hit rate %.3f vs %.3f, TTFT p50 %.3f s vs %.3f s", paHit, rrHit, paTTFT, rrTTFT)
+	}
+}
+
+// longOrShort is a workload whose every fifth prompt is long.
+type longOrShort struct{ long, short, out int }
+
+func (w longOrShort) Lengths(i int64) (int, int) {
+	if i%5 == 0 {
+		return w.long, w.out
+	}
+	return w.short, w.out
+}
+
+// Prefill/decode disaggregation: long prompts no longer stretch the
+// inter-token gaps of the requests decoding beside them (the decode
+// replica never prefills), and a request's TTFT pays the KV transfer.
+func TestDisaggregatedPrefillDecode(t *testing.T) {
+	ecfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
+	gen := longOrShort{8000, 256, 128}
+	// gapStats: the longest inter-token gap, and the share over 50 ms.
+	gapStats := func(cfg FleetConfig) (float64, float64, FleetResult) {
+		var longest float64
+		var n, over int
+		cfg.Config = Config{Engine: ecfg, Gen: gen, Arrivals: poisson(t, 8, 6), Requests: 3000, WarmupRequests: 300,
+			OnGaps: func(g time.Duration, k int) {
+				longest = max(longest, g.Seconds())
+				n += k
+				if g > 50*time.Millisecond {
+					over += k
+				}
+			}}
+		_, res := collectFleet(t, cfg)
+		return longest, float64(over) / float64(n), res
+	}
+	coloMax, coloOver, _ := gapStats(FleetConfig{Count: 2, Router: LeastOutstanding})
+	disMax, disOver, res := gapStats(FleetConfig{Prefill: 1, Decode: 1, Router: LeastOutstanding})
+	t.Logf("8 req/s, every fifth prompt 8000 tokens (else 256), 128 out: longest inter-token gap %.1f ms (%.2f%% over 50 ms) on 2 colocated replicas, %.1f ms (%.2f%%) with 1 prefill + 1 decode",
+		1e3*coloMax, 100*coloOver, 1e3*disMax, 100*disOver)
+	if coloMax < 0.1 || coloOver == 0 || disOver != 0 || disMax > 0.02 {
+		t.Errorf("colocated: longest gap %.1f ms, %.2f%% over 50 ms; disaggregated: %.1f ms, %.2f%%: want long prompts to stretch only the colocated gaps",
+			1e3*coloMax, 100*coloOver, 1e3*disMax, 100*disOver)
+	}
+	if p, d := res.Replicas[0], res.Replicas[1]; p.Name != "p0" || d.Name != "d0" || p.Completed != 3000 || d.Completed != 3000 || p.Engine.OutputTokens != 3000 {
+		t.Errorf("replicas %+v / %+v: the prefill replica should compute one token per request and hand all 3000 on", p, d)
+	}
+
+	// One request at a time: TTFT is the single replica's plus the
+	// transfer and the decode replica's first step.
+	one := func(cfg FleetConfig) []record.Request {
+		cfg.Config = Config{Engine: ecfg, Gen: fixed{8000, 16}, Concurrency: 1, Requests: 20}
+		recs, _ := collectFleet(t, cfg)
+		return recs
+	}
+	single, split := one(FleetConfig{Count: 1}), one(FleetConfig{Prefill: 1, Decode: 1})
+	transfer := time.Duration(DefaultKVLink.transferNS(ecfg.Model, 1, 8000))
+	for i := range single {
+		a, _ := single[i].TTFT()
+		b, _ := split[i].TTFT()
+		tpot, _ := single[i].TPOT()
+		if d := b - a; d < transfer || d > transfer+2*tpot {
+			t.Fatalf("request %d: TTFT %v split against %v on one replica: the difference %v should be the transfer %v plus about a decode step (%v)", i, b, a, d, transfer, tpot)
+		}
+		if i == 0 {
+			t.Logf("8000-token prompt alone: TTFT %v on one replica, %v disaggregated (KV transfer %v, decode step %v)", a, b, transfer, tpot)
+		}
+		if p := split[i].ServerPhases; p.Queue+p.Prefill+p.Decode > split[i].Done-split[i].Sent || split[i].Replica != "p0/d0" {
+			t.Fatalf("record %+v: phases exceed E2E or replica not named p0/d0", split[i])
+		}
 	}
 }
