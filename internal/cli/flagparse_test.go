@@ -88,6 +88,14 @@ func TestHelpIsGrouped(t *testing.T) {
 			t.Errorf("%v -h: exit %d, single-dash flags or no header:\n%.300s", cmd, code, errs)
 		}
 	}
+	// knee help CMD is CMD -h.
+	code, _, errs = kneeCmd(t, "help", "sweep")
+	if code != 0 || !strings.HasPrefix(errs, "Usage: knee sweep") {
+		t.Errorf("knee help sweep: exit %d, %.80q", code, errs)
+	}
+	if code, _, errs = kneeCmd(t, "help", "sim", "sweep"); code != 0 || !strings.HasPrefix(errs, "Usage: knee sim sweep") {
+		t.Errorf("knee help sim sweep: exit %d, %.80q", code, errs)
+	}
 	code, out, _ := kneeCmd(t, "-h")
 	for _, want := range []string{"Measure:", "  bench ", "Stored runs:", "  completion ", "  version "} {
 		if code != 0 || !strings.Contains(out, want) {

@@ -73,6 +73,12 @@ func MainEnv(ctx context.Context, env *Env, args []string) int {
 	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version" || args[0] == "-V") {
 		return exitCode(env.Stderr, "version", runVersion(ctx, env, args[1:]))
 	}
+	if len(args) > 1 && args[0] == "help" {
+		// knee help bench is knee bench -h (knee help sim sweep: its -h).
+		if _, ok := commands[args[1]]; ok {
+			return MainEnv(ctx, env, append(append([]string{}, args[1:]...), "-h"))
+		}
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(env.Stdout)
 		if len(args) == 0 {
