@@ -1,0 +1,116 @@
+package realserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+type runFigures struct {
+	Completed int     `json:"completed"`
+	OutputTPS float64 `json:"output_token_throughput_tps"`
+	TTFT      struct {
+		P50 float64 `json:"p50"`
+		P95 float64 `json:"p95"`
+	} `json:"ttft_ms"`
+	TPOT struct {
+		P50 float64 `json:"p50"`
+	} `json:"tpot_ms"`
+}
+
+func figures(t *testing.T, what, out string) runFigures {
+	t.Helper()
+	var f runFigures
+	if err := json.Unmarshal([]byte(out), &f); err != nil {
+		t.Fatalf("%s --json: %v\n%s", what, err, out)
+	}
+	return f
+}
+
+// knee calibrate --step-model linear fits Ollama's CPU step times (prompts
+// at concurrency 1; decode at 1, 2 and 4 of its 4 slots), and knee sim
+// --profile then predicts load steps the fit never saw: 3 streams (a batch
+// no decode point ran, each stream's prompt landing in the others' decode
+// steps) and 6 (more than the slots: two wait in the server's queue, which
+// only max_num_seqs = the slots models). knee bench measures the same
+// steps right after the fit, on the same machine; p95 TTFT and output
+// tokens/s must agree within 20%.
+func TestCalibrateLinearPredictsHeldOutSteps(t *testing.T) {
+	s := realServer(t)
+	if s.tokenizer == "" {
+		t.Skipf("%s unset: calibrate needs prompts of exact lengths (scripts/ollama.sh start names the model's tokenizer.json)", envTokenizer)
+	}
+	if s.parallel != 4 {
+		t.Skipf("the server runs %d in parallel; this test's decode points and held-out steps are chosen for OLLAMA_NUM_PARALLEL=4", s.parallel)
+	}
+	loadBefore := loadAverage(t)
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "ollama.yaml")
+	out := knee(t, "calibrate", "--url", s.url, "--served-model", s.model, "--tokenizer", s.tokenizer, "--no-metrics",
+		"--step-model", "linear", "--parallel", fmt.Sprint(s.parallel),
+		"--prefill-lengths", "16,64,256", "--prefill-requests", "3",
+		"--decode-points", "1x16,2x16,4x16,4x256", "--decode-duration", "3s", "--decode-output-tokens", "48",
+		"--holdout-concurrency", "3", "--holdout-input-tokens", "32", "--holdout-output-tokens", "48", "--holdout-duration", "3s",
+		"--json", "--out", prof)
+	var cal struct {
+		Fit struct {
+			Linear            map[string]float64 `json:"linear"`
+			RequestOverheadMS float64            `json:"request_overhead_ms"`
+			RMSRelError       float64            `json:"rms_rel_error"`
+			Undetermined      string             `json:"undetermined"`
+		} `json:"fit"`
+		Points []struct {
+			Kind       string  `json:"kind"`
+			Tokens     int     `json:"input_tokens"`
+			Batch      int     `json:"batch"`
+			MeasuredMS float64 `json:"measured_ms"`
+			FittedMS   float64 `json:"fitted_ms"`
+		} `json:"points"`
+	}
+	if err := json.Unmarshal([]byte(out), &cal); err != nil {
+		t.Fatalf("calibrate --json: %v\n%s", err, out)
+	}
+	for _, p := range cal.Points {
+		t.Logf("fit point %s %d tokens × %d: measured %.2f ms, fitted %.2f ms", p.Kind, p.Tokens, p.Batch, p.MeasuredMS, p.FittedMS)
+	}
+	t.Logf("fitted step model %v, request overhead %.2f ms, rms error %.1f%%; undetermined: %q",
+		cal.Fit.Linear, cal.Fit.RequestOverheadMS, 100*cal.Fit.RMSRelError, cal.Fit.Undetermined)
+	if len(cal.Fit.Linear) == 0 || cal.Fit.Linear["step_base_ms"]+cal.Fit.Linear["per_decoding_seq_ms"] <= 0 {
+		t.Fatalf("calibrate fitted no linear step model: %v", cal.Fit.Linear)
+	}
+
+	const input, output, requests = 32, 48, 24
+	var off []string
+	for _, c := range []int{3, 6} {
+		bench := figures(t, "bench", knee(t, "bench", "--url", s.url, "--model", s.model, "--tokenizer", s.tokenizer, "--no-metrics",
+			"--concurrency", fmt.Sprint(c), "--requests", fmt.Sprint(requests), "--input-tokens", fmt.Sprint(input),
+			"--output-tokens", fmt.Sprint(output), "--seed", "1", "--quiet", "--json", "--out", filepath.Join(dir, fmt.Sprint("bench", c))))
+		sim := figures(t, "sim", knee(t, "sim", "--profile", prof, "--concurrency", fmt.Sprint(c), "--requests", fmt.Sprint(requests),
+			"--input-tokens", fmt.Sprint(input), "--output-tokens", fmt.Sprint(output), "--seed", "1", "--quiet", "--json"))
+		if bench.Completed != requests || sim.Completed != requests {
+			t.Fatalf("concurrency %d: bench completed %d, sim %d, want %d each", c, bench.Completed, sim.Completed, requests)
+		}
+		ttftErr := (sim.TTFT.P95 - bench.TTFT.P95) / bench.TTFT.P95
+		tpsErr := (sim.OutputTPS - bench.OutputTPS) / bench.OutputTPS
+		t.Logf("held-out concurrency %d: p95 TTFT bench %.1f ms, sim %.1f ms (%+.1f%%); output tokens/s bench %.1f, sim %.1f (%+.1f%%); p50 TTFT bench %.1f, sim %.1f; p50 TPOT bench %.2f, sim %.2f ms",
+			c, bench.TTFT.P95, sim.TTFT.P95, 100*ttftErr, bench.OutputTPS, sim.OutputTPS, 100*tpsErr,
+			bench.TTFT.P50, sim.TTFT.P50, bench.TPOT.P50, sim.TPOT.P50)
+		if math.Abs(ttftErr) > 0.2 || math.Abs(tpsErr) > 0.2 {
+			off = append(off, fmt.Sprintf("concurrency %d: p95 TTFT %+.1f%%, output tokens/s %+.1f%%", c, 100*ttftErr, 100*tpsErr))
+		}
+	}
+	t.Logf("load average %.1f before, %.1f after, on %d CPUs", loadBefore, loadAverage(t), runtime.NumCPU())
+	switch {
+	case len(off) == 0:
+	case busy(t, loadBefore):
+		// Other processes' CPU use changes between the fit and the steps
+		// measured after it: that is not data about the server.
+		t.Skipf("predictions more than 20%% off (%v), but this machine is too busy to hold a CPU server's timing steady (load average %.1f before, %.1f after, on %d CPUs)",
+			off, loadBefore, loadAverage(t), runtime.NumCPU())
+	default:
+		t.Errorf("knee sim --profile predicts the held-out steps more than 20%% off what knee bench measures: %v", off)
+	}
+}
