@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"time"
 
@@ -32,11 +33,12 @@ const (
 var Routers = []string{RoundRobin, LeastOutstanding, LeastKV, PrefixAffinity, SessionAffinity}
 
 // Sessions is implemented by workloads whose requests belong to
-// conversations: SessionKey names request i's session (0 = none). Without
+// conversations (a trace's session ids: *workload.TraceStream): Session
+// names request i's session ("" = none), asked before its content. Without
 // it, session affinity keys on the prompt's first shared segment (its
 // prefix group), and requests with neither go round robin.
 type Sessions interface {
-	SessionKey(i int64) uint64
+	Session(i int64) string
 }
 
 // FleetConfig is one simulated run against a fleet.
@@ -135,6 +137,7 @@ type fleetReq struct {
 	prefill  int
 	pre      simengine.Phases
 	engineAt time.Duration
+	session  string // for the decode pool's session affinity
 }
 
 // RunFleet simulates cfg against a fleet, calling onRecord once per
@@ -316,6 +319,10 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 	send := func(id int64, sched time.Duration, user int) {
 		now := sched
 		var in, out int
+		rt.session = ""
+		if rt.sessions != nil && router == SessionAffinity {
+			rt.session = rt.sessions.Session(id)
+		}
 		segBuf = segBuf[:0]
 		if contents != nil {
 			in, out, segBuf = contents.Content(id, segBuf)
@@ -345,7 +352,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 		r.res.Routed++
 		p := &reqs[slot]
 		*p = fleetReq{id: id, sched: sched, sent: now, in: in, out: out, inFlight: inFlight, user: user, replica: ri,
-			times: p.times[:0], segs: append(p.segs[:0], segBuf...)}
+			times: p.times[:0], segs: append(p.segs[:0], segBuf...), session: rt.session}
 		if serial, lat := r.eng.FrontEnd(id, in); serial+lat > 0 {
 			r.frontEnd++
 			q.Push(simengine.Event{Time: r.fe.Admit(int64(now), serial, lat), Kind: evSubmit, ID: int64(slot)})
@@ -417,6 +424,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 			pr := &reps[p.prefill]
 			pr.outstanding--
 			pr.res.Completed++
+			rtDecode.session = p.session
 			di := cfg.Prefill + rtDecode.pick(p.id, p.in, p.segs)
 			d := &reps[di]
 			d.outstanding++
@@ -555,6 +563,7 @@ type fleetRouter struct {
 	reps     []replica
 	next     int // round-robin position; also where ties start, so ties rotate
 	sessions Sessions
+	session  string // the request being routed's session, when sessions tell
 	hasher   simengine.PrefixHasher
 	hashes   []uint64
 	scores   []float64
@@ -609,9 +618,12 @@ func (f *fleetRouter) pick(id int64, in int, segs []simengine.Segment) int {
 		})
 	case SessionAffinity:
 		var key uint64
-		if f.sessions != nil {
-			key = f.sessions.SessionKey(id)
-		} else if len(segs) > 0 {
+		switch {
+		case f.session != "":
+			h := fnv.New64a()
+			h.Write([]byte(f.session))
+			key = h.Sum64() | 1
+		case len(segs) > 0:
 			key = segs[0].ID
 		}
 		if key == 0 {

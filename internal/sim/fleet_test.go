@@ -2,9 +2,13 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -358,5 +362,49 @@ func TestDisaggregatedPrefillDecode(t *testing.T) {
 		if p := split[i].ServerPhases; p.Queue+p.Prefill+p.Decode > split[i].Done-split[i].Sent || split[i].Replica != "p0/d0" {
 			t.Fatalf("record %+v: phases exceed E2E or replica not named p0/d0", split[i])
 		}
+	}
+}
+
+// Session affinity keeps a trace's sessions on one replica each.
+func TestSessionAffinityFollowsTraceSessions(t *testing.T) {
+	var b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&b, "{\"arrival_ms\": %d, \"input_tokens\": 300, \"output_tokens\": 8, \"session_id\": \"s%d\"}\n", i*20, i%7)
+	}
+	path := filepath.Join(t.TempDir(), "sessions.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := workload.OpenTrace(path, workload.TraceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := tr.Stream(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	recs, res := collectFleet(t, FleetConfig{Config: Config{Engine: engineConfig(t, "h100", "llama-3.1-8b", 1), Gen: s, Arrivals: s, Requests: 300},
+		Count: 4, Router: SessionAffinity})
+	where := map[int64]string{}
+	for _, r := range recs {
+		where[r.ID%7] = where[r.ID%7] + "," + r.Replica
+	}
+	for k, v := range where {
+		parts := strings.Split(strings.TrimPrefix(v, ","), ",")
+		for _, p := range parts {
+			if p != parts[0] {
+				t.Fatalf("session s%d went to %s", k, v)
+			}
+		}
+	}
+	used := 0
+	for _, r := range res.Replicas {
+		if r.Routed > 0 {
+			used++
+		}
+	}
+	if used < 2 {
+		t.Errorf("7 sessions all on one of 4 replicas: %+v", res.Replicas)
 	}
 }
