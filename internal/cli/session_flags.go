@@ -73,12 +73,20 @@ func (s *sessionFlags) parse(fs *flag.FlagSet) (workload.Dist, thinkRange, error
 // turnSource gives conversation s its turn count (from --turns, seeded by
 // the run's seed and s), its think times and each turn's new message.
 func (s *sessionFlags) turnSource(gen interface{ Item(int64) workload.Item }, turns workload.Dist, think thinkRange, seed uint64) func(session, turn int) (loadgen.SessionTurn, bool) {
+	conv, _ := gen.(*workload.Generator)
 	return func(session, turn int) (loadgen.SessionTurn, bool) {
 		i, d, ok := turnPlan(turns, think, seed, session, turn)
+		var it workload.Item
+		switch {
+		case conv != nil && conv.Conversations():
+			// ShareGPT: the conversation's own turns, as many as it had.
+			it, ok = conv.ConversationTurn(session, turn)
+		case ok:
+			it = gen.Item(i)
+		}
 		if !ok {
 			return loadgen.SessionTurn{}, false
 		}
-		it := gen.Item(i)
 		return loadgen.SessionTurn{Think: d, Request: loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens,
 			RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens}}, true
 	}
@@ -86,30 +94,36 @@ func (s *sessionFlags) turnSource(gen interface{ Item(int64) workload.Item }, tu
 
 // simTurnSource is turnSource for the simulator: lengths, no text.
 func (s *sessionFlags) simTurnSource(gen sim.Lengths, turns workload.Dist, think thinkRange, seed uint64) func(session, turn int) (sim.SessionTurn, bool) {
+	conv, _ := gen.(*workload.Generator)
 	return func(session, turn int) (sim.SessionTurn, bool) {
 		i, d, ok := turnPlan(turns, think, seed, session, turn)
+		var in, out int
+		switch {
+		case conv != nil && conv.Conversations():
+			var it workload.Item
+			it, ok = conv.ConversationTurn(session, turn)
+			in, out = it.InputTokens, it.MaxTokens
+		case ok:
+			in, out = gen.Lengths(i)
+		}
 		if !ok {
 			return sim.SessionTurn{}, false
 		}
-		in, out := gen.Lengths(i)
 		return sim.SessionTurn{InputTokens: in, OutputTokens: out, Think: d}, true
 	}
 }
 
-// turnPlan is conversation s's turn: whether it has one (its turn count is
-// drawn from --turns, seeded by the run's seed and s), the think time
-// before it, and the workload index of its new message.
+// turnPlan is conversation s's turn: the workload index of its new
+// message, the think time before it, and whether it has one (its turn count
+// is drawn from --turns, seeded by the run's seed and s).
 func turnPlan(turns workload.Dist, think thinkRange, seed uint64, session, turn int) (int64, time.Duration, bool) {
-	rng := rand.New(rand.NewPCG(seed^0x73657373696f6e73, uint64(session)))
-	if turn > turns.Sample(rng) {
-		return 0, 0, false
-	}
-	rng = rand.New(rand.NewPCG(seed^0x7468696e6b000000, uint64(session)<<20|uint64(turn)))
+	rng := rand.New(rand.NewPCG(seed^0x7468696e6b000000, uint64(session)<<20|uint64(turn)))
 	d := think.lo
 	if think.hi > think.lo {
 		d += time.Duration(rng.Int64N(int64(think.hi - think.lo)))
 	}
-	return int64(session)<<20 | int64(turn), d, true
+	rng = rand.New(rand.NewPCG(seed^0x73657373696f6e73, uint64(session)))
+	return int64(session)<<20 | int64(turn), d, turn <= turns.Sample(rng)
 }
 
 // sessionNotes report the conversations: TTFT of first turns against later

@@ -16,6 +16,7 @@ import (
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/tracetest"
+	"github.com/knee-dev/knee/internal/workload"
 )
 
 // recordsByID reads records.jsonl (written in completion order) by id.
@@ -385,5 +386,33 @@ func TestSimSessions(t *testing.T) {
 	}
 	if code, _, errs := kneeCmd(t, "bench", "--turns", "3", "--no-store"); code != 2 || !strings.Contains(errs, "--turns needs --sessions") {
 		t.Errorf("--turns alone: exit %d %s", code, errs)
+	}
+}
+
+// ShareGPT conversations replay turn by turn with --sessions: each turn is
+// the conversation's own next user message after the history, asking for an
+// answer as long as the conversation's.
+func TestBenchSessionsShareGPT(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	code, _, errs := kneeCmd(t, "bench", "--sessions", "3", "--dataset", "../workload/testdata/sharegpt.json", "--seed", "1", "--out", out, "--quiet", "--no-store")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	tk, _ := workload.LoadTokenizer("")
+	recs := recordsByID(t, filepath.Join(out, "records.jsonl"))
+	byTurn := map[int]int{}
+	prev := map[string]record.Request{}
+	for _, r := range recs {
+		byTurn[r.Turn]++
+		if r.Turn == 2 {
+			p := prev[r.Session]
+			if want := p.InputTokens + p.OutputTokens + tk.Count("And of Italy?"); r.InputTokens != want || r.MaxTokens != tk.Count("Rome.") {
+				t.Errorf("turn 2: %d prompt tokens, max_tokens %d; want %d and %d", r.InputTokens, r.MaxTokens, want, tk.Count("Rome."))
+			}
+		}
+		prev[r.Session] = r
+	}
+	if len(recs) != 4 || byTurn[1] != 3 || byTurn[2] != 1 {
+		t.Errorf("%d records, turns %v; want three first turns and one second (the two-exchange conversation)", len(recs), byTurn)
 	}
 }

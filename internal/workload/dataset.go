@@ -31,7 +31,13 @@ type DatasetEntry struct {
 	Completion    string
 	HasCompletion bool
 	Line          int // 1-based line in the file where the entry starts
+	// Turns are a ShareGPT conversation's later exchanges (a user turn
+	// and the assistant's answer), for --sessions to replay turn by turn.
+	Turns []DatasetTurn
 }
+
+// DatasetTurn is one later exchange of a conversation.
+type DatasetTurn struct{ Prompt, Completion string }
 
 const (
 	FormatJSONL    = "jsonl"
@@ -209,7 +215,14 @@ func conversationEntry(turns []shareGPTTurn) (DatasetEntry, bool, error) {
 		if turns[k].text() == "" {
 			continue
 		}
-		return DatasetEntry{Prompt: turns[k].text(), Completion: turns[k+1].text(), HasCompletion: true}, true, nil
+		e := DatasetEntry{Prompt: turns[k].text(), Completion: turns[k+1].text(), HasCompletion: true}
+		for j := k + 2; j+1 < len(turns); j++ {
+			if isUser(turns[j].speaker()) && isAssistant(turns[j+1].speaker()) && turns[j].text() != "" {
+				e.Turns = append(e.Turns, DatasetTurn{Prompt: turns[j].text(), Completion: turns[j+1].text()})
+				j++
+			}
+		}
+		return e, true, nil
 	}
 	return DatasetEntry{}, false, nil
 }
@@ -317,4 +330,14 @@ func (c *lineCounter) at(off int64) int {
 	c.line += bytes.Count(c.data[c.off:off], []byte{'\n'})
 	c.off = off
 	return c.line + 1
+}
+
+func isUser(speaker string) bool { return speaker == "human" || speaker == "user" }
+
+func isAssistant(speaker string) bool {
+	switch speaker {
+	case "gpt", "assistant", "chatgpt", "bard", "model":
+		return true
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -25,7 +26,7 @@ func TestLoadDatasetJSONL(t *testing.T) {
 		{Prompt: "Hi there, how are you?", Completion: "I am fine, thank you for asking.", HasCompletion: true, Line: 6},
 	}
 	for k, w := range want {
-		if ds.Entries[k] != w {
+		if !reflect.DeepEqual(ds.Entries[k], w) {
 			t.Errorf("entry %d = %+v, want %+v", k, ds.Entries[k], w)
 		}
 	}
@@ -40,12 +41,13 @@ func TestLoadDatasetShareGPT(t *testing.T) {
 		t.Fatalf("format %s, %d entries, %d skipped", ds.Format, len(ds.Entries), ds.Skipped)
 	}
 	want := []DatasetEntry{
-		{Prompt: "What is the capital of France?", Completion: "The capital of France is Paris.", HasCompletion: true, Line: 2},
+		{Prompt: "What is the capital of France?", Completion: "The capital of France is Paris.", HasCompletion: true, Line: 2,
+			Turns: []DatasetTurn{{Prompt: "And of Italy?", Completion: "Rome."}}}, // the later exchange, for sessions
 		{Prompt: "Count to five.", Completion: "1 2 3 4 5", HasCompletion: true, Line: 17},
 		{Prompt: "Say hello in Spanish.", Completion: "Hola.", HasCompletion: true, Line: 25},
 	}
 	for k, w := range want {
-		if ds.Entries[k] != w {
+		if !reflect.DeepEqual(ds.Entries[k], w) {
 			t.Errorf("entry %d = %+v, want %+v", k, ds.Entries[k], w)
 		}
 	}

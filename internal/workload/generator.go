@@ -300,3 +300,26 @@ func (g *Generator) PrefixReuse(n int64) (reused, total int64) {
 	}
 	return reused, total
 }
+
+// Conversations reports whether the dataset holds conversations that
+// sessions can replay turn by turn (ShareGPT).
+func (g *Generator) Conversations() bool { return g.data != nil && g.data.Format == FormatShareGPT }
+
+// ConversationTurn is turn k (from 1) of the conversation session s
+// replays: its user message and, as MaxTokens, the length of the answer the
+// conversation had. False past the conversation's last exchange.
+func (g *Generator) ConversationTurn(s, k int) (Item, bool) {
+	if !g.Conversations() || k < 1 {
+		return Item{}, false
+	}
+	e := &g.data.Entries[g.entryIndex(int64(s))]
+	prompt, completion := e.Prompt, e.Completion
+	if k > 1 {
+		if k-2 >= len(e.Turns) {
+			return Item{}, false
+		}
+		prompt, completion = e.Turns[k-2].Prompt, e.Turns[k-2].Completion
+	}
+	tk := g.spec.Tokenizer
+	return Item{Prompt: prompt, InputTokens: tk.Count(prompt) + g.spec.PromptOverheadTokens, MaxTokens: max(1, tk.Count(completion))}, true
+}
