@@ -101,6 +101,9 @@ func TestCalibrateBadInput(t *testing.T) {
 		{[]string{"calibrate", "--url", "ftp://x"}, "--url"},
 		{[]string{"calibrate", "--gpu", "tpu"}, "--gpu"},
 		{[]string{"calibrate", "--gpu", "l4", "--model", "llama-3.1-70b"}, "does not fit"},
+		{[]string{"calibrate", "--step-model", "linear"}, "--parallel"},
+		{[]string{"calibrate", "--step-model", "cpu", "--parallel", "4"}, "--step-model"},
+		{[]string{"calibrate", "--parallel", "4"}, "--parallel"},
 		{[]string{"sim", "--profile", bad, "--requests", "2"}, "mem_efficiency"},
 		{[]string{"serve", "--profile", filepath.Join(t.TempDir(), "missing.yaml")}, "--profile"},
 	} {
@@ -126,5 +129,41 @@ func TestCalibrationWarnsOnHeldOutError(t *testing.T) {
 	res.HoldOut.ThroughputError = 0.099
 	if w := calibrationWarnings(&res); len(w) != 0 {
 		t.Errorf("warned within 10%%: %q", w)
+	}
+}
+
+// knee sim --profile runs a linear profile's step model and its parallel
+// slots: a lone request's TTFT is one prefill step priced by the profile,
+// and at 4 streams over 2 slots two wait for a whole request.
+func TestSimLinearProfile(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "cpu.yaml")
+	// No front end: every time below is a sum of the profile's steps.
+	os.WriteFile(prof, []byte("gpu: h100\nmodel: llama-3.1-8b\ntp: 1\nmax_num_seqs: 2\ncost:\n  linear:\n"+
+		"    step_base_ms: 2\n    per_prompt_token_us: 1000\n    per_decoding_seq_ms: 3\n    per_context_token_us: 10\n"), 0o644)
+	run := func(concurrency string) (ttftP50, ttftMax, tpotP50 float64) {
+		code, out, errs := kneeCmd(t, "sim", "--profile", prof, "--requests", "8", "--concurrency", concurrency,
+			"--input-tokens", "100", "--output-tokens", "11", "--seed", "1", "--json")
+		if code != 0 {
+			t.Fatalf("sim: exit %d: %s", code, errs)
+		}
+		var sum struct {
+			TTFT struct{ P50, Max float64 } `json:"ttft_ms"`
+			TPOT struct{ P50 float64 }      `json:"tpot_ms"`
+		}
+		if err := json.Unmarshal([]byte(out), &sum); err != nil {
+			t.Fatal(err)
+		}
+		return sum.TTFT.P50, sum.TTFT.Max, sum.TPOT.P50
+	}
+	ttft, _, tpot := run("1")
+	// 2 + 100 × 1 + 100 × 0.01 ms; each decode step 2 + 3 + 0.01 × (context
+	// 101..110, mean 105.5) ms.
+	if math.Abs(ttft-103) > 0.01 || math.Abs(tpot-6.055) > 0.01 {
+		t.Errorf("concurrency 1: TTFT p50 %.3f ms, TPOT p50 %.3f ms; want 103 and 6.055 from the profile's step model", ttft, tpot)
+	}
+	// Two slots: the 3rd and 4th streams wait while the first two finish
+	// (more than 10 decode steps of two sequences).
+	if _, longest, _ := run("4"); longest < 100+10*8 {
+		t.Errorf("4 streams on 2 slots: longest TTFT %.1f ms, want more than a whole request (max_num_seqs from the profile)", longest)
 	}
 }
