@@ -156,10 +156,10 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	var traceNote string
+	var stream *workload.TraceStream
 	if wp.trace != nil {
 		// Prompts in the server's tokens (resolved above), built ahead.
-		stream, err := f.wl.traceForPrompts(wp.trace).Stream(true)
-		if err != nil {
+		if stream, err = f.wl.traceForPrompts(wp.trace).Stream(true); err != nil {
 			return Usagef("--trace: %v", err)
 		}
 		defer stream.Close()
@@ -290,6 +290,9 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		notes = append(notes, n)
 	}
 	notes = append(notes, sessionNotes(res.Records)...)
+	if stream != nil && stream.Err() != nil {
+		notes = append(notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", stream.Err()))
+	}
 	notes = append(notes, timestampNote(res))
 	notes = append(notes, clientFloorWarnings(sum, res, cpu)...)
 	if w := overloadWarning(sum); w != "" {

@@ -289,6 +289,9 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		rep.Notes = append(rep.Notes, f.wl.limitNote(stoppedBy, res.Issued, lastSend))
 	}
 	rep.Notes = append(rep.Notes, sessionNotes(turnRecs)...)
+	if stream != nil && stream.Err() != nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", stream.Err()))
+	}
 	if note := f.wl.reuseNote(wp.gen, res.Issued); note != "" {
 		rep.Notes = append(rep.Notes, note)
 	}
