@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/plan"
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
@@ -30,6 +32,8 @@ type planFlags struct {
 	validateRequests         int64
 	noPrefixCaching, jsonOut bool
 	workers                  int
+	label                    string
+	storeFlags
 }
 
 func runPlan(ctx context.Context, env *Env, args []string) error {
@@ -57,6 +61,8 @@ func runPlan(ctx context.Context, env *Env, args []string) error {
 	fs.Int64Var(&f.validateRequests, "validate-requests", 10000, "requests in the winner's validation run (and the next cheaper candidate's)")
 	fs.IntVar(&f.workers, "workers", 0, "simulations run at once (0: one per core)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the answer as JSON")
+	fs.StringVar(&f.label, "label", "", "label of the stored run (the winner's validation run)")
+	f.storeFlags.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -159,14 +165,29 @@ func runPlan(ctx context.Context, env *Env, args []string) error {
 		},
 		SearchRequests: f.wl.requests, ValidateRequests: f.validateRequests, Space: space, Costs: costs, Workers: f.workers,
 	}
+	// The winner's validation run is kept to be stored like any sim run.
+	var winnerRecs []record.Request
+	if !f.noStore {
+		q.OnWinnerRecord = func(r *record.Request) {
+			if len(winnerRecs) < maxStoredSimRecords {
+				winnerRecs = append(winnerRecs, r.Clone())
+			}
+		}
+	}
 	start := time.Now()
 	ans, err := plan.Search(ctx, q)
 	if err != nil {
 		return err
 	}
 	elapsed := time.Since(start)
+	storedID := ""
+	if ans.Winner != nil {
+		if storedID, err = storePlanWinner(env, &f, model.Name, start, ans, objectives, winnerRecs); err != nil {
+			fmt.Fprintf(env.Stderr, "knee plan: saving the winner's run: %v\n", err)
+		}
+	}
 	hdr := planHeader{Model: model.Name, RateRPS: f.wl.rate, Arrival: f.wl.arrival, Input: f.wl.input, Output: f.wl.output,
-		Seed: f.wl.resolvedSeed(), SLOs: f.slos, ElapsedS: elapsed.Seconds(), Workers: f.workers}
+		Seed: f.wl.resolvedSeed(), SLOs: f.slos, ElapsedS: elapsed.Seconds(), Workers: f.workers, StoredRun: storedID}
 	if hdr.Workers == 0 {
 		hdr.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -195,6 +216,37 @@ type planHeader struct {
 	SLOs     []string `json:"slos"`
 	ElapsedS float64  `json:"elapsed_s"`
 	Workers  int      `json:"workers"`
+	// StoredRun is the run id the winner's validation run was stored as.
+	StoredRun string `json:"stored_run,omitempty"`
+}
+
+// storePlanWinner stores the winner's validation run as a sim run (records,
+// summary, SLO verdicts), so knee report, runs and compare can show it.
+func storePlanWinner(env *Env, f *planFlags, model string, start time.Time, ans plan.Answer, objectives slo.Set, recs []record.Request) (string, error) {
+	w, v := ans.Winner, ans.Validation
+	target := fmt.Sprintf("simulated fleet: %d× (%s on %d× %s) behind a %s router (knee plan's winner)", w.Replicas, model, w.TP, w.GPU, w.Router)
+	config := append(f.wl.config(),
+		[2]string{"gpu", w.GPU}, [2]string{"model", model}, [2]string{"tp", strconv.Itoa(w.TP)},
+		[2]string{"max_num_seqs", strconv.Itoa(w.MaxNumSeqs)}, [2]string{"max_num_batched_tokens", strconv.Itoa(w.MaxBatchedTokens)},
+		[2]string{"replicas", strconv.Itoa(w.Replicas)}, [2]string{"router", w.Router},
+		[2]string{"cost_usd_per_hour", strconv.FormatFloat(w.CostPerHour, 'f', 2, 64)})
+	load := fmt.Sprintf("open loop, %g req/s %s, %d requests (knee plan's validation run)", f.wl.rate, f.wl.arrival, v.Requests)
+	stored, err := f.storeFlags.begin(env, runMeta{kind: "sim", target: target, model: model, label: f.label, load: load, config: config})
+	if err != nil || stored == nil {
+		return "", err
+	}
+	for i := range recs {
+		stored.add(&recs[i])
+	}
+	notes := []string{fmt.Sprintf("knee plan: the cheapest of %d deployments meeting every SLO, %s; this is its validation run", ans.Candidates, w.Candidate)}
+	if nc := ans.NextCheaper; nc != nil {
+		notes = append(notes, fmt.Sprintf("next cheaper: %s — %s", nc.Candidate, strings.Join(nc.Verdicts, "; ")))
+	}
+	rep := &report.Run{Kind: "sim", Version: Version, Target: target, Model: model, Load: load,
+		Workload: fmt.Sprintf("input %s, output %s tokens", f.wl.input, f.wl.output), Config: config, Start: start,
+		Summary: v.Summary, SLOs: objectives.Evaluate(v.Summary), Notes: notes}
+	rep.ID = stored.id()
+	return rep.ID, stored.finish(rep, "complete")
 }
 
 func splitList(s string) []string {
@@ -235,6 +287,9 @@ func printPlan(w io.Writer, h planHeader, sp plan.Space, searchN int64, a plan.A
 	if a.Winner == nil {
 		fmt.Fprintln(w, "No deployment in the search space meets every SLO at this load.")
 	} else {
+		if h.StoredRun != "" {
+			defer fmt.Fprintf(w, "\nThe winner's validation run is stored as run %s (knee report %s).\n", h.StoredRun, h.StoredRun)
+		}
 		fmt.Fprintf(w, "Cheapest deployment meeting every SLO:\n  %s\n", a.Winner.Candidate)
 		printValidation(w, "validation", a.Validation)
 		if a.NextCheaper != nil {

@@ -21,7 +21,7 @@ func TestPlanCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}
 	for _, want := range []string{"Cheapest deployment meeting every SLO:", "validation (1000 requests):", "meets every SLO",
-		"Next cheaper deployment:", "FAILS", "By GPU and TP:", "Pareto front"} {
+		"Next cheaper deployment:", "FAILS", "By GPU and TP:", "Pareto front", "The winner's validation run is stored as run "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

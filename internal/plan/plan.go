@@ -60,6 +60,9 @@ type Question struct {
 	Space                            Space
 	Costs                            Costs
 	Workers                          int // 0 = GOMAXPROCS
+	// OnWinnerRecord, when set, sees every record of the winner's
+	// validation run (to store it like any run); the record is reused.
+	OnWinnerRecord func(*record.Request)
 }
 
 // Candidate is one deployment.
@@ -92,6 +95,7 @@ type Outcome struct {
 	Verdicts      []string      `json:"slos"`
 	Saturated     bool          `json:"saturated"`
 	Elapsed       time.Duration `json:"-"`
+	Summary       stats.Summary `json:"-"`
 }
 
 // Family is one (GPU, TP) and what became of it.
@@ -268,7 +272,7 @@ func Search(ctx context.Context, q Question) (Answer, error) {
 	}
 	w := ans.Winner
 	wv := findVariant(variants, w.Candidate)
-	ans.Validation = simulate(ctx, q, wv, w.Replicas, w.Router, max(q.ValidateRequests, q.SearchRequests))
+	ans.Validation = simulateSeen(ctx, q, wv, w.Replicas, w.Router, max(q.ValidateRequests, q.SearchRequests), q.OnWinnerRecord)
 	if nc, nv := nextCheaper(variants, sp, w.Candidate, all); nv != nil {
 		ans.NextCheaper = simulate(ctx, q, nv, nc.Replicas, nc.Router, max(q.ValidateRequests, q.SearchRequests))
 	}
@@ -332,14 +336,24 @@ func capacity(ctx context.Context, c simengine.Config, gen sim.Lengths) float64 
 }
 
 func simulate(ctx context.Context, q Question, v *variant, replicas int, router string, n int64) *Outcome {
+	return simulateSeen(ctx, q, v, replicas, router, n, nil)
+}
+
+func simulateSeen(ctx context.Context, q Question, v *variant, replicas int, router string, n int64, seen func(*record.Request)) *Outcome {
 	start := time.Now()
 	c := v.cfg
 	o := &Outcome{Candidate: Candidate{GPU: c.GPU.Name, TP: c.TP, Replicas: replicas, MaxNumSeqs: c.MaxNumSeqs,
 		MaxBatchedTokens: c.MaxNumBatchedTokens, Router: router, GPUs: replicas * c.TP, CostPerHour: v.costHour * float64(replicas)}, Requests: n}
 	acc := stats.NewAccumulator(stats.Options{OfferedRateRPS: q.RateRPS, Good: q.SLOs.Good})
 	_, err := sim.RunFleet(ctx, sim.FleetConfig{Config: sim.Config{Engine: c, Gen: q.Gen, Arrivals: q.Arrivals(), Requests: n,
-		WarmupRequests: int(n / 10), StreamTokenTimes: true, TooLongAsErrors: true}, Count: replicas, Router: router}, acc.Add)
+		WarmupRequests: int(n / 10), StreamTokenTimes: true, TooLongAsErrors: true}, Count: replicas, Router: router}, func(r *record.Request) {
+		acc.Add(r)
+		if seen != nil {
+			seen(r)
+		}
+	})
 	sum := acc.Summary()
+	o.Summary = sum
 	o.SLOs = q.SLOs.Evaluate(sum)
 	o.Met = err == nil
 	for _, r := range o.SLOs {
