@@ -135,20 +135,29 @@ func FitPoints(pts []Point, def simengine.CostParams) Fit {
 	}
 	f.StepOverheadMS = float64(f.Cost.StepOverheadNS) / 1e6
 	f.MemEfficiency, f.ComputeEfficiency = f.Cost.MemEfficiency, f.Cost.ComputeEfficiency
-	var ss float64
 	for i := range pts {
 		p := &pts[i]
 		p.FittedMS = model(p, f.StepOverheadMS, f.RequestOverheadMS, f.MemEfficiency, f.ComputeEfficiency)
+	}
+	f.RMSRelError, f.MaxRelError = fitErrors(pts)
+	return f
+}
+
+// fitErrors are the root-mean-square and worst relative errors of the
+// points' fitted times.
+func fitErrors(pts []Point) (rms, worst float64) {
+	var ss float64
+	for _, p := range pts {
 		if p.MeasuredMS > 0 {
 			r := (p.FittedMS - p.MeasuredMS) / p.MeasuredMS
 			ss += r * r
-			f.MaxRelError = max(f.MaxRelError, math.Abs(r))
+			worst = max(worst, math.Abs(r))
 		}
 	}
 	if len(pts) > 0 {
-		f.RMSRelError = math.Sqrt(ss / float64(len(pts)))
+		rms = math.Sqrt(ss / float64(len(pts)))
 	}
-	return f
+	return rms, worst
 }
 
 // stepTime is simengine's step cost from a step's terms at full efficiency

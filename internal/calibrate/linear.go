@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"math"
+	"strings"
 
 	"github.com/knee-dev/knee/internal/simengine"
 )
@@ -92,21 +93,13 @@ func FitLinear(pts []Point, def simengine.CostParams) Fit {
 		}
 	}
 	if len(undetermined) > 0 {
-		f.Undetermined = "fitted as 0: " + joinNames(undetermined)
+		f.Undetermined = "fitted as 0: " + strings.Join(undetermined, ", ")
 	}
-	var ss float64
 	for i := range pts {
 		p := &pts[i]
 		p.FittedMS, p.Bound = dot(linearFeatures(p), coef), StepModelLinear
-		if p.MeasuredMS > 0 {
-			r := (p.FittedMS - p.MeasuredMS) / p.MeasuredMS
-			ss += r * r
-			f.MaxRelError = max(f.MaxRelError, math.Abs(r))
-		}
 	}
-	if len(pts) > 0 {
-		f.RMSRelError = math.Sqrt(ss / float64(len(pts)))
-	}
+	f.RMSRelError, f.MaxRelError = fitErrors(pts)
 	return f
 }
 
@@ -119,17 +112,6 @@ func varies(x [][linearTerms]float64, j int) bool {
 		}
 	}
 	return false
-}
-
-func joinNames(s []string) string {
-	out := ""
-	for i, n := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += n
-	}
-	return out
 }
 
 func dot(a, b [linearTerms]float64) float64 {
