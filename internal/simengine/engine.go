@@ -327,6 +327,8 @@ func (e *Engine) SubmitRequest(rq Request) error {
 		transferred: int32(rq.TransferredTokens), segs: r.segs[:0], cached: r.cached[:0], cur: cursor{ended: e.cfg.NoPrefixCaching}}
 	if !e.cfg.NoPrefixCaching {
 		r.setContent(rq.Prompt, rq.OutputID)
+		// All unique (no content named): nothing to look up or register.
+		r.cur.ended = len(rq.Prompt) == 0 && rq.OutputID == 0
 	}
 	e.byID[id] = slot
 	e.waiting.pushBack(slot)

@@ -197,6 +197,9 @@ func (r *req) setContent(prompt []Segment, outputID uint64) {
 // cursor after them, and how many of them are free (evictable) now.
 func (e *Engine) lookup(r *req) (cur cursor, freeHits int) {
 	e.hits = e.hits[:0]
+	if r.cur.ended {
+		return r.cur, 0
+	}
 	// vLLM computes at least the last token, so the hit stops short of it.
 	maxBlocks := (r.numTokens() - 1) / BlockTokens
 	for int32(len(e.hits)) < maxBlocks {
