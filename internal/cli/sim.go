@@ -98,6 +98,9 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := f.fleet.loadFile(cat, ecfg); err != nil {
+		return err
+	}
 	eng, err := simengine.NewEngine(ecfg) // validate up front: clear usage errors
 	if err != nil {
 		return Usagef("%v", err)

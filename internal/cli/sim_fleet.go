@@ -21,6 +21,8 @@ type fleetFlags struct {
 	prefill, decode int
 	kvGBps          float64
 	kvLatency       time.Duration
+	file            string
+	engines         []simengine.Config // from the fleet file
 }
 
 func (f *fleetFlags) register(fs *flag.FlagSet) {
@@ -31,13 +33,27 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.decode, "decode-replicas", 0, "disaggregate: replicas that only decode, each prompt's KV moved to them from a prefill replica")
 	fs.Float64Var(&f.kvGBps, "kv-link-gbps", sim.DefaultKVLink.GBps, "disaggregated: KV transfer bandwidth per GPU, GB/s (default: one 400 Gb/s RDMA NIC)")
 	fs.DurationVar(&f.kvLatency, "kv-link-latency", sim.DefaultKVLink.Latency, "disaggregated: fixed KV hand-off time per request")
+	fs.StringVar(&f.file, "fleet-file", "", "YAML list replicas: of {gpu, tp, count, max_num_seqs, max_num_batched_tokens}: a mixed fleet (docs/plan.md)")
+}
+
+// loadFile resolves --fleet-file over the engine the other flags give.
+func (f *fleetFlags) loadFile(cat *simengine.Catalog, base simengine.Config) error {
+	if f.file == "" {
+		return nil
+	}
+	engines, err := sim.LoadFleetFile(cat, f.file, base)
+	if err != nil {
+		return Usagef("--fleet-file: %v", err)
+	}
+	f.engines, f.replicas = engines, len(engines)
+	return nil
 }
 
 func (f *fleetFlags) disaggregated() bool { return f.prefill > 0 || f.decode > 0 }
 
 // fleetConfig is the fleet the flags describe, around a run's config.
 func (f *fleetFlags) fleetConfig(cfg sim.Config) sim.FleetConfig {
-	fc := sim.FleetConfig{Config: cfg, Count: f.replicas, Router: f.router, GatewayQueueLimit: f.gatewayLimit}
+	fc := sim.FleetConfig{Config: cfg, Count: f.replicas, Router: f.router, GatewayQueueLimit: f.gatewayLimit, Replicas: f.engines}
 	if f.disaggregated() {
 		fc.Prefill, fc.Decode = f.prefill, f.decode
 		fc.KVLink = sim.KVLink{GBps: f.kvGBps, Latency: f.kvLatency}
@@ -46,7 +62,9 @@ func (f *fleetFlags) fleetConfig(cfg sim.Config) sim.FleetConfig {
 }
 
 // active reports whether the run is a fleet rather than one engine.
-func (f *fleetFlags) active() bool { return f.replicas > 1 || f.gatewayLimit > 0 || f.disaggregated() }
+func (f *fleetFlags) active() bool {
+	return f.replicas > 1 || f.gatewayLimit > 0 || f.disaggregated() || f.file != ""
+}
 
 func (f *fleetFlags) validate(wl *workloadFlags) error {
 	switch {
@@ -58,6 +76,8 @@ func (f *fleetFlags) validate(wl *workloadFlags) error {
 		return Usagef("--gateway-queue-limit %d: want 0 (none) or more", f.gatewayLimit)
 	case f.disaggregated() && (f.prefill < 1 || f.decode < 1 || f.prefill+f.decode > maxReplicas):
 		return Usagef("--prefill-replicas %d --decode-replicas %d: give both, at least 1 each", f.prefill, f.decode)
+	case f.file != "" && (f.replicas > 1 || f.disaggregated()):
+		return Usagef("--fleet-file gives the replicas: leave out --replicas and --prefill-replicas/--decode-replicas")
 	case f.disaggregated() && f.replicas > 1:
 		return Usagef("--replicas with --prefill-replicas/--decode-replicas: give the pools' sizes, not --replicas")
 	case !(f.kvGBps > 0) || f.kvLatency < 0:
@@ -112,7 +132,11 @@ func fleetNotes(f *fleetFlags, res sim.FleetResult, ttfts replicaTTFTs) []string
 			notes = append(notes, fmt.Sprintf("… and %d more replicas (records name their replica)", len(res.Replicas)-maxLines))
 			break
 		}
-		notes = append(notes, replicaLine(r, res.End, ttfts[r.Name]))
+		line := replicaLine(r, res.End, ttfts[r.Name])
+		if len(f.engines) > i {
+			line = strings.Replace(line, ":", fmt.Sprintf(" (%s TP%d, max_num_seqs %d, max_num_batched_tokens %d):", f.engines[i].GPU.Name, f.engines[i].TP, r.Engine.MaxNumSeqs, r.Engine.MaxNumBatchedTokens), 1)
+		}
+		notes = append(notes, line)
 	}
 	return notes
 }
@@ -139,6 +163,18 @@ func replicaLine(r sim.ReplicaResult, end time.Duration, ttfts []float32) string
 
 // fleetTarget describes a fleet for reports.
 func fleetTarget(f *fleetFlags, c simengine.Config) string {
+	if len(f.engines) > 0 {
+		var groups []string
+		for i := 0; i < len(f.engines); {
+			j := i
+			for j < len(f.engines) && f.engines[j].GPU.Name == f.engines[i].GPU.Name && f.engines[j].TP == f.engines[i].TP {
+				j++
+			}
+			groups = append(groups, fmt.Sprintf("%d× %s TP%d", j-i, f.engines[i].GPU.Name, f.engines[i].TP))
+			i = j
+		}
+		return fmt.Sprintf("simulated mixed fleet of %s: %s, behind a %s router", c.Model.Name, strings.Join(groups, " + "), f.router)
+	}
 	if f.disaggregated() {
 		return fmt.Sprintf("simulated disaggregated fleet: %d prefill + %d decode replicas of %s on %d× %s, KV over %g GB/s per GPU + %v, %s router",
 			f.prefill, f.decode, c.Model.Name, c.TP, c.GPU.Name, f.kvGBps, f.kvLatency, f.router)

@@ -49,7 +49,17 @@ func TestSimFleet(t *testing.T) {
 			t.Errorf("disaggregated report lacks %q", want)
 		}
 	}
+	fleetFile := filepath.Join(t.TempDir(), "fleet.yaml")
+	if err := os.WriteFile(fleetFile, []byte("replicas:\n  - {gpu: h100, count: 2}\n  - {gpu: a100-80gb, max_num_seqs: 128}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = kneeCmd(t, "sim", "--fleet-file", fleetFile, "--rate", "10", "--requests", "90", "--seed", "3", "--no-store")
+	if code != 0 || !strings.Contains(out, "simulated mixed fleet of Llama-3.1-8B: 2× H100-SXM TP1 + 1× A100-80GB TP1") ||
+		!strings.Contains(out, "replica r2 (A100-80GB TP1, max_num_seqs 128") {
+		t.Errorf("--fleet-file: exit %d: %s\n%s", code, errs, out)
+	}
 	for _, args := range [][]string{
+		{"--fleet-file", fleetFile, "--replicas", "2"}, {"--fleet-file", filepath.Join(t.TempDir(), "none.yaml")},
 		{"--prefill-replicas", "1"}, {"--prefill-replicas", "1", "--decode-replicas", "1", "--replicas", "3"},
 		{"--prefill-replicas", "1", "--decode-replicas", "1", "--kv-link-gbps", "0"},
 		{"--replicas", "0"}, {"--replicas", "2", "--router", "random"}, {"--gateway-queue-limit", "-1"},

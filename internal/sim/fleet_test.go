@@ -408,3 +408,42 @@ func TestSessionAffinityFollowsTraceSessions(t *testing.T) {
 		t.Errorf("7 sessions all on one of 4 replicas: %+v", res.Replicas)
 	}
 }
+
+// A fleet file gives a mixed fleet; least outstanding sends the slower
+// replica fewer requests, round robin the same share.
+func TestMixedFleetFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) string {
+		p := filepath.Join(dir, "fleet.yaml")
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := engineConfig(t, "h100", "llama-3.1-8b", 1)
+	cat := simengine.NewCatalog()
+	engines, err := LoadFleetFile(cat, write("replicas:\n  - {gpu: h100, count: 2}\n  - {gpu: a100-80gb, max_num_seqs: 128}\n"), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(engines) != 3 || engines[2].GPU.Name != "A100-80GB" || engines[2].MaxNumSeqs != 128 || engines[0].GPU.Name != "H100-SXM" {
+		t.Fatalf("engines %+v", engines)
+	}
+	routed := func(router string) []int64 {
+		_, res := collectFleet(t, FleetConfig{Config: Config{Engine: base, Gen: fixed{1024, 256}, Arrivals: poisson(t, 30, 1), Requests: 3000},
+			Replicas: engines, Router: router})
+		return []int64{res.Replicas[0].Routed, res.Replicas[1].Routed, res.Replicas[2].Routed}
+	}
+	rr, lo := routed(RoundRobin), routed(LeastOutstanding)
+	t.Logf("2× H100 + 1× A100 at 30 req/s: round robin routes %v, least outstanding %v", rr, lo)
+	if rr[2] != 1000 || lo[2] >= lo[0]*3/4 {
+		t.Errorf("round robin %v, least outstanding %v: want the A100 to get a third, then clearly less", rr, lo)
+	}
+	for _, bad := range []string{"replicas: []\n", "replicas:\n  - {gpu: tpu}\n", "replicas:\n  - {gpu: l4, tp: 1}\n", "gpus: [h100]\n", "replicas:\n  - {count: -1}\n"} {
+		if _, err := LoadFleetFile(cat, write(bad), engineConfig(t, "h100", "llama-3.1-70b", 1)); err == nil {
+			t.Errorf("%q: want an error", bad)
+		} else {
+			t.Logf("%q: %v", bad, err)
+		}
+	}
+}
