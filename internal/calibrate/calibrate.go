@@ -215,12 +215,24 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		gaps, ctxTok := decodeGaps(recs, warm)
+		var gaps []float64
+		var ctxTok int
+		step := median[float64]
+		if linear {
+			// A CPU server's steps vary with what else the machine runs,
+			// and a load step's throughput follows their mean, not their
+			// median: the mean of the gaps no other stream's prompt fell
+			// into (those steps the model prices as prefill).
+			gaps, ctxTok = decodeGaps(recs, warm, prefillIn(recs))
+			step = mean
+		} else {
+			gaps, ctxTok = decodeGaps(recs, warm, nil)
+		}
 		if len(gaps) == 0 {
 			return nil, noData(fmt.Sprintf("decode at %d streams", b), recs)
 		}
 		mem, cmp, ar := terms(simengine.DecodeShape(int64(b), int64(ctxTok)))
-		pts = append(pts, Point{Kind: KindDecode, InputTokens: ctxTok, Batch: b, Samples: len(gaps), MeasuredMS: median(gaps),
+		pts = append(pts, Point{Kind: KindDecode, InputTokens: ctxTok, Batch: b, Samples: len(gaps), MeasuredMS: step(gaps),
 			MemMS: mem / 1e6, CmpMS: cmp / 1e6, ArMS: ar / 1e6})
 	}
 	res := &Result{Points: pts}
@@ -489,7 +501,8 @@ func observe(h HoldOutConfig, recs []record.Request) Observed {
 // mean context of the sequences over those gaps (prompt + tokens so far):
 // streams that started together stay in step, so the mean is not simply
 // the prompt plus half the output.
-func decodeGaps(recs []record.Request, warm time.Duration) (gaps []float64, ctx int) {
+// A gap for which skip (when not nil) says true is left out.
+func decodeGaps(recs []record.Request, warm time.Duration, skip func(from, to time.Duration) bool) (gaps []float64, ctx int) {
 	var ctxSum float64
 	for i := range recs {
 		r := &recs[i]
@@ -508,8 +521,9 @@ func decodeGaps(recs []record.Request, warm time.Duration) (gaps []float64, ctx 
 				k = int(r.TokenCounts[j])
 			}
 			g := ms(r.TokenTimes[j]-r.TokenTimes[j-1]) / float64(k)
+			keep := r.TokenTimes[j] >= warm && (skip == nil || !skip(r.TokenTimes[j-1], r.TokenTimes[j]))
 			for range k {
-				if r.TokenTimes[j] >= warm {
+				if keep {
 					gaps = append(gaps, g)
 					ctxSum += float64(in + made) // the context this step read
 				}
@@ -521,6 +535,25 @@ func decodeGaps(recs []record.Request, warm time.Duration) (gaps []float64, ctx 
 		ctx = int(math.Round(ctxSum / float64(len(gaps))))
 	}
 	return gaps, ctx
+}
+
+// prefillIn says whether some request's first token arrived at the end
+// of the gap (from, to], within half the gap either side: the step that
+// ended it also prefilled that request's prompt. (The streams' tokens of
+// one step reach the client in some order, a little apart.)
+func prefillIn(recs []record.Request) func(from, to time.Duration) bool {
+	var firsts []time.Duration
+	for i := range recs {
+		if recs[i].HasFirstToken() {
+			firsts = append(firsts, recs[i].FirstToken)
+		}
+	}
+	slices.Sort(firsts)
+	return func(from, to time.Duration) bool {
+		half := (to - from) / 2
+		i, _ := slices.BinarySearch(firsts, from+half+1)
+		return i < len(firsts) && firsts[i] <= to+half
+	}
 }
 
 func inputTokens(r *record.Request) int {
@@ -550,6 +583,14 @@ func median[T int | float64](v []T) T {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
 }
 
 func relErr(pred, meas float64) float64 {

@@ -5,8 +5,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/knee-dev/knee/internal/record"
 
 	"github.com/knee-dev/knee/internal/simengine"
 )
@@ -136,5 +140,24 @@ func TestLinearProfileRoundTrip(t *testing.T) {
 	}
 	if _, err := LoadProfile(path); err == nil || !strings.Contains(err.Error(), "cost.linear.per_decoding_seq_ms") {
 		t.Errorf("negative per-sequence cost: %v, want an error naming cost.linear.per_decoding_seq_ms", err)
+	}
+}
+
+// A linear fit's decode gaps leave out those that ended with another
+// stream's first token (its prompt was in that step), whichever of the
+// two arrived first.
+func TestPrefillInGap(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * 1e6) }
+	recs := []record.Request{
+		{FirstToken: ms(10), TokenTimes: []time.Duration{ms(10), ms(20), ms(30), ms(70), ms(80)}},
+		{FirstToken: ms(69.9), TokenTimes: []time.Duration{ms(69.9), ms(79.9)}}, // prefilled in the 30→70 step
+	}
+	gaps, _ := decodeGaps(recs[:1], 0, prefillIn(recs))
+	if want := []float64{10, 10, 10}; !slices.Equal(gaps, want) {
+		t.Errorf("gaps %v, want %v (the 40 ms gap that carried the second prompt left out)", gaps, want)
+	}
+	recs[1].FirstToken = ms(70.1) // the same step, its token read just after
+	if gaps, _ := decodeGaps(recs[:1], 0, prefillIn(recs)); !slices.Equal(gaps, []float64{10, 10, 10}) {
+		t.Errorf("first token just after the gap's end: gaps %v, want the 40 ms one left out", gaps)
 	}
 }
