@@ -52,7 +52,7 @@ func runPlan(ctx context.Context, env *Env, args []string) error {
 	fs.IntVar(&f.maxReplicas, "max-replicas", 16, "most replicas of one deployment")
 	fs.StringVar(&f.seqs, "max-num-seqs", "0,256,64", "max_num_seqs values to consider (0: vLLM's default)")
 	fs.StringVar(&f.budgets, "max-num-batched-tokens", "0,2048", "max_num_batched_tokens values to consider (0: vLLM's default)")
-	fs.StringVar(&f.routers, "routers", sim.RoundRobin+","+sim.LeastOutstanding, "routers to consider: "+strings.Join(sim.Routers, ", "))
+	fs.StringVar(&f.routers, "routers", sim.RoundRobin+","+sim.LeastOutstanding, "routers to consider: "+strings.Join(sim.Routers, ", ")+" (prefix-affinity joins the default with --prefix-groups or --shared-prefix)")
 	fs.Float64Var(&f.memUtil, "gpu-memory-utilization", 0.9, "fraction of GPU memory the engine may use")
 	fs.BoolVar(&f.noPrefixCaching, "no-prefix-caching", false, "turn off automatic prefix caching")
 	fs.StringVar(&f.presetFile, "preset-file", "", "YAML file with lists gpus: and models: of extra presets")
@@ -117,6 +117,10 @@ func runPlan(ctx context.Context, env *Env, args []string) error {
 	}
 	if space.MaxBatchedTokens, err = intList("max-num-batched-tokens", f.budgets, 0); err != nil {
 		return err
+	}
+	if (f.wl.prefixGroups > 0 || f.wl.sharedPrefix > 0) && !flagGiven(fs, "routers") {
+		// Shared prefixes are what prefix affinity is for.
+		f.routers += "," + sim.PrefixAffinity
 	}
 	for _, r := range splitList(f.routers) {
 		if !slices.Contains(sim.Routers, r) {
