@@ -447,3 +447,25 @@ func TestMixedFleetFile(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFleetMillionRequests simulates a million requests on 16
+// replicas of Llama-3.1-8B on H100 (1024 in / 256 out) behind least
+// outstanding, at 200 req/s (about 75% of the fleet's capacity).
+func BenchmarkFleetMillionRequests(b *testing.B) {
+	ecfg := engineConfig(b, "h100", "llama-3.1-8b", 1)
+	b.ReportAllocs()
+	for range b.N {
+		var completed int64
+		res, err := RunFleet(context.Background(), FleetConfig{Config: Config{Engine: ecfg, Gen: fixed{1024, 256},
+			Arrivals: arrivalsOf(b, "poisson", 200, 1, 1), Requests: 1_000_000}, Count: 16, Router: LeastOutstanding},
+			func(r *record.Request) { completed++ })
+		if err != nil {
+			b.Fatal(err)
+		}
+		if completed != 1_000_000 {
+			b.Fatalf("completed %d of 1e6", completed)
+		}
+		b.ReportMetric(float64(res.Steps), "steps")
+		b.ReportMetric(res.End.Seconds(), "virtual-s")
+	}
+}
