@@ -285,7 +285,7 @@ func printPlan(w io.Writer, h planHeader, sp plan.Space, searchN int64, a plan.A
 	for _, g := range sp.GPUs {
 		gpus = append(gpus, g.Name)
 	}
-	fmt.Fprintf(w, "searched %s × TP %v × 1–%d replicas × max_num_seqs %v × max_num_batched_tokens %v × %s: %d deployments, %d simulated (%d requests each) in %.1f s on %d workers\n\n",
+	fmt.Fprintf(w, "searched %s × TP %v × 1–%d replicas × max_num_seqs %v × max_num_batched_tokens %v × %s: %d deployments whose weights fit, %d simulated (%d requests each) in %.1f s on %d workers\n\n",
 		strings.Join(gpus, ", "), sp.TPs, sp.MaxReplicas, sp.MaxNumSeqs, sp.MaxBatchedTokens, strings.Join(sp.Routers, ", "),
 		a.Candidates, a.Simulated, searchN, h.ElapsedS, h.Workers)
 	if a.Winner == nil {

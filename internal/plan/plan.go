@@ -116,7 +116,7 @@ type Answer struct {
 	NextCheaper *Outcome  `json:"next_cheaper,omitempty"`
 	Pareto      []Outcome `json:"pareto"`
 	Families    []Family  `json:"families"`
-	Candidates  int       `json:"candidates"` // deployments in the space
+	Candidates  int       `json:"candidates"` // deployments in the space whose weights fit
 	Simulated   int       `json:"simulated"`  // search runs
 }
 
