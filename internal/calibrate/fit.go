@@ -125,6 +125,13 @@ func FitPoints(pts []Point, def simengine.CostParams) Fit {
 	f.Cost.StepOverheadNS = int64(math.Round(best.t0 * 1e6))
 	f.Cost.MemEfficiency, f.Cost.ComputeEfficiency = round4(best.mem), round4(best.cmp)
 	f.RequestOverheadMS = best.req
+	// The simulator that predicts with this fit takes its front end from
+	// the fitted request overhead (the tokenizer's time is in it), and its
+	// KV reads at the default ratio to the fitted memory efficiency, as
+	// the fit priced them (simengine.StepCostTerms); a profile loads the
+	// same (Profile.CostParams).
+	f.Cost.FrontEndNS, f.Cost.FrontEndPerTokenNS = int64(math.Round(max(best.req, 0)*1e6)), 0
+	f.Cost.KVMemEfficiency = f.Cost.MemEfficiency * simengine.KVToWeightEfficiency()
 	f.MemoryBound, f.ComputeBound = boundCounts(pts, best.mem, best.cmp)
 	for i := range pts {
 		p := &pts[i]

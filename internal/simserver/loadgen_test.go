@@ -226,10 +226,10 @@ func TestTruthAtModestScale(t *testing.T) {
 		}
 		p := r.ServerPhases
 		near := func(a, b time.Duration) bool { return a-b < time.Microsecond && b-a < time.Microsecond } // ms floats on the wire
-		// Queue and prefill are the engine's; the modelled front end
-		// (at most 15 ms plus 1 µs a token here) comes before them.
-		if p == nil || p.Queue+p.Prefill > r.ServerTokenTimes[0] || r.ServerTokenTimes[0]-p.Queue-p.Prefill > 20*time.Millisecond ||
-			!near(p.Decode, r.ServerTokenTimes[23]-r.ServerTokenTimes[0]) {
+		// Queue and prefill are the engine's; the modelled front end comes
+		// before them (how long it took is the machine's business here:
+		// its exact share is pinned by TestGenerateEndpoints' knee_timing).
+		if p == nil || p.Queue+p.Prefill > r.ServerTokenTimes[0] || !near(p.Decode, r.ServerTokenTimes[23]-r.ServerTokenTimes[0]) {
 			t.Errorf("request %d: phases %+v inconsistent with token times", r.ID, p)
 		}
 	}
