@@ -168,6 +168,22 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		return simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, s)
 	}
+	// A llama.cpp server keeps each idle slot's last context in its KV
+	// cache, and every step attends over every cell in use: what earlier
+	// loads left there slows every later step. Short requests in every
+	// slot, before the fit and before the held-out step, leave the same
+	// small residue each time.
+	resetSlots := func() error {
+		if !linear {
+			return nil
+		}
+		cfg.progress("slot reset: %d concurrent 8-token requests (not used in the fit)", ec.MaxNumSeqs)
+		_, err := measure(ctx, cfg, ec.MaxNumSeqs, 8, 8, 0, 0, 0, int64(2*ec.MaxNumSeqs+1))
+		return err
+	}
+	if err := resetSlots(); err != nil {
+		return nil, err
+	}
 	var pts []Point
 	for _, n := range prefillLengths(cfg.PrefillLengths, ec) {
 		cfg.progress("prefill: %d-token prompts at concurrency 1", n)
@@ -246,6 +262,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	e2e := estimateE2E(res.Fit, ec, cfg.HoldOut)
 	cfg.HoldOut.Warmup = max(cfg.HoldOut.Warmup, e2e)
 	cfg.HoldOut.Duration = max(cfg.HoldOut.Duration, 3*e2e)
+	if err := resetSlots(); err != nil {
+		return nil, err
+	}
 	h := cfg.HoldOut
 	res.HoldOut.HoldOutConfig = h
 	cfg.progress("held-out step: %d concurrent streams, %d/%d tokens (not used in the fit)", h.Concurrency, h.Input, h.Output)

@@ -13,31 +13,32 @@ const (
 	// GPU server of known hardware and model.
 	StepModelRoofline = "roofline"
 	// StepModelLinear fits an empirical step time linear in prompt tokens,
-	// decoding sequences and context tokens: for a server that is no GPU
+	// decoding sequences and attention pairs: for a server that is no GPU
 	// preset, such as Ollama on CPUs.
 	StepModelLinear = "linear"
 )
 
 // linearTerms are the linear model's unknowns in the order of the
 // features: the request overhead (in TTFT only), the step's base, its
-// cost per prompt token, per decoding sequence and per context token.
+// cost per prompt token, per decoding sequence and per (new token,
+// context token) pair of attention.
 const linearTerms = 5
 
-var linearTermNames = [linearTerms]string{"request overhead", "step base", "per prompt token", "per decoding sequence", "per context token"}
+var linearTermNames = [linearTerms]string{"request overhead", "step base", "per prompt token", "per decoding sequence", "per attention pair"}
 
 // linearFeatures is what a point's measured time is made of under the
 // linear model: a prefill point is one request's TTFT (request overhead
-// plus a step that prefills its prompt of L tokens, reading L tokens of
-// context); a decode point is the gap of a step where b sequences of
-// mean context ctx each make one token (reading ctx+1 tokens apiece, as
+// plus a step that prefills its prompt of L tokens, L × L attention
+// pairs); a decode point is the gap of a step where b sequences of mean
+// context ctx each make one token (b tokens over b × (ctx+1) cells, as
 // simengine.DecodeShape counts).
 func linearFeatures(p *Point) [linearTerms]float64 {
 	L := float64(p.InputTokens)
 	if p.Kind == KindPrefill {
-		return [linearTerms]float64{1, 1, L, 0, L}
+		return [linearTerms]float64{1, 1, L, 0, L * L}
 	}
 	b := float64(p.Batch)
-	return [linearTerms]float64{0, 1, 0, b, b * (L + 1)}
+	return [linearTerms]float64{0, 1, 0, b, b * b * (L + 1)}
 }
 
 // FitLinear fits the linear step model to the points by least squares
@@ -80,7 +81,7 @@ func FitLinear(pts []Point, def simengine.CostParams) Fit {
 		}
 		free[drop], coef[drop] = false, 0
 	}
-	lin := simengine.LinearStepCost{BaseNS: coef[1] * 1e6, PerPrefillTokenNS: coef[2] * 1e6, PerDecodeSeqNS: coef[3] * 1e6, PerContextTokenNS: coef[4] * 1e6}
+	lin := simengine.LinearStepCost{BaseNS: coef[1] * 1e6, PerPrefillTokenNS: coef[2] * 1e6, PerDecodeSeqNS: coef[3] * 1e6, PerAttentionPairNS: coef[4] * 1e6}
 	f := Fit{Cost: def, RequestOverheadMS: coef[0]}
 	f.Cost.Linear = &lin
 	f.Cost.FrontEndNS, f.Cost.FrontEndPerTokenNS = int64(math.Round(coef[0]*1e6)), 0

@@ -32,7 +32,7 @@ func linearPoints(lin simengine.LinearStepCost, reqMS float64) []Point {
 }
 
 func TestFitLinearRecoversTheModel(t *testing.T) {
-	want := simengine.LinearStepCost{BaseNS: 1.8e6, PerPrefillTokenNS: 0.9e6, PerDecodeSeqNS: 2.2e6, PerContextTokenNS: 3.5e3}
+	want := simengine.LinearStepCost{BaseNS: 1.8e6, PerPrefillTokenNS: 0.9e6, PerDecodeSeqNS: 2.2e6, PerAttentionPairNS: 3.5}
 	const reqMS = 21
 	f := FitLinear(linearPoints(want, reqMS), simengine.DefaultCost)
 	got := *f.Cost.Linear
@@ -41,7 +41,7 @@ func TestFitLinearRecoversTheModel(t *testing.T) {
 		got, want float64
 	}{
 		{"base", got.BaseNS, want.BaseNS}, {"per prompt token", got.PerPrefillTokenNS, want.PerPrefillTokenNS},
-		{"per decoding sequence", got.PerDecodeSeqNS, want.PerDecodeSeqNS}, {"per context token", got.PerContextTokenNS, want.PerContextTokenNS},
+		{"per decoding sequence", got.PerDecodeSeqNS, want.PerDecodeSeqNS}, {"per attention pair", got.PerAttentionPairNS, want.PerAttentionPairNS},
 		{"request overhead", f.RequestOverheadMS, reqMS},
 	} {
 		if math.Abs(c.got-c.want) > 1e-6*c.want {
@@ -67,8 +67,8 @@ func TestFitLinearConstraints(t *testing.T) {
 		}
 	}
 	f := FitLinear(pts, simengine.DefaultCost)
-	if f.Cost.Linear.PerContextTokenNS != 0 || !strings.Contains(f.Undetermined, "per context token") {
-		t.Errorf("per context token %g ns, undetermined %q: want 0, named", f.Cost.Linear.PerContextTokenNS, f.Undetermined)
+	if f.Cost.Linear.PerAttentionPairNS != 0 || !strings.Contains(f.Undetermined, "per attention pair") {
+		t.Errorf("per attention pair %g ns, undetermined %q: want 0, named", f.Cost.Linear.PerAttentionPairNS, f.Undetermined)
 	}
 	for _, c := range []float64{f.Cost.Linear.BaseNS, f.Cost.Linear.PerPrefillTokenNS, f.Cost.Linear.PerDecodeSeqNS, f.RequestOverheadMS} {
 		if c < 0 {
@@ -98,7 +98,7 @@ func TestFitLinearConstraints(t *testing.T) {
 func TestLinearProfileRoundTrip(t *testing.T) {
 	ec := engineConfig(t, "h100", "llama-3.1-8b", 1)
 	ec.MaxNumSeqs = 4
-	lin := simengine.LinearStepCost{BaseNS: 1.8e6, PerPrefillTokenNS: 0.9e6, PerDecodeSeqNS: 2.2e6, PerContextTokenNS: 3.5e3}
+	lin := simengine.LinearStepCost{BaseNS: 1.8e6, PerPrefillTokenNS: 0.9e6, PerDecodeSeqNS: 2.2e6, PerAttentionPairNS: 3.5}
 	res := &Result{Fit: FitLinear(linearPoints(lin, 21), simengine.DefaultCost)}
 	prof := NewProfile(ec, "http://127.0.0.1:11434", res)
 	var buf bytes.Buffer

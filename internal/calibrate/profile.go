@@ -57,20 +57,20 @@ type ProfileCost struct {
 
 // ProfileLinear is simengine.LinearStepCost in readable units.
 type ProfileLinear struct {
-	BaseMS            float64 `yaml:"step_base_ms" json:"step_base_ms"`
-	PerPrefillTokenUS float64 `yaml:"per_prompt_token_us" json:"per_prompt_token_us"`
-	PerDecodeSeqMS    float64 `yaml:"per_decoding_seq_ms" json:"per_decoding_seq_ms"`
-	PerContextTokenUS float64 `yaml:"per_context_token_us" json:"per_context_token_us"`
+	BaseMS             float64 `yaml:"step_base_ms" json:"step_base_ms"`
+	PerPrefillTokenUS  float64 `yaml:"per_prompt_token_us" json:"per_prompt_token_us"`
+	PerDecodeSeqMS     float64 `yaml:"per_decoding_seq_ms" json:"per_decoding_seq_ms"`
+	PerAttentionPairNS float64 `yaml:"per_attention_pair_ns" json:"per_attention_pair_ns"`
 }
 
 func linearMS(l simengine.LinearStepCost) *ProfileLinear {
 	return &ProfileLinear{BaseMS: round(l.BaseNS/1e6, 1e4), PerPrefillTokenUS: round(l.PerPrefillTokenNS/1e3, 1e4),
-		PerDecodeSeqMS: round(l.PerDecodeSeqNS/1e6, 1e4), PerContextTokenUS: round(l.PerContextTokenNS/1e3, 1e4)}
+		PerDecodeSeqMS: round(l.PerDecodeSeqNS/1e6, 1e4), PerAttentionPairNS: round(l.PerAttentionPairNS, 1e4)}
 }
 
 func (l *ProfileLinear) stepCost() *simengine.LinearStepCost {
 	return &simengine.LinearStepCost{BaseNS: l.BaseMS * 1e6, PerPrefillTokenNS: l.PerPrefillTokenUS * 1e3,
-		PerDecodeSeqNS: l.PerDecodeSeqMS * 1e6, PerContextTokenNS: l.PerContextTokenUS * 1e3}
+		PerDecodeSeqNS: l.PerDecodeSeqMS * 1e6, PerAttentionPairNS: l.PerAttentionPairNS}
 }
 
 // NewProfile describes a calibration of ec's hardware and model.
@@ -158,7 +158,7 @@ func LoadProfile(path string) (Profile, error) {
 		for _, v := range []struct {
 			name string
 			v    float64
-		}{{"step_base_ms", l.BaseMS}, {"per_prompt_token_us", l.PerPrefillTokenUS}, {"per_decoding_seq_ms", l.PerDecodeSeqMS}, {"per_context_token_us", l.PerContextTokenUS}} {
+		}{{"step_base_ms", l.BaseMS}, {"per_prompt_token_us", l.PerPrefillTokenUS}, {"per_decoding_seq_ms", l.PerDecodeSeqMS}, {"per_attention_pair_ns", l.PerAttentionPairNS}} {
 			if !(v.v >= 0) || math.IsInf(v.v, 0) {
 				return Profile{}, fmt.Errorf("%s: cost.linear.%s %v: want 0 or more", path, v.name, v.v)
 			}

@@ -40,7 +40,7 @@ func runCalibrate(ctx context.Context, env *Env, args []string) error {
 	hoIn := fs.Int("holdout-input-tokens", 512, "held-out step: prompt tokens")
 	hoOut := fs.Int("holdout-output-tokens", 128, "held-out step: output tokens")
 	hoDur := fs.Duration("holdout-duration", 10*time.Second, "held-out step: measured time, after a 2 s warm-up (both stretched to a few request times on a slow server)")
-	stepModel := fs.String("step-model", calibrate.StepModelRoofline, "roofline (a GPU server running --gpu and --model) or linear (a server that is no GPU preset, such as Ollama on CPUs: a step time linear in prompt tokens, decoding sequences and context tokens; needs --parallel)")
+	stepModel := fs.String("step-model", calibrate.StepModelRoofline, "roofline (a GPU server running --gpu and --model) or linear (a server that is no GPU preset, such as Ollama on CPUs: a step time linear in prompt tokens, decoding sequences and attention pairs (new tokens × context tokens); needs --parallel)")
 	parallel := fs.Int("parallel", 0, "with --step-model linear: the server's parallel slots (OLLAMA_NUM_PARALLEL, llama.cpp's --parallel), simulated as max_num_seqs")
 	out := fs.String("out", "", "write the profile (YAML) to this file, for knee sim/serve --profile")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -234,8 +234,8 @@ func printCalibration(w io.Writer, res *calibrate.Result, prof calibrate.Profile
 	f := res.Fit
 	if f.Linear != nil {
 		l := f.Linear
-		fmt.Fprintf(w, "\nfitted: step = %.3f ms + %.3f µs per prompt token + %.3f ms per decoding sequence + %.4f µs per context token; request overhead %.3f ms (in TTFT, outside steps)\n",
-			l.BaseMS, l.PerPrefillTokenUS, l.PerDecodeSeqMS, l.PerContextTokenUS, f.RequestOverheadMS)
+		fmt.Fprintf(w, "\nfitted: step = %.3f ms + %.3f µs per prompt token + %.3f ms per decoding sequence + %.4f ns per attention pair (new token × context token); request overhead %.3f ms (in TTFT, outside steps)\n",
+			l.BaseMS, l.PerPrefillTokenUS, l.PerDecodeSeqMS, l.PerAttentionPairNS, f.RequestOverheadMS)
 	} else {
 		fmt.Fprintf(w, "\nfitted: step overhead %.3f ms, memory efficiency %.4f, compute efficiency %.4f; request overhead %.3f ms (in TTFT, outside engine steps)\n",
 			f.StepOverheadMS, f.MemEfficiency, f.ComputeEfficiency, f.RequestOverheadMS)
@@ -262,7 +262,7 @@ func printCalibration(w io.Writer, res *calibrate.Result, prof calibrate.Profile
 		prof.Write(w)
 	}
 	if f.Linear != nil {
-		fmt.Fprintln(w, "\nModel: a step takes a base time plus its prompt tokens, decoding sequences and context tokens times their fitted costs;")
+		fmt.Fprintln(w, "\nModel: a step takes a base time plus its prompt tokens, decoding sequences and attention pairs times their fitted costs;")
 		fmt.Fprintln(w, "the profile's gpu and model only size the simulator's memory, max_num_seqs is the server's parallel slots (docs/simulator.md).")
 		return
 	}

@@ -139,7 +139,7 @@ func TestSimLinearProfile(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), "cpu.yaml")
 	// No front end: every time below is a sum of the profile's steps.
 	os.WriteFile(prof, []byte("gpu: h100\nmodel: llama-3.1-8b\ntp: 1\nmax_num_seqs: 2\ncost:\n  linear:\n"+
-		"    step_base_ms: 2\n    per_prompt_token_us: 1000\n    per_decoding_seq_ms: 3\n    per_context_token_us: 10\n"), 0o644)
+		"    step_base_ms: 2\n    per_prompt_token_us: 1000\n    per_decoding_seq_ms: 3\n    per_attention_pair_ns: 1000\n"), 0o644)
 	run := func(concurrency string) (ttftP50, ttftMax, tpotP50 float64) {
 		code, out, errs := kneeCmd(t, "sim", "--profile", prof, "--requests", "8", "--concurrency", concurrency,
 			"--input-tokens", "100", "--output-tokens", "11", "--seed", "1", "--json")
@@ -156,10 +156,10 @@ func TestSimLinearProfile(t *testing.T) {
 		return sum.TTFT.P50, sum.TTFT.Max, sum.TPOT.P50
 	}
 	ttft, _, tpot := run("1")
-	// 2 + 100 × 1 + 100 × 0.01 ms; each decode step 2 + 3 + 0.01 × (context
-	// 101..110, mean 105.5) ms.
-	if math.Abs(ttft-103) > 0.01 || math.Abs(tpot-6.055) > 0.01 {
-		t.Errorf("concurrency 1: TTFT p50 %.3f ms, TPOT p50 %.3f ms; want 103 and 6.055 from the profile's step model", ttft, tpot)
+	// 2 + 100 × 1 + 100 × 100 × 0.001 ms; each decode step 2 + 3 + 0.001 ×
+	// (context 101..110, mean 105.5) ms.
+	if math.Abs(ttft-112) > 0.01 || math.Abs(tpot-5.1055) > 0.001 {
+		t.Errorf("concurrency 1: TTFT p50 %.3f ms, TPOT p50 %.4f ms; want 112 and 5.1055 from the profile's step model", ttft, tpot)
 	}
 	// Two slots: the 3rd and 4th streams wait while the first two finish
 	// (more than 10 decode steps of two sequences).

@@ -60,21 +60,25 @@ type CostParams struct {
 // LinearStepCost is a step time linear in what the step computes:
 //
 //	BaseNS + PerPrefillTokenNS × prompt tokens + PerDecodeSeqNS × decoding
-//	sequences + PerContextTokenNS × context tokens attention reads
+//	sequences + PerAttentionPairNS × new tokens × context tokens
 //
 // where a decoding sequence makes one token over its context and the
 // context counts every sequence's tokens so far (prompt tokens included).
+// The last term is llama.cpp's attention: its KV cache is one array of
+// cells shared by all sequences, and every token of a batch attends over
+// every cell in use (masked), so attention grows with the batch's tokens
+// times all sequences' context, quadratic in a lone prompt's length.
 type LinearStepCost struct {
-	BaseNS            float64
-	PerPrefillTokenNS float64
-	PerDecodeSeqNS    float64
-	PerContextTokenNS float64
+	BaseNS             float64
+	PerPrefillTokenNS  float64
+	PerDecodeSeqNS     float64
+	PerAttentionPairNS float64
 }
 
 // LinearStepNS prices one step of the given shape: its prompt tokens are
 // NewTokens − decode, its decoding sequences decode.
 func (l LinearStepCost) LinearStepNS(s StepShape, decode int64) float64 {
-	return l.BaseNS + l.PerPrefillTokenNS*float64(s.NewTokens-decode) + l.PerDecodeSeqNS*float64(decode) + l.PerContextTokenNS*float64(s.CtxTokens)
+	return l.BaseNS + l.PerPrefillTokenNS*float64(s.NewTokens-decode) + l.PerDecodeSeqNS*float64(decode) + l.PerAttentionPairNS*float64(s.NewTokens)*float64(s.CtxTokens)
 }
 
 // DefaultCost is the calibrated cost model.

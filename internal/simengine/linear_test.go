@@ -10,7 +10,7 @@ import (
 // every later token after a decode step of one sequence over its context
 // so far, exactly as LinearStepNS says (the formula knee calibrate fits).
 func TestLinearStepCost(t *testing.T) {
-	lin := &LinearStepCost{BaseNS: 2e6, PerPrefillTokenNS: 1e6, PerDecodeSeqNS: 3e6, PerContextTokenNS: 4e3}
+	lin := &LinearStepCost{BaseNS: 2e6, PerPrefillTokenNS: 1e6, PerDecodeSeqNS: 3e6, PerAttentionPairNS: 4e3}
 	e := mustEngine(t, "h100", "llama-3.1-8b", 1, func(c *Config) {
 		cost := DefaultCost
 		cost.Linear = lin
