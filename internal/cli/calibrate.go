@@ -221,17 +221,28 @@ func calibrationWarnings(res *calibrate.Result) []string {
 	if len(off) == 0 {
 		return nil
 	}
+	check := "check the server runs the --gpu, --model and --tp given"
+	if res.Fit.Linear != nil {
+		check = "check --parallel is the server's parallel slots"
+	}
 	return []string{fmt.Sprintf("the held-out step is predicted more than %.0f%% off (%s): this profile may not describe the server. "+
 		"Calibrate again on a quiet machine (knee selftest shows its floor), with more --prefill-requests and a longer --decode-duration, "+
-		"and check the server runs the --gpu, --model and --tp given", 100*maxHoldOutError, strings.Join(off, ", "))}
+		"and %s", 100*maxHoldOutError, strings.Join(off, ", "), check)}
 }
 
 func printCalibration(w io.Writer, res *calibrate.Result, prof calibrate.Profile, out string) {
-	fmt.Fprintf(w, "\n%-8s %7s %6s %8s | %11s %10s | %8s %8s %8s | %s\n", "point", "tokens", "batch", "samples", "measured ms", "fitted ms", "mem ms", "cmp ms", "ar ms", "bound")
-	for _, p := range res.Points {
-		fmt.Fprintf(w, "%-8s %7d %6d %8d | %11.3f %10.3f | %8.3f %8.3f %8.3f | %s\n", p.Kind, p.InputTokens, p.Batch, p.Samples, p.MeasuredMS, p.FittedMS, p.MemMS, p.CmpMS, p.ArMS, p.Bound)
-	}
 	f := res.Fit
+	if f.Linear != nil { // no roofline terms to show
+		fmt.Fprintf(w, "\n%-8s %7s %6s %8s | %11s %10s\n", "point", "tokens", "batch", "samples", "measured ms", "fitted ms")
+		for _, p := range res.Points {
+			fmt.Fprintf(w, "%-8s %7d %6d %8d | %11.3f %10.3f\n", p.Kind, p.InputTokens, p.Batch, p.Samples, p.MeasuredMS, p.FittedMS)
+		}
+	} else {
+		fmt.Fprintf(w, "\n%-8s %7s %6s %8s | %11s %10s | %8s %8s %8s | %s\n", "point", "tokens", "batch", "samples", "measured ms", "fitted ms", "mem ms", "cmp ms", "ar ms", "bound")
+		for _, p := range res.Points {
+			fmt.Fprintf(w, "%-8s %7d %6d %8d | %11.3f %10.3f | %8.3f %8.3f %8.3f | %s\n", p.Kind, p.InputTokens, p.Batch, p.Samples, p.MeasuredMS, p.FittedMS, p.MemMS, p.CmpMS, p.ArMS, p.Bound)
+		}
+	}
 	if f.Linear != nil {
 		l := f.Linear
 		fmt.Fprintf(w, "\nfitted: step = %.3f ms + %.3f µs per prompt token + %.3f ms per decoding sequence + %.4f ns per attention pair (new token × context token); request overhead %.3f ms (in TTFT, outside steps)\n",
