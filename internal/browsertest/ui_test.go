@@ -275,6 +275,17 @@ func TestUIInBrowser(t *testing.T) {
 	b.waitFor(`document.querySelectorAll('#curve-throughput canvas, #curve-ttft canvas').length == 2 && document.getElementById('curve-throughput').dataset.knee !== ''`)
 	b.shot("simulator-saturated")
 
+	// A fleet: the same 600 users on four replicas behind the router.
+	fleet := keep(setSim(b, "replicas", "4"))
+	t.Logf("600 users on 4 replicas: p95 TTFT %.0f ms (one replica: %.0f ms), badge %s", fleet.TTFT, ttfts[3], fleet.Level)
+	if fleet.TTFT > ttfts[3]/2 || fleet.Level == "saturated" {
+		t.Errorf("4 replicas at 600 users: p95 TTFT %.0f ms, badge %s; want well under one replica's %.0f ms and not saturated", fleet.TTFT, fleet.Level, ttfts[3])
+	}
+	if name := eval[string](b, `document.getElementById('sim-results').textContent`); !strings.Contains(name, "4 replicas") {
+		t.Errorf("the results do not name the fleet: %.200s", name)
+	}
+	keep(setSim(b, "replicas", "1"))
+
 	// Prompt tokens move TTFT more than TPOT; output tokens move E2E more than TTFT.
 	lo := keep(setSim(b, "load", "1"))
 	p8 := keep(setSim(b, "input-tokens", "4096"))

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +70,33 @@ func TestSimFleet(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, "--") {
 			t.Errorf("%v: exit %d (%s), want 2 naming the flag", args, code, errs)
 		}
+	}
+}
+
+// knee sim sweep steps a fleet: four replicas serve about four times the
+// rate one replica does at the same p95 TTFT, and the note names the fleet.
+func TestSimSweepFleet(t *testing.T) {
+	code, out, errs := kneeCmd(t, "sim", "sweep", "--rate", "60,240", "--replicas", "4", "--router", "least-outstanding",
+		"--duration", "20s", "--seed", "3", "--slo", "p95(ttft)<2s", "--quiet", "--no-store", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r struct {
+		Steps []struct {
+			Load    float64 `json:"load"`
+			Summary struct {
+				RPS float64 `json:"request_throughput_rps"`
+			} `json:"summary"`
+		} `json:"steps"`
+		Notes []string `json:"notes"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Steps) != 2 || r.Steps[1].Summary.RPS < 200 || !strings.Contains(strings.Join(r.Notes, " "), "4 replicas") {
+		t.Errorf("fleet sweep: %+v", r)
+	}
+	if code, _, errs := kneeCmd(t, "sim", "sweep", "--rate", "1", "--router", "random"); code != ExitUsage || !strings.Contains(errs, "--router") {
+		t.Errorf("--router random: exit %d: %s", code, errs)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/sim"
@@ -32,10 +34,20 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	engine.register(fs)
 	st.register(fs)
 	fs.StringVar(&label, "label", "", "label stored with the sweep")
+	var replicas int
+	var router string
+	fs.IntVar(&replicas, "replicas", 1, "engines (replicas) behind a router at every step; the load is the fleet's")
+	fs.StringVar(&router, "router", sim.RoundRobin, "how the fleet's gateway picks a replica: "+strings.Join(sim.Routers, ", "))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	engine.noteSet(fs)
+	if replicas < 1 || replicas > 1024 {
+		return Usagef("--replicas %d: want 1 to 1024 engines", replicas)
+	}
+	if !slices.Contains(sim.Routers, router) {
+		return Usagef("--router %q: want one of %s", router, strings.Join(sim.Routers, ", "))
+	}
 	if fs.NArg() > 0 {
 		return Usagef("unexpected argument %q (flags only; see knee sim sweep -h)", fs.Arg(0))
 	}
@@ -67,6 +79,9 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	f.wl.simMaxContext = eng.Config().MaxModelLen
 	runner, err := f.simRunner(ecfg)
+	if err == nil {
+		runner.Replicas, runner.Router = replicas, router
+	}
 	if err != nil {
 		return err
 	}
@@ -84,8 +99,12 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	if res == nil {
 		return runErr
 	}
+	target := simTarget(ecfg)
+	if replicas > 1 {
+		target = fmt.Sprintf("%d replicas of %s behind %s", replicas, target, router)
+	}
 	res.Notes = append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
-		simTarget(ecfg), stepBound(&f.wl), f.wl.describe(), f.wl.resolvedSeed())}, res.Notes...)
+		target, stepBound(&f.wl), f.wl.describe(), f.wl.resolvedSeed())}, res.Notes...)
 	status := "complete"
 	if runErr != nil {
 		status = "interrupted"

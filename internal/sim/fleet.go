@@ -143,8 +143,10 @@ type fleetReq struct {
 // RunFleet simulates cfg against a fleet, calling onRecord once per
 // finished or rejected request in virtual-time order, each record naming
 // its replica (Replica "r0", "r1", …; empty for a gateway rejection). The
-// record is reused unless KeepTokenTimes is set. Config.MaxConcurrency and
-// OnStep are not supported with a fleet.
+// record is reused unless KeepTokenTimes is set. Config.MaxConcurrency is
+// not supported with a fleet; Config.OnStep sees, after each replica's
+// step, that replica's stats with the KV usage of the whole fleet (every
+// replica's blocks together).
 func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Request)) (FleetResult, error) {
 	var res FleetResult
 	switch {
@@ -500,6 +502,9 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 			continue
 		}
 		r.stalled = 0
+		if cfg.OnStep != nil {
+			cfg.OnStep(fleetKVStats(r.eng.Stats(), reps))
+		}
 		res.Steps++
 		if res.Steps&1023 == 0 && ctx.Err() != nil {
 			return finishFleet(&res, reps), ctx.Err()
@@ -685,4 +690,19 @@ func splitmixKey(x uint64) uint64 {
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
+}
+
+// fleetKVStats is st with its KV figures replaced by the fleet's: the
+// blocks of every replica together.
+func fleetKVStats(st simengine.EngineStats, reps []replica) simengine.EngineStats {
+	used, total := 0, 0
+	for i := range reps {
+		s := reps[i].eng.Stats()
+		used, total = used+s.KVBlocksUsed, total+s.KVBlocksTotal
+	}
+	st.KVBlocksUsed, st.KVBlocksTotal = used, total
+	if total > 0 {
+		st.KVUsage = float64(used) / float64(total)
+	}
+	return st
 }

@@ -31,6 +31,10 @@ type SimRunner struct {
 	// OnRecord, when set, sees every record of every step (reused: copy
 	// what you keep), e.g. to write records.jsonl.
 	OnRecord func(load Load, r *record.Request)
+	// Replicas > 1 runs each step against that many copies of Engine behind
+	// Router (sim.RunFleet); the load is the fleet's.
+	Replicas int
+	Router   string
 }
 
 // Run simulates one step.
@@ -63,12 +67,18 @@ func (sr *SimRunner) Run(ctx context.Context, load Load) (Step, error) {
 		}
 	}
 	acc := stats.NewAccumulator(opts)
-	_, err := sim.Run(ctx, cfg, func(r *record.Request) {
+	onRecord := func(r *record.Request) {
 		acc.Add(r)
 		if sr.OnRecord != nil {
 			sr.OnRecord(load, r)
 		}
-	})
+	}
+	var err error
+	if sr.Replicas > 1 {
+		_, err = sim.RunFleet(ctx, sim.FleetConfig{Config: cfg, Count: sr.Replicas, Router: sr.Router}, onRecord)
+	} else {
+		_, err = sim.Run(ctx, cfg, onRecord)
+	}
 	if err != nil {
 		return Step{}, err
 	}

@@ -131,6 +131,8 @@ func TestBadParameters(t *testing.T) {
 		{"/api/sim", `{"load": 4, "slo": "p95(ttft)<<2s"}`, "slo"},
 		{"/api/sim", `{"load": 4, "requests": 99999}`, "requests"},
 		{"/api/sim", `{"load": 4, "step_time_scale": 100}`, "step_time_scale"},
+		{"/api/sim", `{"load": 4, "replicas": 99}`, "replicas 99"},
+		{"/api/sim", `{"load": 4, "replicas": 2, "router": "random"}`, "router"},
 		{"/api/sim", `{"load": 4, "input_tokens": "200000"}`, ""},
 		{"/api/sim", `{"lod": 4}`, "unknown field"},
 		{"/api/sim", `not json`, "request body"},

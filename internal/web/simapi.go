@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ const (
 	maxRateRPS     = 2000
 	maxRequests    = 2000
 	maxTP          = 8
+	maxReplicas    = 16
 	maxLifecycle   = 300 // requests returned for the lifecycle view
 	simTimeout     = 5 * time.Second
 	rateRunFor     = 20 * time.Second // an open-loop run's arrivals span about this long (within the request bound)
@@ -43,10 +45,14 @@ type SimParams struct {
 	MaxNumSeqs          int     `json:"max_num_seqs"`
 	MaxNumBatchedTokens int     `json:"max_num_batched_tokens"`
 	StepTimeScale       float64 `json:"step_time_scale"`
-	SLO                 string  `json:"slo"`
-	Requests            int     `json:"requests"` // 0: sized from the load
-	Seed                uint64  `json:"seed"`
-	Lifecycle           bool    `json:"lifecycle"` // return per-request phase times
+	// Replicas > 1 puts that many copies of the engine behind Router (one
+	// of sim.Routers); the load is the fleet's.
+	Replicas  int    `json:"replicas"`
+	Router    string `json:"router"`
+	SLO       string `json:"slo"`
+	Requests  int    `json:"requests"` // 0: sized from the load
+	Seed      uint64 `json:"seed"`
+	Lifecycle bool   `json:"lifecycle"` // return per-request phase times
 	// Trace replays the trace knee ui was started with (--trace) at Load
 	// req/s (its gaps scaled to that mean rate) instead of the token
 	// lengths and Poisson arrivals.
@@ -134,6 +140,18 @@ func (p *SimParams) setup() (*simSetup, error) {
 		return nil, badf("step_time_scale %v: want 0.1 to 10 (1: the cost model as is)", p.StepTimeScale)
 	}
 	ecfg.StepTimeScale = p.StepTimeScale
+	if p.Replicas == 0 {
+		p.Replicas = 1
+	}
+	if p.Replicas < 1 || p.Replicas > maxReplicas {
+		return nil, badf("replicas %d: want 1 to %d engines behind the router", p.Replicas, maxReplicas)
+	}
+	if p.Router == "" {
+		p.Router = sim.RoundRobin
+	}
+	if !slices.Contains(sim.Routers, p.Router) {
+		return nil, badf("router %q: want one of %s", p.Router, strings.Join(sim.Routers, ", "))
+	}
 	if strings.TrimSpace(p.SLO) == "" {
 		p.SLO = defaultSLO
 	}
@@ -242,6 +260,31 @@ func serverWait(r *record.Request) time.Duration {
 	return max(r.FirstToken-r.Sent-r.ServerPhases.Prefill, r.ServerPhases.Queue)
 }
 
+// engineName names the deployment: the model on its GPUs, and the fleet.
+func (su *simSetup) engineName() string {
+	name := su.engine.Model.Name + " on " + su.engine.GPU.Name
+	if su.engine.TP > 1 {
+		name += fmt.Sprintf(" ×%d (TP)", su.engine.TP)
+	}
+	if su.p.Replicas > 1 {
+		name = fmt.Sprintf("%d replicas of %s behind %s", su.p.Replicas, name, su.p.Router)
+	}
+	return name
+}
+
+// collect runs cfg on one engine, or on the setup's fleet of replicas
+// behind its router, and returns every record.
+func (su *simSetup) collect(ctx context.Context, cfg sim.Config) ([]record.Request, sim.Result, error) {
+	if su.p.Replicas <= 1 {
+		return sim.Collect(ctx, cfg)
+	}
+	var recs []record.Request
+	res, err := sim.RunFleet(ctx, sim.FleetConfig{Config: cfg, Count: su.p.Replicas, Router: su.p.Router}, func(r *record.Request) {
+		recs = append(recs, r.Clone())
+	})
+	return recs, res.Result, err
+}
+
 // run simulates the setup in virtual time on knee's engine.
 func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 	start := time.Now()
@@ -273,7 +316,7 @@ func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 	// KV usage and the waiting queue after every step, time-weighted.
 	var kv kvTrack
 	cfg.OnStep = kv.step
-	recs, res, err := sim.Collect(ctx, cfg)
+	recs, res, err := su.collect(ctx, cfg)
 	if err != nil {
 		return nil, simError(err)
 	}
@@ -300,7 +343,7 @@ func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 	}
 	sum := stats.Summarize(recs, opts)
 	out := &simOutcome{Params: p, Requests: len(recs), SimulatedS: res.End.Seconds(),
-		Engine: engineFacts{Name: su.engine.Model.Name + " on " + su.engine.GPU.Name, MaxNumSeqs: res.Engine.MaxNumSeqs,
+		Engine: engineFacts{Name: su.engineName(), MaxNumSeqs: res.Engine.MaxNumSeqs,
 			MaxNumBatchedTokens: res.Engine.MaxNumBatchedTokens, KVCapacityTokens: res.Engine.KVCapacityTokens, MaxModelLen: res.Engine.MaxModelLen}}
 	f := &out.Summary
 	f.TTFTMS, f.TTFTSchedMS, f.TPOTMS, f.E2EMS = sum.TTFT, sum.TTFTSched, sum.TPOT, sum.E2E
@@ -456,6 +499,7 @@ type presetList struct {
 	DefaultSLO string         `json:"default_slo"`
 	BenchURL   string         `json:"bench_url,omitempty"`
 	Scenarios  []scenarioName `json:"lab_scenarios"`
+	Routers    []string       `json:"routers"` // fleet router policies (sim.Routers)
 }
 
 type scenarioName struct {
@@ -478,6 +522,7 @@ func (s *Server) apiPresets(w http.ResponseWriter, r *http.Request) {
 		pl.Scenarios = append(pl.Scenarios, scenarioName{sc.Name, sc.Title})
 	}
 	pl.DefaultGPU, pl.DefaultMdl, pl.DefaultSLO, pl.BenchURL = g.Name, m.Name, defaultSLO, s.cfg.BenchURL
+	pl.Routers = sim.Routers
 	reply(w, pl, nil)
 }
 

@@ -48,7 +48,8 @@ func sweepLoads(ctx context.Context, su *simSetup) ([]float64, error) {
 	if err != nil {
 		return nil, badf("%v", err)
 	}
-	seqs := eng.Config().MaxNumSeqs
+	// A fleet batches replicas × the engine's limit.
+	seqs := eng.Config().MaxNumSeqs * max(su.p.Replicas, 1)
 	if su.p.LoadKind == "concurrency" {
 		// Independent of the current load (the page reruns the sweep only
 		// when something else changes), and covering the whole slider.
@@ -61,7 +62,7 @@ func sweepLoads(ctx context.Context, su *simSetup) ([]float64, error) {
 	}
 	capSetup := *su
 	capSetup.p.LoadKind, capSetup.p.Lifecycle = "concurrency", false
-	capSetup.p.Load = float64(min(seqs, 512))
+	capSetup.p.Load = float64(min(seqs, 512*max(su.p.Replicas, 1), maxConcurrency))
 	capSetup.requests = min(maxRequests, 3*int(capSetup.p.Load))
 	out, err := capSetup.run(ctx)
 	if err != nil {
@@ -116,7 +117,8 @@ func (s *Server) apiSweep(w http.ResponseWriter, r *http.Request) {
 	}
 	seed := su.p.Seed
 	runner := &sweepRunner{base: sweep.SimRunner{Engine: su.engine, Gen: su.lengths, SLOs: su.slos,
-		Arrivals: func(rate float64) (sim.Arrivals, error) { return workload.NewArrivals("poisson", rate, 1, seed) }}}
+		Arrivals: func(rate float64) (sim.Arrivals, error) { return workload.NewArrivals("poisson", rate, 1, seed) },
+		Replicas: su.p.Replicas, Router: su.p.Router}}
 	sort.Float64s(loads)
 	res, err := sweep.Run(ctx, runner, sweep.Plan{Kind: kind, Loads: loads}, su.slos, nil)
 	if err != nil {

@@ -8,6 +8,7 @@ import {lineChart} from './charts.js';
 export const defaults = {
   load_kind: 'concurrency', load: 16, input_tokens: '512', output_tokens: '128',
   gpu: '', model: '', tp: 1, max_num_seqs: 256, max_num_batched_tokens: 0, slo: '',
+  replicas: 1, router: 'round-robin',
 };
 
 let seq = 0;          // answers older than the newest request are dropped
@@ -45,6 +46,8 @@ export async function mount(el, ctx) {
   const sel = (id, list, v) => { const s = h('select', {id, name: id}, list.map(x => h('option', {value: x}, x))); s.value = v; return s; };
   const gpu = sel('gpu', presets.gpus, p.gpu), model = sel('model', presets.models, p.model);
   const tp = sel('tp', ['1', '2', '4', '8'], String(p.tp));
+  const replicas = num('replicas', p.replicas || 1, 1, 16);
+  const router = sel('router', presets.routers || ['round-robin'], p.router || 'round-robin');
   const text = (id, v, hint) => h('input', {id, name: id, type: 'text', value: v, spellcheck: 'false', autocomplete: 'off', 'aria-describedby': id + '-help', placeholder: hint});
   const inTok = text('input-tokens', p.input_tokens, '512 or 256:1024');
   const outTok = text('output-tokens', p.output_tokens, '128 or 64:256');
@@ -60,7 +63,9 @@ export async function mount(el, ctx) {
       field('Prompt tokens', inTok, 'A fixed length (512) or a distribution: 256:1024 uniform, normal:512,128, lognormal:512,256.'),
       field('Output tokens', outTok, 'Same forms as prompt tokens.')),
     h('fieldset', {}, h('legend', {}, 'Deployment'),
-      field('Model', model), field('GPU', gpu), field('Tensor parallel GPUs', tp)),
+      field('Model', model), field('GPU', gpu), field('Tensor parallel GPUs', tp),
+      field('Replicas', replicas, 'Engines behind a router (knee sim --replicas); the load is the fleet\'s.'),
+      field('Router', router, 'How the gateway picks a replica (knee sim --router).')),
     h('fieldset', {}, h('legend', {}, 'Engine limits'),
       field('Max sequences (max_num_seqs)', seqs, '0: vLLM\'s default for the GPU.'),
       field('Batched-token budget (max_num_batched_tokens)', budget, '0: vLLM\'s default.')),
@@ -80,6 +85,7 @@ export async function mount(el, ctx) {
     p.input_tokens = inTok.value.trim();
     p.output_tokens = outTok.value.trim();
     p.gpu = gpu.value; p.model = model.value; p.tp = Number(tp.value);
+    p.replicas = Math.max(1, Math.min(16, Number(replicas.value) || 1)); p.router = router.value;
     p.max_num_seqs = Number(seqs.value) || 0;
     p.max_num_batched_tokens = Number(budget.value) || 0;
     p.slo = sloIn.value;
@@ -98,8 +104,8 @@ export async function mount(el, ctx) {
     loadNum.value = loadRange.value;
     changed();
   });
-  for (const c of [inTok, outTok, seqs, budget, sloIn]) c.addEventListener('input', changed);
-  for (const c of [gpu, model, tp]) c.addEventListener('change', changed);
+  for (const c of [inTok, outTok, seqs, budget, sloIn, replicas]) c.addEventListener('input', changed);
+  for (const c of [gpu, model, tp, router]) c.addEventListener('change', changed);
   lastSweep = null; sweepKey = '';
   await run(p);
 }
