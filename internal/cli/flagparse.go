@@ -148,3 +148,30 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// subcommandAt is the index of word in args as a subcommand — not a flag's
+// value — or -1: flags may come before a subcommand as before any other
+// positional argument. A flag fs does not define is taken to have a value.
+func subcommandAt(fs *flag.FlagSet, args []string, word string) int {
+	for i, a := range args {
+		if a == "--" {
+			return -1
+		}
+		if a != word {
+			continue
+		}
+		if i == 0 {
+			return 0
+		}
+		prev := args[i-1]
+		if !strings.HasPrefix(prev, "-") || strings.Contains(prev, "=") {
+			return i
+		}
+		if fl := fs.Lookup(strings.TrimLeft(prev, "-")); fl != nil {
+			if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				return i
+			}
+		}
+	}
+	return -1
+}

@@ -29,6 +29,19 @@ func TestFlagsAnywhereOnTheLine(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, "--json") {
 		t.Errorf("-- --json: exit %d, %q", code, errs)
 	}
+	// A subcommand after flags: knee sim --rate 10,20 sweep is knee sim sweep;
+	// a flag's value that happens to be the word is not.
+	for _, args := range [][]string{
+		{"sim", "--rate", "10,20", "--duration", "3s", "sweep", "--json", "--quiet", "--no-store"},
+		{"sim", "--quiet", "sweep", "--rate", "10,20", "--duration", "3s", "--json", "--no-store"},
+	} {
+		if code, out, errs := kneeCmd(t, args...); code != 0 || !strings.Contains(out, `"steps"`) {
+			t.Errorf("%v: exit %d, stdout %.80q, stderr %q", args, code, out, errs)
+		}
+	}
+	if code, out, errs := kneeCmd(t, "sim", "--label", "sweep", "--requests", "3", "--json", "--quiet", "--no-store"); code != 0 || strings.Contains(out, `"steps"`) {
+		t.Errorf("--label sweep: exit %d, stdout %.80q, stderr %q", code, out, errs)
+	}
 	// A bench positional after flags is still refused by name.
 	code, _, errs = kneeCmd(t, "bench", "--requests", "1", "extra")
 	if code != ExitUsage || !strings.Contains(errs, `"extra"`) {

@@ -67,6 +67,10 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.label, "label", "", "label stored with the run")
 	f.storeFlags.register(fs)
 	fs.BoolVar(&f.list, "list", false, "list the GPU and model presets (with any --preset-file, --gpu-file, --model-file) and exit")
+	// "knee sim --rate 10 sweep …": the subcommand after flags, as anywhere.
+	if i := subcommandAt(fs, args, "sweep"); i > 0 && runSimSweep != nil {
+		return runSimSweep(ctx, env, append(append([]string(nil), args[:i]...), args[i+1:]...))
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
