@@ -109,36 +109,38 @@ func runID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
-func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
+// storedRun is the id of the stored run the request's path names; when the
+// database is missing, the id is malformed or no such run exists it has
+// answered and returns false.
+func (s *Server) storedRun(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	if !s.needStore(w) {
-		return
+		return 0, false
 	}
 	id, err := runID(r)
+	if err == nil {
+		_, err = s.cfg.Store.Run(id)
+	}
 	if err != nil {
 		reply(w, nil, err)
+		return 0, false
+	}
+	return id, true
+}
+
+func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.storedRun(w, r)
+	if !ok {
 		return
 	}
 	info, err := s.cfg.Store.Run(id)
-	if err != nil {
-		reply(w, nil, err)
-		return
-	}
-	reply(w, rowOf(info), nil)
+	reply(w, rowOf(info), err)
 }
 
 // apiRunReport serves the run's HTML report, shown in a sandboxed frame:
 // its own scripts run, but it has no origin, so it cannot call this API.
 func (s *Server) apiRunReport(w http.ResponseWriter, r *http.Request) {
-	if !s.needStore(w) {
-		return
-	}
-	id, err := runID(r)
-	if err != nil {
-		reply(w, nil, err)
-		return
-	}
-	if _, err := s.cfg.Store.Run(id); err != nil {
-		reply(w, nil, err)
+	id, ok := s.storedRun(w, r)
+	if !ok {
 		return
 	}
 	if s.cfg.ReportHTML == nil {
@@ -197,16 +199,8 @@ type liveUpdate struct {
 // it re-reads the run and, when records were added, sends them. It ends
 // when the run has finished (one last event) or the page goes away.
 func (s *Server) apiRunLive(w http.ResponseWriter, r *http.Request) {
-	if !s.needStore(w) {
-		return
-	}
-	id, err := runID(r)
-	if err != nil {
-		reply(w, nil, err)
-		return
-	}
-	if _, err := s.cfg.Store.Run(id); err != nil {
-		reply(w, nil, err)
+	id, ok := s.storedRun(w, r)
+	if !ok {
 		return
 	}
 	h := w.Header()
