@@ -141,25 +141,33 @@ func TestHTMLReportInBrowser(t *testing.T) {
 		[]string{"sweep-throughput", "sweep-ttft", "ttft-cdf", "itl-cdf", "e2e-cdf", "inflight-series", "tps-series", "ttft-series", "waterfall"})
 }
 
-// checkReport opens page in chromium and checks that exactly the charts in
-// want are there, each drawn and wide enough, that nothing was fetched and
-// nothing went to the console; the screenshot is kept as NAME.jpg.
-func checkReport(t *testing.T, exe, dir, page, name string, want []string) {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
+// chromiumOptions start headless Debian chromium as this workplace needs
+// it: no sandbox (root), no GPU, and none of its background connections
+// (the closed network refuses them, many at a time), with a fresh profile
+// under dir and a 1280-pixel-wide window of the given height.
+func chromiumOptions(exe, dir string, height int) []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
 		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(filepath.Join(dir, "profile")),
-		chromedp.WindowSize(1280, 900),
+		chromedp.WindowSize(1280, height),
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+}
+
+// checkReport opens page in chromium and checks that exactly the charts in
+// want are there, each drawn and wide enough, that nothing was fetched and
+// nothing went to the console; the screenshot is kept as NAME.jpg.
+func checkReport(t *testing.T, exe, dir, page, name string, want []string) {
+	t.Helper()
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromiumOptions(exe, dir, 900)...)
 	defer cancelAlloc()
 	// A browser that hangs must fail the test, not stall go test: past two
 	// minutes the browser is stopped and every pending action errors out.
