@@ -124,11 +124,15 @@ func TestCalibrateSimulatedServer(t *testing.T) {
 		t.Skip("several seconds of load; run without -short")
 	}
 	// KV reads keep the default ratio to the weights' memory efficiency,
-	// as the fit assumes; no front end (the fit's request overhead is
-	// checked against the HTTP handling alone).
+	// as the fit assumes. The server has a front end with the default
+	// jitter, as a real one does: without one, the held-out closed loop's
+	// identical requests stay in exact lockstep on the server while the
+	// prediction (whose front end is the fitted request overhead, jittered)
+	// spreads them, and p50 TTFT then depends on the grouping, not the fit.
 	truth := simengine.CostParams{StepOverheadNS: 1_500_000, MemEfficiency: 0.5, ComputeEfficiency: 0.3,
 		KVMemEfficiency:    0.5 * simengine.KVToWeightEfficiency(),
-		AllReduceLatencyNS: simengine.DefaultCost.AllReduceLatencyNS, ReserveFixedBytes: simengine.DefaultCost.ReserveFixedBytes}
+		AllReduceLatencyNS: simengine.DefaultCost.AllReduceLatencyNS, ReserveFixedBytes: simengine.DefaultCost.ReserveFixedBytes,
+		FrontEndNS: 5_000_000, FrontEndJitter: simengine.DefaultCost.FrontEndJitter}
 	// Llama-2-7B: no grouped-query attention, so its KV reads grow fast
 	// with the batch and short runs spread the memory term widely.
 	served := engineConfig(t, "h100", "llama-2-7b", 1)
