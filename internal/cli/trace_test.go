@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/scrape"
+	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/tracetest"
 	"github.com/knee-dev/knee/internal/workload"
@@ -313,15 +315,19 @@ func TestSweepOverTrace(t *testing.T) {
 }
 
 // Multi-turn sessions against the embedded server: turn k's prompt is
-// exactly turn k-1's prompt and answer plus the new message; with the
-// prefix cache later turns, 2-4x longer, prefill only the new message and
-// reach their first token far sooner than with it off.
+// exactly turn k-1's prompt and answer plus the new message. The server
+// names its answers' tokens as vLLM hashes generated tokens, so a later
+// turn's history hits up to the block holding the previous answer's last
+// token (whose KV is never computed): the server's prefix-cache counters
+// say exactly that, and knee sim on the same sessions hits the same
+// tokens. With the cache later turns, 2-4x longer, prefill only the new
+// message and reach their first token far sooner than with it off.
 func TestBenchSessions(t *testing.T) {
+	common := []string{"--sessions", "8", "--turns", "4", "--input-tokens", "500", "--output-tokens", "50", "--seed", "3", "--no-store"}
 	p50 := map[bool][2]float64{}
 	for _, off := range []bool{false, true} {
 		out := filepath.Join(t.TempDir(), "run")
-		args := []string{"bench", "--sessions", "8", "--turns", "4", "--input-tokens", "500", "--output-tokens", "50",
-			"--seed", "3", "--out", out, "--quiet", "--no-store"}
+		args := append([]string{"bench", "--out", out, "--quiet"}, common...)
 		if off {
 			args = append(args, "--no-prefix-caching")
 		}
@@ -338,6 +344,7 @@ func TestBenchSessions(t *testing.T) {
 		}
 		prev := map[string]record.Request{}
 		var first, later []float64
+		wantHits, queries := 0, 0
 		for _, r := range recs {
 			if !r.OK() || r.Session == "" || r.Turn < 1 {
 				t.Fatalf("record %d: %s session %q turn %d", r.ID, r.Error, r.Session, r.Turn)
@@ -346,9 +353,11 @@ func TestBenchSessions(t *testing.T) {
 				if r.Turn != p.Turn+1 || r.InputTokens != p.InputTokens+p.OutputTokens+500 || r.PromptTokensRequested != r.InputTokens {
 					t.Errorf("session %s turn %d: %d prompt tokens (requested %d), want %d + %d + 500", r.Session, r.Turn, r.InputTokens, r.PromptTokensRequested, p.InputTokens, p.OutputTokens)
 				}
+				wantHits += historyHit(p)
 			} else if r.Turn != 1 || r.InputTokens != 500 {
 				t.Errorf("session %s starts at turn %d with %d tokens", r.Session, r.Turn, r.InputTokens)
 			}
+			queries += r.InputTokens
 			prev[r.Session] = r
 			ttft, _ := r.TTFT()
 			if r.Turn == 1 {
@@ -358,15 +367,147 @@ func TestBenchSessions(t *testing.T) {
 			}
 		}
 		p50[off] = [2]float64{stats.Median(first) / 1e6, stats.Median(later) / 1e6}
+		hits := scrapedPrefixHits(t, out)
+		if off {
+			wantHits = 0
+		}
+		t.Logf("caching off %v: server prefix-cache hits %v tokens of %d prompt tokens", off, hits, queries)
+		if hits != float64(wantHits) {
+			t.Errorf("caching off %v: the server's vllm:prefix_cache_hits_total says %v tokens, want %d (each later turn's history up to the previous answer's last token)", off, hits, wantHits)
+		}
+		if !off {
+			code, sout, errs := kneeCmd(t, append([]string{"sim"}, common...)...)
+			if want := fmt.Sprintf("prefix cache: %d of %d prompt tokens hit", wantHits, queries); code != 0 || !strings.Contains(sout, want) {
+				t.Errorf("knee sim on the same sessions (exit %d %s): want %q in\n%s", code, errs, want, sout)
+			}
+		}
 	}
 	t.Logf("TTFT p50 first/later turns: caching %.1f / %.1f ms; off %.1f / %.1f ms", p50[false][0], p50[false][1], p50[true][0], p50[true][1])
 	// Later turns carry 2-4x the first turn's prompt. With the cache they
 	// prefill only the new message (the front end still tokenizes all of
-	// it); without it they prefill the whole history.
+	// it); without it they prefill the whole history. With new messages as
+	// long as the first, cached later turns are no faster than first ones
+	// (vLLM's are not either): TestSessionsLaterTurnsFaster has the
+	// conversation shape where they are.
 	on, no := p50[false], p50[true]
 	if !(no[1] > 1.5*no[0]) || !(on[1]*1.5 < no[1]) {
 		t.Errorf("TTFT p50 first/later turns: with the cache %.1f / %.1f ms, without %.1f / %.1f ms (want later turns without > 1.5x first turns, and > 1.5x later turns with the cache)",
 			on[0], on[1], no[0], no[1])
+	}
+}
+
+// historyHit is the prompt tokens a prefix cache holds of turn p's prompt
+// and answer when the next turn sends them back: the full blocks of all but
+// the answer's last token, whose KV is never computed.
+func historyHit(p record.Request) int {
+	return (p.InputTokens + p.OutputTokens - 1) / simengine.BlockTokens * simengine.BlockTokens
+}
+
+// scrapedPrefixHits is the embedded server's vllm:prefix_cache_hits_total
+// at the end of a bench run, from its server_metrics.json.
+func scrapedPrefixHits(t *testing.T, out string) float64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, "server_metrics.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s scrape.Series
+	if err := json.Unmarshal(b, &s); err != nil || len(s.Samples) == 0 {
+		t.Fatalf("server_metrics.json: %v, %d samples", err, len(s.Samples))
+	}
+	last := s.Samples[len(s.Samples)-1]
+	if !last.OK() {
+		t.Fatalf("last scrape failed: %s", last.Err)
+	}
+	return last.Values[scrape.PrefixHits]
+}
+
+// turnP50s reads the report's "TTFT by turn" note: first and later turns'
+// TTFT p50 in ms.
+func turnP50s(t *testing.T, report string) (first, later float64) {
+	t.Helper()
+	_, rest, ok := strings.Cut(report, "TTFT by turn: first turns p50 ")
+	var n1, n2 int
+	if ok {
+		_, err := fmt.Sscanf(rest, "%f ms (%d), later turns p50 %f ms (%d)", &first, &n1, &later, &n2)
+		ok = err == nil
+	}
+	if !ok {
+		t.Fatalf("report lacks the TTFT by turn note:\n%s", report)
+	}
+	return first, later
+}
+
+// Conversations shaped as chats often are: the first message carries a
+// document, follow-ups are short questions. With the prefix cache holding
+// the history, later turns prefill only the follow-up and reach their first
+// token sooner than first turns; with it off they prefill the whole, longer
+// history and are slower than first turns. The embedded server and knee sim
+// agree on the direction and on the tokens hit.
+func TestSessionsLaterTurnsFaster(t *testing.T) {
+	dir := t.TempDir()
+	type msg struct{ From, Value string }
+	type conv struct {
+		ID            string `json:"id"`
+		Conversations []msg  `json:"conversations"`
+	}
+	var convs []conv
+	answer := strings.Repeat("word ", 250) // asks for 251-token answers (the trailing space is one)
+	for c := range 8 {
+		doc := fmt.Sprintf("Conversation %d. %sSummarize this.", c, strings.Repeat("the quick brown fox jumps over the lazy dog. ", 150))
+		m := []msg{{"human", doc}, {"gpt", answer}}
+		for k := range 3 {
+			m = append(m, msg{"human", fmt.Sprintf("Now tell me more about point %d, and why it matters here.", k)}, msg{"gpt", answer})
+		}
+		convs = append(convs, conv{fmt.Sprintf("c%d", c), m})
+	}
+	data := filepath.Join(dir, "chats.json")
+	b, _ := json.Marshal(convs)
+	if err := os.WriteFile(data, []byte(strings.ReplaceAll(strings.ReplaceAll(string(b), `"From"`, `"from"`), `"Value"`, `"value"`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"--sessions", "8", "--dataset", data, "--think-time", "100ms:400ms", "--ramp", "1s", "--seed", "3", "--no-store"}
+	for _, off := range []bool{false, true} {
+		var extra []string
+		if off {
+			extra = []string{"--no-prefix-caching"}
+		}
+		out := filepath.Join(dir, fmt.Sprintf("run-%v", off))
+		code, bout, errs := kneeCmd(t, slices.Concat([]string{"bench", "--out", out}, common, extra)...)
+		if code != 0 {
+			t.Fatalf("bench: exit %d: %s", code, errs)
+		}
+		code, sout, errs := kneeCmd(t, slices.Concat([]string{"sim"}, common, extra)...)
+		if code != 0 {
+			t.Fatalf("sim: exit %d: %s", code, errs)
+		}
+		bf, bl := turnP50s(t, bout)
+		sf, sl := turnP50s(t, sout)
+		t.Logf("caching off %v: TTFT p50 first/later turns: bench %.1f / %.1f ms, sim %.1f / %.1f ms", off, bf, bl, sf, sl)
+		for _, c := range []struct {
+			what         string
+			first, later float64
+		}{{"bench", bf, bl}, {"sim", sf, sl}} {
+			if !off && !(c.later < c.first) || off && !(c.later > c.first) {
+				t.Errorf("%s, caching off %v: later turns' TTFT p50 %.1f ms against first turns' %.1f ms; want later turns faster with the cache, slower without", c.what, off, c.later, c.first)
+			}
+		}
+		if off {
+			continue
+		}
+		recs := recordsByID(t, filepath.Join(out, "records.jsonl"))
+		prev := map[string]record.Request{}
+		wantHits := 0
+		for _, r := range recs {
+			if p, ok := prev[r.Session]; ok {
+				wantHits += historyHit(p)
+			}
+			prev[r.Session] = r
+		}
+		hits := scrapedPrefixHits(t, out)
+		if want := fmt.Sprintf("prefix cache: %d of ", wantHits); hits != float64(wantHits) || len(recs) != 32 || !strings.Contains(sout, want) {
+			t.Errorf("%d records; the server hit %v tokens, want %d, as knee sim should (%q):\n%s", len(recs), hits, wantHits, want, sout)
+		}
 	}
 }
 

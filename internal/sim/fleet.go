@@ -304,7 +304,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 			moved = p.in - 1
 		}
 		err := r.eng.SubmitRequest(simengine.Request{ID: int64(slot), InputTokens: p.in, OutputTokens: out, At: int64(now),
-			Prompt: p.segs, NoGapStats: warm(p.id, p.sched) || (pd && p.stage == 0), TransferredTokens: moved})
+			Content: p.segs, NoGapStats: warm(p.id, p.sched) || (pd && p.stage == 0), TransferredTokens: moved})
 		if err == nil {
 			return
 		}

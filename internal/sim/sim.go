@@ -299,7 +299,7 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		p := &pend[slot]
 		p.engineAt = now
 		err := eng.SubmitRequest(simengine.Request{ID: int64(slot), InputTokens: p.in, OutputTokens: p.out, At: int64(now),
-			Prompt: p.segs, NoGapStats: warm(p.id, p.sched), OutputID: p.outputID})
+			Content: p.segs, NoGapStats: warm(p.id, p.sched), OutputID: p.outputID})
 		if err == nil {
 			return
 		}

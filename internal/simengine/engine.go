@@ -129,7 +129,6 @@ type req struct {
 	// Prefix caching: the content, the blocks hashed so far (the leading
 	// hashedBlocks), and the cached blocks held (a subset of blocks).
 	segs         []Segment
-	outputID     uint64
 	cur          cursor
 	hashedBlocks int32
 	cached       []int32
@@ -298,7 +297,7 @@ func (e *Engine) SubmitAt(id int64, inputTokens, outputTokens int, at int64) err
 }
 
 // SubmitRequest adds a request with its content (for prefix caching); a
-// Request without Prompt segments is all unique content, as SubmitAt's.
+// Request without Content segments is all unique content, as SubmitAt's.
 func (e *Engine) SubmitRequest(rq Request) error {
 	id, inputTokens, outputTokens, at := rq.ID, rq.InputTokens, rq.OutputTokens, rq.At
 	if inputTokens < 1 || outputTokens < 1 {
@@ -326,9 +325,9 @@ func (e *Engine) SubmitRequest(rq Request) error {
 	*r = req{id: id, prompt: int32(inputTokens), output: int32(outputTokens), live: true, arrival: at, firstSched: -1, noGapStats: rq.NoGapStats,
 		transferred: int32(rq.TransferredTokens), segs: r.segs[:0], cached: r.cached[:0], cur: cursor{ended: e.cfg.NoPrefixCaching}}
 	if !e.cfg.NoPrefixCaching {
-		r.setContent(rq.Prompt, rq.OutputID)
+		r.setContent(rq.Content, rq.OutputID)
 		// All unique (no content named): nothing to look up or register.
-		r.cur.ended = len(rq.Prompt) == 0 && rq.OutputID == 0
+		r.cur.ended = len(rq.Content) == 0 && rq.OutputID == 0
 	}
 	e.byID[id] = slot
 	e.waiting.pushBack(slot)

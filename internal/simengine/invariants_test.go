@@ -50,9 +50,9 @@ func TestRandomOperationsKeepInvariants(t *testing.T) {
 				// prompts, maybe a repeated earlier answer, then unique text.
 				rq := Request{ID: next, InputTokens: in, OutputTokens: out, At: e.Now(), OutputID: uint64(1000 + next)}
 				if rng.IntN(2) == 0 {
-					rq.Prompt = []Segment{{ID: uint64(1 + rng.IntN(3)), Tokens: int32(1 + rng.IntN(300))}}
+					rq.Content = []Segment{{ID: uint64(1 + rng.IntN(3)), Tokens: int32(1 + rng.IntN(300))}}
 					if next > 0 && rng.IntN(2) == 0 {
-						rq.Prompt = append(rq.Prompt, Segment{ID: uint64(1000 + rng.Int64N(next)), Tokens: int32(1 + rng.IntN(100))})
+						rq.Content = append(rq.Content, Segment{ID: uint64(1000 + rng.Int64N(next)), Tokens: int32(1 + rng.IntN(100))})
 					}
 				}
 				if err := e.SubmitRequest(rq); err == nil {

@@ -26,13 +26,17 @@ type Request struct {
 	ID                        int64
 	InputTokens, OutputTokens int
 	At                        int64 // arrival, virtual ns (<= Now)
-	// Prompt is the prompt's content from its first token; prompt tokens
-	// beyond the segments' sum are unique, segments beyond InputTokens are
-	// ignored. The engine copies it.
-	Prompt []Segment
-	// OutputID names the answer's content (0: never reused), so a later
-	// prompt that repeats this answer — a conversation's history — can hit
-	// the blocks computed while decoding it.
+	// Content names the request's tokens from its first prompt token on:
+	// the prompt's, and past InputTokens the answer's (a server that knows
+	// the tokens it will generate names them, as vLLM hashes generated
+	// tokens, so a segment may straddle the boundary). Prompt tokens the
+	// segments do not reach are unique; segments beyond InputTokens +
+	// OutputTokens are ignored. The engine copies it.
+	Content []Segment
+	// OutputID names the answer tokens that Content does not (0: never
+	// reused), so a later prompt that repeats this answer — a
+	// conversation's history — can hit the blocks computed while decoding
+	// it.
 	OutputID uint64
 	// NoGapStats leaves the request's inter-token gaps out of
 	// Config.OnGaps (a warm-up request, outside the measured window).
@@ -131,14 +135,10 @@ type cursor struct {
 	ended bool // met unique content: no later block has a hash
 }
 
-// content returns segment i of r's whole sequence: its prompt segments
-// (capped at the prompt length), unique prompt tokens, then the output.
+// content returns segment i of r's whole sequence (prompt, then answer).
 func (r *req) content(i int32) (Segment, bool) {
 	if int(i) < len(r.segs) {
 		return r.segs[i], true
-	}
-	if int(i) == len(r.segs) && r.output > 0 {
-		return Segment{ID: r.outputID, Tokens: r.output}, true
 	}
 	return Segment{}, false
 }
@@ -170,26 +170,31 @@ func (r *req) nextBlock(c *cursor) (uint64, bool) {
 	return h, true
 }
 
-// setContent copies a request's prompt segments into its slot, capping them
-// at the prompt length.
-func (r *req) setContent(prompt []Segment, outputID uint64) {
+// setContent copies a request's content into its slot, capped at its
+// length: unique prompt tokens after the named ones, then the answer tokens
+// not named, as outputID.
+func (r *req) setContent(content []Segment, outputID uint64) {
 	r.segs = r.segs[:0]
-	left := r.prompt
-	for _, s := range prompt {
-		if left == 0 {
+	total := r.prompt + r.output
+	named := int32(0)
+	for _, s := range content {
+		if named == total {
 			break
 		}
-		s.Tokens = min(s.Tokens, left)
+		s.Tokens = min(s.Tokens, total-named)
 		if s.Tokens <= 0 {
 			continue
 		}
-		left -= s.Tokens
+		named += s.Tokens
 		r.segs = append(r.segs, s)
 	}
-	if left > 0 {
-		r.segs = append(r.segs, Segment{Tokens: left}) // unique rest
+	if named < r.prompt {
+		r.segs = append(r.segs, Segment{Tokens: r.prompt - named}) // unique rest
+		named = r.prompt
 	}
-	r.outputID = outputID
+	if named < total && outputID != 0 {
+		r.segs = append(r.segs, Segment{ID: outputID, Tokens: total - named})
+	}
 }
 
 // lookup finds how many leading blocks of waiting request r are cached,

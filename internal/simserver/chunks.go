@@ -2,6 +2,8 @@ package simserver
 
 import (
 	"strconv"
+
+	"github.com/knee-dev/knee/internal/workload"
 )
 
 // words are the generated output: common English words that are one token
@@ -20,8 +22,19 @@ var words = [...]string{
 }
 
 // word is the text of output token i of request id: deterministic and cheap.
-func word(id int64, i int) string {
-	return words[(uint64(id)*7+uint64(i))%uint64(len(words))]
+func word(id int64, i int) string { return words[wordIndex(id, i)] }
+
+func wordIndex(id int64, i int) int {
+	return int((uint64(id)*7 + uint64(i)) % uint64(len(words)))
+}
+
+// encodeWords tokenizes each of the words once, for naming answers' tokens.
+func encodeWords(tok workload.Tokenizer) *[len(words)][]int {
+	var ids [len(words)][]int
+	for k, w := range words {
+		ids[k] = tok.Encode(w)
+	}
+	return &ids
 }
 
 // appendMS appends ns as milliseconds with up to six decimals (exact to the

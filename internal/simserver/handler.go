@@ -158,7 +158,8 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 	}
 	st.arrV = min(v, s.eng.Now())
 	st.frontEndS = fe
-	if err := s.eng.SubmitRequest(simengine.Request{ID: id, InputTokens: in, OutputTokens: out, At: v, Prompt: g.content}); err != nil {
+	content := g.content(id, out, s.wordIDs)
+	if err := s.eng.SubmitRequest(simengine.Request{ID: id, InputTokens: in, OutputTokens: out, At: v, Content: content}); err != nil {
 		stats := s.eng.Stats()
 		s.mu.Unlock()
 		switch {

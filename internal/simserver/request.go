@@ -18,8 +18,9 @@ type genRequest struct {
 	stream       bool
 	includeUsage bool
 	inputTokens  int
-	content      []simengine.Segment // the prompt's tokens, block by block, for prefix caching
-	maxTokens    int                 // 0 = not given
+	named        bool         // prefix caching: prompt names the prompt's tokens
+	prompt       promptHasher // the prompt's tokens, block by block, the last block open
+	maxTokens    int          // 0 = not given
 	minTokens    int
 }
 
@@ -133,9 +134,27 @@ func parseRequest(r *http.Request, chat bool, encode func(string) []int, content
 		return nil, perr
 	}
 	if content {
-		g.content = ph.finish()
+		g.named, g.prompt = true, ph
 	}
 	return g, nil
+}
+
+// content names the request's tokens for the engine's prefix cache: the
+// prompt's, then the answer's that the server will stream (word(id, i) for
+// i < out, each word's token ids in wordIDs), in the same run of blocks, as
+// vLLM hashes the tokens it generates. A later turn that sends the answer
+// back as an assistant message names the same blocks, so its history hits
+// up to the block holding the answer's last token.
+func (g *genRequest) content(id int64, out int, wordIDs *[len(words)][]int) []simengine.Segment {
+	if !g.named {
+		return nil
+	}
+	if g.inputTokens > 0 { // else the engine's one (BOS) token is unnamed
+		for i := range out {
+			g.prompt.add(wordIDs[wordIndex(id, i)])
+		}
+	}
+	return g.prompt.finish()
 }
 
 // countMessages counts the tokens of the messages' text. No chat template is
@@ -214,7 +233,7 @@ func countPrompt(raw *json.RawMessage, count func(string) int, addIDs func([]int
 // promptHasher names a prompt's tokens in blocks of the engine's block size:
 // each full block a segment whose id hashes its token ids (the engine chains
 // the ids, so equal ids mean equal prefixes too). Messages are joined with no
-// template, as the token count is.
+// template, as the token count is; the answer's tokens continue the blocks.
 type promptHasher struct {
 	segs []simengine.Segment
 	h    uint64

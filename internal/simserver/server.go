@@ -53,6 +53,7 @@ type Server struct {
 	model     string
 	modelJSON []byte
 	tok       workload.Tokenizer
+	wordIDs   *[len(words)][]int // the answer words' token ids
 	start     time.Time
 	created   int64 // unix seconds, for the "created" fields
 	clk       clock
@@ -130,7 +131,7 @@ func New(cfg Config) (*Server, error) {
 	mj, _ := json.Marshal(cfg.ModelName)
 	now := time.Now()
 	s := &Server{
-		cfg: cfg, model: cfg.ModelName, modelJSON: mj, tok: cfg.Tokenizer,
+		cfg: cfg, model: cfg.ModelName, modelJSON: mj, tok: cfg.Tokenizer, wordIDs: encodeWords(cfg.Tokenizer),
 		start: now, created: now.Unix(),
 		eng: eng, streams: make(map[int64]*stream), hijacked: make(map[*stream]struct{}), nextID: 1,
 		waker: w, quit: make(chan struct{}),
