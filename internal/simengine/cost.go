@@ -16,8 +16,10 @@ type CostParams struct {
 	// MemEfficiency is the fraction of peak memory bandwidth that weight and
 	// KV reads achieve. Fitted.
 	MemEfficiency float64
-	// ComputeEfficiency is the fraction of peak dense BF16 FLOP/s that the
-	// GEMMs and attention achieve. Fitted.
+	// ComputeEfficiency is the fraction of the GPU's achievable matmul
+	// rate (GPU.AchievableBF16TFLOPS: measured, not the datasheet peak) that the
+	// GEMMs and attention achieve. Assumed 1 for vLLM; a calibrated
+	// profile fits it.
 	ComputeEfficiency float64
 	// KVMemEfficiency is the fraction of peak memory bandwidth at which
 	// attention streams the KV cache (paged decode-attention kernels read
@@ -85,7 +87,7 @@ func (l LinearStepCost) LinearStepNS(s StepShape, decode int64) float64 {
 var DefaultCost = CostParams{
 	StepOverheadNS:        600_000, // 0.6 ms
 	MemEfficiency:         0.76,
-	ComputeEfficiency:     0.80,
+	ComputeEfficiency:     1.0,
 	KVMemEfficiency:       0.83,
 	AllReduceLatencyNS:    8_000, // 8 µs
 	AllReduceBWEfficiency: 0.75,
@@ -101,7 +103,7 @@ type costModel struct {
 	t0NS        float64
 	nsPerByte   float64 // 1 / (bandwidth × efficiency), ns: weights
 	nsPerKVByte float64 // the same for KV cache reads
-	nsPerFLOP   float64 // 1 / (peak × efficiency), ns: attention and LM head
+	nsPerFLOP   float64 // 1 / (achievable matmul rate × efficiency), ns: attention and LM head
 	nsPerLinear float64 // the same for the linear layers (FP8 tensor cores for FP8 weights)
 	weightBytes float64 // weights read every step, per GPU (for MoE: all but the experts)
 	linearFLOPs float64 // 2 × active linear params per new token, per GPU
@@ -134,7 +136,7 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 	c := costModel{
 		t0NS:      float64(p.StepOverheadNS),
 		nsPerByte: 1e9 / (gpu.BandwidthGBps * 1e9 * p.MemEfficiency),
-		nsPerFLOP: 1e9 / (gpu.BF16TFLOPS * 1e12 * p.ComputeEfficiency),
+		nsPerFLOP: 1e9 / (gpu.AchievableBF16TFLOPS() * 1e12 * p.ComputeEfficiency),
 		// Every dense linear weight and the LM head are read once per
 		// step; of the embedding table only the looked-up rows are read
 		// (negligible).
@@ -156,7 +158,7 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 	if wb <= 1 && gpu.FP8TFLOPS > 0 && isFP8(m.WeightPrecision) {
 		// FP8 weights with FP8 activations (W8A8, as vLLM's FP8
 		// checkpoints run on Hopper and later) use the FP8 tensor cores.
-		c.nsPerLinear = 1e9 / (gpu.FP8TFLOPS * 1e12 * p.ComputeEfficiency)
+		c.nsPerLinear = 1e9 / (gpu.AchievableFP8TFLOPS() * 1e12 * p.ComputeEfficiency)
 	}
 	if m.Experts > 0 {
 		c.experts, c.topK = float64(m.Experts), float64(m.ExpertsPerToken)
@@ -280,7 +282,8 @@ func DecodeShape(b, ctx int64) StepShape {
 
 // StepCostTerms prices the terms of one step's cost at full efficiency:
 // the time its memory traffic (weights and KV) and its arithmetic would
-// take at the GPU's peak, and its tensor-parallel all-reduce time. Under
+// take at the GPU's peak bandwidth and achievable matmul rate
+// (GPU.AchievableBF16TFLOPS), and its tensor-parallel all-reduce time. Under
 // CostParams p the step takes
 //
 //	p.StepOverheadNS + max(memNS/p.MemEfficiency, cmpNS/p.ComputeEfficiency) + arNS

@@ -2,6 +2,7 @@ package simengine
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -343,5 +344,33 @@ func TestStepCostTerms(t *testing.T) {
 		if d := float64(first) - want; d > 1 || d < -1 {
 			t.Errorf("tp %d: first token at %d ns, terms give %.0f", tp, first, want)
 		}
+	}
+}
+
+// Prefill computes at the GPU's measured achievable matmul rate, not its
+// datasheet peak: the same prompt's compute term differs between the A100
+// and the H100 by the ratio of their MAMF figures (794.5 / 271.2), not of
+// their peaks (989 / 312); a GPU without a measured rate takes
+// DefaultMatmulFraction of its peak; a measured rate above the peak is
+// refused.
+func TestComputeAtAchievableMatmulRate(t *testing.T) {
+	a100, _ := LookupGPU("a100-80gb")
+	h100, _ := LookupGPU("h100")
+	m, _ := LookupModel("llama-3.1-8b")
+	_, cmpA, _ := StepCostTerms(a100, m, 1, PrefillShape(4096))
+	_, cmpH, _ := StepCostTerms(h100, m, 1, PrefillShape(4096))
+	if got, want := cmpA/cmpH, 794.5/271.2; math.Abs(got/want-1) > 1e-9 {
+		t.Errorf("A100/H100 prefill compute %.4f, want the achievable-rate ratio %.4f (peaks give %.4f)", got, want, 989.0/312)
+	}
+	l4, _ := LookupGPU("l4")
+	if got := l4.AchievableBF16TFLOPS(); math.Abs(got-l4.BF16TFLOPS*DefaultMatmulFraction) > 1e-9 {
+		t.Errorf("L4 (unmeasured) achievable rate %v, want %v × %v", got, l4.BF16TFLOPS, DefaultMatmulFraction)
+	}
+	if _, err := ParseGPU([]byte("name: x\nmemory_gib: 8\nbandwidth_gbps: 100\nbf16_tflops: 50\ninterconnect_gbps: 16\nbf16_matmul_tflops: 60\n")); err == nil || !strings.Contains(err.Error(), "bf16_matmul_tflops") {
+		t.Errorf("matmul rate above the peak: %v", err)
+	}
+	g, err := ParseGPU([]byte("name: x\nmemory_gib: 8\nbandwidth_gbps: 100\nbf16_tflops: 50\ninterconnect_gbps: 16\nbf16_matmul_tflops: 40\n"))
+	if err != nil || g.AchievableBF16TFLOPS() != 40 {
+		t.Errorf("measured matmul rate: %v, %v", g.AchievableBF16TFLOPS(), err)
 	}
 }

@@ -24,6 +24,36 @@ type GPU struct {
 	// FP8TFLOPS is peak dense FP8 tensor FLOP/s, 1e12; 0 = no FP8 tensor
 	// cores (FP8 weights then compute at the BF16 rate, as on Ampere).
 	FP8TFLOPS float64 `yaml:"fp8_tflops,omitempty"`
+	// BF16MatmulTFLOPS and FP8MatmulTFLOPS are the measured maximum
+	// achievable matmul rates (MAMF: the best large GEMM the vendor's BLAS
+	// reaches, 1e12 FLOP/s), which is what prefill GEMMs can approach; the
+	// datasheet peak is not reachable, and by how much differs per GPU
+	// (A100 87%, H100 80%, MI300X 51%). 0 = unmeasured: the datasheet peak
+	// times DefaultMatmulFraction.
+	BF16MatmulTFLOPS float64 `yaml:"bf16_matmul_tflops,omitempty"`
+	FP8MatmulTFLOPS  float64 `yaml:"fp8_matmul_tflops,omitempty"`
+}
+
+// DefaultMatmulFraction is the share of the datasheet peak a GPU without a
+// measured achievable matmul rate is taken to reach: the H100's measured
+// share (794.5 of 989 TFLOP/s, Bekman's MAMF table). Assumed.
+const DefaultMatmulFraction = 0.80
+
+// AchievableBF16TFLOPS is the achievable dense BF16 matmul rate, 1e12 FLOP/s.
+func (g GPU) AchievableBF16TFLOPS() float64 {
+	if g.BF16MatmulTFLOPS > 0 {
+		return g.BF16MatmulTFLOPS
+	}
+	return g.BF16TFLOPS * DefaultMatmulFraction
+}
+
+// AchievableFP8TFLOPS is the achievable dense FP8 matmul rate, 1e12 FLOP/s (0
+// without FP8 tensor cores).
+func (g GPU) AchievableFP8TFLOPS() float64 {
+	if g.FP8MatmulTFLOPS > 0 {
+		return g.FP8MatmulTFLOPS
+	}
+	return g.FP8TFLOPS * DefaultMatmulFraction
 }
 
 // Model is a decoder-only transformer (Llama-style: grouped-query attention,
@@ -79,6 +109,14 @@ func (g GPU) Validate() error {
 	}{{"memory_gib", g.MemoryGiB}, {"bandwidth_gbps", g.BandwidthGBps}, {"bf16_tflops", g.BF16TFLOPS}, {"interconnect_gbps", g.InterconnectGBps}} {
 		if !(f.v > 0) {
 			return fmt.Errorf("gpu %s: %s must be > 0, got %v", g.Name, f.name, f.v)
+		}
+	}
+	for _, f := range []struct {
+		name, peakName string
+		v, peak        float64
+	}{{"bf16_matmul_tflops", "bf16_tflops", g.BF16MatmulTFLOPS, g.BF16TFLOPS}, {"fp8_matmul_tflops", "fp8_tflops", g.FP8MatmulTFLOPS, g.FP8TFLOPS}} {
+		if f.v < 0 || f.v > f.peak {
+			return fmt.Errorf("gpu %s: %s (a measured matmul rate) must be between 0 and %s (%v), got %v", g.Name, f.name, f.peakName, f.peak, f.v)
 		}
 	}
 	return nil
@@ -346,6 +384,10 @@ func ParseGPU(b []byte) (GPU, error) {
 			g.InterconnectGBps, err = strconv.ParseFloat(v, 64)
 		case "fp8_tflops":
 			g.FP8TFLOPS, err = strconv.ParseFloat(v, 64)
+		case "bf16_matmul_tflops":
+			g.BF16MatmulTFLOPS, err = strconv.ParseFloat(v, 64)
+		case "fp8_matmul_tflops":
+			g.FP8MatmulTFLOPS, err = strconv.ParseFloat(v, 64)
 		default:
 			return fmt.Errorf("unknown key %q", k)
 		}
