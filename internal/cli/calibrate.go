@@ -277,7 +277,7 @@ func printCalibration(w io.Writer, res *calibrate.Result, prof calibrate.Profile
 		fmt.Fprintln(w, "the profile's gpu and model only size the simulator's memory, max_num_seqs is the server's parallel slots (docs/simulator.md).")
 		return
 	}
-	fmt.Fprintln(w, "\nModel: a step takes overhead + max(memory traffic / (bandwidth × memory efficiency), FLOPs / (peak × compute efficiency))")
+	fmt.Fprintln(w, "\nModel: a step takes overhead + max(memory traffic / (bandwidth × memory efficiency), FLOPs / (achievable matmul rate × compute efficiency))")
 	fmt.Fprintln(w, "+ all-reduce; mem/cmp/ar ms above are each point's terms at full efficiency (docs/simulator.md).")
 }
 
