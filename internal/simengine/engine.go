@@ -3,6 +3,7 @@ package simengine
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // BlockTokens is the KV cache block size in tokens (vLLM's default).
@@ -27,7 +28,7 @@ type Config struct {
 
 	// MaxNumSeqs bounds running requests; MaxNumBatchedTokens is the token
 	// budget of one step. 0 = vLLM V1's OpenAI-server defaults: 1024 and
-	// 8192 on GPUs with at least 70 GiB, else 256 and 2048 (without
+	// 8192 on GPUs with at least 70 GiB other than A100s, else 256 and 2048 (without
 	// chunked prefill the budget defaults to max(MaxModelLen, 2048)).
 	MaxNumSeqs, MaxNumBatchedTokens int
 	GPUMemoryUtilization            float64 // 0 = 0.9
@@ -189,7 +190,10 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.MaxModelLen < 1 {
 		return nil, fmt.Errorf("%w: max model len %d (want >= 1)", ErrBadEngineCfg, cfg.MaxModelLen)
 	}
-	big := cfg.GPU.MemoryGiB >= 70
+	// vLLM keeps A100s on the small defaults whatever their memory: a
+	// larger budget lowered their throughput (EngineArgs.get_batch_defaults,
+	// vLLM PR #17885).
+	big := cfg.GPU.MemoryGiB >= 70 && !strings.Contains(strings.ToLower(cfg.GPU.Name), "a100")
 	if cfg.MaxNumSeqs == 0 {
 		cfg.MaxNumSeqs = 256
 		if big {
