@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"context"
 	"math"
 	"strconv"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/openai"
+	"github.com/knee-dev/knee/internal/wake"
 )
 
 // constantSchedule sends every 1/rate seconds, starting at 0.
@@ -92,9 +94,13 @@ func (r *Run) openLoop(wg *sync.WaitGroup) {
 	if r.cfg.MaxConcurrency > 0 {
 		sem = make(chan struct{}, r.cfg.MaxConcurrency)
 	}
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
+	// A plain Go timer wakes an idle client up to a millisecond late (the
+	// netpoller sleeps in whole milliseconds), and that is lag of every
+	// send; the Waker is on time to tens of microseconds.
+	wk := wake.New()
+	defer wk.Close()
+	stopWake := context.AfterFunc(r.issueCtx, wk.Kick)
+	defer stopWake()
 	var i int64
 	for ; r.cfg.Requests == 0 || i < r.cfg.Requests; i++ {
 		at := rampWarp(sched.Next(), r.cfg.Ramp)
@@ -102,11 +108,9 @@ func (r *Run) openLoop(wg *sync.WaitGroup) {
 			r.stopFor(StopDuration)
 			return
 		}
-		if d := at - time.Since(r.start); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-timer.C:
-			case <-r.issueCtx.Done():
+		for d := at - time.Since(r.start); d > 0; d = at - time.Since(r.start) {
+			wk.Sleep(d)
+			if r.issueCtx.Err() != nil {
 				return // not yet due: not dropped
 			}
 		}

@@ -33,11 +33,12 @@
 //   - faults.go: deterministic, seeded fault injection.
 //   - metrics.go: /metrics with vLLM's metric names.
 //   - errors.go: OpenAI-style error bodies.
-//   - waker_linux.go: the pacer wakes on whichever comes first of a Go
-//     timer and a timerfd: Go's timers can fire up to a millisecond late on
-//     an idle process (the netpoller sleeps in whole milliseconds), and a
-//     ready timerfd can go unnoticed for up to 10 ms on a busy one (the
-//     netpoller is consulted only when a P runs out of work).
+//   - pacer.go sleeps with internal/wake's Waker, which wakes on whichever
+//     comes first of a Go timer and a timerfd: Go's timers can fire up to a
+//     millisecond late on an idle process (the netpoller sleeps in whole
+//     milliseconds), and a ready timerfd can go unnoticed for up to 10 ms
+//     on a busy one (the netpoller is consulted only when a P runs out of
+//     work).
 //
 // Per-request truth goes to the client: headers X-Knee-Queue-Ms and
 // X-Knee-Prefill-Ms (sent with the first token) and a "knee_timing" object

@@ -178,7 +178,7 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 	s.streams[id] = st
 	if s.idle {
 		s.idle = false
-		s.waker.kick()
+		s.waker.Kick()
 	}
 	s.mu.Unlock()
 

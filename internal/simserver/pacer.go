@@ -45,7 +45,7 @@ func (s *Server) pace() {
 				d = time.Duration(max(next-s.now(), 0))
 			}
 			if d != 0 {
-				s.waker.sleep(d)
+				s.waker.Sleep(d)
 			}
 			s.mu.Lock()
 			s.idle = false
@@ -62,7 +62,7 @@ func (s *Server) pace() {
 			// Work that cannot be scheduled yet (should not happen with a
 			// validated engine): do not spin.
 			s.mu.Unlock()
-			s.waker.sleep(time.Millisecond)
+			s.waker.Sleep(time.Millisecond)
 			continue
 		}
 		endS := s.clk.toServer(s.eng.Now())
@@ -92,7 +92,7 @@ func (s *Server) pace() {
 			if rel >= 0 && rel < target {
 				target = rel
 			}
-			s.waker.sleep(time.Duration(target - now))
+			s.waker.Sleep(time.Duration(target - now))
 		}
 		s.dispatch(batches)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/wake"
 	"github.com/knee-dev/knee/internal/workload"
 )
 
@@ -74,7 +75,7 @@ type Server struct {
 	nStalled atomic.Int32
 	closed   atomic.Bool
 	seq      atomic.Uint64 // arrival number of valid requests (fault draws)
-	waker    waker
+	waker    *wake.Waker
 	writers  []*writer
 	metrics  *metrics
 	mux      *http.ServeMux
@@ -124,10 +125,7 @@ func New(cfg Config) (*Server, error) {
 	if nw <= 0 {
 		nw = min(runtime.GOMAXPROCS(0), 8)
 	}
-	w, err := newWaker()
-	if err != nil {
-		return nil, err
-	}
+	w := wake.New()
 	mj, _ := json.Marshal(cfg.ModelName)
 	now := time.Now()
 	s := &Server{
@@ -312,7 +310,7 @@ func (s *Server) Close() error {
 		s.mu.Unlock()
 		s.closed.Store(true)
 		close(s.quit)
-		s.waker.kick()
+		s.waker.Kick()
 		if s.rl != nil {
 			s.rl.Close()
 		}
@@ -327,7 +325,7 @@ func (s *Server) Close() error {
 			close(w.ch)
 		}
 		s.writeWG.Wait()
-		s.waker.close()
+		s.waker.Close()
 	})
 	return err
 }

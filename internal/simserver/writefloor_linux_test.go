@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/knee-dev/knee/internal/wake"
 )
 
 // floorReaderEnv makes the test binary a bare reader (see floorReader).
@@ -135,17 +137,14 @@ func writeFloorRun(b *testing.B, streams, steps int, gap time.Duration) {
 	workers := runtime.GOMAXPROCS(0)
 	lags := make([][]time.Duration, workers)
 	var drains []time.Duration
-	wk, err := newWaker() // the pacer's own: Go's timers alone wake up to 1 ms late
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer wk.close()
+	wk := wake.New() // the pacer's own: Go's timers alone wake up to 1 ms late
+	defer wk.Close()
 	start := time.Now()
 	cpu0 := cpuTime()
 	for step := 1; step <= steps; step++ {
 		due := start.Add(time.Duration(step) * gap)
 		for d := time.Until(due); d > 0; d = time.Until(due) {
-			wk.sleep(d)
+			wk.Sleep(d)
 		}
 		var wg sync.WaitGroup
 		for w := range workers {

@@ -1,28 +1,25 @@
-package simserver
+package wake
 
 import (
 	"testing"
 	"time"
 )
 
-// The pacer's waker returns after a timed sleep, and a kick ends an
+// A Waker returns after a timed sleep, and a kick ends an
 // untimed sleep, whether it comes before or during it. (Lateness is the
 // pacing benchmark's business, not a unit test's.)
 func TestWaker(t *testing.T) {
-	w, err := newWaker()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.close()
+	w := New()
+	defer w.Close()
 	done := make(chan struct{})
 	go func() {
 		t0 := time.Now()
-		w.sleep(2 * time.Millisecond)
+		w.Sleep(2 * time.Millisecond)
 		if el := time.Since(t0); el < time.Millisecond {
 			t.Errorf("a first 2 ms sleep returned after %v", el)
 		}
-		w.kick()
-		w.sleep(-1) // kicked before: returns at once
+		w.Kick()
+		w.Sleep(-1) // kicked before: returns at once
 		close(done)
 	}()
 	select {
@@ -31,9 +28,9 @@ func TestWaker(t *testing.T) {
 		t.Fatal("sleep did not return")
 	}
 	done = make(chan struct{})
-	go func() { w.sleep(-1); close(done) }()
+	go func() { w.Sleep(-1); close(done) }()
 	time.Sleep(5 * time.Millisecond)
-	w.kick()
+	w.Kick()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):

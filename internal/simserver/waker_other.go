@@ -1,5 +1,0 @@
-//go:build !linux
-
-package simserver
-
-func newWaker() (waker, error) { return newTimerWaker(), nil }
