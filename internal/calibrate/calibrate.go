@@ -185,6 +185,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	var pts []Point
+	var stepCVs []float64 // a linear fit's decode points' step-time spread
+	var restarts []restartRun
 	for _, n := range prefillLengths(cfg.PrefillLengths, ec) {
 		cfg.progress("prefill: %d-token prompts at concurrency 1", n)
 		recs, err := measure(ctx, cfg, 1, n, 2, 0, 0, 0, int64(cfg.PrefillRequests+1))
@@ -241,6 +243,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			// into (those steps the model prices as prefill).
 			gaps, ctxTok = decodeGaps(recs, warm, prefillIn(recs))
 			step = mean
+			if cv, ok := stepTimeCV(gaps); ok {
+				stepCVs = append(stepCVs, cv)
+			}
+			if r, ok := newRestartRun(dp, recs, cfg.DecodeDuration, warm); ok {
+				restarts = append(restarts, r)
+			}
 		} else {
 			gaps, ctxTok = decodeGaps(recs, warm, nil)
 		}
@@ -254,6 +262,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{Points: pts}
 	if linear {
 		res.Fit = FitLinear(pts, def)
+		if len(stepCVs) > 0 {
+			res.Fit.StepTimeCV = round(median(stepCVs), 1e3)
+			res.Fit.Cost.StepTimeCV = res.Fit.StepTimeCV
+		}
+		if r, err := fitFrontEndRate(ctx, ec, res.Fit.Cost, restarts); err != nil {
+			return nil, err
+		} else if r < 1 {
+			res.Fit.FrontEndRateInSteps = r
+			res.Fit.Cost.FrontEndRateInSteps = r
+		}
 	} else {
 		res.Fit = FitPoints(pts, def)
 	}
@@ -465,6 +483,76 @@ func predict(ctx context.Context, cfg Config, ec simengine.Config, cost simengin
 		InputTokens: input, OutputTokens: h.Output}, nil
 }
 
+// restartRun is a decode point of two or more streams as measured: each
+// stream's next request reaches the server while the others decode, so
+// its TTFT holds the front end as slowed by their steps.
+type restartRun struct {
+	run               decodeRun
+	duration, warm    time.Duration
+	measuredTTFTP50MS float64
+}
+
+func newRestartRun(dp decodeRun, recs []record.Request, d, warm time.Duration) (restartRun, bool) {
+	if dp.Batch < 2 {
+		return restartRun{}, false
+	}
+	var ttft []float64
+	for i := range recs {
+		if r := &recs[i]; r.OK() && !r.Warmup && r.HasFirstToken() {
+			ttft = append(ttft, ms(r.FirstToken-r.Sent))
+		}
+	}
+	if len(ttft) < 5 {
+		return restartRun{}, false
+	}
+	return restartRun{run: dp, duration: d, warm: warm, measuredTTFTP50MS: median(ttft)}, true
+}
+
+// frontEndRates are the rates fitFrontEndRate tries, 1 first.
+var frontEndRates = []float64{1, 0.7, 0.5, 0.35, 0.25, 0.18, 0.13, 0.1, 0.07, 0.05}
+
+// fitFrontEndRate finds how fast the front end works while the engine runs
+// steps (simengine.CostParams.FrontEndRateInSteps): the rate whose
+// simulation of the restart runs, with the fitted step costs, gives their
+// measured median TTFTs best (least squares on the log ratio). On a CPU
+// server the compute threads take the cores the HTTP server and tokenizer
+// need, and a request arriving amid decode steps waits for them; 1 where
+// the runs cannot tell.
+func fitFrontEndRate(ctx context.Context, ec simengine.Config, cost simengine.CostParams, runs []restartRun) (float64, error) {
+	if len(runs) == 0 || cost.FrontEndNS+int64(cost.FrontEndPerTokenNS) <= 0 {
+		return 1, nil
+	}
+	best, bestErr := 1.0, math.Inf(1)
+	for _, rate := range frontEndRates {
+		c := cost
+		c.FrontEndRateInSteps = rate
+		e := ec
+		e.Cost, e.StepTimeScale = &c, 1
+		var sq float64
+		for _, r := range runs {
+			acc := stats.NewAccumulator(stats.Options{})
+			_, err := sim.Run(ctx, sim.Config{
+				Engine: e, Gen: fixedLengths{in: r.run.Input, out: r.run.output}, Concurrency: r.run.Batch,
+				Duration: r.warm + r.duration, Warmup: r.warm, Ramp: r.warm * 3 / 4,
+			}, func(rec *record.Request) { acc.Add(rec) })
+			if err != nil {
+				return 0, fmt.Errorf("simulating the decode points: %w", err)
+			}
+			s := acc.Summary()
+			if s.Completed == 0 || s.TTFT.P50 <= 0 {
+				sq = math.Inf(1)
+				break
+			}
+			d := math.Log(s.TTFT.P50 / r.measuredTTFTP50MS)
+			sq += d * d
+		}
+		if sq < bestErr {
+			best, bestErr = rate, sq
+		}
+	}
+	return best, nil
+}
+
 type fixedLengths struct{ in, out int }
 
 func (f fixedLengths) Lengths(int64) (int, int) { return f.in, f.out }
@@ -554,6 +642,30 @@ func decodeGaps(recs []record.Request, warm time.Duration, skip func(from, to ti
 		ctx = int(math.Round(ctxSum / float64(len(gaps))))
 	}
 	return gaps, ctx
+}
+
+// stepTimeCV is the coefficient of variation of a decode point's step
+// times, from the interquartile range of their logarithms (a lognormal's
+// σ is IQR/1.349): robust to the few gaps a pause of the client or the
+// machine stretched, which the mean already counts. ok is false with too
+// few gaps to say.
+func stepTimeCV(gaps []float64) (cv float64, ok bool) {
+	if len(gaps) < 20 {
+		return 0, false
+	}
+	logs := make([]float64, 0, len(gaps))
+	for _, g := range gaps {
+		if g > 0 {
+			logs = append(logs, math.Log(g))
+		}
+	}
+	if len(logs) < 20 {
+		return 0, false
+	}
+	slices.Sort(logs)
+	q := func(f float64) float64 { return logs[int(f*float64(len(logs)-1))] }
+	sigma := (q(0.75) - q(0.25)) / 1.349
+	return math.Sqrt(math.Expm1(sigma * sigma)), true
 }
 
 // prefillIn says whether some request's first token arrived at the end

@@ -54,6 +54,14 @@ type Fit struct {
 	// tokenization, scheduling a new request): fitted from the prefill
 	// points, reported, not simulated.
 	RequestOverheadMS float64 `json:"request_overhead_ms"`
+	// StepTimeCV is how much a linear fit's decode steps varied around
+	// their mean (coefficient of variation): simulated as a lognormal
+	// spread of every step (simengine.CostParams.StepTimeCV).
+	StepTimeCV float64 `json:"step_time_cv,omitempty"`
+	// FrontEndRateInSteps is how fast a linear fit's front end works while
+	// the engine runs steps (simengine.CostParams.FrontEndRateInSteps),
+	// fitted to the TTFTs of the decode points' restarted streams.
+	FrontEndRateInSteps float64 `json:"front_end_rate_in_steps,omitempty"`
 	// RMSRelError is the root-mean-square relative error of the fit over
 	// its points; MaxRelError the worst point's.
 	RMSRelError float64 `json:"rms_rel_error"`

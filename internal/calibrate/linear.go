@@ -1,7 +1,9 @@
 package calibrate
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/knee-dev/knee/internal/simengine"
@@ -82,6 +84,7 @@ func FitLinear(pts []Point, def simengine.CostParams) Fit {
 		free[drop], coef[drop] = false, 0
 	}
 	lin := simengine.LinearStepCost{BaseNS: coef[1] * 1e6, PerPrefillTokenNS: coef[2] * 1e6, PerDecodeSeqNS: coef[3] * 1e6, PerAttentionPairNS: coef[4] * 1e6}
+	lin.PromptCurve = promptCurve(pts, coef)
 	f := Fit{Cost: def, RequestOverheadMS: coef[0]}
 	f.Cost.Linear = &lin
 	f.Cost.FrontEndNS, f.Cost.FrontEndPerTokenNS = int64(math.Round(coef[0]*1e6)), 0
@@ -99,9 +102,60 @@ func FitLinear(pts []Point, def simengine.CostParams) Fit {
 	for i := range pts {
 		p := &pts[i]
 		p.FittedMS, p.Bound = dot(linearFeatures(p), coef), StepModelLinear
+		if len(lin.PromptCurve) > 0 && p.Kind == KindPrefill {
+			p.FittedMS = curveFitted(p, coef, lin)
+		}
 	}
 	f.RMSRelError, f.MaxRelError = fitErrors(pts)
 	return f
+}
+
+// promptCurve is the measured time of a lone prompt's step against its
+// length (simengine.LinearStepCost.PromptCurve): a prefill point's TTFT
+// less the request overhead and its attention. Points of one length are
+// averaged, and the curve made nondecreasing (pool adjacent violators: a
+// longer prompt is never faster; what noise puts out of order is averaged,
+// not dropped). Nil with fewer than two lengths.
+func promptCurve(pts []Point, coef [linearTerms]float64) []simengine.CurvePoint {
+	sum := map[int64]float64{}
+	count := map[int64]float64{}
+	for i := range pts {
+		p := &pts[i]
+		if p.Kind != KindPrefill || p.MeasuredMS <= 0 {
+			continue
+		}
+		n, f := int64(p.InputTokens), linearFeatures(p)
+		sum[n] += p.MeasuredMS - coef[0]*f[0] - coef[4]*f[4]
+		count[n]++
+	}
+	if len(sum) < 2 {
+		return nil
+	}
+	type block struct {
+		tokens []int64
+		ms, w  float64
+	}
+	var blocks []block
+	for _, n := range slices.Sorted(maps.Keys(sum)) {
+		blocks = append(blocks, block{tokens: []int64{n}, ms: sum[n] / count[n], w: count[n]})
+		for len(blocks) > 1 && blocks[len(blocks)-2].ms > blocks[len(blocks)-1].ms {
+			a, b := blocks[len(blocks)-2], blocks[len(blocks)-1]
+			blocks = append(blocks[:len(blocks)-2], block{tokens: append(a.tokens, b.tokens...), ms: (a.ms*a.w + b.ms*b.w) / (a.w + b.w), w: a.w + b.w})
+		}
+	}
+	var c []simengine.CurvePoint
+	for _, b := range blocks {
+		for _, n := range b.tokens {
+			c = append(c, simengine.CurvePoint{Tokens: n, NS: max(b.ms, 0) * 1e6})
+		}
+	}
+	return c
+}
+
+// curveFitted is what the prompt curve gives for a prefill point.
+func curveFitted(p *Point, coef [linearTerms]float64, lin simengine.LinearStepCost) float64 {
+	f := linearFeatures(p)
+	return coef[0]*f[0] + coef[4]*f[4] + lin.LinearStepNS(simengine.StepShape{NewTokens: int64(p.InputTokens)}, 0)/1e6
 }
 
 // varies says whether feature j is nonzero at some point (else nothing

@@ -2,6 +2,8 @@ package calibrate
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/sim"
 
 	"github.com/knee-dev/knee/internal/simengine"
 )
@@ -159,5 +162,148 @@ func TestPrefillInGap(t *testing.T) {
 	recs[1].FirstToken = ms(70.1) // the same step, its token read just after
 	if gaps, _ := decodeGaps(recs[:1], 0, prefillIn(recs)); !slices.Equal(gaps, []float64{10, 10, 10}) {
 		t.Errorf("first token just after the gap's end: gaps %v, want the 40 ms one left out", gaps)
+	}
+}
+
+// The prompt curve passes through each measured length's step (TTFT less
+// the request overhead and attention), averages lengths measured twice,
+// and pools what noise put out of order instead of letting a longer
+// prompt be faster.
+func TestPromptCurve(t *testing.T) {
+	coef := [linearTerms]float64{5, 0, 0, 0, 0.001} // request overhead 5 ms, attention 1 µs a pair
+	pts := []Point{
+		{Kind: KindPrefill, InputTokens: 10, MeasuredMS: 5 + 20 + 0.1},
+		{Kind: KindPrefill, InputTokens: 20, MeasuredMS: 5 + 30 + 0.4},
+		{Kind: KindPrefill, InputTokens: 40, MeasuredMS: 5 + 26 + 1.6}, // faster than 20: noise
+		{Kind: KindPrefill, InputTokens: 80, MeasuredMS: 5 + 70 + 6.4},
+		{Kind: KindPrefill, InputTokens: 80, MeasuredMS: 5 + 90 + 6.4},
+		{Kind: KindDecode, InputTokens: 40, Batch: 4, MeasuredMS: 9}, // not a prompt step
+	}
+	got := promptCurve(pts, coef)
+	want := []simengine.CurvePoint{{Tokens: 10, NS: 20e6}, {Tokens: 20, NS: 28e6}, {Tokens: 40, NS: 28e6}, {Tokens: 80, NS: 80e6}}
+	if len(got) != len(want) {
+		t.Fatalf("curve %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i].Tokens != want[i].Tokens || math.Abs(got[i].NS-want[i].NS) > 1 {
+			t.Errorf("point %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if c := promptCurve(pts[:1], coef); c != nil {
+		t.Errorf("one length: curve %v, want none", c)
+	}
+}
+
+// The step-time spread of lognormal gaps is their coefficient of
+// variation, and a few gaps a pause stretched barely move it.
+func TestStepTimeCV(t *testing.T) {
+	var gaps []float64
+	const sigma = 0.2
+	for i := 1; i <= 2000; i++ {
+		// Lognormal quantiles at evenly spaced probabilities.
+		z := math.Sqrt2 * math.Erfinv(2*(float64(i)-0.5)/2000-1)
+		gaps = append(gaps, 10*math.Exp(sigma*z))
+	}
+	want := math.Sqrt(math.Expm1(sigma * sigma))
+	cv, ok := stepTimeCV(gaps)
+	if !ok || math.Abs(cv-want) > 0.01 {
+		t.Errorf("spread %.4f (ok %v), want %.4f", cv, ok, want)
+	}
+	for i := range 20 {
+		gaps[i] = 500 // a stalled client
+	}
+	if cv2, _ := stepTimeCV(gaps); math.Abs(cv2-want) > 0.02 {
+		t.Errorf("with 1%% of gaps stretched 50x: spread %.4f, want about %.4f", cv2, want)
+	}
+	if _, ok := stepTimeCV(gaps[:10]); ok {
+		t.Error("10 gaps: want no estimate")
+	}
+}
+
+// fitFrontEndRate recovers the front end's speed during steps from the
+// restarts of decode runs: runs simulated with a known rate are told
+// apart from the other rates it tries.
+func TestFitFrontEndRate(t *testing.T) {
+	ec := engineConfig(t, "h100", "llama-3.1-8b", 1)
+	ec.MaxNumSeqs = 4
+	cost := simengine.DefaultCost
+	cost.Linear = &simengine.LinearStepCost{BaseNS: 4e6, PerPrefillTokenNS: 0.6e6, PerDecodeSeqNS: 2e6, PerAttentionPairNS: 1000}
+	cost.FrontEndNS, cost.FrontEndPerTokenNS = 6e6, 0
+	measured := func(rate float64, b int) restartRun {
+		c := cost
+		c.FrontEndRateInSteps = rate
+		e := ec
+		e.Cost = &c
+		run := restartRun{run: decodeRun{DecodePoint: DecodePoint{Batch: b, Input: 16}, output: 48}, duration: 4 * time.Second, warm: 2 * time.Second}
+		recs, _, err := sim.Collect(context.Background(), sim.Config{Engine: e, Gen: fixedLengths{in: 16, out: 48}, Concurrency: b,
+			Duration: run.warm + run.duration, Warmup: run.warm, Ramp: run.warm * 3 / 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, ok := newRestartRun(run.run, recs, run.duration, run.warm)
+		if !ok {
+			t.Fatalf("rate %v, %d streams: no restart run from %d records", rate, b, len(recs))
+		}
+		return r
+	}
+	for _, rate := range []float64{1, 0.25, 0.1} {
+		got, err := fitFrontEndRate(context.Background(), ec, cost, []restartRun{measured(rate, 2), measured(rate, 4)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != rate {
+			t.Errorf("runs simulated at rate %v: fitted %v", rate, got)
+		}
+	}
+}
+
+// A linear profile carries the prompt curve, the step-time spread and the
+// front end's speed during steps to knee sim, and refuses values that
+// cannot be.
+func TestLinearProfileRefinements(t *testing.T) {
+	ec := engineConfig(t, "h100", "llama-3.1-8b", 1)
+	ec.MaxNumSeqs = 4
+	lin := simengine.LinearStepCost{BaseNS: 1.8e6, PerPrefillTokenNS: 0.9e6, PerDecodeSeqNS: 2.2e6, PerAttentionPairNS: 3.5}
+	res := &Result{Fit: FitLinear(linearPoints(lin, 21), simengine.DefaultCost)}
+	res.Fit.StepTimeCV, res.Fit.FrontEndRateInSteps = 0.12, 0.25
+	var buf bytes.Buffer
+	if err := NewProfile(ec, "http://127.0.0.1:11434", res).Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cpu.yaml")
+	load := func(text string) (Profile, error) {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return LoadProfile(path)
+	}
+	p, err := load(buf.String())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	c := p.CostParams(simengine.DefaultCost)
+	if c.StepTimeCV != 0.12 || c.FrontEndRateInSteps != 0.25 || len(c.Linear.PromptCurve) != len(DefaultLinearPrefillLengths) {
+		t.Errorf("loaded spread %v, front-end rate %v, %d curve points; want 0.12, 0.25, %d\n%s",
+			c.StepTimeCV, c.FrontEndRateInSteps, len(c.Linear.PromptCurve), len(DefaultLinearPrefillLengths), buf.String())
+	}
+	// The curve reproduces the fitted prompt steps.
+	for _, n := range DefaultLinearPrefillLengths {
+		s := simengine.PrefillShape(int64(n))
+		if got, want := c.Linear.LinearStepNS(s, 0), lin.LinearStepNS(s, 0); math.Abs(got-want) > 1e-3*want {
+			t.Errorf("%d-token prompt step: %.0f ns from the profile's curve, %.0f ns fitted", n, got, want)
+		}
+	}
+	for _, bad := range []struct{ from, to, want string }{
+		{"step_time_cv: 0.12", "step_time_cv: -1", "cost.step_time_cv"},
+		{"front_end_rate_in_steps: 0.25", "front_end_rate_in_steps: 1.5", "cost.front_end_rate_in_steps"},
+		{"tokens: " + fmt.Sprint(DefaultLinearPrefillLengths[1]), "tokens: 1", "cost.linear.prompt_curve[1]"},
+	} {
+		text := strings.Replace(buf.String(), bad.from, bad.to, 1)
+		if text == buf.String() {
+			t.Fatalf("%q not in the profile:\n%s", bad.from, buf.String())
+		}
+		if _, err := load(text); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s → %s: %v, want an error naming %s", bad.from, bad.to, err, bad.want)
+		}
 	}
 }

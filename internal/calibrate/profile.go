@@ -53,6 +53,12 @@ type ProfileCost struct {
 	// roofline (knee calibrate --step-model linear); the efficiencies and
 	// step overhead are then unused, and gpu and model only size memory.
 	Linear *ProfileLinear `yaml:"linear,omitempty" json:"linear,omitempty"`
+	// StepTimeCV is the measured spread of step times (coefficient of
+	// variation), which knee sim and serve reproduce step by step.
+	StepTimeCV float64 `yaml:"step_time_cv,omitempty" json:"step_time_cv,omitempty"`
+	// FrontEndRateInSteps is how fast the front end's work proceeds while
+	// the engine runs a step (1: cores of its own; simengine.CostParams).
+	FrontEndRateInSteps float64 `yaml:"front_end_rate_in_steps,omitempty" json:"front_end_rate_in_steps,omitempty"`
 }
 
 // ProfileLinear is simengine.LinearStepCost in readable units.
@@ -61,16 +67,34 @@ type ProfileLinear struct {
 	PerPrefillTokenUS  float64 `yaml:"per_prompt_token_us" json:"per_prompt_token_us"`
 	PerDecodeSeqMS     float64 `yaml:"per_decoding_seq_ms" json:"per_decoding_seq_ms"`
 	PerAttentionPairNS float64 `yaml:"per_attention_pair_ns" json:"per_attention_pair_ns"`
+	// PromptCurve is the measured time of a lone prompt's step (without
+	// attention) against its length; it prices the prompt tokens of a step
+	// (simengine.LinearStepCost.PromptCurve).
+	PromptCurve []ProfileCurvePoint `yaml:"prompt_curve,omitempty" json:"prompt_curve,omitempty"`
+}
+
+// ProfileCurvePoint is simengine.CurvePoint in milliseconds.
+type ProfileCurvePoint struct {
+	Tokens int64   `yaml:"tokens" json:"tokens"`
+	MS     float64 `yaml:"ms" json:"ms"`
 }
 
 func linearMS(l simengine.LinearStepCost) *ProfileLinear {
-	return &ProfileLinear{BaseMS: round(l.BaseNS/1e6, 1e4), PerPrefillTokenUS: round(l.PerPrefillTokenNS/1e3, 1e4),
+	p := &ProfileLinear{BaseMS: round(l.BaseNS/1e6, 1e4), PerPrefillTokenUS: round(l.PerPrefillTokenNS/1e3, 1e4),
 		PerDecodeSeqMS: round(l.PerDecodeSeqNS/1e6, 1e4), PerAttentionPairNS: round(l.PerAttentionPairNS, 1e4)}
+	for _, c := range l.PromptCurve {
+		p.PromptCurve = append(p.PromptCurve, ProfileCurvePoint{Tokens: c.Tokens, MS: round(c.NS/1e6, 1e4)})
+	}
+	return p
 }
 
 func (l *ProfileLinear) stepCost() *simengine.LinearStepCost {
-	return &simengine.LinearStepCost{BaseNS: l.BaseMS * 1e6, PerPrefillTokenNS: l.PerPrefillTokenUS * 1e3,
+	c := &simengine.LinearStepCost{BaseNS: l.BaseMS * 1e6, PerPrefillTokenNS: l.PerPrefillTokenUS * 1e3,
 		PerDecodeSeqNS: l.PerDecodeSeqMS * 1e6, PerAttentionPairNS: l.PerAttentionPairNS}
+	for _, p := range l.PromptCurve {
+		c.PromptCurve = append(c.PromptCurve, simengine.CurvePoint{Tokens: p.Tokens, NS: p.MS * 1e6})
+	}
+	return c
 }
 
 // NewProfile describes a calibration of ec's hardware and model.
@@ -86,6 +110,8 @@ func NewProfile(ec simengine.Config, target string, res *Result) Profile {
 	}
 	if res.Fit.Linear != nil {
 		p.Cost.Linear = res.Fit.Linear
+		p.Cost.StepTimeCV = res.Fit.StepTimeCV
+		p.Cost.FrontEndRateInSteps = res.Fit.FrontEndRateInSteps
 		p.MaxNumSeqs = ec.MaxNumSeqs
 	}
 	if res.Fit.Undetermined != "" {
@@ -105,6 +131,7 @@ func round(v, scale float64) float64 {
 func (p Profile) CostParams(def simengine.CostParams) simengine.CostParams {
 	c := def
 	c.FrontEndNS, c.FrontEndPerTokenNS = int64(p.Cost.FrontEndMS*1e6), 0
+	c.StepTimeCV, c.FrontEndRateInSteps = p.Cost.StepTimeCV, p.Cost.FrontEndRateInSteps
 	if p.Cost.Linear != nil {
 		c.Linear = p.Cost.Linear.stepCost()
 		return c
@@ -153,6 +180,10 @@ func LoadProfile(path string) (Profile, error) {
 		return Profile{}, fmt.Errorf("%s: tp %d: want 1 or more", path, p.TP)
 	case p.MaxNumSeqs < 0:
 		return Profile{}, fmt.Errorf("%s: max_num_seqs %d: want 1 or more (the server's parallel slots), or leave it out", path, p.MaxNumSeqs)
+	case !(p.Cost.StepTimeCV >= 0 && p.Cost.StepTimeCV <= 3):
+		return Profile{}, fmt.Errorf("%s: cost.step_time_cv %v: want a coefficient of variation from 0 to 3", path, p.Cost.StepTimeCV)
+	case !(p.Cost.FrontEndRateInSteps >= 0 && p.Cost.FrontEndRateInSteps <= 1):
+		return Profile{}, fmt.Errorf("%s: cost.front_end_rate_in_steps %v: want a fraction from 0 to 1 (0 or 1: the front end has cores of its own)", path, p.Cost.FrontEndRateInSteps)
 	case p.Cost.Linear != nil:
 		l := p.Cost.Linear
 		for _, v := range []struct {
@@ -161,6 +192,11 @@ func LoadProfile(path string) (Profile, error) {
 		}{{"step_base_ms", l.BaseMS}, {"per_prompt_token_us", l.PerPrefillTokenUS}, {"per_decoding_seq_ms", l.PerDecodeSeqMS}, {"per_attention_pair_ns", l.PerAttentionPairNS}} {
 			if !(v.v >= 0) || math.IsInf(v.v, 0) {
 				return Profile{}, fmt.Errorf("%s: cost.linear.%s %v: want 0 or more", path, v.name, v.v)
+			}
+		}
+		for i, c := range l.PromptCurve {
+			if c.Tokens < 1 || !(c.MS >= 0) || math.IsInf(c.MS, 0) || i > 0 && (c.Tokens <= l.PromptCurve[i-1].Tokens || c.MS < l.PromptCurve[i-1].MS) {
+				return Profile{}, fmt.Errorf("%s: cost.linear.prompt_curve[%d] {tokens: %d, ms: %v}: want tokens of 1 or more and ms of 0 or more, both rising from point to point", path, i, c.Tokens, c.MS)
 			}
 		}
 		if l.BaseMS+l.PerDecodeSeqMS <= 0 {

@@ -247,6 +247,19 @@ func printCalibration(w io.Writer, res *calibrate.Result, prof calibrate.Profile
 		l := f.Linear
 		fmt.Fprintf(w, "\nfitted: step = %.3f ms + %.3f µs per prompt token + %.3f ms per decoding sequence + %.4f ns per attention pair (new token × context token); request overhead %.3f ms (in TTFT, outside steps)\n",
 			l.BaseMS, l.PerPrefillTokenUS, l.PerDecodeSeqMS, l.PerAttentionPairNS, f.RequestOverheadMS)
+		if len(l.PromptCurve) > 0 {
+			var pts []string
+			for _, c := range l.PromptCurve {
+				pts = append(pts, fmt.Sprintf("%d: %.2f", c.Tokens, c.MS))
+			}
+			fmt.Fprintf(w, "prompt steps: measured times (ms, attention aside) by prompt tokens, interpolated, in place of the line: %s\n", strings.Join(pts, ", "))
+		}
+		if f.StepTimeCV > 0 {
+			fmt.Fprintf(w, "step times vary by %.1f%% (coefficient of variation of the decode gaps), simulated step by step\n", 100*f.StepTimeCV)
+		}
+		if f.FrontEndRateInSteps > 0 {
+			fmt.Fprintf(w, "the front end works at %.0f%% of its idle speed while steps run (fitted to the decode points' restarts)\n", 100*f.FrontEndRateInSteps)
+		}
 	} else {
 		fmt.Fprintf(w, "\nfitted: step overhead %.3f ms, memory efficiency %.4f, compute efficiency %.4f; request overhead %.3f ms (in TTFT, outside engine steps)\n",
 			f.StepOverheadMS, f.MemEfficiency, f.ComputeEfficiency, f.RequestOverheadMS)
@@ -273,7 +286,7 @@ func printCalibration(w io.Writer, res *calibrate.Result, prof calibrate.Profile
 		prof.Write(w)
 	}
 	if f.Linear != nil {
-		fmt.Fprintln(w, "\nModel: a step takes a base time plus its prompt tokens, decoding sequences and attention pairs times their fitted costs;")
+		fmt.Fprintln(w, "\nModel: a step takes a base time plus its prompt tokens (the measured curve when there is one), decoding sequences and attention pairs times their fitted costs;")
 		fmt.Fprintln(w, "the profile's gpu and model only size the simulator's memory, max_num_seqs is the server's parallel slots (docs/simulator.md).")
 		return
 	}

@@ -62,16 +62,18 @@ func TestCalibrateLinearPredictsHeldOutSteps(t *testing.T) {
 	prof := filepath.Join(dir, "ollama.yaml")
 	out := knee(t, "calibrate", "--url", s.url, "--served-model", s.model, "--tokenizer", s.tokenizer, "--no-metrics",
 		"--step-model", "linear", "--parallel", fmt.Sprint(s.parallel),
-		"--prefill-lengths", "16,64,256", "--prefill-requests", "3",
-		"--decode-points", "1x16,2x16,4x16,4x256", "--decode-duration", "3s", "--decode-output-tokens", "48",
+		"--prefill-lengths", "8,16,24,32,48,64,96,128,192,256", "--prefill-requests", "9",
+		"--decode-points", "1x16,2x16,4x16,4x256", "--decode-duration", "4s", "--decode-output-tokens", "48",
 		"--holdout-concurrency", "3", "--holdout-input-tokens", "32", "--holdout-output-tokens", "48", "--holdout-duration", "3s",
 		"--json", "--out", prof)
 	var cal struct {
 		Fit struct {
-			Linear            map[string]float64 `json:"linear"`
-			RequestOverheadMS float64            `json:"request_overhead_ms"`
-			RMSRelError       float64            `json:"rms_rel_error"`
-			Undetermined      string             `json:"undetermined"`
+			Linear            map[string]any `json:"linear"`
+			RequestOverheadMS float64        `json:"request_overhead_ms"`
+			StepTimeCV        float64        `json:"step_time_cv"`
+			FrontEndRate      float64        `json:"front_end_rate_in_steps"`
+			RMSRelError       float64        `json:"rms_rel_error"`
+			Undetermined      string         `json:"undetermined"`
 		} `json:"fit"`
 		Points []struct {
 			Kind       string  `json:"kind"`
@@ -87,24 +89,30 @@ func TestCalibrateLinearPredictsHeldOutSteps(t *testing.T) {
 	for _, p := range cal.Points {
 		t.Logf("fit point %s %d tokens × %d: measured %.2f ms, fitted %.2f ms", p.Kind, p.Tokens, p.Batch, p.MeasuredMS, p.FittedMS)
 	}
-	t.Logf("fitted step model %v, request overhead %.2f ms, rms error %.1f%%; undetermined: %q",
-		cal.Fit.Linear, cal.Fit.RequestOverheadMS, 100*cal.Fit.RMSRelError, cal.Fit.Undetermined)
-	if len(cal.Fit.Linear) == 0 || cal.Fit.Linear["step_base_ms"]+cal.Fit.Linear["per_decoding_seq_ms"] <= 0 {
+	t.Logf("fitted step model %v, request overhead %.2f ms, step-time spread %.1f%%, front end at %.0f%% during steps, rms error %.1f%%; undetermined: %q",
+		cal.Fit.Linear, cal.Fit.RequestOverheadMS, 100*cal.Fit.StepTimeCV, 100*cal.Fit.FrontEndRate, 100*cal.Fit.RMSRelError, cal.Fit.Undetermined)
+	base, _ := cal.Fit.Linear["step_base_ms"].(float64)
+	perSeq, _ := cal.Fit.Linear["per_decoding_seq_ms"].(float64)
+	if base+perSeq <= 0 {
 		t.Fatalf("calibrate fitted no linear step model: %v", cal.Fit.Linear)
 	}
 
-	// 6 warm-up requests in both: the steady state, not the first
-	// prompts that all arrive at once; 34 measured, so p95 is not one
-	// request's TTFT.
-	const input, output, requests, warmup = 32, 48, 40, 6
+	// 10 warm-up requests in both: the steady state, not the first
+	// prompts that all arrive at once; 120 measured, so p95 is not two
+	// requests' TTFT (with 34 the same bench's p95 moved by a third from
+	// run to run). Lengths vary: identical requests phase-lock into one
+	// lone prompt and one pair per cycle, on the server and in the
+	// simulator alike, and the p95 then rides on which step a pair lands
+	// in (docs/simulator.md).
+	const input, output, requests, warmup = "16:64", "32:64", 130, 10
 	var off []string
 	for _, c := range []int{3, 6} {
 		othersCPU = max(othersCPU, othersCPUShare(t))
 		bench := figures(t, "bench", knee(t, "bench", "--url", s.url, "--model", s.model, "--tokenizer", s.tokenizer, "--no-metrics",
-			"--concurrency", fmt.Sprint(c), "--requests", fmt.Sprint(requests), "--input-tokens", fmt.Sprint(input),
-			"--output-tokens", fmt.Sprint(output), "--warmup", fmt.Sprint(warmup), "--seed", "1", "--quiet", "--json", "--out", filepath.Join(dir, fmt.Sprint("bench", c))))
+			"--concurrency", fmt.Sprint(c), "--requests", fmt.Sprint(requests), "--input-tokens", input,
+			"--output-tokens", output, "--warmup", fmt.Sprint(warmup), "--seed", "1", "--quiet", "--json", "--out", filepath.Join(dir, fmt.Sprint("bench", c))))
 		sim := figures(t, "sim", knee(t, "sim", "--profile", prof, "--concurrency", fmt.Sprint(c), "--requests", fmt.Sprint(requests),
-			"--input-tokens", fmt.Sprint(input), "--output-tokens", fmt.Sprint(output), "--warmup", fmt.Sprint(warmup), "--seed", "1", "--quiet", "--json"))
+			"--input-tokens", input, "--output-tokens", output, "--warmup", fmt.Sprint(warmup), "--seed", "1", "--quiet", "--json"))
 		if bench.Completed != requests-warmup || sim.Completed != requests-warmup {
 			t.Fatalf("concurrency %d: bench completed %d, sim %d, want %d each", c, bench.Completed, sim.Completed, requests-warmup)
 		}
@@ -113,11 +121,10 @@ func TestCalibrateLinearPredictsHeldOutSteps(t *testing.T) {
 		t.Logf("held-out concurrency %d: p95 TTFT bench %.1f ms, sim %.1f ms (%+.1f%%); output tokens/s bench %.1f, sim %.1f (%+.1f%%); p50 TTFT bench %.1f, sim %.1f; p50 TPOT bench %.2f, sim %.2f ms",
 			c, bench.TTFT.P95, sim.TTFT.P95, 100*ttftErr, bench.OutputTPS, sim.OutputTPS, 100*tpsErr,
 			bench.TTFT.P50, sim.TTFT.P50, bench.TPOT.P50, sim.TPOT.P50)
-		// The aim is 20% (issue 13); on this 2-core machine, where client,
-		// server and its runner threads share the cores, the real p95
-		// TTFT's tail is 20–45% above the simulated one in most quiet runs
-		// (docs/simulator.md), so 20% is logged, and only an error past
-		// grossBound — a broken fit or profile — fails the test.
+		// The aim is 20% (issue 13). On this 2-core machine, where the
+		// client, the server and its runner share the cores, the same
+		// bench run twice differs by up to 15%, so 20% is logged, and only
+		// an error past grossBound — a broken fit or profile — fails.
 		if math.Abs(ttftErr) > 0.2 || math.Abs(tpsErr) > 0.2 {
 			t.Logf("concurrency %d: beyond the 20%% aim (p95 TTFT %+.1f%%, output tokens/s %+.1f%%)", c, 100*ttftErr, 100*tpsErr)
 		}

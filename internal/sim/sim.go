@@ -147,6 +147,7 @@ type pending struct {
 	sched    time.Duration
 	sent     time.Duration
 	engineAt time.Duration       // when the front end handed it to the engine
+	feDone   int64               // front-end time at which its front end is done (frontEndClock)
 	segs     []simengine.Segment // the prompt's content (reused per slot)
 	first    time.Duration
 	in, out  int
@@ -230,6 +231,7 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		segBuf   []simengine.Segment
 		submit   func(slot int, now time.Duration)
 		frontEnd simengine.FrontEndQueue
+		feClock  = newFrontEndClock(frontEndRate(cfg.Engine))
 	)
 	contents, _ = cfg.Gen.(Contents)
 	var sessions []session
@@ -290,7 +292,14 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		*p = pending{id: h.id, sched: h.sched, sent: now, in: in, out: out, inFlight: inFlight, user: h.user, times: p.times[:0],
 			segs: append(p.segs[:0], segBuf...), turn: turn, outputID: outputID} // kept until the front end hands it on
 		if serial, lat := eng.FrontEnd(h.id, in); serial+lat > 0 {
-			q.Push(simengine.Event{Time: frontEnd.Admit(int64(now), serial, lat), Kind: evSubmit, ID: int64(slot)})
+			if feClock.rate == 1 {
+				q.Push(simengine.Event{Time: frontEnd.Admit(int64(now), serial, lat), Kind: evSubmit, ID: int64(slot)})
+				return
+			}
+			// The front end's costs are spent in its own time, slowed
+			// while the engine's steps hold the cores.
+			p.feDone = frontEnd.Admit(int64(feClock.at(int64(now))), serial, lat)
+			q.Push(simengine.Event{Time: feClock.when(float64(p.feDone), int64(now)), Kind: evSubmit, ID: int64(slot)})
 			return
 		}
 		submit(slot, now)
@@ -345,6 +354,11 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 
 	arrive := func(ev simengine.Event) {
 		if ev.Kind == evSubmit {
+			if p := &pend[ev.ID]; feClock.rate < 1 && !feClock.done(float64(p.feDone), ev.Time) {
+				// Steps ran meanwhile: the front end is not done yet.
+				q.Push(simengine.Event{Time: feClock.when(float64(p.feDone), ev.Time), Kind: evSubmit, ID: ev.ID})
+				return
+			}
 			submit(int(ev.ID), time.Duration(ev.Time))
 			return
 		}
@@ -460,7 +474,9 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 			}
 		}
 		if eng.HasWork() {
-			if eng.Step(emit) == 0 {
+			dt := eng.Step(emit)
+			feClock.step(eng.Now())
+			if dt == 0 {
 				// A step that preempted everything schedules nothing; the
 				// next one admits. Two in a row would never end.
 				if stalled++; stalled > 1 {
@@ -483,6 +499,7 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 			break
 		}
 		eng.AdvanceTo(ev.Time)
+		feClock.idle(eng.Now())
 	}
 	return finish(&res, eng), ctx.Err()
 }

@@ -49,6 +49,18 @@ type CostParams struct {
 	// requests of a closed loop fall out of step, as they do on real
 	// servers. Assumed.
 	FrontEndJitter float64
+	// StepTimeCV is the coefficient of variation of step times around
+	// their price: each step takes a lognormal multiple of mean 1 (see
+	// stepNoise). Measured by knee calibrate --step-model linear on a CPU
+	// server; 0 (GPU presets) keeps steps exact.
+	StepTimeCV float64
+	// FrontEndRateInSteps is how fast front-end work proceeds while the
+	// engine runs a step, against an idle machine: below 1 on a CPU server
+	// whose compute threads take every core, so the HTTP server and
+	// tokenizer wait for them (knee sim; fitted by knee calibrate
+	// --step-model linear). 0 or 1: the front end has cores of its own, as
+	// a GPU server's does.
+	FrontEndRateInSteps float64
 	// ReserveFixedBytes is memory held outside weights and KV cache: CUDA
 	// context, CUDA graphs, NCCL and allocator slack. Assumed.
 	ReserveFixedBytes float64
@@ -70,17 +82,53 @@ type CostParams struct {
 // cells shared by all sequences, and every token of a batch attends over
 // every cell in use (masked), so attention grows with the batch's tokens
 // times all sequences' context, quadratic in a lone prompt's length.
+//
+// PromptCurve, when set, prices the prompt tokens of a step that has any:
+// the step then takes PromptCurve(prompt tokens) + PerDecodeSeqNS ×
+// decoding sequences + attention, the curve interpolated linearly between
+// measured prompt lengths (a lone prompt's step time, base included). A CPU
+// server's matrix kernels change tiling and threading with the batch, so
+// the time of a prompt is far from one line in its length (Ollama's
+// runner on 2 cores: 64 tokens and 96 differ by 2x, 96 and 128 hardly);
+// decode steps, which throughput follows, keep the line. Beyond the last
+// point the last segment's slope goes on.
 type LinearStepCost struct {
 	BaseNS             float64
 	PerPrefillTokenNS  float64
 	PerDecodeSeqNS     float64
 	PerAttentionPairNS float64
+	PromptCurve        []CurvePoint
+}
+
+// CurvePoint is a step's time without attention with Tokens prompt tokens.
+type CurvePoint struct {
+	Tokens int64
+	NS     float64
 }
 
 // LinearStepNS prices one step of the given shape: its prompt tokens are
 // NewTokens − decode, its decoding sequences decode.
 func (l LinearStepCost) LinearStepNS(s StepShape, decode int64) float64 {
-	return l.BaseNS + l.PerPrefillTokenNS*float64(s.NewTokens-decode) + l.PerDecodeSeqNS*float64(decode) + l.PerAttentionPairNS*float64(s.NewTokens)*float64(s.CtxTokens)
+	attn := l.PerAttentionPairNS * float64(s.NewTokens) * float64(s.CtxTokens)
+	if prompt := s.NewTokens - decode; prompt > 0 && len(l.PromptCurve) > 0 {
+		return curveAt(l.PromptCurve, prompt) + l.PerDecodeSeqNS*float64(decode) + attn
+	}
+	return l.BaseNS + l.PerPrefillTokenNS*float64(s.NewTokens-decode) + l.PerDecodeSeqNS*float64(decode) + attn
+}
+
+// curveAt interpolates a curve sorted by Tokens (at least one point)
+// linearly, holding the first point's value below it and going on with
+// the last segment's slope above the last.
+func curveAt(c []CurvePoint, n int64) float64 {
+	if n <= c[0].Tokens || len(c) == 1 {
+		return c[0].NS
+	}
+	i := 1
+	for i < len(c)-1 && c[i].Tokens < n {
+		i++
+	}
+	a, b := c[i-1], c[i]
+	return a.NS + (b.NS-a.NS)*float64(n-a.Tokens)/float64(b.Tokens-a.Tokens)
 }
 
 // DefaultCost is the calibrated cost model.

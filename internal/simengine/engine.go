@@ -143,6 +143,7 @@ type Engine struct {
 	cfg  Config
 	cost costModel
 	fe   frontEnd
+	sn   stepNoise
 	mem  memoryPlan
 	now  int64
 
@@ -255,6 +256,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		cfg:        cfg,
 		cost:       newCostModel(cfg.GPU, cfg.Model, cfg.TP, p, cfg.StepTimeScale),
 		fe:         newFrontEnd(p, cfg.Seed),
+		sn:         newStepNoise(p.StepTimeCV, cfg.Seed),
 		mem:        mem,
 		byID:       make(map[int64]int32),
 		freeBlocks: mem.kvBlocks,
@@ -515,6 +517,9 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 
 	// 3. Price the step.
 	dt := e.cost.stepNS(&load)
+	if e.sn.sigma > 0 {
+		dt = max(int64(float64(dt)*e.sn.scale(e.st.Steps)), 1)
+	}
 	e.now += dt
 	e.st.Steps++
 	e.st.BusyNS += dt

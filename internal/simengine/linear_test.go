@@ -39,3 +39,74 @@ func TestLinearStepCost(t *testing.T) {
 		}
 	}
 }
+
+// A prompt curve prices the prompt tokens of a step by interpolating the
+// measured lengths (holding below the first, the last slope above the
+// last), decoding sequences and attention on top; decode-only steps keep
+// the line.
+func TestPromptCurve(t *testing.T) {
+	l := LinearStepCost{BaseNS: 2e6, PerPrefillTokenNS: 1e6, PerDecodeSeqNS: 3e6, PerAttentionPairNS: 10,
+		PromptCurve: []CurvePoint{{8, 10e6}, {64, 40e6}, {128, 104e6}}}
+	for _, c := range []struct {
+		prompt, decode, ctx int64
+		want                float64
+	}{
+		{4, 0, 4, 10e6 + 10*4*4},               // below the first point: held
+		{36, 0, 36, 25e6 + 10*36*36},           // halfway from 8 to 64
+		{96, 2, 300, 72e6 + 2*3e6 + 10*98*300}, // with two decoding sequences
+		{192, 0, 192, 168e6 + 10*192*192},      // beyond the last: its slope
+		{0, 3, 300, 2e6 + 3*3e6 + 10*3*300},    // decode only: the line
+	} {
+		s := StepShape{NewTokens: c.prompt + c.decode, CtxTokens: c.ctx}
+		if got := l.LinearStepNS(s, c.decode); math.Abs(got-c.want) > 1e-6*c.want {
+			t.Errorf("%d prompt + %d decode tokens: %.0f ns, want %.0f", c.prompt, c.decode, got, c.want)
+		}
+	}
+}
+
+// Step-time noise keeps the mean step and has the spread asked for, is a
+// function of the seed, and is absent at 0.
+func TestStepNoise(t *testing.T) {
+	n := newStepNoise(0.25, 7)
+	var sum, sq float64
+	const steps = 200_000
+	for i := int64(0); i < steps; i++ {
+		f := n.scale(i)
+		sum += f
+		sq += f * f
+	}
+	mean := sum / steps
+	cv := math.Sqrt(sq/steps-mean*mean) / mean
+	if math.Abs(mean-1) > 0.005 || math.Abs(cv-0.25) > 0.01 {
+		t.Errorf("mean factor %.4f, coefficient of variation %.4f; want 1 and 0.25", mean, cv)
+	}
+	if n.scale(42) != newStepNoise(0.25, 7).scale(42) || n.scale(42) == newStepNoise(0.25, 8).scale(42) {
+		t.Error("the factor of a step must be a function of the seed and the step")
+	}
+	if f := newStepNoise(0, 7).scale(3); f != 1 {
+		t.Errorf("no spread: factor %v, want 1", f)
+	}
+	// An engine with the spread keeps its busy time close to the exact
+	// engine's over a long run, and differs step by step.
+	busy := func(cv float64) (int64, int64) {
+		e := mustEngine(t, "h100", "llama-3.1-8b", 1, func(c *Config) {
+			cost := DefaultCost
+			cost.StepTimeCV = cv
+			c.Cost = &cost
+			c.Seed = 3
+		})
+		if err := e.Submit(1, 200, 2000); err != nil {
+			t.Fatal(err)
+		}
+		first := e.Step(nil)
+		for e.HasWork() {
+			e.Step(nil)
+		}
+		return e.Stats().BusyNS, first
+	}
+	exact, firstExact := busy(0)
+	noisy, firstNoisy := busy(0.2)
+	if r := float64(noisy) / float64(exact); math.Abs(r-1) > 0.03 || firstNoisy == firstExact {
+		t.Errorf("busy time with 20%% spread / without: %.3f (want within 3%% of 1); first step %d vs %d ns (want different)", r, firstNoisy, firstExact)
+	}
+}
