@@ -19,6 +19,7 @@ type simEngineFlags struct {
 	maxModelLen, queueLimit          int
 	noChunkedPrefill                 bool
 	noPrefixCaching                  bool
+	noAsyncScheduling                bool
 	stepTimeScale                    float64
 	frontEndMS                       float64
 	frontEndSet                      bool // --front-end-ms given (noteSet); embedded servers built from a literal keep the default
@@ -43,6 +44,7 @@ func (e *simEngineFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&e.queueLimit, "queue-limit", 0, "waiting requests beyond which new ones are rejected (0: unbounded)")
 	fs.BoolVar(&e.noChunkedPrefill, "no-chunked-prefill", false, "run each prompt in one step (vLLM V0 behaviour)")
 	fs.BoolVar(&e.noPrefixCaching, "no-prefix-caching", false, "turn off automatic prefix caching (on by default, as in vLLM V1)")
+	fs.BoolVar(&e.noAsyncScheduling, "no-async-scheduling", false, "schedule each step after the last one ends (vLLM's --no-async-scheduling; async is vLLM's default: a request arriving mid-step waits one step more)")
 	fs.Float64Var(&e.stepTimeScale, "step-time-scale", 1, "multiply every step time (>1 models a slower engine)")
 	fs.Float64Var(&e.frontEndMS, "front-end-ms", -1, "per-request front-end cost before the engine sees a request (HTTP, template, tokenization); -1: the model's default, 0: none")
 	fs.StringVar(&e.profile, "profile", "", "cost profile written by knee calibrate: its fitted step costs, and its GPU, model and TP unless given")
@@ -163,6 +165,7 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 	c.ChunkedPrefill = !e.noChunkedPrefill
 	c.StepTimeScale = e.stepTimeScale
 	c.NoPrefixCaching = e.noPrefixCaching
+	c.NoAsyncScheduling = e.noAsyncScheduling
 	c.Cost = e.cost
 	if e.frontEndSet {
 		cost := simengine.DefaultCost
@@ -186,6 +189,7 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 		{"gpu_memory_utilization", strconv.FormatFloat(c.GPUMemoryUtilization, 'g', -1, 64)},
 		{"max_model_len", strconv.Itoa(c.MaxModelLen)}, {"chunked_prefill", strconv.FormatBool(c.ChunkedPrefill)},
 		{"prefix_caching", strconv.FormatBool(!c.NoPrefixCaching)},
+		{"async_scheduling", strconv.FormatBool(!c.NoAsyncScheduling && (c.Cost == nil || c.Cost.Linear == nil))},
 	}
 	if c.QueueLimit > 0 {
 		kv = append(kv, [2]string{"queue_limit", strconv.Itoa(c.QueueLimit)})

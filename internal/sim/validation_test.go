@@ -90,7 +90,6 @@ func validationPoints() []validationPoint {
 		}
 	}
 	const (
-		missAsync   = "vLLM schedules asynchronously by default since early 2026 (vllm-project/vllm#27614, tracked in issue #27679): step N+1 is planned while step N runs, so a request arriving during a busy step N is first scheduled in step N+2, one step later than knee's engine admits it; the missing step is 0.6-1.2 × TPOT of these TTFTs (the TPOT rows, which it does not touch, are within 17%), and an engine that admits one step later brings all twelve within 11% (docs/simulator.md)"
 		missOffline = "the figure is of the 2024 nightly suite (latency-tests.json: Meta-Llama-3-8B / -70B, dummy weights, benchmark_latency defaults 32 in / 128 out, batch 8, offline llm.generate), i.e. vLLM's V0 engine: 833 ms per batch is 6.5 ms per step on an H200 whose weight reads take 4.4 ms at knee's memory efficiency, so ~2 ms per step of scheduling, input preparation, sampling and detokenization that the V0 engine did not overlap with the GPU (vLLM's v0.6.0 post, blog.vllm.ai/2024/09/05/perf-update, found the H100 waiting on such CPU work for most of each Llama-3-8B step); knee's T0 is of vLLM's V1 engine (0.21, 0.23), whose CPU work overlaps the GPU's. Not modelled: knee simulates the current engine"
 	)
 	return []validationPoint{
@@ -114,18 +113,18 @@ func validationPoints() []validationPoint {
 		{"Llama-2-70B TP2, H100, prefill 8192", "splitwise", false, "ttft", 1339.1, 0.30, splitPrefill("h100", 8192), ""},
 		{"Llama-2-70B TP2, A100-80GB, prefill 2048", "splitwise", false, "ttft", 687.3, 0.30, splitPrefill("a100-80gb", 2048), ""},
 		{"Llama-2-70B TP2, A100-80GB, prefill 8192", "splitwise", false, "ttft", 2990.3, 0.30, splitPrefill("a100-80gb", 8192), ""},
-		{"Llama-2-7B, H100, 5 req/s, 591/247: TTFT", "blis", false, "ttft", 25.0, 0.30, blis("llama-2-7b", 1, 5, 591, 247, "ttft"), missAsync},
-		{"Llama-2-7B, H100, 8 req/s, 575/248: TTFT", "blis", false, "ttft", 27.1, 0.30, blis("llama-2-7b", 1, 8, 575, 248, "ttft"), missAsync},
-		{"Llama-2-7B, H100, 10 req/s, 592/247: TTFT", "blis", false, "ttft", 29.45, 0.30, blis("llama-2-7b", 1, 10, 592, 247, "ttft"), missAsync},
-		{"Llama-2-7B, H100, 20 req/s, 575/248: TTFT", "blis", false, "ttft", 51.9, 0.40, blis("llama-2-7b", 1, 20, 575, 248, "ttft"), missAsync},
-		{"CodeLlama-34B TP2, H100, 8 req/s, 574/248: TTFT", "blis", false, "ttft", 46.0, 0.35, blis("codellama-34b", 2, 8, 574, 248, "ttft"), missAsync},
-		{"CodeLlama-34B TP2, H100, 10 req/s, 593/247: TTFT", "blis", false, "ttft", 46.14, 0.35, blis("codellama-34b", 2, 10, 593, 247, "ttft"), missAsync},
-		{"CodeLlama-34B TP2, H100, 20 req/s, 574/248: TTFT", "blis", false, "ttft", 53.8, 0.40, blis("codellama-34b", 2, 20, 574, 248, "ttft"), missAsync},
-		{"Llama-2-70B TP4, H100, 8 req/s, 575/248: TTFT", "blis", false, "ttft", 57.4, 0.45, blis("llama-2-70b", 4, 8, 575, 248, "ttft"), missAsync},
-		{"Llama-2-70B TP4, H100, 10 req/s, 593/247: TTFT", "blis", false, "ttft", 56.68, 0.45, blis("llama-2-70b", 4, 10, 593, 247, "ttft"), missAsync},
-		{"Mixtral-8x7B TP2, H100, 8 req/s, 571/248: TTFT", "blis", false, "ttft", 63.9, 0.45, blis("mixtral-8x7b", 2, 8, 571, 248, "ttft"), missAsync},
-		{"Mixtral-8x7B TP2, H100, 10 req/s, 589/247: TTFT", "blis", false, "ttft", 56.78, 0.45, blis("mixtral-8x7b", 2, 10, 589, 247, "ttft"), missAsync},
-		{"Mixtral-8x7B TP2, H100, 20 req/s, 571/248: TTFT", "blis", false, "ttft", 71.0, 0.45, blis("mixtral-8x7b", 2, 20, 571, 248, "ttft"), missAsync},
+		{"Llama-2-7B, H100, 5 req/s, 591/247: TTFT", "blis", true, "ttft", 25.0, 0.20, blis("llama-2-7b", 1, 5, 591, 247, "ttft"), ""},
+		{"Llama-2-7B, H100, 8 req/s, 575/248: TTFT", "blis", false, "ttft", 27.1, 0.20, blis("llama-2-7b", 1, 8, 575, 248, "ttft"), ""},
+		{"Llama-2-7B, H100, 10 req/s, 592/247: TTFT", "blis", false, "ttft", 29.45, 0.20, blis("llama-2-7b", 1, 10, 592, 247, "ttft"), ""},
+		{"Llama-2-7B, H100, 20 req/s, 575/248: TTFT", "blis", false, "ttft", 51.9, 0.20, blis("llama-2-7b", 1, 20, 575, 248, "ttft"), ""},
+		{"CodeLlama-34B TP2, H100, 8 req/s, 574/248: TTFT", "blis", false, "ttft", 46.0, 0.20, blis("codellama-34b", 2, 8, 574, 248, "ttft"), ""},
+		{"CodeLlama-34B TP2, H100, 10 req/s, 593/247: TTFT", "blis", false, "ttft", 46.14, 0.20, blis("codellama-34b", 2, 10, 593, 247, "ttft"), ""},
+		{"CodeLlama-34B TP2, H100, 20 req/s, 574/248: TTFT", "blis", false, "ttft", 53.8, 0.20, blis("codellama-34b", 2, 20, 574, 248, "ttft"), ""},
+		{"Llama-2-70B TP4, H100, 8 req/s, 575/248: TTFT", "blis", false, "ttft", 57.4, 0.20, blis("llama-2-70b", 4, 8, 575, 248, "ttft"), ""},
+		{"Llama-2-70B TP4, H100, 10 req/s, 593/247: TTFT", "blis", false, "ttft", 56.68, 0.20, blis("llama-2-70b", 4, 10, 593, 247, "ttft"), ""},
+		{"Mixtral-8x7B TP2, H100, 8 req/s, 571/248: TTFT", "blis", false, "ttft", 63.9, 0.20, blis("mixtral-8x7b", 2, 8, 571, 248, "ttft"), ""},
+		{"Mixtral-8x7B TP2, H100, 10 req/s, 589/247: TTFT", "blis", false, "ttft", 56.78, 0.20, blis("mixtral-8x7b", 2, 10, 589, 247, "ttft"), ""},
+		{"Mixtral-8x7B TP2, H100, 20 req/s, 571/248: TTFT", "blis", false, "ttft", 71.0, 0.20, blis("mixtral-8x7b", 2, 20, 571, 248, "ttft"), ""},
 
 		{"Llama-2-70B TP2, H100, decode batch 16", "splitwise", false, "tpot", 42.0, 0.30, splitDecode("h100", 16), ""},
 		{"Llama-2-70B TP2, A100-80GB, decode batch 1", "splitwise", false, "tpot", 54.8, 0.30, splitDecode("a100-80gb", 1), ""},

@@ -40,6 +40,15 @@ type Config struct {
 	// NoPrefixCaching turns automatic prefix caching off (vLLM's
 	// --no-enable-prefix-caching); it is on by default, as in vLLM V1.
 	NoPrefixCaching bool
+	// NoAsyncScheduling schedules each step only after the previous one
+	// ends (vLLM's --no-async-scheduling). By default, as in vLLM since
+	// async scheduling became its default (vllm-project/vllm#27614), a
+	// step is scheduled while the one before it runs, so a request that
+	// arrives during a step cannot join the next one while requests are
+	// running: it waits one step more. An idle engine admits at once. A
+	// linear (CPU server) profile keeps synchronous scheduling: llama.cpp
+	// adds sequences between batches.
+	NoAsyncScheduling bool
 	// Seed seeds the per-request front-end jitter (FrontEnd).
 	Seed int64
 	// EdgeEmissionsOnly makes Step emit only each request's first token
@@ -140,18 +149,24 @@ func (r *req) numTokens() int32 { return r.prompt + r.generated }
 // Engine is a vLLM-V1-like continuous-batching engine in virtual time. It is
 // not safe for concurrent use.
 type Engine struct {
-	cfg  Config
-	cost costModel
-	fe   frontEnd
-	sn   stepNoise
-	mem  memoryPlan
-	now  int64
+	cfg   Config
+	async bool // async scheduling (Config.NoAsyncScheduling, not for linear costs)
+	cost  costModel
+	fe    frontEnd
+	sn    stepNoise
+	mem   memoryPlan
+	now   int64
 
 	reqs    []req
 	free    []int32 // free slots of reqs
 	byID    map[int64]int32
 	running []int32 // admission order; the newest is last
 	waiting deque
+
+	// lastStart and lastEnd bound the last step run (async scheduling:
+	// what arrived after lastStart was not there when the step that
+	// follows it was scheduled).
+	lastStart, lastEnd int64
 
 	freeBlocks int // blocks neither used nor cached
 	pc         prefixCache
@@ -254,6 +269,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		cfg:        cfg,
+		async:      !cfg.NoAsyncScheduling && p.Linear == nil,
 		cost:       newCostModel(cfg.GPU, cfg.Model, cfg.TP, p, cfg.StepTimeScale),
 		fe:         newFrontEnd(p, cfg.Seed),
 		sn:         newStepNoise(p.StepTimeCV, cfg.Seed),
@@ -454,10 +470,21 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 	e.st.LastStepPrefixQueries, e.st.LastStepPrefixHits = 0, 0
 
 	// 2. Admission, first come first served, unless this step preempted.
+	// With async scheduling this step was scheduled while the last one
+	// ran: a request that arrived after the last step started waits for
+	// the next, unless nothing runs (an idle engine schedules at once) or
+	// it is a preempted request coming back.
+	cutoff := e.now
+	if e.async && scheduled > 0 && e.lastEnd == e.now {
+		cutoff = e.lastStart
+	}
 	if !preempted && scheduled == len(e.running) {
 		for e.waiting.len() > 0 && budget > 0 && len(e.running) < e.cfg.MaxNumSeqs {
 			slot := e.waiting.front()
 			r := &e.reqs[slot]
+			if r.arrival > cutoff && r.preemptions == 0 {
+				break
+			}
 			need := r.numTokens() // computed is 0 while waiting
 			var cur cursor
 			freeHits := 0
@@ -520,7 +547,9 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 	if e.sn.sigma > 0 {
 		dt = max(int64(float64(dt)*e.sn.scale(e.st.Steps)), 1)
 	}
+	e.lastStart = e.now
 	e.now += dt
+	e.lastEnd = e.now
 	e.st.Steps++
 	e.st.BusyNS += dt
 	e.st.LastStepNS = dt
