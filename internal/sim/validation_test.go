@@ -21,7 +21,7 @@ import (
 // docs/simulator.md shows this table (run with -v to print it).
 //
 // Sources:
-//   - [yobitel] InferenceBench (github.com/yobitelcomm/bench), suite llm.inference.chatbot-short (see chatbotShort for the workload as its code runs it). Llama-3.1-8B-Instruct fp16 on one H100-80GB-HBM3, vLLM 0.21.0, concurrency 1/4/16/64: docs/recipes/concurrency-sweep.md (the 2026-05-16 corpus). Qwen2.5-72B-Instruct BF16 on 4× H100-80GB-HBM3 at TP4, 8K context, vLLM 0.22.1, concurrency 1/4/16: validation-runs/2026-06-13-llm-h100/c{1,4,16}-*.json (TP, GPU count and context from the repository README's reference-run line).
+//   - [yobitel] InferenceBench (github.com/yobitelcomm/bench), suite llm.inference.chatbot-short (see chatbotShort for the workload as its code runs it). Llama-3.1-8B-Instruct fp16 on one H100-80GB-HBM3, vLLM 0.21.0, concurrency 1/4/16/64: docs/recipes/concurrency-sweep.md (the 2026-05-16 corpus). Qwen2.5-72B-Instruct BF16 on 4× H100-80GB-HBM3 at TP4, 8K context, vLLM 0.22.1, concurrency 1/4/16: validation-runs/2026-06-13-llm-h100/c{1,4,16}-*.json (TP, GPU count and context from the repository README's reference-run line). Llama-3.1-70B-Instruct at TP4 and Qwen2.5-7B-Instruct on one H100-80GB-HBM3, vLLM 0.21.0, --max-model-len 4096, 20 s runs: docs/recipes/multi-vendor-marathon.md and its envelopes validation-runs/2026-05-18-multi-vendor-marathon/marathon/all/1c20a3df24fe.json and 43a8c771ef48.json.
 //   - [musgrave] johnmusgrave.com/p/vllm-throughput-latency-sweep-on: vLLM 0.23, A100 40GB, Llama-3.1-8B-Instruct, 1024 in / 128 out (ignore_eos), closed loop C, C×20 requests.
 //   - [splitwise] github.com/Mutinifni/splitwise-sim data/perf_model.csv: Llama-2-70B at TP2 on DGX-H100 and DGX-A100 (80GB); prompt_time (one prefill) and token_time (one decode step) at batch 1..32, mean of the five repetitions.
 //   - [blis] github.com/inference-sim/training default_args/*/results/stage_N_lifecycle_metrics.json (the general and codegen experiments): vLLM on H100 SXM measured with inference-perf, constant-rate arrivals, ignore_eos, max_model_len 4096, max_num_batched_tokens 2048, max_num_seqs 128 (exp-config.yaml); shared_prefix data (results/config.yaml: 10 groups × 10 prompts, a 100-token system prompt + a 447- or 466-token question, 248 or 247 output tokens), prompt lengths as measured (mean prompt_len). TPOT here is (mean E2E − mean TTFT) / (output − 1): the files' own time_per_output_token divides by re-tokenized output and reads half the real step time.
@@ -96,18 +96,34 @@ func validationPoints() []validationPoint {
 	// req_per_s_all: 118.4, 117.9 and 118.8 tokens at C=1, 4 and 16).
 	llamaChat := func(c int, metric string) func(*testing.T) float64 {
 		return func(t *testing.T) float64 {
-			return chatbotShort(t, engineConfig(t, "h100", "llama-3.1-8b", 1), c, chatbotMaxTokens).get(metric)
+			return chatbotShort(t, engineConfig(t, "h100", "llama-3.1-8b", 1), c, chatbotMaxTokens, chatbotDuration).get(metric)
 		}
 	}
 	llamaRatio := func(c, base int) func(*testing.T) float64 {
 		return func(t *testing.T) float64 {
 			cfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
-			return chatbotShort(t, cfg, c, chatbotMaxTokens).outputTPS / chatbotShort(t, cfg, base, chatbotMaxTokens).outputTPS
+			return chatbotShort(t, cfg, c, chatbotMaxTokens, chatbotDuration).outputTPS / chatbotShort(t, cfg, base, chatbotMaxTokens, chatbotDuration).outputTPS
 		}
+	}
+	// The 2026-05-18 marathon: 20 s runs at the suite's first
+	// concurrency, 4 (no --concurrency given), vLLM 0.21.0,
+	// --max-model-len 4096; each model's mean output from its envelope
+	// (Llama-3.1-70B 122.7 tokens, Qwen2.5-7B 116.7).
+	marathon := func(cfg func(*testing.T) simengine.Config, out int, metric string) func(*testing.T) float64 {
+		return func(t *testing.T) float64 {
+			c := cfg(t)
+			c.MaxModelLen = 4096
+			return chatbotShort(t, c, 4, out, 20*time.Second).get(metric)
+		}
+	}
+	llama70BTP4 := func(t *testing.T) simengine.Config { return engineConfig(t, "h100", "llama-3.1-70b", 4) }
+	qwen7B := func(t *testing.T) simengine.Config {
+		return modelConfig(t, simengine.Model{Name: "Qwen2.5-7B", Layers: 28, HiddenSize: 3584, Heads: 28, KVHeads: 4, HeadDim: 128,
+			FFNSize: 18944, VocabSize: 152064, MaxContext: 32768, WeightPrecision: "bf16"}, 1)
 	}
 	qwenChat := func(c int, metric string) func(*testing.T) float64 {
 		return func(t *testing.T) float64 {
-			return chatbotShort(t, qwen72BTP4(t), c, 118).get(metric)
+			return chatbotShort(t, qwen72BTP4(t), c, 118, chatbotDuration).get(metric)
 		}
 	}
 	const (
@@ -186,6 +202,13 @@ func validationPoints() []validationPoint {
 		{"Qwen2.5-72B TP4, H100, chatbot-short C=1: output tok/s", "yobitel", false, "throughput", 56.47, 0.30, qwenChat(1, "throughput"), ""},
 		{"Qwen2.5-72B TP4, H100, chatbot-short C=4: output tok/s", "yobitel", false, "throughput", 233.72, 0.30, qwenChat(4, "throughput"), ""},
 		{"Qwen2.5-72B TP4, H100, chatbot-short C=16: output tok/s", "yobitel", false, "throughput", 890.56, 0.30, qwenChat(16, "throughput"), ""},
+
+		{"Llama-3.1-70B TP4, H100, chatbot-short C=4 20 s: TTFT p50", "yobitel", false, "ttft", 46.74, 0.20, marathon(llama70BTP4, 123, "ttft"), ""},
+		{"Qwen2.5-7B, H100, chatbot-short C=4 20 s: TTFT p50", "yobitel", false, "ttft", 26.84, 0.20, marathon(qwen7B, 117, "ttft"), ""},
+		{"Llama-3.1-70B TP4, H100, chatbot-short C=4 20 s: TPOT p50", "yobitel", false, "tpot", 15.86, 0.30, marathon(llama70BTP4, 123, "tpot"), ""},
+		{"Qwen2.5-7B, H100, chatbot-short C=4 20 s: TPOT p50", "yobitel", false, "tpot", 6.267, 0.30, marathon(qwen7B, 117, "tpot"), ""},
+		{"Llama-3.1-70B TP4, H100, chatbot-short C=4 20 s: output tok/s", "yobitel", false, "throughput", 194.79, 0.30, marathon(llama70BTP4, 123, "throughput"), ""},
+		{"Qwen2.5-7B, H100, chatbot-short C=4 20 s: output tok/s", "yobitel", false, "throughput", 540.88, 0.30, marathon(qwen7B, 117, "throughput"), ""},
 
 		{"Llama-3.1-8B, A100-40GB, 1024/128: output rate C=8 / C=1", "musgrave", false, "throughput", 6.6, 0.30,
 			func(t *testing.T) float64 {
@@ -324,8 +347,9 @@ func (m measured) get(metric string) float64 {
 // InferenceBench's llm.inference.chatbot-short as its code runs it
 // (plugins/llm-inference: benchmarks/chatbot-short.yaml, datasets.py,
 // plugin.py; harness: drivers/closed_loop.py, run.py, client.py): a
-// closed loop of C threads for duration_s 120, each sending its next
-// request when the last one ends and none after 120 s; the ten built-in
+// closed loop of C threads for duration_s (120 s; the marathon's runs
+// 20 s), each sending its next
+// request when the last one ends and none after the duration; the ten built-in
 // one-line prompts in turn as chat messages (about 13 tokens each, ~45
 // with the chat template's system and role headers), max_tokens 128,
 // temperature 0, no ignore_eos, streamed through LiteLLM; the first 3
@@ -341,12 +365,12 @@ const (
 	chatbotDiscarded    = 3
 )
 
-func chatbotShort(t *testing.T, cfg simengine.Config, c, out int) measured {
+func chatbotShort(t *testing.T, cfg simengine.Config, c, out int, duration time.Duration) measured {
 	t.Helper()
 	var ttft, tpot []float64
 	var tokens int
 	res, err := Run(context.Background(), Config{Engine: cfg, Gen: fixed{chatbotPromptTokens, out}, Concurrency: c,
-		Duration: chatbotDuration, WarmupRequests: chatbotDiscarded},
+		Duration: duration, WarmupRequests: chatbotDiscarded},
 		func(r *record.Request) {
 			if r.Warmup || r.Error != "" {
 				return
@@ -367,16 +391,21 @@ func chatbotShort(t *testing.T, cfg simengine.Config, c, out int) measured {
 // context, as InferenceBench's reference run served it. knee has no
 // preset for it; only these rows use it.
 func qwen72BTP4(t *testing.T) simengine.Config {
+	cfg := modelConfig(t, simengine.Model{Name: "Qwen2.5-72B", Layers: 80, HiddenSize: 8192, Heads: 64, KVHeads: 8, HeadDim: 128,
+		FFNSize: 29568, VocabSize: 152064, MaxContext: 32768, WeightPrecision: "bf16"}, 4)
+	cfg.MaxModelLen = 8192
+	return cfg
+}
+
+// modelConfig serves a model knee has no preset for (built from its
+// published config.json) on H100s at vLLM's defaults.
+func modelConfig(t *testing.T, m simengine.Model, tp int) simengine.Config {
 	t.Helper()
 	g, err := simengine.LookupGPU("h100")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := simengine.Model{Name: "Qwen2.5-72B", Layers: 80, HiddenSize: 8192, Heads: 64, KVHeads: 8, HeadDim: 128,
-		FFNSize: 29568, VocabSize: 152064, MaxContext: 32768, WeightPrecision: "bf16"}
-	cfg := simengine.DefaultConfig(g, m, 4)
-	cfg.MaxModelLen = 8192
-	return cfg
+	return simengine.DefaultConfig(g, m, tp)
 }
 
 // TestValidationTable holds knee sim to every published point within its
