@@ -238,7 +238,9 @@ func TestUIInBrowser(t *testing.T) {
 	keep(setSim(b, "max-num-seqs", "256"))
 	var levels []string
 	var ttfts []float64
-	for _, c := range []string{"16", "128", "280", "600"} {
+	// (64 users strain it: with vLLM's asynchronous scheduling a prompt
+	// waits a step more, and a closed loop's queue outgrows half its TTFT.)
+	for _, c := range []string{"8", "32", "280", "600"} {
 		s := keep(setSim(b, "load", c))
 		levels = append(levels, s.Level)
 		ttfts = append(ttfts, s.TTFT)
@@ -246,9 +248,9 @@ func TestUIInBrowser(t *testing.T) {
 			t.Errorf("load control reads %s after setting %s", s.Load, c)
 		}
 	}
-	t.Logf("load 16/128/280/600: p95 TTFT %v ms, badge %v", ttfts, levels)
+	t.Logf("load 8/32/280/600: p95 TTFT %v ms, badge %v", ttfts, levels)
 	if strings.Join(levels, ",") != "healthy,healthy,strained,saturated" {
-		t.Errorf("badge over load 16,128,280,600: %v, want healthy,healthy,strained,saturated", levels)
+		t.Errorf("badge over load 8,32,280,600: %v, want healthy,healthy,strained,saturated", levels)
 	}
 	for i := 1; i < len(ttfts); i++ {
 		if ttfts[i] < ttfts[i-1] {
