@@ -27,7 +27,7 @@ func TestCalibrateEmbedded(t *testing.T) {
 	// step overhead from the memory efficiency.
 	code, out, errs := kneeCmd(t, "calibrate", "--gpu", "h100", "--model", "llama-2-7b", "--step-time-scale", "2",
 		"--prefill-lengths", "128,1024,3500", "--prefill-requests", "2",
-		"--decode-points", "1x64,16x64,32x512", "--decode-duration", "600ms", "--decode-output-tokens", "64",
+		"--decode-points", "1x64,16x64,32x512", "--decode-duration", "1500ms", "--decode-output-tokens", "64", // 600 ms left the fit at the mercy of a few gaps
 		"--holdout-concurrency", "4", "--holdout-input-tokens", "256", "--holdout-output-tokens", "32", "--holdout-duration", "1500ms",
 		"--out", prof)
 	if code != 0 {
@@ -44,10 +44,15 @@ func TestCalibrateEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("fitted %+v (fit rms %.4f)", p.Cost, p.FitRMSRelError)
-	// ×2 step time: twice the overhead, half the efficiencies of the defaults.
+	// ×2 step time: twice the overhead, half the efficiencies of the
+	// defaults. The server's tokenizer (1 µs a prompt token, serial) grows
+	// with the prompt as compute does, and the fit's request overhead is
+	// one constant, so the fitted compute efficiency takes it in: at the
+	// 3,500-token point 3.5 ms beside 122 ms of compute, 0.5 × 122/125.7.
+	const wantCmp = 0.486
 	if p.GPU != "H100-SXM" || p.Model != "Llama-2-7B" || p.TP != 1 ||
-		math.Abs(p.Cost.StepOverheadMS-1.2) > 0.5 || math.Abs(p.Cost.MemEfficiency-0.38) > 0.03 || math.Abs(p.Cost.ComputeEfficiency-0.50) > 0.03 {
-		t.Errorf("profile %+v; want H100-SXM, Llama-2-7B, tp 1, about 1.2 ms, 0.38, 0.50", p)
+		math.Abs(p.Cost.StepOverheadMS-1.2) > 0.5 || math.Abs(p.Cost.MemEfficiency-0.38) > 0.03 || math.Abs(p.Cost.ComputeEfficiency-wantCmp) > 0.03 {
+		t.Errorf("profile %+v; want H100-SXM, Llama-2-7B, tp 1, about 1.2 ms, 0.38, %.3f", p, wantCmp)
 	}
 
 	// knee sim with the profile runs the fitted engine: slower than the
