@@ -466,19 +466,13 @@ func measure(ctx context.Context, cfg Config, conc, in, out int, d, warm, ramp t
 // predict simulates the held-out step with the fitted cost.
 func predict(ctx context.Context, cfg Config, ec simengine.Config, cost simengine.CostParams, input int) (Observed, error) {
 	h := cfg.HoldOut
-	ec.Cost = &cost
-	ec.StepTimeScale = 1
-	acc := stats.NewAccumulator(stats.Options{})
-	_, err := sim.Run(ctx, sim.Config{
-		Engine: ec, Gen: fixedLengths{in: input, out: h.Output}, Concurrency: h.Concurrency,
+	s, err := simulate(ctx, ec, cost, sim.Config{
+		Gen: fixedLengths{in: input, out: h.Output}, Concurrency: h.Concurrency,
 		Duration: h.Warmup + h.Duration, Warmup: h.Warmup, StreamTokenTimes: true,
-	}, func(r *record.Request) {
-		acc.Add(r)
 	})
 	if err != nil {
 		return Observed{}, fmt.Errorf("simulating the held-out step: %w", err)
 	}
-	s := acc.Summary()
 	return Observed{Requests: int(s.Completed), TTFTP50MS: s.TTFT.P50, TPOTP50MS: s.TPOT.P50, OutputTPS: closedLoopTPS(h, s),
 		InputTokens: input, OutputTokens: h.Output}, nil
 }
@@ -526,19 +520,15 @@ func fitFrontEndRate(ctx context.Context, ec simengine.Config, cost simengine.Co
 	for _, rate := range frontEndRates {
 		c := cost
 		c.FrontEndRateInSteps = rate
-		e := ec
-		e.Cost, e.StepTimeScale = &c, 1
 		var sq float64
 		for _, r := range runs {
-			acc := stats.NewAccumulator(stats.Options{})
-			_, err := sim.Run(ctx, sim.Config{
-				Engine: e, Gen: fixedLengths{in: r.run.Input, out: r.run.output}, Concurrency: r.run.Batch,
+			s, err := simulate(ctx, ec, c, sim.Config{
+				Gen: fixedLengths{in: r.run.Input, out: r.run.output}, Concurrency: r.run.Batch,
 				Duration: r.warm + r.duration, Warmup: r.warm, Ramp: r.warm * 3 / 4,
-			}, func(rec *record.Request) { acc.Add(rec) })
+			})
 			if err != nil {
 				return 0, fmt.Errorf("simulating the decode points: %w", err)
 			}
-			s := acc.Summary()
 			if s.Completed == 0 || s.TTFT.P50 <= 0 {
 				sq = math.Inf(1)
 				break
@@ -551,6 +541,18 @@ func fitFrontEndRate(ctx context.Context, ec simengine.Config, cost simengine.Co
 		}
 	}
 	return best, nil
+}
+
+// simulate runs sc on ec's engine priced by cost (the fitted one, at
+// full speed) and summarizes its records.
+func simulate(ctx context.Context, ec simengine.Config, cost simengine.CostParams, sc sim.Config) (stats.Summary, error) {
+	ec.Cost, ec.StepTimeScale = &cost, 1
+	sc.Engine = ec
+	acc := stats.NewAccumulator(stats.Options{})
+	if _, err := sim.Run(ctx, sc, func(r *record.Request) { acc.Add(r) }); err != nil {
+		return stats.Summary{}, err
+	}
+	return acc.Summary(), nil
 }
 
 type fixedLengths struct{ in, out int }

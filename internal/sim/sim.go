@@ -292,12 +292,8 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		*p = pending{id: h.id, sched: h.sched, sent: now, in: in, out: out, inFlight: inFlight, user: h.user, times: p.times[:0],
 			segs: append(p.segs[:0], segBuf...), turn: turn, outputID: outputID} // kept until the front end hands it on
 		if serial, lat := eng.FrontEnd(h.id, in); serial+lat > 0 {
-			if feClock.rate == 1 {
-				q.Push(simengine.Event{Time: frontEnd.Admit(int64(now), serial, lat), Kind: evSubmit, ID: int64(slot)})
-				return
-			}
-			// The front end's costs are spent in its own time, slowed
-			// while the engine's steps hold the cores.
+			// The front end's costs are spent in its own time (the
+			// simulation's, unless steps slow it: frontEndClock).
 			p.feDone = frontEnd.Admit(int64(feClock.at(int64(now))), serial, lat)
 			q.Push(simengine.Event{Time: feClock.when(float64(p.feDone), int64(now)), Kind: evSubmit, ID: int64(slot)})
 			return
@@ -354,7 +350,7 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 
 	arrive := func(ev simengine.Event) {
 		if ev.Kind == evSubmit {
-			if p := &pend[ev.ID]; feClock.rate < 1 && !feClock.done(float64(p.feDone), ev.Time) {
+			if p := &pend[ev.ID]; !feClock.done(float64(p.feDone), ev.Time) {
 				// Steps ran meanwhile: the front end is not done yet.
 				q.Push(simengine.Event{Time: feClock.when(float64(p.feDone), ev.Time), Kind: evSubmit, ID: ev.ID})
 				return

@@ -20,7 +20,10 @@ func newStepNoise(cv float64, seed int64) stepNoise {
 		return stepNoise{}
 	}
 	s2 := math.Log1p(cv * cv)
-	return stepNoise{mu: -s2 / 2, sigma: math.Sqrt(s2), seed: uint64(seed)}
+	// A stream of its own: FrontEnd draws splitmix64(seed ^ id·φ), and
+	// step k's factor must not follow request k's jitter.
+	const stream = 0xd1b54a32d192ed03
+	return stepNoise{mu: -s2 / 2, sigma: math.Sqrt(s2), seed: uint64(seed) ^ stream}
 }
 
 // scale is the factor of step number step (1 when there is no noise).
