@@ -102,14 +102,23 @@ func (r *Run) openLoop(wg *sync.WaitGroup) {
 	stopWake := context.AfterFunc(r.issueCtx, wk.Kick)
 	defer stopWake()
 	var i int64
+	var prevAt time.Duration
 	for ; r.cfg.Requests == 0 || i < r.cfg.Requests; i++ {
 		at := rampWarp(sched.Next(), r.cfg.Ramp)
 		if r.cfg.Duration > 0 && at >= r.cfg.Duration {
 			r.stopFor(StopDuration)
 			return
 		}
+		// The last stretch of each wait is spun, not slept: an idle VM
+		// can be woken milliseconds late (see package wake).
+		spin := wake.SpinWindow(at - prevAt)
+		prevAt = at
 		for d := at - time.Since(r.start); d > 0; d = at - time.Since(r.start) {
-			wk.Sleep(d)
+			if d > spin {
+				wk.Sleep(d - spin)
+			} else {
+				wk.Spin(d)
+			}
 			if r.issueCtx.Err() != nil {
 				return // not yet due: not dropped
 			}

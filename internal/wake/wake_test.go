@@ -37,3 +37,32 @@ func TestWaker(t *testing.T) {
 		t.Fatal("a kick did not end an untimed sleep")
 	}
 }
+
+func TestSpin(t *testing.T) {
+	w := New()
+	defer w.Close()
+	t0 := time.Now()
+	w.Spin(3 * time.Millisecond)
+	if el := time.Since(t0); el < 3*time.Millisecond {
+		t.Errorf("a 3 ms spin returned after %v", el)
+	}
+	w.Kick()
+	t0 = time.Now()
+	w.Spin(time.Hour) // kicked before: returns at once
+	if el := time.Since(t0); el > time.Minute {
+		t.Errorf("a kicked spin ran %v", el)
+	}
+}
+
+func TestSpinWindow(t *testing.T) {
+	for _, c := range []struct{ gap, want time.Duration }{
+		{time.Second, MaxSpin},                        // rare arrivals: the whole window
+		{20 * time.Millisecond, 2 * time.Millisecond}, // a tenth of the gap: at most 10% of a core
+		{0, 0},
+		{-time.Millisecond, 0}, // unsorted arrivals
+	} {
+		if got := SpinWindow(c.gap); got != c.want {
+			t.Errorf("SpinWindow(%v) = %v, want %v", c.gap, got, c.want)
+		}
+	}
+}
