@@ -215,24 +215,23 @@ func TestAzureTraceEmbeddedAgreesWithSim(t *testing.T) {
 	}
 	within("request throughput", b.Throughput, s.Throughput)
 	within("TTFT p50", b.TTFT.P50, s.TTFT.P50)
-	// The aim is a p99 under 5 ms (issue 14). On this 2-core VM, quiet,
-	// seven replays gave 2.2 to 5.4 ms (the median send lag stays near
-	// 0.5 ms; the tail is a few stalls of a few ms, whatever the load
-	// average says), so 5 ms is logged, and only a p99 past lagBoundMS —
-	// a dispatcher that sleeps late, as with Go's millisecond timers
-	// before the timerfd waker — fails.
-	const lagBoundMS = 10
+	// Under 5 ms p99 is the aim (issue 14). The open loop sleeps on a
+	// timerfd and spins its last milliseconds, yet on the 2-core VM knee
+	// is built on a few replays in ten still see one or two sends late by
+	// 5-8 ms (a spinning thread there sees the host stop its vCPU for
+	// 2-29 ms a few times a second when the host is busy), so the aim is
+	// logged, with the host's steal, and only a p99 past lagBoundMS — a
+	// dispatcher that sleeps late, as with Go's millisecond timers before
+	// the timerfd waker — fails.
+	const aimMS, lagBoundMS = 5, 10
 	idle, why := machineIdle()
 	if total1 > total0 {
-		// A VM's host may stop its vCPUs for milliseconds (steal): no
-		// client sends on time through that, so the log says how much.
 		why += fmt.Sprintf(", host steal %.1f%% of CPU time during the replay", 100*float64(steal1-steal0)/float64(total1-total0))
 	}
-	switch {
-	case b.Lag.P99 >= 5:
-		t.Logf("send lag p99 %.2f ms: beyond the 5 ms aim (%s)", b.Lag.P99, why)
-	default:
-		t.Logf("send lag p99 %.2f ms: within the 5 ms aim (%s)", b.Lag.P99, why)
+	if b.Lag.P99 < aimMS {
+		t.Logf("send lag p99 %.2f ms: within the %d ms aim (%s)", b.Lag.P99, aimMS, why)
+	} else {
+		t.Logf("send lag p99 %.2f ms: beyond the %d ms aim (%s)", b.Lag.P99, aimMS, why)
 	}
 	if idle && b.Lag.P99 >= lagBoundMS {
 		t.Errorf("send lag p99 %.2f ms, want under %d ms (%s)", b.Lag.P99, lagBoundMS, why)
