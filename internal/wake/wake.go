@@ -87,7 +87,8 @@ func SpinWindow(gap time.Duration) time.Duration {
 
 // Spin busy-waits for d, or until Kick is called, yielding the processor
 // at every turn so other goroutines still run. It is never late by more
-// than a scheduling round, since nothing has to wake it.
+// than a scheduling round, since nothing has to wake it. Not for a
+// testing/synctest bubble, whose clock stands still while anything runs.
 func (w *Waker) Spin(d time.Duration) {
 	until := time.Now().Add(d)
 	for time.Now().Before(until) {
