@@ -89,12 +89,18 @@ func DefaultDecodePoints(ec simengine.Config) []DecodePoint {
 // measures by default: short, as a CPU server prefills slowly.
 var DefaultLinearPrefillLengths = []int{32, 128, 512}
 
-// DefaultLinearDecodePoints are one, half and all of the server's slots
-// with short prompts (the per-sequence cost) and all of them with long
+// DefaultLinearDecodePoints are every batch size up to the server's slots
+// when it has at most maxEveryBatch (a CPU server's kernels make the decode
+// step no line in the batch: simengine.LinearStepCost.DecodeCurve), else
+// one, half and all of them, with short prompts; and all of them with long
 // ones (the per-context-token cost).
 func DefaultLinearDecodePoints(slots int) []DecodePoint {
 	pts := []DecodePoint{{1, 32}}
-	if h := slots / 2; h > 1 {
+	if slots <= maxEveryBatch {
+		for b := 2; b < slots; b++ {
+			pts = append(pts, DecodePoint{b, 32})
+		}
+	} else if h := slots / 2; h > 1 {
 		pts = append(pts, DecodePoint{h, 32})
 	}
 	if slots > 1 {
@@ -102,6 +108,10 @@ func DefaultLinearDecodePoints(slots int) []DecodePoint {
 	}
 	return append(pts, DecodePoint{slots, 512})
 }
+
+// maxEveryBatch is the most slots whose every batch size calibrate
+// measures by default (a decode point takes seconds).
+const maxEveryBatch = 8
 
 // kvHeavyInput is the prompt length at which b sequences read about as
 // many KV bytes per step as weights, within 256..4096 tokens.

@@ -85,6 +85,7 @@ func FitLinear(pts []Point, def simengine.CostParams) Fit {
 	}
 	lin := simengine.LinearStepCost{BaseNS: coef[1] * 1e6, PerPrefillTokenNS: coef[2] * 1e6, PerDecodeSeqNS: coef[3] * 1e6, PerAttentionPairNS: coef[4] * 1e6}
 	lin.PromptCurve = promptCurve(pts, coef)
+	lin.DecodeCurve = decodeCurve(pts, coef)
 	f := Fit{Cost: def, RequestOverheadMS: coef[0]}
 	f.Cost.Linear = &lin
 	f.Cost.FrontEndNS, f.Cost.FrontEndPerTokenNS = int64(math.Round(coef[0]*1e6)), 0
@@ -102,7 +103,7 @@ func FitLinear(pts []Point, def simengine.CostParams) Fit {
 	for i := range pts {
 		p := &pts[i]
 		p.FittedMS, p.Bound = dot(linearFeatures(p), coef), StepModelLinear
-		if len(lin.PromptCurve) > 0 && p.Kind == KindPrefill {
+		if len(lin.PromptCurve) > 0 && p.Kind == KindPrefill || len(lin.DecodeCurve) > 0 && p.Kind == KindDecode {
 			p.FittedMS = curveFitted(p, coef, lin)
 		}
 	}
@@ -112,19 +113,34 @@ func FitLinear(pts []Point, def simengine.CostParams) Fit {
 
 // promptCurve is the measured time of a lone prompt's step against its
 // length (simengine.LinearStepCost.PromptCurve): a prefill point's TTFT
-// less the request overhead and its attention. Points of one length are
-// averaged, and the curve made nondecreasing (pool adjacent violators: a
-// longer prompt is never faster; what noise puts out of order is averaged,
-// not dropped). Nil with fewer than two lengths.
+// less the request overhead and its attention. Nil with fewer than two
+// lengths.
 func promptCurve(pts []Point, coef [linearTerms]float64) []simengine.CurvePoint {
+	return measuredCurve(pts, KindPrefill, func(p *Point) int64 { return int64(p.InputTokens) }, coef)
+}
+
+// decodeCurve is the measured time of a decode step against its decoding
+// sequences (simengine.LinearStepCost.DecodeCurve): a decode point's gap
+// less its attention, points of one batch (short and long contexts)
+// averaged. Nil with fewer than two batch sizes.
+func decodeCurve(pts []Point, coef [linearTerms]float64) []simengine.CurvePoint {
+	return measuredCurve(pts, KindDecode, func(p *Point) int64 { return int64(p.Batch) }, coef)
+}
+
+// measuredCurve is the curve of one kind of point's step time (the
+// measurement less the request overhead and attention) against key:
+// points of one key are averaged, and the curve made nondecreasing (pool
+// adjacent violators: more tokens never take less time; what noise puts
+// out of order is averaged, not dropped). Nil with fewer than two keys.
+func measuredCurve(pts []Point, kind string, key func(*Point) int64, coef [linearTerms]float64) []simengine.CurvePoint {
 	sum := map[int64]float64{}
 	count := map[int64]float64{}
 	for i := range pts {
 		p := &pts[i]
-		if p.Kind != KindPrefill || p.MeasuredMS <= 0 {
+		if p.Kind != kind || p.MeasuredMS <= 0 {
 			continue
 		}
-		n, f := int64(p.InputTokens), linearFeatures(p)
+		n, f := key(p), linearFeatures(p)
 		sum[n] += p.MeasuredMS - coef[0]*f[0] - coef[4]*f[4]
 		count[n]++
 	}
@@ -152,10 +168,16 @@ func promptCurve(pts []Point, coef [linearTerms]float64) []simengine.CurvePoint 
 	return c
 }
 
-// curveFitted is what the prompt curve gives for a prefill point.
+// curveFitted is what the curves give for a point: a prefill point's
+// prompt step, or a decode point's step, plus its request overhead and
+// attention.
 func curveFitted(p *Point, coef [linearTerms]float64, lin simengine.LinearStepCost) float64 {
 	f := linearFeatures(p)
-	return coef[0]*f[0] + coef[4]*f[4] + lin.LinearStepNS(simengine.StepShape{NewTokens: int64(p.InputTokens)}, 0)/1e6
+	shape, decode := simengine.StepShape{NewTokens: int64(p.InputTokens)}, int64(0)
+	if p.Kind == KindDecode {
+		shape, decode = simengine.StepShape{NewTokens: int64(p.Batch)}, int64(p.Batch)
+	}
+	return coef[0]*f[0] + coef[4]*f[4] + lin.LinearStepNS(shape, decode)/1e6
 }
 
 // varies says whether feature j is nonzero at some point (else nothing

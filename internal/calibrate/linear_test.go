@@ -194,6 +194,35 @@ func TestPromptCurve(t *testing.T) {
 	}
 }
 
+// The decode curve passes through each batch size's step (the gap less
+// attention), averages a batch measured at two contexts, and pools a
+// batch that noise made faster than a smaller one.
+func TestDecodeCurve(t *testing.T) {
+	coef := [linearTerms]float64{5, 0, 0, 0, 0.001} // attention 1 µs a pair
+	att := func(b, ctx float64) float64 { return 0.001 * b * b * (ctx + 1) }
+	pts := []Point{
+		{Kind: KindDecode, InputTokens: 40, Batch: 1, MeasuredMS: 4.5 + att(1, 40)},
+		{Kind: KindDecode, InputTokens: 40, Batch: 2, MeasuredMS: 7 + att(2, 40)},
+		{Kind: KindDecode, InputTokens: 40, Batch: 3, MeasuredMS: 6.6 + att(3, 40)}, // faster than 2: noise
+		{Kind: KindDecode, InputTokens: 40, Batch: 4, MeasuredMS: 10 + att(4, 40)},
+		{Kind: KindDecode, InputTokens: 280, Batch: 4, MeasuredMS: 11 + att(4, 280)},
+		{Kind: KindPrefill, InputTokens: 40, Batch: 1, MeasuredMS: 60}, // not a decode step
+	}
+	got := decodeCurve(pts, coef)
+	want := []simengine.CurvePoint{{Tokens: 1, NS: 4.5e6}, {Tokens: 2, NS: 6.8e6}, {Tokens: 3, NS: 6.8e6}, {Tokens: 4, NS: 10.5e6}}
+	if len(got) != len(want) {
+		t.Fatalf("curve %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i].Tokens != want[i].Tokens || math.Abs(got[i].NS-want[i].NS) > 1 {
+			t.Errorf("point %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if c := decodeCurve(pts[3:], coef); c != nil {
+		t.Errorf("one batch size: curve %v, want none", c)
+	}
+}
+
 // The step-time spread of lognormal gaps is their coefficient of
 // variation, and a few gaps a pause stretched barely move it.
 func TestStepTimeCV(t *testing.T) {

@@ -71,6 +71,10 @@ type ProfileLinear struct {
 	// attention) against its length; it prices the prompt tokens of a step
 	// (simengine.LinearStepCost.PromptCurve).
 	PromptCurve []ProfileCurvePoint `yaml:"prompt_curve,omitempty" json:"prompt_curve,omitempty"`
+	// DecodeCurve is the measured time of a decode step (without
+	// attention) against its decoding sequences, its points' tokens; it
+	// prices decode-only steps (simengine.LinearStepCost.DecodeCurve).
+	DecodeCurve []ProfileCurvePoint `yaml:"decode_curve,omitempty" json:"decode_curve,omitempty"`
 }
 
 // ProfileCurvePoint is simengine.CurvePoint in milliseconds.
@@ -82,18 +86,32 @@ type ProfileCurvePoint struct {
 func linearMS(l simengine.LinearStepCost) *ProfileLinear {
 	p := &ProfileLinear{BaseMS: round(l.BaseNS/1e6, 1e4), PerPrefillTokenUS: round(l.PerPrefillTokenNS/1e3, 1e4),
 		PerDecodeSeqMS: round(l.PerDecodeSeqNS/1e6, 1e4), PerAttentionPairNS: round(l.PerAttentionPairNS, 1e4)}
-	for _, c := range l.PromptCurve {
-		p.PromptCurve = append(p.PromptCurve, ProfileCurvePoint{Tokens: c.Tokens, MS: round(c.NS/1e6, 1e4)})
-	}
+	p.PromptCurve = curveMS(l.PromptCurve)
+	p.DecodeCurve = curveMS(l.DecodeCurve)
 	return p
+}
+
+func curveMS(c []simengine.CurvePoint) []ProfileCurvePoint {
+	var out []ProfileCurvePoint
+	for _, p := range c {
+		out = append(out, ProfileCurvePoint{Tokens: p.Tokens, MS: round(p.NS/1e6, 1e4)})
+	}
+	return out
+}
+
+func curveNS(c []ProfileCurvePoint) []simengine.CurvePoint {
+	var out []simengine.CurvePoint
+	for _, p := range c {
+		out = append(out, simengine.CurvePoint{Tokens: p.Tokens, NS: p.MS * 1e6})
+	}
+	return out
 }
 
 func (l *ProfileLinear) stepCost() *simengine.LinearStepCost {
 	c := &simengine.LinearStepCost{BaseNS: l.BaseMS * 1e6, PerPrefillTokenNS: l.PerPrefillTokenUS * 1e3,
 		PerDecodeSeqNS: l.PerDecodeSeqMS * 1e6, PerAttentionPairNS: l.PerAttentionPairNS}
-	for _, p := range l.PromptCurve {
-		c.PromptCurve = append(c.PromptCurve, simengine.CurvePoint{Tokens: p.Tokens, NS: p.MS * 1e6})
-	}
+	c.PromptCurve = curveNS(l.PromptCurve)
+	c.DecodeCurve = curveNS(l.DecodeCurve)
 	return c
 }
 
@@ -194,9 +212,14 @@ func LoadProfile(path string) (Profile, error) {
 				return Profile{}, fmt.Errorf("%s: cost.linear.%s %v: want 0 or more", path, v.name, v.v)
 			}
 		}
-		for i, c := range l.PromptCurve {
-			if c.Tokens < 1 || !(c.MS >= 0) || math.IsInf(c.MS, 0) || i > 0 && (c.Tokens <= l.PromptCurve[i-1].Tokens || c.MS < l.PromptCurve[i-1].MS) {
-				return Profile{}, fmt.Errorf("%s: cost.linear.prompt_curve[%d] {tokens: %d, ms: %v}: want tokens of 1 or more and ms of 0 or more, both rising from point to point", path, i, c.Tokens, c.MS)
+		for _, curve := range []struct {
+			name string
+			c    []ProfileCurvePoint
+		}{{"prompt_curve", l.PromptCurve}, {"decode_curve", l.DecodeCurve}} {
+			for i, c := range curve.c {
+				if c.Tokens < 1 || !(c.MS >= 0) || math.IsInf(c.MS, 0) || i > 0 && (c.Tokens <= curve.c[i-1].Tokens || c.MS < curve.c[i-1].MS) {
+					return Profile{}, fmt.Errorf("%s: cost.linear.%s[%d] {tokens: %d, ms: %v}: want tokens of 1 or more and ms of 0 or more, both rising from point to point", path, curve.name, i, c.Tokens, c.MS)
+				}
 			}
 		}
 		if l.BaseMS+l.PerDecodeSeqMS <= 0 {

@@ -254,6 +254,13 @@ func printCalibration(w io.Writer, res *calibrate.Result, prof calibrate.Profile
 			}
 			fmt.Fprintf(w, "prompt steps: measured times (ms, attention aside) by prompt tokens, interpolated, in place of the line: %s\n", strings.Join(pts, ", "))
 		}
+		if len(l.DecodeCurve) > 0 {
+			var pts []string
+			for _, c := range l.DecodeCurve {
+				pts = append(pts, fmt.Sprintf("%d: %.2f", c.Tokens, c.MS))
+			}
+			fmt.Fprintf(w, "decode steps: measured times (ms, attention aside) by decoding sequences, interpolated, in place of the line: %s\n", strings.Join(pts, ", "))
+		}
 		if f.StepTimeCV > 0 {
 			fmt.Fprintf(w, "step times vary by %.1f%% (coefficient of variation of the decode gaps), simulated step by step\n", 100*f.StepTimeCV)
 		}

@@ -89,15 +89,22 @@ type CostParams struct {
 // measured prompt lengths (a lone prompt's step time, base included). A CPU
 // server's matrix kernels change tiling and threading with the batch, so
 // the time of a prompt is far from one line in its length (Ollama's
-// runner on 2 cores: 64 tokens and 96 differ by 2x, 96 and 128 hardly);
-// decode steps, which throughput follows, keep the line. Beyond the last
-// point the last segment's slope goes on.
+// runner on 2 cores: 64 tokens and 96 differ by 2x, 96 and 128 hardly).
+// Beyond the last point the last segment's slope goes on.
+//
+// DecodeCurve, when set, prices a decode-only step the same way by its
+// decoding sequences (a CurvePoint's Tokens: one new token each), base
+// included, attention on top: the same kernels make Ollama's batch of 3
+// cost about 0.9 of its batch of 4 on 2 cores, where a line through 1, 2
+// and 4 gives 0.8. A step with prompt tokens keeps PerDecodeSeqNS for its
+// decoding sequences.
 type LinearStepCost struct {
 	BaseNS             float64
 	PerPrefillTokenNS  float64
 	PerDecodeSeqNS     float64
 	PerAttentionPairNS float64
 	PromptCurve        []CurvePoint
+	DecodeCurve        []CurvePoint
 }
 
 // CurvePoint is a step's time without attention with Tokens prompt tokens.
@@ -110,8 +117,12 @@ type CurvePoint struct {
 // NewTokens − decode, its decoding sequences decode.
 func (l LinearStepCost) LinearStepNS(s StepShape, decode int64) float64 {
 	attn := l.PerAttentionPairNS * float64(s.NewTokens) * float64(s.CtxTokens)
-	if prompt := s.NewTokens - decode; prompt > 0 && len(l.PromptCurve) > 0 {
+	prompt := s.NewTokens - decode
+	if prompt > 0 && len(l.PromptCurve) > 0 {
 		return curveAt(l.PromptCurve, prompt) + l.PerDecodeSeqNS*float64(decode) + attn
+	}
+	if prompt <= 0 && decode > 0 && len(l.DecodeCurve) > 0 {
+		return curveAt(l.DecodeCurve, decode) + attn
 	}
 	return l.BaseNS + l.PerPrefillTokenNS*float64(s.NewTokens-decode) + l.PerDecodeSeqNS*float64(decode) + attn
 }

@@ -64,6 +64,28 @@ func TestPromptCurve(t *testing.T) {
 	}
 }
 
+// A decode curve prices a decode-only step by its decoding sequences
+// (interpolated, attention on top); a step with prompt tokens keeps the
+// per-sequence line for its decoding sequences.
+func TestDecodeCurve(t *testing.T) {
+	l := LinearStepCost{BaseNS: 2e6, PerPrefillTokenNS: 1e6, PerDecodeSeqNS: 3e6, PerAttentionPairNS: 10,
+		DecodeCurve: []CurvePoint{{1, 5e6}, {2, 7e6}, {4, 11e6}}}
+	for _, c := range []struct {
+		prompt, decode, ctx int64
+		want                float64
+	}{
+		{0, 1, 40, 5e6 + 10*1*40},
+		{0, 3, 120, 9e6 + 10*3*120},                  // halfway from 2 to 4
+		{0, 6, 240, 15e6 + 10*6*240},                 // beyond the last: its slope
+		{16, 2, 100, 2e6 + 16e6 + 2*3e6 + 10*18*100}, // a prompt in the step: the line
+	} {
+		s := StepShape{NewTokens: c.prompt + c.decode, CtxTokens: c.ctx}
+		if got := l.LinearStepNS(s, c.decode); math.Abs(got-c.want) > 1e-6*c.want {
+			t.Errorf("%d prompt + %d decode tokens: %.0f ns, want %.0f", c.prompt, c.decode, got, c.want)
+		}
+	}
+}
+
 // Step-time noise keeps the mean step and has the spread asked for, is a
 // function of the seed, and is absent at 0.
 func TestStepNoise(t *testing.T) {
