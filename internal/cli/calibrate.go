@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -303,9 +304,10 @@ func printCalibration(w io.Writer, res *calibrate.Result, prof calibrate.Profile
 
 // linearDefaults replaces the roofline's default measurements, which a
 // CPU server would take hours over, with short ones for those flags not
-// given: short prompts, decode at 1, half and all slots, and a held-out
-// concurrency the decode points never ran (one below the slots, or one
-// above when there are fewer than 3).
+// given: short prompts, decode at every batch up to the slots (1, half
+// and all of many), and a held-out concurrency the decode points never
+// ran (one below the slots where that batch is not measured, else one
+// above).
 func linearDefaults(fs *flag.FlagSet, lengths []int, points []calibrate.DecodePoint, hoC, hoIn, hoOut *int, slots int) ([]int, []calibrate.DecodePoint) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -313,8 +315,12 @@ func linearDefaults(fs *flag.FlagSet, lengths []int, points []calibrate.DecodePo
 		lengths = nil // calibrate's linear defaults
 	}
 	if !set["holdout-concurrency"] {
+		measured := points
+		if len(measured) == 0 {
+			measured = calibrate.DefaultLinearDecodePoints(slots)
+		}
 		*hoC = slots + 1
-		if slots >= 3 {
+		if slots >= 3 && !slices.ContainsFunc(measured, func(d calibrate.DecodePoint) bool { return d.Batch == slots-1 }) {
 			*hoC = slots - 1
 		}
 	}
