@@ -181,14 +181,7 @@ func TestPromptCurve(t *testing.T) {
 	}
 	got := promptCurve(pts, coef)
 	want := []simengine.CurvePoint{{Tokens: 10, NS: 20e6}, {Tokens: 20, NS: 28e6}, {Tokens: 40, NS: 28e6}, {Tokens: 80, NS: 80e6}}
-	if len(got) != len(want) {
-		t.Fatalf("curve %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i].Tokens != want[i].Tokens || math.Abs(got[i].NS-want[i].NS) > 1 {
-			t.Errorf("point %d: %+v, want %+v", i, got[i], want[i])
-		}
-	}
+	checkCurve(t, got, want)
 	if c := promptCurve(pts[:1], coef); c != nil {
 		t.Errorf("one length: curve %v, want none", c)
 	}
@@ -210,6 +203,14 @@ func TestDecodeCurve(t *testing.T) {
 	}
 	got := decodeCurve(pts, coef)
 	want := []simengine.CurvePoint{{Tokens: 1, NS: 4.5e6}, {Tokens: 2, NS: 6.8e6}, {Tokens: 3, NS: 6.8e6}, {Tokens: 4, NS: 10.5e6}}
+	checkCurve(t, got, want)
+	if c := decodeCurve(pts[3:], coef); c != nil {
+		t.Errorf("one batch size: curve %v, want none", c)
+	}
+}
+
+func checkCurve(t *testing.T, got, want []simengine.CurvePoint) {
+	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("curve %v, want %v", got, want)
 	}
@@ -217,9 +218,6 @@ func TestDecodeCurve(t *testing.T) {
 		if got[i].Tokens != want[i].Tokens || math.Abs(got[i].NS-want[i].NS) > 1 {
 			t.Errorf("point %d: %+v, want %+v", i, got[i], want[i])
 		}
-	}
-	if c := decodeCurve(pts[3:], coef); c != nil {
-		t.Errorf("one batch size: curve %v, want none", c)
 	}
 }
 

@@ -42,45 +42,32 @@ func TestLinearStepCost(t *testing.T) {
 
 // A prompt curve prices the prompt tokens of a step by interpolating the
 // measured lengths (holding below the first, the last slope above the
-// last), decoding sequences and attention on top; decode-only steps keep
-// the line.
-func TestPromptCurve(t *testing.T) {
-	l := LinearStepCost{BaseNS: 2e6, PerPrefillTokenNS: 1e6, PerDecodeSeqNS: 3e6, PerAttentionPairNS: 10,
+// last), decoding sequences and attention on top. A decode curve prices a
+// decode-only step the same way by its decoding sequences; a step with
+// prompt tokens keeps the per-sequence line for those. Without a decode
+// curve, decode-only steps keep the line.
+func TestStepCurves(t *testing.T) {
+	prompt := LinearStepCost{BaseNS: 2e6, PerPrefillTokenNS: 1e6, PerDecodeSeqNS: 3e6, PerAttentionPairNS: 10,
 		PromptCurve: []CurvePoint{{8, 10e6}, {64, 40e6}, {128, 104e6}}}
-	for _, c := range []struct {
-		prompt, decode, ctx int64
-		want                float64
-	}{
-		{4, 0, 4, 10e6 + 10*4*4},               // below the first point: held
-		{36, 0, 36, 25e6 + 10*36*36},           // halfway from 8 to 64
-		{96, 2, 300, 72e6 + 2*3e6 + 10*98*300}, // with two decoding sequences
-		{192, 0, 192, 168e6 + 10*192*192},      // beyond the last: its slope
-		{0, 3, 300, 2e6 + 3*3e6 + 10*3*300},    // decode only: the line
-	} {
-		s := StepShape{NewTokens: c.prompt + c.decode, CtxTokens: c.ctx}
-		if got := l.LinearStepNS(s, c.decode); math.Abs(got-c.want) > 1e-6*c.want {
-			t.Errorf("%d prompt + %d decode tokens: %.0f ns, want %.0f", c.prompt, c.decode, got, c.want)
-		}
-	}
-}
-
-// A decode curve prices a decode-only step by its decoding sequences
-// (interpolated, attention on top); a step with prompt tokens keeps the
-// per-sequence line for its decoding sequences.
-func TestDecodeCurve(t *testing.T) {
-	l := LinearStepCost{BaseNS: 2e6, PerPrefillTokenNS: 1e6, PerDecodeSeqNS: 3e6, PerAttentionPairNS: 10,
+	decode := LinearStepCost{BaseNS: 2e6, PerPrefillTokenNS: 1e6, PerDecodeSeqNS: 3e6, PerAttentionPairNS: 10,
 		DecodeCurve: []CurvePoint{{1, 5e6}, {2, 7e6}, {4, 11e6}}}
 	for _, c := range []struct {
+		l                   LinearStepCost
 		prompt, decode, ctx int64
 		want                float64
 	}{
-		{0, 1, 40, 5e6 + 10*1*40},
-		{0, 3, 120, 9e6 + 10*3*120},                  // halfway from 2 to 4
-		{0, 6, 240, 15e6 + 10*6*240},                 // beyond the last: its slope
-		{16, 2, 100, 2e6 + 16e6 + 2*3e6 + 10*18*100}, // a prompt in the step: the line
+		{prompt, 4, 0, 4, 10e6 + 10*4*4},               // below the first point: held
+		{prompt, 36, 0, 36, 25e6 + 10*36*36},           // halfway from 8 to 64
+		{prompt, 96, 2, 300, 72e6 + 2*3e6 + 10*98*300}, // with two decoding sequences
+		{prompt, 192, 0, 192, 168e6 + 10*192*192},      // beyond the last: its slope
+		{prompt, 0, 3, 300, 2e6 + 3*3e6 + 10*3*300},    // decode only, no decode curve: the line
+		{decode, 0, 1, 40, 5e6 + 10*1*40},
+		{decode, 0, 3, 120, 9e6 + 10*3*120},                  // halfway from 2 to 4
+		{decode, 0, 6, 240, 15e6 + 10*6*240},                 // beyond the last: its slope
+		{decode, 16, 2, 100, 2e6 + 16e6 + 2*3e6 + 10*18*100}, // a prompt in the step: the line
 	} {
 		s := StepShape{NewTokens: c.prompt + c.decode, CtxTokens: c.ctx}
-		if got := l.LinearStepNS(s, c.decode); math.Abs(got-c.want) > 1e-6*c.want {
+		if got := c.l.LinearStepNS(s, c.decode); math.Abs(got-c.want) > 1e-6*c.want {
 			t.Errorf("%d prompt + %d decode tokens: %.0f ns, want %.0f", c.prompt, c.decode, got, c.want)
 		}
 	}
