@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knee-dev/knee/internal/cpuclock"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/simengine"
@@ -124,28 +125,6 @@ func TestSimTraceAndErrors(t *testing.T) {
 	}
 }
 
-// cpuJiffies is the host-stolen and total CPU time so far, from the first
-// line of /proc/stat (zeros where there is none).
-func cpuJiffies() (steal, total int64) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	fields := strings.Fields(line)
-	for i, f := range fields[1:] {
-		v, _ := strconv.ParseInt(f, 10, 64)
-		if i >= 8 { // guest time is counted in user time already
-			break
-		}
-		total += v
-		if i == 7 {
-			steal = v
-		}
-	}
-	return steal, total
-}
-
 // machineIdle reports whether the load average is below the CPU count, so
 // that real-time figures such as send lag measure knee, not a crowded host.
 func machineIdle() (bool, string) {
@@ -169,9 +148,9 @@ func TestAzureTraceEmbeddedAgreesWithSim(t *testing.T) {
 	path := tracetest.Path(t, "azure_llm_2023_code.csv")
 	out := t.TempDir()
 	args := []string{"--trace", path, "--trace-end", "60s", "--json", "--quiet", "--no-store", "--seed", "1"}
-	steal0, total0 := cpuJiffies()
+	cpu0, _ := cpuclock.Machine()
 	code, bout, errs := kneeCmd(t, append([]string{"bench", "--out", out}, args...)...)
-	steal1, total1 := cpuJiffies()
+	cpu1, _ := cpuclock.Machine()
 	if code != 0 {
 		t.Fatalf("bench: exit %d: %s", code, errs)
 	}
@@ -225,8 +204,8 @@ func TestAzureTraceEmbeddedAgreesWithSim(t *testing.T) {
 	// the timerfd waker — fails.
 	const aimMS, lagBoundMS = 5, 10
 	idle, why := machineIdle()
-	if total1 > total0 {
-		why += fmt.Sprintf(", host steal %.1f%% of CPU time during the replay", 100*float64(steal1-steal0)/float64(total1-total0))
+	if cpu1.Total > cpu0.Total {
+		why += fmt.Sprintf(", host steal %.1f%% of CPU time during the replay", 100*float64(cpu1.Steal-cpu0.Steal)/float64(cpu1.Total-cpu0.Total))
 	}
 	if b.Lag.P99 < aimMS {
 		t.Logf("send lag p99 %.2f ms: within the %d ms aim (%s)", b.Lag.P99, aimMS, why)

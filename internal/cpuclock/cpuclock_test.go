@@ -3,6 +3,7 @@ package cpuclock
 import (
 	"runtime"
 	"testing"
+	"time"
 )
 
 func TestProcessGrowsWithWork(t *testing.T) {
@@ -17,5 +18,27 @@ func TestProcessGrowsWithWork(t *testing.T) {
 	after := Process()
 	if after <= before {
 		t.Fatalf("CPU time did not grow across a busy loop: %v then %v (%d)", before, after, x)
+	}
+}
+
+func TestMachineCountsBusyTime(t *testing.T) {
+	before, err := Machine()
+	if runtime.GOOS != "linux" {
+		if err == nil {
+			t.Log("a /proc/stat outside Linux")
+		}
+		t.Skip("/proc/stat is Linux's")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for start := Process(); Process()-start < 50*time.Millisecond; { // 5 ticks of busy time at least
+	}
+	after, err := Machine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Busy <= before.Busy || after.Total <= before.Total || after.Busy+after.Steal > after.Total {
+		t.Fatalf("after 50 ms of CPU: busy %d → %d, total %d → %d, steal %d", before.Busy, after.Busy, before.Total, after.Total, after.Steal)
 	}
 }
