@@ -248,19 +248,18 @@ func printCalibration(w io.Writer, res *calibrate.Result, prof calibrate.Profile
 		l := f.Linear
 		fmt.Fprintf(w, "\nfitted: step = %.3f ms + %.3f µs per prompt token + %.3f ms per decoding sequence + %.4f ns per attention pair (new token × context token); request overhead %.3f ms (in TTFT, outside steps)\n",
 			l.BaseMS, l.PerPrefillTokenUS, l.PerDecodeSeqMS, l.PerAttentionPairNS, f.RequestOverheadMS)
-		if len(l.PromptCurve) > 0 {
-			var pts []string
-			for _, c := range l.PromptCurve {
-				pts = append(pts, fmt.Sprintf("%d: %.2f", c.Tokens, c.MS))
+		for _, c := range []struct {
+			what, by string
+			curve    []calibrate.ProfileCurvePoint
+		}{{"prompt", "prompt tokens", l.PromptCurve}, {"decode", "decoding sequences", l.DecodeCurve}} {
+			if len(c.curve) == 0 {
+				continue
 			}
-			fmt.Fprintf(w, "prompt steps: measured times (ms, attention aside) by prompt tokens, interpolated, in place of the line: %s\n", strings.Join(pts, ", "))
-		}
-		if len(l.DecodeCurve) > 0 {
 			var pts []string
-			for _, c := range l.DecodeCurve {
-				pts = append(pts, fmt.Sprintf("%d: %.2f", c.Tokens, c.MS))
+			for _, p := range c.curve {
+				pts = append(pts, fmt.Sprintf("%d: %.2f", p.Tokens, p.MS))
 			}
-			fmt.Fprintf(w, "decode steps: measured times (ms, attention aside) by decoding sequences, interpolated, in place of the line: %s\n", strings.Join(pts, ", "))
+			fmt.Fprintf(w, "%s steps: measured times (ms, attention aside) by %s, interpolated, in place of the line: %s\n", c.what, c.by, strings.Join(pts, ", "))
 		}
 		if f.StepTimeCV > 0 {
 			fmt.Fprintf(w, "step times vary by %.1f%% (coefficient of variation of the decode gaps), simulated step by step\n", 100*f.StepTimeCV)

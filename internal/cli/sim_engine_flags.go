@@ -189,7 +189,7 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 		{"gpu_memory_utilization", strconv.FormatFloat(c.GPUMemoryUtilization, 'g', -1, 64)},
 		{"max_model_len", strconv.Itoa(c.MaxModelLen)}, {"chunked_prefill", strconv.FormatBool(c.ChunkedPrefill)},
 		{"prefix_caching", strconv.FormatBool(!c.NoPrefixCaching)},
-		{"async_scheduling", strconv.FormatBool(!c.NoAsyncScheduling && (c.Cost == nil || c.Cost.Linear == nil))},
+		{"async_scheduling", strconv.FormatBool(c.AsyncScheduling())},
 	}
 	if c.QueueLimit > 0 {
 		kv = append(kv, [2]string{"queue_limit", strconv.Itoa(c.QueueLimit)})

@@ -107,7 +107,8 @@ type LinearStepCost struct {
 	DecodeCurve        []CurvePoint
 }
 
-// CurvePoint is a step's time without attention with Tokens prompt tokens.
+// CurvePoint is a step's time without attention with Tokens prompt tokens
+// (PromptCurve) or decoding sequences (DecodeCurve).
 type CurvePoint struct {
 	Tokens int64
 	NS     float64
@@ -124,7 +125,7 @@ func (l LinearStepCost) LinearStepNS(s StepShape, decode int64) float64 {
 	if prompt <= 0 && decode > 0 && len(l.DecodeCurve) > 0 {
 		return curveAt(l.DecodeCurve, decode) + attn
 	}
-	return l.BaseNS + l.PerPrefillTokenNS*float64(s.NewTokens-decode) + l.PerDecodeSeqNS*float64(decode) + attn
+	return l.BaseNS + l.PerPrefillTokenNS*float64(prompt) + l.PerDecodeSeqNS*float64(decode) + attn
 }
 
 // curveAt interpolates a curve sorted by Tokens (at least one point)

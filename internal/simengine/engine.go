@@ -150,7 +150,7 @@ func (r *req) numTokens() int32 { return r.prompt + r.generated }
 // not safe for concurrent use.
 type Engine struct {
 	cfg   Config
-	async bool // async scheduling (Config.NoAsyncScheduling, not for linear costs)
+	async bool // Config.AsyncScheduling
 	cost  costModel
 	fe    frontEnd
 	sn    stepNoise
@@ -177,6 +177,13 @@ type Engine struct {
 
 // NewEngine validates cfg, fills defaults and plans memory. Errors name the
 // numbers (a model that does not fit, a KV cache smaller than one context).
+// AsyncScheduling says whether the engine schedules a step while the one
+// before it runs: unless NoAsyncScheduling, and never for a linear (CPU
+// server) cost, whose llama.cpp adds sequences between batches.
+func (c Config) AsyncScheduling() bool {
+	return !c.NoAsyncScheduling && (c.Cost == nil || c.Cost.Linear == nil)
+}
+
 func NewEngine(cfg Config) (*Engine, error) {
 	if err := cfg.GPU.Validate(); err != nil {
 		return nil, err
@@ -269,7 +276,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		cfg:        cfg,
-		async:      !cfg.NoAsyncScheduling && p.Linear == nil,
+		async:      cfg.AsyncScheduling(),
 		cost:       newCostModel(cfg.GPU, cfg.Model, cfg.TP, p, cfg.StepTimeScale),
 		fe:         newFrontEnd(p, cfg.Seed),
 		sn:         newStepNoise(p.StepTimeCV, cfg.Seed),
