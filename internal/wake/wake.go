@@ -16,10 +16,11 @@
 //
 // Neither is enough on a virtual machine either: a process idle for long
 // enough that its vCPUs halt is woken by the host, which on the 2-core VM
-// knee is built on delivered 1 in 100 wakes 3-6 ms late (the same timerfd
-// sleep, measured; spinning through the last 2 ms brought the worst of 143
-// to 1.1 ms). So a caller that must not be late also Spins through the
-// last stretch: see SpinWindow.
+// knee is built on, in a busy hour, delivered 1 in 100 wakes 3-6 ms late
+// (spinning through the last 2 ms brought the worst of 143 to 1.1 ms); in
+// a quiet one the worst of 48 was 0.4 ms either way. go run
+// ./internal/wake/cmd/wakeprobe measures it. So a caller that must not be
+// late also Spins through the last stretch: see SpinWindow.
 package wake
 
 import (
