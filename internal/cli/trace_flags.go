@@ -108,7 +108,11 @@ func (w *workloadFlags) traceForPrompts(tr *workload.Trace) *workload.Trace {
 	if w.serverTok == nil && w.promptOverhead == 0 {
 		return tr
 	}
-	return tr.WithPrompts(w.serverTok, w.promptOverhead)
+	var tk workload.Tokenizer // nil unless the server tokenizes: a nil *ServerTokenizer would not be
+	if w.serverTok != nil {
+		tk = w.serverTok
+	}
+	return tr.WithPrompts(tk, w.promptOverhead)
 }
 
 // describe names the workload for sweep notes.

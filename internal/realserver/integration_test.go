@@ -16,6 +16,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/cli"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/tracetest"
 )
 
 // The integration tests run knee against the real server that .ci/run
@@ -417,4 +418,43 @@ func TestExactPromptsWithTokenizer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The Azure code trace's first 20 s replayed against Ollama, its requests
+// cut to 256 tokens so that a CPU server keeps up: every request is
+// served, with exactly the prompt the trace (cut) asks for and all its
+// output, and the send lag is logged. Ollama takes a core for its runner,
+// so the client's sends compete with it, as with any co-located server.
+func TestTraceReplay(t *testing.T) {
+	s := realServer(t)
+	if s.tokenizer == "" {
+		t.Skipf("%s unset: exact trace prompts need the model's tokenizer.json", envTokenizer)
+	}
+	path := tracetest.Path(t, "azure_llm_2023_code.csv")
+	dir := t.TempDir()
+	const maxContext = 256
+	out := knee(t, "bench", "--url", s.url, "--model", s.model, "--tokenizer", s.tokenizer, "--no-metrics",
+		"--trace", path, "--trace-end", "20s", "--trace-max-context", fmt.Sprint(maxContext),
+		"--seed", "1", "--quiet", "--json", "--out", dir)
+	var sum struct {
+		Requests int                             `json:"requests"`
+		Lag      struct{ P50, P99, Max float64 } `json:"lag_ms"`
+	}
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("bench --json: %v\n%s", err, out)
+	}
+	recs := readRecords(t, filepath.Join(dir, "records.jsonl"))
+	if len(recs) < 10 || len(recs) != sum.Requests {
+		t.Fatalf("%d records, summary says %d requests: want the window's requests (at least 10), all recorded", len(recs), sum.Requests)
+	}
+	for _, r := range recs {
+		switch {
+		case !r.OK():
+			t.Errorf("request %d: %s: %s", r.ID, r.Error, r.ErrorMessage)
+		case r.InputTokens != r.PromptTokensRequested || r.OutputTokens != r.MaxTokens || r.InputTokens+r.MaxTokens > maxContext:
+			t.Errorf("request %d: served %d prompt / %d output tokens for %d / %d requested, want them equal and at most %d in all",
+				r.ID, r.InputTokens, r.OutputTokens, r.PromptTokensRequested, r.MaxTokens, maxContext)
+		}
+	}
+	t.Logf("%d requests from the trace; send lag p50 %.2f ms, p99 %.2f ms, max %.2f ms", len(recs), sum.Lag.P50, sum.Lag.P99, sum.Lag.Max)
 }
