@@ -78,7 +78,11 @@ func fnum(v float64, d int) string {
 	case math.IsNaN(v):
 		return none
 	}
-	return strconv.FormatFloat(v, 'f', d, 64)
+	s := strconv.FormatFloat(v, 'f', d, 64)
+	if strings.Trim(s, "-0.") == "" {
+		return s[strings.IndexByte(s, '0'):] // -0.0: a value below zero by less than the last digit
+	}
+	return s
 }
 
 func pct(v float64) string {
