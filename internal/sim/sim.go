@@ -46,7 +46,8 @@ type Config struct {
 	Gen    Lengths
 
 	// Open loop: Arrivals. Closed loop: Concurrency users, each sending its
-	// next request the moment the previous one finishes.
+	// next request the moment the previous one finishes (as the client
+	// sees it, and after Client.Gap).
 	Arrivals    Arrivals
 	Concurrency int
 	// Sessions > 0 runs that many multi-turn conversations instead (a
@@ -100,6 +101,12 @@ type Config struct {
 	// time, running and waiting requests, KV usage): for views that follow
 	// the queue and the cache over a run.
 	OnStep func(simengine.EngineStats)
+
+	// Client is the benchmark client the records are measured by; the zero
+	// value is an ideal one (knee's). A client with a chunk cost sees tokens
+	// later than the server sends them, so OnGaps (the server's gaps) must
+	// not be set with it.
+	Client Client
 }
 
 // SessionTurn is one turn of a simulated conversation.
@@ -156,6 +163,12 @@ type pending struct {
 	turn     int             // sessions: the turn (from 1)
 	outputID uint64          // sessions: names the answer for later turns
 	times    []time.Duration // reused per slot
+	// A client with a chunk cost: chunks arrived and not yet taken up,
+	// chunks handled, whether the slot waits in the client's turn, and the
+	// server's phases (known at the last token, recorded at the client's).
+	chunks, handled int
+	waiting         bool
+	serverPhases    simengine.Phases
 }
 
 // held is an issued request not yet sent: the client waits for a slot
@@ -171,6 +184,8 @@ const (
 	evSlotFree        // a rejection freed a slot: send the oldest held request
 	evDone            // a request finished at this step end: its slot frees
 	evSubmit          // ID: slot; a sent request clears the front end and reaches the engine
+	evChunk           // ID: slot; a streamed token reaches a client with a chunk cost
+	evHandled         // ID: slot; the client has handled one of its chunks
 )
 
 // Run simulates cfg, calling onRecord once per finished or rejected request
@@ -202,8 +217,15 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 	if cfg.Requests <= 0 && cfg.Duration <= 0 {
 		return res, errors.New("sim: give a number of requests or a duration")
 	}
+	if err := cfg.Client.validate(cfg.Concurrency > 0); err != nil {
+		return res, err
+	}
+	if cfg.Client.ChunkCost > 0 && cfg.OnGaps != nil {
+		return res, errors.New("sim: OnGaps reports the server's inter-token gaps, not those a client with a chunk cost observes; use token times")
+	}
 	ecfg := cfg.Engine
-	ecfg.EdgeEmissionsOnly = !cfg.KeepTokenTimes && !cfg.StreamTokenTimes
+	// The client must handle every chunk when it has a cost per chunk.
+	ecfg.EdgeEmissionsOnly = !cfg.KeepTokenTimes && !cfg.StreamTokenTimes && cfg.Client.ChunkCost == 0
 	if cfg.OnGaps != nil {
 		ecfg.OnGaps = func(gap int64, n int) { cfg.OnGaps(time.Duration(gap), n) }
 	}
@@ -232,6 +254,8 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		submit   func(slot int, now time.Duration)
 		frontEnd simengine.FrontEndQueue
 		feClock  = newFrontEndClock(frontEndRate(cfg.Engine))
+		client   = clientThread{cost: int64(cfg.Client.ChunkCost), current: -1}
+		observe  func(slot int, at int64, index int, last bool, sp simengine.Phases)
 	)
 	contents, _ = cfg.Gen.(Contents)
 	var sessions []session
@@ -253,7 +277,7 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		schedule(cfg.Arrivals.Next(), -1)
 	} else {
 		for u := 0; u < cfg.Concurrency; u++ {
-			schedule(time.Duration(int64(cfg.Ramp)*int64(u)/int64(cfg.Concurrency)), u)
+			schedule(cfg.Client.Start+time.Duration(int64(cfg.Ramp)*int64(u)/int64(cfg.Concurrency)), u)
 		}
 	}
 	warm := func(id int64, t time.Duration) bool {
@@ -349,6 +373,24 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 	}
 
 	arrive := func(ev simengine.Event) {
+		switch ev.Kind {
+		case evChunk:
+			if next, id, ok := client.arrive(pend, int(ev.ID), ev.Time); ok {
+				q.Push(simengine.Event{Time: next, Kind: evHandled, ID: int64(id)})
+			}
+			return
+		case evHandled:
+			slot := int(ev.ID)
+			p := &pend[slot]
+			index := p.handled
+			p.handled++
+			more := p.chunks > 0
+			observe(slot, ev.Time, index, p.handled == p.out, p.serverPhases)
+			if next, id, ok := client.done(pend, slot, more, ev.Time); ok {
+				q.Push(simengine.Event{Time: next, Kind: evHandled, ID: int64(id)})
+			}
+			return
+		}
 		if ev.Kind == evSubmit {
 			if p := &pend[ev.ID]; !feClock.done(float64(p.feDone), ev.Time) {
 				// Steps ran meanwhile: the front end is not done yet.
@@ -397,29 +439,32 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		}
 	}
 
-	emit := func(em simengine.Emission) {
-		p := &pend[em.ID]
-		t := time.Duration(em.Time)
-		if em.Index == 0 {
+	// observe is the client seeing token index of the request in slot at
+	// at (the step end for an ideal client): the token's record time, and
+	// with the last one the record.
+	observe = func(slot int, at int64, index int, last bool, sp simengine.Phases) {
+		p := &pend[slot]
+		t := time.Duration(at)
+		if index == 0 {
 			p.first = t
 		}
 		if keep {
 			p.times = append(p.times, t)
 		}
-		if !em.Finished {
+		if !last {
 			return
 		}
 		res.Completed++
-		// The slot frees at the step end, after any arrival during the step
-		// and before any arrival at the same instant.
-		q.Push(simengine.Event{Time: em.Time, Priority: -1, Kind: evDone})
+		// The slot frees when the client has the last token, after any
+		// arrival during the step and before any arrival at the same instant.
+		q.Push(simengine.Event{Time: at, Priority: -1, Kind: evDone})
 		ph := &phases
 		if cfg.KeepTokenTimes {
 			ph = new(record.Phases)
 		}
 		// The engine's phases, as vLLM reports them: the front end's time
 		// (engineAt − sent) is in TTFT and E2E but in none of them.
-		*ph = record.Phases{Queue: time.Duration(em.Phases.Queue), Prefill: time.Duration(em.Phases.Prefill), Decode: time.Duration(em.Phases.Decode)}
+		*ph = record.Phases{Queue: time.Duration(sp.Queue), Prefill: time.Duration(sp.Prefill), Decode: time.Duration(sp.Decode)}
 		rec = record.Request{
 			ID: p.id, Warmup: warm(p.id, p.sched), Scheduled: p.sched, Sent: p.sent,
 			FirstToken: p.first, Done: t, StreamEnd: t,
@@ -442,7 +487,7 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		} else {
 			onRecord(&rec)
 		}
-		free = append(free, int(em.ID))
+		free = append(free, slot)
 		if sessions != nil {
 			// The next turn repeats this prompt and its answer.
 			st := &sessions[p.user]
@@ -451,11 +496,22 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 				simengine.Segment{ID: p.outputID, Tokens: int32(p.out)})
 			st.history, st.done = p.in+p.out, p.turn
 			if next, ok := cfg.Turn(p.user, p.turn+1); ok {
-				schedule(t+next.Think, p.user)
+				schedule(t+next.Think+cfg.Client.Gap, p.user)
 			}
 		} else if p.user >= 0 {
-			schedule(t, p.user)
+			schedule(t+cfg.Client.Gap, p.user)
 		}
+	}
+	emit := func(em simengine.Emission) {
+		if client.cost == 0 {
+			observe(int(em.ID), em.Time, em.Index, em.Finished, em.Phases)
+			return
+		}
+		// The chunk reaches the client, which handles it in its turn.
+		if em.Finished {
+			pend[em.ID].serverPhases = em.Phases
+		}
+		q.Push(simengine.Event{Time: em.Time, Kind: evChunk, ID: em.ID})
 	}
 
 	for {

@@ -17,7 +17,8 @@ import (
 // The validation table: published measurements of real serving engines, each
 // with the configuration it was measured under, and what knee sim predicts
 // for that configuration. Points marked fit are the ones the fitted
-// constants of simengine.DefaultCost were fitted to; the others only check.
+// constants were fitted to (simengine.DefaultCost's, and those of the
+// profiles and the client model below); the others only check.
 // docs/simulator.md shows this table (run with -v to print it).
 //
 // Sources:
@@ -63,6 +64,23 @@ func splitwiseProfile(gpu string) *simengine.CostParams {
 	return &p
 }
 
+// vllmV0Profile is vLLM's V0 engine as knee calibrate would fit it (a
+// profile's step_overhead_ms): the vllm-nightly rows are of the 2024
+// nightly suite (latency-tests.json: Meta-Llama-3-8B / -70B, dummy
+// weights, benchmark_latency defaults 32 in / 128 out, batch 8, offline
+// llm.generate), whose engine did its scheduling, input preparation,
+// sampling and detokenization between steps instead of beside them
+// (vLLM's v0.6.0 post, blog.vllm.ai/2024/09/05/perf-update, found the
+// H100 waiting on such CPU work for most of each Llama-3-8B step). T0
+// gains that CPU time, 1.77 ms a step, fitted to the 8B row (833 ms a
+// batch: 6.5 ms a step where knee's V1 step is 4.7 ms); the 70B TP4 row
+// checks it. Everything else is the default (V1: 0.21, 0.23).
+func vllmV0Profile() *simengine.CostParams {
+	p := simengine.DefaultCost
+	p.StepOverheadNS += 1_770_000
+	return &p
+}
+
 func validationPoints() []validationPoint {
 	// Splitwise's profile is of one engine step in isolation: no HTTP
 	// front end, an unchunked prompt.
@@ -89,20 +107,24 @@ func validationPoints() []validationPoint {
 			return s.tpotMS
 		}
 	}
-	// The chatbot-short rows. Llama's output length is max_tokens: the
-	// corpus's envelopes (and so its requests per second) are not at hand,
-	// and its throughput rows are ratios, which the length hardly moves.
-	// Qwen's is the mean its envelopes record (throughput_tok_per_s /
-	// req_per_s_all: 118.4, 117.9 and 118.8 tokens at C=1, 4 and 16).
+	// The chatbot-short rows (chatbotAnswers for the lengths,
+	// harnessClient for the client). Mean answer lengths: Qwen's from its
+	// envelopes (throughput_tok_per_s / req_per_s_all: 118.4, 117.9 and
+	// 118.8 tokens at C=1, 4 and 16); Llama's corpus envelopes are not at
+	// hand, so its mean is that of the marathon's run of the same model on
+	// the same vLLM 0.21.0 (228 tok/s over 38 kept requests in 20.5 s:
+	// 123 tokens), and its throughput rows are ratios between
+	// concurrencies, which the length hardly moves.
+	const llamaChatMean = 123.0
 	llamaChat := func(c int, metric string) func(*testing.T) float64 {
 		return func(t *testing.T) float64 {
-			return chatbotShort(t, engineConfig(t, "h100", "llama-3.1-8b", 1), c, chatbotMaxTokens, chatbotDuration).get(metric)
+			return chatbotShort(t, engineConfig(t, "h100", "llama-3.1-8b", 1), c, llamaChatMean, chatbotDuration).get(metric)
 		}
 	}
 	llamaRatio := func(c, base int) func(*testing.T) float64 {
 		return func(t *testing.T) float64 {
 			cfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
-			return chatbotShort(t, cfg, c, chatbotMaxTokens, chatbotDuration).outputTPS / chatbotShort(t, cfg, base, chatbotMaxTokens, chatbotDuration).outputTPS
+			return chatbotShort(t, cfg, c, llamaChatMean, chatbotDuration).outputTPS / chatbotShort(t, cfg, base, llamaChatMean, chatbotDuration).outputTPS
 		}
 	}
 	// The 2026-05-18 marathon: 20 s runs at the suite's first
@@ -111,7 +133,7 @@ func validationPoints() []validationPoint {
 	// (Llama-3.1-70B 122.7 tokens, Qwen2.5-7B 116.7, Qwen2.5-Coder-7B 115.3,
 	// Mistral-7B 108.9, Phi-3.5-mini 107.3). The models without a preset
 	// are built from their config.json.
-	marathon := func(cfg func(*testing.T) simengine.Config, out int, metric string) func(*testing.T) float64 {
+	marathon := func(cfg func(*testing.T) simengine.Config, out float64, metric string) func(*testing.T) float64 {
 		return func(t *testing.T) float64 {
 			c := cfg(t)
 			c.MaxModelLen = 4096
@@ -133,14 +155,11 @@ func validationPoints() []validationPoint {
 	}
 	qwenChat := func(c int, metric string) func(*testing.T) float64 {
 		return func(t *testing.T) float64 {
-			return chatbotShort(t, qwen72BTP4(t), c, 118, chatbotDuration).get(metric)
+			return chatbotShort(t, qwen72BTP4(t), c, 118.4, chatbotDuration).get(metric)
 		}
 	}
 	const (
-		missClient   = "the figure is of the benchmark's client, not of vLLM: one Python process whose threads take every streamed chunk through LiteLLM's stream wrapper (~0.4 ms of CPU a chunk by default, all under one GIL: onyx-dot-app/onyx PR 14937 measured 387-431 µs) drains about 1,350 chunks a second in all (throughput 1,384 and 1,312 tok/s at C=16 and 64, where an 8B model's decode steps on one H100 take 6.6-6.8 ms: knee 2,370 and 9,090), so each stream waits its turn: TPOT p50 is C × 0.7 ms (10.94 / 16 = 0.68, 46.91 / 64 = 0.73) and TTFT grows with the queue; at C=4 (4 chunks, ~2.8 ms of client work per 6.5 ms step) and for the 72B model at C=16 (16 chunks per 16 ms step) the client keeps up and knee is within 15%. knee simulates a client that keeps up"
-		missLockstep = "knee's closed loop of identical requests stays in lockstep at 16 users: 15 of 16 finish in the same step and re-prefill together (TTFT 72 ms for all but one), where the real requests fell out of step (TTFT p50 47.8 ms, as at C=4, p99 85 ms): the ten prompts' answers differ in length (mean 118 tokens where the median request ran to max_tokens 128) and the client adds its own jitter; knee's workload here has one length, the envelopes giving only the mean"
-		missPhi      = "two shortfalls compound: knee's decode step for this 3.8B model is 23% shorter than the measured TPOT (3.6 against 4.7 ms; T0 and η_mem were fitted on 8B-class models, and a small model's step is less bound by its weight reads), and, as on every chatbot-short run, the harness spends time between one request's end and the next one's start that knee's closed loop does not (about 65-95 ms a request on the marathon's 7B-class runs, from their envelopes; the other four marathon rows read +12% to +29%)"
-		missOffline  = "the figure is of the 2024 nightly suite (latency-tests.json: Meta-Llama-3-8B / -70B, dummy weights, benchmark_latency defaults 32 in / 128 out, batch 8, offline llm.generate), i.e. vLLM's V0 engine: 833 ms per batch is 6.5 ms per step on an H200 whose weight reads take 4.4 ms at knee's memory efficiency, so ~2 ms per step of scheduling, input preparation, sampling and detokenization that the V0 engine did not overlap with the GPU (vLLM's v0.6.0 post, blog.vllm.ai/2024/09/05/perf-update, found the H100 waiting on such CPU work for most of each Llama-3-8B step); knee's T0 is of vLLM's V1 engine (0.21, 0.23), whose CPU work overlaps the GPU's. Not modelled: knee simulates the current engine"
+		missPhi = "knee's decode step for this 3.8B model is 23% shorter than the measured TPOT (3.6 against 4.7 ms; T0 and η_mem were fitted on 8B-class models, and a small model's step is less bound by its weight reads: its TPOT row is -23%), and the throughput of a closed loop follows the step; with the client modelled the other four marathon rows are within 15%"
 	)
 	return []validationPoint{
 		{"Llama-3.1-8B, H100, 1 in flight, chatbot-short 45/128: TPOT", "yobitel", true, "tpot", 6.48, 0.15,
@@ -195,54 +214,54 @@ func validationPoints() []validationPoint {
 		// InferenceBench chatbot-short (chatbotShort): Llama-3.1-8B on one
 		// H100 at 1-64 users, Qwen2.5-72B at TP4 on H100s at 1-16 users.
 		{"Llama-3.1-8B, H100, chatbot-short C=1: TTFT p50", "yobitel", false, "ttft", 13.98, 0.25, llamaChat(1, "ttft"), ""},
-		{"Llama-3.1-8B, H100, chatbot-short C=4: TTFT p50", "yobitel", false, "ttft", 22.75, 0.20, llamaChat(4, "ttft"), ""},
-		{"Llama-3.1-8B, H100, chatbot-short C=16: TTFT p50", "yobitel", false, "ttft", 41.69, 0.45, llamaChat(16, "ttft"), missClient},
-		{"Llama-3.1-8B, H100, chatbot-short C=64: TTFT p50", "yobitel", false, "ttft", 86.92, 0.75, llamaChat(64, "ttft"), missClient},
+		{"Llama-3.1-8B, H100, chatbot-short C=4: TTFT p50", "yobitel", false, "ttft", 22.75, 0.25, llamaChat(4, "ttft"), ""},
+		{"Llama-3.1-8B, H100, chatbot-short C=16: TTFT p50", "yobitel", false, "ttft", 41.69, 0.20, llamaChat(16, "ttft"), ""},
+		{"Llama-3.1-8B, H100, chatbot-short C=64: TTFT p50", "yobitel", false, "ttft", 86.92, 0.30, llamaChat(64, "ttft"), ""},
 		{"Qwen2.5-72B TP4, H100, chatbot-short C=1: TTFT p50", "yobitel", false, "ttft", 24.21, 0.20, qwenChat(1, "ttft"), ""},
 		{"Qwen2.5-72B TP4, H100, chatbot-short C=4: TTFT p50", "yobitel", false, "ttft", 46.34, 0.20, qwenChat(4, "ttft"), ""},
-		{"Qwen2.5-72B TP4, H100, chatbot-short C=16: TTFT p50", "yobitel", false, "ttft", 47.83, 0.60, qwenChat(16, "ttft"), missLockstep},
+		{"Qwen2.5-72B TP4, H100, chatbot-short C=16: TTFT p50", "yobitel", false, "ttft", 47.83, 0.30, qwenChat(16, "ttft"), ""},
 		{"Llama-3.1-8B, H100, chatbot-short C=4: TPOT p50", "yobitel", false, "tpot", 6.59, 0.30, llamaChat(4, "tpot"), ""},
-		{"Llama-3.1-8B, H100, chatbot-short C=16: TPOT p50", "yobitel", false, "tpot", 10.94, 0.45, llamaChat(16, "tpot"), missClient},
-		{"Llama-3.1-8B, H100, chatbot-short C=64: TPOT p50", "yobitel", false, "tpot", 46.91, 0.90, llamaChat(64, "tpot"), missClient},
+		{"Llama-3.1-8B, H100, chatbot-short C=16: TPOT p50", "yobitel", true, "tpot", 10.94, 0.05, llamaChat(16, "tpot"), ""},
+		{"Llama-3.1-8B, H100, chatbot-short C=64: TPOT p50", "yobitel", false, "tpot", 46.91, 0.15, llamaChat(64, "tpot"), ""},
 		{"Qwen2.5-72B TP4, H100, chatbot-short C=1: TPOT p50", "yobitel", false, "tpot", 16.05, 0.30, qwenChat(1, "tpot"), ""},
 		{"Qwen2.5-72B TP4, H100, chatbot-short C=4: TPOT p50", "yobitel", false, "tpot", 16.43, 0.30, qwenChat(4, "tpot"), ""},
 		{"Qwen2.5-72B TP4, H100, chatbot-short C=16: TPOT p50", "yobitel", false, "tpot", 17.30, 0.30, qwenChat(16, "tpot"), ""},
 		{"Llama-3.1-8B, H100, chatbot-short: output rate C=4 / C=1", "yobitel", false, "throughput", 580.3 / 122.2, 0.30, llamaRatio(4, 1), ""},
-		{"Llama-3.1-8B, H100, chatbot-short: output rate C=16 / C=4", "yobitel", false, "throughput", 1384.2 / 580.3, 0.75, llamaRatio(16, 4), missClient},
-		{"Llama-3.1-8B, H100, chatbot-short: output rate C=64 / C=16", "yobitel", false, "throughput", 1312.3 / 1384.2, 3.2, llamaRatio(64, 16), missClient},
+		{"Llama-3.1-8B, H100, chatbot-short: output rate C=16 / C=4", "yobitel", false, "throughput", 1384.2 / 580.3, 0.15, llamaRatio(16, 4), ""},
+		{"Llama-3.1-8B, H100, chatbot-short: output rate C=64 / C=16", "yobitel", false, "throughput", 1312.3 / 1384.2, 0.15, llamaRatio(64, 16), ""},
 		{"Qwen2.5-72B TP4, H100, chatbot-short C=1: output tok/s", "yobitel", false, "throughput", 56.47, 0.30, qwenChat(1, "throughput"), ""},
 		{"Qwen2.5-72B TP4, H100, chatbot-short C=4: output tok/s", "yobitel", false, "throughput", 233.72, 0.30, qwenChat(4, "throughput"), ""},
 		{"Qwen2.5-72B TP4, H100, chatbot-short C=16: output tok/s", "yobitel", false, "throughput", 890.56, 0.30, qwenChat(16, "throughput"), ""},
 
-		{"Llama-3.1-70B TP4, H100, chatbot-short C=4 20 s: TTFT p50", "yobitel", false, "ttft", 46.74, 0.20, marathon(llama70BTP4, 123, "ttft"), ""},
-		{"Qwen2.5-7B, H100, chatbot-short C=4 20 s: TTFT p50", "yobitel", false, "ttft", 26.84, 0.20, marathon(qwen7B, 117, "ttft"), ""},
-		{"Llama-3.1-70B TP4, H100, chatbot-short C=4 20 s: TPOT p50", "yobitel", false, "tpot", 15.86, 0.30, marathon(llama70BTP4, 123, "tpot"), ""},
-		{"Qwen2.5-7B, H100, chatbot-short C=4 20 s: TPOT p50", "yobitel", false, "tpot", 6.267, 0.30, marathon(qwen7B, 117, "tpot"), ""},
-		{"Llama-3.1-70B TP4, H100, chatbot-short C=4 20 s: output tok/s", "yobitel", false, "throughput", 194.79, 0.30, marathon(llama70BTP4, 123, "throughput"), ""},
-		{"Qwen2.5-7B, H100, chatbot-short C=4 20 s: output tok/s", "yobitel", false, "throughput", 540.88, 0.30, marathon(qwen7B, 117, "throughput"), ""},
+		{"Llama-3.1-70B TP4, H100, chatbot-short C=4 20 s: TTFT p50", "yobitel", false, "ttft", 46.74, 0.20, marathon(llama70BTP4, 122.7, "ttft"), ""},
+		{"Qwen2.5-7B, H100, chatbot-short C=4 20 s: TTFT p50", "yobitel", false, "ttft", 26.84, 0.20, marathon(qwen7B, 116.7, "ttft"), ""},
+		{"Llama-3.1-70B TP4, H100, chatbot-short C=4 20 s: TPOT p50", "yobitel", false, "tpot", 15.86, 0.30, marathon(llama70BTP4, 122.7, "tpot"), ""},
+		{"Qwen2.5-7B, H100, chatbot-short C=4 20 s: TPOT p50", "yobitel", false, "tpot", 6.267, 0.30, marathon(qwen7B, 116.7, "tpot"), ""},
+		{"Llama-3.1-70B TP4, H100, chatbot-short C=4 20 s: output tok/s", "yobitel", false, "throughput", 194.79, 0.30, marathon(llama70BTP4, 122.7, "throughput"), ""},
+		{"Qwen2.5-7B, H100, chatbot-short C=4 20 s: output tok/s", "yobitel", true, "throughput", 540.88, 0.05, marathon(qwen7B, 116.7, "throughput"), ""},
 
-		{"Qwen2.5-Coder-7B, H100, chatbot-short C=4 20 s: TTFT p50", "yobitel", false, "ttft", 26.43, 0.20, marathon(qwen7B, 115, "ttft"), ""},
-		{"Mistral-7B, H100, chatbot-short C=4 20 s: TTFT p50", "yobitel", false, "ttft", 20.77, 0.25, marathon(mistral7B, 109, "ttft"), ""},
-		{"Phi-3.5-mini, H100, chatbot-short C=4 20 s: TTFT p50", "yobitel", false, "ttft", 18.41, 0.20, marathon(phi35Mini, 107, "ttft"), ""},
-		{"Qwen2.5-Coder-7B, H100, chatbot-short C=4 20 s: TPOT p50", "yobitel", false, "tpot", 6.261, 0.30, marathon(qwen7B, 115, "tpot"), ""},
-		{"Mistral-7B, H100, chatbot-short C=4 20 s: TPOT p50", "yobitel", false, "tpot", 7.041, 0.30, marathon(mistral7B, 109, "tpot"), ""},
-		{"Phi-3.5-mini, H100, chatbot-short C=4 20 s: TPOT p50", "yobitel", false, "tpot", 4.662, 0.30, marathon(phi35Mini, 107, "tpot"), ""},
-		{"Qwen2.5-Coder-7B, H100, chatbot-short C=4 20 s: output tok/s", "yobitel", false, "throughput", 529.49, 0.30, marathon(qwen7B, 115, "throughput"), ""},
-		{"Mistral-7B, H100, chatbot-short C=4 20 s: output tok/s", "yobitel", false, "throughput", 472.13, 0.35, marathon(mistral7B, 109, "throughput"), ""},
-		{"Phi-3.5-mini, H100, chatbot-short C=4 20 s: output tok/s", "yobitel", false, "throughput", 716.07, 0.55, marathon(phi35Mini, 107, "throughput"), missPhi},
+		{"Qwen2.5-Coder-7B, H100, chatbot-short C=4 20 s: TTFT p50", "yobitel", false, "ttft", 26.43, 0.20, marathon(qwen7B, 115.3, "ttft"), ""},
+		{"Mistral-7B, H100, chatbot-short C=4 20 s: TTFT p50", "yobitel", false, "ttft", 20.77, 0.30, marathon(mistral7B, 108.9, "ttft"), ""},
+		{"Phi-3.5-mini, H100, chatbot-short C=4 20 s: TTFT p50", "yobitel", false, "ttft", 18.41, 0.25, marathon(phi35Mini, 107.3, "ttft"), ""},
+		{"Qwen2.5-Coder-7B, H100, chatbot-short C=4 20 s: TPOT p50", "yobitel", false, "tpot", 6.261, 0.30, marathon(qwen7B, 115.3, "tpot"), ""},
+		{"Mistral-7B, H100, chatbot-short C=4 20 s: TPOT p50", "yobitel", false, "tpot", 7.041, 0.30, marathon(mistral7B, 108.9, "tpot"), ""},
+		{"Phi-3.5-mini, H100, chatbot-short C=4 20 s: TPOT p50", "yobitel", false, "tpot", 4.662, 0.30, marathon(phi35Mini, 107.3, "tpot"), ""},
+		{"Qwen2.5-Coder-7B, H100, chatbot-short C=4 20 s: output tok/s", "yobitel", false, "throughput", 529.49, 0.30, marathon(qwen7B, 115.3, "throughput"), ""},
+		{"Mistral-7B, H100, chatbot-short C=4 20 s: output tok/s", "yobitel", false, "throughput", 472.13, 0.35, marathon(mistral7B, 108.9, "throughput"), ""},
+		{"Phi-3.5-mini, H100, chatbot-short C=4 20 s: output tok/s", "yobitel", false, "throughput", 716.07, 0.40, marathon(phi35Mini, 107.3, "throughput"), missPhi},
 
 		{"Llama-3.1-8B, A100-40GB, 1024/128: output rate C=8 / C=1", "musgrave", false, "throughput", 6.6, 0.30,
 			func(t *testing.T) float64 {
 				return closedLoop(t, "a100-40gb", "llama-3.1-8b", 1, 8, 1024, 128) / closedLoop(t, "a100-40gb", "llama-3.1-8b", 1, 1, 1024, 128)
 			}, ""},
-		{"Llama-3.1-8B, H200, batch 8, 32/128 offline: output tok/s", "vllm-nightly", false, "throughput", 8 * 128 / 0.833, 0.45,
+		{"Llama-3.1-8B, H200, batch 8, 32/128 offline: output tok/s", "vllm-nightly", true, "throughput", 8 * 128 / 0.833, 0.05,
 			func(t *testing.T) float64 {
-				return isolatedBatch(t, "h200", "llama-3.1-8b", 1, 8, 32, 128, nil).outputTPS
-			}, missOffline},
-		{"Llama-3.1-70B TP4, H200, batch 8, 32/128 offline: output tok/s", "vllm-nightly", false, "throughput", 8 * 128 / 2.077, 0.50,
+				return isolatedBatch(t, "h200", "llama-3.1-8b", 1, 8, 32, 128, vllmV0Profile()).outputTPS
+			}, ""},
+		{"Llama-3.1-70B TP4, H200, batch 8, 32/128 offline: output tok/s", "vllm-nightly", false, "throughput", 8 * 128 / 2.077, 0.30,
 			func(t *testing.T) float64 {
-				return isolatedBatch(t, "h200", "llama-3.1-70b", 4, 8, 32, 128, nil).outputTPS
-			}, missOffline},
+				return isolatedBatch(t, "h200", "llama-3.1-70b", 4, 8, 32, 128, vllmV0Profile()).outputTPS
+			}, ""},
 	}
 }
 
@@ -386,19 +405,61 @@ const (
 	chatbotDiscarded    = 3
 )
 
-func chatbotShort(t *testing.T, cfg simengine.Config, c, out int, duration time.Duration) measured {
+// chatbotAnswers are the chatbot-short answer lengths: request i asks the
+// built-in prompt i mod 10 (the driver's global index into the prompt list,
+// which repeats the ten), and at temperature 0 each prompt's answer has one
+// length per model. Those lengths are not published; the envelopes give
+// their mean. Assumed: the three prompts that ask for a short answer ("in
+// two sentences", "in three sentences", "Briefly:": 0, 2 and 9) end at EOS
+// at one length, the other seven run to max_tokens, and the mean is the
+// envelope's (so the median request runs to max_tokens, as the Qwen-72B
+// envelopes' total p50 = TTFT p50 + 127 × TPOT p50 shows).
+type chatbotAnswers struct{ short int }
+
+func newChatbotAnswers(mean float64) chatbotAnswers {
+	return chatbotAnswers{short: int(math.Round((10*mean - 7*chatbotMaxTokens) / 3))}
+}
+
+func (a chatbotAnswers) Lengths(i int64) (int, int) {
+	switch i % 10 {
+	case 0, 2, 9:
+		return chatbotPromptTokens, a.short
+	}
+	return chatbotPromptTokens, chatbotMaxTokens
+}
+
+// harnessClient is InferenceBench's client as knee sim models it (Client):
+// one Python process whose C threads stream through LiteLLM under one GIL.
+// Both constants are fitted, each on one row (fit: true in the table):
+//   - ChunkCost 697 µs, on Llama-3.1-8B C=16 TPOT p50 (10.94 ms): there the
+//     client is the bottleneck and each stream sees one token per round of
+//     the 16 streams' chunks (10.94 / 16 = 0.684 ms; the simulated round
+//     also has gaps when a stream is between requests). onyx-dot-app/onyx PR 14937 measured LiteLLM's stream
+//     wrapper alone at 387-431 µs a chunk; the harness adds its own Python
+//     per chunk and the threads' GIL hand-offs.
+//   - Start 2.15 s, on the Qwen2.5-7B marathon throughput: the time before
+//     the users' first requests (client.py imports LiteLLM inside the first
+//     call, in the timed window). The envelopes show it as a fixed cost per
+//     run, not per request: the time the requests leave unexplained is
+//     ~1.7 s per user on 20 s and on 120 s runs alike (Qwen2.5-7B 20 s:
+//     1.7 s; Qwen2.5-72B C=4 and C=16, 120 s: ~1.5-2 s), where per request
+//     it would range from 25 to 70 ms. Gap stays 0: the harness does
+//     nothing between one request's end and the next but build a record.
+var harnessClient = Client{ChunkCost: 697 * time.Microsecond, Start: 2150 * time.Millisecond}
+
+func chatbotShort(t *testing.T, cfg simengine.Config, c int, meanOut float64, duration time.Duration) measured {
 	t.Helper()
 	var ttft, tpot []float64
 	var tokens int
-	res, err := Run(context.Background(), Config{Engine: cfg, Gen: fixed{chatbotPromptTokens, out}, Concurrency: c,
-		Duration: duration, WarmupRequests: chatbotDiscarded},
+	res, err := Run(context.Background(), Config{Engine: cfg, Gen: newChatbotAnswers(meanOut), Concurrency: c,
+		Duration: duration, WarmupRequests: chatbotDiscarded, Client: harnessClient},
 		func(r *record.Request) {
 			if r.Warmup || r.Error != "" {
 				return
 			}
 			ttft = append(ttft, float64(r.FirstToken-r.Sent)/1e6)
-			tpot = append(tpot, float64(r.Done-r.FirstToken)/1e6/float64(out-1))
-			tokens += out
+			tpot = append(tpot, float64(r.Done-r.FirstToken)/1e6/float64(r.OutputTokens-1))
+			tokens += r.OutputTokens
 		})
 	if err != nil || len(ttft) == 0 {
 		t.Fatalf("chatbot-short run: %v (%d records)", err, len(ttft))
