@@ -31,6 +31,7 @@ type simFlags struct {
 	wl     workloadFlags
 	sess   sessionFlags
 	engine simEngineFlags
+	client simClientFlags
 	fleet  fleetFlags
 	slos   stringList
 	out    string
@@ -53,12 +54,14 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: knee sim [flags]   (knee sim --list shows the GPU and model presets)")
 		fmt.Fprintln(fs.Output(), "\nSimulates a vLLM-like serving engine in virtual time and reports what knee bench would measure.")
+		fmt.Fprintln(fs.Output(), "With --client-chunk-cost, --client-gap or --client-start it reports what a slower client (another tool's) would measure.")
 		fmt.Fprintln(fs.Output())
 		printFlags(fs)
 	}
 	f.wl.register(fs, 32, 1000)
 	f.sess.register(fs)
 	f.engine.register(fs)
+	f.client.register(fs)
 	f.fleet.register(fs)
 	fs.Var(&f.slos, "slo", sloUsage+"; exit 3 when one fails")
 	fs.StringVar(&f.out, "out", "", "directory for records.jsonl (streamed), summary.json and report.md")
@@ -163,6 +166,9 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	default:
 		cfg.Concurrency = f.wl.concurrency
 	}
+	if cfg.Client, err = f.client.client(cfg.Concurrency > 0 || cfg.Sessions > 0, f.fleet.active()); err != nil {
+		return err
+	}
 
 	var (
 		file   *os.File
@@ -193,7 +199,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		target = fleetTarget(&f.fleet, ecfg)
 	}
 	meta := runMeta{kind: "sim", target: target, model: ecfg.Model.Name, label: f.label,
-		load: f.wl.loadString(), config: append(append(f.wl.config(), f.engine.configKV(eng.Config())...), f.fleet.configKV()...)}
+		load: f.wl.loadString(), config: f.configKV(eng)}
 	stored, err := f.storeFlags.begin(env, meta)
 	if err != nil {
 		return err
@@ -201,10 +207,11 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	// Per-request records of very long simulations stay out of the database
 	// (--out streams them to a file instead); the summary is always stored.
 	storeRecords := f.wl.requests > 0 && f.wl.requests <= maxStoredSimRecords
-	if writer == nil && !storeRecords {
+	if writer == nil && !storeRecords && cfg.Client.ChunkCost == 0 {
 		// No record leaves the run: inter-token statistics come from the
 		// engine a step at a time (every decoding request of a step gets
-		// the same gap) instead of one token time per token.
+		// the same gap) instead of one token time per token. A client
+		// with a chunk cost sees other gaps than the engine's.
 		cfg.StreamTokenTimes, cfg.OnGaps = false, acc.AddGaps
 	}
 	start := time.Now()
@@ -271,7 +278,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	rep := &report.Run{
 		Kind: "sim", Version: Version, Target: target, Model: ecfg.Model.Name,
 		Load: f.wl.loadString(), Workload: workloadDesc,
-		Config: append(append(f.wl.config(), f.engine.configKV(eng.Config())...), f.fleet.configKV()...),
+		Config: f.configKV(eng),
 		Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
 		Notes: simNotes(eng, res, elapsed),
 	}
@@ -335,6 +342,11 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		return &SLOError{Failed: failed}
 	}
 	return nil
+}
+
+// configKV is the run's resolved settings for reports and the store.
+func (f *simFlags) configKV(eng *simengine.Engine) [][2]string {
+	return append(append(append(f.wl.config(), f.engine.configKV(eng.Config())...), f.client.configKV()...), f.fleet.configKV()...)
 }
 
 // maxStoredSimRecords bounds the records a simulation puts in the database.

@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"flag"
+	"time"
+
+	"github.com/knee-dev/knee/internal/sim"
+)
+
+// simClientFlags model the benchmark client knee sim predicts for
+// (sim.Client): by default knee's own, which keeps up with any server; set,
+// a slower client such as another tool's Python harness, whose figures are
+// partly of itself (docs/simulator.md, "The client").
+type simClientFlags struct {
+	chunkCost, gap, start time.Duration
+}
+
+func (c *simClientFlags) register(fs *flag.FlagSet) {
+	fs.DurationVar(&c.chunkCost, "client-chunk-cost", 0, "model a client that spends this long on each streamed chunk, one chunk at a time for all streams (e.g. 700us for a Python harness under one GIL streaming through LiteLLM; 0: knee's own client)")
+	fs.DurationVar(&c.gap, "client-gap", 0, "closed loops: the client's pause between one answer's end and the same user's next request (0: none)")
+	fs.DurationVar(&c.start, "client-start", 0, "closed loops: the client's start-up before the users' first requests, inside --duration (0: none)")
+}
+
+// client validates the flags against the load they apply to.
+func (c *simClientFlags) client(closedLoop, fleet bool) (sim.Client, error) {
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{{"client-chunk-cost", c.chunkCost}, {"client-gap", c.gap}, {"client-start", c.start}} {
+		if f.v < 0 {
+			return sim.Client{}, Usagef("--%s %v: want a duration of 0 or more, such as 700us or 2s", f.name, f.v)
+		}
+	}
+	cl := sim.Client{ChunkCost: c.chunkCost, Gap: c.gap, Start: c.start}
+	if cl == (sim.Client{}) {
+		return cl, nil
+	}
+	if fleet {
+		return sim.Client{}, Usagef("--client-chunk-cost, --client-gap and --client-start are not supported with --replicas or --gateway-queue-limit yet")
+	}
+	if !closedLoop && (c.gap > 0 || c.start > 0) {
+		name := "client-gap"
+		if c.gap == 0 {
+			name = "client-start"
+		}
+		return sim.Client{}, Usagef("--%s applies to closed loops (--concurrency or --sessions): an open loop's arrivals do not wait for the client", name)
+	}
+	return cl, nil
+}
+
+// configKV lists the client model for reports, when one is set.
+func (c *simClientFlags) configKV() [][2]string {
+	var kv [][2]string
+	for _, f := range []struct {
+		key string
+		v   time.Duration
+	}{{"client_chunk_cost", c.chunkCost}, {"client_gap", c.gap}, {"client_start", c.start}} {
+		if f.v > 0 {
+			kv = append(kv, [2]string{f.key, f.v.String()})
+		}
+	}
+	return kv
+}
