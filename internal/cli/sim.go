@@ -166,7 +166,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	default:
 		cfg.Concurrency = f.wl.concurrency
 	}
-	if cfg.Client, err = f.client.client(cfg.Concurrency > 0 || cfg.Sessions > 0, f.fleet.active()); err != nil {
+	if cfg.Client, err = f.client.client(cfg.Concurrency > 0 || cfg.Sessions > 0, f.fleet.active(), f.wl.duration); err != nil {
 		return err
 	}
 

@@ -22,7 +22,7 @@ func (c *simClientFlags) register(fs *flag.FlagSet) {
 }
 
 // client validates the flags against the load they apply to.
-func (c *simClientFlags) client(closedLoop, fleet bool) (sim.Client, error) {
+func (c *simClientFlags) client(closedLoop, fleet bool, duration time.Duration) (sim.Client, error) {
 	for _, f := range []struct {
 		name string
 		v    time.Duration
@@ -30,6 +30,9 @@ func (c *simClientFlags) client(closedLoop, fleet bool) (sim.Client, error) {
 		if f.v < 0 {
 			return sim.Client{}, Usagef("--%s %v: want a duration of 0 or more, such as 700us or 2s", f.name, f.v)
 		}
+	}
+	if duration > 0 && c.start >= duration {
+		return sim.Client{}, Usagef("--client-start %v: the client would start after the run's --duration %v ends; want a shorter start-up", c.start, duration)
 	}
 	cl := sim.Client{ChunkCost: c.chunkCost, Gap: c.gap, Start: c.start}
 	if cl == (sim.Client{}) {
