@@ -285,6 +285,9 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	if f.fleet.active() {
 		rep.Notes = append(rep.Notes, fleetNotes(&f.fleet, fres, ttfts)...)
 	}
+	if n := f.client.note(); n != "" {
+		rep.Notes = append(rep.Notes, n)
+	}
 	if c := eng.Config(); c.MaxModelLen < c.Model.MaxContext && f.engine.maxModelLen == 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("max model len lowered from %s's %d to %d tokens, what the KV cache holds (vLLM would refuse to start; set --max-model-len)",
 			c.Model.Name, c.Model.MaxContext, c.MaxModelLen))

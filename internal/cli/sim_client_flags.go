@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"strings"
 	"time"
 
 	"github.com/knee-dev/knee/internal/sim"
@@ -63,4 +64,17 @@ func (c *simClientFlags) configKV() [][2]string {
 		}
 	}
 	return kv
+}
+
+// note says, for a report, that the figures include a modelled client's
+// own time ("" when none is modelled).
+func (c *simClientFlags) note() string {
+	if kv := c.configKV(); len(kv) > 0 {
+		parts := make([]string, len(kv))
+		for i, p := range kv {
+			parts[i] = p[0] + " " + p[1]
+		}
+		return "client modelled (" + strings.Join(parts, ", ") + "): the latencies and throughput are what that client measures, its own time included; server_phases are the server's (docs/simulator.md, \"The client\")"
+	}
+	return ""
 }

@@ -86,3 +86,26 @@ func TestSimClientFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// knee sim sweep takes the same client flags: at 16 streams and 2 ms a
+// chunk the step's ITL is the client's round, 16 × 2 ms.
+func TestSimSweepClient(t *testing.T) {
+	code, out, errs := kneeCmd(t, "sim", "sweep", "--concurrency", "1,16", "--input-tokens", "45", "--output-tokens", "64",
+		"--requests", "160", "--client-chunk-cost", "2ms", "--no-store")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	row := ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "16 ") {
+			row = l
+		}
+	}
+	if !strings.Contains(out, "client modelled (client_chunk_cost 2ms)") || !strings.Contains(row, " 32.0 ms ") {
+		t.Errorf("sweep with a 2 ms client: want its note and a 32.0 ms ITL p95 at 16 in flight (row %q):\n%s", row, out)
+	}
+	if code, _, errs := kneeCmd(t, "sim", "sweep", "--rate", "1,2", "--requests", "20", "--client-start", "1s", "--no-store"); code != 2 ||
+		!strings.Contains(errs, "--client-start applies to closed loops") {
+		t.Errorf("rate sweep with --client-start: exit %d, %q; want exit 2", code, errs)
+	}
+}

@@ -21,6 +21,7 @@ func init() { runSimSweep = runSimSweepCmd }
 func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	var f sweepFlags
 	var engine simEngineFlags
+	var client simClientFlags
 	var st storeFlags
 	var label string
 	fs := newFlagSet(env, "sim sweep")
@@ -32,6 +33,7 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	f.register(fs, 2000)
 	engine.register(fs)
+	client.register(fs)
 	st.register(fs)
 	fs.StringVar(&label, "label", "", "label stored with the sweep")
 	var replicas int
@@ -86,6 +88,9 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	runner.SLOs = set
+	if runner.Client, err = client.client(plan.Kind == sweep.Concurrency, replicas > 1, f.wl.duration); err != nil {
+		return err
+	}
 	var r sweep.Runner = runner
 	if f.out != "" {
 		rec := &stepRecords{dir: f.out}
@@ -105,13 +110,16 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	res.Notes = append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
 		target, stepBound(&f.wl), f.wl.describe(), f.wl.resolvedSeed())}, res.Notes...)
+	if n := client.note(); n != "" {
+		res.Notes = append(res.Notes, n)
+	}
 	status := "complete"
 	if runErr != nil {
 		status = "interrupted"
 	}
 	meta := runMeta{kind: "sweep", target: simTarget(ecfg), model: ecfg.Model.Name, label: label,
 		load:   fmt.Sprintf("simulated %s sweep over %d steps", res.LoadKind, len(res.Steps)),
-		config: append(f.stepConfig(res), engine.configKV(eng.Config())...)}
+		config: append(append(f.stepConfig(res), engine.configKV(eng.Config())...), client.configKV()...)}
 	if id, err := storeSweep(env, &st, meta, res, status); err != nil {
 		fmt.Fprintf(env.Stderr, "knee sim sweep: %v\n", err)
 	} else if id != "" {

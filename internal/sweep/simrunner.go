@@ -35,12 +35,16 @@ type SimRunner struct {
 	// Router (sim.RunFleet); the load is the fleet's.
 	Replicas int
 	Router   string
+	// Client is the benchmark client the steps are measured by (sim.Client;
+	// zero: knee's own). A chunk cost needs token times for the
+	// inter-token statistics, which StreamTokenTimes gives.
+	Client sim.Client
 }
 
 // Run simulates one step.
 func (sr *SimRunner) Run(ctx context.Context, load Load) (Step, error) {
 	cfg := sim.Config{Engine: sr.Engine, Gen: sr.Gen, Requests: sr.Requests, Duration: sr.Duration,
-		Warmup: sr.Warmup, WarmupRequests: sr.WarmupRequests, StreamTokenTimes: true}
+		Warmup: sr.Warmup, WarmupRequests: sr.WarmupRequests, StreamTokenTimes: true, Client: sr.Client}
 	opts := stats.Options{}
 	if len(sr.SLOs) > 0 {
 		opts.Good = sr.SLOs.Good
