@@ -655,3 +655,49 @@ func TestErrorMessagesNeverHoldTheKey(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenLoopPreparesAhead: an open loop builds and encodes each request
+// while it waits for the request's time, so a slow Source (a long prompt,
+// 40 ms here) is not send lag. The Source must run before its request's
+// time (every arrival but the first, which is due at once), and the lag
+// must be less than the build — a dispatcher that builds at the due time
+// lags by at least that on every request.
+func TestOpenLoopPreparesAhead(t *testing.T) {
+	const build = 40 * time.Millisecond
+	ts := newTruthServer(t, func(string) plan { return plan{tokens: 2, gap: time.Millisecond} })
+	var mu sync.Mutex
+	var start time.Time
+	builtAt := map[int64]time.Duration{}
+	src := func(i int64) Request {
+		mu.Lock()
+		builtAt[i] = time.Since(start)
+		mu.Unlock()
+		time.Sleep(build)
+		return promptSource(2)(i)
+	}
+	start = time.Now()
+	res := run(t, Config{BaseURL: ts.URL, Model: "m", RateRPS: 5, Requests: 4}, src)
+	if len(res.Records) != 4 {
+		t.Fatalf("%d records, want 4", len(res.Records))
+	}
+	for _, rec := range res.Records {
+		if !rec.OK() {
+			t.Fatalf("request %d failed: %s", rec.ID, rec.ErrorMessage)
+		}
+		mu.Lock()
+		b := builtAt[rec.ID]
+		mu.Unlock()
+		t.Logf("request %d: scheduled %v, built from %v, lag %v", rec.ID, rec.Scheduled, b, rec.Lag())
+		if rec.ID == 0 {
+			continue
+		}
+		// start is taken just before Start, so a build logged before the
+		// schedule's offset is a build before the request's time.
+		if b >= rec.Scheduled {
+			t.Errorf("request %d built from %v, not before its time %v", rec.ID, b, rec.Scheduled)
+		}
+		if rec.Lag() >= build {
+			t.Errorf("request %d lagged %v: its %v build counted as lag", rec.ID, rec.Lag(), build)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"math"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -109,10 +110,27 @@ func (r *Run) openLoop(wg *sync.WaitGroup) {
 			r.stopFor(StopDuration)
 			return
 		}
-		// The last stretch of each wait is spun, not slept: an idle VM
-		// can be woken milliseconds late (see package wake).
+		// The dispatcher builds and encodes the request while it has to
+		// wait anyway, so that at its time only the send remains (see
+		// outgoing). It does not share a core with a goroutine doing
+		// that work meanwhile: one did on two cores and made both the
+		// dispatcher and the sends before it late by milliseconds. An
+		// arrival due within the spin window is prepared by its own
+		// goroutine instead, in parallel, so a dispatcher that fell
+		// behind catches up.
 		spin := wake.SpinWindow(at - prevAt)
 		prevAt = at
+		var o outgoing
+		prepared := false
+		if at-time.Since(r.start) > spin {
+			var ok bool
+			if o, ok = r.prepare(i); !ok {
+				return
+			}
+			prepared = true
+		}
+		// The last stretch of each wait is spun, not slept: an idle VM
+		// can be woken milliseconds late (see package wake).
 		for d := at - time.Since(r.start); d > 0; d = at - time.Since(r.start) {
 			if d > spin {
 				wk.Sleep(d - spin)
@@ -136,13 +154,22 @@ func (r *Run) openLoop(wg *sync.WaitGroup) {
 			return
 		}
 		wg.Add(1)
-		go func(i int64, at time.Duration) {
+		go func(i int64) {
 			defer wg.Done()
-			r.do(i, at)
 			if sem != nil {
-				<-sem
+				defer func() { <-sem }()
 			}
-		}(i, at)
+			if !prepared {
+				var ok bool
+				if o, ok = r.prepare(i); !ok {
+					return
+				}
+			}
+			r.send(i, at, o, nil)
+		}(i)
+		// The send runs now, on this P, ahead of the next request's
+		// preparation.
+		runtime.Gosched()
 	}
 	r.stopFor(StopRequests)
 }
@@ -203,7 +230,7 @@ func (r *Run) sessionLoop(wg *sync.WaitGroup) {
 					req.RequestedTokens += historyTokens
 				}
 				var res turnResult
-				r.doRequest(i, time.Since(r.start), req, &res)
+				r.send(i, time.Since(r.start), r.encode(req), &res)
 				if !res.ok {
 					return
 				}

@@ -167,15 +167,29 @@ func appendOllamaBody(dst []byte, p Params) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plainJSON marks the bytes a JSON string holds as they are: printable
+// ASCII but the quote and the backslash.
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
+// Runs of plain bytes are copied whole: a long prompt is almost all plain,
+// and its body is encoded once per request.
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if plainJSON[c] {
 				i++
+				for i < len(s) && plainJSON[s[i]] {
+					i++
+				}
 				continue
 			}
 			dst = append(dst, s[start:i]...)

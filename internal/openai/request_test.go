@@ -152,3 +152,36 @@ func TestAppendBodyHistory(t *testing.T) {
 		t.Errorf("completions prompt %q", comp.Prompt)
 	}
 }
+
+// AppendString agrees with encoding/json on every string: the same text
+// once decoded, invalid UTF-8 included (each bad byte U+FFFD).
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain words", `q"uote\back`, "\x00\x1f\n\r\t\x7f", "héllo ✓ 𝄞", "bad \xff\xfe utf8 \xe2\x82", strings.Repeat("long run ", 200) + "\"end"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := AppendString([]byte("x"), s)
+		if out[0] != 'x' {
+			t.Fatalf("dst's bytes changed: %q", out)
+		}
+		var got, want string
+		if err := json.Unmarshal(out[1:], &got); err != nil {
+			t.Fatalf("AppendString(%q) = %s: not a JSON string: %v", s, out[1:], err)
+		}
+		ref, _ := json.Marshal(s)
+		if err := json.Unmarshal(ref, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("AppendString(%q) decodes to %q, encoding/json's to %q", s, got, want)
+		}
+	})
+}
+
+func BenchmarkAppendBodyLongPrompt(b *testing.B) {
+	p := Params{API: APIChat, Model: "m", Prompt: strings.Repeat("the quick brown fox jumps ", 1500), MaxTokens: 100}
+	b.SetBytes(int64(len(p.Prompt)))
+	for b.Loop() {
+		_ = AppendBody(make([]byte, 0, len(p.Prompt)+256), p)
+	}
+}
