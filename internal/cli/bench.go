@@ -240,7 +240,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		it := gen.Item(i)
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens, Session: it.Session}
 	}
-	cpu0 := cpuclock.Process()
+	meter := startClientMeter()
 	scraper := f.metrics.start(ctx, target)
 	run, err := loadgen.Start(ctx, cfg, source)
 	if err != nil {
@@ -260,10 +260,10 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		})
 	}
 	res := run.Wait()
+	meter.stop()
 	if stopProgress != nil {
 		stopProgress()
 	}
-	cpu := cpuclock.Process() - cpu0
 
 	interrupted := ctx.Err() != nil
 	var lastSend time.Duration
@@ -294,7 +294,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		notes = append(notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", stream.Err()))
 	}
 	notes = append(notes, timestampNote(res))
-	notes = append(notes, clientFloorWarnings(sum, res, cpu)...)
+	notes = append(notes, clientFloorWarnings(sum, res, meter)...)
 	if w := overloadWarning(sum); w != "" {
 		notes = append(notes, w)
 		fmt.Fprintln(env.Stderr, "knee bench: "+w)
@@ -461,21 +461,67 @@ func timestampNote(res *loadgen.Result) string {
 	return "token arrival times: taken in user space right after each socket read"
 }
 
+// clientMeter measures, over a run, what bounds how well the client keeps
+// time: knee's own CPU and the host's steal of the machine's.
+type clientMeter struct {
+	cpu          time.Duration // knee's CPU: at start, then over the run
+	mach0, mach1 cpuclock.MachineTimes
+	machErr      error
+}
+
+func startClientMeter() *clientMeter {
+	m := &clientMeter{cpu: cpuclock.Process()}
+	m.mach0, m.machErr = cpuclock.Machine()
+	return m
+}
+
+// stop ends the measurement: call it when the run ends.
+func (m *clientMeter) stop() {
+	m.cpu = cpuclock.Process() - m.cpu
+	if m.machErr == nil {
+		m.mach1, m.machErr = cpuclock.Machine()
+	}
+}
+
+// stealShareOver is the host's share of the machine's CPU time beyond
+// which knee says the run's timing includes host stalls: on a VM whose
+// host takes a few percent, a vCPU is stopped for milliseconds at a time
+// (see package wake), and a send or a token read due then waits it out.
+const stealShareOver = 0.02
+
 // clientFloorWarnings says when a result may reflect knee's own limits
-// rather than the server's: the client fell behind its schedule or its CPU
-// was saturated.
-func clientFloorWarnings(sum stats.Summary, res *loadgen.Result, cpu time.Duration) []string {
+// rather than the server's: the client fell behind its schedule, its CPU
+// was saturated, or the host stopped the machine's CPUs.
+func clientFloorWarnings(sum stats.Summary, res *loadgen.Result, m *clientMeter) []string {
 	var w []string
 	if sum.Lag.Count > 0 && sum.Lag.P99 > 10 {
 		w = append(w, fmt.Sprintf("warning: client lag p99 is %.1f ms: knee sent requests late; open-loop TTFT(sched) includes it. Results are beyond this machine's overhead floor (see knee selftest).", sum.Lag.P99))
 	}
 	if res.Elapsed > 0 {
-		util := cpu.Seconds() / res.Elapsed.Seconds() / float64(cpuclock.CPUs())
+		util := m.cpu.Seconds() / res.Elapsed.Seconds() / float64(cpuclock.CPUs())
 		if util > 0.9 {
 			w = append(w, fmt.Sprintf("warning: knee's process used %.0f%% of all CPUs: timing may include client overhead (see knee selftest).", 100*util))
 		}
 	}
+	if m.machErr == nil {
+		if s := stealWarning(m.mach0, m.mach1); s != "" {
+			w = append(w, s)
+		}
+	}
 	return w
+}
+
+// stealWarning says when the host took more than stealShareOver of the
+// machine's CPU time between two readings.
+func stealWarning(from, to cpuclock.MachineTimes) string {
+	if to.Total <= from.Total || to.Steal < from.Steal {
+		return ""
+	}
+	share := float64(to.Steal-from.Steal) / float64(to.Total-from.Total)
+	if share <= stealShareOver {
+		return ""
+	}
+	return fmt.Sprintf("warning: the host took %.1f%% of this machine's CPU time during the run (steal): a stopped vCPU delays sends and token reads by milliseconds, so lag and latency tails may be the host's, not the server's.", 100*share)
 }
 
 // recordSink receives every record as it finishes: it streams them to the

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/knee-dev/knee/internal/cpuclock"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
@@ -210,7 +209,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		}
 		r.t.stored.add(rec)
 	}
-	cpu0 := cpuclock.Process()
+	meter := startClientMeter()
 	scraper := r.t.metrics.start(ctx, base)
 	run, err := loadgen.Start(ctx, cfg, src)
 	if err != nil {
@@ -225,6 +224,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		stoppedEarly = watchSaturation(ctx, scraper, run, r.t.metrics.interval, stepDone)
 	}
 	res := run.Wait()
+	meter.stop()
 	close(stepDone)
 	opts.OfferedRateRPS = res.OfferedRateRPS
 	sum := stats.Summarize(res.Records, opts)
@@ -233,7 +233,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	}
 	step := sweep.Step{Load: load, Summary: sum, Full: true}
 	// The client's own limits would bend the curve too: say so per step.
-	for _, w := range clientFloorWarnings(sum, res, cpuclock.Process()-cpu0) {
+	for _, w := range clientFloorWarnings(sum, res, meter) {
 		step.Warnings = append(step.Warnings, strings.TrimPrefix(w, "warning: "))
 	}
 	if res.Dropped > 0 {
