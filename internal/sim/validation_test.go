@@ -26,7 +26,7 @@ import (
 //   - [musgrave] johnmusgrave.com/p/vllm-throughput-latency-sweep-on: vLLM 0.23, A100 40GB, Llama-3.1-8B-Instruct, 1024 in / 128 out (ignore_eos), closed loop C, C×20 requests.
 //   - [splitwise] github.com/Mutinifni/splitwise-sim data/perf_model.csv: Llama-2-70B at TP2 on DGX-H100 and DGX-A100 (80GB); prompt_time (one prefill) and token_time (one decode step) at batch 1..32, mean of the five repetitions.
 //   - [blis] github.com/inference-sim/training default_args/*/results/stage_N_lifecycle_metrics.json (the general and codegen experiments): vLLM on H100 SXM measured with inference-perf, constant-rate arrivals, ignore_eos, max_model_len 4096, max_num_batched_tokens 2048, max_num_seqs 128 (exp-config.yaml); shared_prefix data (results/config.yaml: 10 groups × 10 prompts, a 100-token system prompt + a 447- or 466-token question, 248 or 247 output tokens), prompt lengths as measured (mean prompt_len). TPOT here is (mean E2E − mean TTFT) / (output − 1): the files' own time_per_output_token divides by re-tokenized output and reads half the real step time.
-//   - [vllm-nightly] vLLM's performance benchmarks, latency tests latency_llama8B_tp1 and latency_llama70B_tp4 (.buildkite/nightly-benchmarks/tests/latency-tests.json: batch 8, 32 in / 128 out, offline llm.generate), H200 results as quoted in knee issue 15: 833 ms and 2,077 ms per batch.
+//   - [vllm-nightly] vLLM's performance benchmarks, latency tests latency_llama8B_tp1 and latency_llama70B_tp4 (.buildkite/nightly-benchmarks/tests/latency-tests.json: batch 8, 32 in / 128 out, offline llm.generate), H200 results as quoted in knee issue 15: 833 ms and 2,077 ms per batch. The same suite's other GPUs and model, from the suite's build pages: H200 latency_mixtral8x7B_tp2 1,917.44 ms (buildkite.com/vllm/performance-benchmark/builds/9515); 8×H100 8B 997.54, 70B TP4 2,444.47, Mixtral TP2 2,326.97 ms (builds/9555); A100-SXM4-80GB 8B 1,579.27, 70B TP4 3,990.59, Mixtral TP2 3,643.84 ms (builds/9523).
 type validationPoint struct {
 	name   string
 	source string
@@ -158,6 +158,13 @@ func validationPoints() []validationPoint {
 			return chatbotShort(t, qwen72BTP4(t), c, 118.4, chatbotDuration).get(metric)
 		}
 	}
+	// The nightly latency tests (latency-tests.json) on each GPU: one
+	// batch of 8 × 32 in / 128 out, offline, V0 engine.
+	nightly := func(gpu, model string, tp int) func(*testing.T) float64 {
+		return func(t *testing.T) float64 {
+			return isolatedBatch(t, gpu, model, tp, 8, 32, 128, vllmV0Profile()).outputTPS
+		}
+	}
 	const (
 		missPhi = "knee's decode step for this 3.8B model is 23% shorter than the measured TPOT (3.6 against 4.7 ms; T0 and η_mem were fitted on 8B-class models, and a small model's step is less bound by its weight reads: its TPOT row is -23%), and the throughput of a closed loop follows the step; with the client modelled the other four marathon rows are within 15%"
 	)
@@ -259,9 +266,21 @@ func validationPoints() []validationPoint {
 				return isolatedBatch(t, "h200", "llama-3.1-8b", 1, 8, 32, 128, vllmV0Profile()).outputTPS
 			}, ""},
 		{"Llama-3.1-70B TP4, H200, batch 8, 32/128 offline: output tok/s", "vllm-nightly", false, "throughput", 8 * 128 / 2.077, 0.30,
-			func(t *testing.T) float64 {
-				return isolatedBatch(t, "h200", "llama-3.1-70b", 4, 8, 32, 128, vllmV0Profile()).outputTPS
-			}, ""},
+			nightly("h200", "llama-3.1-70b", 4), ""},
+		{"Mixtral-8x7B TP2, H200, batch 8, 32/128 offline: output tok/s", "vllm-nightly", false, "throughput", 8 * 128 / 1.91744, 0.30,
+			nightly("h200", "mixtral-8x7b", 2), ""},
+		{"Llama-3.1-8B, 8×H100, batch 8, 32/128 offline: output tok/s", "vllm-nightly", false, "throughput", 8 * 128 / 0.997542, 0.30,
+			nightly("h100", "llama-3.1-8b", 1), ""},
+		{"Llama-3.1-70B TP4, 8×H100, batch 8, 32/128 offline: output tok/s", "vllm-nightly", false, "throughput", 8 * 128 / 2.44447, 0.30,
+			nightly("h100", "llama-3.1-70b", 4), ""},
+		{"Mixtral-8x7B TP2, 8×H100, batch 8, 32/128 offline: output tok/s", "vllm-nightly", false, "throughput", 8 * 128 / 2.32697, 0.30,
+			nightly("h100", "mixtral-8x7b", 2), ""},
+		{"Llama-3.1-8B, A100-80GB, batch 8, 32/128 offline: output tok/s", "vllm-nightly", false, "throughput", 8 * 128 / 1.57927, 0.30,
+			nightly("a100-80gb", "llama-3.1-8b", 1), ""},
+		{"Llama-3.1-70B TP4, A100-80GB, batch 8, 32/128 offline: output tok/s", "vllm-nightly", false, "throughput", 8 * 128 / 3.99059, 0.30,
+			nightly("a100-80gb", "llama-3.1-70b", 4), ""},
+		{"Mixtral-8x7B TP2, A100-80GB, batch 8, 32/128 offline: output tok/s", "vllm-nightly", false, "throughput", 8 * 128 / 3.64384, 0.30,
+			nightly("a100-80gb", "mixtral-8x7b", 2), ""},
 	}
 }
 
