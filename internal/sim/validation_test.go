@@ -28,6 +28,7 @@ import (
 //   - [blis] github.com/inference-sim/training default_args/*/results/stage_N_lifecycle_metrics.json (the general and codegen experiments): vLLM on H100 SXM measured with inference-perf, constant-rate arrivals, ignore_eos, max_model_len 4096, max_num_batched_tokens 2048, max_num_seqs 128 (exp-config.yaml); shared_prefix data (results/config.yaml: 10 groups × 10 prompts, a 100-token system prompt + a 447- or 466-token question, 248 or 247 output tokens), prompt lengths as measured (mean prompt_len). TPOT here is (mean E2E − mean TTFT) / (output − 1): the files' own time_per_output_token divides by re-tokenized output and reads half the real step time.
 //   - [vllm-nightly] vLLM's performance benchmarks, latency tests latency_llama8B_tp1 and latency_llama70B_tp4 (.buildkite/nightly-benchmarks/tests/latency-tests.json: batch 8, 32 in / 128 out, offline llm.generate), H200 results as quoted in knee issue 15: 833 ms and 2,077 ms per batch. The same suite's other GPUs and model, from the suite's build pages: H200 latency_mixtral8x7B_tp2 1,917.44 ms (buildkite.com/vllm/performance-benchmark/builds/9515); 8×H100 8B 997.54, 70B TP4 2,444.47, Mixtral TP2 2,326.97 ms (builds/9555); A100-SXM4-80GB 8B 1,579.27, 70B TP4 3,990.59, Mixtral TP2 3,643.84 ms (builds/9523).
 //   - [nim] NVIDIA NIM LLM benchmarking, "Performance" (docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance): Llama-3.3-70B-Instruct, NIM 1.8.0, fp8 TP2 on 2× H100 80G, AIPerf closed loop at concurrency 1-250, 5000 in / 500 out and 500 in / 2000 out; mean TTFT, mean ITL, output tok/s. Another engine (NIM's TensorRT-LLM): simulated as a calibrated profile (nimProfile).
+//   - [kvcached] github.com/ovg-project/kvcached benchmarks/bench_layout (H100_results.md, run_sweep.sh, sweep_results/A_vanilla_inf.*.json and F_vanilla_r16.*.json): Qwen/Qwen3-0.6B BF16 on one H100 80GB HBM3, vLLM 0.19.0 without kvcached ("vanilla"), vllm serve --gpu-memory-utilization 0.5 --max-model-len 2048; vllm bench serve --backend vllm --dataset-name random 512 in / 128 out (every answer ran to 128: 64,000 output tokens in each file), 500 prompts after a 100-prompt warm-up, at --request-rate 16 (Poisson) and inf (all at once); mean TTFT, mean TPOT and request throughput, means of three seeds.
 type validationPoint struct {
 	name   string
 	source string
@@ -132,6 +133,38 @@ func aiperfLoop(t *testing.T, cfg simengine.Config, c, in, out int) measured {
 	return measured{ttftMS: ttft / float64(n), tpotMS: itl / float64(n), outputTPS: float64(res.Tokens) / res.End.Seconds()}
 }
 
+// vllmBenchServe is vllm bench serve with a fixed-length random dataset:
+// n requests at a Poisson rate, or all at t = 0 when rate is 0
+// (--request-rate inf); mean TTFT, mean TPOT and output tokens per second
+// over the run, every request counted.
+func vllmBenchServe(t *testing.T, cfg simengine.Config, rate float64, n, in, out int) measured {
+	t.Helper()
+	c := Config{Engine: cfg, Gen: fixed{in, out}, Requests: int64(n)}
+	if rate > 0 {
+		arr, err := workload.NewArrivals("poisson", rate, 1, 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Arrivals = arr
+	} else {
+		c.Concurrency = n // each user sends one request, all at once
+	}
+	var done int
+	var ttft, tpot float64
+	res, err := Run(context.Background(), c, func(r *record.Request) {
+		if r.Error != "" {
+			return
+		}
+		done++
+		ttft += float64(r.FirstToken-r.Sent) / 1e6
+		tpot += float64(r.Done-r.FirstToken) / 1e6 / float64(out-1)
+	})
+	if err != nil || done == 0 {
+		t.Fatalf("vllm bench serve run: %v (%d records)", err, done)
+	}
+	return measured{ttftMS: ttft / float64(done), tpotMS: tpot / float64(done), outputTPS: float64(res.Tokens) / res.End.Seconds()}
+}
+
 func validationPoints() []validationPoint {
 	// Splitwise's profile is of one engine step in isolation: no HTTP
 	// front end, an unchunked prompt.
@@ -219,9 +252,23 @@ func validationPoints() []validationPoint {
 	nim := func(c, in, out int, metric string) func(*testing.T) float64 {
 		return func(t *testing.T) float64 { return aiperfLoop(t, nimProfile(t), c, in, out).get(metric) }
 	}
+	// kvcached's vanilla vLLM 0.19 runs: Qwen3-0.6B (config.json: 28
+	// layers, hidden 1024, 16 heads, 8 KV heads of 128, intermediate 3072,
+	// vocabulary 151936, tied embeddings) at gpu_memory_utilization 0.5,
+	// max_model_len 2048.
+	kvcached := func(rate float64, metric string) func(*testing.T) float64 {
+		return func(t *testing.T) float64 {
+			cfg := modelConfig(t, simengine.Model{Name: "Qwen3-0.6B", Layers: 28, HiddenSize: 1024, Heads: 16, KVHeads: 8, HeadDim: 128,
+				FFNSize: 3072, VocabSize: 151936, MaxContext: 40960, WeightPrecision: "bf16", TiedEmbeddings: true}, 1)
+			cfg.GPUMemoryUtilization, cfg.MaxModelLen = 0.5, 2048
+			return vllmBenchServe(t, cfg, rate, 500, 512, 128).get(metric)
+		}
+	}
 	const (
-		missNIMTTFT = "knee's loop of identical requests stays in step and NIM's does not: each published TTFT + (out − 1) × ITL agrees with knee's to 1% (the cycle is right), but NIM's requests see the other prompts' prefill steps inside their decode (C=5: ITL 21.8 ms = 18.6 + 4 prefills of 0.4 s over 499 tokens) where knee's wait for them before their first token: started together, the first wave's first tokens come one step apart, all then decode in the same steps, their answers end one decode step apart and the successors queue for the prefill steps again. Started spread out (users ramped over 11 s, 22 s at 50 users: one to two cycles) knee holds the other state (TTFT 430-480 ms at 5-50 users: -21% to -45%); the published TTFT lies between the two, and what mixes the loop's phases in TensorRT-LLM is not modelled. ITL and throughput at the same points are within 8%"
-		missPhi     = "knee's decode step for this 3.8B model is 23% shorter than the measured TPOT (3.6 against 4.7 ms; T0 and η_mem were fitted on 8B-class models, and a small model's step is less bound by its weight reads: its TPOT row is -23%), and the throughput of a closed loop follows the step; with the client modelled the other four marathon rows are within 15%"
+		missTinyStep  = "a 0.6B model's decode step on an H100 is launch- and CPU-bound: 2.4 ms measured with about five requests in flight where knee's roofline gives 1.2 ms (T0 0.6 ms + 1.2 GB of weights; T0 and η_mem were fitted on 7-8B models), the direction of Phi-3.5-mini's -23%"
+		missSerialAPI = "vLLM's API server takes requests one at a time: sent together, the 500 requests' TTFTs rise evenly to p99 4.9 s (about 10 ms of serial work a request on that host), so the engine never holds all 500 at once (TPOT 5.5 ms), where knee's front end serialises only tokenization (1 µs a token: 0.5 ms here), admits all 500 within 0.3 s and decodes them as one KV-bound batch (TPOT 12 ms). With 10 ms a request made serial (for diagnosis, not fitted) knee gives TTFT 2.5 s (-13%) and 96.7 req/s (+2%). At 16 req/s the same host's front end takes ~35 ms (TTFT 39 ms around a ~1 ms prefill) against knee's 10 ms, fitted on another host"
+		missNIMTTFT   = "knee's loop of identical requests stays in step and NIM's does not: each published TTFT + (out − 1) × ITL agrees with knee's to 1% (the cycle is right), but NIM's requests see the other prompts' prefill steps inside their decode (C=5: ITL 21.8 ms = 18.6 + 4 prefills of 0.4 s over 499 tokens) where knee's wait for them before their first token: started together, the first wave's first tokens come one step apart, all then decode in the same steps, their answers end one decode step apart and the successors queue for the prefill steps again. Started spread out (users ramped over 11 s, 22 s at 50 users: one to two cycles) knee holds the other state (TTFT 430-480 ms at 5-50 users: -21% to -45%); the published TTFT lies between the two, and what mixes the loop's phases in TensorRT-LLM is not modelled. ITL and throughput at the same points are within 8%"
+		missPhi       = "knee's decode step for this 3.8B model is 23% shorter than the measured TPOT (3.6 against 4.7 ms; T0 and η_mem were fitted on 8B-class models, and a small model's step is less bound by its weight reads: its TPOT row is -23%), and the throughput of a closed loop follows the step; with the client modelled the other four marathon rows are within 15%"
 	)
 	return []validationPoint{
 		{"Llama-3.1-8B, H100, 1 in flight, chatbot-short 45/128: TPOT", "yobitel", true, "tpot", 6.48, 0.15,
@@ -336,6 +383,12 @@ func validationPoints() []validationPoint {
 			nightly("a100-80gb", "llama-3.1-70b", 4), ""},
 		{"Mixtral-8x7B TP2, A100-80GB, batch 8, 32/128 offline: output tok/s", "vllm-nightly", false, "throughput", 8 * 128 / 3.64384, 0.30,
 			nightly("a100-80gb", "mixtral-8x7b", 2), ""},
+
+		{"Qwen3-0.6B, H100, vLLM 0.19, 16 req/s, 512/128: TTFT", "kvcached", false, "ttft", 38.9, 0.80, kvcached(16, "ttft"), missSerialAPI},
+		{"Qwen3-0.6B, H100, vLLM 0.19, 16 req/s, 512/128: TPOT", "kvcached", false, "tpot", 2.39, 0.60, kvcached(16, "tpot"), missTinyStep},
+		{"Qwen3-0.6B, H100, vLLM 0.19, 500 at once, 512/128: TTFT", "kvcached", false, "ttft", 2905, 0.97, kvcached(0, "ttft"), missSerialAPI},
+		{"Qwen3-0.6B, H100, vLLM 0.19, 500 at once, 512/128: TPOT", "kvcached", false, "tpot", 5.45, 1.50, kvcached(0, "tpot"), missSerialAPI},
+		{"Qwen3-0.6B, H100, vLLM 0.19, 500 at once, 512/128: output tok/s", "kvcached", false, "throughput", 94.91 * 128, 2.10, kvcached(0, "throughput"), missSerialAPI},
 
 		// NIM (nimProfile, aiperfLoop): Llama-3.3-70B fp8 TP2 on H100s.
 		{"Llama-3.3-70B-FP8 TP2, H100, NIM, C=1, 5000/500: TTFT", "nim", true, "ttft", 406.77, 0.05, nim(1, 5000, 500, "ttft"), ""},
