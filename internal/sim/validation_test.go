@@ -116,21 +116,7 @@ func nimProfile(t *testing.T) simengine.Config {
 // tokens per second over the run.
 func aiperfLoop(t *testing.T, cfg simengine.Config, c, in, out int) measured {
 	t.Helper()
-	var n int
-	var ttft, itl float64
-	res, err := Run(context.Background(), Config{Engine: cfg, Gen: fixed{in, out}, Concurrency: c, Requests: int64(c * 20), WarmupRequests: c},
-		func(r *record.Request) {
-			if r.Warmup || r.Error != "" {
-				return
-			}
-			n++
-			ttft += float64(r.FirstToken-r.Sent) / 1e6
-			itl += float64(r.Done-r.FirstToken) / 1e6 / float64(out-1)
-		})
-	if err != nil || n == 0 {
-		t.Fatalf("aiperf loop: %v (%d records)", err, n)
-	}
-	return measured{ttftMS: ttft / float64(n), tpotMS: itl / float64(n), outputTPS: float64(res.Tokens) / res.End.Seconds()}
+	return meanRun(t, Config{Engine: cfg, Gen: fixed{in, out}, Concurrency: c, Requests: int64(c * 20), WarmupRequests: c}, out)
 }
 
 // vllmBenchServe is vllm bench serve with a fixed-length random dataset:
@@ -149,20 +135,28 @@ func vllmBenchServe(t *testing.T, cfg simengine.Config, rate float64, n, in, out
 	} else {
 		c.Concurrency = n // each user sends one request, all at once
 	}
-	var done int
+	return meanRun(t, c, out)
+}
+
+// meanRun runs c and returns the mean TTFT and the mean TPOT ((E2E −
+// TTFT) / (out − 1)) of the records outside warm-up, and the output
+// tokens per second over the whole run.
+func meanRun(t *testing.T, c Config, out int) measured {
+	t.Helper()
+	var n int
 	var ttft, tpot float64
 	res, err := Run(context.Background(), c, func(r *record.Request) {
-		if r.Error != "" {
+		if r.Warmup || r.Error != "" {
 			return
 		}
-		done++
+		n++
 		ttft += float64(r.FirstToken-r.Sent) / 1e6
 		tpot += float64(r.Done-r.FirstToken) / 1e6 / float64(out-1)
 	})
-	if err != nil || done == 0 {
-		t.Fatalf("vllm bench serve run: %v (%d records)", err, done)
+	if err != nil || n == 0 {
+		t.Fatalf("simulated run: %v (%d records)", err, n)
 	}
-	return measured{ttftMS: ttft / float64(done), tpotMS: tpot / float64(done), outputTPS: float64(res.Tokens) / res.End.Seconds()}
+	return measured{ttftMS: ttft / float64(n), tpotMS: tpot / float64(n), outputTPS: float64(res.Tokens) / res.End.Seconds()}
 }
 
 func validationPoints() []validationPoint {
@@ -364,9 +358,7 @@ func validationPoints() []validationPoint {
 				return closedLoop(t, "a100-40gb", "llama-3.1-8b", 1, 8, 1024, 128) / closedLoop(t, "a100-40gb", "llama-3.1-8b", 1, 1, 1024, 128)
 			}, ""},
 		{"Llama-3.1-8B, H200, batch 8, 32/128 offline: output tok/s", "vllm-nightly", true, "throughput", 8 * 128 / 0.833, 0.05,
-			func(t *testing.T) float64 {
-				return isolatedBatch(t, "h200", "llama-3.1-8b", 1, 8, 32, 128, vllmV0Profile()).outputTPS
-			}, ""},
+			nightly("h200", "llama-3.1-8b", 1), ""},
 		{"Llama-3.1-70B TP4, H200, batch 8, 32/128 offline: output tok/s", "vllm-nightly", false, "throughput", 8 * 128 / 2.077, 0.30,
 			nightly("h200", "llama-3.1-70b", 4), ""},
 		{"Mixtral-8x7B TP2, H200, batch 8, 32/128 offline: output tok/s", "vllm-nightly", false, "throughput", 8 * 128 / 1.91744, 0.30,
@@ -491,22 +483,7 @@ func serving(t *testing.T, gpu, model string, tp int, mod func(*simengine.Config
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n int
-	var ttft, tpot float64
-	out := gen.out
-	_, err = Run(context.Background(), Config{Engine: cfg, Gen: gen, Arrivals: arr, Duration: 80 * time.Second, Warmup: 20 * time.Second},
-		func(r *record.Request) {
-			if r.Warmup || r.Error != "" {
-				return
-			}
-			n++
-			ttft += float64(r.FirstToken-r.Sent) / 1e6
-			tpot += float64(r.Done-r.FirstToken) / 1e6 / float64(out-1)
-		})
-	if err != nil || n == 0 {
-		t.Fatalf("serving run: %v (%d records)", err, n)
-	}
-	return measured{ttftMS: ttft / float64(n), tpotMS: tpot / float64(n)}
+	return meanRun(t, Config{Engine: cfg, Gen: gen, Arrivals: arr, Duration: 80 * time.Second, Warmup: 20 * time.Second}, gen.out)
 }
 
 // closedLoop runs c users, c×20 requests, and returns the output token
