@@ -658,12 +658,13 @@ func TestErrorMessagesNeverHoldTheKey(t *testing.T) {
 
 // TestOpenLoopPreparesAhead: an open loop builds and encodes each request
 // while it waits for the request's time, so a slow Source (a long prompt,
-// 40 ms here) is not send lag. The Source must run before its request's
-// time (every arrival but the first, which is due at once), and the lag
-// must be less than the build — a dispatcher that builds at the due time
-// lags by at least that on every request.
+// 30 ms here) is not send lag — also in a burst, whose arrivals 1 ms apart
+// are prepared in the wait before it. Every Source call but the first
+// (due at once) must come before its request's time, and the lag must be
+// less than the build: a dispatcher that builds at the due time lags by at
+// least that on every request, by three builds at a burst's end.
 func TestOpenLoopPreparesAhead(t *testing.T) {
-	const build = 40 * time.Millisecond
+	const build = 30 * time.Millisecond
 	ts := newTruthServer(t, func(string) plan { return plan{tokens: 2, gap: time.Millisecond} })
 	var mu sync.Mutex
 	var start time.Time
@@ -675,10 +676,12 @@ func TestOpenLoopPreparesAhead(t *testing.T) {
 		time.Sleep(build)
 		return promptSource(2)(i)
 	}
+	ms := time.Millisecond
+	sched := &listSchedule{at: []time.Duration{0, 200 * ms, 400 * ms, 401 * ms, 402 * ms, 600 * ms}}
 	start = time.Now()
-	res := run(t, Config{BaseURL: ts.URL, Model: "m", RateRPS: 5, Requests: 4}, src)
-	if len(res.Records) != 4 {
-		t.Fatalf("%d records, want 4", len(res.Records))
+	res := run(t, Config{BaseURL: ts.URL, Model: "m", Arrivals: sched, RateRPS: 10, Requests: int64(len(sched.at))}, src)
+	if len(res.Records) != len(sched.at) {
+		t.Fatalf("%d records, want %d", len(res.Records), len(sched.at))
 	}
 	for _, rec := range res.Records {
 		if !rec.OK() {
@@ -700,4 +703,18 @@ func TestOpenLoopPreparesAhead(t *testing.T) {
 			t.Errorf("request %d lagged %v: its %v build counted as lag", rec.ID, rec.Lag(), build)
 		}
 	}
+}
+
+// listSchedule is a fixed list of arrival times; after it, none.
+type listSchedule struct {
+	at []time.Duration
+	n  int
+}
+
+func (s *listSchedule) Next() time.Duration {
+	if s.n == len(s.at) {
+		return time.Duration(math.MaxInt64)
+	}
+	s.n++
+	return s.at[s.n-1]
 }

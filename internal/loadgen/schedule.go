@@ -86,6 +86,14 @@ func (r *Run) closedLoop(wg *sync.WaitGroup) {
 // each arrival's scheduled time and starts a goroutine for it. Responses
 // never slow it: only a MaxConcurrency cap can make it wait, and then the
 // wait is measured as lag.
+//
+// It builds and encodes requests (see outgoing) while it waits anyway:
+// the next arrival's, and those due soon after it (a burst), so that at
+// each request's time only the send remains. It does not hand that work
+// to another goroutine meanwhile: on two cores one did, and made both the
+// dispatcher and the sends before it late by milliseconds. What there is
+// no time left to prepare is prepared by the request's own goroutine, in
+// parallel, so a dispatcher that fell behind catches up.
 func (r *Run) openLoop(wg *sync.WaitGroup) {
 	sched := r.cfg.Arrivals
 	if sched == nil {
@@ -102,35 +110,35 @@ func (r *Run) openLoop(wg *sync.WaitGroup) {
 	defer wk.Close()
 	stopWake := context.AfterFunc(r.issueCtx, wk.Kick)
 	defer stopWake()
-	var i int64
+
+	q := arrivalQueue{r: r, sched: sched}
 	var prevAt time.Duration
-	for ; r.cfg.Requests == 0 || i < r.cfg.Requests; i++ {
-		at := rampWarp(sched.Next(), r.cfg.Ramp)
-		if r.cfg.Duration > 0 && at >= r.cfg.Duration {
-			r.stopFor(StopDuration)
+	for {
+		if q.len() == 0 && !q.pull() {
+			r.stopFor(q.ended)
 			return
 		}
-		// The dispatcher builds and encodes the request while it has to
-		// wait anyway, so that at its time only the send remains (see
-		// outgoing). It does not share a core with a goroutine doing
-		// that work meanwhile: one did on two cores and made both the
-		// dispatcher and the sends before it late by milliseconds. An
-		// arrival due within the spin window is prepared by its own
-		// goroutine instead, in parallel, so a dispatcher that fell
-		// behind catches up.
-		spin := wake.SpinWindow(at - prevAt)
-		prevAt = at
-		var o outgoing
-		prepared := false
-		if at-time.Since(r.start) > spin {
-			var ok bool
-			if o, ok = r.prepare(i); !ok {
-				return
-			}
-			prepared = true
-		}
+		at := q.at(0).at
 		// The last stretch of each wait is spun, not slept: an idle VM
 		// can be woken milliseconds late (see package wake).
+		spin := wake.SpinWindow(at - prevAt)
+		prevAt = at
+		for k := 0; k < maxPreparedAhead && at-time.Since(r.start) > spin; k++ {
+			if k == q.len() && !q.pull() {
+				break
+			}
+			a := q.at(k) // after pull, which may move the queue
+			if a.at-at > burstWindow {
+				break // prepared in its own wait
+			}
+			if !a.prepared {
+				var ok bool
+				if a.o, ok = r.prepare(a.i); !ok {
+					return
+				}
+				a.prepared = true
+			}
+		}
 		for d := at - time.Since(r.start); d > 0; d = at - time.Since(r.start) {
 			if d > spin {
 				wk.Sleep(d - spin)
@@ -145,47 +153,108 @@ func (r *Run) openLoop(wg *sync.WaitGroup) {
 			select {
 			case sem <- struct{}{}:
 			case <-r.issueCtx.Done():
-				r.countDropped(sched, i, at)
+				q.countDropped()
 				return
 			}
 		}
 		if r.issueCtx.Err() != nil {
-			r.countDropped(sched, i, at)
+			q.countDropped()
 			return
 		}
+		a := q.pop()
 		wg.Add(1)
-		go func(i int64) {
+		go func() {
 			defer wg.Done()
 			if sem != nil {
 				defer func() { <-sem }()
 			}
-			if !prepared {
+			if !a.prepared {
 				var ok bool
-				if o, ok = r.prepare(i); !ok {
+				if a.o, ok = r.prepare(a.i); !ok {
 					return
 				}
 			}
-			r.send(i, at, o, nil)
-		}(i)
+			r.send(a.i, a.at, a.o, nil)
+		}()
 		// The send runs now, on this P, ahead of the next request's
 		// preparation.
 		runtime.Gosched()
 	}
-	r.stopFor(StopRequests)
 }
 
-// countDropped counts arrival i (due at at) and every later one already
-// due when issuing stopped: scheduled, never sent.
-func (r *Run) countDropped(sched Schedule, i int64, at time.Duration) {
-	now := time.Since(r.start)
-	for n := int64(0); ; n++ {
-		if at > now || (r.cfg.Requests > 0 && i >= r.cfg.Requests) || (r.cfg.Duration > 0 && at >= r.cfg.Duration) {
-			r.dropped.Add(n)
-			return
-		}
-		i++
-		at = rampWarp(sched.Next(), r.cfg.Ramp)
+const (
+	// burstWindow: arrivals due this soon after the next one are prepared
+	// in its wait, since theirs may be too short for it.
+	burstWindow = 20 * time.Millisecond
+	// maxPreparedAhead bounds the requests prepared and not yet sent
+	// (their bodies are in memory).
+	maxPreparedAhead = 16
+)
+
+// arrival is one scheduled request of the open loop, prepared or not.
+type arrival struct {
+	i        int64
+	at       time.Duration
+	o        outgoing
+	prepared bool
+}
+
+// arrivalQueue holds the arrivals the dispatcher has taken from the
+// schedule and not yet sent, in order.
+type arrivalQueue struct {
+	r     *Run
+	sched Schedule
+	next  int64     // index of the next arrival to take from sched
+	q     []arrival // q[head:] are pending
+	head  int
+	ended string // why the schedule ended (set when pull returns false)
+}
+
+func (q *arrivalQueue) len() int          { return len(q.q) - q.head }
+func (q *arrivalQueue) at(k int) *arrival { return &q.q[q.head+k] }
+
+// pull takes the next arrival from the schedule; false (and ended set)
+// when the run's request count or duration has none left.
+func (q *arrivalQueue) pull() bool {
+	if q.ended != "" {
+		return false
 	}
+	if q.r.cfg.Requests > 0 && q.next >= q.r.cfg.Requests {
+		q.ended = StopRequests
+		return false
+	}
+	at := rampWarp(q.sched.Next(), q.r.cfg.Ramp)
+	if q.r.cfg.Duration > 0 && at >= q.r.cfg.Duration {
+		q.ended = StopDuration
+		return false
+	}
+	if q.head > 0 && q.head*2 >= len(q.q) {
+		n := copy(q.q, q.q[q.head:])
+		q.q, q.head = q.q[:n], 0
+	}
+	q.q = append(q.q, arrival{i: q.next, at: at})
+	q.next++
+	return true
+}
+
+func (q *arrivalQueue) pop() arrival {
+	a := q.q[q.head]
+	q.q[q.head] = arrival{} // the body is the request goroutine's now
+	q.head++
+	return a
+}
+
+// countDropped counts the pending arrivals, and every later one, already
+// due when issuing stopped: scheduled, never sent.
+func (q *arrivalQueue) countDropped() {
+	now := time.Since(q.r.start)
+	var n int64
+	for ; q.len() > 0 || q.pull(); n++ {
+		if q.pop().at > now {
+			break
+		}
+	}
+	q.r.dropped.Add(n)
 }
 
 // SessionTurn is one turn of a conversation: the user's new message (its
