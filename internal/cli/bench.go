@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/trace"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/knee-dev/knee/internal/cpuclock"
@@ -31,6 +33,7 @@ type benchFlags struct {
 	out                        string
 	jsonOut, quiet             bool
 	label                      string
+	runtimeTrace               string
 	storeFlags
 	metrics  metricsFlags
 	embedded embeddedFlags
@@ -60,6 +63,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&f.jsonOut, "json", false, "print the summary as JSON on stdout instead of the text report")
 	fs.BoolVar(&f.quiet, "quiet", false, "no live progress")
 	fs.StringVar(&f.label, "label", "", "label stored with the run")
+	fs.StringVar(&f.runtimeTrace, "runtime-trace", "", "write a Go runtime trace of the run to this file (go tool trace FILE): each request's due time, send and writes are logged in it, to find where client lag comes from")
 	f.storeFlags.register(fs)
 	f.metrics.register(fs)
 	f.embedded.register(fs)
@@ -240,6 +244,12 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		it := gen.Item(i)
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens, Session: it.Session}
 	}
+	stopTrace, err := startRuntimeTrace(f.runtimeTrace)
+	if err != nil {
+		sink.abort()
+		return err
+	}
+	defer stopTrace()
 	meter := startClientMeter()
 	scraper := f.metrics.start(ctx, target)
 	run, err := loadgen.Start(ctx, cfg, source)
@@ -261,6 +271,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	}
 	res := run.Wait()
 	meter.stop()
+	stopTrace()
 	if stopProgress != nil {
 		stopProgress()
 	}
@@ -459,6 +470,29 @@ func timestampNote(res *loadgen.Result) string {
 		return fmt.Sprintf("token arrival times: taken in user space after each socket read on %d streams (no kernel receive timestamps there)", res.UserStampedStreams)
 	}
 	return "token arrival times: taken in user space right after each socket read"
+}
+
+// startRuntimeTrace starts a Go runtime trace into path ("": none); stop
+// ends it and closes the file, and may be called more than once.
+func startRuntimeTrace(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, Usagef("--runtime-trace: %v", err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, Usagef("--runtime-trace: %v", err)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			trace.Stop()
+			f.Close()
+		})
+	}, nil
 }
 
 // clientMeter measures, over a run, what bounds how well the client keeps

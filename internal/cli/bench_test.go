@@ -304,3 +304,25 @@ func TestStealWarning(t *testing.T) {
 		t.Errorf("counters that did not advance: warned %q", w)
 	}
 }
+
+// --runtime-trace writes a Go runtime trace of the run with knee's
+// per-request logs in it (go tool trace reads it); a path that cannot be
+// created is a usage error.
+func TestBenchRuntimeTrace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.trace")
+	code, _, errs := kneeCmd(t, "bench", "--runtime-trace", path, "--rate", "50", "--requests", "5", "--input-tokens", "16", "--output-tokens", "4", "--quiet", "--no-store")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("go 1.")) || !bytes.Contains(b, []byte("knee.due")) || !bytes.Contains(b, []byte("knee.send")) {
+		t.Errorf("%s: %d bytes, want a Go trace with knee.due and knee.send logs", path, len(b))
+	}
+	code, _, errs = kneeCmd(t, "bench", "--runtime-trace", filepath.Join(t.TempDir(), "no", "such", "dir", "x.trace"), "--requests", "1", "--quiet", "--no-store")
+	if code != 2 || !strings.Contains(errs, "--runtime-trace") {
+		t.Errorf("unwritable path: exit %d, %q; want 2 naming the flag", code, errs)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"sync"
@@ -147,6 +148,9 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	rec.Sent = time.Since(r.start) // replaced by the write time below when known
 	issued := rec.Sent
 
+	if trace.IsEnabled() {
+		trace.Logf(ctx, "knee.send", "request %d, %d body bytes", i, len(body))
+	}
 	var resp *http.Response
 	var err error
 	for attempt := 0; ; attempt++ {

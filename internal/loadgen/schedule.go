@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"runtime"
+	"runtime/trace"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -162,6 +163,9 @@ func (r *Run) openLoop(wg *sync.WaitGroup) {
 			return
 		}
 		a := q.pop()
+		if trace.IsEnabled() {
+			trace.Logf(r.issueCtx, "knee.due", "request %d, %d µs after its time, prepared %t", a.i, (time.Since(r.start) - a.at).Microseconds(), a.prepared)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

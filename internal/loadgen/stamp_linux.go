@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime/trace"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -162,6 +163,9 @@ func parseStamp(b []byte) int64 {
 // of net/http's writer goroutine after the write does not shorten TTFT.
 func (c *stampConn) Write(p []byte) (int, error) {
 	c.writeNS.Store(int64(time.Since(writeEpoch)))
+	if trace.IsEnabled() {
+		trace.Logf(context.Background(), "knee.write", "%d bytes", len(p))
+	}
 	return c.Conn.Write(p)
 }
 
