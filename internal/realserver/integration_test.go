@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/knee-dev/knee/internal/cpuclock"
 	"io"
 	"net/http"
 	"os"
@@ -250,12 +251,45 @@ type sweepJSON struct {
 // more wait in its queue. The sweep must place the knee there and say that
 // queueing is what grows past it, and diagnose must call the 16-stream step
 // queue pressure.
+//
+// A CPU server's steps slow when the host takes the VM's CPUs: one CI run
+// measured 411 tok/s at 4 in flight (p50 TPOT 8.8 ms) and 516 at 8 (5.3
+// ms), so the curve's peak moved to 8. A sweep whose knee misses is run
+// once more; a knee that misses twice on a quiet machine fails.
 func TestSweepFindsTheParallelLimit(t *testing.T) {
 	s := realServer(t)
 	if s.parallel != 4 {
 		t.Skipf("the server runs %d in parallel; this test expects OLLAMA_NUM_PARALLEL=4", s.parallel)
 	}
 	loadBefore := loadAverage(t)
+	m0, _ := cpuclock.Machine()
+	var kneeLoad float64
+	var reason string
+	for attempt := 1; attempt <= 2; attempt++ {
+		kneeLoad, reason = sweepParallelLimit(t, s, attempt == 1)
+		if kneeLoad >= 3 && kneeLoad <= 5 && strings.Contains(reason, "queueing is what grows") {
+			return
+		}
+		t.Logf("attempt %d: knee at %v: %s", attempt, kneeLoad, reason)
+	}
+	m1, _ := cpuclock.Machine()
+	steal := 0.0
+	if m1.Total > m0.Total {
+		steal = float64(m1.Steal-m0.Steal) / float64(m1.Total-m0.Total)
+	}
+	if busy(t, loadBefore) || steal > 0.02 {
+		// Other processes' CPU use, or the host's, changes between steps
+		// and bends the throughput curve; that is not data about the server.
+		t.Skipf("knee at %v: this machine is too busy to measure one (load average %.1f before, %.1f after, on %d CPUs; host steal %.1f%% of CPU time)",
+			kneeLoad, loadBefore, loadAverage(t), runtime.NumCPU(), 100*steal)
+	}
+	t.Errorf("knee at %v in two sweeps, want 4 ± 1 in flight (the server's parallel slots), with queueing named as what grows past it: %s", kneeLoad, reason)
+}
+
+// sweepParallelLimit runs the sweep of TestSweepFindsTheParallelLimit once
+// and returns its knee (-1: none) and the knee's reason; with diagnose set
+// it also checks knee diagnose on the 16-stream step.
+func sweepParallelLimit(t *testing.T, s server, diagnose bool) (float64, string) {
 	dir := t.TempDir()
 	// 48-token outputs: a request spends most of its time decoding, so the
 	// gap between one request's end and the next one's admission at the
@@ -279,36 +313,27 @@ func TestSweepFindsTheParallelLimit(t *testing.T) {
 			st.Load, st.OutputTPS, st.TTFTP50MS, st.TPOTP50MS))
 	}
 	t.Logf("steps: %s\nknee: %s\nwarnings: %s", strings.Join(curve, "; "), res.Knee.Reason, strings.Join(res.Warnings, "; "))
-	// The 16-stream step's records, as knee diagnose reads any records file.
-	diag := knee(t, "diagnose", "--json", filepath.Join(dir, "records_concurrency_16.jsonl"))
-	var d struct {
-		Verdict  string `json:"verdict"`
-		Evidence []struct {
-			Text string `json:"text"`
-		} `json:"evidence"`
+	if diagnose {
+		// The 16-stream step's records, as knee diagnose reads any records file.
+		diag := knee(t, "diagnose", "--json", filepath.Join(dir, "records_concurrency_16.jsonl"))
+		var d struct {
+			Verdict  string `json:"verdict"`
+			Evidence []struct {
+				Text string `json:"text"`
+			} `json:"evidence"`
+		}
+		if err := json.Unmarshal([]byte(diag), &d); err != nil {
+			t.Fatalf("diagnose --json: %v\n%s", err, diag)
+		}
+		t.Logf("diagnose 16 in flight: %s %+v", d.Verdict, d.Evidence)
+		if d.Verdict != "queue_pressure" {
+			t.Errorf("diagnose on 16 in flight: %s, want queue_pressure; evidence %+v", d.Verdict, d.Evidence)
+		}
 	}
-	if err := json.Unmarshal([]byte(diag), &d); err != nil {
-		t.Fatalf("diagnose --json: %v\n%s", err, diag)
+	if res.Knee.Load == nil {
+		return -1, res.Knee.Reason
 	}
-	t.Logf("diagnose 16 in flight: %s %+v", d.Verdict, d.Evidence)
-	if d.Verdict != "queue_pressure" {
-		t.Errorf("diagnose on 16 in flight: %s, want queue_pressure; evidence %+v", d.Verdict, d.Evidence)
-	}
-
-	kneeLoad := -1.0
-	if res.Knee.Load != nil {
-		kneeLoad = *res.Knee.Load
-	}
-	switch {
-	case kneeLoad >= 3 && kneeLoad <= 5 && strings.Contains(res.Knee.Reason, "queueing is what grows"):
-	case busy(t, loadBefore):
-		// Other processes' CPU use changes between steps and bends the
-		// throughput curve; that is not data about the server.
-		t.Skipf("knee at %v: this machine is too busy to measure one (load average %.1f before, %.1f after, on %d CPUs)",
-			kneeLoad, loadBefore, loadAverage(t), runtime.NumCPU())
-	default:
-		t.Errorf("knee at %v, want 4 ± 1 in flight (the server's parallel slots), with queueing named as what grows past it: %s", kneeLoad, res.Knee.Reason)
-	}
+	return *res.Knee.Load, res.Knee.Reason
 }
 
 // loadAverage is the 1-minute load average (0 where /proc/loadavg is absent).
