@@ -96,7 +96,11 @@ func MainEnv(ctx context.Context, env *Env, args []string) int {
 		return ExitUsage
 	}
 	err := cmd.run(ctx, env, args[1:])
-	return exitCode(env.Stderr, args[0], err)
+	name := args[0]
+	if name == "sim" && len(args) > 1 && args[1] == "sweep" {
+		name = "sim sweep" // its messages name the command the user typed
+	}
+	return exitCode(env.Stderr, name, err)
 }
 
 func exitCode(stderr io.Writer, name string, err error) int {

@@ -241,3 +241,15 @@ func TestSweepURL(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errs)
 	}
 }
+
+// knee sim sweep's errors are prefixed with the command the user typed.
+func TestSimSweepErrorsNameTheCommand(t *testing.T) {
+	code, _, errs := kneeCmd(t, "sim", "sweep", "--concurrency", "0,2", "--no-store")
+	if code != 2 || !strings.HasPrefix(errs, "knee sim sweep: --concurrency") {
+		t.Errorf("exit %d, %q; want 2 and a message starting knee sim sweep: --concurrency", code, errs)
+	}
+	code, _, errs = kneeCmd(t, "sim", "--concurrency", "0", "--no-store")
+	if code != 2 || !strings.HasPrefix(errs, "knee sim: ") {
+		t.Errorf("knee sim: exit %d, %q; want 2 and knee sim:", code, errs)
+	}
+}
