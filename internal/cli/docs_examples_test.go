@@ -756,7 +756,7 @@ func TestDocsExtractor(t *testing.T) {
 	}
 	h := &docsHarness{standIn: "http://127.0.0.1:1", model: "m", env: map[string]string{}}
 	got := h.boundExample(docCommand{args: []string{"knee", "bench", "--url", "http://localhost:8000", "--model", "meta-llama/X", "--duration", "60s", "--warmup", "10s"}})
-	if strings.Join(got, " ") != "bench --url http://127.0.0.1:1 --model m --duration 800ms --warmup 133.333333ms" {
+	if strings.Join(got, " ") != "bench --url http://127.0.0.1:1 --model m --duration 800ms --warmup 133.333333ms --seed 1" {
 		t.Errorf("bounded: %v", got)
 	}
 	got = h.boundExample(docCommand{args: []string{"knee", "diagnose", "--split", "30s", "r/records.jsonl"}})
