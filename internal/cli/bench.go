@@ -548,10 +548,7 @@ func clientFloorWarnings(sum stats.Summary, res *loadgen.Result, m *clientMeter)
 // stealWarning says when the host took more than stealShareOver of the
 // machine's CPU time between two readings.
 func stealWarning(from, to cpuclock.MachineTimes) string {
-	if to.Total <= from.Total || to.Steal < from.Steal {
-		return ""
-	}
-	share := float64(to.Steal-from.Steal) / float64(to.Total-from.Total)
+	share := to.StealShare(from)
 	if share <= stealShareOver {
 		return ""
 	}

@@ -205,7 +205,7 @@ func TestAzureTraceEmbeddedAgreesWithSim(t *testing.T) {
 	const aimMS, lagBoundMS = 5, 10
 	idle, why := machineIdle()
 	if cpu1.Total > cpu0.Total {
-		why += fmt.Sprintf(", host steal %.1f%% of CPU time during the replay", 100*float64(cpu1.Steal-cpu0.Steal)/float64(cpu1.Total-cpu0.Total))
+		why += fmt.Sprintf(", host steal %.1f%% of CPU time during the replay", 100*cpu1.StealShare(cpu0))
 	}
 	if b.Lag.P99 < aimMS {
 		t.Logf("send lag p99 %.2f ms: within the %d ms aim (%s)", b.Lag.P99, aimMS, why)

@@ -23,6 +23,15 @@ type MachineTimes struct {
 	Total uint64 // all of it, idle and iowait included (guest time is in user already)
 }
 
+// StealShare is the host's share of the machine's CPU time from since to
+// m: 0 when the counters did not advance (or went back).
+func (m MachineTimes) StealShare(since MachineTimes) float64 {
+	if m.Total <= since.Total || m.Steal < since.Steal {
+		return 0
+	}
+	return float64(m.Steal-since.Steal) / float64(m.Total-since.Total)
+}
+
 // Machine reads the machine's CPU times from /proc/stat's first line; an
 // error where there is none or it is not in the expected form.
 func Machine() (MachineTimes, error) {

@@ -42,3 +42,16 @@ func TestMachineCountsBusyTime(t *testing.T) {
 		t.Fatalf("after 50 ms of CPU: busy %d → %d, total %d → %d, steal %d", before.Busy, after.Busy, before.Total, after.Total, after.Steal)
 	}
 }
+
+func TestStealShare(t *testing.T) {
+	from := MachineTimes{Steal: 100, Total: 10_000}
+	if got := (MachineTimes{Steal: 145, Total: 11_000}).StealShare(from); got != 0.045 {
+		t.Errorf("45 of 1000 ticks stolen: share %v, want 0.045", got)
+	}
+	if got := from.StealShare(from); got != 0 {
+		t.Errorf("no ticks between the readings: share %v, want 0", got)
+	}
+	if got := (MachineTimes{Steal: 90, Total: 11_000}).StealShare(from); got != 0 {
+		t.Errorf("a steal counter that went back: share %v, want 0", got)
+	}
+}

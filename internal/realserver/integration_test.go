@@ -273,10 +273,7 @@ func TestSweepFindsTheParallelLimit(t *testing.T) {
 		t.Logf("attempt %d: knee at %v: %s", attempt, kneeLoad, reason)
 	}
 	m1, _ := cpuclock.Machine()
-	steal := 0.0
-	if m1.Total > m0.Total {
-		steal = float64(m1.Steal-m0.Steal) / float64(m1.Total-m0.Total)
-	}
+	steal := m1.StealShare(m0)
 	if busy(t, loadBefore) || steal > 0.02 {
 		// Other processes' CPU use, or the host's, changes between steps
 		// and bends the throughput curve; that is not data about the server.

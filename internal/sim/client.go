@@ -12,10 +12,10 @@ import (
 // then what it measures is partly itself (docs/simulator.md, "The client").
 type Client struct {
 	// ChunkCost is the client's CPU time per streamed chunk (one per output
-	// token), spent on one thread for all streams: chunks are handled one at
-	// a time in the order they arrive. A token is observed when the client
-	// has handled its chunk, so TTFT, inter-token gaps and E2E are taken
-	// then, and a closed-loop user's next request waits for the last one. It
+	// token), spent on one thread for all streams: one chunk at a time, the
+	// streams with chunks waiting taken in turn (see clientThread). A token
+	// is observed when the client has handled its chunk, so TTFT,
+	// inter-token gaps and E2E are taken then, and a closed-loop user's next request waits for the last one. It
 	// models a client such as a Python process under one GIL streaming
 	// through LiteLLM (~0.4-0.7 ms a chunk).
 	ChunkCost time.Duration
