@@ -116,9 +116,8 @@ const maxEveryBatch = 8
 // kvHeavyInput is the prompt length at which b sequences read about as
 // many KV bytes per step as weights, within 256..4096 tokens.
 func kvHeavyInput(ec simengine.Config, b int) int {
-	wMem, _, _ := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, simengine.DecodeShape(0, 0))
-	perTok, _, _ := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, simengine.DecodeShape(int64(b), 1000))
-	kvPerCtxTok := (perTok - wMem) / float64(b) / 1001
+	wMem := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, simengine.DecodeShape(0, 0)).WeightNS
+	kvPerCtxTok := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, simengine.DecodeShape(int64(b), 1000)).KVNS / float64(b) / 1001
 	if kvPerCtxTok <= 0 {
 		return 1024
 	}
@@ -172,9 +171,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	linear := cfg.StepModel == StepModelLinear
 	// terms prices a step on the roofline; a linear fit has none.
-	terms := func(s simengine.StepShape) (mem, cmp, ar float64) {
+	terms := func(s simengine.StepShape) simengine.StepTerms {
 		if linear {
-			return 0, 0, 0
+			return simengine.StepTerms{}
 		}
 		return simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, s)
 	}
@@ -215,9 +214,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, noData(fmt.Sprintf("prefill at %d tokens", n), recs)
 		}
 		L := median(in)
-		mem, cmp, ar := terms(simengine.PrefillShape(int64(L)))
-		pts = append(pts, Point{Kind: KindPrefill, InputTokens: L, Batch: 1, Samples: len(ttft), MeasuredMS: median(ttft),
-			MemMS: mem / 1e6, CmpMS: cmp / 1e6, ArMS: ar / 1e6})
+		pts = append(pts, newPoint(KindPrefill, L, 1, len(ttft), median(ttft), terms(simengine.PrefillShape(int64(L)))))
 	}
 	points := cfg.DecodePoints
 	if len(points) == 0 && linear {
@@ -265,9 +262,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if len(gaps) == 0 {
 			return nil, noData(fmt.Sprintf("decode at %d streams", b), recs)
 		}
-		mem, cmp, ar := terms(simengine.DecodeShape(int64(b), int64(ctxTok)))
-		pts = append(pts, Point{Kind: KindDecode, InputTokens: ctxTok, Batch: b, Samples: len(gaps), MeasuredMS: step(gaps),
-			MemMS: mem / 1e6, CmpMS: cmp / 1e6, ArMS: ar / 1e6})
+		pts = append(pts, newPoint(KindDecode, ctxTok, b, len(gaps), step(gaps), terms(simengine.DecodeShape(int64(b), int64(ctxTok)))))
 	}
 	res := &Result{Points: pts}
 	if linear {
@@ -416,8 +411,7 @@ func burstPrefill(ec simengine.Config, tokens int, t0, em, ecmp float64) float64
 
 // stepOf prices one step of the given shape; t0 in ns gives ns.
 func stepOf(ec simengine.Config, s simengine.StepShape, t0, em, ecmp float64) float64 {
-	mem, cmp, ar := simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, s)
-	return stepTime(t0, em, ecmp, mem, cmp, ar)
+	return simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, s).NS(t0, em, ecmp)
 }
 
 // slowestPrefillMSPerToken is the largest TTFT per prompt token among

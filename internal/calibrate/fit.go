@@ -28,10 +28,17 @@ type Point struct {
 	Samples     int `json:"samples"` // measurements behind MeasuredMS
 	// MeasuredMS is the median TTFT or inter-token gap.
 	MeasuredMS float64 `json:"measured_ms"`
-	// The step's terms at full efficiency, in ms.
-	MemMS float64 `json:"mem_ms"`
-	CmpMS float64 `json:"cmp_ms"`
-	ArMS  float64 `json:"allreduce_ms"`
+	// The step's terms at full efficiency, in ms: its memory traffic and
+	// arithmetic (for reading), and the parts they are the sums of, which the
+	// fit prices (simengine.StepTerms: the linear layers' kernels and
+	// attention's, each bound by its own side).
+	MemMS    float64 `json:"mem_ms"`
+	CmpMS    float64 `json:"cmp_ms"`
+	ArMS     float64 `json:"allreduce_ms"`
+	WeightMS float64 `json:"weight_ms"`
+	LinearMS float64 `json:"linear_ms"`
+	KVMS     float64 `json:"kv_ms"`
+	AttnMS   float64 `json:"attention_ms"`
 	// FittedMS is what the fitted model says; Bound which term bounds it
 	// ("memory" or "compute").
 	FittedMS float64 `json:"fitted_ms"`
@@ -66,8 +73,8 @@ type Fit struct {
 	// its points; MaxRelError the worst point's.
 	RMSRelError float64 `json:"rms_rel_error"`
 	MaxRelError float64 `json:"max_rel_error"`
-	// MemoryBound and ComputeBound count the points each term bounds under
-	// the fit; an efficiency no point is bound by is not determined by
+	// MemoryBound and ComputeBound count the points with a kernel each side
+	// bounds under the fit; an efficiency no point is bound by is not determined by
 	// the measurements and keeps the default (Undetermined names it).
 	MemoryBound, ComputeBound int    `json:"-"`
 	Undetermined              string `json:"undetermined,omitempty"`
@@ -144,7 +151,7 @@ func FitPoints(pts []Point, def simengine.CostParams) Fit {
 	for i := range pts {
 		p := &pts[i]
 		p.Bound = "memory"
-		if p.CmpMS/best.cmp > p.MemMS/best.mem {
+		if cmp, mem := p.terms().Bound(best.mem, best.cmp); cmp > mem {
 			p.Bound = "compute"
 		}
 	}
@@ -175,17 +182,24 @@ func fitErrors(pts []Point) (rms, worst float64) {
 	return rms, worst
 }
 
-// stepTime is simengine's step cost from a step's terms at full efficiency
-// (simengine.StepCostTerms): overhead t0, efficiencies em and ec, in any one
-// unit of time.
-func stepTime(t0, em, ec, mem, cmp, ar float64) float64 {
-	return t0 + max(mem/em, cmp/ec) + ar
+// newPoint is a measurement of a step whose terms at full efficiency are k
+// (simengine.StepCostTerms, ns).
+func newPoint(kind string, in, batch, samples int, measuredMS float64, k simengine.StepTerms) Point {
+	return Point{Kind: kind, InputTokens: in, Batch: batch, Samples: samples, MeasuredMS: measuredMS,
+		MemMS: k.MemNS() / 1e6, CmpMS: k.CmpNS() / 1e6, ArMS: k.AllReduceNS / 1e6,
+		WeightMS: k.WeightNS / 1e6, LinearMS: k.LinearNS / 1e6, KVMS: k.KVNS / 1e6, AttnMS: k.AttnNS / 1e6}
+}
+
+// terms are the point's step terms, in ms, for pricing it with
+// simengine.StepTerms.NS.
+func (p *Point) terms() simengine.StepTerms {
+	return simengine.StepTerms{WeightNS: p.WeightMS, LinearNS: p.LinearMS, KVNS: p.KVMS, AttnNS: p.AttnMS, AllReduceNS: p.ArMS}
 }
 
 // model is the step-cost model applied to a point: a prefill point's TTFT
 // also carries the request overhead.
 func model(p *Point, t0, req, em, ec float64) float64 {
-	y := stepTime(t0, em, ec, p.MemMS, p.CmpMS, p.ArMS)
+	y := p.terms().NS(t0, em, ec)
 	if p.Kind == KindPrefill {
 		y += req
 	}
@@ -208,7 +222,7 @@ func evaluate(pts []Point, em, ec float64) candidate {
 			continue
 		}
 		w := 1 / (p.MeasuredMS * p.MeasuredMS)
-		r := p.MeasuredMS - stepTime(0, em, ec, p.MemMS, p.CmpMS, p.ArMS)
+		r := p.MeasuredMS - p.terms().NS(0, em, ec)
 		a += w
 		e += w * r
 		if p.Kind == KindPrefill {
@@ -249,12 +263,16 @@ func evaluate(pts []Point, em, ec float64) candidate {
 
 func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 
-// boundCounts counts the points each term bounds under efficiencies em, ec.
+// boundCounts counts the points with a kernel that each side bounds under
+// efficiencies em, ec: the points that inform each efficiency (a large
+// decode batch can count on both sides).
 func boundCounts(pts []Point, em, ec float64) (mem, cmp int) {
 	for i := range pts {
-		if pts[i].CmpMS/ec > pts[i].MemMS/em {
+		c, m := pts[i].terms().Bound(em, ec)
+		if c > 0 {
 			cmp++
-		} else {
+		}
+		if m > 0 {
 			mem++
 		}
 	}

@@ -217,12 +217,11 @@ func engineSpeeds(cfg simengine.Config, inFlight, in, out float64) Expected {
 	b := math.Max(math.Round(inFlight), 1)
 	ctx := in + out/2
 	stepNS := func(s simengine.StepShape) float64 {
-		mem, cmp, ar := simengine.StepCostTerms(cfg.GPU, cfg.Model, cfg.TP, s)
 		c := simengine.DefaultCost
 		if cfg.Cost != nil {
 			c = *cfg.Cost
 		}
-		return float64(c.StepOverheadNS) + math.Max(mem/c.MemEfficiency, cmp/c.ComputeEfficiency) + ar
+		return simengine.StepCostTerms(cfg.GPU, cfg.Model, cfg.TP, s).NS(float64(c.StepOverheadNS), c.MemEfficiency, c.ComputeEfficiency)
 	}
 	budget := math.Max(float64(cfg.MaxNumBatchedTokens)-(b-1), 1)
 	chunks := math.Ceil(in / budget)

@@ -245,33 +245,78 @@ type stepLoad struct {
 	prefillTokens int64 // of newTokens, those of prompts (or recomputation)
 }
 
-// terms prices a step's memory traffic, arithmetic and all-reduce, in ns at
-// the model's efficiencies.
-func (c *costModel) terms(l *stepLoad) (mem, cmp, ar float64) {
+// StepTerms are the times of one step's parts, in ns. A step runs its
+// linear layers (the GEMMs, LM head included) and its attention as
+// separate kernels, one after the other, and each is bound by its own
+// memory traffic or its own arithmetic: a large decode batch can be
+// compute-bound in its GEMMs and memory-bound in attention (every
+// sequence's KV is read once) in the same step, and then takes the sum of
+// the two, not the larger.
+type StepTerms struct {
+	WeightNS    float64 // reading the linear layers' and LM head's weights
+	LinearNS    float64 // their arithmetic
+	KVNS        float64 // attention reading the KV cache
+	AttnNS      float64 // attention's arithmetic (QKᵀ and AV)
+	AllReduceNS float64 // tensor-parallel all-reduces
+}
+
+// NS is the step's time with fixed overhead t0, the memory terms at
+// efficiency em and the arithmetic at ec (1, 1 for terms already priced at
+// their efficiencies). The one formula the engine, knee calibrate's fit and
+// the diagnosis's reference all price steps by.
+func (s StepTerms) NS(t0, em, ec float64) float64 {
+	return t0 + math.Max(s.WeightNS/em, s.LinearNS/ec) + math.Max(s.KVNS/em, s.AttnNS/ec) + s.AllReduceNS
+}
+
+// MemNS is the step's memory traffic (weights and KV), CmpNS its
+// arithmetic: the two sides of the roofline, for reports.
+func (s StepTerms) MemNS() float64 { return s.WeightNS + s.KVNS }
+
+// CmpNS: see MemNS.
+func (s StepTerms) CmpNS() float64 { return s.LinearNS + s.AttnNS }
+
+// Bound is, at efficiencies em and ec, the time of the step's kernels
+// that are compute-bound and of those that are memory-bound: a point
+// informs a fit of ec only where cmpNS > 0, of em where memNS > 0.
+func (s StepTerms) Bound(em, ec float64) (cmpNS, memNS float64) {
+	for _, k := range [2][2]float64{{s.WeightNS / em, s.LinearNS / ec}, {s.KVNS / em, s.AttnNS / ec}} {
+		if k[1] > k[0] {
+			cmpNS += k[1]
+		} else {
+			memNS += k[0]
+		}
+	}
+	return cmpNS, memNS
+}
+
+// terms prices a step's parts in ns at the model's efficiencies.
+func (c *costModel) terms(l *stepLoad) StepTerms {
 	weights := c.weightBytes
 	if c.experts > 0 && l.newTokens > 0 {
 		touched := c.experts * (1 - math.Pow(1-c.topK/c.experts, float64(l.newTokens)))
 		weights += touched * c.expertBytesAll
 	}
-	mem = weights*c.nsPerByte + float64(l.ctxTokens)*c.kvBytesTok*c.nsPerKVByte
-	cmp = float64(l.newTokens)*c.linearFLOPs*c.nsPerLinear +
-		(float64(l.sampled)*c.lmHeadFLOPs+float64(l.attnPairs)*c.attnFLOPsPair)*c.nsPerFLOP
-	if c.arCount > 0 {
-		ar = c.arCount * (c.arLatencyNS + float64(l.newTokens)*c.arNSPerToken)
+	t := StepTerms{
+		WeightNS: weights * c.nsPerByte,
+		LinearNS: float64(l.newTokens)*c.linearFLOPs*c.nsPerLinear + float64(l.sampled)*c.lmHeadFLOPs*c.nsPerFLOP,
+		KVNS:     float64(l.ctxTokens) * c.kvBytesTok * c.nsPerKVByte,
+		AttnNS:   float64(l.attnPairs) * c.attnFLOPsPair * c.nsPerFLOP,
 	}
-	return mem, cmp, ar
+	if c.arCount > 0 {
+		t.AllReduceNS = c.arCount * (c.arLatencyNS + float64(l.newTokens)*c.arNSPerToken)
+	}
+	return t
 }
 
-// stepNS prices one step: T0 + max(T_mem, T_cmp) + all-reduce, scaled
-// (or the linear model, when the cost has one).
+// stepNS prices one step: T0 + the linear layers' time + attention's time
+// + all-reduce, scaled (or the linear model, when the cost has one).
 func (c *costModel) stepNS(l *stepLoad) int64 {
 	var t float64
 	if c.useLinear {
 		decode := l.newTokens - l.prefillTokens
 		t = c.linear.LinearStepNS(StepShape{NewTokens: l.newTokens, CtxTokens: l.ctxTokens}, decode) * c.scale
 	} else {
-		mem, cmp, ar := c.terms(l)
-		t = (c.t0NS + math.Max(mem, cmp) + ar) * c.scale
+		t = c.terms(l).NS(c.t0NS, 1, 1) * c.scale
 	}
 	if t < 1 {
 		t = 1
@@ -340,19 +385,18 @@ func DecodeShape(b, ctx int64) StepShape {
 	return StepShape{NewTokens: b, Sampled: b, CtxTokens: b * (ctx + 1), AttnPairs: b * (ctx + 1)}
 }
 
-// StepCostTerms prices the terms of one step's cost at full efficiency:
-// the time its memory traffic (weights and KV) and its arithmetic would
-// take at the GPU's peak bandwidth and achievable matmul rate
-// (GPU.AchievableBF16TFLOPS), and its tensor-parallel all-reduce time. Under
-// CostParams p the step takes
+// StepCostTerms prices the parts of one step at full efficiency: the time
+// its memory traffic and its arithmetic would take at the GPU's peak
+// bandwidth and achievable matmul rate (GPU.AchievableBF16TFLOPS), and its
+// tensor-parallel all-reduce time. Under CostParams p the step takes
 //
-//	p.StepOverheadNS + max(memNS/p.MemEfficiency, cmpNS/p.ComputeEfficiency) + arNS
+//	terms.NS(p.StepOverheadNS, p.MemEfficiency, p.ComputeEfficiency)
 //
 // which is what fitting p to measurements (knee calibrate) needs. KV reads
-// in memNS are priced at KVToWeightEfficiency of the weights' rate, so one
-// memory efficiency fits both: a fitted η_mem implies η_kv = η_mem ×
+// are priced at KVToWeightEfficiency of the weights' rate, so one memory
+// efficiency fits both: a fitted η_mem implies η_kv = η_mem ×
 // KVToWeightEfficiency.
-func StepCostTerms(gpu GPU, m Model, tp int, s StepShape) (memNS, cmpNS, arNS float64) {
+func StepCostTerms(gpu GPU, m Model, tp int, s StepShape) StepTerms {
 	if tp < 1 {
 		tp = 1
 	}

@@ -5,8 +5,9 @@
 // Reading order:
 //   - preset.go: GPU and Model, the embedded presets (presets/*/*.yaml, a
 //     flat subset of YAML) and the Catalog that looks them up by alias.
-//   - cost.go: the roofline step-cost model (T0 + max(T_mem, T_cmp) +
-//     all-reduce) and the GPU memory plan that sizes the KV cache.
+//   - cost.go: the roofline step-cost model (T0, the linear layers' kernels
+//     and attention's, each bound by its memory or its arithmetic, and the
+//     all-reduce: StepTerms) and the GPU memory plan that sizes the KV cache.
 //   - engine.go: the Engine: Submit/Cancel/AdvanceTo/Step/Stats. One Step
 //     schedules running requests first, then admits waiting ones FCFS within
 //     the token budget, sequence slots and 16-token KV blocks, preempting the

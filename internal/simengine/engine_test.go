@@ -338,12 +338,58 @@ func TestStepCostTerms(t *testing.T) {
 			})
 		}
 		cfg := e.Config()
-		mem, cmp, ar := StepCostTerms(cfg.GPU, cfg.Model, tp, PrefillShape(1000))
+		k := StepCostTerms(cfg.GPU, cfg.Model, tp, PrefillShape(1000))
 		p := DefaultCost
-		want := float64(p.StepOverheadNS) + max(mem/p.MemEfficiency, cmp/p.ComputeEfficiency) + ar
+		em, ec := p.MemEfficiency, p.ComputeEfficiency
+		want := float64(p.StepOverheadNS) + max(k.WeightNS/em, k.LinearNS/ec) + max(k.KVNS/em, k.AttnNS/ec) + k.AllReduceNS
 		if d := float64(first) - want; d > 1 || d < -1 {
 			t.Errorf("tp %d: first token at %d ns, terms give %.0f", tp, first, want)
 		}
+	}
+}
+
+// A large decode batch runs its GEMMs compute-bound and its attention
+// memory-bound, one kernel after the other: the step takes the sum of the
+// two, where one roofline over the whole step would take only the larger
+// (TensorRT-LLM's 8B on an H200 decodes ~1,000 sequences in about that
+// sum: docs/simulator.md, validation table).
+func TestLargeDecodeBatchSumsItsKernels(t *testing.T) {
+	e := mustEngine(t, "h200", "llama-3.1-8b-fp8", 1, nil)
+	cfg := e.Config()
+	const b, prompt = 512, 1100
+	for i := range int64(b) {
+		if err := e.Submit(i, prompt, 400); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Prefill every prompt (the first ones decode meanwhile), then time one
+	// step that decodes all of them, over the context each has by then.
+	emitted := make(map[int64]int64, b)
+	for len(emitted) < b {
+		e.Step(func(em Emission) { emitted[em.ID] = int64(em.Index) + 1 })
+	}
+	var ctx int64
+	for _, n := range emitted {
+		ctx += prompt + n
+	}
+	start := e.Now()
+	n := 0
+	e.Step(func(Emission) { n++ })
+	if n != b {
+		t.Fatalf("the decode step emitted %d tokens, want %d", n, b)
+	}
+	step := float64(e.Now() - start)
+	k := StepCostTerms(cfg.GPU, cfg.Model, 1, StepShape{NewTokens: b, Sampled: b, CtxTokens: ctx, AttnPairs: ctx})
+	p := DefaultCost
+	em, ec := p.MemEfficiency, p.ComputeEfficiency
+	if !(k.LinearNS/ec > k.WeightNS/em && k.KVNS/em > k.AttnNS/ec) {
+		t.Fatalf("want compute-bound GEMMs and memory-bound attention: %+v", k)
+	}
+	sum := float64(p.StepOverheadNS) + k.LinearNS/ec + k.KVNS/em
+	oneRoofline := float64(p.StepOverheadNS) + max(k.MemNS()/em, k.CmpNS()/ec)
+	if math.Abs(step-sum) > 0.001*sum {
+		t.Errorf("decode step of %d sequences took %.2f ms, want the GEMMs' %.2f + attention's %.2f + T0 = %.2f ms (one roofline over the step: %.2f)",
+			b, step/1e6, k.LinearNS/ec/1e6, k.KVNS/em/1e6, sum/1e6, oneRoofline/1e6)
 	}
 }
 
@@ -357,8 +403,8 @@ func TestComputeAtAchievableMatmulRate(t *testing.T) {
 	a100, _ := LookupGPU("a100-80gb")
 	h100, _ := LookupGPU("h100")
 	m, _ := LookupModel("llama-3.1-8b")
-	_, cmpA, _ := StepCostTerms(a100, m, 1, PrefillShape(4096))
-	_, cmpH, _ := StepCostTerms(h100, m, 1, PrefillShape(4096))
+	cmpA := StepCostTerms(a100, m, 1, PrefillShape(4096)).CmpNS()
+	cmpH := StepCostTerms(h100, m, 1, PrefillShape(4096)).CmpNS()
 	if got, want := cmpA/cmpH, 794.5/271.2; math.Abs(got/want-1) > 1e-9 {
 		t.Errorf("A100/H100 prefill compute %.4f, want the achievable-rate ratio %.4f (peaks give %.4f)", got, want, 989.0/312)
 	}
