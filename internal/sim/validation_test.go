@@ -104,7 +104,7 @@ func vllmV0Profile() *simengine.CostParams {
 // async scheduling or the PyTorch backend's overlap scheduler
 // (disable_overlap_scheduler, default False), which the trtllm rows'
 // engine runs. Everything else (memory, KV in FP8 as the preset has it,
-// the 10 ms front end) is knee's default; every other NIM row checks the
+// the 7.3 ms front end) is knee's default; every other NIM row checks the
 // profile.
 func nimProfile(t *testing.T) simengine.Config {
 	cfg := tensorRTLLM(t, "h100", "llama-3.1-70b-fp8", 2, 8192)
