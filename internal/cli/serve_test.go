@@ -28,16 +28,15 @@ func TestServeBadFlags(t *testing.T) {
 	}
 }
 
-// TestServeRuns starts knee serve on a free port, streams from it, and
-// stops it with the context (as Ctrl-C does).
-func TestServeRuns(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+// startServe runs knee serve with args on a free port until ctx ends: its
+// base URL, and where its exit code arrives.
+func startServe(t *testing.T, ctx context.Context, args ...string) (string, <-chan int) {
+	t.Helper()
 	pr, pw := io.Pipe()
 	codeCh := make(chan int, 1)
 	go func() {
 		code := MainEnv(ctx, &Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: io.Discard},
-			[]string{"serve", "--addr", "127.0.0.1:0", "--model", "llama-3.1-8b", "--max-model-len", "4096", "--queue-limit", "8"})
+			append([]string{"serve", "--addr", "127.0.0.1:0"}, args...))
 		pw.Close()
 		codeCh <- code
 	}()
@@ -53,6 +52,15 @@ func TestServeRuns(t *testing.T) {
 		t.Fatal("knee serve printed no URL")
 	}
 	go io.Copy(io.Discard, pr)
+	return url, codeCh
+}
+
+// TestServeRuns starts knee serve on a free port, streams from it, and
+// stops it with the context (as Ctrl-C does).
+func TestServeRuns(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url, codeCh := startServe(t, ctx, "--model", "llama-3.1-8b", "--max-model-len", "4096", "--queue-limit", "8")
 	resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"llama-3.1-8b","messages":[{"role":"user","content":"hi"}],"max_tokens":3,"stream":true,"stream_options":{"include_usage":true}}`))
 	if err != nil {
 		t.Fatal(err)

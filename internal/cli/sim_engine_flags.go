@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"strconv"
+	"time"
 
 	"github.com/knee-dev/knee/internal/calibrate"
 	"github.com/knee-dev/knee/internal/sim"
@@ -23,6 +24,7 @@ type simEngineFlags struct {
 	stepTimeScale                    float64
 	frontEndMS                       float64
 	frontEndSet                      bool // --front-end-ms given (noteSet); embedded servers built from a literal keep the default
+	frontEndSerial                   time.Duration
 	profile                          string
 	gpuSet, modelSet, tpSet          bool // given on the command line
 	cost                             *simengine.CostParams
@@ -47,6 +49,7 @@ func (e *simEngineFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&e.noAsyncScheduling, "no-async-scheduling", false, "schedule each step after the last one ends (vLLM's --no-async-scheduling; async is vLLM's default: a request arriving mid-step waits one step more)")
 	fs.Float64Var(&e.stepTimeScale, "step-time-scale", 1, "multiply every step time (>1 models a slower engine)")
 	fs.Float64Var(&e.frontEndMS, "front-end-ms", -1, "per-request front-end cost before the engine sees a request (HTTP, template, tokenization); -1: the model's default, 0: none")
+	fs.DurationVar(&e.frontEndSerial, "front-end-serial", 0, "front-end work per request done one request at a time, so a burst reaches the engine one request per this long (e.g. 11.6ms for the kvcached H100 host of docs/simulator.md; 0: none beyond tokenization)")
 	fs.StringVar(&e.profile, "profile", "", "cost profile written by knee calibrate: its fitted step costs, and its GPU, model and TP unless given")
 }
 
@@ -158,6 +161,8 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 		return simengine.Config{}, Usagef("--step-time-scale %v: want a positive factor", e.stepTimeScale)
 	case e.frontEndSet && e.frontEndMS < 0:
 		return simengine.Config{}, Usagef("--front-end-ms %v: want milliseconds >= 0, or -1 for the default", e.frontEndMS)
+	case e.frontEndSerial < 0:
+		return simengine.Config{}, Usagef("--front-end-serial %v: want a duration of 0 or more, such as 10ms", e.frontEndSerial)
 	}
 	c := simengine.DefaultConfig(g, m, e.tp)
 	c.MaxNumSeqs, c.MaxNumBatchedTokens = e.maxNumSeqs, e.maxBatchedTokens
@@ -178,6 +183,14 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 		}
 		c.Cost = &cost
 	}
+	if e.frontEndSerial > 0 {
+		cost := simengine.DefaultCost
+		if c.Cost != nil {
+			cost = *c.Cost
+		}
+		cost.FrontEndSerialNS = int64(e.frontEndSerial)
+		c.Cost = &cost
+	}
 	return c, nil
 }
 
@@ -196,6 +209,9 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 	}
 	if e.frontEndSet {
 		kv = append(kv, [2]string{"front_end_ms", strconv.FormatFloat(e.frontEndMS, 'g', -1, 64)})
+	}
+	if e.frontEndSerial > 0 {
+		kv = append(kv, [2]string{"front_end_serial", e.frontEndSerial.String()})
 	}
 	if c.StepTimeScale != 1 {
 		kv = append(kv, [2]string{"step_time_scale", strconv.FormatFloat(c.StepTimeScale, 'g', -1, 64)})

@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"errors"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +140,48 @@ func TestGapsFastPathMatchesTokenTimes(t *testing.T) {
 	}
 	if ex, fs := exact.Summary().TTFT, fast.Summary().TTFT; ex != fs {
 		t.Errorf("TTFT differs between the paths: %+v vs %+v", ex, fs)
+	}
+}
+
+// A front end that takes whole requests one at a time
+// (CostParams.FrontEndSerialNS, as on the kvcached host of the validation
+// table) paces a burst: the k-th request of 50 sent together reaches the
+// engine k serial costs after the first, so the TTFTs rise evenly across
+// the burst and no more than one request per serial cost is admitted.
+// Without it the burst is admitted within the front end's latency.
+func TestFrontEndSerialPacesABurst(t *testing.T) {
+	const n, serial = 50, 20 * time.Millisecond
+	spread := func(serialNS int64) (time.Duration, time.Duration) {
+		cfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
+		cost := simengine.DefaultCost
+		cost.FrontEndSerialNS, cost.FrontEndJitter = serialNS, 0 // no jitter: the gaps are the pacing and the steps'
+		cfg.Cost = &cost
+		recs, _, err := Collect(context.Background(), Config{Engine: cfg, Gen: fixed{64, 4}, Concurrency: n, Requests: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ttfts []time.Duration
+		for _, r := range recs {
+			v, _ := r.TTFT()
+			ttfts = append(ttfts, v)
+		}
+		slices.Sort(ttfts)
+		var minGap time.Duration = math.MaxInt64
+		for i := 1; i < len(ttfts); i++ {
+			minGap = min(minGap, ttfts[i]-ttfts[i-1])
+		}
+		return ttfts[len(ttfts)-1] - ttfts[0], minGap
+	}
+	paced, gap := spread(int64(serial))
+	free, _ := spread(0)
+	t.Logf("TTFT spread of a burst of %d: %v with %v a request serial (smallest gap %v), %v without", n, paced, serial, gap, free)
+	if want := (n - 1) * serial; paced < want*9/10 || paced > want*11/10 {
+		t.Errorf("TTFTs spread over %v, want about %v (one request per %v)", paced, want, serial)
+	}
+	if gap < serial/2 { // a first token waits for its step's end: up to one ~7 ms step
+		t.Errorf("two first tokens %v apart: the front end admitted faster than one request per %v", gap, serial)
+	}
+	if free > 100*time.Millisecond {
+		t.Errorf("without the serial cost the burst still spreads over %v", free)
 	}
 }

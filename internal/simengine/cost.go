@@ -43,6 +43,12 @@ type CostParams struct {
 	// FrontEndPerTokenNS is the front end's cost per prompt token
 	// (tokenization). Assumed.
 	FrontEndPerTokenNS float64
+	// FrontEndSerialNS is front-end work per request done one request at a
+	// time, as the per-token part is (see Engine.FrontEnd): on a host whose
+	// front end paces admissions, a burst of requests reaches the engine
+	// one every FrontEndSerialNS. 0 by default (docs/simulator.md, "The
+	// front end").
+	FrontEndSerialNS int64
 	// FrontEndJitter spreads each request's front-end cost uniformly over
 	// ±this fraction (deterministic per request and seed), as scheduling,
 	// tokenization and network times vary: it is what lets identical

@@ -12,18 +12,20 @@ const FittedFrontEndNS = 7_300_000
 // FrontEndDelay may be called from any goroutine.
 type frontEnd struct {
 	baseNS, perTokenNS, jitter float64
+	serialNS                   int64
 	seed                       uint64
 }
 
 func newFrontEnd(p CostParams, seed int64) frontEnd {
 	return frontEnd{baseNS: float64(p.FrontEndNS), perTokenNS: p.FrontEndPerTokenNS, jitter: p.FrontEndJitter,
-		seed: uint64(seed)}
+		serialNS: max(p.FrontEndSerialNS, 0), seed: uint64(seed)}
 }
 
 // FrontEnd is request id's front-end cost in ns, in two parts. serialNS is
-// the work the server's front end does one request at a time (vLLM's API
-// server is one asyncio thread: it parses and tokenizes requests in turn):
-// the per-prompt-token cost. latencyNS is the rest, which overlaps between
+// the work the server's front end does one request at a time: the
+// per-prompt-token cost (tokenization: vLLM's API server tokenizes every
+// prompt on one thread, the single worker of AsyncMicrobatchTokenizer in
+// vllm/utils/async_utils.py) plus CostParams.FrontEndSerialNS. latencyNS is the rest, which overlaps between
 // requests (chat template, hand-off to the engine process, scheduling
 // delays): the base cost spread by the jitter, a deterministic function of
 // id and Config.Seed. Callers pass a request to the engine once it has had
@@ -32,11 +34,11 @@ func newFrontEnd(p CostParams, seed int64) frontEnd {
 // it. It reads only immutable state and is safe for concurrent use.
 func (e *Engine) FrontEnd(id int64, inputTokens int) (serialNS, latencyNS int64) {
 	f := &e.fe
-	if f.baseNS == 0 && f.perTokenNS == 0 {
+	if f.baseNS == 0 && f.perTokenNS == 0 && f.serialNS == 0 {
 		return 0, 0
 	}
 	u := float64(splitmix64(f.seed^uint64(id)*0x9e3779b97f4a7c15)>>11) / (1 << 53) // [0, 1)
-	return int64(f.perTokenNS * float64(inputTokens)), int64(max(f.baseNS*(1+f.jitter*(2*u-1)), 0))
+	return f.serialNS + int64(f.perTokenNS*float64(inputTokens)), int64(max(f.baseNS*(1+f.jitter*(2*u-1)), 0))
 }
 
 // FrontEndQueue serializes the serial part of the front end: Admit says when

@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// --front-end-serial makes the simulated front end take whole requests one
+// at a time: knee sim admits a burst of 40 requests sent together one per
+// 20 ms, so their TTFTs spread over ~0.8 s where without it they all come
+// within the front end's ~15 ms, and request throughput stays under 50/s.
+func TestFrontEndSerialFlagPacesSim(t *testing.T) {
+	run := func(args ...string) (ttftMin, ttftMax, rps float64) {
+		t.Helper()
+		code, out, errs := kneeCmd(t, append([]string{"sim", "--concurrency", "40", "--requests", "40", "--input-tokens", "64", "--output-tokens", "4",
+			"--seed", "1", "--json", "--quiet", "--no-store"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var s struct {
+			TTFT struct{ P50, Max float64 } `json:"ttft_ms"`
+			RPS  float64                    `json:"request_throughput_rps"`
+			Run  struct {
+				Config map[string]string `json:"config"`
+			} `json:"run"`
+		}
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatal(err)
+		}
+		if len(args) > 0 && s.Run.Config["front_end_serial"] != "20ms" {
+			t.Errorf("run config front_end_serial = %q, want 20ms", s.Run.Config["front_end_serial"])
+		}
+		return s.TTFT.P50, s.TTFT.Max, s.RPS
+	}
+	p50, paced, rps := run("--front-end-serial", "20ms")
+	_, free, _ := run()
+	t.Logf("burst of 40: TTFT p50 %.0f ms, max %.0f ms, %.1f req/s with --front-end-serial 20ms; max %.0f ms without", p50, paced, rps, free)
+	if paced < 39*20*0.9 || p50 < 20*20*0.8 {
+		t.Errorf("TTFT max %.0f ms, p50 %.0f ms: want the 40th request about 780 ms and the 20th about 400 ms after the first", paced, p50)
+	}
+	if rps > 50 {
+		t.Errorf("%.1f req/s through a front end that admits one request per 20 ms", rps)
+	}
+	if free > 100 {
+		t.Errorf("without --front-end-serial the burst's TTFT max is %.0f ms", free)
+	}
+	for _, cmd := range [][]string{{"sim"}, {"sim", "sweep"}, {"serve"}} {
+		code, _, errs := kneeCmd(t, append(cmd, "--front-end-serial", "-1ms")...)
+		if code != ExitUsage || !strings.Contains(errs, "--front-end-serial") {
+			t.Errorf("%v --front-end-serial -1ms: exit %d: %s", cmd, code, errs)
+		}
+	}
+}
+
+// knee serve paces its front end the same way in wall time: each request
+// waits at least one serial cost, and the last of three sent together
+// cannot finish before three serial costs have passed since the first was
+// sent (request k is admitted no sooner than one serial cost after both its
+// arrival and request k-1's admission: a lower bound however busy the
+// machine). Without the serial cost the three finish within ~30 ms.
+func TestFrontEndSerialFlagPacesServe(t *testing.T) {
+	const serialMS = 150
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url, done := startServe(t, ctx, "--model", "llama-3.1-8b", "--max-model-len", "4096", "--front-end-serial", "150ms")
+	fe := make([]float64, 3)
+	sent, ended := make([]time.Time, 3), make([]time.Time, 3)
+	var wg sync.WaitGroup
+	for i := range fe {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sent[i] = time.Now()
+			resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(`{"model":"llama-3.1-8b","prompt":"hi","max_tokens":2,"stream":true}`))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			ended[i] = time.Now()
+			m := regexp.MustCompile(`"front_end_ms":([0-9.]+)`).FindSubmatch(b)
+			if m == nil {
+				t.Errorf("no front_end_ms in %s", b)
+				return
+			}
+			json.Unmarshal(m[1], &fe[i])
+		}()
+	}
+	wg.Wait()
+	first, last := slices.MinFunc(sent, time.Time.Compare), slices.MaxFunc(ended, time.Time.Compare)
+	t.Logf("three requests sent together: front-end times %v ms, the last done %v after the first was sent", fe, last.Sub(first))
+	if slices.Min(fe) < serialMS {
+		t.Errorf("front-end times %v ms: want each at least the serial %d ms", fe, serialMS)
+	}
+	if last.Sub(first) < 3*serialMS*time.Millisecond {
+		t.Errorf("all three done %v after the first was sent: the front end admitted more than one per %d ms", last.Sub(first), serialMS)
+	}
+	cancel()
+	<-done
+}
