@@ -169,6 +169,9 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	if cfg.Client, err = f.client.client(cfg.Concurrency > 0 || cfg.Sessions > 0, f.fleet.active(), f.wl.duration); err != nil {
 		return err
 	}
+	if cfg.ServerLoop, err = f.client.serverLoop(f.fleet.active()); err != nil {
+		return err
+	}
 
 	var (
 		file   *os.File
@@ -207,7 +210,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	// Per-request records of very long simulations stay out of the database
 	// (--out streams them to a file instead); the summary is always stored.
 	storeRecords := f.wl.requests > 0 && f.wl.requests <= maxStoredSimRecords
-	if writer == nil && !storeRecords && cfg.Client.ChunkCost == 0 {
+	if writer == nil && !storeRecords && cfg.Client.ChunkCost == 0 && cfg.ServerLoop.ChunkCost == 0 {
 		// No record leaves the run: inter-token statistics come from the
 		// engine a step at a time (every decoding request of a step gets
 		// the same gap) instead of one token time per token. A client

@@ -91,6 +91,9 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	if runner.Client, err = client.client(plan.Kind == sweep.Concurrency, replicas > 1, f.wl.duration); err != nil {
 		return err
 	}
+	if runner.ServerLoop, err = client.serverLoop(replicas > 1); err != nil {
+		return err
+	}
 	var r sweep.Runner = runner
 	if f.out != "" {
 		rec := &stepRecords{dir: f.out}

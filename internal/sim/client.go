@@ -30,6 +30,24 @@ type Client struct {
 	Start time.Duration
 }
 
+// ServerLoop models the server's event loop that streams every answer: one
+// thread that sends one chunk at a time for all streams, the streams with
+// output waiting taken in turn, and a stream's tokens that queued while it
+// waited sent together as one chunk. That is vLLM's API server: one asyncio
+// loop in which AsyncLLM.output_handler pushes each engine step's outputs
+// into per-request RequestOutputCollectors, which merge the outputs a
+// request has not yet taken, and each request's generator turns what it
+// takes into one SSE chunk (vllm/v1/engine/async_llm.py,
+// vllm/v1/engine/output_processor.py). A loop that falls behind the engine
+// so sends fewer, larger chunks: its chunk rate is capped at one per
+// ChunkCost, its token rate is not. The zero value is a loop that keeps up.
+type ServerLoop struct {
+	// ChunkCost is the loop's time per chunk sent (detokenization, the
+	// response object, its JSON and the socket write), whatever the
+	// number of tokens the chunk carries.
+	ChunkCost time.Duration
+}
+
 func (c Client) validate(closedLoop bool) error {
 	if c.ChunkCost < 0 || c.Gap < 0 || c.Start < 0 {
 		return errors.New("sim: client chunk cost, gap and start must not be negative")
@@ -45,9 +63,14 @@ func (c Client) validate(closedLoop bool) error {
 // (a Python thread whose socket has data waits for the GIL behind the
 // others), so with a backlog each stream sees one token per round of all
 // the waiting streams, and a new stream's first token waits one round.
+//
+// With merge set it is the server's loop (ServerLoop) instead: a turn takes
+// every token the stream has waiting, as one chunk of taken tokens.
 type clientThread struct {
 	cost    int64 // ns per chunk
+	merge   bool
 	current int   // slot whose chunk is being handled; -1 when idle
+	taken   int   // tokens in the chunk being handled
 	ring    []int // slots with chunks waiting, in turn order
 	head    int
 }
@@ -91,7 +114,11 @@ func (c *clientThread) next(pend []pending, t int64) (int64, int, bool) {
 	}
 	p := &pend[slot]
 	p.waiting = false
-	p.chunks--
+	c.taken = 1
+	if c.merge {
+		c.taken = p.chunks
+	}
+	p.chunks -= c.taken
 	c.current = slot
 	return t + c.cost, slot, true
 }

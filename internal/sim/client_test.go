@@ -165,3 +165,45 @@ func TestClientRejectsBadSettings(t *testing.T) {
 type everyMS struct{ n int64 }
 
 func (a *everyMS) Next() time.Duration { a.n++; return time.Duration(a.n) * time.Millisecond }
+
+// The server's streaming loop (ServerLoop) sends one chunk at a time for
+// all streams, and a stream's tokens that queued meanwhile go out as one
+// chunk (vLLM's RequestOutputCollector): 32 streams decoding in one ~7 ms
+// step want ~4,600 chunks a second from a loop that sends 1,000, so the
+// loop's chunks carry several tokens each, it sends no more than one per
+// millisecond, and the tokens still flow at the engine's rate. A loop that
+// keeps up sends every token as its own chunk.
+func TestServerLoopMergesWhatWaits(t *testing.T) {
+	const cost = time.Millisecond
+	base := Config{Engine: noFrontEnd(t), Gen: fixed{64, 64}, Concurrency: 32, Requests: 64}
+	run := func(loop ServerLoop) (chunks, tokens int, end time.Duration) {
+		c := base
+		c.ServerLoop = loop
+		recs, res := collectClient(t, c)
+		for _, r := range recs {
+			chunks += len(r.TokenTimes)
+			for i := range r.TokenTimes {
+				tokens += r.TokensInChunk(i)
+			}
+		}
+		return chunks, tokens, res.End
+	}
+	idealChunks, idealTokens, idealEnd := run(ServerLoop{})
+	chunks, tokens, end := run(ServerLoop{ChunkCost: cost})
+	keepUpChunks, _, _ := run(ServerLoop{ChunkCost: 10 * time.Microsecond})
+	t.Logf("ideal: %d chunks, %d tokens in %v; loop at %v a chunk: %d chunks, %d tokens in %v; at 10µs: %d chunks",
+		idealChunks, idealTokens, idealEnd, cost, chunks, tokens, end, keepUpChunks)
+	if tokens != idealTokens || idealChunks != idealTokens || keepUpChunks != idealTokens {
+		t.Fatalf("tokens %d (ideal %d), ideal chunks %d, keeping-up chunks %d: want every token once, one to a chunk unless the loop falls behind",
+			tokens, idealTokens, idealChunks, keepUpChunks)
+	}
+	if float64(chunks) > float64(end)/float64(cost)+1 {
+		t.Errorf("%d chunks in %v: more than one per %v", chunks, end, cost)
+	}
+	if perChunk := float64(tokens) / float64(chunks); perChunk < 2 {
+		t.Errorf("%.2f tokens a chunk: want the queued tokens merged", perChunk)
+	}
+	if tps := float64(tokens) / end.Seconds(); tps < 2/cost.Seconds() || end > idealEnd*13/10 {
+		t.Errorf("%.0f tok/s, run %v (ideal %v): merging should keep the engine's token rate, not cap it at one per chunk cost", tps, end, idealEnd)
+	}
+}

@@ -160,6 +160,8 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 		return res, errors.New("sim: a client-side max concurrency is not supported with a fleet (use a gateway queue limit)")
 	case cfg.Client != (Client{}):
 		return res, errors.New("sim: a client model (Config.Client) is not supported with a fleet yet")
+	case cfg.ServerLoop != (ServerLoop{}):
+		return res, errors.New("sim: a server loop model (Config.ServerLoop) is not supported with a fleet yet")
 	case cfg.Requests <= 0 && cfg.Duration <= 0:
 		return res, errors.New("sim: give a number of requests or a duration")
 	}

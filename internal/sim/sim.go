@@ -107,6 +107,11 @@ type Config struct {
 	// later than the server sends them, so OnGaps (the server's gaps) must
 	// not be set with it.
 	Client Client
+	// ServerLoop is the server's streaming loop; the zero value keeps up
+	// with the engine. With a chunk cost tokens leave the server later than
+	// the engine makes them, and several to a chunk, so OnGaps must not be
+	// set with it; a client chunk cost is not supported with it yet.
+	ServerLoop ServerLoop
 }
 
 // SessionTurn is one turn of a simulated conversation.
@@ -163,6 +168,7 @@ type pending struct {
 	turn     int             // sessions: the turn (from 1)
 	outputID uint64          // sessions: names the answer for later turns
 	times    []time.Duration // reused per slot
+	counts   []int32         // tokens per chunk, when a chunk carried other than one (reused per slot)
 	// A client with a chunk cost: chunks arrived and not yet taken up,
 	// chunks handled, whether the slot waits in the client's turn, and the
 	// server's phases (known at the last token, recorded at the client's).
@@ -220,12 +226,24 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 	if err := cfg.Client.validate(cfg.Concurrency > 0); err != nil {
 		return res, err
 	}
-	if cfg.Client.ChunkCost > 0 && cfg.OnGaps != nil {
-		return res, errors.New("sim: OnGaps reports the server's inter-token gaps, not those a client with a chunk cost observes; use token times")
+	if cfg.ServerLoop.ChunkCost < 0 {
+		return res, errors.New("sim: the server loop's chunk cost must not be negative")
+	}
+	if cfg.ServerLoop.ChunkCost > 0 && cfg.Client.ChunkCost > 0 {
+		return res, errors.New("sim: a server loop chunk cost and a client chunk cost are not supported together yet")
+	}
+	// thread is the one thread tokens pass through on the way to the
+	// records: the client's, or the server's loop (merging what waits).
+	thread := clientThread{cost: int64(cfg.Client.ChunkCost), current: -1}
+	if cfg.ServerLoop.ChunkCost > 0 {
+		thread = clientThread{cost: int64(cfg.ServerLoop.ChunkCost), merge: true, current: -1}
+	}
+	if thread.cost > 0 && cfg.OnGaps != nil {
+		return res, errors.New("sim: OnGaps reports the engine's inter-token gaps, not those seen through a client or server loop with a chunk cost; use token times")
 	}
 	ecfg := cfg.Engine
-	// The client must handle every chunk when it has a cost per chunk.
-	ecfg.EdgeEmissionsOnly = !cfg.KeepTokenTimes && !cfg.StreamTokenTimes && cfg.Client.ChunkCost == 0
+	// The thread must handle every token when it has a cost per chunk.
+	ecfg.EdgeEmissionsOnly = !cfg.KeepTokenTimes && !cfg.StreamTokenTimes && thread.cost == 0
 	if cfg.OnGaps != nil {
 		ecfg.OnGaps = func(gap int64, n int) { cfg.OnGaps(time.Duration(gap), n) }
 	}
@@ -254,8 +272,8 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		submit   func(slot int, now time.Duration)
 		frontEnd simengine.FrontEndQueue
 		feClock  = newFrontEndClock(frontEndRate(cfg.Engine))
-		client   = clientThread{cost: int64(cfg.Client.ChunkCost), current: -1}
-		observe  func(slot int, at int64, index int, last bool, sp simengine.Phases)
+		client   = thread
+		observe  func(slot int, at int64, index, n int, last bool, sp simengine.Phases)
 	)
 	contents, _ = cfg.Gen.(Contents)
 	var sessions []session
@@ -313,7 +331,7 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		inFlight++
 		res.PeakInFlight = max(res.PeakInFlight, inFlight)
 		p := &pend[slot]
-		*p = pending{id: h.id, sched: h.sched, sent: now, in: in, out: out, inFlight: inFlight, user: h.user, times: p.times[:0],
+		*p = pending{id: h.id, sched: h.sched, sent: now, in: in, out: out, inFlight: inFlight, user: h.user, times: p.times[:0], counts: p.counts[:0],
 			segs: append(p.segs[:0], segBuf...), turn: turn, outputID: outputID} // kept until the front end hands it on
 		if serial, lat := eng.FrontEnd(h.id, in); serial+lat > 0 {
 			// The front end's costs are spent in its own time (the
@@ -382,10 +400,10 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		case evHandled:
 			slot := int(ev.ID)
 			p := &pend[slot]
-			index := p.handled
-			p.handled++
+			index, n := p.handled, client.taken
+			p.handled += n
 			more := p.chunks > 0
-			observe(slot, ev.Time, index, p.handled == p.out, p.serverPhases)
+			observe(slot, ev.Time, index, n, p.handled == p.out, p.serverPhases)
 			if next, id, ok := client.done(pend, slot, more, ev.Time); ok {
 				q.Push(simengine.Event{Time: next, Kind: evHandled, ID: int64(id)})
 			}
@@ -439,10 +457,10 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		}
 	}
 
-	// observe is the client seeing token index of the request in slot at
-	// at (the step end for an ideal client): the token's record time, and
-	// with the last one the record.
-	observe = func(slot int, at int64, index int, last bool, sp simengine.Phases) {
+	// observe is the client seeing a chunk of n tokens from index of the
+	// request in slot at at (the step end for an ideal client and server):
+	// the chunk's record time, and with the last one the record.
+	observe = func(slot int, at int64, index, n int, last bool, sp simengine.Phases) {
 		p := &pend[slot]
 		t := time.Duration(at)
 		if index == 0 {
@@ -450,6 +468,12 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		}
 		if keep {
 			p.times = append(p.times, t)
+			if n != 1 || len(p.counts) > 0 {
+				for len(p.counts) < len(p.times)-1 {
+					p.counts = append(p.counts, 1)
+				}
+				p.counts = append(p.counts, int32(n))
+			}
 		}
 		if !last {
 			return
@@ -478,8 +502,14 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		switch {
 		case cfg.KeepTokenTimes:
 			rec.TokenTimes = append([]time.Duration(nil), p.times...)
+			if len(p.counts) > 0 {
+				rec.TokenCounts = append([]int32(nil), p.counts...)
+			}
 		case cfg.StreamTokenTimes:
 			rec.TokenTimes = p.times
+			if len(p.counts) > 0 {
+				rec.TokenCounts = p.counts
+			}
 		}
 		if cfg.KeepTokenTimes {
 			r := rec
@@ -504,10 +534,11 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 	}
 	emit := func(em simengine.Emission) {
 		if client.cost == 0 {
-			observe(int(em.ID), em.Time, em.Index, em.Finished, em.Phases)
+			observe(int(em.ID), em.Time, em.Index, 1, em.Finished, em.Phases)
 			return
 		}
-		// The chunk reaches the client, which handles it in its turn.
+		// The token reaches the thread (the client's, or the server's
+		// loop), which handles it in its turn.
 		if em.Finished {
 			pend[em.ID].serverPhases = em.Phases
 		}
@@ -575,6 +606,9 @@ func Collect(ctx context.Context, cfg Config) ([]record.Request, Result, error) 
 		}
 		if cfg.StreamTokenTimes && !cfg.KeepTokenTimes {
 			c.TokenTimes = append([]time.Duration(nil), r.TokenTimes...)
+			if r.TokenCounts != nil {
+				c.TokenCounts = append([]int32(nil), r.TokenCounts...)
+			}
 		}
 		recs = append(recs, c)
 	})

@@ -39,12 +39,15 @@ type SimRunner struct {
 	// zero: knee's own). A chunk cost needs token times for the
 	// inter-token statistics, which StreamTokenTimes gives.
 	Client sim.Client
+	// ServerLoop is the server's streaming loop (sim.ServerLoop; zero: one
+	// that keeps up).
+	ServerLoop sim.ServerLoop
 }
 
 // Run simulates one step.
 func (sr *SimRunner) Run(ctx context.Context, load Load) (Step, error) {
 	cfg := sim.Config{Engine: sr.Engine, Gen: sr.Gen, Requests: sr.Requests, Duration: sr.Duration,
-		Warmup: sr.Warmup, WarmupRequests: sr.WarmupRequests, StreamTokenTimes: true, Client: sr.Client}
+		Warmup: sr.Warmup, WarmupRequests: sr.WarmupRequests, StreamTokenTimes: true, Client: sr.Client, ServerLoop: sr.ServerLoop}
 	opts := stats.Options{}
 	if len(sr.SLOs) > 0 {
 		opts.Good = sr.SLOs.Good
