@@ -396,22 +396,22 @@ func decodeRuns(want []DecodePoint, ec simengine.Config, kvTokens, out int) []de
 // point needs before its streams are all decoding.
 func prefillBurst(ec simengine.Config, tokens int) time.Duration {
 	c := simengine.DefaultCost
-	ns := burstPrefill(ec, tokens, float64(c.StepOverheadNS), c.MemEfficiency, c.ComputeEfficiency)
+	ns := burstPrefill(ec, tokens, float64(c.StepOverheadNS), float64(c.StepPerSeqNS), c.MemEfficiency, c.ComputeEfficiency)
 	return time.Duration(ns * 2) // ×2: a slower server than the default
 }
 
 // burstPrefill prices prefilling tokens prompt tokens that arrive at once:
-// full token-budget steps under overhead t0 and efficiencies em, ec, in the
-// unit of t0 (ns or ms; the terms are scaled to match).
-func burstPrefill(ec simengine.Config, tokens int, t0, em, ecmp float64) float64 {
+// full token-budget steps under overhead t0 (perSeq per sequence) and
+// efficiencies em, ec, in ns.
+func burstPrefill(ec simengine.Config, tokens int, t0, perSeq, em, ecmp float64) float64 {
 	budget := max(ec.MaxNumBatchedTokens, 1)
 	steps := (tokens + budget - 1) / budget
-	return float64(steps) * stepOf(ec, simengine.PrefillShape(int64(min(tokens, budget))), t0, em, ecmp)
+	return float64(steps) * stepOf(ec, simengine.PrefillShape(int64(min(tokens, budget))), t0, perSeq, em, ecmp)
 }
 
-// stepOf prices one step of the given shape; t0 in ns gives ns.
-func stepOf(ec simengine.Config, s simengine.StepShape, t0, em, ecmp float64) float64 {
-	return simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, s).NS(t0, em, ecmp)
+// stepOf prices one step of the given shape, in ns.
+func stepOf(ec simengine.Config, s simengine.StepShape, t0, perSeq, em, ecmp float64) float64 {
+	return simengine.StepCostTerms(ec.GPU, ec.Model, ec.TP, s).NS(t0, perSeq, em, ecmp)
 }
 
 // slowestPrefillMSPerToken is the largest TTFT per prompt token among
@@ -572,9 +572,9 @@ func estimateE2E(f Fit, ec simengine.Config, h HoldOutConfig) time.Duration {
 		decode := float64(h.Output) * l.LinearStepNS(simengine.DecodeShape(n, int64(h.Input+h.Output/2)), n)
 		return time.Duration(prefill + decode + f.RequestOverheadMS*1e6)
 	}
-	t0 := float64(f.Cost.StepOverheadNS)
-	prefill := burstPrefill(ec, h.Concurrency*h.Input, t0, f.MemEfficiency, f.ComputeEfficiency)
-	decode := float64(h.Output) * stepOf(ec, simengine.DecodeShape(int64(h.Concurrency), int64(h.Input+h.Output/2)), t0, f.MemEfficiency, f.ComputeEfficiency)
+	t0, perSeq := float64(f.Cost.StepOverheadNS), float64(f.Cost.StepPerSeqNS)
+	prefill := burstPrefill(ec, h.Concurrency*h.Input, t0, perSeq, f.MemEfficiency, f.ComputeEfficiency)
+	decode := float64(h.Output) * stepOf(ec, simengine.DecodeShape(int64(h.Concurrency), int64(h.Input+h.Output/2)), t0, perSeq, f.MemEfficiency, f.ComputeEfficiency)
 	return time.Duration(prefill + decode + f.RequestOverheadMS*1e6)
 }
 

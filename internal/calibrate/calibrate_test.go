@@ -44,7 +44,7 @@ func synthetic(t *testing.T, ec simengine.Config, cost simengine.CostParams, req
 		// Written out, not StepTerms.NS: the test checks the fit against
 		// the engine's formula (TestStepCostTerms pins that).
 		em, ecmp := cost.MemEfficiency, cost.ComputeEfficiency
-		y := float64(cost.StepOverheadNS) + max(k.WeightNS/em, k.LinearNS/ecmp) + max(k.KVNS/em, k.AttnNS/ecmp) + k.AllReduceNS
+		y := float64(cost.StepOverheadNS) + float64(cost.StepPerSeqNS)*k.Seqs + max(k.WeightNS/em, k.LinearNS/ecmp) + max(k.KVNS/em, k.AttnNS/ecmp) + k.AllReduceNS
 		if kind == KindPrefill {
 			y += reqMS * 1e6
 		}
@@ -54,8 +54,11 @@ func synthetic(t *testing.T, ec simengine.Config, cost simengine.CostParams, req
 		add(KindPrefill, simengine.PrefillShape(int64(n)), n, 1)
 	}
 	for _, b := range []int{1, 8, 64, 256} {
-		add(KindDecode, simengine.DecodeShape(int64(b), 600), 600, b)
+		add(KindDecode, simengine.DecodeShape(int64(b), 64), 64, b)
 	}
+	// A long-context batch, as DefaultDecodePoints has: short ones alone
+	// cannot tell the KV reads' efficiency from a cost per sequence.
+	add(KindDecode, simengine.DecodeShape(64, 2000), 2000, 64)
 	return pts
 }
 
@@ -71,15 +74,18 @@ func TestFitRecoversKnownCost(t *testing.T) {
 		{"h100", "llama-3.1-8b", 1, simengine.CostParams{StepOverheadNS: 1_200_000, MemEfficiency: 0.55, ComputeEfficiency: 0.31}, 2},
 		{"a100-80gb", "llama-3.1-8b", 1, simengine.CostParams{StepOverheadNS: 400_000, MemEfficiency: 0.81, ComputeEfficiency: 0.62}, 0},
 		{"h100", "llama-3.1-70b", 4, simengine.CostParams{StepOverheadNS: 2_000_000, MemEfficiency: 0.7, ComputeEfficiency: 0.4, AllReduceLatencyNS: 8000}, 5},
+		// A CPU-bound engine's per-sequence cost (docs/simulator.md).
+		{"h100", "llama-3.1-8b", 1, simengine.CostParams{StepOverheadNS: 800_000, StepPerSeqNS: 45_000, MemEfficiency: 0.7, ComputeEfficiency: 0.5}, 3},
+		{"a100-80gb", "llama-2-70b", 2, simengine.CostParams{StepOverheadNS: 8_600_000, StepPerSeqNS: 290_000, MemEfficiency: 0.76, ComputeEfficiency: 0.6}, 0},
 	} {
 		ec := engineConfig(t, c.gpu, c.model, c.tp)
 		c.cost.AllReduceLatencyNS = simengine.DefaultCost.AllReduceLatencyNS
 		f := FitPoints(synthetic(t, ec, c.cost, c.reqMS), simengine.DefaultCost)
-		if math.Abs(f.StepOverheadMS-float64(c.cost.StepOverheadNS)/1e6) > 0.02 ||
+		if math.Abs(f.StepOverheadMS-float64(c.cost.StepOverheadNS)/1e6) > 0.02 || math.Abs(f.StepPerSeqUS-float64(c.cost.StepPerSeqNS)/1e3) > 0.5 ||
 			math.Abs(f.MemEfficiency-c.cost.MemEfficiency) > 0.002 || math.Abs(f.ComputeEfficiency-c.cost.ComputeEfficiency) > 0.002 ||
 			math.Abs(f.RequestOverheadMS-c.reqMS) > 0.05 || f.RMSRelError > 0.002 || f.Undetermined != "" {
-			t.Errorf("%s/%s tp%d: fitted T0 %.3f ms η_mem %.4f η_cmp %.4f req %.3f ms (rms %.4f, %q); want %v, %.3f ms",
-				c.gpu, c.model, c.tp, f.StepOverheadMS, f.MemEfficiency, f.ComputeEfficiency, f.RequestOverheadMS, f.RMSRelError, f.Undetermined, c.cost, c.reqMS)
+			t.Errorf("%s/%s tp%d: fitted T0 %.3f ms + %.1f µs a sequence, η_mem %.4f η_cmp %.4f req %.3f ms (rms %.4f, %q); want %v, %.3f ms",
+				c.gpu, c.model, c.tp, f.StepOverheadMS, f.StepPerSeqUS, f.MemEfficiency, f.ComputeEfficiency, f.RequestOverheadMS, f.RMSRelError, f.Undetermined, c.cost, c.reqMS)
 		}
 	}
 }
@@ -133,7 +139,9 @@ func TestCalibrateSimulatedServer(t *testing.T) {
 	// identical requests stay in exact lockstep on the server while the
 	// prediction (whose front end is the fitted request overhead, jittered)
 	// spreads them, and p50 TTFT then depends on the grouping, not the fit.
-	truth := simengine.CostParams{StepOverheadNS: 1_500_000, MemEfficiency: 0.5, ComputeEfficiency: 0.3,
+	// It also spends 40 µs per sequence of every step, as a CPU-bound host
+	// does (docs/simulator.md, "The step's cost per sequence").
+	truth := simengine.CostParams{StepOverheadNS: 1_500_000, StepPerSeqNS: 40_000, MemEfficiency: 0.5, ComputeEfficiency: 0.3,
 		KVMemEfficiency:    0.5 * simengine.KVToWeightEfficiency(),
 		AllReduceLatencyNS: simengine.DefaultCost.AllReduceLatencyNS, ReserveFixedBytes: simengine.DefaultCost.ReserveFixedBytes,
 		FrontEndNS: 5_000_000, FrontEndJitter: simengine.DefaultCost.FrontEndJitter}
@@ -152,7 +160,7 @@ func TestCalibrateSimulatedServer(t *testing.T) {
 	res, err := Run(context.Background(), Config{
 		BaseURL: base, Model: srv.Model(), Engine: llama2(t),
 		PrefillLengths: []int{128, 1024, 3500}, PrefillRequests: 3,
-		DecodePoints: []DecodePoint{{1, 64}, {16, 64}, {64, 400}}, DecodeDuration: time.Second, DecodeWarmup: 300 * time.Millisecond,
+		DecodePoints: []DecodePoint{{1, 64}, {16, 64}, {64, 64}, {64, 400}}, DecodeDuration: time.Second, DecodeWarmup: 300 * time.Millisecond,
 		HoldOut:  HoldOutConfig{Concurrency: 8, Input: 512, Output: 64, Duration: 2 * time.Second, Warmup: 500 * time.Millisecond},
 		Progress: func(s string) { steps = append(steps, s) },
 	})
@@ -161,16 +169,16 @@ func TestCalibrateSimulatedServer(t *testing.T) {
 	}
 	f := res.Fit
 	t.Logf("held-out measured %+v predicted %+v", res.HoldOut.Measured, res.HoldOut.Predicted)
-	t.Logf("fit: T0 %.3f ms, η_mem %.4f, η_cmp %.4f, request overhead %.3f ms, rms %.4f; held-out TTFT %+.1f%% TPOT %+.1f%% throughput %+.1f%%",
-		f.StepOverheadMS, f.MemEfficiency, f.ComputeEfficiency, f.RequestOverheadMS, f.RMSRelError,
+	t.Logf("fit: T0 %.3f ms + %.1f µs a sequence, η_mem %.4f, η_cmp %.4f, request overhead %.3f ms, rms %.4f; held-out TTFT %+.1f%% TPOT %+.1f%% throughput %+.1f%%",
+		f.StepOverheadMS, f.StepPerSeqUS, f.MemEfficiency, f.ComputeEfficiency, f.RequestOverheadMS, f.RMSRelError,
 		100*res.HoldOut.TTFTError, 100*res.HoldOut.TPOTError, 100*res.HoldOut.ThroughputError)
-	if len(res.Points) != 6 || len(steps) != 7 {
-		t.Errorf("%d points, %d progress lines; want 6 and 7", len(res.Points), len(steps))
+	if len(res.Points) != 7 || len(steps) != 8 {
+		t.Errorf("%d points, %d progress lines; want 7 and 8", len(res.Points), len(steps))
 	}
 	// The server adds its HTTP handling and pacing lag (well under a
 	// millisecond) to every measurement; the fit is held to that.
-	if math.Abs(f.StepOverheadMS-1.5) > 0.4 || math.Abs(f.MemEfficiency-0.5) > 0.03 || math.Abs(f.ComputeEfficiency-0.3) > 0.02 || f.RMSRelError > 0.05 {
-		t.Errorf("fitted T0 %.3f ms η_mem %.4f η_cmp %.4f (rms %.4f); the server runs 1.5 ms, 0.5, 0.3", f.StepOverheadMS, f.MemEfficiency, f.ComputeEfficiency, f.RMSRelError)
+	if math.Abs(f.StepOverheadMS-1.5) > 0.4 || math.Abs(f.StepPerSeqUS-40) > 8 || math.Abs(f.MemEfficiency-0.5) > 0.03 || math.Abs(f.ComputeEfficiency-0.3) > 0.02 || f.RMSRelError > 0.05 {
+		t.Errorf("fitted T0 %.3f ms + %.1f µs a sequence, η_mem %.4f η_cmp %.4f (rms %.4f); the server runs 1.5 ms + 40 µs, 0.5, 0.3", f.StepOverheadMS, f.StepPerSeqUS, f.MemEfficiency, f.ComputeEfficiency, f.RMSRelError)
 	}
 	h := res.HoldOut
 	if h.Measured.Requests == 0 || h.Predicted.Requests == 0 {

@@ -39,6 +39,9 @@ type Point struct {
 	LinearMS float64 `json:"linear_ms"`
 	KVMS     float64 `json:"kv_ms"`
 	AttnMS   float64 `json:"attention_ms"`
+	// Seqs is the sequences the step runs (Batch for a decode point, 1 for
+	// a prefill), which the step's per-sequence cost counts.
+	Seqs int `json:"seqs"`
 	// FittedMS is what the fitted model says; Bound which term bounds it
 	// ("memory" or "compute").
 	FittedMS float64 `json:"fitted_ms"`
@@ -55,6 +58,7 @@ type Fit struct {
 	// StepOverheadMS, MemEfficiency and ComputeEfficiency are Cost's fitted
 	// fields, in the units a person reads.
 	StepOverheadMS    float64 `json:"step_overhead_ms"`
+	StepPerSeqUS      float64 `json:"step_per_seq_us"`
 	MemEfficiency     float64 `json:"mem_efficiency"`
 	ComputeEfficiency float64 `json:"compute_efficiency"`
 	// RequestOverheadMS is time in TTFT outside any engine step (HTTP,
@@ -80,11 +84,12 @@ type Fit struct {
 	Undetermined              string `json:"undetermined,omitempty"`
 }
 
-// FitPoints fits T0, the memory and compute efficiencies and the request
-// overhead to the points by least squares on relative error: every point
-// counts the same whether it is 5 ms or 500 ms. The efficiencies are found
-// by a grid search (coarse, then fine around the best), T0 and the request
-// overhead in closed form for each candidate. def supplies the fields
+// FitPoints fits T0, the step's cost per sequence, the memory and compute
+// efficiencies and the request overhead to the points by least squares on
+// relative error: every point counts the same whether it is 5 ms or 500
+// ms. The efficiencies are found by a grid search (coarse, then fine
+// around the best), T0, the per-sequence cost and the request overhead in
+// closed form for each candidate. def supplies the fields
 // that are not fitted (all-reduce latency, reserved memory) and any
 // efficiency the points cannot determine.
 func FitPoints(pts []Point, def simengine.CostParams) Fit {
@@ -138,6 +143,7 @@ func FitPoints(pts []Point, def simengine.CostParams) Fit {
 
 	f := Fit{Cost: def, Undetermined: strings.Join(undetermined, "; ")}
 	f.Cost.StepOverheadNS = int64(math.Round(best.t0 * 1e6))
+	f.Cost.StepPerSeqNS = int64(math.Round(best.perSeq * 1e6))
 	f.Cost.MemEfficiency, f.Cost.ComputeEfficiency = round4(best.mem), round4(best.cmp)
 	f.RequestOverheadMS = best.req
 	// The simulator that predicts with this fit takes its front end from
@@ -156,10 +162,11 @@ func FitPoints(pts []Point, def simengine.CostParams) Fit {
 		}
 	}
 	f.StepOverheadMS = float64(f.Cost.StepOverheadNS) / 1e6
+	f.StepPerSeqUS = float64(f.Cost.StepPerSeqNS) / 1e3
 	f.MemEfficiency, f.ComputeEfficiency = f.Cost.MemEfficiency, f.Cost.ComputeEfficiency
 	for i := range pts {
 		p := &pts[i]
-		p.FittedMS = model(p, f.StepOverheadMS, f.RequestOverheadMS, f.MemEfficiency, f.ComputeEfficiency)
+		p.FittedMS = model(p, f.StepOverheadMS, f.StepPerSeqUS/1e3, f.RequestOverheadMS, f.MemEfficiency, f.ComputeEfficiency)
 	}
 	f.RMSRelError, f.MaxRelError = fitErrors(pts)
 	return f
@@ -185,7 +192,7 @@ func fitErrors(pts []Point) (rms, worst float64) {
 // newPoint is a measurement of a step whose terms at full efficiency are k
 // (simengine.StepCostTerms, ns).
 func newPoint(kind string, in, batch, samples int, measuredMS float64, k simengine.StepTerms) Point {
-	return Point{Kind: kind, InputTokens: in, Batch: batch, Samples: samples, MeasuredMS: measuredMS,
+	return Point{Kind: kind, InputTokens: in, Batch: batch, Samples: samples, MeasuredMS: measuredMS, Seqs: int(k.Seqs),
 		MemMS: k.MemNS() / 1e6, CmpMS: k.CmpNS() / 1e6, ArMS: k.AllReduceNS / 1e6,
 		WeightMS: k.WeightNS / 1e6, LinearMS: k.LinearNS / 1e6, KVMS: k.KVNS / 1e6, AttnMS: k.AttnNS / 1e6}
 }
@@ -193,13 +200,13 @@ func newPoint(kind string, in, batch, samples int, measuredMS float64, k simengi
 // terms are the point's step terms, in ms, for pricing it with
 // simengine.StepTerms.NS.
 func (p *Point) terms() simengine.StepTerms {
-	return simengine.StepTerms{WeightNS: p.WeightMS, LinearNS: p.LinearMS, KVNS: p.KVMS, AttnNS: p.AttnMS, AllReduceNS: p.ArMS}
+	return simengine.StepTerms{Seqs: float64(p.Seqs), WeightNS: p.WeightMS, LinearNS: p.LinearMS, KVNS: p.KVMS, AttnNS: p.AttnMS, AllReduceNS: p.ArMS}
 }
 
 // model is the step-cost model applied to a point: a prefill point's TTFT
 // also carries the request overhead.
-func model(p *Point, t0, req, em, ec float64) float64 {
-	y := p.terms().NS(t0, em, ec)
+func model(p *Point, t0, perSeq, req, em, ec float64) float64 {
+	y := p.terms().NS(t0, perSeq, em, ec)
 	if p.Kind == KindPrefill {
 		y += req
 	}
@@ -207,58 +214,114 @@ func model(p *Point, t0, req, em, ec float64) float64 {
 }
 
 type candidate struct {
-	mem, cmp, t0, req, err float64
+	mem, cmp, t0, perSeq, req, err float64
 }
 
 // evaluate solves, for fixed efficiencies, the weighted least squares of
-// y_i − (max term + all-reduce) = T0 + [prefill]·req with weights 1/y_i²,
-// both constants clipped at 0, and returns the fit's squared relative error.
+// y_i − (kernel terms + all-reduce) = T0 + seqs_i·perSeq + [prefill]·req
+// with weights 1/y_i², every constant at 0 or more, and returns the fit's
+// squared relative error. A constant the points cannot tell apart from
+// the others (every point of one batch size: perSeq is T0's twin; no
+// prefill point: no request overhead) stays 0.
 func evaluate(pts []Point, em, ec float64) candidate {
-	// Normal equations in (T0, req): a·T0 + b·req = e, b·T0 + b·req = g.
-	var a, b, e, g float64
+	// Normal equations of the three unknowns (T0, perSeq, req), each point
+	// a row (1, seqs, [prefill]) against its residual r.
+	var ata [3][3]float64
+	var atr [3]float64
+	var n int
 	for i := range pts {
 		p := &pts[i]
 		if p.MeasuredMS <= 0 {
 			continue
 		}
+		n++
 		w := 1 / (p.MeasuredMS * p.MeasuredMS)
-		r := p.MeasuredMS - p.terms().NS(0, em, ec)
-		a += w
-		e += w * r
+		r := p.MeasuredMS - p.terms().NS(0, 0, em, ec)
+		row := [3]float64{1, float64(p.Seqs), 0}
 		if p.Kind == KindPrefill {
-			b += w
-			g += w * r
+			row[2] = 1
+		}
+		for j := range 3 {
+			atr[j] += w * row[j] * r
+			for k := range 3 {
+				ata[j][k] += w * row[j] * row[k]
+			}
 		}
 	}
-	var t0, req float64
-	if det := a*b - b*b; b > 0 && det > 1e-18*a*b {
-		t0 = (e*b - g*b) / det
-		req = (a*g - b*e) / det
-	} else if a > 0 {
-		t0 = e / a
+	c := candidate{mem: em, cmp: ec, err: math.Inf(1)}
+	if n == 0 {
+		c.err = 0
+		return c
 	}
-	if t0 < 0 {
-		t0 = 0
-		if b > 0 {
-			req = g / b
-		}
-	}
-	if req < 0 {
-		req = 0
-		if a > 0 {
-			t0 = max(e/a, 0)
-		}
-	}
-	c := candidate{mem: em, cmp: ec, t0: t0, req: req}
-	for i := range pts {
-		p := &pts[i]
-		if p.MeasuredMS <= 0 {
+	// The best solution with every constant >= 0 lies on one of the
+	// subsets of free constants (the others at 0): try them all.
+	for mask := 0; mask < 8; mask++ {
+		x, ok := solveSubset(ata, atr, mask)
+		if !ok || x[0] < 0 || x[1] < 0 || x[2] < 0 {
 			continue
 		}
-		r := (model(p, t0, req, em, ec) - p.MeasuredMS) / p.MeasuredMS
-		c.err += r * r
+		var e float64
+		for i := range pts {
+			p := &pts[i]
+			if p.MeasuredMS <= 0 {
+				continue
+			}
+			r := (model(p, x[0], x[1], x[2], em, ec) - p.MeasuredMS) / p.MeasuredMS
+			e += r * r
+		}
+		if e < c.err-1e-15 {
+			c.t0, c.perSeq, c.req, c.err = x[0], x[1], x[2], e
+		}
 	}
 	return c
+}
+
+// solveSubset solves the normal equations restricted to the unknowns in
+// mask (bit j: unknown j free; the others 0) by Gaussian elimination with
+// partial pivoting; ok is false when they are singular (an unknown the
+// points cannot determine).
+func solveSubset(ata [3][3]float64, atr [3]float64, mask int) (x [3]float64, ok bool) {
+	var idx []int
+	for j := range 3 {
+		if mask&(1<<j) != 0 {
+			idx = append(idx, j)
+		}
+	}
+	m := len(idx)
+	var a [3][4]float64
+	scale := 0.0
+	for r, j := range idx {
+		for c, k := range idx {
+			a[r][c] = ata[j][k]
+			scale = max(scale, math.Abs(ata[j][k]))
+		}
+		a[r][m] = atr[j]
+	}
+	for col := range m {
+		piv := col
+		for r := col + 1; r < m; r++ {
+			if math.Abs(a[r][col]) > math.Abs(a[piv][col]) {
+				piv = r
+			}
+		}
+		if math.Abs(a[piv][col]) <= 1e-9*scale {
+			return x, false
+		}
+		a[col], a[piv] = a[piv], a[col]
+		for r := range m {
+			if r == col {
+				continue
+			}
+			f := a[r][col] / a[col][col]
+			for c := col; c <= m; c++ {
+				a[r][c] -= f * a[col][c]
+			}
+		}
+	}
+	for r, j := range idx {
+		x[j] = a[r][m] / a[r][r]
+	}
+	return x, true
 }
 
 func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }

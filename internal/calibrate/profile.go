@@ -44,6 +44,7 @@ type Profile struct {
 type ProfileCost struct {
 	// (Left out of a linear profile, which has no roofline.)
 	StepOverheadMS    float64 `yaml:"step_overhead_ms,omitempty" json:"step_overhead_ms,omitempty"`
+	StepPerSeqUS      float64 `yaml:"step_per_seq_us,omitempty" json:"step_per_seq_us,omitempty"`
 	MemEfficiency     float64 `yaml:"mem_efficiency,omitempty" json:"mem_efficiency,omitempty"`
 	ComputeEfficiency float64 `yaml:"compute_efficiency,omitempty" json:"compute_efficiency,omitempty"`
 	// FrontEndMS is the request overhead the fit found in TTFT (HTTP,
@@ -119,7 +120,7 @@ func (l *ProfileLinear) stepCost() *simengine.LinearStepCost {
 func NewProfile(ec simengine.Config, target string, res *Result) Profile {
 	p := Profile{
 		GPU: ec.GPU.Name, Model: ec.Model.Name, TP: max(ec.TP, 1),
-		Cost: ProfileCost{StepOverheadMS: round(res.Fit.StepOverheadMS, 1e3), MemEfficiency: res.Fit.MemEfficiency, ComputeEfficiency: res.Fit.ComputeEfficiency,
+		Cost: ProfileCost{StepOverheadMS: round(res.Fit.StepOverheadMS, 1e3), StepPerSeqUS: round(res.Fit.StepPerSeqUS, 1e1), MemEfficiency: res.Fit.MemEfficiency, ComputeEfficiency: res.Fit.ComputeEfficiency,
 			FrontEndMS: round(max(res.Fit.RequestOverheadMS, 0), 1e3)},
 		Target:    target,
 		Created:   time.Now().UTC().Truncate(time.Second),
@@ -155,6 +156,7 @@ func (p Profile) CostParams(def simengine.CostParams) simengine.CostParams {
 		return c
 	}
 	c.StepOverheadNS = int64(p.Cost.StepOverheadMS * 1e6)
+	c.StepPerSeqNS = int64(p.Cost.StepPerSeqUS * 1e3)
 	c.MemEfficiency, c.ComputeEfficiency = p.Cost.MemEfficiency, p.Cost.ComputeEfficiency
 	// The fit priced KV reads at the default ratio to the weights' memory
 	// efficiency (simengine.StepCostTerms), and its request overhead
@@ -228,6 +230,8 @@ func LoadProfile(path string) (Profile, error) {
 		return p, nil
 	case !(p.Cost.StepOverheadMS >= 0):
 		return Profile{}, fmt.Errorf("%s: cost.step_overhead_ms %v: want 0 or more", path, p.Cost.StepOverheadMS)
+	case !(p.Cost.StepPerSeqUS >= 0):
+		return Profile{}, fmt.Errorf("%s: cost.step_per_seq_us %v: want 0 or more", path, p.Cost.StepPerSeqUS)
 	case !(p.Cost.MemEfficiency > 0 && p.Cost.MemEfficiency <= 1):
 		return Profile{}, fmt.Errorf("%s: cost.mem_efficiency %v: want a fraction in (0, 1]", path, p.Cost.MemEfficiency)
 	case !(p.Cost.ComputeEfficiency > 0 && p.Cost.ComputeEfficiency <= 1):

@@ -268,8 +268,8 @@ func printCalibration(w io.Writer, res *calibrate.Result, prof calibrate.Profile
 			fmt.Fprintf(w, "the front end works at %.0f%% of its idle speed while steps run (fitted to the decode points' restarts)\n", 100*f.FrontEndRateInSteps)
 		}
 	} else {
-		fmt.Fprintf(w, "\nfitted: step overhead %.3f ms, memory efficiency %.4f, compute efficiency %.4f; request overhead %.3f ms (in TTFT, outside engine steps)\n",
-			f.StepOverheadMS, f.MemEfficiency, f.ComputeEfficiency, f.RequestOverheadMS)
+		fmt.Fprintf(w, "\nfitted: step overhead %.3f ms + %.1f µs per sequence, memory efficiency %.4f, compute efficiency %.4f; request overhead %.3f ms (in TTFT, outside engine steps)\n",
+			f.StepOverheadMS, f.StepPerSeqUS, f.MemEfficiency, f.ComputeEfficiency, f.RequestOverheadMS)
 	}
 	fmt.Fprintf(w, "fit error: rms %.1f%%, worst point %.1f%%\n", 100*f.RMSRelError, 100*f.MaxRelError)
 	if f.Undetermined != "" {

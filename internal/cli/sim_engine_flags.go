@@ -25,6 +25,7 @@ type simEngineFlags struct {
 	frontEndMS                       float64
 	frontEndSet                      bool // --front-end-ms given (noteSet); embedded servers built from a literal keep the default
 	frontEndSerial                   time.Duration
+	stepPerSeq                       time.Duration
 	profile                          string
 	gpuSet, modelSet, tpSet          bool // given on the command line
 	cost                             *simengine.CostParams
@@ -50,6 +51,7 @@ func (e *simEngineFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&e.stepTimeScale, "step-time-scale", 1, "multiply every step time (>1 models a slower engine)")
 	fs.Float64Var(&e.frontEndMS, "front-end-ms", -1, "per-request front-end cost before the engine sees a request (HTTP, template, tokenization); -1: the model's default, 0: none")
 	fs.DurationVar(&e.frontEndSerial, "front-end-serial", 0, "front-end work per request done one request at a time, so a burst reaches the engine one request per this long (e.g. 11.6ms for the kvcached H100 host of docs/simulator.md; 0: none beyond tokenization)")
+	fs.DurationVar(&e.stepPerSeq, "step-per-seq", 0, "engine time per sequence of every step on top of its fixed overhead: the CPU a step spends on each request of the batch (e.g. 50us for a CPU-bound host; knee calibrate fits it; 0: none, or the profile's)")
 	fs.StringVar(&e.profile, "profile", "", "cost profile written by knee calibrate: its fitted step costs, and its GPU, model and TP unless given")
 }
 
@@ -163,6 +165,8 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 		return simengine.Config{}, Usagef("--front-end-ms %v: want milliseconds >= 0, or -1 for the default", e.frontEndMS)
 	case e.frontEndSerial < 0:
 		return simengine.Config{}, Usagef("--front-end-serial %v: want a duration of 0 or more, such as 10ms", e.frontEndSerial)
+	case e.stepPerSeq < 0:
+		return simengine.Config{}, Usagef("--step-per-seq %v: want a duration of 0 or more, such as 50us", e.stepPerSeq)
 	}
 	c := simengine.DefaultConfig(g, m, e.tp)
 	c.MaxNumSeqs, c.MaxNumBatchedTokens = e.maxNumSeqs, e.maxBatchedTokens
@@ -191,6 +195,14 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 		cost.FrontEndSerialNS = int64(e.frontEndSerial)
 		c.Cost = &cost
 	}
+	if e.stepPerSeq > 0 {
+		cost := simengine.DefaultCost
+		if c.Cost != nil {
+			cost = *c.Cost
+		}
+		cost.StepPerSeqNS = int64(e.stepPerSeq)
+		c.Cost = &cost
+	}
 	return c, nil
 }
 
@@ -213,12 +225,16 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 	if e.frontEndSerial > 0 {
 		kv = append(kv, [2]string{"front_end_serial", e.frontEndSerial.String()})
 	}
+	if e.stepPerSeq > 0 {
+		kv = append(kv, [2]string{"step_per_seq", e.stepPerSeq.String()})
+	}
 	if c.StepTimeScale != 1 {
 		kv = append(kv, [2]string{"step_time_scale", strconv.FormatFloat(c.StepTimeScale, 'g', -1, 64)})
 	}
 	if e.profile != "" && c.Cost != nil {
 		kv = append(kv, [2]string{"profile", e.profile},
 			[2]string{"step_overhead_ms", strconv.FormatFloat(float64(c.Cost.StepOverheadNS)/1e6, 'g', 4, 64)},
+			[2]string{"step_per_seq_us", strconv.FormatFloat(float64(c.Cost.StepPerSeqNS)/1e3, 'g', 4, 64)},
 			[2]string{"mem_efficiency", strconv.FormatFloat(c.Cost.MemEfficiency, 'g', 4, 64)},
 			[2]string{"compute_efficiency", strconv.FormatFloat(c.Cost.ComputeEfficiency, 'g', 4, 64)})
 	}

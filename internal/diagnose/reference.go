@@ -221,11 +221,11 @@ func engineSpeeds(cfg simengine.Config, inFlight, in, out float64) Expected {
 		if cfg.Cost != nil {
 			c = *cfg.Cost
 		}
-		return simengine.StepCostTerms(cfg.GPU, cfg.Model, cfg.TP, s).NS(float64(c.StepOverheadNS), c.MemEfficiency, c.ComputeEfficiency)
+		return simengine.StepCostTerms(cfg.GPU, cfg.Model, cfg.TP, s).NS(float64(c.StepOverheadNS), float64(c.StepPerSeqNS), c.MemEfficiency, c.ComputeEfficiency)
 	}
 	budget := math.Max(float64(cfg.MaxNumBatchedTokens)-(b-1), 1)
 	chunks := math.Ceil(in / budget)
-	chunkStep := stepNS(simengine.StepShape{NewTokens: int64(in/chunks + b - 1), Sampled: int64(b), CtxTokens: int64(in + (b-1)*(ctx+1)),
+	chunkStep := stepNS(simengine.StepShape{Seqs: int64(b), NewTokens: int64(in/chunks + b - 1), Sampled: int64(b), CtxTokens: int64(in + (b-1)*(ctx+1)),
 		AttnPairs: int64(in*(in+1)/2/chunks + (b-1)*(ctx+1))})
 	decodeStep := stepNS(simengine.DecodeShape(int64(b), int64(ctx)))
 	withPrompt := 1.0

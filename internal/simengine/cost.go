@@ -13,6 +13,15 @@ type CostParams struct {
 	// StepOverheadNS is T0: the fixed cost of one engine step (scheduler,
 	// sampling, kernel launches, CPU-GPU sync). Fitted.
 	StepOverheadNS int64
+	// StepPerSeqNS is the cost of a step per sequence it runs, on top of
+	// T0: the engine's own work for each request of the batch (scheduling,
+	// input preparation, sampling and output processing in Python, or one
+	// kernel launch per sequence in an engine without CUDA graphs). 0 in
+	// DefaultCost: on the vLLM V1 hosts of the validation table whose CPU
+	// keeps up it is not seen beside the roofline (docs/simulator.md,
+	// "The step's cost per sequence"); knee calibrate fits it from decode
+	// steps at several batch sizes, and CPU-bound hosts need it.
+	StepPerSeqNS int64
 	// MemEfficiency is the fraction of peak memory bandwidth that weight and
 	// KV reads achieve. Fitted.
 	MemEfficiency float64
@@ -167,6 +176,7 @@ var DefaultCost = CostParams{
 // step is a few multiplications.
 type costModel struct {
 	t0NS        float64
+	perSeqNS    float64 // CostParams.StepPerSeqNS
 	nsPerByte   float64 // 1 / (bandwidth × efficiency), ns: weights
 	nsPerKVByte float64 // the same for KV cache reads
 	nsPerFLOP   float64 // 1 / (achievable matmul rate × efficiency), ns: attention and LM head
@@ -201,6 +211,7 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 	layers := float64(m.Layers)
 	c := costModel{
 		t0NS:      float64(p.StepOverheadNS),
+		perSeqNS:  float64(p.StepPerSeqNS),
 		nsPerByte: 1e9 / (gpu.BandwidthGBps * 1e9 * p.MemEfficiency),
 		nsPerFLOP: 1e9 / (gpu.AchievableBF16TFLOPS() * 1e12 * p.ComputeEfficiency),
 		// Every dense linear weight and the LM head are read once per
@@ -249,6 +260,7 @@ type stepLoad struct {
 	ctxTokens     int64 // tokens of KV read by attention (context + new)
 	attnPairs     int64 // (query, key) pairs attention computes
 	prefillTokens int64 // of newTokens, those of prompts (or recomputation)
+	seqs          int64 // requests the step runs (decodes and prompt chunks)
 }
 
 // StepTerms are the times of one step's parts, in ns. A step runs its
@@ -259,6 +271,7 @@ type stepLoad struct {
 // sequence's KV is read once) in the same step, and then takes the sum of
 // the two, not the larger.
 type StepTerms struct {
+	Seqs        float64 // sequences the step runs (not a time: CostParams.StepPerSeqNS prices them)
 	WeightNS    float64 // reading the linear layers' and LM head's weights
 	LinearNS    float64 // their arithmetic
 	KVNS        float64 // attention reading the KV cache
@@ -266,12 +279,12 @@ type StepTerms struct {
 	AllReduceNS float64 // tensor-parallel all-reduces
 }
 
-// NS is the step's time with fixed overhead t0, the memory terms at
-// efficiency em and the arithmetic at ec (1, 1 for terms already priced at
-// their efficiencies). The one formula the engine, knee calibrate's fit and
-// the diagnosis's reference all price steps by.
-func (s StepTerms) NS(t0, em, ec float64) float64 {
-	return t0 + math.Max(s.WeightNS/em, s.LinearNS/ec) + math.Max(s.KVNS/em, s.AttnNS/ec) + s.AllReduceNS
+// NS is the step's time with fixed overhead t0, perSeq per sequence, the
+// memory terms at efficiency em and the arithmetic at ec (1, 1 for terms
+// already priced at their efficiencies). The one formula the engine, knee
+// calibrate's fit and the diagnosis's reference all price steps by.
+func (s StepTerms) NS(t0, perSeq, em, ec float64) float64 {
+	return t0 + perSeq*s.Seqs + math.Max(s.WeightNS/em, s.LinearNS/ec) + math.Max(s.KVNS/em, s.AttnNS/ec) + s.AllReduceNS
 }
 
 // MemNS is the step's memory traffic (weights and KV), CmpNS its
@@ -303,6 +316,7 @@ func (c *costModel) terms(l *stepLoad) StepTerms {
 		weights += touched * c.expertBytesAll
 	}
 	t := StepTerms{
+		Seqs:     float64(l.seqs),
 		WeightNS: weights * c.nsPerByte,
 		LinearNS: float64(l.newTokens)*c.linearFLOPs*c.nsPerLinear + float64(l.sampled)*c.lmHeadFLOPs*c.nsPerFLOP,
 		KVNS:     float64(l.ctxTokens) * c.kvBytesTok * c.nsPerKVByte,
@@ -322,7 +336,7 @@ func (c *costModel) stepNS(l *stepLoad) int64 {
 		decode := l.newTokens - l.prefillTokens
 		t = c.linear.LinearStepNS(StepShape{NewTokens: l.newTokens, CtxTokens: l.ctxTokens}, decode) * c.scale
 	} else {
-		t = c.terms(l).NS(c.t0NS, 1, 1) * c.scale
+		t = c.terms(l).NS(c.t0NS, c.perSeqNS, 1, 1) * c.scale
 	}
 	if t < 1 {
 		t = 1
@@ -374,6 +388,7 @@ func (p memoryPlan) String() string {
 
 // StepShape is what one engine step computes, summed over its requests.
 type StepShape struct {
+	Seqs      int64 // requests the step runs
 	NewTokens int64 // tokens run through the model
 	Sampled   int64 // sequences that produce a token
 	CtxTokens int64 // tokens of KV read by attention (context + new)
@@ -382,13 +397,13 @@ type StepShape struct {
 
 // PrefillShape is one prompt of n tokens prefilled in a single step.
 func PrefillShape(n int64) StepShape {
-	return StepShape{NewTokens: n, Sampled: 1, CtxTokens: n, AttnPairs: n * (n + 1) / 2}
+	return StepShape{Seqs: 1, NewTokens: n, Sampled: 1, CtxTokens: n, AttnPairs: n * (n + 1) / 2}
 }
 
 // DecodeShape is b sequences decoding one token each over ctx tokens of
 // context apiece.
 func DecodeShape(b, ctx int64) StepShape {
-	return StepShape{NewTokens: b, Sampled: b, CtxTokens: b * (ctx + 1), AttnPairs: b * (ctx + 1)}
+	return StepShape{Seqs: b, NewTokens: b, Sampled: b, CtxTokens: b * (ctx + 1), AttnPairs: b * (ctx + 1)}
 }
 
 // StepCostTerms prices the parts of one step at full efficiency: the time
@@ -396,7 +411,7 @@ func DecodeShape(b, ctx int64) StepShape {
 // bandwidth and achievable matmul rate (GPU.AchievableBF16TFLOPS), and its
 // tensor-parallel all-reduce time. Under CostParams p the step takes
 //
-//	terms.NS(p.StepOverheadNS, p.MemEfficiency, p.ComputeEfficiency)
+//	terms.NS(p.StepOverheadNS, p.StepPerSeqNS, p.MemEfficiency, p.ComputeEfficiency)
 //
 // which is what fitting p to measurements (knee calibrate) needs. KV reads
 // are priced at KVToWeightEfficiency of the weights' rate, so one memory
@@ -409,5 +424,5 @@ func StepCostTerms(gpu GPU, m Model, tp int, s StepShape) StepTerms {
 	p := DefaultCost
 	p.MemEfficiency, p.ComputeEfficiency, p.KVMemEfficiency = 1, 1, KVToWeightEfficiency()
 	c := newCostModel(gpu, m, tp, p, 1)
-	return c.terms(&stepLoad{newTokens: s.NewTokens, sampled: s.Sampled, ctxTokens: s.CtxTokens, attnPairs: s.AttnPairs})
+	return c.terms(&stepLoad{seqs: s.Seqs, newTokens: s.NewTokens, sampled: s.Sampled, ctxTokens: s.CtxTokens, attnPairs: s.AttnPairs})
 }

@@ -395,6 +395,7 @@ func (e *Engine) release(slot int32) {
 func (l *stepLoad) add(r *req, n int32) {
 	c := int64(r.computed)
 	n64 := int64(n)
+	l.seqs++
 	l.newTokens += n64
 	l.ctxTokens += c + n64
 	l.attnPairs += n64*c + n64*(n64+1)/2
@@ -433,6 +434,7 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 			}
 			r.newTokens = 1
 			c := int64(r.computed)
+			load.seqs++
 			load.newTokens++
 			load.ctxTokens += c + 1
 			load.attnPairs += c + 1

@@ -379,7 +379,7 @@ func TestLargeDecodeBatchSumsItsKernels(t *testing.T) {
 		t.Fatalf("the decode step emitted %d tokens, want %d", n, b)
 	}
 	step := float64(e.Now() - start)
-	k := StepCostTerms(cfg.GPU, cfg.Model, 1, StepShape{NewTokens: b, Sampled: b, CtxTokens: ctx, AttnPairs: ctx})
+	k := StepCostTerms(cfg.GPU, cfg.Model, 1, StepShape{Seqs: b, NewTokens: b, Sampled: b, CtxTokens: ctx, AttnPairs: ctx})
 	p := DefaultCost
 	em, ec := p.MemEfficiency, p.ComputeEfficiency
 	if !(k.LinearNS/ec > k.WeightNS/em && k.KVNS/em > k.AttnNS/ec) {
@@ -418,5 +418,30 @@ func TestComputeAtAchievableMatmulRate(t *testing.T) {
 	g, err := ParseGPU([]byte("name: x\nmemory_gib: 8\nbandwidth_gbps: 100\nbf16_tflops: 50\ninterconnect_gbps: 16\nbf16_matmul_tflops: 40\n"))
 	if err != nil || g.AchievableBF16TFLOPS() != 40 {
 		t.Errorf("measured matmul rate: %v, %v", g.AchievableBF16TFLOPS(), err)
+	}
+}
+
+// StepPerSeqNS prices every sequence a step runs: a decode step of 8
+// sequences takes 8 × the cost more than the same step without it, and a
+// lone prompt's step 1 × more.
+func TestStepPerSeqCost(t *testing.T) {
+	stepOf := func(perSeq int64, n int64) int64 {
+		cost := DefaultCost
+		cost.StepPerSeqNS = perSeq
+		e := mustEngine(t, "h100", "llama-3.1-8b", 1, func(c *Config) { c.Cost = &cost })
+		for i := range n {
+			if err := e.Submit(i, 64, 8); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.Step(func(Emission) {}) // every prompt in one step
+		start := e.Now()
+		e.Step(func(Emission) {})
+		return e.Now() - start
+	}
+	for _, n := range []int64{1, 8} {
+		if d := stepOf(100_000, n) - stepOf(0, n); d != 100_000*n {
+			t.Errorf("%d sequences: 100 µs a sequence made the decode step %d ns longer, want %d", n, d, 100_000*n)
+		}
 	}
 }
