@@ -176,32 +176,29 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 	c.NoPrefixCaching = e.noPrefixCaching
 	c.NoAsyncScheduling = e.noAsyncScheduling
 	c.Cost = e.cost
-	if e.frontEndSet {
+	// Each cost flag overrides one field of the profile's cost, or of the
+	// default one.
+	override := func(set func(*simengine.CostParams)) {
 		cost := simengine.DefaultCost
-		if e.cost != nil {
-			cost = *e.cost
+		if c.Cost != nil {
+			cost = *c.Cost
 		}
-		cost.FrontEndNS = int64(e.frontEndMS * 1e6)
-		if e.frontEndMS == 0 {
-			cost.FrontEndPerTokenNS = 0
-		}
+		set(&cost)
 		c.Cost = &cost
+	}
+	if e.frontEndSet {
+		override(func(p *simengine.CostParams) {
+			p.FrontEndNS = int64(e.frontEndMS * 1e6)
+			if e.frontEndMS == 0 {
+				p.FrontEndPerTokenNS = 0
+			}
+		})
 	}
 	if e.frontEndSerial > 0 {
-		cost := simengine.DefaultCost
-		if c.Cost != nil {
-			cost = *c.Cost
-		}
-		cost.FrontEndSerialNS = int64(e.frontEndSerial)
-		c.Cost = &cost
+		override(func(p *simengine.CostParams) { p.FrontEndSerialNS = int64(e.frontEndSerial) })
 	}
 	if e.stepPerSeq > 0 {
-		cost := simengine.DefaultCost
-		if c.Cost != nil {
-			cost = *c.Cost
-		}
-		cost.StepPerSeqNS = int64(e.stepPerSeq)
-		c.Cost = &cost
+		override(func(p *simengine.CostParams) { p.StepPerSeqNS = int64(e.stepPerSeq) })
 	}
 	return c, nil
 }
