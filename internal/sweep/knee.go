@@ -146,7 +146,11 @@ func FindKnee(steps []Step, metric string) Point {
 // added latency of a median request into its TTFT part and its decode part
 // (the TPOT growth times the output tokens after the first); the part at
 // least twice the other is what grows. The server's queue time, when it
-// reports one, must agree before the TTFT part is called queueing.
+// reports one, must agree before the TTFT part is called queueing, and its
+// decode phase before the decode part is called the server's: a client
+// that cannot keep up with the stream (one Python thread reading every
+// stream's chunks) stretches the TPOT it measures while the server's steps
+// stay short.
 const dominantShare = 2.0
 
 // growthPastKnee says which phase grows from the knee step to the last one,
@@ -174,6 +178,13 @@ func growthPastKnee(knee, last *Step) string {
 	case dTTFT > 0 && dTTFT >= dominantShare*math.Max(dDecode, 0):
 		return head + server + ": TTFT grows though the server's queue time does not: prefill slows"
 	case dDecode > 0 && dDecode >= dominantShare*math.Max(dTTFT, 0):
+		if k.ServerDecode != nil && l.ServerDecode != nil {
+			dServer := l.ServerDecode.P50 - k.ServerDecode.P50
+			server += fmt.Sprintf("; the server's p50 decode phase %s → %s (%s)", ms(k.ServerDecode.P50), ms(l.ServerDecode.P50), signedMS(dServer))
+			if dServer < dDecode/dominantShare {
+				return head + server + ": the client is what slows — the server's steps grow far less than the gaps the client measures, so the rest is time between the server's tokens and the client reading them (a client that cannot keep up with this many streams, or the network)"
+			}
+		}
 		return head + server + ": decoding is what slows — each step carries more sequences, so every token takes longer"
 	}
 	return head + server

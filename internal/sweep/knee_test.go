@@ -226,6 +226,14 @@ func TestKneeReasonNamesWhatGrowsPastIt(t *testing.T) {
 		}
 		return steps
 	}
+	// The server's decode phase of a median request (48 tokens after the
+	// first) at each step's server-side step time.
+	withServerDecode := func(steps []Step, serverTPOT []float64) []Step {
+		for i := range steps {
+			steps[i].Summary.ServerDecode = &stats.Dist{P50: 48 * serverTPOT[i]}
+		}
+		return steps
+	}
 	flatTPOT := []float64{5, 6, 7, 7.2, 7.3}
 	cases := []struct {
 		name        string
@@ -243,6 +251,12 @@ func TestKneeReasonNamesWhatGrowsPastIt(t *testing.T) {
 			"queue time does not: prefill slows", "queueing is what grows"},
 		{"decode slows", step([]float64{50, 60, 80, 90, 100}, []float64{5, 6, 7, 14, 28}, nil),
 			"takes +1.01 s: decoding is what slows", "queueing"},
+		{"decode slows, and the server's steps with it", withServerDecode(step([]float64{50, 60, 80, 90, 100}, []float64{5, 6, 7, 14, 28}, nil), []float64{5, 6, 7, 14, 27}),
+			"decode phase 336 ms → 1.3 s (+960 ms): decoding is what slows", "client"},
+		// A client reading every stream on one thread: the gaps it measures
+		// grow with the streams, the server's steps hardly.
+		{"the client slows, not the server", withServerDecode(step([]float64{50, 60, 80, 90, 100}, []float64{5, 6, 7, 14, 28}, nil), []float64{5, 6, 7, 7.5, 8}),
+			"decode phase 336 ms → 384 ms (+48 ms): the client is what slows", "decoding is what slows"},
 		{"both grow alike: no conclusion", step([]float64{50, 60, 80, 240, 400}, []float64{5, 6, 7, 10, 11}, nil),
 			"takes +192 ms", "is what"},
 		{"no TPOT: nothing said", step([]float64{50, 60, 80, 400, 1200}, []float64{0, 0, 0, 0, 0}, nil),
