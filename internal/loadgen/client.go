@@ -125,7 +125,7 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	st.promptTokens = req.PromptTokens
 	st.keepText = res != nil
 	st.text = st.text[:0]
-	st.stamp.start, st.stamp.wall0 = r.start, &r.wall0
+	st.stamp.start, st.stamp.clock = r.start, &r.clock
 
 	// The trace is per request, never pooled: the transport may still
 	// report the write after Do returns.

@@ -264,9 +264,9 @@ type Run struct {
 	cfg   Config
 	src   Source
 	start time.Time
-	// wall0 is the start on the wall clock (Unix ns), the origin of kernel
-	// stamps (CLOCK_REALTIME); trackWallClock follows steps of that clock.
-	wall0      atomic.Int64
+	// clock converts kernel stamps (CLOCK_REALTIME) to run offsets;
+	// trackWallClock keeps it measured and counts the wall clock's steps.
+	clock      wallMap
 	clockSteps atomic.Int64
 	wallNow    func() int64 // the wall clock, Unix ns (tests step it)
 	client     *http.Client
@@ -334,7 +334,7 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 	r.hardCtx, r.hardStop = context.WithCancel(ctx)
 	r.issueCtx, r.stopIssue = context.WithCancel(r.hardCtx)
 	r.start = time.Now()
-	r.wall0.Store(wallAt(r.start, r.wallNow))
+	r.clock.advance(wallSample(r.start, r.wallNow))
 	if r.kernelStamps {
 		go r.trackWallClock()
 	}
@@ -443,10 +443,10 @@ func (r *Run) run() {
 	close(r.done)
 }
 
-// trackWallClock re-measures the wall clock's offset from the run's
-// monotonic start every 50 ms until the run ends: the kernel stamps
-// packets with CLOCK_REALTIME, which NTP or an administrator may step
-// mid-run, while every other time in a record is monotonic.
+// trackWallClock measures the wall clock against the run's monotonic one
+// every 50 ms until the run ends: the kernel stamps packets with
+// CLOCK_REALTIME, which may run at its own pace or be stepped mid-run,
+// while every other time in a record is monotonic.
 func (r *Run) trackWallClock() {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
@@ -455,8 +455,7 @@ func (r *Run) trackWallClock() {
 		case <-r.done:
 			return
 		case <-t.C:
-			w := wallAt(r.start, r.wallNow)
-			if d := w - r.wall0.Swap(w); d > int64(time.Millisecond) || d < -int64(time.Millisecond) {
+			if r.clock.advance(wallSample(r.start, r.wallNow)) {
 				r.clockSteps.Add(1)
 			}
 		}

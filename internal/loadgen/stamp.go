@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http/httptrace"
 	"sync/atomic"
@@ -25,11 +26,16 @@ import (
 // request reaches its connection through httptrace's GotConn.
 //
 // The kernel stamp is on CLOCK_REALTIME; record times are offsets on the
-// monotonic clock from the run start. One offset, the run start on the
-// wall clock (wallAt), converts one to the other. That assumes the wall
-// clock is not stepped during the run (NTP slewing changes both clocks
-// alike); a stamp that lands after the moment its read returned can only
-// come from such a step and is replaced by the user-space stamp.
+// monotonic clock from the run start. A wallMap converts one to the
+// other: the latest measurement of the two clocks together (every 50 ms,
+// trackWallClock) and the rate at which the wall clock has been running
+// against the monotonic one since the measurement before. The rate is not
+// taken as 1: a VM's wall clock can run at a pace of its own (one here ran
+// 0.5% fast, 5 ms a second), and with a fixed offset a stamp read 70 ms
+// after its data arrived came out 0.35 ms before the server wrote it. A
+// step of the wall clock (over 1 ms off the rate) restarts the map and is
+// counted; a stamp that lands after the moment its read returned is
+// replaced by the user-space stamp.
 //
 // Where there is no kernel stamp (not Linux, the option refused, a read
 // without one, a transport from Config.Transport, Config.UserSpaceTimestamps)
@@ -47,16 +53,67 @@ import (
 func wallNow() int64 { return time.Now().UnixNano() }
 
 func wallAt(start time.Time, wallNow func() int64) int64 {
-	best, bestWidth := start.UnixNano(), time.Duration(1<<62)
+	mono, wall := wallSample(start, wallNow)
+	return wall - mono
+}
+
+// wallSample reads the wall clock (Unix ns) and the monotonic offset from
+// start (ns) at one instant: the wall reading bracketed by two monotonic
+// ones, the tightest bracket of a few.
+func wallSample(start time.Time, wallNow func() int64) (mono, wall int64) {
+	bestWidth := time.Duration(1 << 62)
 	for range 8 {
 		m1 := time.Since(start)
-		wall := wallNow()
+		w := wallNow()
 		m2 := time.Since(start)
-		if w := m2 - m1; w < bestWidth {
-			best, bestWidth = wall-int64(m1+(m2-m1)/2), w
+		if d := m2 - m1; d < bestWidth {
+			mono, wall, bestWidth = int64(m1+(m2-m1)/2), w, d
 		}
 	}
-	return best
+	return mono, wall
+}
+
+// wallFix is one measurement of both clocks (mono: ns offset from the run
+// start; wall: Unix ns) and the wall clock's rate against the monotonic
+// one since the measurement before (1: the same pace).
+type wallFix struct {
+	mono, wall int64
+	rate       float64
+}
+
+// wallMap converts kernel stamps to run offsets. The zero value has no
+// fix and converts nothing; it is safe for concurrent use.
+type wallMap struct{ fix atomic.Pointer[wallFix] }
+
+// toMono is the run offset of wall-clock time k (Unix ns); ok is false
+// before the first fix.
+func (m *wallMap) toMono(k int64) (time.Duration, bool) {
+	f := m.fix.Load()
+	if f == nil {
+		return 0, false
+	}
+	return time.Duration(f.mono + int64(float64(k-f.wall)/f.rate)), true
+}
+
+// maxWallRateError bounds how far from 1 a measured rate may be before it
+// is taken as a step: NTP slews at most 0.05%, the VM above 0.5%.
+const maxWallRateError = 0.02
+
+// advance records a new measurement. It returns true when the wall clock
+// stepped since the last one: more than 1 ms away from where the rate put
+// it (the map then restarts at rate 1 from this measurement).
+func (m *wallMap) advance(mono, wall int64) (stepped bool) {
+	next := &wallFix{mono: mono, wall: wall, rate: 1}
+	if f := m.fix.Load(); f != nil && mono > f.mono {
+		predicted := f.wall + int64(f.rate*float64(mono-f.mono))
+		rate := float64(wall-f.wall) / float64(mono-f.mono)
+		stepped = wall-predicted > int64(time.Millisecond) || predicted-wall > int64(time.Millisecond) || math.Abs(rate-1) > maxWallRateError
+		if !stepped {
+			next.rate = rate
+		}
+	}
+	m.fix.Store(next)
+	return stepped
 }
 
 // kernelStamper is a connection that knows the kernel receive time of its
@@ -77,7 +134,7 @@ var writeEpoch = time.Now()
 type stampReader struct {
 	body  io.Reader
 	start time.Time     // the run start (monotonic)
-	wall0 *atomic.Int64 // the run start on the wall clock, Unix ns: origin of kernel stamps
+	clock *wallMap      // converts kernel stamps (wall clock) to run offsets
 	conn  kernelStamper // the request's connection; nil: user-space stamps only
 	at    time.Duration // offset of the latest Read's data
 
@@ -93,7 +150,7 @@ func (s *stampReader) Read(p []byte) (int, error) {
 	}
 	if s.conn != nil {
 		if k := s.conn.kernelStamp(); k != 0 {
-			if at := time.Duration(k - s.wall0.Load()); at <= now {
+			if at, ok := s.clock.toMono(k); ok && at <= now {
 				s.at = at
 				s.kernelReads++
 				return n, err
