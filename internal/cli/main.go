@@ -95,17 +95,34 @@ func MainEnv(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "knee: unknown command %s%s; the commands are listed by knee -h\n", shown(args[0]), hint)
 		return ExitUsage
 	}
-	err := cmd.run(ctx, env, args[1:])
-	name := args[0]
-	if name == "sim" && len(args) > 1 && args[1] == "sweep" {
-		name = "sim sweep" // its messages name the command the user typed
+	return exitCode(env.Stderr, args[0], cmd.run(ctx, env, args[1:]))
+}
+
+// subcommandError is the error of a subcommand (knee sim sweep), so that
+// its message names the command the user typed wherever its word stood
+// among the flags.
+type subcommandError struct {
+	name string
+	err  error
+}
+
+func (e *subcommandError) Error() string { return e.err.Error() }
+func (e *subcommandError) Unwrap() error { return e.err }
+
+// inSubcommand wraps a subcommand's error with its name (nil stays nil).
+func inSubcommand(name string, err error) error {
+	if err == nil {
+		return nil
 	}
-	return exitCode(env.Stderr, name, err)
+	return &subcommandError{name: name, err: err}
 }
 
 func exitCode(stderr io.Writer, name string, err error) int {
 	if err == nil {
 		return ExitOK
+	}
+	if sub := (*subcommandError)(nil); errors.As(err, &sub) {
+		name = sub.name
 	}
 	var ue *UsageError
 	var se *SLOError

@@ -47,7 +47,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		if runSimSweep == nil {
 			return Usagef("knee sim sweep is not available in this build; run knee sim once per load instead")
 		}
-		return runSimSweep(ctx, env, args[1:])
+		return inSubcommand("sim sweep", runSimSweep(ctx, env, args[1:]))
 	}
 	var f simFlags
 	fs := newFlagSet(env, "sim")
@@ -72,7 +72,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&f.list, "list", false, "list the GPU and model presets (with any --preset-file, --gpu-file, --model-file) and exit")
 	// "knee sim --rate 10 sweep …": the subcommand after flags, as anywhere.
 	if i := subcommandAt(fs, args, "sweep"); i > 0 && runSimSweep != nil {
-		return runSimSweep(ctx, env, append(append([]string(nil), args[:i]...), args[i+1:]...))
+		return inSubcommand("sim sweep", runSimSweep(ctx, env, append(append([]string(nil), args[:i]...), args[i+1:]...)))
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

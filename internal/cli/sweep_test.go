@@ -248,6 +248,11 @@ func TestSimSweepErrorsNameTheCommand(t *testing.T) {
 	if code != 2 || !strings.HasPrefix(errs, "knee sim sweep: --concurrency") {
 		t.Errorf("exit %d, %q; want 2 and a message starting knee sim sweep: --concurrency", code, errs)
 	}
+	// The subcommand after flags, as knee sim allows: still its name.
+	code, _, errs = kneeCmd(t, "sim", "--seed", "1", "sweep", "--concurrency", "0,2", "--no-store")
+	if code != 2 || !strings.HasPrefix(errs, "knee sim sweep: --concurrency") {
+		t.Errorf("knee sim --seed 1 sweep: exit %d, %q; want 2 and knee sim sweep: --concurrency", code, errs)
+	}
 	code, _, errs = kneeCmd(t, "sim", "--concurrency", "0", "--no-store")
 	if code != 2 || !strings.HasPrefix(errs, "knee sim: ") {
 		t.Errorf("knee sim: exit %d, %q; want 2 and knee sim:", code, errs)
