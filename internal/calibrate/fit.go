@@ -28,20 +28,14 @@ type Point struct {
 	Samples     int `json:"samples"` // measurements behind MeasuredMS
 	// MeasuredMS is the median TTFT or inter-token gap.
 	MeasuredMS float64 `json:"measured_ms"`
-	// The step's terms at full efficiency, in ms: its memory traffic and
-	// arithmetic (for reading), and the parts they are the sums of, which the
-	// fit prices (simengine.StepTerms: the linear layers' kernels and
-	// attention's, each bound by its own side).
-	MemMS    float64 `json:"mem_ms"`
-	CmpMS    float64 `json:"cmp_ms"`
-	ArMS     float64 `json:"allreduce_ms"`
+	// The step's parts at full efficiency, in ms, as the fit prices them
+	// (simengine.StepTerms: the linear layers' kernels and attention's,
+	// each bound by its own side).
 	WeightMS float64 `json:"weight_ms"`
 	LinearMS float64 `json:"linear_ms"`
 	KVMS     float64 `json:"kv_ms"`
 	AttnMS   float64 `json:"attention_ms"`
-	// Seqs is the sequences the step runs (Batch for a decode point, 1 for
-	// a prefill), which the step's per-sequence cost counts.
-	Seqs int `json:"seqs"`
+	ArMS     float64 `json:"allreduce_ms"`
 	// FittedMS is what the fitted model says; Bound which term bounds it
 	// ("memory" or "compute").
 	FittedMS float64 `json:"fitted_ms"`
@@ -192,16 +186,31 @@ func fitErrors(pts []Point) (rms, worst float64) {
 // newPoint is a measurement of a step whose terms at full efficiency are k
 // (simengine.StepCostTerms, ns).
 func newPoint(kind string, in, batch, samples int, measuredMS float64, k simengine.StepTerms) Point {
-	return Point{Kind: kind, InputTokens: in, Batch: batch, Samples: samples, MeasuredMS: measuredMS, Seqs: int(k.Seqs),
-		MemMS: k.MemNS() / 1e6, CmpMS: k.CmpNS() / 1e6, ArMS: k.AllReduceNS / 1e6,
-		WeightMS: k.WeightNS / 1e6, LinearMS: k.LinearNS / 1e6, KVMS: k.KVNS / 1e6, AttnMS: k.AttnNS / 1e6}
+	return Point{Kind: kind, InputTokens: in, Batch: batch, Samples: samples, MeasuredMS: measuredMS,
+		WeightMS: k.WeightNS / 1e6, LinearMS: k.LinearNS / 1e6, KVMS: k.KVNS / 1e6, AttnMS: k.AttnNS / 1e6, ArMS: k.AllReduceNS / 1e6}
+}
+
+// seqs is the sequences the point's step runs, which the step's cost per
+// sequence counts: a prompt alone, or the decode batch.
+func (p *Point) seqs() int {
+	if p.Kind == KindPrefill {
+		return 1
+	}
+	return p.Batch
 }
 
 // terms are the point's step terms, in ms, for pricing it with
 // simengine.StepTerms.NS.
 func (p *Point) terms() simengine.StepTerms {
-	return simengine.StepTerms{Seqs: float64(p.Seqs), WeightNS: p.WeightMS, LinearNS: p.LinearMS, KVNS: p.KVMS, AttnNS: p.AttnMS, AllReduceNS: p.ArMS}
+	return simengine.StepTerms{Seqs: float64(p.seqs()), WeightNS: p.WeightMS, LinearNS: p.LinearMS, KVNS: p.KVMS, AttnNS: p.AttnMS, AllReduceNS: p.ArMS}
 }
+
+// MemMS is the step's memory traffic at full efficiency (weights and KV),
+// CmpMS its arithmetic, in ms: the two sides of the roofline, for reports.
+func (p *Point) MemMS() float64 { return p.WeightMS + p.KVMS }
+
+// CmpMS: see MemMS.
+func (p *Point) CmpMS() float64 { return p.LinearMS + p.AttnMS }
 
 // model is the step-cost model applied to a point: a prefill point's TTFT
 // also carries the request overhead.
@@ -237,7 +246,7 @@ func evaluate(pts []Point, em, ec float64) candidate {
 		n++
 		w := 1 / (p.MeasuredMS * p.MeasuredMS)
 		r := p.MeasuredMS - p.terms().NS(0, 0, em, ec)
-		row := [3]float64{1, float64(p.Seqs), 0}
+		row := [3]float64{1, float64(p.seqs()), 0}
 		if p.Kind == KindPrefill {
 			row[2] = 1
 		}

@@ -241,7 +241,7 @@ func printCalibration(w io.Writer, res *calibrate.Result, prof calibrate.Profile
 	} else {
 		fmt.Fprintf(w, "\n%-8s %7s %6s %8s | %11s %10s | %8s %8s %8s | %s\n", "point", "tokens", "batch", "samples", "measured ms", "fitted ms", "mem ms", "cmp ms", "ar ms", "bound")
 		for _, p := range res.Points {
-			fmt.Fprintf(w, "%-8s %7d %6d %8d | %11.3f %10.3f | %8.3f %8.3f %8.3f | %s\n", p.Kind, p.InputTokens, p.Batch, p.Samples, p.MeasuredMS, p.FittedMS, p.MemMS, p.CmpMS, p.ArMS, p.Bound)
+			fmt.Fprintf(w, "%-8s %7d %6d %8d | %11.3f %10.3f | %8.3f %8.3f %8.3f | %s\n", p.Kind, p.InputTokens, p.Batch, p.Samples, p.MeasuredMS, p.FittedMS, p.MemMS(), p.CmpMS(), p.ArMS, p.Bound)
 		}
 	}
 	if f.Linear != nil {

@@ -222,7 +222,7 @@ func outside(d, lo, hi time.Duration) time.Duration {
 }
 
 // monoAt returns the monotonic instant start as a CLOCK_MONOTONIC
-// reading (what the child server stamps with), bracketed as wallAt does.
+// reading (what the child server stamps with), bracketed as wallSample does.
 func monoAt(start time.Time) int64 {
 	var best int64
 	bestWidth := time.Duration(1 << 62)

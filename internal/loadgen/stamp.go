@@ -42,24 +42,16 @@ import (
 // the read is stamped with the monotonic clock when it returns, as before;
 // Result.KernelTimestamps says whether every stream had kernel stamps.
 
-// wallAt returns the wall-clock time (Unix ns) of the monotonic instant
-// start: the origin of kernel stamps on the run clock. time.Now reads the
-// two clocks one after the other, and an interruption between the reads
-// (a preempted vCPU) would shift every kernel stamp of the run by as
-// much, so this brackets a wall reading between two monotonic ones, a few
-// times, and keeps the tightest bracket (its width, tens of nanoseconds,
-// bounds the error).
 // wallNow reads the wall clock, Unix ns.
 func wallNow() int64 { return time.Now().UnixNano() }
 
-func wallAt(start time.Time, wallNow func() int64) int64 {
-	mono, wall := wallSample(start, wallNow)
-	return wall - mono
-}
-
 // wallSample reads the wall clock (Unix ns) and the monotonic offset from
-// start (ns) at one instant: the wall reading bracketed by two monotonic
-// ones, the tightest bracket of a few.
+// start (ns) at one instant. time.Now reads the two clocks one after the
+// other, and an interruption between the reads (a preempted vCPU) would
+// shift every stamp converted through the sample by as much, so this
+// brackets a wall reading between two monotonic ones, a few times, and
+// keeps the tightest bracket (its width, tens of nanoseconds, bounds the
+// error).
 func wallSample(start time.Time, wallNow func() int64) (mono, wall int64) {
 	bestWidth := time.Duration(1 << 62)
 	for range 8 {

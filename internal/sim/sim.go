@@ -272,7 +272,6 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		submit   func(slot int, now time.Duration)
 		frontEnd simengine.FrontEndQueue
 		feClock  = newFrontEndClock(frontEndRate(cfg.Engine))
-		client   = thread
 		observe  func(slot int, at int64, index, n int, last bool, sp simengine.Phases)
 	)
 	contents, _ = cfg.Gen.(Contents)
@@ -393,18 +392,18 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 	arrive := func(ev simengine.Event) {
 		switch ev.Kind {
 		case evChunk:
-			if next, id, ok := client.arrive(pend, int(ev.ID), ev.Time); ok {
+			if next, id, ok := thread.arrive(pend, int(ev.ID), ev.Time); ok {
 				q.Push(simengine.Event{Time: next, Kind: evHandled, ID: int64(id)})
 			}
 			return
 		case evHandled:
 			slot := int(ev.ID)
 			p := &pend[slot]
-			index, n := p.handled, client.taken
+			index, n := p.handled, thread.taken
 			p.handled += n
 			more := p.chunks > 0
 			observe(slot, ev.Time, index, n, p.handled == p.out, p.serverPhases)
-			if next, id, ok := client.done(pend, slot, more, ev.Time); ok {
+			if next, id, ok := thread.done(pend, slot, more, ev.Time); ok {
 				q.Push(simengine.Event{Time: next, Kind: evHandled, ID: int64(id)})
 			}
 			return
@@ -533,7 +532,7 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		}
 	}
 	emit := func(em simengine.Emission) {
-		if client.cost == 0 {
+		if thread.cost == 0 {
 			observe(int(em.ID), em.Time, em.Index, 1, em.Finished, em.Phases)
 			return
 		}
