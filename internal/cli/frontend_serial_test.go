@@ -20,11 +20,6 @@ import (
 func TestFrontEndSerialFlagPacesSim(t *testing.T) {
 	run := func(args ...string) (ttftMin, ttftMax, rps float64) {
 		t.Helper()
-		code, out, errs := kneeCmd(t, append([]string{"sim", "--concurrency", "40", "--requests", "40", "--input-tokens", "64", "--output-tokens", "4",
-			"--seed", "1", "--json", "--quiet", "--no-store"}, args...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errs)
-		}
 		var s struct {
 			TTFT struct{ P50, Max float64 } `json:"ttft_ms"`
 			RPS  float64                    `json:"request_throughput_rps"`
@@ -32,9 +27,7 @@ func TestFrontEndSerialFlagPacesSim(t *testing.T) {
 				Config map[string]string `json:"config"`
 			} `json:"run"`
 		}
-		if err := json.Unmarshal([]byte(out), &s); err != nil {
-			t.Fatal(err)
-		}
+		simJSON(t, &s, append([]string{"--concurrency", "40", "--requests", "40", "--input-tokens", "64", "--output-tokens", "4"}, args...)...)
 		if len(args) > 0 && s.Run.Config["front_end_serial"] != "20ms" {
 			t.Errorf("run config front_end_serial = %q, want 20ms", s.Run.Config["front_end_serial"])
 		}

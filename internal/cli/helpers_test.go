@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,6 +34,19 @@ func kneeEnv(t *testing.T, envVars map[string]string, args ...string) (code int,
 func kneeCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	return kneeEnv(t, nil, args...)
+}
+
+// simJSON runs knee sim with args (seeded, quiet, unstored, --json) and
+// decodes its summary into summary; a failed run fails the test.
+func simJSON(t *testing.T, summary any, args ...string) {
+	t.Helper()
+	code, out, errs := kneeCmd(t, append(append([]string{"sim"}, args...), "--seed", "1", "--json", "--quiet", "--no-store")...)
+	if code != 0 {
+		t.Fatalf("knee sim %v: exit %d: %s", args, code, errs)
+	}
+	if err := json.Unmarshal([]byte(out), summary); err != nil {
+		t.Fatalf("knee sim %v --json: %v", args, err)
+	}
 }
 
 // runKnee is kneeCmd under its older name.

@@ -17,18 +17,12 @@ import (
 func TestMoEAndFP8PresetsEndToEnd(t *testing.T) {
 	tpot := func(model, tp string) float64 {
 		t.Helper()
-		code, out, errs := kneeCmd(t, "sim", "--model", model, "--tp", tp, "--concurrency", "1", "--requests", "4",
-			"--input-tokens", "256", "--output-tokens", "64", "--max-model-len", "4096", "--seed", "1", "--json", "--quiet", "--no-store")
-		if code != 0 {
-			t.Fatalf("knee sim --model %s --tp %s: exit %d: %s", model, tp, code, errs)
-		}
 		var s struct {
 			Completed int                   `json:"completed"`
 			TPOT      struct{ P50 float64 } `json:"tpot_ms"`
 		}
-		if err := json.Unmarshal([]byte(out), &s); err != nil {
-			t.Fatal(err)
-		}
+		simJSON(t, &s, "--model", model, "--tp", tp, "--concurrency", "1", "--requests", "4",
+			"--input-tokens", "256", "--output-tokens", "64", "--max-model-len", "4096")
 		if s.Completed != 4 || !(s.TPOT.P50 > 0) {
 			t.Fatalf("knee sim --model %s: %d completed, TPOT %v", model, s.Completed, s.TPOT.P50)
 		}

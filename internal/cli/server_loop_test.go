@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -15,11 +14,6 @@ import (
 func TestServerChunkCostFlag(t *testing.T) {
 	run := func(args ...string) (chunks, multi int, itl, tpot float64, notes []string) {
 		t.Helper()
-		code, out, errs := kneeCmd(t, append([]string{"sim", "--concurrency", "32", "--requests", "64", "--input-tokens", "64", "--output-tokens", "64",
-			"--seed", "1", "--json", "--quiet", "--no-store"}, args...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errs)
-		}
 		var s struct {
 			Chunks int                    `json:"chunks"`
 			Multi  int                    `json:"multi_token_chunks"`
@@ -27,9 +21,7 @@ func TestServerChunkCostFlag(t *testing.T) {
 			TPOT   struct{ Mean float64 } `json:"tpot_ms"`
 			Notes  []string               `json:"notes"`
 		}
-		if err := json.Unmarshal([]byte(out), &s); err != nil {
-			t.Fatal(err)
-		}
+		simJSON(t, &s, append([]string{"--concurrency", "32", "--requests", "64", "--input-tokens", "64", "--output-tokens", "64"}, args...)...)
 		return s.Chunks, s.Multi, s.ITL.Mean, s.TPOT.Mean, s.Notes
 	}
 	chunks, multi, itl, tpot, notes := run("--server-chunk-cost", "1ms")

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -12,20 +11,13 @@ import (
 func TestStepPerSeqFlag(t *testing.T) {
 	tpot := func(c string, args ...string) float64 {
 		t.Helper()
-		code, out, errs := kneeCmd(t, append([]string{"sim", "--concurrency", c, "--requests", "64", "--input-tokens", "64", "--output-tokens", "64",
-			"--seed", "1", "--json", "--quiet", "--no-store"}, args...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errs)
-		}
 		var s struct {
 			TPOT struct{ P50 float64 } `json:"tpot_ms"`
 			Run  struct {
 				Config map[string]string `json:"config"`
 			} `json:"run"`
 		}
-		if err := json.Unmarshal([]byte(out), &s); err != nil {
-			t.Fatal(err)
-		}
+		simJSON(t, &s, append([]string{"--concurrency", c, "--requests", "64", "--input-tokens", "64", "--output-tokens", "64"}, args...)...)
 		if len(args) > 0 && s.Run.Config["step_per_seq"] != "200µs" {
 			t.Errorf("run config step_per_seq = %q, want 200µs", s.Run.Config["step_per_seq"])
 		}
