@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/knee-dev/knee/internal/cpuclock"
 	"io"
 	"net/http"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/cli"
+	"github.com/knee-dev/knee/internal/cpuclock"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/tracetest"
 )
