@@ -25,6 +25,7 @@ type simEngineFlags struct {
 	frontEndMS                       float64
 	frontEndSet                      bool // --front-end-ms given (noteSet); embedded servers built from a literal keep the default
 	frontEndSerial                   time.Duration
+	frontEndLoad                     time.Duration
 	stepPerSeq                       time.Duration
 	profile                          string
 	gpuSet, modelSet, tpSet          bool // given on the command line
@@ -51,6 +52,7 @@ func (e *simEngineFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&e.stepTimeScale, "step-time-scale", 1, "multiply every step time (>1 models a slower engine)")
 	fs.Float64Var(&e.frontEndMS, "front-end-ms", -1, "per-request front-end cost before the engine sees a request (HTTP, template, tokenization); -1: the model's default, 0: none")
 	fs.DurationVar(&e.frontEndSerial, "front-end-serial", 0, "front-end work per request done one request at a time, so a burst reaches the engine one request per this long (e.g. 11.6ms for the kvcached H100 host of docs/simulator.md; 0: none beyond tokenization)")
+	fs.DurationVar(&e.frontEndLoad, "front-end-load", 0, "front-end latency added per 1,000 output tokens a second the server streams, for a host whose API server slows as it streams more (e.g. 20ms for the wmx L4 host of docs/simulator.md; 0: none)")
 	fs.DurationVar(&e.stepPerSeq, "step-per-seq", 0, "engine time per sequence of every step on top of its fixed overhead: the CPU a step spends on each request of the batch (e.g. 50us for a CPU-bound host; knee calibrate fits it; 0: none, or the profile's)")
 	fs.StringVar(&e.profile, "profile", "", "cost profile written by knee calibrate: its fitted step costs, and its GPU, model and TP unless given")
 }
@@ -165,6 +167,8 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 		return simengine.Config{}, Usagef("--front-end-ms %v: want milliseconds >= 0, or -1 for the default", e.frontEndMS)
 	case e.frontEndSerial < 0:
 		return simengine.Config{}, Usagef("--front-end-serial %v: want a duration of 0 or more, such as 10ms", e.frontEndSerial)
+	case e.frontEndLoad < 0:
+		return simengine.Config{}, Usagef("--front-end-load %v: want a duration of 0 or more per 1,000 tok/s streamed, such as 20ms", e.frontEndLoad)
 	case e.stepPerSeq < 0:
 		return simengine.Config{}, Usagef("--step-per-seq %v: want a duration of 0 or more, such as 50us", e.stepPerSeq)
 	}
@@ -197,6 +201,9 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 	if e.frontEndSerial > 0 {
 		override(func(p *simengine.CostParams) { p.FrontEndSerialNS = int64(e.frontEndSerial) })
 	}
+	if e.frontEndLoad > 0 {
+		override(func(p *simengine.CostParams) { p.FrontEndLoadNS = int64(e.frontEndLoad) })
+	}
 	if e.stepPerSeq > 0 {
 		override(func(p *simengine.CostParams) { p.StepPerSeqNS = int64(e.stepPerSeq) })
 	}
@@ -221,6 +228,9 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 	}
 	if e.frontEndSerial > 0 {
 		kv = append(kv, [2]string{"front_end_serial", e.frontEndSerial.String()})
+	}
+	if e.frontEndLoad > 0 {
+		kv = append(kv, [2]string{"front_end_load_per_ktok_s", e.frontEndLoad.String()})
 	}
 	if e.stepPerSeq > 0 {
 		kv = append(kv, [2]string{"step_per_seq", e.stepPerSeq.String()})

@@ -58,6 +58,15 @@ type CostParams struct {
 	// one every FrontEndSerialNS. 0 by default (docs/simulator.md, "The
 	// front end").
 	FrontEndSerialNS int64
+	// FrontEndLoadNS is front-end latency added per 1,000 output tokens a
+	// second that the server streams when a request arrives: on a host
+	// whose API server both admits requests and streams every answer from
+	// one event loop on a few slow cores, admission slows as the streaming
+	// grows (the wmx L4 sweep: TTFT grows ~26-34 ms per 1,000 tok/s
+	// streamed). The rate is an exponential average over
+	// streamRateWindowNS of engine time. 0 by default (a host whose front
+	// end keeps up); fitted per host (docs/simulator.md, "The front end").
+	FrontEndLoadNS int64
 	// FrontEndJitter spreads each request's front-end cost uniformly over
 	// ±this fraction (deterministic per request and seed), as scheduling,
 	// tokenization and network times vary: it is what lets identical

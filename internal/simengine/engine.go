@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 )
 
 // BlockTokens is the KV cache block size in tokens (vLLM's default).
@@ -173,6 +174,10 @@ type Engine struct {
 	hits       []int32 // scratch of lookup
 	st         EngineStats
 	gaps       gapGroups
+	// streamRate is the streamed-token rate (float64 bits) FrontEnd
+	// prices under CostParams.FrontEndLoadNS; atomic because the
+	// simulated server calls FrontEnd from its request goroutines.
+	streamRate atomic.Uint64
 }
 
 // NewEngine validates cfg, fills defaults and plans memory. Errors name the
@@ -555,6 +560,9 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 	dt := e.cost.stepNS(&load)
 	if e.sn.sigma > 0 {
 		dt = max(int64(float64(dt)*e.sn.scale(e.st.Steps)), 1)
+	}
+	if e.fe.loadNS > 0 {
+		e.noteStream(e.now-e.lastEnd, dt, load.sampled)
 	}
 	e.lastStart = e.now
 	e.now += dt

@@ -20,6 +20,7 @@ func TestLookupAliases(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"llama-3.1-8b", "Llama-3.1-8B"}, {"meta-llama/Llama-3.1-8B-Instruct", "Llama-3.1-8B"}, {"LLAMA3.1-70B", "Llama-3.1-70B"},
 		{"llama-2-7b", "Llama-2-7B"}, {"Llama-2-70b-chat-hf", "Llama-2-70B"}, {"qwen3-8b", "Qwen3-8B"},
+		{"Qwen/Qwen2.5-0.5B-Instruct", "Qwen2.5-0.5B"}, {"Qwen/Qwen3-0.6B", "Qwen3-0.6B"},
 	} {
 		m, err := LookupModel(c.in)
 		if err != nil || m.Name != c.want {
@@ -27,8 +28,8 @@ func TestLookupAliases(t *testing.T) {
 		}
 	}
 	gpus, models := Presets()
-	if len(gpus) != 8 || len(models) != 10 {
-		t.Errorf("Presets() = %v, %v; want 8 GPUs and 10 models", gpus, models)
+	if len(gpus) != 8 || len(models) != 12 {
+		t.Errorf("Presets() = %v, %v; want 8 GPUs and 12 models", gpus, models)
 	}
 }
 
@@ -39,7 +40,8 @@ func TestModelParams(t *testing.T) {
 		billions  float64
 		kvPerTokK float64 // KiB of KV per token at tp 1
 	}{{"llama-3.1-8b", 8.03, 128}, {"llama-3.1-70b", 70.6, 320}, {"llama-2-7b", 6.74, 512}, {"llama-2-70b", 69.0, 320}, {"qwen3-8b", 8.19, 144},
-		{"mixtral-8x7b", 46.7, 128}, {"qwen3-30b-a3b", 30.5, 96}, {"codellama-34b", 33.7, 192}, {"llama-3.1-70b-fp8", 70.6, 160}} {
+		{"mixtral-8x7b", 46.7, 128}, {"qwen3-30b-a3b", 30.5, 96}, {"codellama-34b", 33.7, 192}, {"llama-3.1-70b-fp8", 70.6, 160},
+		{"qwen2.5-0.5b", 0.494, 12}, {"qwen3-0.6b", 0.596, 112}} {
 		m, _ := LookupModel(c.name)
 		got := m.Params() / 1e9
 		if got < c.billions*0.98 || got > c.billions*1.02 {
