@@ -143,6 +143,7 @@ type req struct {
 	cur          cursor
 	hashedBlocks int32
 	cached       []int32
+	ownID        uint64 // names its unique content once preempted (keepForRecompute)
 }
 
 func (r *req) numTokens() int32 { return r.prompt + r.generated }
@@ -461,6 +462,7 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 			victim := e.running[last]
 			e.running = e.running[:last]
 			v := &e.reqs[victim]
+			e.keepForRecompute(v)
 			e.dropBlocks(v)
 			v.computed, v.newTokens = 0, 0
 			v.preemptions++

@@ -28,8 +28,8 @@ func TestLookupAliases(t *testing.T) {
 		}
 	}
 	gpus, models := Presets()
-	if len(gpus) != 8 || len(models) != 12 {
-		t.Errorf("Presets() = %v, %v; want 8 GPUs and 12 models", gpus, models)
+	if len(gpus) != 8 || len(models) != 13 {
+		t.Errorf("Presets() = %v, %v; want 8 GPUs and 13 models", gpus, models)
 	}
 }
 
@@ -41,7 +41,7 @@ func TestModelParams(t *testing.T) {
 		kvPerTokK float64 // KiB of KV per token at tp 1
 	}{{"llama-3.1-8b", 8.03, 128}, {"llama-3.1-70b", 70.6, 320}, {"llama-2-7b", 6.74, 512}, {"llama-2-70b", 69.0, 320}, {"qwen3-8b", 8.19, 144},
 		{"mixtral-8x7b", 46.7, 128}, {"qwen3-30b-a3b", 30.5, 96}, {"codellama-34b", 33.7, 192}, {"llama-3.1-70b-fp8", 70.6, 160},
-		{"qwen2.5-0.5b", 0.494, 12}, {"qwen3-0.6b", 0.596, 112}} {
+		{"qwen2.5-0.5b", 0.494, 12}, {"qwen3-0.6b", 0.596, 112}, {"qwen3-14b", 14.77, 160}} {
 		m, _ := LookupModel(c.name)
 		got := m.Params() / 1e9
 		if got < c.billions*0.98 || got > c.billions*1.02 {
@@ -445,5 +445,49 @@ func TestStepPerSeqCost(t *testing.T) {
 		if d := stepOf(100_000, n) - stepOf(0, n); d != 100_000*n {
 			t.Errorf("%d sequences: 100 µs a sequence made the decode step %d ns longer, want %d", n, d, 100_000*n)
 		}
+	}
+}
+
+// A request preempted by recompute finds its own blocks in the prefix
+// cache when it is admitted again, as vLLM's (which hashes every full
+// block, unique prompts' too), so it recomputes only what was evicted
+// meanwhile; without prefix caching it recomputes all it had. Three
+// requests of 192 + 200 tokens in a 640-token cache preempt each other as
+// they grow.
+func TestPreemptedRequestRecomputesOnlyEvictedBlocks(t *testing.T) {
+	run := func(noCache bool) (recomputed, preemptions int64) {
+		e := mustEngine(t, "h100", "llama-3.1-8b", 1, func(c *Config) { c.NoPrefixCaching = noCache })
+		e.freeBlocks, e.st.KVBlocksTotal = 40, 40
+		for id := int64(1); id <= 3; id++ {
+			if err := e.Submit(id, 192, 200); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tokens := map[int64]int{}
+		for e.HasWork() {
+			e.Step(func(em Emission) { tokens[em.ID]++ })
+		}
+		for id := int64(1); id <= 3; id++ {
+			if tokens[id] != 200 {
+				t.Errorf("request %d emitted %d tokens, want 200", id, tokens[id])
+			}
+		}
+		if s := e.Stats(); s.KVBlocksUsed != 0 || s.PrefixCachedBlocks > s.KVBlocksTotal {
+			t.Fatalf("blocks leaked: %d used, %d cached", s.KVBlocksUsed, s.PrefixCachedBlocks)
+		}
+		return e.Stats().PrefillTokens - 3*192, int64(e.Stats().Preemptions)
+	}
+	cached, nc := run(false)
+	plain, np := run(true)
+	t.Logf("recomputed %d tokens over %d preemptions with prefix caching, %d over %d without", cached, nc, plain, np)
+	if np == 0 || nc == 0 {
+		t.Fatalf("no preemption (%d, %d): the case does not test recompute", nc, np)
+	}
+	// Each preemption without the cache recomputes at least the prompt.
+	if plain < np*192 {
+		t.Errorf("without prefix caching %d tokens recomputed over %d preemptions, want at least the 192-token prompt each", plain, np)
+	}
+	if cached*2 > plain*nc/np {
+		t.Errorf("with prefix caching %d tokens recomputed over %d preemptions, against %d over %d without: want under half as many a preemption", cached, nc, plain, np)
 	}
 }

@@ -1,5 +1,7 @@
 package simengine
 
+import "math"
+
 // Automatic prefix caching as vLLM does it: every full KV block is named by a
 // hash of its tokens chained with the hash of the block before it, so a hash
 // names a block and the whole prefix in front of it. A waiting request looks
@@ -136,9 +138,14 @@ type cursor struct {
 }
 
 // content returns segment i of r's whole sequence (prompt, then answer).
+// Past the named segments a preempted request's own tokens (its answer)
+// are one more segment of its own content.
 func (r *req) content(i int32) (Segment, bool) {
 	if int(i) < len(r.segs) {
 		return r.segs[i], true
+	}
+	if int(i) == len(r.segs) && r.ownID != 0 {
+		return Segment{ID: r.ownID ^ 2, Tokens: math.MaxInt32}, true
 	}
 	return Segment{}, false
 }
@@ -153,6 +160,9 @@ func (r *req) nextBlock(c *cursor) (uint64, bool) {
 	need := int32(BlockTokens)
 	for need > 0 {
 		s, ok := r.content(c.seg)
+		if ok && s.ID == 0 {
+			s.ID = r.ownID // 0 unless the request was preempted
+		}
 		if !ok || s.ID == 0 {
 			c.ended = true
 			return 0, false
@@ -253,6 +263,29 @@ func (e *Engine) register(r *req) {
 		}
 		r.cached = append(r.cached, e.pc.add(h))
 	}
+}
+
+// keepForRecompute caches the full blocks preempted request r computed,
+// before dropBlocks frees them: vLLM hashes every full block, unique
+// prompts' too, so a request preempted by recompute finds its own blocks
+// when it is admitted again, unless they were evicted meanwhile. knee
+// hashes unique content only from a request's first preemption on (as
+// content named by the request itself, r.ownID), so that runs without
+// preemption track no block they could not share.
+func (e *Engine) keepForRecompute(r *req) {
+	if e.cfg.NoPrefixCaching {
+		return
+	}
+	if r.ownID == 0 {
+		r.ownID = mix64(uint64(r.id)^0x6a09e667f3bcc909) | 1
+		// Walk again to the first unregistered block: the cursor stopped at
+		// the unique content, possibly inside a block.
+		r.cur = cursor{}
+		for range r.hashedBlocks {
+			r.nextBlock(&r.cur)
+		}
+	}
+	e.register(r) // blocks it holds become cached ones; dropBlocks frees both kinds
 }
 
 // dropBlocks returns all of r's blocks: plain ones to the free count, cached
