@@ -284,7 +284,7 @@ type Run struct {
 	sent, completed, failed atomic.Int64
 	tokens, dropped         atomic.Int64
 	kernelStamps            bool         // connections are dialed with kernel receive timestamps
-	releaseStamps           func()       // ends holdKernelStamps
+	releaseStamps           func()       // holdKernelStamps' release
 	kernelStamped           atomic.Int64 // streams stamped by the kernel throughout
 	userStamped             atomic.Int64 // streams with a read stamped in user space
 	errKinds                [16]atomic.Int64

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"runtime/trace"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -179,44 +180,66 @@ func (c *stampConn) kernelStamp() int64 { return c.stampNS.Load() }
 // byte of the run: the first socket in the system to ask for timestamps
 // turns them on through deferred work, and packets that arrive before it
 // has run carry none (their reads fall back to user space). It opens a
-// loopback UDP socket with the option, waits (up to about half a second:
-// the deferred work can wait that long on a busy machine) until a
-// datagram to itself comes back stamped, and keeps the socket open — the
-// kernel keeps stamping while any socket asks — until release is called.
+// loopback UDP socket with the option and waits until a datagram to
+// itself comes back stamped — up to stampWait: on a starved machine the
+// deferred work waited more than half a second (a CI run with a test
+// suite beside it saw the first 98 of 1,000 streams unstamped) — and
+// keeps that socket open for the life of the process, the kernel stamping
+// while any socket asks, so that later runs in the process start stamped
+// without waiting again. release does nothing; it is kept so that a run
+// says when it no longer needs the stamps.
 func holdKernelStamps() (release func()) {
+	stampHold.Do(func() { stampHoldFD = enableKernelStamps(stampWait) })
+	return func() {}
+}
+
+var (
+	stampHold   sync.Once
+	stampHoldFD int = -1 // the socket that keeps stamping on (-1: none)
+)
+
+// stampWait bounds holdKernelStamps' wait for the kernel to start
+// stamping.
+const stampWait = 3 * time.Second
+
+// enableKernelStamps opens the loopback socket that asks for stamps and
+// waits, up to wait, until a datagram to itself comes back stamped. It
+// returns the socket (open whether or not the stamp came), or -1 when the
+// socket could not be set up.
+func enableKernelStamps(wait time.Duration) int {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return func() {}
+		return -1
 	}
-	release = func() { unix.Close(fd) }
 	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) != nil ||
 		unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}) != nil {
-		return release
+		unix.Close(fd)
+		return -1
 	}
 	self, err := unix.Getsockname(fd)
 	if err != nil {
-		return release
+		unix.Close(fd)
+		return -1
 	}
 	var buf [1]byte
 	var oob [64]byte
-	for range 400 {
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		if unix.Sendto(fd, buf[:], 0, self) != nil {
-			return release
+			return fd
 		}
 		for range 10 {
 			_, oobn, _, _, err := unix.Recvmsg(fd, buf[:], oob[:], 0)
 			if err == nil {
 				if parseStamp(oob[:oobn]) != 0 {
-					return release
+					return fd
 				}
 				break
 			}
 			if err != unix.EAGAIN && err != unix.EINTR {
-				return release
+				return fd
 			}
 			time.Sleep(100 * time.Microsecond)
 		}
-		time.Sleep(time.Millisecond)
 	}
-	return release
+	return fd
 }
