@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -256,6 +257,43 @@ func gpustackBurstOf(t *testing.T, gpu, model string, tp int, host hostConstants
 	r := meanRun(t, Config{Engine: cfg, Gen: fixed{in, out}, Concurrency: n, Requests: int64(n)}, out)
 	r.outputTPS *= float64(in+out) / float64(out)
 	return r
+}
+
+// gpustackQwen14B is the GPUStack Qwen3-14B baseline by GPU: total tok/s,
+// mean TTFT and mean TPOT of the bursts of 2,000, 4,000 and 32,000-token
+// prompts, then the 128 / 4 burst's total tok/s, mean TTFT and the TTFT
+// row's tolerance (a miss: see missAdmissionBurst).
+var gpustackQwen14B = map[string][4][3]float64{
+	"a100-80gb": {{5967.13, 86908.30, 301.73}, {5153.42, 197625.03, 254.61}, {4430.14, 359648.08, 445.58}, {4916.63, 19451.46, 0.35}},
+	"h100":      {{10597.19, 50716.13, 206.51}, {9218.03, 112716.92, 132.45}, {8298.56, 191024.43, 277.44}, {5796.73, 18282.75, 0.42}},
+}
+
+// burstMetric is one published figure of a GPUStack burst: the metric
+// ("throughput": total tok/s, "ttft" or "tpot", means), its value and the
+// row's tolerance, whether it is a fit row, and why it misses.
+type burstMetric struct {
+	metric         string
+	published, tol float64
+	fit            bool
+	miss           string
+}
+
+// gpustackRows is one GPUStack burst (gpustackBurstOf) as rows that share
+// one simulated run.
+func gpustackRows(name, gpu, model string, tp int, host hostConstants, n, in, out int, metrics ...burstMetric) []validationPoint {
+	var once sync.Once
+	var got measured
+	run := func(t *testing.T) measured {
+		once.Do(func() { got = gpustackBurstOf(t, gpu, model, tp, host, n, in, out) })
+		return got
+	}
+	label := map[string]string{"throughput": "total tok/s", "ttft": "TTFT", "tpot": "TPOT"}
+	var rows []validationPoint
+	for _, m := range metrics {
+		rows = append(rows, validationPoint{name + ": " + label[m.metric], "gpustack", m.fit, m.metric, m.published, m.tol,
+			func(t *testing.T) float64 { return run(t).get(m.metric) }, m.miss})
+	}
+	return rows
 }
 
 // meanRun runs c and returns the mean TTFT and the mean TPOT ((E2E −
@@ -570,67 +608,6 @@ func validationPoints() []validationPoint {
 		{"Qwen2.5-0.5B, L4, vLLM 0.23, C=8, 256/128: output tok/s", "wmx", false, "throughput", 1312, 0.30, wmx(8, "throughput"), ""},
 		{"Qwen2.5-0.5B, L4, vLLM 0.23, C=16, 256/128: output tok/s", "wmx", false, "throughput", 2277, 0.30, wmx(16, "throughput"), ""},
 		{"Qwen2.5-0.5B, L4, vLLM 0.23, C=32, 256/128: output tok/s", "wmx", false, "throughput", 3773, 0.30, wmx(32, "throughput"), ""},
-		{"Qwen3-14B, A100-80GB, vLLM 0.11, 500 at once, 2000/100: total tok/s", "gpustack", true, "throughput", 5967.13, 0.05, func(t *testing.T) float64 {
-			return gpustackBurst(t, "a100-80gb", gpustackA100, 500, 1996, 100).outputTPS
-		}, ""},
-		{"Qwen3-14B, A100-80GB, vLLM 0.11, 500 at once, 2000/100: TTFT", "gpustack", false, "ttft", 86908.3, 0.30, func(t *testing.T) float64 { return gpustackBurst(t, "a100-80gb", gpustackA100, 500, 1996, 100).ttftMS }, ""},
-		{"Qwen3-14B, A100-80GB, vLLM 0.11, 500 at once, 2000/100: TPOT", "gpustack", false, "tpot", 301.73, 0.30, func(t *testing.T) float64 { return gpustackBurst(t, "a100-80gb", gpustackA100, 500, 1996, 100).tpotMS }, ""},
-		{"Qwen3-14B, A100-80GB, vLLM 0.11, 500 at once, 4000/200: total tok/s", "gpustack", false, "throughput", 5153.42, 0.3, func(t *testing.T) float64 {
-			return gpustackBurst(t, "a100-80gb", gpustackA100, 500, 3996, 200).outputTPS
-		}, ""},
-		{"Qwen3-14B, A100-80GB, vLLM 0.11, 500 at once, 4000/200: TTFT", "gpustack", false, "ttft", 197625.03, 0.30, func(t *testing.T) float64 { return gpustackBurst(t, "a100-80gb", gpustackA100, 500, 3996, 200).ttftMS }, ""},
-		{"Qwen3-14B, A100-80GB, vLLM 0.11, 500 at once, 4000/200: TPOT", "gpustack", false, "tpot", 254.61, 0.30, func(t *testing.T) float64 { return gpustackBurst(t, "a100-80gb", gpustackA100, 500, 3996, 200).tpotMS }, ""},
-		{"Qwen3-14B, A100-80GB, vLLM 0.11, 100 at once, 32000/100: total tok/s", "gpustack", false, "throughput", 4430.14, 0.3, func(t *testing.T) float64 {
-			return gpustackBurst(t, "a100-80gb", gpustackA100, 100, 32000, 99).outputTPS
-		}, ""},
-		{"Qwen3-14B, A100-80GB, vLLM 0.11, 100 at once, 32000/100: TTFT", "gpustack", false, "ttft", 359648.08, 0.30, func(t *testing.T) float64 { return gpustackBurst(t, "a100-80gb", gpustackA100, 100, 32000, 99).ttftMS }, ""},
-		{"Qwen3-14B, A100-80GB, vLLM 0.11, 100 at once, 32000/100: TPOT", "gpustack", false, "tpot", 445.58, 0.30, func(t *testing.T) float64 { return gpustackBurst(t, "a100-80gb", gpustackA100, 100, 32000, 99).tpotMS }, ""},
-		{"Qwen3-14B, A100-80GB, vLLM 0.11, 1000 at once, 128/4: total tok/s", "gpustack", true, "throughput", 4916.63, 0.05, func(t *testing.T) float64 { return gpustackBurst(t, "a100-80gb", gpustackA100, 1000, 128, 4).outputTPS }, ""},
-		{"Qwen3-14B, A100-80GB, vLLM 0.11, 1000 at once, 128/4: TTFT", "gpustack", false, "ttft", 19451.46, 0.35, func(t *testing.T) float64 { return gpustackBurst(t, "a100-80gb", gpustackA100, 1000, 128, 4).ttftMS }, missAdmissionBurst},
-		{"Qwen3-14B, H100, vLLM 0.11, 500 at once, 2000/100: total tok/s", "gpustack", true, "throughput", 10597.19, 0.05, func(t *testing.T) float64 { return gpustackBurst(t, "h100", gpustackH100, 500, 1996, 100).outputTPS }, ""},
-		{"Qwen3-14B, H100, vLLM 0.11, 500 at once, 2000/100: TTFT", "gpustack", false, "ttft", 50716.13, 0.30, func(t *testing.T) float64 { return gpustackBurst(t, "h100", gpustackH100, 500, 1996, 100).ttftMS }, ""},
-		{"Qwen3-14B, H100, vLLM 0.11, 500 at once, 2000/100: TPOT", "gpustack", false, "tpot", 206.51, 0.30, func(t *testing.T) float64 { return gpustackBurst(t, "h100", gpustackH100, 500, 1996, 100).tpotMS }, ""},
-		{"Qwen3-14B, H100, vLLM 0.11, 500 at once, 4000/200: total tok/s", "gpustack", false, "throughput", 9218.03, 0.3, func(t *testing.T) float64 { return gpustackBurst(t, "h100", gpustackH100, 500, 3996, 200).outputTPS }, ""},
-		{"Qwen3-14B, H100, vLLM 0.11, 500 at once, 4000/200: TTFT", "gpustack", false, "ttft", 112716.92, 0.30, func(t *testing.T) float64 { return gpustackBurst(t, "h100", gpustackH100, 500, 3996, 200).ttftMS }, ""},
-		{"Qwen3-14B, H100, vLLM 0.11, 500 at once, 4000/200: TPOT", "gpustack", false, "tpot", 132.45, 0.30, func(t *testing.T) float64 { return gpustackBurst(t, "h100", gpustackH100, 500, 3996, 200).tpotMS }, ""},
-		{"Qwen3-14B, H100, vLLM 0.11, 100 at once, 32000/100: total tok/s", "gpustack", false, "throughput", 8298.56, 0.3, func(t *testing.T) float64 { return gpustackBurst(t, "h100", gpustackH100, 100, 32000, 99).outputTPS }, ""},
-		{"Qwen3-14B, H100, vLLM 0.11, 100 at once, 32000/100: TTFT", "gpustack", false, "ttft", 191024.43, 0.30, func(t *testing.T) float64 { return gpustackBurst(t, "h100", gpustackH100, 100, 32000, 99).ttftMS }, ""},
-		{"Qwen3-14B, H100, vLLM 0.11, 100 at once, 32000/100: TPOT", "gpustack", false, "tpot", 277.44, 0.30, func(t *testing.T) float64 { return gpustackBurst(t, "h100", gpustackH100, 100, 32000, 99).tpotMS }, ""},
-		{"Qwen3-14B, H100, vLLM 0.11, 1000 at once, 128/4: total tok/s", "gpustack", true, "throughput", 5796.73, 0.05, func(t *testing.T) float64 { return gpustackBurst(t, "h100", gpustackH100, 1000, 128, 4).outputTPS }, ""},
-		{"Qwen3-14B, H100, vLLM 0.11, 1000 at once, 128/4: TTFT", "gpustack", false, "ttft", 18282.75, 0.42, func(t *testing.T) float64 { return gpustackBurst(t, "h100", gpustackH100, 1000, 128, 4).ttftMS }, missAdmissionBurst},
-		{"Qwen3-235B-A22B TP8, H100, vLLM 0.11, 100 at once, 32000/100: total tok/s", "gpustack", false, "throughput", 22657.51, 0.32, func(t *testing.T) float64 {
-			return gpustackBurstOf(t, "h100", "qwen3-235b-a22b", 8, gpustackH100, 100, 32000, 82).outputTPS
-		}, ""},
-		{"Qwen3-235B-A22B TP8, H100, vLLM 0.11, 100 at once, 32000/100: TTFT", "gpustack", false, "ttft", 70409.55, 0.32, func(t *testing.T) float64 {
-			return gpustackBurstOf(t, "h100", "qwen3-235b-a22b", 8, gpustackH100, 100, 32000, 82).ttftMS
-		}, ""},
-		{"Qwen3-235B-A22B TP8, H100, vLLM 0.11, 100 at once, 32000/100: TPOT", "gpustack", false, "tpot", 132.1, 0.32, func(t *testing.T) float64 {
-			return gpustackBurstOf(t, "h100", "qwen3-235b-a22b", 8, gpustackH100, 100, 32000, 82).tpotMS
-		}, ""},
-		{"Qwen3-235B-A22B TP8, H100, vLLM 0.11, 500 at once, 4000/200: total tok/s", "gpustack", false, "throughput", 21113.53, 0.32, func(t *testing.T) float64 {
-			return gpustackBurstOf(t, "h100", "qwen3-235b-a22b", 8, gpustackH100, 500, 3996, 184).outputTPS
-		}, ""},
-		{"Qwen3-235B-A22B TP8, H100, vLLM 0.11, 500 at once, 4000/200: TTFT", "gpustack", false, "ttft", 47811.58, 0.32, func(t *testing.T) float64 {
-			return gpustackBurstOf(t, "h100", "qwen3-235b-a22b", 8, gpustackH100, 500, 3996, 184).ttftMS
-		}, ""},
-		{"Qwen3-235B-A22B TP8, H100, vLLM 0.11, 500 at once, 4000/200: TPOT", "gpustack", false, "tpot", 68.94, 0.32, func(t *testing.T) float64 {
-			return gpustackBurstOf(t, "h100", "qwen3-235b-a22b", 8, gpustackH100, 500, 3996, 184).tpotMS
-		}, ""},
-		{"Qwen3-235B-A22B TP8, H100, vLLM 0.11, 500 at once, 2000/100: total tok/s", "gpustack", false, "throughput", 23858.69, 0.32, func(t *testing.T) float64 {
-			return gpustackBurstOf(t, "h100", "qwen3-235b-a22b", 8, gpustackH100, 500, 1996, 99).outputTPS
-		}, ""},
-		{"Qwen3-235B-A22B TP8, H100, vLLM 0.11, 500 at once, 2000/100: TTFT", "gpustack", false, "ttft", 21313.79, 0.32, func(t *testing.T) float64 {
-			return gpustackBurstOf(t, "h100", "qwen3-235b-a22b", 8, gpustackH100, 500, 1996, 99).ttftMS
-		}, ""},
-		{"Qwen3-235B-A22B TP8, H100, vLLM 0.11, 500 at once, 2000/100: TPOT", "gpustack", false, "tpot", 101.08, 0.32, func(t *testing.T) float64 {
-			return gpustackBurstOf(t, "h100", "qwen3-235b-a22b", 8, gpustackH100, 500, 1996, 99).tpotMS
-		}, ""},
-		{"Qwen3-235B-A22B TP8, H100, vLLM 0.11, 984 at once, 128/4: total tok/s", "gpustack", false, "throughput", 14668.27, 0.65, func(t *testing.T) float64 {
-			return gpustackBurstOf(t, "h100", "qwen3-235b-a22b", 8, gpustackH100, 984, 128, 4).outputTPS
-		}, missAdmissionTP8},
-		{"Qwen3-235B-A22B TP8, H100, vLLM 0.11, 984 at once, 128/4: TTFT", "gpustack", false, "ttft", 7042.17, 0.65, func(t *testing.T) float64 {
-			return gpustackBurstOf(t, "h100", "qwen3-235b-a22b", 8, gpustackH100, 984, 128, 4).ttftMS
-		}, missAdmissionTP8},
 
 		// NIM (nimProfile, aiperfLoop): Llama-3.3-70B fp8 TP2 on H100s.
 		{"Llama-3.3-70B-FP8 TP2, H100, NIM, C=1, 5000/500: TTFT", "nim", true, "ttft", 406.77, 0.05, nim(1, 5000, 500, "ttft"), ""},
@@ -688,6 +665,38 @@ func validationPoints() []validationPoint {
 				c.published, 0.30, trtllmBench(c.gpu, c.model, c.tp, r.in, r.out, r.n), ""})
 		}
 	}
+	// GPUStack (gpustackBurstOf): vLLM 0.11 bursts on its A100 and H100 machines.
+	for _, b := range []struct {
+		gpu, gpuName string
+		host         hostConstants
+	}{{"a100-80gb", "A100-80GB", gpustackA100}, {"h100", "H100", gpustackH100}} {
+		pub := gpustackQwen14B[b.gpu]
+		pts = append(pts,
+			gpustackRows("Qwen3-14B, "+b.gpuName+", vLLM 0.11, 500 at once, 2000/100", b.gpu, "qwen3-14b", 1, b.host, 500, 1996, 100,
+				burstMetric{"throughput", pub[0][0], 0.05, true, ""}, burstMetric{"ttft", pub[0][1], 0.30, false, ""}, burstMetric{"tpot", pub[0][2], 0.30, false, ""})...)
+		pts = append(pts,
+			gpustackRows("Qwen3-14B, "+b.gpuName+", vLLM 0.11, 500 at once, 4000/200", b.gpu, "qwen3-14b", 1, b.host, 500, 3996, 200,
+				burstMetric{"throughput", pub[1][0], 0.30, false, ""}, burstMetric{"ttft", pub[1][1], 0.30, false, ""}, burstMetric{"tpot", pub[1][2], 0.30, false, ""})...)
+		pts = append(pts,
+			gpustackRows("Qwen3-14B, "+b.gpuName+", vLLM 0.11, 100 at once, 32000/100", b.gpu, "qwen3-14b", 1, b.host, 100, 32000, 99,
+				burstMetric{"throughput", pub[2][0], 0.30, false, ""}, burstMetric{"ttft", pub[2][1], 0.30, false, ""}, burstMetric{"tpot", pub[2][2], 0.30, false, ""})...)
+		pts = append(pts,
+			gpustackRows("Qwen3-14B, "+b.gpuName+", vLLM 0.11, 1000 at once, 128/4", b.gpu, "qwen3-14b", 1, b.host, 1000, 128, 4,
+				burstMetric{"throughput", pub[3][0], 0.05, true, ""}, burstMetric{"ttft", pub[3][1], pub[3][2], false, missAdmissionBurst})...)
+	}
+	// The H100 machine's eight GPUs at TP8, with its constants fitted on the 14B.
+	for _, b := range []struct {
+		n, in, out int
+		label      string
+		pub        [3]float64
+	}{{100, 32000, 82, "100 at once, 32000/100", [3]float64{22657.51, 70409.55, 132.10}},
+		{500, 3996, 184, "500 at once, 4000/200", [3]float64{21113.53, 47811.58, 68.94}},
+		{500, 1996, 99, "500 at once, 2000/100", [3]float64{23858.69, 21313.79, 101.08}}} {
+		pts = append(pts, gpustackRows("Qwen3-235B-A22B TP8, H100, vLLM 0.11, "+b.label, "h100", "qwen3-235b-a22b", 8, gpustackH100, b.n, b.in, b.out,
+			burstMetric{"throughput", b.pub[0], 0.32, false, ""}, burstMetric{"ttft", b.pub[1], 0.32, false, ""}, burstMetric{"tpot", b.pub[2], 0.32, false, ""})...)
+	}
+	pts = append(pts, gpustackRows("Qwen3-235B-A22B TP8, H100, vLLM 0.11, 984 at once, 128/4", "h100", "qwen3-235b-a22b", 8, gpustackH100, 984, 128, 4,
+		burstMetric{"throughput", 14668.27, 0.65, false, missAdmissionTP8}, burstMetric{"ttft", 7042.17, 0.65, false, missAdmissionTP8})...)
 	return pts
 }
 
