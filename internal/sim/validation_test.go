@@ -239,15 +239,7 @@ func gpustackBurst(t *testing.T, gpu string, host hostConstants, n, in, out int)
 // gpustackBurstOf is gpustackBurst for another model at tp.
 func gpustackBurstOf(t *testing.T, gpu, model string, tp int, host hostConstants, n, in, out int) measured {
 	t.Helper()
-	g, err := simengine.LookupGPU(gpu)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := simengine.LookupModel(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := simengine.DefaultConfig(g, m, tp)
+	cfg := engineConfig(t, gpu, model, tp)
 	cost := simengine.DefaultCost
 	cost.FrontEndSerialNS = host.serialNS
 	if host.cmpEff > 0 {
