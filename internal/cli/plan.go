@@ -290,9 +290,19 @@ func printPlan(w io.Writer, h planHeader, sp plan.Space, searchN int64, a plan.A
 		a.Candidates, a.Simulated, searchN, h.ElapsedS, h.Workers)
 	if a.Winner == nil {
 		fmt.Fprintln(w, "No deployment in the search space meets every SLO at this load.")
+		if len(a.Rejected) > 0 {
+			fmt.Fprintf(w, "(%d met them in the %d-request search run and failed the longer validation run; the cheapest: %s)\n", len(a.Rejected), searchN, a.Rejected[0].Candidate)
+		}
 	} else {
 		if h.StoredRun != "" {
 			defer fmt.Fprintf(w, "\nThe winner's validation run is stored as run %s (knee report %s).\n", h.StoredRun, h.StoredRun)
+		}
+		if len(a.Rejected) > 0 {
+			fmt.Fprintf(w, "Rejected at validation (met every SLO in the %d-request search run, not in the longer one):\n", searchN)
+			for i := range a.Rejected {
+				fmt.Fprintf(w, "  %s\n", a.Rejected[i].Candidate)
+				printValidation(w, "validation", &a.Rejected[i])
+			}
 		}
 		fmt.Fprintf(w, "Cheapest deployment meeting every SLO:\n  %s\n", a.Winner.Candidate)
 		printValidation(w, "validation", a.Validation)

@@ -111,8 +111,11 @@ type Family struct {
 
 // Answer is the search's result.
 type Answer struct {
-	Winner      *Outcome  `json:"winner"`     // nil: nothing in the space meets the SLOs
-	Validation  *Outcome  `json:"validation"` // the winner's longer run
+	Winner     *Outcome `json:"winner"`     // nil: nothing in the space meets the SLOs
+	Validation *Outcome `json:"validation"` // the winner's longer run
+	// Rejected are the long runs of cheaper candidates that met the SLOs
+	// in their search runs and not in the longer one, cheapest first.
+	Rejected    []Outcome `json:"rejected,omitempty"`
 	NextCheaper *Outcome  `json:"next_cheaper,omitempty"`
 	Pareto      []Outcome `json:"pareto"`
 	Families    []Family  `json:"families"`
@@ -270,13 +273,107 @@ func Search(ctx context.Context, q Question) (Answer, error) {
 	if ans.Winner == nil {
 		return ans, nil
 	}
+	if err := validate(ctx, q, sp, lines, &ans); err != nil {
+		return ans, err
+	}
+	if ans.Winner == nil {
+		return ans, nil
+	}
 	w := ans.Winner
-	wv := findVariant(variants, w.Candidate)
-	ans.Validation = simulateSeen(ctx, q, wv, w.Replicas, w.Router, max(q.ValidateRequests, q.SearchRequests), q.OnWinnerRecord)
 	if nc, nv := nextCheaper(variants, sp, w.Candidate, all); nv != nil {
 		ans.NextCheaper = simulate(ctx, q, nv, nc.Replicas, nc.Router, max(q.ValidateRequests, q.SearchRequests))
 	}
 	return ans, ctx.Err()
+}
+
+// saturationShare is the share of a fleet's capacity past which a load
+// saturates it: the capacity is measured on a short run, and so close to
+// it the queue grows for the whole of any run.
+const saturationShare = 0.95
+
+// maxValidations bounds the long runs validate makes: each is
+// ValidateRequests long, a few times a search run.
+const maxValidations = 8
+
+// validate runs the cheapest candidate that met the SLOs in its short
+// search run again at ValidateRequests. A fleet near saturation can meet
+// them over the search's requests and not over the longer run (its queue
+// has not yet grown): such a candidate is rejected (Answer.Rejected), and
+// the next cheapest is validated in its place — its own line with one
+// replica more, or another line's best — up to maxValidations long runs.
+// The winner is the first candidate that meets the SLOs in its long run;
+// none within the bound leaves Winner nil.
+func validate(ctx context.Context, q Question, sp Space, lines []*line, ans *Answer) error {
+	type cand struct {
+		l *line
+		o *Outcome // its search run, or nil for a replica count the search did not run
+		n int
+	}
+	var pool []cand
+	for _, l := range lines {
+		if l.best != nil {
+			pool = append(pool, cand{l, l.best, l.best.Replicas})
+		}
+	}
+	cost := func(c cand) float64 { return c.l.v.costHour * float64(c.n) }
+	// One replica is the same deployment behind any router.
+	type key struct {
+		v      *variant
+		n      int
+		router string
+	}
+	keyOf := func(c cand) key {
+		if c.n == 1 {
+			return key{c.l.v, 1, ""}
+		}
+		return key{c.l.v, c.n, c.l.router}
+	}
+	failed := map[key]bool{}
+	ans.Winner = nil
+	for range maxValidations {
+		if len(pool) == 0 {
+			return nil
+		}
+		i := 0
+		for j, c := range pool {
+			if cost(c) < cost(pool[i])-1e-9 || (math.Abs(cost(c)-cost(pool[i])) <= 1e-9 && c.o != nil && (pool[i].o == nil || cheaper(c.o, pool[i].o))) {
+				i = j
+			}
+		}
+		c := pool[i]
+		if failed[keyOf(c)] {
+			// Its twin behind another router failed already.
+			pool = append(pool[:i], pool[i+1:]...)
+			continue
+		}
+		n := max(q.ValidateRequests, q.SearchRequests)
+		v := simulate(ctx, q, c.l.v, c.n, c.l.router, n)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if v.Met {
+			if q.OnWinnerRecord != nil {
+				// The same run again (deterministic), its records seen.
+				v = simulateSeen(ctx, q, c.l.v, c.n, c.l.router, n, q.OnWinnerRecord)
+			}
+			ans.Winner, ans.Validation = c.o, v
+			if c.o == nil {
+				ans.Winner = v
+			}
+			return nil
+		}
+		ans.Rejected = append(ans.Rejected, *v)
+		failed[keyOf(c)] = true
+		if f := &ans.Families[c.l.v.family]; f.Best != nil && f.Best.Candidate == v.Candidate {
+			f.Reason += fmt.Sprintf("; it fails the %d-request validation run (%s)", n, strings.Join(v.Verdicts, "; "))
+		}
+		if c.n < sp.MaxReplicas {
+			pool[i] = cand{c.l, c.l.results[c.n+1], c.n + 1}
+		} else {
+			pool = append(pool[:i], pool[i+1:]...)
+		}
+	}
+	return nil
 }
 
 // cheaper orders outcomes: lower cost, then lower TTFT p95, then fewer GPUs.
@@ -371,7 +468,7 @@ func simulateSeen(ctx context.Context, q Question, v *variant, replicas int, rou
 	// Saturated: the load is at or past what the replicas carry at most
 	// (their measured capacity); a short run's own throughput cannot tell,
 	// as the drain after the last arrival lowers it.
-	o.Saturated = q.RateRPS >= 0.95*v.capRPS*float64(replicas)
+	o.Saturated = q.RateRPS >= saturationShare*v.capRPS*float64(replicas)
 	o.Elapsed = time.Since(start)
 	return o
 }
@@ -445,8 +542,8 @@ func explain(ans *Answer, variants []*variant, lines []*line, q Question) {
 		}
 		if closest == nil || closest.Saturated {
 			f.Verdict = "saturation"
-			f.Reason = fmt.Sprintf("one replica carries at most %.2f req/s: %d replicas carry %.1f, under the %.4g req/s asked",
-				bestCap, maxR, bestCap*float64(maxR), q.RateRPS)
+			f.Reason = fmt.Sprintf("one replica carries at most %.2f req/s: %d replicas carry %.1f, and %.4g req/s is past %.0f%% of that (where queues grow without bound)",
+				bestCap, maxR, bestCap*float64(maxR), q.RateRPS, saturationShare*100)
 			continue
 		}
 		var failed []string
@@ -458,15 +555,6 @@ func explain(ans *Answer, variants []*variant, lines []*line, q Question) {
 		f.Verdict = "slo"
 		f.Reason = fmt.Sprintf("even at %d replicas (%s): %s", maxR, closest.Candidate.String(), strings.Join(failed, "; "))
 	}
-}
-
-func findVariant(vs []*variant, c Candidate) *variant {
-	for _, v := range vs {
-		if v.cfg.GPU.Name == c.GPU && v.cfg.TP == c.TP && v.cfg.MaxNumSeqs == c.MaxNumSeqs && v.cfg.MaxNumBatchedTokens == c.MaxBatchedTokens {
-			return v
-		}
-	}
-	return nil
 }
 
 // nextCheaper is the dearest deployment in the space that costs less than

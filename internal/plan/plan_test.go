@@ -177,3 +177,42 @@ func TestLoadCosts(t *testing.T) {
 		}
 	}
 }
+
+// A fleet near saturation can meet the SLOs over the search's short run
+// and not over the validation's longer one (its queue has not grown yet):
+// the search's cheapest is then rejected at validation and the next
+// cheapest validated in its place, so the winner is one that meets them
+// over the long run. One H100 of Llama-3.1-8B at 97% of its measured
+// capacity meets p95(ttft)<300ms over 300 requests and not over 6,000; two
+// do.
+func TestValidationRejectsWhatOnlyTheShortRunMeets(t *testing.T) {
+	q := question(t, "llama-3.1-8b", 1, "1024", "128", "p95(ttft)<300ms")
+	q.Space = Space{GPUs: gpus(t, "h100"), TPs: []int{1}, MaxReplicas: 3, Routers: []string{sim.RoundRobin}}
+	c := q.Base
+	c.GPU = q.Space.GPUs[0]
+	eng, err := simengine.NewEngine(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate := 0.97 * capacity(context.Background(), eng.Config(), q.Gen)
+	q = question(t, "llama-3.1-8b", rate, "1024", "128", "p95(ttft)<300ms")
+	q.Space = Space{GPUs: gpus(t, "h100"), TPs: []int{1}, MaxReplicas: 3, Routers: []string{sim.RoundRobin}}
+	q.SearchRequests, q.ValidateRequests = 300, 6000
+	ans, err := Search(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range ans.Rejected {
+		t.Logf("rejected %s: %v", r.Candidate, r.Verdicts)
+	}
+	if ans.Winner == nil || ans.Validation == nil {
+		t.Fatalf("no winner at %.1f req/s; rejected %d", rate, len(ans.Rejected))
+	}
+	t.Logf("%.1f req/s: winner %s, validation %v", rate, ans.Winner.Candidate, ans.Validation.Verdicts)
+	if len(ans.Rejected) == 0 || ans.Rejected[0].Replicas != 1 || ans.Rejected[0].Met || ans.Rejected[0].Requests != 6000 {
+		t.Errorf("rejected %+v: want the one-replica fleet, failing its 6,000-request run", ans.Rejected)
+	}
+	if !ans.Validation.Met || ans.Winner.Replicas != 2 || ans.Validation.Replicas != 2 {
+		t.Errorf("winner %s (validation met %v): want two replicas, meeting the SLO over the long run", ans.Winner.Candidate, ans.Validation.Met)
+	}
+}
