@@ -23,14 +23,31 @@ type simEngineFlags struct {
 	noAsyncScheduling                bool
 	stepTimeScale                    float64
 	frontEndMS                       float64
-	frontEndSet                      bool // --front-end-ms given (noteSet); embedded servers built from a literal keep the default
-	frontEndSerial                   time.Duration
-	frontEndLoad                     time.Duration
-	stepPerSeq                       time.Duration
+	frontEndSet                      bool                                  // --front-end-ms given (noteSet); embedded servers built from a literal keep the default
+	costDurations                    [len(costDurationFlags)]time.Duration // by costDurationFlags
 	profile                          string
 	gpuSet, modelSet, tpSet          bool // given on the command line
 	cost                             *simengine.CostParams
 	fileFlags                        bool // --gpu-file, --model-file and --preset-file are registered
+}
+
+// costDurationFlags are the cost flags given as a duration: each, when
+// above 0, overrides one field of the profile's cost (or the default's)
+// and shows in the run's config as key.
+var costDurationFlags = [...]struct {
+	name, key, help string
+	per, example    string // in the message for a negative value
+	field           func(*simengine.CostParams) *int64
+}{
+	{"front-end-serial", "front_end_serial",
+		"front-end work per request done one request at a time, so a burst reaches the engine one request per this long (e.g. 11ms for the kvcached H100 host of docs/simulator.md; 0: none beyond tokenization)",
+		"", "10ms", func(p *simengine.CostParams) *int64 { return &p.FrontEndSerialNS }},
+	{"front-end-load", "front_end_load_per_ktok_s",
+		"front-end latency added per 1,000 output tokens a second the server streams, for a host whose API server slows as it streams more (e.g. 22ms for the wmx L4 host of docs/simulator.md; 0: none)",
+		" per 1,000 tok/s streamed", "20ms", func(p *simengine.CostParams) *int64 { return &p.FrontEndLoadNS }},
+	{"step-per-seq", "step_per_seq",
+		"engine time per sequence of every step on top of its fixed overhead: the CPU a step spends on each request of the batch (e.g. 50us for a CPU-bound host; knee calibrate fits it; 0: none, or the profile's)",
+		"", "50us", func(p *simengine.CostParams) *int64 { return &p.StepPerSeqNS }},
 }
 
 func (e *simEngineFlags) register(fs *flag.FlagSet) {
@@ -51,9 +68,9 @@ func (e *simEngineFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&e.noAsyncScheduling, "no-async-scheduling", false, "schedule each step after the last one ends (vLLM's --no-async-scheduling; async is vLLM's default: a request arriving mid-step waits one step more)")
 	fs.Float64Var(&e.stepTimeScale, "step-time-scale", 1, "multiply every step time (>1 models a slower engine)")
 	fs.Float64Var(&e.frontEndMS, "front-end-ms", -1, "per-request front-end cost before the engine sees a request (HTTP, template, tokenization); -1: the model's default, 0: none")
-	fs.DurationVar(&e.frontEndSerial, "front-end-serial", 0, "front-end work per request done one request at a time, so a burst reaches the engine one request per this long (e.g. 11.6ms for the kvcached H100 host of docs/simulator.md; 0: none beyond tokenization)")
-	fs.DurationVar(&e.frontEndLoad, "front-end-load", 0, "front-end latency added per 1,000 output tokens a second the server streams, for a host whose API server slows as it streams more (e.g. 20ms for the wmx L4 host of docs/simulator.md; 0: none)")
-	fs.DurationVar(&e.stepPerSeq, "step-per-seq", 0, "engine time per sequence of every step on top of its fixed overhead: the CPU a step spends on each request of the batch (e.g. 50us for a CPU-bound host; knee calibrate fits it; 0: none, or the profile's)")
+	for i, f := range costDurationFlags {
+		fs.DurationVar(&e.costDurations[i], f.name, 0, f.help)
+	}
 	fs.StringVar(&e.profile, "profile", "", "cost profile written by knee calibrate: its fitted step costs, and its GPU, model and TP unless given")
 }
 
@@ -165,12 +182,11 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 		return simengine.Config{}, Usagef("--step-time-scale %v: want a positive factor", e.stepTimeScale)
 	case e.frontEndSet && e.frontEndMS < 0:
 		return simengine.Config{}, Usagef("--front-end-ms %v: want milliseconds >= 0, or -1 for the default", e.frontEndMS)
-	case e.frontEndSerial < 0:
-		return simengine.Config{}, Usagef("--front-end-serial %v: want a duration of 0 or more, such as 10ms", e.frontEndSerial)
-	case e.frontEndLoad < 0:
-		return simengine.Config{}, Usagef("--front-end-load %v: want a duration of 0 or more per 1,000 tok/s streamed, such as 20ms", e.frontEndLoad)
-	case e.stepPerSeq < 0:
-		return simengine.Config{}, Usagef("--step-per-seq %v: want a duration of 0 or more, such as 50us", e.stepPerSeq)
+	}
+	for i, f := range costDurationFlags {
+		if d := e.costDurations[i]; d < 0 {
+			return simengine.Config{}, Usagef("--%s %v: want a duration of 0 or more%s, such as %s", f.name, d, f.per, f.example)
+		}
 	}
 	c := simengine.DefaultConfig(g, m, e.tp)
 	c.MaxNumSeqs, c.MaxNumBatchedTokens = e.maxNumSeqs, e.maxBatchedTokens
@@ -198,14 +214,10 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 			}
 		})
 	}
-	if e.frontEndSerial > 0 {
-		override(func(p *simengine.CostParams) { p.FrontEndSerialNS = int64(e.frontEndSerial) })
-	}
-	if e.frontEndLoad > 0 {
-		override(func(p *simengine.CostParams) { p.FrontEndLoadNS = int64(e.frontEndLoad) })
-	}
-	if e.stepPerSeq > 0 {
-		override(func(p *simengine.CostParams) { p.StepPerSeqNS = int64(e.stepPerSeq) })
+	for i, f := range costDurationFlags {
+		if d := e.costDurations[i]; d > 0 {
+			override(func(p *simengine.CostParams) { *f.field(p) = int64(d) })
+		}
 	}
 	return c, nil
 }
@@ -226,14 +238,10 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 	if e.frontEndSet {
 		kv = append(kv, [2]string{"front_end_ms", strconv.FormatFloat(e.frontEndMS, 'g', -1, 64)})
 	}
-	if e.frontEndSerial > 0 {
-		kv = append(kv, [2]string{"front_end_serial", e.frontEndSerial.String()})
-	}
-	if e.frontEndLoad > 0 {
-		kv = append(kv, [2]string{"front_end_load_per_ktok_s", e.frontEndLoad.String()})
-	}
-	if e.stepPerSeq > 0 {
-		kv = append(kv, [2]string{"step_per_seq", e.stepPerSeq.String()})
+	for i, f := range costDurationFlags {
+		if d := e.costDurations[i]; d > 0 {
+			kv = append(kv, [2]string{f.key, d.String()})
+		}
 	}
 	if c.StepTimeScale != 1 {
 		kv = append(kv, [2]string{"step_time_scale", strconv.FormatFloat(c.StepTimeScale, 'g', -1, 64)})

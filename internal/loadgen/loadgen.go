@@ -284,7 +284,6 @@ type Run struct {
 	sent, completed, failed atomic.Int64
 	tokens, dropped         atomic.Int64
 	kernelStamps            bool         // connections are dialed with kernel receive timestamps
-	releaseStamps           func()       // holdKernelStamps' release
 	kernelStamped           atomic.Int64 // streams stamped by the kernel throughout
 	userStamped             atomic.Int64 // streams with a read stamped in user space
 	errKinds                [16]atomic.Int64
@@ -328,7 +327,7 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 		r.retryClient = &http.Client{Transport: fresh, CheckRedirect: r.client.CheckRedirect}
 	}
 	if r.kernelStamps {
-		r.releaseStamps = holdKernelStamps()
+		holdKernelStamps()
 	}
 	r.parent = ctx
 	r.hardCtx, r.hardStop = context.WithCancel(ctx)
@@ -422,9 +421,6 @@ func (r *Run) run() {
 	r.hardStop()
 	if t, ok := r.client.Transport.(*http.Transport); ok && r.cfg.Transport == nil {
 		t.CloseIdleConnections()
-	}
-	if r.releaseStamps != nil {
-		r.releaseStamps()
 	}
 
 	r.mu.Lock()

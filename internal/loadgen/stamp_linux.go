@@ -186,60 +186,53 @@ func (c *stampConn) kernelStamp() int64 { return c.stampNS.Load() }
 // suite beside it saw the first 98 of 1,000 streams unstamped) — and
 // keeps that socket open for the life of the process, the kernel stamping
 // while any socket asks, so that later runs in the process start stamped
-// without waiting again. release does nothing; it is kept so that a run
-// says when it no longer needs the stamps.
-func holdKernelStamps() (release func()) {
-	stampHold.Do(func() { stampHoldFD = enableKernelStamps(stampWait) })
-	return func() {}
-}
+// without waiting again.
+func holdKernelStamps() { stampHold.Do(func() { enableKernelStamps(stampWait) }) }
 
-var (
-	stampHold   sync.Once
-	stampHoldFD int = -1 // the socket that keeps stamping on (-1: none)
-)
+var stampHold sync.Once
 
 // stampWait bounds holdKernelStamps' wait for the kernel to start
 // stamping.
 const stampWait = 3 * time.Second
 
 // enableKernelStamps opens the loopback socket that asks for stamps and
-// waits, up to wait, until a datagram to itself comes back stamped. It
-// returns the socket (open whether or not the stamp came), or -1 when the
-// socket could not be set up.
-func enableKernelStamps(wait time.Duration) int {
+// waits, up to wait, until a datagram to itself comes back stamped. The
+// socket is never closed (it is what keeps the kernel stamping), whether
+// or not the stamp came; one that cannot be set up is closed.
+func enableKernelStamps(wait time.Duration) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return -1
+		return
 	}
 	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) != nil ||
 		unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}) != nil {
 		unix.Close(fd)
-		return -1
+		return
 	}
 	self, err := unix.Getsockname(fd)
 	if err != nil {
 		unix.Close(fd)
-		return -1
+		return
 	}
 	var buf [1]byte
 	var oob [64]byte
 	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		if unix.Sendto(fd, buf[:], 0, self) != nil {
-			return fd
+			return
 		}
 		for range 10 {
 			_, oobn, _, _, err := unix.Recvmsg(fd, buf[:], oob[:], 0)
 			if err == nil {
 				if parseStamp(oob[:oobn]) != 0 {
-					return fd
+					return
 				}
 				break
 			}
 			if err != unix.EAGAIN && err != unix.EINTR {
-				return fd
+				return
 			}
 			time.Sleep(100 * time.Microsecond)
 		}
 	}
-	return fd
+
 }

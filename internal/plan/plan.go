@@ -330,10 +330,7 @@ func validate(ctx context.Context, q Question, sp Space, lines []*line, ans *Ans
 	}
 	failed := map[key]bool{}
 	ans.Winner = nil
-	for range maxValidations {
-		if len(pool) == 0 {
-			return nil
-		}
+	for runs := 0; runs < maxValidations && len(pool) > 0; {
 		i := 0
 		for j, c := range pool {
 			if cost(c) < cost(pool[i])-1e-9 || (math.Abs(cost(c)-cost(pool[i])) <= 1e-9 && c.o != nil && (pool[i].o == nil || cheaper(c.o, pool[i].o))) {
@@ -347,6 +344,7 @@ func validate(ctx context.Context, q Question, sp Space, lines []*line, ans *Ans
 			continue
 		}
 		n := max(q.ValidateRequests, q.SearchRequests)
+		runs++
 		v := simulate(ctx, q, c.l.v, c.n, c.l.router, n)
 		if err := ctx.Err(); err != nil {
 			return err

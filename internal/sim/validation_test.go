@@ -210,41 +210,40 @@ func vllmBenchServe(t *testing.T, cfg simengine.Config, rate float64, n, in, out
 // the TPOT slot, and the output tokens per second over the run.
 func vllmBenchClosed(t *testing.T, cfg simengine.Config, c, n, in, out int) measured {
 	t.Helper()
-	var ttft, itl []float64
-	res, err := Run(context.Background(), Config{Engine: cfg, Gen: fixed{in, out}, Concurrency: c, Requests: int64(n), StreamTokenTimes: true},
-		func(r *record.Request) {
-			if r.Error != "" {
-				return
-			}
-			ttft = append(ttft, float64(r.FirstToken-r.Sent)/1e6)
-			for i := 1; i < len(r.TokenTimes); i++ {
-				itl = append(itl, float64(r.TokenTimes[i]-r.TokenTimes[i-1])/1e6)
-			}
-		})
-	if err != nil || len(ttft) == 0 || len(itl) == 0 {
-		t.Fatalf("simulated run: %v (%d records)", err, len(ttft))
-	}
+	ttft, itl, res := pooledRun(t, Config{Engine: cfg, Gen: fixed{in, out}, Concurrency: c, Requests: int64(n)})
 	return measured{ttftMS: quantile(ttft, 0.5), tpotMS: quantile(itl, 0.5), outputTPS: float64(res.Tokens) / res.End.Seconds()}
 }
 
-// gpustackBurst is the GPUStack runs: n requests of in / out sent at once
-// to vLLM's defaults on gpu. Returns the mean TTFT and mean TPOT, and in
-// the throughput slot the total tokens a second (prompt and answer) over
-// the run, as the pages' "Total Token throughput".
-func gpustackBurst(t *testing.T, gpu string, host hostConstants, n, in, out int) measured {
+// pooledRun runs c with token times and returns every successful request's
+// TTFT and every inter-token gap, pooled, in ms (vllm bench serve's
+// percentiles are over these).
+func pooledRun(t *testing.T, c Config) (ttft, itl []float64, res Result) {
 	t.Helper()
-	return gpustackBurstOf(t, gpu, "qwen3-14b", 1, host, n, in, out)
+	c.StreamTokenTimes = true
+	res, err := Run(context.Background(), c, func(r *record.Request) {
+		if r.Error != "" {
+			return
+		}
+		ttft = append(ttft, float64(r.FirstToken-r.Sent)/1e6)
+		for i := 1; i < len(r.TokenTimes); i++ {
+			itl = append(itl, float64(r.TokenTimes[i]-r.TokenTimes[i-1])/1e6)
+		}
+	})
+	if err != nil || len(ttft) == 0 || len(itl) == 0 {
+		t.Fatalf("simulated run: %v (%d records)", err, len(ttft))
+	}
+	return ttft, itl, res
 }
 
-// gpustackBurstOf is gpustackBurst for another model at tp.
+// gpustackBurstOf is the GPUStack runs: n requests of in / out sent at
+// once to vLLM's defaults for model on gpu at tp. Returns the mean TTFT
+// and mean TPOT, and in the throughput slot the total tokens a second
+// (prompt and answer) over the run, as the pages' "Total Token
+// throughput".
 func gpustackBurstOf(t *testing.T, gpu, model string, tp int, host hostConstants, n, in, out int) measured {
 	t.Helper()
 	cfg := engineConfig(t, gpu, model, tp)
-	cost := simengine.DefaultCost
-	cost.FrontEndSerialNS = host.serialNS
-	if host.cmpEff > 0 {
-		cost.ComputeEfficiency = host.cmpEff
-	}
+	cost := host.cost()
 	cfg.Cost = &cost
 	r := meanRun(t, Config{Engine: cfg, Gen: fixed{in, out}, Concurrency: n, Requests: int64(n)}, out)
 	r.outputTPS *= float64(in+out) / float64(out)
@@ -405,9 +404,7 @@ func validationPoints() []validationPoint {
 		cfg := modelConfig(t, simengine.Model{Name: "Qwen3-0.6B", Layers: 28, HiddenSize: 1024, Heads: 16, KVHeads: 8, HeadDim: 128,
 			FFNSize: 3072, VocabSize: 151936, MaxContext: 40960, WeightPrecision: "bf16", TiedEmbeddings: true}, 1)
 		cfg.GPUMemoryUtilization, cfg.MaxModelLen = 0.5, 2048
-		cost := simengine.DefaultCost
-		cost.StepOverheadNS, cost.StepPerSeqNS = kvcachedHost.t0NS, kvcachedHost.perSeqNS
-		cost.FrontEndNS, cost.FrontEndSerialNS = kvcachedHost.frontEndNS, kvcachedHost.serialNS
+		cost := kvcachedHost.cost()
 		cfg.Cost = &cost
 		return cfg
 	}
@@ -424,17 +421,7 @@ func validationPoints() []validationPoint {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var ttft, itl []float64
-			_, err = Run(context.Background(), Config{Engine: kvcachedCfg(t), Gen: fixed{512, 128}, Requests: 500, Arrivals: arr, StreamTokenTimes: true},
-				func(r *record.Request) {
-					ttft = append(ttft, float64(r.FirstToken-r.Sent)/1e6)
-					for i := 1; i < len(r.TokenTimes); i++ {
-						itl = append(itl, float64(r.TokenTimes[i]-r.TokenTimes[i-1])/1e6)
-					}
-				})
-			if err != nil || len(ttft) == 0 {
-				t.Fatalf("simulated run: %v", err)
-			}
+			ttft, itl, _ := pooledRun(t, Config{Engine: kvcachedCfg(t), Gen: fixed{512, 128}, Requests: 500, Arrivals: arr})
 			if which == "ttft-p99" {
 				return quantile(ttft, 0.99)
 			}
@@ -453,8 +440,7 @@ func validationPoints() []validationPoint {
 			cfg := simengine.DefaultConfig(g, simengine.Model{Name: "Qwen2.5-0.5B", Layers: 24, HiddenSize: 896, Heads: 14, KVHeads: 2, HeadDim: 64,
 				FFNSize: 4864, VocabSize: 151936, MaxContext: 32768, WeightPrecision: "bf16", TiedEmbeddings: true}, 1)
 			cfg.GPUMemoryUtilization, cfg.MaxModelLen = 0.6, 8192
-			cost := simengine.DefaultCost
-			cost.StepPerSeqNS, cost.FrontEndNS, cost.FrontEndLoadNS = wmxHost.perSeqNS, wmxHost.frontEndNS, wmxHost.loadNS
+			cost := wmxHost.cost()
 			cfg.Cost = &cost
 			return vllmBenchClosed(t, cfg, c, 20*c, 256, 128).get(metric)
 		}
@@ -1004,10 +990,29 @@ func TestValidationTable(t *testing.T) {
 // knee's defaults instead the kvcached rows at 16 req/s read -40% (TTFT)
 // and -44% (TPOT), the wmx TTFTs -53% to -73%.
 type hostConstants struct {
-	t0NS, perSeqNS       int64   // CostParams.StepOverheadNS (0: default), StepPerSeqNS
-	frontEndNS, serialNS int64   // CostParams.FrontEndNS, FrontEndSerialNS
-	loadNS               int64   // CostParams.FrontEndLoadNS
-	cmpEff               float64 // CostParams.ComputeEfficiency (0: default)
+	// In place of DefaultCost's (0: the default's): StepOverheadNS,
+	// StepPerSeqNS, FrontEndNS, FrontEndSerialNS, FrontEndLoadNS and
+	// ComputeEfficiency.
+	t0NS, perSeqNS, frontEndNS, serialNS, loadNS int64
+	cmpEff                                       float64
+}
+
+// cost is DefaultCost with the host's constants in place of the defaults
+// (a zero constant keeps the default's).
+func (h hostConstants) cost() simengine.CostParams {
+	c := simengine.DefaultCost
+	for _, f := range []struct {
+		v   int64
+		dst *int64
+	}{{h.t0NS, &c.StepOverheadNS}, {h.perSeqNS, &c.StepPerSeqNS}, {h.frontEndNS, &c.FrontEndNS}, {h.serialNS, &c.FrontEndSerialNS}, {h.loadNS, &c.FrontEndLoadNS}} {
+		if f.v > 0 {
+			*f.dst = f.v
+		}
+	}
+	if h.cmpEff > 0 {
+		c.ComputeEfficiency = h.cmpEff
+	}
+	return c
 }
 
 // kvcachedHost: vLLM 0.19 on an H100 host.
