@@ -53,6 +53,46 @@ func TestFrontEndSerialFlagPacesSim(t *testing.T) {
 	}
 }
 
+// --front-end-serial-split holds a burst's first tokens back: with half of
+// the 20 ms done before each request's handler yields, every request's
+// second half queues behind the first halves of all 40, so the k-th first
+// token comes ~400 + 10k ms in rather than ~20k: the median ~200 ms later,
+// the last at the same ~800 ms. A share outside [0, 1] exits 2 on every
+// command that takes it.
+func TestFrontEndSerialSplitHoldsTheBurstsFirstTokens(t *testing.T) {
+	run := func(args ...string) (ttftP50, ttftMax float64, config map[string]string) {
+		t.Helper()
+		var s struct {
+			TTFT struct{ P50, Max float64 } `json:"ttft_ms"`
+			Run  struct {
+				Config map[string]string `json:"config"`
+			} `json:"run"`
+		}
+		simJSON(t, &s, append([]string{"--concurrency", "40", "--requests", "40", "--input-tokens", "64", "--output-tokens", "4", "--front-end-serial", "20ms"}, args...)...)
+		return s.TTFT.P50, s.TTFT.Max, s.Run.Config
+	}
+	splitP50, splitMax, cfg := run("--front-end-serial-split", "0.5")
+	oneP50, oneMax, _ := run()
+	t.Logf("burst of 40 at 20 ms a request: TTFT p50 %.0f ms, max %.0f ms with --front-end-serial-split 0.5; %.0f and %.0f ms without", splitP50, splitMax, oneP50, oneMax)
+	if cfg["front_end_serial_split"] != "0.5" {
+		t.Errorf("run config front_end_serial_split = %q, want 0.5", cfg["front_end_serial_split"])
+	}
+	if d := splitP50 - oneP50; d < 170 || d > 230 {
+		t.Errorf("TTFT p50 %.0f ms with the split, %.0f ms without: want ~200 ms later (the 40 first halves of 10 ms, less the median's own 20 of them)", splitP50, oneP50)
+	}
+	if d := splitMax - oneMax; d > 50 || d < -50 {
+		t.Errorf("latest TTFT %.0f ms with the split, %.0f ms without: the same work, so want them within 50 ms", splitMax, oneMax)
+	}
+	for _, cmd := range [][]string{{"sim"}, {"sim", "sweep"}, {"serve"}} {
+		for _, v := range []string{"-0.1", "1.5"} {
+			code, _, errs := kneeCmd(t, append(cmd, "--front-end-serial-split", v)...)
+			if code != ExitUsage || !strings.Contains(errs, "--front-end-serial-split "+v+": want a share from 0 to 1") {
+				t.Errorf("%v --front-end-serial-split %s: exit %d: %s", cmd, v, code, errs)
+			}
+		}
+	}
+}
+
 // knee serve paces its front end the same way in wall time: each request
 // waits at least one serial cost, and the last of three sent together
 // cannot finish before three serial costs have passed since the first was

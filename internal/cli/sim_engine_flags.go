@@ -26,7 +26,8 @@ type simEngineFlags struct {
 	frontEndSet                      bool                                  // --front-end-ms given (noteSet); embedded servers built from a literal keep the default
 	costDurations                    [len(costDurationFlags)]time.Duration // by costDurationFlags
 	profile                          string
-	gpuSet, modelSet, tpSet          bool // given on the command line
+	gpuSet, modelSet, tpSet          bool    // given on the command line
+	serialSplit                      float64 // --front-end-serial-split
 	cost                             *simengine.CostParams
 	fileFlags                        bool // --gpu-file, --model-file and --preset-file are registered
 }
@@ -67,6 +68,7 @@ func (e *simEngineFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&e.noPrefixCaching, "no-prefix-caching", false, "turn off automatic prefix caching (on by default, as in vLLM V1)")
 	fs.BoolVar(&e.noAsyncScheduling, "no-async-scheduling", false, "schedule each step after the last one ends (vLLM's --no-async-scheduling; async is vLLM's default: a request arriving mid-step waits one step more)")
 	fs.Float64Var(&e.stepTimeScale, "step-time-scale", 1, "multiply every step time (>1 models a slower engine)")
+	fs.Float64Var(&e.serialSplit, "front-end-serial-split", 0, "share of --front-end-serial a request's handler does before it first yields, after which the rest queues again behind every request that arrived meanwhile: in a burst no request reaches the engine until this share of the burst's admission time has passed (0.6 for the GPUStack vLLM 0.11 hosts, 0.2 for the kvcached host of docs/simulator.md; 0: one turn)")
 	fs.Float64Var(&e.frontEndMS, "front-end-ms", -1, "per-request front-end cost before the engine sees a request (HTTP, template, tokenization); -1: the model's default, 0: none")
 	for i, f := range costDurationFlags {
 		fs.DurationVar(&e.costDurations[i], f.name, 0, f.help)
@@ -183,6 +185,9 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 	case e.frontEndSet && e.frontEndMS < 0:
 		return simengine.Config{}, Usagef("--front-end-ms %v: want milliseconds >= 0, or -1 for the default", e.frontEndMS)
 	}
+	if !(e.serialSplit >= 0 && e.serialSplit <= 1) {
+		return simengine.Config{}, Usagef("--front-end-serial-split %v: want a share from 0 to 1, such as 0.6", e.serialSplit)
+	}
 	for i, f := range costDurationFlags {
 		if d := e.costDurations[i]; d < 0 {
 			return simengine.Config{}, Usagef("--%s %v: want a duration of 0 or more%s, such as %s", f.name, d, f.per, f.example)
@@ -219,6 +224,9 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 			override(func(p *simengine.CostParams) { *f.field(p) = int64(d) })
 		}
 	}
+	if e.serialSplit > 0 {
+		override(func(p *simengine.CostParams) { p.FrontEndSerialSplit = e.serialSplit })
+	}
 	return c, nil
 }
 
@@ -242,6 +250,9 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 		if d := e.costDurations[i]; d > 0 {
 			kv = append(kv, [2]string{f.key, d.String()})
 		}
+	}
+	if e.serialSplit > 0 {
+		kv = append(kv, [2]string{"front_end_serial_split", strconv.FormatFloat(e.serialSplit, 'g', -1, 64)})
 	}
 	if c.StepTimeScale != 1 {
 		kv = append(kv, [2]string{"step_time_scale", strconv.FormatFloat(c.StepTimeScale, 'g', -1, 64)})

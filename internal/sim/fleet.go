@@ -131,6 +131,7 @@ type fleetReq struct {
 	segs               []simengine.Segment
 	times              []time.Duration
 	phases             simengine.Phases
+	feRest             simengine.FrontEndCost // its front end's cost; FirstNS > 0 while its first turn runs
 	// Disaggregated: stage 0 is the prefill, 1 the decode; pre holds the
 	// prefill's phases and engineAt when the prefill replica got it.
 	stage    int8
@@ -359,9 +360,15 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 		p := &reqs[slot]
 		*p = fleetReq{id: id, sched: sched, sent: now, in: in, out: out, inFlight: inFlight, user: user, replica: ri,
 			times: p.times[:0], segs: append(p.segs[:0], segBuf...), session: rt.session}
-		if serial, lat := r.eng.FrontEnd(id, in); serial+lat > 0 {
+		if c := r.eng.FrontEnd(id, in); !c.Zero() {
 			r.frontEnd++
-			q.Push(simengine.Event{Time: r.fe.Admit(int64(now), serial, lat), Kind: evSubmit, ID: int64(slot)})
+			var at int64
+			if p.feRest = c; c.FirstNS > 0 {
+				at = r.fe.Turn(int64(now), c.FirstNS)
+			} else {
+				at = r.fe.Admit(int64(now), c)
+			}
+			q.Push(simengine.Event{Time: at, Kind: evSubmit, ID: int64(slot)})
 			return
 		}
 		submit(slot, now)
@@ -419,7 +426,16 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 		t := time.Duration(ev.Time)
 		switch ev.Kind {
 		case evSubmit:
-			reps[reqs[ev.ID].replica].frontEnd--
+			p := &reqs[ev.ID]
+			r := &reps[p.replica]
+			if p.feRest.FirstNS > 0 {
+				// Its first turn is done: the rest queues behind every
+				// request that joined the lane meanwhile.
+				p.feRest.FirstNS = 0
+				q.Push(simengine.Event{Time: r.fe.Admit(ev.Time, p.feRest), Kind: evSubmit, ID: ev.ID})
+				return
+			}
+			r.frontEnd--
 			submit(int(ev.ID), t)
 		case evDone:
 			done(int(ev.ID), t)

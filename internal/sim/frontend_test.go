@@ -54,7 +54,7 @@ func TestFrontEndQueueSerializes(t *testing.T) {
 	var q simengine.FrontEndQueue
 	var got []int64
 	for range 4 {
-		got = append(got, q.Admit(100, 10, 1000))
+		got = append(got, q.Admit(100, simengine.FrontEndCost{SerialNS: 10, LatencyNS: 1000}))
 	}
 	want := []int64{1110, 1120, 1130, 1140}
 	for i := range want {
@@ -62,8 +62,36 @@ func TestFrontEndQueueSerializes(t *testing.T) {
 			t.Fatalf("burst admitted at %v, want %v", got, want)
 		}
 	}
-	if at := q.Admit(5000, 10, 1000); at != 6010 {
+	if at := q.Admit(5000, simengine.FrontEndCost{SerialNS: 10, LatencyNS: 1000}); at != 6010 {
 		t.Errorf("an arrival after the burst waits for nobody: %d, want 6010", at)
+	}
+}
+
+// A request with a first part takes two turns at the lane: its second
+// queues behind every turn that joined before its first ended, those of
+// requests that arrived after it included, and a request that finds the
+// lane idle pays both parts back to back.
+func TestFrontEndQueueSecondTurnQueuesBehind(t *testing.T) {
+	var q simengine.FrontEndQueue
+	c := simengine.FrontEndCost{FirstNS: 10, SerialNS: 30, LatencyNS: 1000}
+	var firsts []int64
+	for range 3 { // a burst at 100
+		firsts = append(firsts, q.Turn(100, c.FirstNS))
+	}
+	late := q.Turn(115, c.FirstNS) // arrives while the burst's first turns run
+	if want := []int64{110, 120, 130}; !slices.Equal(firsts, want) || late != 140 {
+		t.Fatalf("first turns done at %v and %d, want %v and 140", firsts, late, want)
+	}
+	// Each second turn joins when its first is done, in that order.
+	var engine []int64
+	for _, at := range append(firsts, late) {
+		engine = append(engine, q.Admit(at, c))
+	}
+	if want := []int64{1170, 1200, 1230, 1260}; !slices.Equal(engine, want) {
+		t.Errorf("engine arrivals %v, want %v: every second turn after all four first ones", engine, want)
+	}
+	if at := q.Admit(q.Turn(5000, c.FirstNS), c); at != 6040 {
+		t.Errorf("a request on an idle lane reaches the engine at %d, want 6040 (10 + 30 + 1000 after it arrived)", at)
 	}
 }
 

@@ -158,9 +158,10 @@ type pending struct {
 	id       int64
 	sched    time.Duration
 	sent     time.Duration
-	engineAt time.Duration       // when the front end handed it to the engine
-	feDone   int64               // front-end time at which its front end is done (frontEndClock)
-	segs     []simengine.Segment // the prompt's content (reused per slot)
+	engineAt time.Duration          // when the front end handed it to the engine
+	feDone   int64                  // front-end time at which its front end's turn is done (frontEndClock)
+	feRest   simengine.FrontEndCost // its front end's cost; FirstNS > 0 while its first turn runs
+	segs     []simengine.Segment    // the prompt's content (reused per slot)
 	first    time.Duration
 	in, out  int
 	inFlight int
@@ -332,10 +333,15 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		p := &pend[slot]
 		*p = pending{id: h.id, sched: h.sched, sent: now, in: in, out: out, inFlight: inFlight, user: h.user, times: p.times[:0], counts: p.counts[:0],
 			segs: append(p.segs[:0], segBuf...), turn: turn, outputID: outputID} // kept until the front end hands it on
-		if serial, lat := eng.FrontEnd(h.id, in); serial+lat > 0 {
+		if c := eng.FrontEnd(h.id, in); !c.Zero() {
 			// The front end's costs are spent in its own time (the
 			// simulation's, unless steps slow it: frontEndClock).
-			p.feDone = frontEnd.Admit(int64(feClock.at(int64(now))), serial, lat)
+			at := int64(feClock.at(int64(now)))
+			if p.feRest = c; c.FirstNS > 0 {
+				p.feDone = frontEnd.Turn(at, c.FirstNS)
+			} else {
+				p.feDone = frontEnd.Admit(at, c)
+			}
 			q.Push(simengine.Event{Time: feClock.when(float64(p.feDone), int64(now)), Kind: evSubmit, ID: int64(slot)})
 			return
 		}
@@ -411,6 +417,14 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		if ev.Kind == evSubmit {
 			if p := &pend[ev.ID]; !feClock.done(float64(p.feDone), ev.Time) {
 				// Steps ran meanwhile: the front end is not done yet.
+				q.Push(simengine.Event{Time: feClock.when(float64(p.feDone), ev.Time), Kind: evSubmit, ID: ev.ID})
+				return
+			}
+			if p := &pend[ev.ID]; p.feRest.FirstNS > 0 {
+				// Its first turn is done: the rest queues behind every
+				// request that joined the lane meanwhile.
+				p.feRest.FirstNS = 0
+				p.feDone = frontEnd.Admit(p.feDone, p.feRest)
 				q.Push(simengine.Event{Time: feClock.when(float64(p.feDone), ev.Time), Kind: evSubmit, ID: ev.ID})
 				return
 			}

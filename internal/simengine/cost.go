@@ -58,6 +58,17 @@ type CostParams struct {
 	// one every FrontEndSerialNS. 0 by default (docs/simulator.md, "The
 	// front end").
 	FrontEndSerialNS int64
+	// FrontEndSerialSplit is the share of FrontEndSerialNS a request's
+	// handler does before it first yields (vLLM's API server: request
+	// parsing and the chat template, then an await on the tokenizer
+	// thread); the rest waits its turn again, behind the work of every
+	// request that arrived meanwhile. In a burst every first part then
+	// runs before any second one, so first tokens start a share of the
+	// burst's admission time in (0: one turn, as a separate serial lane;
+	// 1: all the work in the first turn). It changes nothing for requests
+	// that find the lane idle. 0 by default; fitted per host
+	// (docs/simulator.md, "Hosts whose CPU does not keep up").
+	FrontEndSerialSplit float64
 	// FrontEndLoadNS is front-end latency added per 1,000 output tokens a
 	// second that the server streams when a request arrives: on a host
 	// whose API server both admits requests and streams every answer from

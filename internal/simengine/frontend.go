@@ -15,13 +15,14 @@ const FittedFrontEndNS = 7_300_000
 type frontEnd struct {
 	baseNS, perTokenNS, jitter float64
 	serialNS                   int64
+	split                      float64 // CostParams.FrontEndSerialSplit
 	loadNS                     float64 // CostParams.FrontEndLoadNS
 	seed                       uint64
 }
 
 func newFrontEnd(p CostParams, seed int64) frontEnd {
 	return frontEnd{baseNS: float64(p.FrontEndNS), perTokenNS: p.FrontEndPerTokenNS, jitter: p.FrontEndJitter,
-		serialNS: max(p.FrontEndSerialNS, 0), loadNS: float64(max(p.FrontEndLoadNS, 0)), seed: uint64(seed)}
+		serialNS: max(p.FrontEndSerialNS, 0), split: min(max(p.FrontEndSerialSplit, 0), 1), loadNS: float64(max(p.FrontEndLoadNS, 0)), seed: uint64(seed)}
 }
 
 // streamRateWindowNS is the time constant of the streamed-token rate that
@@ -45,43 +46,67 @@ func (e *Engine) noteStream(idle, dt int64, sampled int64) {
 // (the exponential average FrontEndLoadNS prices; 0 unless it is set).
 func (e *Engine) StreamRate() float64 { return math.Float64frombits(e.streamRate.Load()) }
 
-// FrontEnd is request id's front-end cost in ns, in two parts. serialNS is
-// the work the server's front end does one request at a time: the
-// per-prompt-token cost (tokenization: vLLM's API server tokenizes every
-// prompt on one thread, the single worker of AsyncMicrobatchTokenizer in
-// vllm/utils/async_utils.py) plus CostParams.FrontEndSerialNS. latencyNS is the rest, which overlaps between
-// requests (chat template, hand-off to the engine process, scheduling
-// delays): the base cost spread by the jitter, a deterministic function of
-// id and Config.Seed. Callers pass a request to the engine once it has had
-// its turn at the serial part and the latency has passed (sim.Run in
+// FrontEndCost is one request's front-end cost (Engine.FrontEnd), in ns.
+type FrontEndCost struct {
+	// FirstNS is serial work done before the request's handler first
+	// yields (CostParams.FrontEndSerialSplit): after it the request joins
+	// the serial lane again, at its back.
+	FirstNS int64
+	// SerialNS is the serial work of its (last) turn: the per-prompt-token
+	// cost (tokenization: vLLM's API server tokenizes every prompt on one
+	// thread, the single worker of AsyncMicrobatchTokenizer in
+	// vllm/utils/async_utils.py) plus the rest of CostParams.FrontEndSerialNS.
+	SerialNS int64
+	// LatencyNS is the rest, which overlaps between requests (chat
+	// template, hand-off to the engine process, scheduling delays).
+	LatencyNS int64
+}
+
+// Zero reports whether the request reaches the engine as it arrives.
+func (c FrontEndCost) Zero() bool { return c.FirstNS+c.SerialNS+c.LatencyNS == 0 }
+
+// FrontEnd is request id's front-end cost: its latency is the base cost
+// spread by the jitter, a deterministic function of id and Config.Seed.
+// Callers pass a request to the engine once it has had its turns at the
+// serial lane (FrontEndQueue) and the latency has passed (sim.Run in
 // virtual time, the simulated server in wall time); TTFT and E2E include
 // it. With CostParams.FrontEndLoadNS the latency also grows with the
 // tokens a second the engine streams as of its last step. It reads only
 // immutable state and that rate (atomic), and is safe for concurrent use.
-func (e *Engine) FrontEnd(id int64, inputTokens int) (serialNS, latencyNS int64) {
+func (e *Engine) FrontEnd(id int64, inputTokens int) FrontEndCost {
 	f := &e.fe
 	if f.baseNS == 0 && f.perTokenNS == 0 && f.serialNS == 0 && f.loadNS == 0 {
-		return 0, 0
+		return FrontEndCost{}
 	}
 	u := float64(splitmix64(f.seed^uint64(id)*0x9e3779b97f4a7c15)>>11) / (1 << 53) // [0, 1)
 	latency := max(f.baseNS*(1+f.jitter*(2*u-1)), 0)
 	if f.loadNS > 0 {
 		latency += f.loadNS * e.StreamRate() / 1000
 	}
-	return f.serialNS + int64(f.perTokenNS*float64(inputTokens)), int64(latency)
+	first := int64(f.split * float64(f.serialNS))
+	return FrontEndCost{FirstNS: first, SerialNS: f.serialNS - first + int64(f.perTokenNS*float64(inputTokens)), LatencyNS: int64(latency)}
 }
 
-// FrontEndQueue serializes the serial part of the front end: Admit says when
-// a request that reached the front end at arrival is handed to the engine.
-// The zero value is ready; it is not safe for concurrent use.
+// FrontEndQueue is the front end's serial lane, one request's turn at a
+// time in the order they join it. The zero value is ready; it is not safe
+// for concurrent use.
+//
+// A request with a first part (FrontEndCost.FirstNS) takes two turns:
+// Turn(arrival, FirstNS) says when its first is done, and at that time,
+// once every request that arrived before it has joined, the caller calls
+// Admit for the rest, so the second turn queues behind them.
 type FrontEndQueue struct{ busyUntil int64 }
 
-// Admit returns the engine arrival time of a request that reached the front
-// end at arrival with the given cost parts.
-func (q *FrontEndQueue) Admit(arrival, serialNS, latencyNS int64) int64 {
-	start := max(arrival, q.busyUntil)
-	q.busyUntil = start + serialNS
-	return q.busyUntil + latencyNS
+// Turn returns when ns of serial work that joins the lane at is done.
+func (q *FrontEndQueue) Turn(at, ns int64) int64 {
+	q.busyUntil = max(at, q.busyUntil) + ns
+	return q.busyUntil
+}
+
+// Admit returns the engine arrival time of a request that joins the lane
+// at arrival for its (last) turn: c's SerialNS, then its latency.
+func (q *FrontEndQueue) Admit(arrival int64, c FrontEndCost) int64 {
+	return q.Turn(arrival, c.SerialNS) + c.LatencyNS
 }
 
 func splitmix64(x uint64) uint64 {

@@ -16,7 +16,7 @@ func TestFrontEndLoadFollowsTheStreamedRate(t *testing.T) {
 		p.FrontEndJitter, p.FrontEndLoadNS = 0, loadNS
 		c.Cost = &p
 	})
-	_, base := e.FrontEnd(1, 100)
+	base := e.FrontEnd(1, 100).LatencyNS
 	if base != FittedFrontEndNS {
 		t.Fatalf("front-end latency before any step %d ns, want the base %d", base, FittedFrontEndNS)
 	}
@@ -37,7 +37,7 @@ func TestFrontEndLoadFollowsTheStreamedRate(t *testing.T) {
 	if got := e.StreamRate(); math.Abs(got-rate) > 0.01*rate {
 		t.Errorf("stream rate %.0f tok/s after %d steps, want the batch's %.0f (%d tokens in %.1f s)", got, steps, rate, tokens, float64(e.Now()-start)/1e9)
 	}
-	_, lat := e.FrontEnd(2, 100)
+	lat := e.FrontEnd(2, 100).LatencyNS
 	want := float64(base) + loadNS*rate/1000
 	if math.Abs(float64(lat)-want) > 0.01*want {
 		t.Errorf("front-end latency %.1f ms at %.0f tok/s, want %.1f (base + 10 ms per 1,000 tok/s)", float64(lat)/1e6, rate, want/1e6)
@@ -71,7 +71,7 @@ func TestFrontEndLoadOffByDefault(t *testing.T) {
 	for e.HasWork() {
 		e.Step(nil)
 	}
-	if _, lat := e.FrontEnd(9, 100); lat != FittedFrontEndNS || e.StreamRate() != 0 {
+	if lat := e.FrontEnd(9, 100).LatencyNS; lat != FittedFrontEndNS || e.StreamRate() != 0 {
 		t.Errorf("front-end latency %d ns, stream rate %v: want the base %d and no rate kept", lat, e.StreamRate(), FittedFrontEndNS)
 	}
 }

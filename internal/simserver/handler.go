@@ -126,19 +126,35 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 	// The modelled front end (HTTP, chat template, tokenization of a
 	// Python server) holds the request before the engine sees it; its time
 	// is in TTFT and in the reported queue time, as in knee sim.
-	serial, lat := s.eng.FrontEnd(int64(n), in)
+	c := s.eng.FrontEnd(int64(n), in)
 	fe := int64(0)
-	if serial+lat > 0 {
-		s.feMu.Lock()
-		fe = s.frontEnd.Admit(recv, serial, lat) - recv
-		s.feMu.Unlock()
+	wait := func() bool {
+		if d := time.Duration(recv + fe - s.now()); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return false
+			}
+		}
+		return true
 	}
-	if d := time.Duration(recv + fe - s.now()); fe > 0 && d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
+	if c.FirstNS > 0 {
+		// Its first turn, then the rest behind every request that joined
+		// the lane meanwhile (simengine.FrontEndQueue).
+		s.feMu.Lock()
+		fe = s.frontEnd.Turn(recv, c.FirstNS) - recv
+		s.feMu.Unlock()
+		if !wait() {
+			return
+		}
+	}
+	if !c.Zero() {
+		s.feMu.Lock()
+		fe = s.frontEnd.Admit(recv+fe, c) - recv
+		s.feMu.Unlock()
+		if !wait() {
 			return
 		}
 	}
