@@ -31,7 +31,7 @@ import (
 //   - [nim] NVIDIA NIM LLM benchmarking, "Performance" (docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance): Llama-3.3-70B-Instruct, NIM 1.8.0, fp8 TP2 on 2× H100 80G, a closed loop at concurrency 1-250 (the page points to its AIPerf guide; measured past the run's start, see aiperfLoop), 5000 in / 500 out and 500 in / 2000 out; mean TTFT, mean ITL, output tok/s. Another engine (assumed TensorRT-LLM's C++ executor, NIM's optimized profile for fp8 TP2 on H100s; the page does not name it): simulated as a calibrated profile with synchronous scheduling (nimProfile).
 //   - [kvcached] github.com/ovg-project/kvcached benchmarks/bench_layout (H100_results.md, run_sweep.sh, sweep_results/A_vanilla_inf.*.json and F_vanilla_r16.*.json): Qwen/Qwen3-0.6B BF16 on one H100 80GB HBM3, vLLM 0.19.0 without kvcached ("vanilla"), vllm serve --gpu-memory-utilization 0.5 --max-model-len 2048; vllm bench serve --backend vllm --dataset-name random 512 in / 128 out (every answer ran to 128: 64,000 output tokens in each file), 500 prompts after a 100-prompt warm-up, at --request-rate 16 (Poisson) and inf (all at once); mean TTFT, mean TPOT and request throughput, means of three seeds.
 //   - [wmx] ai.wmx.dev/benchmarks (serving/raw-vllm at commit 8e78aaa, its benchmarks/ Job): Qwen/Qwen2.5-0.5B-Instruct BF16 on one NVIDIA L4 (23 GB, a GKE g2-standard-4 node: 4 vCPUs), vLLM 0.23.0 (V1), vllm serve --gpu-memory-utilization 0.6 --max-model-len 8192; vllm bench serve random 256 in / 128 out --ignore-eos, --request-rate inf at --max-concurrency 1-32 (a closed loop of C users; the prompt count is not published: C × 20 assumed); TTFT p50, ITL p50 and output tok/s.
-//   - [gpustack] github.com/gpustack/gpustack docs/performance-lab/qwen3-14b/a100.md and h100.md, qwen3-235b-a22b/h100.md ("Other Benchmark Cases", the vLLM baseline): Qwen/Qwen3-14B BF16 on one A100 80GB and one H100, Qwen3-235B-A22B-Instruct-2507 BF16 on eight H100s at TP8 (vllm serve -tp 8; its answers end early: 82, 184 and 99 tokens on average, run at those lengths), vLLM 0.11.0, vllm serve Qwen/Qwen3-14B (defaults); vllm bench serve --backend openai-chat --dataset-name random --seed 42 with every request sent at once: 500 of 2000 in / 100 out and of 4000 / 200, 100 of 32000 / 100, 1000 of 128 / 4; total tok/s (input and output over the run), mean TTFT and mean TPOT.
+//   - [gpustack] github.com/gpustack/gpustack docs/performance-lab/qwen3-14b/a100.md and h100.md, qwen3-235b-a22b/h100.md ("Other Benchmark Cases", the vLLM baseline) and qwen3-8b/h100-latency.md (vllm serve Qwen/Qwen3-8B on one H100 SXM, vLLM 0.11.0; vllm bench serve --backend openai-chat --dataset-name sharegpt --num-prompts 100 --max-concurrency 4: 23,260 prompt and 22,061 output tokens, run at their means 233 / 221; mean TTFT, mean TPOT, output tok/s): Qwen/Qwen3-14B BF16 on one A100 80GB and one H100, Qwen3-235B-A22B-Instruct-2507 BF16 on eight H100s at TP8 (vllm serve -tp 8; its answers end early: 82, 184 and 99 tokens on average, run at those lengths), vLLM 0.11.0, vllm serve Qwen/Qwen3-14B (defaults); vllm bench serve --backend openai-chat --dataset-name random --seed 42 with every request sent at once: 500 of 2000 in / 100 out and of 4000 / 200, 100 of 32000 / 100, 1000 of 128 / 4; total tok/s (input and output over the run), mean TTFT and mean TPOT.
 //   - [trtllm] github.com/NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md (v1.0, PyTorch backend): trtllm-bench throughput, total output tok/s, on DGX H100 (H100 SXM 80GB) and DGX H200; nvidia/Llama-3.3-70B-Instruct-FP8 at TP2 on H100s and TP1 on an H200, nvidia/Llama-3.1-8B-Instruct-FP8 at TP1; fixed lengths (prepare_dataset.py token-norm-dist, stdev 0), the table's request counts queued at once. Assumed: both checkpoints' KV cache in FP8 (the 70B preset's; with BF16 KV the 70B rows read 32-43% low, so the rows hinge on it), knee's memory fraction 0.9 where the page used 0.95 "in many cases", batch limits knee's defaults (trtllm-bench's heuristic ones are not published).
 type validationPoint struct {
 	name   string
@@ -283,6 +283,29 @@ func gpustackRows(name, gpu, model string, tp int, host hostConstants, n, in, ou
 	for _, m := range metrics {
 		rows = append(rows, validationPoint{name + ": " + label[m.metric], "gpustack", m.fit, m.metric, m.published, m.tol,
 			func(t *testing.T) float64 { return run(t).get(m.metric) }, m.miss})
+	}
+	return rows
+}
+
+// gpustackLoopRows is a GPUStack closed loop (vllm bench serve
+// --max-concurrency users, n requests of in / out) as rows that share one
+// simulated run: mean TTFT, mean TPOT and output tok/s.
+func gpustackLoopRows(name, gpu, model string, host hostConstants, users, n, in, out int, metrics ...burstMetric) []validationPoint {
+	var once sync.Once
+	var got measured
+	label := map[string]string{"throughput": "output tok/s", "ttft": "TTFT", "tpot": "TPOT"}
+	var rows []validationPoint
+	for _, m := range metrics {
+		rows = append(rows, validationPoint{name + ": " + label[m.metric], "gpustack", m.fit, m.metric, m.published, m.tol,
+			func(t *testing.T) float64 {
+				once.Do(func() {
+					cfg := engineConfig(t, gpu, model, 1)
+					cost := host.cost()
+					cfg.Cost = &cost
+					got = meanRun(t, Config{Engine: cfg, Gen: fixed{in, out}, Concurrency: users, Requests: int64(n)}, out)
+				})
+				return got.get(m.metric)
+			}, m.miss})
 	}
 	return rows
 }
@@ -678,6 +701,10 @@ func validationPoints() []validationPoint {
 		pts = append(pts, gpustackRows("Qwen3-235B-A22B TP8, H100, vLLM 0.11, "+b.label, "h100", "qwen3-235b-a22b", 8, gpustack235B, b.n, b.in, b.out,
 			burstMetric{"throughput", b.pub[0], 0.32, false, ""}, burstMetric{"ttft", b.pub[1], 0.32, false, ""}, burstMetric{"tpot", b.pub[2], 0.32, false, ""})...)
 	}
+	// The H100 machine's constants, fitted on the bursts above, on a page
+	// none of them saw: Qwen3-8B, 4 users of ShareGPT (run at its means).
+	pts = append(pts, gpustackLoopRows("Qwen3-8B, H100, vLLM 0.11, C=4, ShareGPT 233/221", "h100", "qwen3-8b", gpustackH100, 4, 100, 233, 221,
+		burstMetric{"ttft", 64.00, 0.30, false, ""}, burstMetric{"tpot", 7.38, 0.30, false, ""}, burstMetric{"throughput", 496.88, 0.30, false, ""})...)
 	pts = append(pts, gpustackRows("Qwen3-235B-A22B TP8, H100, vLLM 0.11, 984 at once, 128/4", "h100", "qwen3-235b-a22b", 8, gpustack235B, 984, 128, 4,
 		burstMetric{"throughput", 14668.27, 0.05, true, ""}, burstMetric{"ttft", 7042.17, 0.30, false, ""})...)
 	return pts
