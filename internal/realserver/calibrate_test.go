@@ -36,6 +36,27 @@ func figures(t *testing.T, what, out string) runFigures {
 	return f
 }
 
+// notCompleted says which measured requests of a records file did not
+// complete, and how: what a failed run needs to be diagnosed, since its
+// directory goes with the test.
+func notCompleted(t *testing.T, path string) string {
+	t.Helper()
+	var warm int
+	var failed []string
+	for _, r := range readRecords(t, path) {
+		switch {
+		case r.Warmup:
+			warm++
+		case !r.OK():
+			failed = append(failed, fmt.Sprintf("request %d: %s (HTTP %d) after %d tokens: %s", r.ID, r.Error, r.HTTPStatus, r.OutputTokens, r.ErrorMessage))
+		}
+	}
+	if len(failed) == 0 {
+		return fmt.Sprintf("%d warm-up records, no failed one", warm)
+	}
+	return fmt.Sprintf("%d warm-up records; %s", warm, strings.Join(failed, "; "))
+}
+
 // knee calibrate --step-model linear fits Ollama's CPU step times (prompts
 // at concurrency 1; decode at each batch from 1 to its 4 slots, as
 // calibrate does by default), and knee sim --profile then predicts load
@@ -122,7 +143,8 @@ func TestCalibrateLinearPredictsHeldOutSteps(t *testing.T) {
 		sim := figures(t, "sim", knee(t, "sim", "--profile", prof, "--concurrency", fmt.Sprint(c), "--requests", fmt.Sprint(simRequests),
 			"--input-tokens", input, "--output-tokens", output, "--warmup", fmt.Sprint(warmup), "--seed", "1", "--quiet", "--json"))
 		if bench.Completed != benchRequests-warmup || sim.Completed != simRequests-warmup {
-			t.Fatalf("concurrency %d: bench completed %d of %d, sim %d of %d", c, bench.Completed, benchRequests-warmup, sim.Completed, simRequests-warmup)
+			t.Fatalf("concurrency %d: bench completed %d of %d (%s), sim %d of %d", c, bench.Completed, benchRequests-warmup,
+				notCompleted(t, filepath.Join(dir, fmt.Sprint("bench", c), "records.jsonl")), sim.Completed, simRequests-warmup)
 		}
 		ttftErr := (sim.TTFT.P95 - bench.TTFT.P95) / bench.TTFT.P95
 		tpsErr := (sim.OutputTPS - bench.OutputTPS) / bench.OutputTPS
