@@ -83,13 +83,44 @@ func TestFrontEndSerialSplitHoldsTheBurstsFirstTokens(t *testing.T) {
 	if d := splitMax - oneMax; d > 50 || d < -50 {
 		t.Errorf("latest TTFT %.0f ms with the split, %.0f ms without: the same work, so want them within 50 ms", splitMax, oneMax)
 	}
-	for _, cmd := range [][]string{{"sim"}, {"sim", "sweep"}, {"serve"}} {
-		for _, v := range []string{"-0.1", "1.5"} {
-			code, _, errs := kneeCmd(t, append(cmd, "--front-end-serial-split", v)...)
-			if code != ExitUsage || !strings.Contains(errs, "--front-end-serial-split "+v+": want a share from 0 to 1") {
-				t.Errorf("%v --front-end-serial-split %s: exit %d: %s", cmd, v, code, errs)
+}
+
+// The share flags (--front-end-serial-split, --compute-efficiency,
+// --all-reduce-efficiency) exit 2 outside [0, 1] on every command that
+// takes them, and the efficiencies slow what they price: a 2,000-token
+// prompt's prefill on Qwen3-235B-A22B at TP8 on A100s takes longer at half
+// the matmul rate, and longer again with the all-reduce at 0.133 of the
+// link; each shows in the run's config.
+func TestCostShareFlags(t *testing.T) {
+	for _, f := range costShareFlags {
+		for _, cmd := range [][]string{{"sim"}, {"sim", "sweep"}, {"serve"}} {
+			for _, v := range []string{"-0.1", "1.5"} {
+				code, _, errs := kneeCmd(t, append(cmd, "--"+f.name, v)...)
+				if code != ExitUsage || !strings.Contains(errs, "--"+f.name+" "+v+": want a share from 0 to 1") {
+					t.Errorf("%v --%s %s: exit %d: %s", cmd, f.name, v, code, errs)
+				}
 			}
 		}
+	}
+	ttft := func(key string, args ...string) float64 {
+		t.Helper()
+		var s struct {
+			TTFT struct{ Mean float64 } `json:"ttft_ms"`
+			Run  struct {
+				Config map[string]string `json:"config"`
+			} `json:"run"`
+		}
+		simJSON(t, &s, append([]string{"--gpu", "a100-80gb", "--model", "qwen3-235b-a22b", "--tp", "8", "--concurrency", "1", "--requests", "3",
+			"--input-tokens", "2000", "--output-tokens", "2"}, args...)...)
+		if key != "" && s.Run.Config[key] != args[1] {
+			t.Errorf("run config %s = %q, want %s", key, s.Run.Config[key], args[1])
+		}
+		return s.TTFT.Mean
+	}
+	base, slowGEMM, slowAR := ttft(""), ttft("compute_efficiency", "--compute-efficiency", "0.5"), ttft("all_reduce_efficiency", "--all-reduce-efficiency", "0.133")
+	t.Logf("2,000-token prompt, 235B TP8 on A100s: TTFT %.1f ms; %.1f at --compute-efficiency 0.5; %.1f at --all-reduce-efficiency 0.133", base, slowGEMM, slowAR)
+	if !(slowGEMM > base*1.3 && slowAR > base*1.3) {
+		t.Errorf("TTFT %.1f ms by default, %.1f and %.1f with the slower GEMMs and all-reduce: want both well above the default", base, slowGEMM, slowAR)
 	}
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"slices"
 	"strconv"
 	"time"
 
@@ -26,8 +27,8 @@ type simEngineFlags struct {
 	frontEndSet                      bool                                  // --front-end-ms given (noteSet); embedded servers built from a literal keep the default
 	costDurations                    [len(costDurationFlags)]time.Duration // by costDurationFlags
 	profile                          string
-	gpuSet, modelSet, tpSet          bool    // given on the command line
-	serialSplit                      float64 // --front-end-serial-split
+	gpuSet, modelSet, tpSet          bool                         // given on the command line
+	costShares                       [len(costShareFlags)]float64 // by costShareFlags
 	cost                             *simengine.CostParams
 	fileFlags                        bool // --gpu-file, --model-file and --preset-file are registered
 }
@@ -41,7 +42,7 @@ var costDurationFlags = [...]struct {
 	field           func(*simengine.CostParams) *int64
 }{
 	{"front-end-serial", "front_end_serial",
-		"front-end work per request done one request at a time, so a burst reaches the engine one request per this long (e.g. 11ms for the kvcached H100 host of docs/simulator.md; 0: none beyond tokenization)",
+		"front-end work per request done one request at a time, so a burst reaches the engine one request per this long (e.g. 9ms for the kvcached H100 host of docs/simulator.md; 0: none beyond tokenization)",
 		"", "10ms", func(p *simengine.CostParams) *int64 { return &p.FrontEndSerialNS }},
 	{"front-end-load", "front_end_load_per_ktok_s",
 		"front-end latency added per 1,000 output tokens a second the server streams, for a host whose API server slows as it streams more (e.g. 22ms for the wmx L4 host of docs/simulator.md; 0: none)",
@@ -49,6 +50,24 @@ var costDurationFlags = [...]struct {
 	{"step-per-seq", "step_per_seq",
 		"engine time per sequence of every step on top of its fixed overhead: the CPU a step spends on each request of the batch (e.g. 50us for a CPU-bound host; knee calibrate fits it; 0: none, or the profile's)",
 		"", "50us", func(p *simengine.CostParams) *int64 { return &p.StepPerSeqNS }},
+}
+
+// costShareFlags are the cost flags given as a share from 0 to 1: each,
+// when above 0, overrides one field of the profile's cost (or the
+// default's) and shows in the run's config as key.
+var costShareFlags = [...]struct {
+	name, key, help, example string
+	field                    func(*simengine.CostParams) *float64
+}{
+	{"front-end-serial-split", "front_end_serial_split",
+		"share of --front-end-serial a request's handler does before it first yields, after which the rest queues again behind every request that arrived meanwhile: in a burst no request reaches the engine until this share of the burst's admission time has passed (0.6 for the GPUStack vLLM 0.11 hosts, 0.2 for the kvcached host of docs/simulator.md; 0: one turn)",
+		"0.6", func(p *simengine.CostParams) *float64 { return &p.FrontEndSerialSplit }},
+	{"compute-efficiency", "compute_efficiency",
+		"share of the GPU's achievable matmul rate the GEMMs and attention reach, the prefill side of the roofline (e.g. 0.62 and 0.41 for the GPUStack A100 and H100 machines of docs/simulator.md; 0: the profile's, or 1)",
+		"0.62", func(p *simengine.CostParams) *float64 { return &p.ComputeEfficiency }},
+	{"all-reduce-efficiency", "all_reduce_efficiency",
+		"share of the GPU link's bandwidth a tensor-parallel all-reduce reaches (e.g. 0.133 for the GPUStack A100 machine of docs/simulator.md, whose all-reduce runs at a PCIe rate; 0: the default 0.75)",
+		"0.75", func(p *simengine.CostParams) *float64 { return &p.AllReduceBWEfficiency }},
 }
 
 func (e *simEngineFlags) register(fs *flag.FlagSet) {
@@ -68,7 +87,9 @@ func (e *simEngineFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&e.noPrefixCaching, "no-prefix-caching", false, "turn off automatic prefix caching (on by default, as in vLLM V1)")
 	fs.BoolVar(&e.noAsyncScheduling, "no-async-scheduling", false, "schedule each step after the last one ends (vLLM's --no-async-scheduling; async is vLLM's default: a request arriving mid-step waits one step more)")
 	fs.Float64Var(&e.stepTimeScale, "step-time-scale", 1, "multiply every step time (>1 models a slower engine)")
-	fs.Float64Var(&e.serialSplit, "front-end-serial-split", 0, "share of --front-end-serial a request's handler does before it first yields, after which the rest queues again behind every request that arrived meanwhile: in a burst no request reaches the engine until this share of the burst's admission time has passed (0.6 for the GPUStack vLLM 0.11 hosts, 0.2 for the kvcached host of docs/simulator.md; 0: one turn)")
+	for i, f := range costShareFlags {
+		fs.Float64Var(&e.costShares[i], f.name, 0, f.help)
+	}
 	fs.Float64Var(&e.frontEndMS, "front-end-ms", -1, "per-request front-end cost before the engine sees a request (HTTP, template, tokenization); -1: the model's default, 0: none")
 	for i, f := range costDurationFlags {
 		fs.DurationVar(&e.costDurations[i], f.name, 0, f.help)
@@ -185,8 +206,10 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 	case e.frontEndSet && e.frontEndMS < 0:
 		return simengine.Config{}, Usagef("--front-end-ms %v: want milliseconds >= 0, or -1 for the default", e.frontEndMS)
 	}
-	if !(e.serialSplit >= 0 && e.serialSplit <= 1) {
-		return simengine.Config{}, Usagef("--front-end-serial-split %v: want a share from 0 to 1, such as 0.6", e.serialSplit)
+	for i, f := range costShareFlags {
+		if v := e.costShares[i]; !(v >= 0 && v <= 1) {
+			return simengine.Config{}, Usagef("--%s %v: want a share from 0 to 1, such as %s", f.name, v, f.example)
+		}
 	}
 	for i, f := range costDurationFlags {
 		if d := e.costDurations[i]; d < 0 {
@@ -224,8 +247,10 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 			override(func(p *simengine.CostParams) { *f.field(p) = int64(d) })
 		}
 	}
-	if e.serialSplit > 0 {
-		override(func(p *simengine.CostParams) { p.FrontEndSerialSplit = e.serialSplit })
+	for i, f := range costShareFlags {
+		if v := e.costShares[i]; v > 0 {
+			override(func(p *simengine.CostParams) { *f.field(p) = v })
+		}
 	}
 	return c, nil
 }
@@ -251,8 +276,10 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 			kv = append(kv, [2]string{f.key, d.String()})
 		}
 	}
-	if e.serialSplit > 0 {
-		kv = append(kv, [2]string{"front_end_serial_split", strconv.FormatFloat(e.serialSplit, 'g', -1, 64)})
+	for i, f := range costShareFlags {
+		if v := e.costShares[i]; v > 0 {
+			kv = append(kv, [2]string{f.key, strconv.FormatFloat(v, 'g', -1, 64)})
+		}
 	}
 	if c.StepTimeScale != 1 {
 		kv = append(kv, [2]string{"step_time_scale", strconv.FormatFloat(c.StepTimeScale, 'g', -1, 64)})
@@ -261,8 +288,10 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 		kv = append(kv, [2]string{"profile", e.profile},
 			[2]string{"step_overhead_ms", strconv.FormatFloat(float64(c.Cost.StepOverheadNS)/1e6, 'g', 4, 64)},
 			[2]string{"step_per_seq_us", strconv.FormatFloat(float64(c.Cost.StepPerSeqNS)/1e3, 'g', 4, 64)},
-			[2]string{"mem_efficiency", strconv.FormatFloat(c.Cost.MemEfficiency, 'g', 4, 64)},
-			[2]string{"compute_efficiency", strconv.FormatFloat(c.Cost.ComputeEfficiency, 'g', 4, 64)})
+			[2]string{"mem_efficiency", strconv.FormatFloat(c.Cost.MemEfficiency, 'g', 4, 64)})
+		if !slices.ContainsFunc(kv, func(p [2]string) bool { return p[0] == "compute_efficiency" }) { // not given by its flag
+			kv = append(kv, [2]string{"compute_efficiency", strconv.FormatFloat(c.Cost.ComputeEfficiency, 'g', 4, 64)})
+		}
 	}
 	return kv
 }
