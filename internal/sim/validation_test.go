@@ -690,41 +690,47 @@ func validationPoints() []validationPoint {
 			gpustackRows("Qwen3-14B, "+b.gpuName+", vLLM 0.11, 1000 at once, 128/4", b.gpu, "qwen3-14b", 1, b.host, 1000, 128, 4,
 				burstMetric{"throughput", pub[3][0], 0.05, true, ""}, burstMetric{"ttft", pub[3][1], pub[3][2], b.gpu == "h100", ""})...)
 	}
-	// The H100 machine's eight GPUs at TP8, with its constants fitted on the 14B.
-	for _, b := range []struct {
+	// Qwen3-235B-A22B at TP8 on each machine's eight GPUs, with its
+	// constants fitted on the 14B: on the H100 machine nothing more; on
+	// the A100 machine (a page none of its constants saw) its all-reduce's
+	// bandwidth, fitted on the 2,000-token burst (gpustackA100.arEff).
+	type tp8Burst struct {
 		n, in, out int
 		label      string
 		pub        [3]float64
-	}{{100, 32000, 82, "100 at once, 32000/100", [3]float64{22657.51, 70409.55, 132.10}},
-		{500, 3996, 184, "500 at once, 4000/200", [3]float64{21113.53, 47811.58, 68.94}},
-		{500, 1996, 99, "500 at once, 2000/100", [3]float64{23858.69, 21313.79, 101.08}}} {
-		pts = append(pts, gpustackRows("Qwen3-235B-A22B TP8, H100, vLLM 0.11, "+b.label, "h100", "qwen3-235b-a22b", 8, gpustack235B, b.n, b.in, b.out,
-			burstMetric{"throughput", b.pub[0], 0.32, false, ""}, burstMetric{"ttft", b.pub[1], 0.32, false, ""}, burstMetric{"tpot", b.pub[2], 0.32, false, ""})...)
 	}
-	// The A100 machine's eight GPUs at TP8 (a page none of its constants
-	// saw) with its constants fitted on the 14B, its all-reduce's
-	// bandwidth fitted on the 2,000-token burst, and the 128 / 4 burst's
-	// own serial admission (gpustack235BA100).
-	for _, b := range []struct {
-		n, in, out int
-		label      string
-		pub        [3]float64
-	}{{100, 32000, 82, "100 at once, 32000/100", [3]float64{6657.49, 240229.05, 298.86}},
-		{500, 3996, 183, "500 at once, 4000/200", [3]float64{8170.72, 122190.64, 205.64}},
-		{500, 1996, 99, "500 at once, 2000/100", [3]float64{9342.67, 54722.50, 190.79}}} {
-		fit := b.in == 1996 // the all-reduce's bandwidth (gpustackA100.arEff)
-		tol := map[bool]float64{true: 0.05, false: 0.30}[fit]
-		pts = append(pts, gpustackRows("Qwen3-235B-A22B TP8, A100-80GB, vLLM 0.11, "+b.label, "a100-80gb", "qwen3-235b-a22b", 8, gpustackA100, b.n, b.in, b.out,
-			burstMetric{"throughput", b.pub[0], tol, fit, ""}, burstMetric{"ttft", b.pub[1], 0.30, false, ""}, burstMetric{"tpot", b.pub[2], 0.30, false, ""})...)
+	for _, m := range []struct {
+		gpu, gpuName string
+		host         hostConstants
+		tol          float64
+		fitIn        int // the burst whose throughput is a fit row (0: none)
+		bursts       []tp8Burst
+	}{
+		{"h100", "H100", gpustack235B, 0.32, 0, []tp8Burst{{100, 32000, 82, "100 at once, 32000/100", [3]float64{22657.51, 70409.55, 132.10}},
+			{500, 3996, 184, "500 at once, 4000/200", [3]float64{21113.53, 47811.58, 68.94}},
+			{500, 1996, 99, "500 at once, 2000/100", [3]float64{23858.69, 21313.79, 101.08}}}},
+		{"a100-80gb", "A100-80GB", gpustackA100, 0.30, 1996, []tp8Burst{{100, 32000, 82, "100 at once, 32000/100", [3]float64{6657.49, 240229.05, 298.86}},
+			{500, 3996, 183, "500 at once, 4000/200", [3]float64{8170.72, 122190.64, 205.64}},
+			{500, 1996, 99, "500 at once, 2000/100", [3]float64{9342.67, 54722.50, 190.79}}}},
+	} {
+		for _, b := range m.bursts {
+			fit, tol := b.in == m.fitIn, m.tol
+			if fit {
+				tol = 0.05
+			}
+			pts = append(pts, gpustackRows("Qwen3-235B-A22B TP8, "+m.gpuName+", vLLM 0.11, "+b.label, m.gpu, "qwen3-235b-a22b", 8, m.host, b.n, b.in, b.out,
+				burstMetric{"throughput", b.pub[0], tol, fit, ""}, burstMetric{"ttft", b.pub[1], m.tol, false, ""}, burstMetric{"tpot", b.pub[2], m.tol, false, ""})...)
+		}
 	}
+	// Each machine's 235B burst of 128 / 4 with its own serial admission.
+	pts = append(pts, gpustackRows("Qwen3-235B-A22B TP8, H100, vLLM 0.11, 984 at once, 128/4", "h100", "qwen3-235b-a22b", 8, gpustack235B, 984, 128, 4,
+		burstMetric{"throughput", 14668.27, 0.05, true, ""}, burstMetric{"ttft", 7042.17, 0.30, false, ""})...)
 	pts = append(pts, gpustackRows("Qwen3-235B-A22B TP8, A100-80GB, vLLM 0.11, 1000 at once, 128/4", "a100-80gb", "qwen3-235b-a22b", 8, gpustack235BA100, 1000, 128, 4,
 		burstMetric{"throughput", 7449.43, 0.05, true, ""}, burstMetric{"ttft", 12767.63, 0.30, false, ""})...)
 	// The H100 machine's constants, fitted on the bursts above, on a page
 	// none of them saw: Qwen3-8B, 4 users of ShareGPT (run at its means).
 	pts = append(pts, gpustackLoopRows("Qwen3-8B, H100, vLLM 0.11, C=4, ShareGPT 233/221", "h100", "qwen3-8b", gpustackH100, 4, 100, 233, 221,
 		burstMetric{"ttft", 64.00, 0.30, false, ""}, burstMetric{"tpot", 7.38, 0.30, false, ""}, burstMetric{"throughput", 496.88, 0.30, false, ""})...)
-	pts = append(pts, gpustackRows("Qwen3-235B-A22B TP8, H100, vLLM 0.11, 984 at once, 128/4", "h100", "qwen3-235b-a22b", 8, gpustack235B, 984, 128, 4,
-		burstMetric{"throughput", 14668.27, 0.05, true, ""}, burstMetric{"ttft", 7042.17, 0.30, false, ""})...)
 	return pts
 }
 
