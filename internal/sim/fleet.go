@@ -131,7 +131,8 @@ type fleetReq struct {
 	segs               []simengine.Segment
 	times              []time.Duration
 	phases             simengine.Phases
-	feRest             simengine.FrontEndCost // its front end's cost; FirstNS > 0 while its first turn runs
+	feRest             simengine.FrontEndCost // its front end's turns yet to come (FrontEndQueue.Next)
+	feMore             bool                   // its front-end turn under way is not its last
 	// Disaggregated: stage 0 is the prefill, 1 the decode; pre holds the
 	// prefill's phases and engineAt when the prefill replica got it.
 	stage    int8
@@ -362,12 +363,9 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 			times: p.times[:0], segs: append(p.segs[:0], segBuf...), session: rt.session}
 		if c := r.eng.FrontEnd(id, in); !c.Zero() {
 			r.frontEnd++
-			var at int64
-			if p.feRest = c; c.FirstNS > 0 {
-				at = r.fe.Turn(int64(now), c.FirstNS)
-			} else {
-				at = r.fe.Admit(int64(now), c)
-			}
+			p.feRest = c
+			at, last := r.fe.Next(int64(now), &p.feRest)
+			p.feMore = !last
 			q.Push(simengine.Event{Time: at, Kind: evSubmit, ID: int64(slot)})
 			return
 		}
@@ -428,11 +426,12 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 		case evSubmit:
 			p := &reqs[ev.ID]
 			r := &reps[p.replica]
-			if p.feRest.FirstNS > 0 {
+			if p.feMore {
 				// Its first turn is done: the rest queues behind every
 				// request that joined the lane meanwhile.
-				p.feRest.FirstNS = 0
-				q.Push(simengine.Event{Time: r.fe.Admit(ev.Time, p.feRest), Kind: evSubmit, ID: ev.ID})
+				at, last := r.fe.Next(ev.Time, &p.feRest)
+				p.feMore = !last
+				q.Push(simengine.Event{Time: at, Kind: evSubmit, ID: ev.ID})
 				return
 			}
 			r.frontEnd--

@@ -52,17 +52,22 @@ func TestShortPromptTTFTIncludesFrontEnd(t *testing.T) {
 // the n-th of a burst reaches the engine after n tokenizations.
 func TestFrontEndQueueSerializes(t *testing.T) {
 	var q simengine.FrontEndQueue
+	admit := func(at int64) int64 {
+		c := simengine.FrontEndCost{SerialNS: 10, LatencyNS: 1000}
+		done, last := q.Next(at, &c)
+		if !last {
+			t.Fatalf("a cost without a first part took more than one turn")
+		}
+		return done
+	}
 	var got []int64
 	for range 4 {
-		got = append(got, q.Admit(100, simengine.FrontEndCost{SerialNS: 10, LatencyNS: 1000}))
+		got = append(got, admit(100))
 	}
-	want := []int64{1110, 1120, 1130, 1140}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("burst admitted at %v, want %v", got, want)
-		}
+	if want := []int64{1110, 1120, 1130, 1140}; !slices.Equal(got, want) {
+		t.Fatalf("burst admitted at %v, want %v", got, want)
 	}
-	if at := q.Admit(5000, simengine.FrontEndCost{SerialNS: 10, LatencyNS: 1000}); at != 6010 {
+	if at := admit(5000); at != 6010 {
 		t.Errorf("an arrival after the burst waits for nobody: %d, want 6010", at)
 	}
 }
@@ -73,24 +78,38 @@ func TestFrontEndQueueSerializes(t *testing.T) {
 // lane idle pays both parts back to back.
 func TestFrontEndQueueSecondTurnQueuesBehind(t *testing.T) {
 	var q simengine.FrontEndQueue
-	c := simengine.FrontEndCost{FirstNS: 10, SerialNS: 30, LatencyNS: 1000}
-	var firsts []int64
-	for range 3 { // a burst at 100
-		firsts = append(firsts, q.Turn(100, c.FirstNS))
+	cost := simengine.FrontEndCost{FirstNS: 10, SerialNS: 30, LatencyNS: 1000}
+	first := func(at int64, c *simengine.FrontEndCost) int64 {
+		*c = cost
+		done, last := q.Next(at, c)
+		if last {
+			t.Fatalf("a cost with a first part took one turn")
+		}
+		return done
 	}
-	late := q.Turn(115, c.FirstNS) // arrives while the burst's first turns run
-	if want := []int64{110, 120, 130}; !slices.Equal(firsts, want) || late != 140 {
-		t.Fatalf("first turns done at %v and %d, want %v and 140", firsts, late, want)
+	cs := make([]simengine.FrontEndCost, 4)
+	var firsts []int64
+	for i := range 3 { // a burst at 100
+		firsts = append(firsts, first(100, &cs[i]))
+	}
+	firsts = append(firsts, first(115, &cs[3])) // arrives while the burst's first turns run
+	if want := []int64{110, 120, 130, 140}; !slices.Equal(firsts, want) {
+		t.Fatalf("first turns done at %v, want %v", firsts, want)
 	}
 	// Each second turn joins when its first is done, in that order.
 	var engine []int64
-	for _, at := range append(firsts, late) {
-		engine = append(engine, q.Admit(at, c))
+	for i, at := range firsts {
+		done, last := q.Next(at, &cs[i])
+		if !last {
+			t.Fatalf("request %d: a third turn", i)
+		}
+		engine = append(engine, done)
 	}
 	if want := []int64{1170, 1200, 1230, 1260}; !slices.Equal(engine, want) {
 		t.Errorf("engine arrivals %v, want %v: every second turn after all four first ones", engine, want)
 	}
-	if at := q.Admit(q.Turn(5000, c.FirstNS), c); at != 6040 {
+	var c simengine.FrontEndCost
+	if at, _ := q.Next(first(5000, &c), &c); at != 6040 {
 		t.Errorf("a request on an idle lane reaches the engine at %d, want 6040 (10 + 30 + 1000 after it arrived)", at)
 	}
 }

@@ -160,7 +160,8 @@ type pending struct {
 	sent     time.Duration
 	engineAt time.Duration          // when the front end handed it to the engine
 	feDone   int64                  // front-end time at which its front end's turn is done (frontEndClock)
-	feRest   simengine.FrontEndCost // its front end's cost; FirstNS > 0 while its first turn runs
+	feRest   simengine.FrontEndCost // its front end's turns yet to come (FrontEndQueue.Next)
+	feMore   bool                   // the turn that ends at feDone is not its last
 	segs     []simengine.Segment    // the prompt's content (reused per slot)
 	first    time.Duration
 	in, out  int
@@ -336,12 +337,9 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		if c := eng.FrontEnd(h.id, in); !c.Zero() {
 			// The front end's costs are spent in its own time (the
 			// simulation's, unless steps slow it: frontEndClock).
-			at := int64(feClock.at(int64(now)))
-			if p.feRest = c; c.FirstNS > 0 {
-				p.feDone = frontEnd.Turn(at, c.FirstNS)
-			} else {
-				p.feDone = frontEnd.Admit(at, c)
-			}
+			p.feRest = c
+			done, last := frontEnd.Next(int64(feClock.at(int64(now))), &p.feRest)
+			p.feDone, p.feMore = done, !last
 			q.Push(simengine.Event{Time: feClock.when(float64(p.feDone), int64(now)), Kind: evSubmit, ID: int64(slot)})
 			return
 		}
@@ -420,11 +418,11 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 				q.Push(simengine.Event{Time: feClock.when(float64(p.feDone), ev.Time), Kind: evSubmit, ID: ev.ID})
 				return
 			}
-			if p := &pend[ev.ID]; p.feRest.FirstNS > 0 {
+			if p := &pend[ev.ID]; p.feMore {
 				// Its first turn is done: the rest queues behind every
 				// request that joined the lane meanwhile.
-				p.feRest.FirstNS = 0
-				p.feDone = frontEnd.Admit(p.feDone, p.feRest)
+				done, last := frontEnd.Next(p.feDone, &p.feRest)
+				p.feDone, p.feMore = done, !last
 				q.Push(simengine.Event{Time: feClock.when(float64(p.feDone), ev.Time), Kind: evSubmit, ID: ev.ID})
 				return
 			}

@@ -235,19 +235,55 @@ func pooledRun(t *testing.T, c Config) (ttft, itl []float64, res Result) {
 	return ttft, itl, res
 }
 
-// gpustackBurstOf is the GPUStack runs: n requests of in / out sent at
-// once to vLLM's defaults for model on gpu at tp. Returns the mean TTFT
-// and mean TPOT, and in the throughput slot the total tokens a second
-// (prompt and answer) over the run, as the pages' "Total Token
-// throughput".
-func gpustackBurstOf(t *testing.T, gpu, model string, tp int, host hostConstants, n, in, out int) measured {
+// gpustackRun is one GPUStack vllm bench serve run: n requests of in /
+// out from users at a time (users = n: every request sent at once) to
+// vLLM's defaults for model on gpu at tp, with the machine's constants.
+type gpustackRun struct {
+	gpu, model        string
+	tp                int
+	host              hostConstants
+	users, n, in, out int
+	// totalTPS: the throughput published is the pages' "Total Token
+	// throughput" (prompt and answer tokens a second), not output tok/s.
+	totalTPS bool
+}
+
+// measure returns the run's mean TTFT, mean TPOT and throughput.
+func (g gpustackRun) measure(t *testing.T) measured {
 	t.Helper()
-	cfg := engineConfig(t, gpu, model, tp)
-	cost := host.cost()
+	cfg := engineConfig(t, g.gpu, g.model, g.tp)
+	cost := g.host.cost()
 	cfg.Cost = &cost
-	r := meanRun(t, Config{Engine: cfg, Gen: fixed{in, out}, Concurrency: n, Requests: int64(n)}, out)
-	r.outputTPS *= float64(in+out) / float64(out)
+	r := meanRun(t, Config{Engine: cfg, Gen: fixed{g.in, g.out}, Concurrency: g.users, Requests: int64(g.n)}, g.out)
+	if g.totalTPS {
+		r.outputTPS *= float64(g.in+g.out) / float64(g.out)
+	}
 	return r
+}
+
+// rows is the run's published figures as rows that share one simulated
+// run.
+func (g gpustackRun) rows(name string, metrics ...burstMetric) []validationPoint {
+	var once sync.Once
+	var got measured
+	label := map[string]string{"throughput": "output tok/s", "ttft": "TTFT", "tpot": "TPOT"}
+	if g.totalTPS {
+		label["throughput"] = "total tok/s"
+	}
+	var rows []validationPoint
+	for _, m := range metrics {
+		rows = append(rows, validationPoint{name + ": " + label[m.metric], "gpustack", m.fit, m.metric, m.published, m.tol,
+			func(t *testing.T) float64 {
+				once.Do(func() { got = g.measure(t) })
+				return got.get(m.metric)
+			}, m.miss})
+	}
+	return rows
+}
+
+// gpustackRows is a GPUStack burst, n requests sent at once, as rows.
+func gpustackRows(name, gpu, model string, tp int, host hostConstants, n, in, out int, metrics ...burstMetric) []validationPoint {
+	return gpustackRun{gpu: gpu, model: model, tp: tp, host: host, users: n, n: n, in: in, out: out, totalTPS: true}.rows(name, metrics...)
 }
 
 // gpustackQwen14B is the GPUStack Qwen3-14B baseline by GPU: total tok/s,
@@ -267,47 +303,6 @@ type burstMetric struct {
 	published, tol float64
 	fit            bool
 	miss           string
-}
-
-// gpustackRows is one GPUStack burst (gpustackBurstOf) as rows that share
-// one simulated run.
-func gpustackRows(name, gpu, model string, tp int, host hostConstants, n, in, out int, metrics ...burstMetric) []validationPoint {
-	var once sync.Once
-	var got measured
-	run := func(t *testing.T) measured {
-		once.Do(func() { got = gpustackBurstOf(t, gpu, model, tp, host, n, in, out) })
-		return got
-	}
-	label := map[string]string{"throughput": "total tok/s", "ttft": "TTFT", "tpot": "TPOT"}
-	var rows []validationPoint
-	for _, m := range metrics {
-		rows = append(rows, validationPoint{name + ": " + label[m.metric], "gpustack", m.fit, m.metric, m.published, m.tol,
-			func(t *testing.T) float64 { return run(t).get(m.metric) }, m.miss})
-	}
-	return rows
-}
-
-// gpustackLoopRows is a GPUStack closed loop (vllm bench serve
-// --max-concurrency users, n requests of in / out) as rows that share one
-// simulated run: mean TTFT, mean TPOT and output tok/s.
-func gpustackLoopRows(name, gpu, model string, host hostConstants, users, n, in, out int, metrics ...burstMetric) []validationPoint {
-	var once sync.Once
-	var got measured
-	label := map[string]string{"throughput": "output tok/s", "ttft": "TTFT", "tpot": "TPOT"}
-	var rows []validationPoint
-	for _, m := range metrics {
-		rows = append(rows, validationPoint{name + ": " + label[m.metric], "gpustack", m.fit, m.metric, m.published, m.tol,
-			func(t *testing.T) float64 {
-				once.Do(func() {
-					cfg := engineConfig(t, gpu, model, 1)
-					cost := host.cost()
-					cfg.Cost = &cost
-					got = meanRun(t, Config{Engine: cfg, Gen: fixed{in, out}, Concurrency: users, Requests: int64(n)}, out)
-				})
-				return got.get(m.metric)
-			}, m.miss})
-	}
-	return rows
 }
 
 // meanRun runs c and returns the mean TTFT and the mean TPOT ((E2E −
@@ -671,7 +666,7 @@ func validationPoints() []validationPoint {
 				c.published, 0.30, trtllmBench(c.gpu, c.model, c.tp, r.in, r.out, r.n), ""})
 		}
 	}
-	// GPUStack (gpustackBurstOf): vLLM 0.11 bursts on its A100 and H100 machines.
+	// GPUStack (gpustackRun): vLLM 0.11 bursts on its A100 and H100 machines.
 	for _, b := range []struct {
 		gpu, gpuName string
 		host         hostConstants
@@ -729,7 +724,7 @@ func validationPoints() []validationPoint {
 		burstMetric{"throughput", 7449.43, 0.05, true, ""}, burstMetric{"ttft", 12767.63, 0.30, false, ""})...)
 	// The H100 machine's constants, fitted on the bursts above, on a page
 	// none of them saw: Qwen3-8B, 4 users of ShareGPT (run at its means).
-	pts = append(pts, gpustackLoopRows("Qwen3-8B, H100, vLLM 0.11, C=4, ShareGPT 233/221", "h100", "qwen3-8b", gpustackH100, 4, 100, 233, 221,
+	pts = append(pts, gpustackRun{gpu: "h100", model: "qwen3-8b", tp: 1, host: gpustackH100, users: 4, n: 100, in: 233, out: 221}.rows("Qwen3-8B, H100, vLLM 0.11, C=4, ShareGPT 233/221",
 		burstMetric{"ttft", 64.00, 0.30, false, ""}, burstMetric{"tpot", 7.38, 0.30, false, ""}, burstMetric{"throughput", 496.88, 0.30, false, ""})...)
 	return pts
 }
@@ -1057,24 +1052,21 @@ type hostConstants struct {
 // (a zero constant keeps the default's).
 func (h hostConstants) cost() simengine.CostParams {
 	c := simengine.DefaultCost
-	for _, f := range []struct {
-		v   int64
-		dst *int64
-	}{{h.t0NS, &c.StepOverheadNS}, {h.perSeqNS, &c.StepPerSeqNS}, {h.frontEndNS, &c.FrontEndNS}, {h.serialNS, &c.FrontEndSerialNS}, {h.loadNS, &c.FrontEndLoadNS}} {
-		if f.v > 0 {
-			*f.dst = f.v
-		}
-	}
-	if h.cmpEff > 0 {
-		c.ComputeEfficiency = h.cmpEff
-	}
-	if h.serialSplit > 0 {
-		c.FrontEndSerialSplit = h.serialSplit
-	}
-	if h.arEff > 0 {
-		c.AllReduceBWEfficiency = h.arEff
-	}
+	setIfPositive(h.t0NS, &c.StepOverheadNS)
+	setIfPositive(h.perSeqNS, &c.StepPerSeqNS)
+	setIfPositive(h.frontEndNS, &c.FrontEndNS)
+	setIfPositive(h.serialNS, &c.FrontEndSerialNS)
+	setIfPositive(h.loadNS, &c.FrontEndLoadNS)
+	setIfPositive(h.cmpEff, &c.ComputeEfficiency)
+	setIfPositive(h.serialSplit, &c.FrontEndSerialSplit)
+	setIfPositive(h.arEff, &c.AllReduceBWEfficiency)
 	return c
+}
+
+func setIfPositive[T int64 | float64](v T, dst *T) {
+	if v > 0 {
+		*dst = v
+	}
 }
 
 // kvcachedHost: vLLM 0.19 on an H100 host.
@@ -1159,7 +1151,7 @@ var kvcachedHost = hostConstants{t0NS: 1_400_000, perSeqNS: 16_000, frontEndNS: 
 //     each to the total tok/s of its own 128 / 4 burst: the run's, not the
 //     machine's, since on one H100 machine the 14B's admitted a request
 //     every ~20 ms and the 235B's every ~9 ms (with the 14B's 20 ms the
-//     235B's read -61%). On the A100 the engine's prefill (2,048-token
+//     235B's reads -56%). On the A100 the engine's prefill (2,048-token
 //     steps) bounds most of the run as well.
 //   - arEff (0.133 on the A100 machine; the default 0.75 of the link,
 //     assumed) to the total tok/s of the A100 machine's 235B burst of

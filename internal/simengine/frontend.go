@@ -50,7 +50,7 @@ func (e *Engine) StreamRate() float64 { return math.Float64frombits(e.streamRate
 type FrontEndCost struct {
 	// FirstNS is serial work done before the request's handler first
 	// yields (CostParams.FrontEndSerialSplit): after it the request joins
-	// the serial lane again, at its back.
+	// the serial lane again, at its back (FrontEndQueue.Next).
 	FirstNS int64
 	// SerialNS is the serial work of its (last) turn: the per-prompt-token
 	// cost (tokenization: vLLM's API server tokenizes every prompt on one
@@ -90,23 +90,27 @@ func (e *Engine) FrontEnd(id int64, inputTokens int) FrontEndCost {
 // FrontEndQueue is the front end's serial lane, one request's turn at a
 // time in the order they join it. The zero value is ready; it is not safe
 // for concurrent use.
-//
-// A request with a first part (FrontEndCost.FirstNS) takes two turns:
-// Turn(arrival, FirstNS) says when its first is done, and at that time,
-// once every request that arrived before it has joined, the caller calls
-// Admit for the rest, so the second turn queues behind them.
 type FrontEndQueue struct{ busyUntil int64 }
 
-// Turn returns when ns of serial work that joins the lane at is done.
-func (q *FrontEndQueue) Turn(at, ns int64) int64 {
-	q.busyUntil = max(at, q.busyUntil) + ns
-	return q.busyUntil
+// Next serves c's next turn at the lane, joining it at at, and returns when
+// that turn is done and whether it was the last. The last turn is c's
+// SerialNS, and its done time includes the latency: the request's engine
+// arrival. A request with a first part (c.FirstNS, cleared here) takes a
+// turn for it first; the caller calls Next again at the time returned, once
+// every request that arrived before then has joined, so the rest queues
+// behind them.
+func (q *FrontEndQueue) Next(at int64, c *FrontEndCost) (done int64, last bool) {
+	if c.FirstNS > 0 {
+		done = q.turn(at, c.FirstNS)
+		c.FirstNS = 0
+		return done, false
+	}
+	return q.turn(at, c.SerialNS) + c.LatencyNS, true
 }
 
-// Admit returns the engine arrival time of a request that joins the lane
-// at arrival for its (last) turn: c's SerialNS, then its latency.
-func (q *FrontEndQueue) Admit(arrival int64, c FrontEndCost) int64 {
-	return q.Turn(arrival, c.SerialNS) + c.LatencyNS
+func (q *FrontEndQueue) turn(at, ns int64) int64 {
+	q.busyUntil = max(at, q.busyUntil) + ns
+	return q.busyUntil
 }
 
 func splitmix64(x uint64) uint64 {

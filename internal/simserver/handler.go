@@ -126,36 +126,25 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 	// The modelled front end (HTTP, chat template, tokenization of a
 	// Python server) holds the request before the engine sees it; its time
 	// is in TTFT and in the reported queue time, as in knee sim.
-	c := s.eng.FrontEnd(int64(n), in)
 	fe := int64(0)
-	wait := func() bool {
-		if d := time.Duration(recv + fe - s.now()); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				t.Stop()
-				return false
+	if c := s.eng.FrontEnd(int64(n), in); !c.Zero() {
+		// Its turns at the serial lane (two with a first part: the second
+		// queues behind every request that joined meanwhile), each waited
+		// out in wall time, then its latency.
+		for at, last := recv, false; !last; {
+			s.feMu.Lock()
+			at, last = s.frontEnd.Next(at, &c)
+			s.feMu.Unlock()
+			fe = at - recv
+			if d := time.Duration(at - s.now()); d > 0 {
+				t := time.NewTimer(d)
+				select {
+				case <-t.C:
+				case <-r.Context().Done():
+					t.Stop()
+					return
+				}
 			}
-		}
-		return true
-	}
-	if c.FirstNS > 0 {
-		// Its first turn, then the rest behind every request that joined
-		// the lane meanwhile (simengine.FrontEndQueue).
-		s.feMu.Lock()
-		fe = s.frontEnd.Turn(recv, c.FirstNS) - recv
-		s.feMu.Unlock()
-		if !wait() {
-			return
-		}
-	}
-	if !c.Zero() {
-		s.feMu.Lock()
-		fe = s.frontEnd.Admit(recv+fe, c) - recv
-		s.feMu.Unlock()
-		if !wait() {
-			return
 		}
 	}
 	s.mu.Lock()
