@@ -190,6 +190,13 @@ func aiperfLoop(t *testing.T, cfg simengine.Config, c, in, out int) measured {
 // over the run, every request counted.
 func vllmBenchServe(t *testing.T, cfg simengine.Config, rate float64, n, in, out int) measured {
 	t.Helper()
+	return meanRun(t, vllmBenchLoad(t, cfg, rate, n, in, out), out)
+}
+
+// vllmBenchLoad is vllm bench serve's load: n requests of in / out at rate
+// (Poisson), or all sent at once when rate is 0 (--request-rate inf).
+func vllmBenchLoad(t *testing.T, cfg simengine.Config, rate float64, n, in, out int) Config {
+	t.Helper()
 	c := Config{Engine: cfg, Gen: fixed{in, out}, Requests: int64(n)}
 	if rate > 0 {
 		arr, err := workload.NewArrivals("poisson", rate, 1, 42)
@@ -200,7 +207,7 @@ func vllmBenchServe(t *testing.T, cfg simengine.Config, rate float64, n, in, out
 	} else {
 		c.Concurrency = n // each user sends one request, all at once
 	}
-	return meanRun(t, c, out)
+	return c
 }
 
 // vllmBenchClosed is vllm bench serve with a fixed-length random dataset at
@@ -436,15 +443,7 @@ func validationPoints() []validationPoint {
 	// bench serve's ("itl").
 	kvcachedDist := func(rate float64, which string, q float64) func(*testing.T) float64 {
 		return func(t *testing.T) float64 {
-			c := Config{Engine: kvcachedCfg(t), Gen: fixed{512, 128}, Requests: 500, Concurrency: 500}
-			if rate > 0 {
-				arr, err := workload.NewArrivals("poisson", rate, 1, 42)
-				if err != nil {
-					t.Fatal(err)
-				}
-				c.Arrivals, c.Concurrency = arr, 0
-			}
-			ttft, itl, _ := pooledRun(t, c)
+			ttft, itl, _ := pooledRun(t, vllmBenchLoad(t, kvcachedCfg(t), rate, 500, 512, 128))
 			if which == "ttft" {
 				return quantile(ttft, q)
 			}
