@@ -23,7 +23,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// runCalibrate fits the simulator's step costs to a live server.
+// newCalibrateCmd is knee calibrate: it fits the simulator's step costs to a live server.
 func newCalibrateCmd(ctx context.Context, env *Env) *cobra.Command {
 	cmd := newCommand(env, "calibrate")
 	fs := cmd.Flags()

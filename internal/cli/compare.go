@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// runCompare sets two stored runs side by side, metric by metric.
+// newCompareCmd is knee compare: it sets two stored runs side by side, metric by metric.
 func newCompareCmd(env *Env) *cobra.Command {
 	cmd := newCommand(env, "compare")
 	fs := cmd.Flags()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/store"
+	"github.com/knee-dev/knee/internal/workload"
 	"github.com/spf13/cobra"
 )
 
@@ -18,11 +19,17 @@ var flagChoices = map[string][]string{
 	"api":          {"chat", "completions"},
 	"arrival":      {"constant", "poisson", "gamma"},
 	"ignore-eos":   {"auto", "true", "false"},
-	"format":       {"text", "md", "csv", "json", "html", "jsonl"},
 	"tokenizer":    {"cl100k_base", "o200k_base"},
 	"knee-metric":  {"output_tps", "throughput_rps"},
-	"fail-on":      {"worse", "change"},
-	"trace-format": {"auto", "mooncake", "azure", "burstgpt"},
+	"fail-on":      {"worse", "change", "none"},
+	"trace-format": workload.TraceFormats,
+}
+
+// formatChoices are each command's --format values.
+var formatChoices = map[string][]string{
+	"report":   {"text", "md", "csv", "json", "html"},
+	"records":  {"jsonl", "csv"},
+	"diagnose": {"text", "json"},
 }
 
 // runArgCommands take stored run ids (or last, last~1) as arguments.
@@ -37,23 +44,29 @@ func addCompletions(root *cobra.Command, env *Env) {
 				_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 			}
 		}
-		if fs.Lookup("gpu") != nil {
-			_ = c.RegisterFlagCompletionFunc("gpu", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-				var names []string
+		if values, ok := formatChoices[c.Name()]; ok {
+			_ = c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+		}
+		presets := map[string]func() []string{
+			"gpu": func() (names []string) {
 				for _, g := range cat.GPUs() {
 					names = append(names, g.Name)
 				}
-				return names, cobra.ShellCompDirectiveNoFileComp
-			})
-		}
-		if fs.Lookup("model") != nil {
-			_ = c.RegisterFlagCompletionFunc("model", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-				var names []string
+				return names
+			},
+			"model": func() (names []string) {
 				for _, m := range cat.Models() {
 					names = append(names, m.Name)
 				}
-				return names, cobra.ShellCompDirectiveNoFileComp
-			})
+				return names
+			},
+		}
+		for flagName, names := range presets {
+			if fs.Lookup(flagName) != nil {
+				_ = c.RegisterFlagCompletionFunc(flagName, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+					return names(), cobra.ShellCompDirectiveNoFileComp
+				})
+			}
 		}
 		if runArgCommands[c.Name()] && c.Parent() == root {
 			c.ValidArgsFunction = func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {

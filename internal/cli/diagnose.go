@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// runDiagnose is `knee diagnose FILE`: which phase is the bottleneck, with
+// newDiagnoseCmd is `knee diagnose FILE`: which phase is the bottleneck, with
 // evidence, against a baseline run, an earlier window of the same run, or
 // (with neither) the window's own phase shares and trend.
 func newDiagnoseCmd(env *Env) *cobra.Command {

@@ -16,7 +16,7 @@ import (
 // maxImportBytes bounds what knee import reads into memory.
 const maxImportBytes = 2 << 30
 
-// runImport stores a vLLM bench serve result or a knee records.jsonl as a
+// newImportCmd is knee import: it stores a vLLM bench serve result or a knee records.jsonl as a
 // run (the format is detected from the content).
 func newImportCmd(env *Env) *cobra.Command {
 	cmd := newCommand(env, "import")

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// runLab is `knee lab --scenario queue|decode|prefill|sweep`: a teaching
+// newLabCmd is `knee lab --scenario queue|decode|prefill|sweep`: a teaching
 // scenario played on the simulator with fixed seeds.
 func newLabCmd(ctx context.Context, env *Env) *cobra.Command {
 	var scenario string

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// runRecords lists a stored run's per-request records: every one, or only
+// newRecordsCmd is knee records: it lists a stored run's per-request records: every one, or only
 // the failures with their messages; as JSONL (records.jsonl's shape, so
 // the export reads back with knee import or knee diagnose) or CSV.
 func newRecordsCmd(env *Env) *cobra.Command {

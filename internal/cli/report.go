@@ -15,7 +15,7 @@ import (
 // reportFormats are the formats knee report renders.
 var reportFormats = []string{"text", "md", "csv", "json", "html"}
 
-// runReport renders a stored run.
+// newReportCmd is knee report: it renders a stored run.
 func newReportCmd(env *Env) *cobra.Command {
 	cmd := newCommand(env, "report")
 	fs := cmd.Flags()

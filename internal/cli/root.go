@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -267,14 +266,4 @@ func exitCode(stderr io.Writer, name string, err error) int {
 		fmt.Fprintf(stderr, "%s: %s\n", prefix, redactSecrets(err.Error()))
 		return ExitFailure
 	}
-}
-
-// sortedKeys is m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// runRuns lists stored runs, newest first.
+// newRunsCmd is knee runs: it lists stored runs, newest first.
 func newRunsCmd(env *Env) *cobra.Command {
 	cmd := newCommand(env, "runs")
 	fs := cmd.Flags()

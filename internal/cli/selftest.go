@@ -20,7 +20,7 @@ import (
 // measurement of knee's own overhead needs.
 const selftestStepScale = 0.5
 
-// runSelftest measures knee's own measurement error and CPU per token by
+// newSelftestCmd is knee selftest: it measures knee's own measurement error and CPU per token by
 // running its client against its simulated server in this process.
 func newSelftestCmd(ctx context.Context, env *Env) *cobra.Command {
 	cmd := newCommand(env, "selftest")

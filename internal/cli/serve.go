@@ -73,7 +73,7 @@ func checkListenAddr(addr string) error {
 	return nil
 }
 
-// runServe runs the simulated OpenAI-compatible server until interrupted.
+// newServeCmd is knee serve: it runs the simulated OpenAI-compatible server until interrupted.
 func newServeCmd(ctx context.Context, env *Env) *cobra.Command {
 	cmd := newCommand(env, "serve")
 	fs := cmd.Flags()

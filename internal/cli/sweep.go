@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// runSweep is `knee sweep`: step the load on a target (the embedded
+// newSweepCmd is `knee sweep`: step the load on a target (the embedded
 // simulated server when no --url is given) and report the knee and the
 // SLO-safe point; or, with --from, analyse points measured by any tool.
 func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {

@@ -22,7 +22,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// runUI serves the web interface (internal/web) until interrupted.
+// newUICmd is knee ui: it serves the web interface (internal/web) until interrupted.
 func newUICmd(ctx context.Context, env *Env) *cobra.Command {
 	cmd := newCommand(env, "ui")
 	fs := cmd.Flags()
