@@ -22,6 +22,7 @@ import (
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/workload"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // benchFlags are knee bench's own flags beside the shared workload flags.
@@ -66,284 +67,256 @@ func newBenchCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.embedded.register(fs)
 	f.wl.register(fs, 32, 300)
 	f.sess.register(fs)
-	cmd.RunE = func(_ *cobra.Command, args []string) error {
-		if fs.NArg() > 0 {
-			return Usagef("unexpected argument %q (flags only; see knee bench -h)", fs.Arg(0))
-		}
-		apiKey, err := apiKeyFrom(env, f.apiKeyEnv)
-		if err != nil {
-			return err
-		}
-		if err := f.embedded.refuseWithURL(f.url); err != nil {
-			return err
-		}
-
-		grace, err := graceFlags(f.grace, f.requestTimeout)
-		if err != nil {
-			return err
-		}
-		if err := f.wl.validate(); err != nil {
-			return err
-		}
-		f.metrics.noteSet(fs)
-		turns, think, err := f.sess.parse(fs)
-		if err != nil {
-			return err
-		}
-		if f.sess.sessions > 0 && !flagGiven(fs, "requests") {
-			f.wl.requests = 0 // the conversations' turns bound the run
-		}
-		if err := f.wl.checkOpenFiles(f.wl.concurrency, f.url == ""); err != nil {
-			return err
-		}
-		if err := f.metrics.validate(); err != nil {
-			return err
-		}
-		if err := checkAPI(f.api); err != nil {
-			return err
-		}
-		if err := checkBaseURL(f.url); err != nil {
-			return err
-		}
-		ignoreEOS, err := parseTriState("--ignore-eos", f.ignoreEOS)
-		if err != nil {
-			return err
-		}
-		objectives, err := slo.ParseAll(f.slos)
-		if err != nil {
-			return Usagef("--slo: %v", err)
-		}
-		wp, err := f.wl.plan()
-		if err != nil {
-			return err
-		}
-		var gen interface{ Item(int64) workload.Item } = wp.gen
-		arrivals, warmupDur, warmupN := wp.arrivals, wp.warmup, wp.warmupRequests
-		if f.out != "" {
-			if err := os.MkdirAll(f.out, 0o755); err != nil {
-				return Usagef("--out %s: %v", f.out, err)
-			}
-		}
-
-		target, model := f.url, f.model
-		var notes []string
-		if target == "" {
-			srv, err := f.embedded.start(ctx, f.model)
-			if err != nil {
-				return err
-			}
-			defer srv.close()
-			target, model = srv.url, srv.model
-			msg := fmt.Sprintf("no --url given: using knee's embedded simulated server at %s (%s)", target, srv.describe)
-			fmt.Fprintln(env.Stderr, msg)
-			notes = append(notes, msg)
-		} else if model == "" {
-			return Usagef("--model is required with --url (the model name the server serves)")
-		} else if wp.trace != nil {
-			notes = append(notes, f.wl.resolvePrompts(ctx, target, apiKey, model, f.api)...)
-		} else {
-			var pn []string
-			if gen, pn, err = f.wl.promptsFor(ctx, target, apiKey, model, f.api); err != nil {
-				return err
-			}
-			notes = append(notes, pn...)
-		}
-		notes = append(notes, f.wl.promptsNote())
-		if g, ok := gen.(*workload.Generator); ok {
-			if note := f.wl.reuseNote(g, f.wl.requests); note != "" {
-				notes = append(notes, note)
-			}
-		}
-		var traceNote string
-		var stream *workload.TraceStream
-		if wp.trace != nil {
-			// Prompts in the server's tokens (resolved above), built ahead.
-			if stream, err = f.wl.traceForPrompts(wp.trace).Stream(true); err != nil {
-				return Usagef("--trace: %v", err)
-			}
-			defer stream.Close()
-			gen, arrivals = stream, stream
-			traceNote = wp.trace.Info().String()
-		}
-
-		cfg := loadgen.Config{
-			BaseURL: target, Model: model, API: f.api, APIKey: apiKey,
-			Concurrency: f.wl.concurrency, RateRPS: f.wl.rate, MaxConcurrency: f.wl.maxConcurrency,
-			Duration: f.wl.duration, Requests: f.wl.requests,
-			Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,
-			RequestTimeout: f.requestTimeout, Grace: grace,
-		}
-		if arrivals != nil {
-			cfg.Arrivals = arrivals
-			cfg.Concurrency = 0
-		}
-		if f.sess.sessions > 0 {
-			cfg.Sessions, cfg.Concurrency = f.sess.sessions, 0
-			cfg.Turn = f.sess.turnSource(gen, turns, think, f.wl.resolvedSeed())
-		}
-		f.temperature.apply(&cfg)
-		if traceNote != "" {
-			cfg.RateRPS = wp.trace.Info().MeanRateRPS
-			notes = append(notes, traceNote)
-		}
-		cfg.IgnoreEOS, cfg.MinTokens = ignoreEOS.value, ignoreEOS.value
-		if f.api == openai.APIOllama {
-			note, err := ollamaEOS(ignoreEOS)
-			if err != nil {
-				return err
-			}
-			cfg.IgnoreEOS, cfg.MinTokens = false, false
-			notes = append(notes, note)
-		} else if ignoreEOS.auto {
-			endpoint, eerr := openai.Endpoint(target, f.api)
-			if eerr != nil {
-				return Usagef("--url %q: %v", target, eerr)
-			}
-			probeCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			pr, perr := openai.Probe(probeCtx, http.DefaultClient, endpoint, apiKey, model, f.api)
-			cancel()
-			switch {
-			case perr != nil:
-				notes = append(notes, fmt.Sprintf("probe for ignore_eos/min_tokens failed (%v); not sending them", perr))
-			default:
-				cfg.IgnoreEOS, cfg.MinTokens = pr.IgnoreEOS, pr.MinTokens
-				if !pr.IgnoreEOS && !pr.MinTokens {
-					notes = append(notes, "the server accepts neither ignore_eos nor min_tokens: outputs may be shorter than requested")
-				}
-			}
-		}
-
-		meta := runMeta{kind: "bench", target: redactURL(target), model: model, label: f.label,
-			load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", redactURL(target)})}
-		meta.config = append(meta.config, f.sess.config()...)
-		if f.url == "" {
-			// The port is random; "embedded" keeps runs filterable by target.
-			meta.target = "embedded"
-			meta.config = append(meta.config, f.embedded.config(f.model)...)
-		}
-		if len(f.slos) > 0 {
-			meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})
-		}
-		meta.config = append(meta.config, f.metrics.config()...)
-		sink, err := newRecordSink(env, &f.storeFlags, f.out, meta)
-		if err != nil {
-			return err
-		}
-		recent := newRecentWindow()
-		watch := &promptWatch{warn: func(med float64) {
-			fmt.Fprintf(env.Stderr, "warning: the server is serving prompts a median %+.1f%% off the requested length (usage.prompt_tokens); %s\n", med, f.wl.promptsNote())
-		}}
-		cfg.OnRecord = func(r *record.Request) { recent.add(r); sink.add(r); watch.add(r) }
-
-		source := func(i int64) loadgen.Request {
-			it := gen.Item(i)
-			return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens, Session: it.Session}
-		}
-		stopTrace, err := startRuntimeTrace(f.runtimeTrace)
-		if err != nil {
-			sink.abort()
-			return err
-		}
-		defer stopTrace()
-		meter := startClientMeter()
-		scraper := f.metrics.start(ctx, target)
-		run, err := loadgen.Start(ctx, cfg, source)
-		if err != nil {
-			if scraper != nil {
-				scraper.Stop()
-			}
-			sink.abort()
-			return Usagef("%v", err)
-		}
-		var stopProgress func()
-		if !f.quiet {
-			stopProgress = progress(ctx, env.Stderr, env.IsTerminal, func() progressSnapshot {
-				s := run.Snapshot()
-				return progressSnapshot{Elapsed: s.Elapsed, Sent: s.Sent, Completed: s.Completed, Errors: s.Errors,
-					InFlight: int(s.InFlight), OutputTokens: s.OutputTokens, Target: f.wl.requests, Duration: f.wl.duration,
-					Recent: recent.snapshot()}
-			})
-		}
-		res := run.Wait()
-		meter.stop()
-		stopTrace()
-		if stopProgress != nil {
-			stopProgress()
-		}
-
-		interrupted := ctx.Err() != nil
-		var lastSend time.Duration
-		for i := range res.Records {
-			lastSend = max(lastSend, res.Records[i].Sent)
-		}
-		if n := f.wl.limitNote(res.StoppedBy, int64(len(res.Records)), lastSend); n != "" {
-			notes = append(notes, n)
-		}
-		if res.Interrupted > 0 {
-			notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", res.Interrupted))
-		}
-		opts := stats.Options{OfferedRateRPS: res.OfferedRateRPS, Series: true}
-		if len(objectives) > 0 {
-			opts.Good = objectives.Good
-		}
-		sum := stats.Summarize(res.Records, opts)
-		status := "complete"
-		if interrupted {
-			status = "interrupted"
-			notes = append(notes, "interrupted: the report covers what was measured before the stop")
-		}
-		if n := f.wl.promptOffNote(sum.PromptCheck); n != "" {
-			notes = append(notes, n)
-		}
-		notes = append(notes, sessionNotes(res.Records)...)
-		if stream != nil && stream.Err() != nil {
-			notes = append(notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", stream.Err()))
-		}
-		notes = append(notes, timestampNote(res))
-		notes = append(notes, clientFloorWarnings(sum, res, meter)...)
-		if w := overloadWarning(sum); w != "" {
-			notes = append(notes, w)
-			fmt.Fprintln(env.Stderr, "knee bench: "+w)
-		}
-		failure := ""
-		if !interrupted {
-			failure = measurementFailure(sum, len(res.Records), f.wl.warmup)
-		}
-		if failure != "" {
-			notes = append(notes, "warning: "+failure)
-		}
-		rep := &report.Run{
-			ID: sink.runID(), Kind: "bench", Version: Version, Target: redactURL(target), Model: model,
-			Load: meta.load, Config: meta.config, Start: res.Start, Summary: sum,
-			SLOs: objectives.Evaluate(sum), Notes: notes, ErrorMessages: report.CommonErrors(res.Records, 5),
-		}
-		series, view := serverView(scraper, res.Start, res.Records, &sum)
-		rep.Server = view
-		// Before finish, which closes the database.
-		if err := saveServerSeries(sink.store, f.out, store.WholeRun, series); err != nil {
-			fmt.Fprintf(env.Stderr, "knee bench: saving the server metrics: %v\n", err)
-		}
-		if err := sink.finish(rep, status, res.Records); err != nil {
-			fmt.Fprintf(env.Stderr, "knee bench: saving results: %v\n", err)
-		}
-		if err := writeOutputs(env, rep, f.jsonOut); err != nil {
-			return err
-		}
-		if interrupted {
-			return fmt.Errorf("interrupted: the report above covers what was measured before the stop%s", storedAs(rep.ID))
-		}
-		if failure != "" {
-			if sum.Requests > 0 {
-				failure += whyFailed(rep.ID, f.out)
-			}
-			return errors.New(failure)
-		}
-		if failed := failedSLOs(rep.SLOs); len(failed) > 0 {
-			return &SLOError{Failed: failed}
-		}
-		return nil
-	}
+	cmd.RunE = func(*cobra.Command, []string) error { return runBench(ctx, env, fs, &f) }
 	return cmd
+}
+
+// runBench is knee bench once its flags are parsed: check them, start the
+// target (the embedded server without --url), run the load, report.
+func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) error {
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q (flags only; see knee bench -h)", fs.Arg(0))
+	}
+	apiKey, err := apiKeyFrom(env, f.apiKeyEnv)
+	if err != nil {
+		return err
+	}
+	if err := f.embedded.refuseWithURL(f.url); err != nil {
+		return err
+	}
+
+	grace, err := graceFlags(f.grace, f.requestTimeout)
+	if err != nil {
+		return err
+	}
+	if err := f.wl.validate(); err != nil {
+		return err
+	}
+	f.metrics.noteSet(fs)
+	turns, think, err := f.sess.parse(fs)
+	if err != nil {
+		return err
+	}
+	if f.sess.sessions > 0 && !flagGiven(fs, "requests") {
+		f.wl.requests = 0 // the conversations' turns bound the run
+	}
+	if err := f.wl.checkOpenFiles(f.wl.concurrency, f.url == ""); err != nil {
+		return err
+	}
+	if err := f.metrics.validate(); err != nil {
+		return err
+	}
+	if err := checkAPI(f.api); err != nil {
+		return err
+	}
+	if err := checkBaseURL(f.url); err != nil {
+		return err
+	}
+	ignoreEOS, err := parseTriState("--ignore-eos", f.ignoreEOS)
+	if err != nil {
+		return err
+	}
+	objectives, err := slo.ParseAll(f.slos)
+	if err != nil {
+		return Usagef("--slo: %v", err)
+	}
+	wp, err := f.wl.plan()
+	if err != nil {
+		return err
+	}
+	var gen interface{ Item(int64) workload.Item } = wp.gen
+	arrivals, warmupDur, warmupN := wp.arrivals, wp.warmup, wp.warmupRequests
+	if f.out != "" {
+		if err := os.MkdirAll(f.out, 0o755); err != nil {
+			return Usagef("--out %s: %v", f.out, err)
+		}
+	}
+
+	target, model := f.url, f.model
+	var notes []string
+	if target == "" {
+		srv, err := f.embedded.start(ctx, f.model)
+		if err != nil {
+			return err
+		}
+		defer srv.close()
+		target, model = srv.url, srv.model
+		msg := fmt.Sprintf("no --url given: using knee's embedded simulated server at %s (%s)", target, srv.describe)
+		fmt.Fprintln(env.Stderr, msg)
+		notes = append(notes, msg)
+	} else if model == "" {
+		return Usagef("--model is required with --url (the model name the server serves)")
+	} else if wp.trace != nil {
+		notes = append(notes, f.wl.resolvePrompts(ctx, target, apiKey, model, f.api)...)
+	} else {
+		var pn []string
+		if gen, pn, err = f.wl.promptsFor(ctx, target, apiKey, model, f.api); err != nil {
+			return err
+		}
+		notes = append(notes, pn...)
+	}
+	notes = append(notes, f.wl.promptsNote())
+	if g, ok := gen.(*workload.Generator); ok {
+		if note := f.wl.reuseNote(g, f.wl.requests); note != "" {
+			notes = append(notes, note)
+		}
+	}
+	var traceNote string
+	var stream *workload.TraceStream
+	if wp.trace != nil {
+		// Prompts in the server's tokens (resolved above), built ahead.
+		if stream, err = f.wl.traceForPrompts(wp.trace).Stream(true); err != nil {
+			return Usagef("--trace: %v", err)
+		}
+		defer stream.Close()
+		gen, arrivals = stream, stream
+		traceNote = wp.trace.Info().String()
+	}
+
+	cfg := loadgen.Config{
+		BaseURL: target, Model: model, API: f.api, APIKey: apiKey,
+		Concurrency: f.wl.concurrency, RateRPS: f.wl.rate, MaxConcurrency: f.wl.maxConcurrency,
+		Duration: f.wl.duration, Requests: f.wl.requests,
+		Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,
+		RequestTimeout: f.requestTimeout, Grace: grace,
+	}
+	if arrivals != nil {
+		cfg.Arrivals = arrivals
+		cfg.Concurrency = 0
+	}
+	if f.sess.sessions > 0 {
+		cfg.Sessions, cfg.Concurrency = f.sess.sessions, 0
+		cfg.Turn = f.sess.turnSource(gen, turns, think, f.wl.resolvedSeed())
+	}
+	f.temperature.apply(&cfg)
+	if traceNote != "" {
+		cfg.RateRPS = wp.trace.Info().MeanRateRPS
+		notes = append(notes, traceNote)
+	}
+	eosNotes, err := benchIgnoreEOS(ctx, &cfg, ignoreEOS, f.api, target, apiKey, model)
+	if err != nil {
+		return err
+	}
+	notes = append(notes, eosNotes...)
+
+	meta := f.runMeta(target, model)
+	sink, err := newRecordSink(env, &f.storeFlags, f.out, meta)
+	if err != nil {
+		return err
+	}
+	recent := newRecentWindow()
+	watch := &promptWatch{warn: func(med float64) {
+		fmt.Fprintf(env.Stderr, "warning: the server is serving prompts a median %+.1f%% off the requested length (usage.prompt_tokens); %s\n", med, f.wl.promptsNote())
+	}}
+	cfg.OnRecord = func(r *record.Request) { recent.add(r); sink.add(r); watch.add(r) }
+
+	source := func(i int64) loadgen.Request {
+		it := gen.Item(i)
+		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens, Session: it.Session}
+	}
+	stopTrace, err := startRuntimeTrace(f.runtimeTrace)
+	if err != nil {
+		sink.abort()
+		return err
+	}
+	defer stopTrace()
+	meter := startClientMeter()
+	scraper := f.metrics.start(ctx, target)
+	run, err := loadgen.Start(ctx, cfg, source)
+	if err != nil {
+		if scraper != nil {
+			scraper.Stop()
+		}
+		sink.abort()
+		return Usagef("%v", err)
+	}
+	var stopProgress func()
+	if !f.quiet {
+		stopProgress = progress(ctx, env.Stderr, env.IsTerminal, func() progressSnapshot {
+			s := run.Snapshot()
+			return progressSnapshot{Elapsed: s.Elapsed, Sent: s.Sent, Completed: s.Completed, Errors: s.Errors,
+				InFlight: int(s.InFlight), OutputTokens: s.OutputTokens, Target: f.wl.requests, Duration: f.wl.duration,
+				Recent: recent.snapshot()}
+		})
+	}
+	res := run.Wait()
+	meter.stop()
+	stopTrace()
+	if stopProgress != nil {
+		stopProgress()
+	}
+
+	interrupted := ctx.Err() != nil
+	var lastSend time.Duration
+	for i := range res.Records {
+		lastSend = max(lastSend, res.Records[i].Sent)
+	}
+	if n := f.wl.limitNote(res.StoppedBy, int64(len(res.Records)), lastSend); n != "" {
+		notes = append(notes, n)
+	}
+	if res.Interrupted > 0 {
+		notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", res.Interrupted))
+	}
+	opts := stats.Options{OfferedRateRPS: res.OfferedRateRPS, Series: true}
+	if len(objectives) > 0 {
+		opts.Good = objectives.Good
+	}
+	sum := stats.Summarize(res.Records, opts)
+	status := "complete"
+	if interrupted {
+		status = "interrupted"
+		notes = append(notes, "interrupted: the report covers what was measured before the stop")
+	}
+	if n := f.wl.promptOffNote(sum.PromptCheck); n != "" {
+		notes = append(notes, n)
+	}
+	notes = append(notes, sessionNotes(res.Records)...)
+	if stream != nil && stream.Err() != nil {
+		notes = append(notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", stream.Err()))
+	}
+	notes = append(notes, timestampNote(res))
+	notes = append(notes, clientFloorWarnings(sum, res, meter)...)
+	if w := overloadWarning(sum); w != "" {
+		notes = append(notes, w)
+		fmt.Fprintln(env.Stderr, "knee bench: "+w)
+	}
+	failure := ""
+	if !interrupted {
+		failure = measurementFailure(sum, len(res.Records), f.wl.warmup)
+	}
+	if failure != "" {
+		notes = append(notes, "warning: "+failure)
+	}
+	rep := &report.Run{
+		ID: sink.runID(), Kind: "bench", Version: Version, Target: redactURL(target), Model: model,
+		Load: meta.load, Config: meta.config, Start: res.Start, Summary: sum,
+		SLOs: objectives.Evaluate(sum), Notes: notes, ErrorMessages: report.CommonErrors(res.Records, 5),
+	}
+	series, view := serverView(scraper, res.Start, res.Records, &sum)
+	rep.Server = view
+	// Before finish, which closes the database.
+	if err := saveServerSeries(sink.store, f.out, store.WholeRun, series); err != nil {
+		fmt.Fprintf(env.Stderr, "knee bench: saving the server metrics: %v\n", err)
+	}
+	if err := sink.finish(rep, status, res.Records); err != nil {
+		fmt.Fprintf(env.Stderr, "knee bench: saving results: %v\n", err)
+	}
+	if err := writeOutputs(env, rep, f.jsonOut); err != nil {
+		return err
+	}
+	if interrupted {
+		return fmt.Errorf("interrupted: the report above covers what was measured before the stop%s", storedAs(rep.ID))
+	}
+	if failure != "" {
+		if sum.Requests > 0 {
+			failure += whyFailed(rep.ID, f.out)
+		}
+		return errors.New(failure)
+	}
+	if failed := failedSLOs(rep.SLOs); len(failed) > 0 {
+		return &SLOError{Failed: failed}
+	}
+	return nil
 }
 
 // maxErrorRate is the share of failed requests beyond which a run counts
@@ -679,4 +652,55 @@ func writeOutDir(dir string, rep *report.Run, recs []record.Request) error {
 		}
 	}
 	return nil
+}
+
+// benchIgnoreEOS sets cfg's ignore_eos and min_tokens from --ignore-eos:
+// given, or (auto) what a probe of the server finds it accepts. The notes
+// say what the probe found.
+func benchIgnoreEOS(ctx context.Context, cfg *loadgen.Config, ignoreEOS triState, api, target, apiKey, model string) (notes []string, err error) {
+	cfg.IgnoreEOS, cfg.MinTokens = ignoreEOS.value, ignoreEOS.value
+	if api == openai.APIOllama {
+		note, err := ollamaEOS(ignoreEOS)
+		if err != nil {
+			return nil, err
+		}
+		cfg.IgnoreEOS, cfg.MinTokens = false, false
+		notes = append(notes, note)
+	} else if ignoreEOS.auto {
+		endpoint, eerr := openai.Endpoint(target, api)
+		if eerr != nil {
+			return nil, Usagef("--url %q: %v", target, eerr)
+		}
+		probeCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		pr, perr := openai.Probe(probeCtx, http.DefaultClient, endpoint, apiKey, model, api)
+		cancel()
+		switch {
+		case perr != nil:
+			notes = append(notes, fmt.Sprintf("probe for ignore_eos/min_tokens failed (%v); not sending them", perr))
+		default:
+			cfg.IgnoreEOS, cfg.MinTokens = pr.IgnoreEOS, pr.MinTokens
+			if !pr.IgnoreEOS && !pr.MinTokens {
+				notes = append(notes, "the server accepts neither ignore_eos nor min_tokens: outputs may be shorter than requested")
+			}
+		}
+	}
+
+	return notes, nil
+}
+
+// runMeta is what the run database and the report say ran.
+func (f *benchFlags) runMeta(target, model string) runMeta {
+	meta := runMeta{kind: "bench", target: redactURL(target), model: model, label: f.label,
+		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", redactURL(target)})}
+	meta.config = append(meta.config, f.sess.config()...)
+	if f.url == "" {
+		// The port is random; "embedded" keeps runs filterable by target.
+		meta.target = "embedded"
+		meta.config = append(meta.config, f.embedded.config(f.model)...)
+	}
+	if len(f.slos) > 0 {
+		meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})
+	}
+	meta.config = append(meta.config, f.metrics.config()...)
+	return meta
 }
