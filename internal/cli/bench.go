@@ -34,6 +34,7 @@ type benchFlags struct {
 	jsonOut, quiet             bool
 	label                      string
 	runtimeTrace               string
+	junit                      junitFlag
 	storeFlags
 	metrics  metricsFlags
 	embedded embeddedFlags
@@ -64,6 +65,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&f.quiet, "quiet", false, "no live progress")
 	fs.StringVar(&f.label, "label", "", "label stored with the run")
 	fs.StringVar(&f.runtimeTrace, "runtime-trace", "", "write a Go runtime trace of the run to this file (go tool trace FILE): each request's due time, send and writes are logged in it, to find where client lag comes from")
+	f.junit.register(fs, "the run's verdicts (one test case per SLO)")
 	f.storeFlags.register(fs)
 	f.metrics.register(fs)
 	f.embedded.register(fs)
@@ -80,6 +82,9 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if err := f.embedded.refuseWithURL(f.url); err != nil {
+		return err
+	}
+	if err := f.junit.check(); err != nil {
 		return err
 	}
 
@@ -332,6 +337,9 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "knee bench: saving results: %v\n", err)
 	}
 	if err := writeOutputs(env, rep, f.jsonOut); err != nil {
+		return err
+	}
+	if err := f.junit.write("knee bench", runSuite(rep, failure, interrupted)); err != nil {
 		return err
 	}
 	if interrupted {

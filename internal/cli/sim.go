@@ -40,6 +40,7 @@ type simFlags struct {
 	json  bool
 	list  bool
 	quiet bool
+	junit junitFlag
 }
 
 func runSim(ctx context.Context, env *Env, args []string) error {
@@ -69,6 +70,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	fs.StringVar(&f.label, "label", "", "label stored with the run")
 	f.storeFlags.register(fs)
+	f.junit.register(fs, "the run's verdicts (one test case per SLO)")
 	fs.BoolVar(&f.list, "list", false, "list the GPU and model presets (with any --preset-file, --gpu-file, --model-file) and exit")
 	// "knee sim --rate 10 sweep …": the subcommand after flags, as anywhere.
 	if i := subcommandAt(fs, args, "sweep"); i > 0 && runSimSweep != nil {
@@ -89,6 +91,9 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		return simListPresets(env.Stdout, cat)
 	}
 	if err := f.wl.validate(); err != nil {
+		return err
+	}
+	if err := f.junit.check(); err != nil {
 		return err
 	}
 	if err := f.fleet.validate(&f.wl); err != nil {
@@ -342,6 +347,9 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		err = report.Text(env.Stdout, rep)
 	}
 	if err != nil {
+		return err
+	}
+	if err := f.junit.write("knee sim", runSuite(rep, "", interrupted)); err != nil {
 		return err
 	}
 	if failed := failedSLOs(rep.SLOs); len(failed) > 0 {

@@ -107,7 +107,9 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "knee sweep: %v\n", err)
 	} else if id != "" {
 		res.Notes = append(res.Notes, "stored as run "+id)
+		f.junit.runID = id
 	}
+	f.junit.stopped, f.junit.config = runErr, meta.config
 	if err := f.emit(env, res); err != nil {
 		return err
 	}
@@ -117,7 +119,7 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 // refuseWithFrom refuses measuring flags next to --from: the points come
 // from the file, so a load, target or workload flag would be ignored.
 func refuseWithFrom(fs *flag.FlagSet) error {
-	analysis := map[string]bool{"from": true, "slo": true, "knee-metric": true, "json": true, "out": true, "quiet": true, "db": true, "no-store": true, "label": true}
+	analysis := map[string]bool{"from": true, "slo": true, "knee-metric": true, "json": true, "out": true, "quiet": true, "db": true, "no-store": true, "label": true, "junit": true}
 	var bad string
 	fs.Visit(func(fl *flag.Flag) {
 		if !analysis[fl.Name] && bad == "" {

@@ -127,7 +127,9 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "knee sim sweep: %v\n", err)
 	} else if id != "" {
 		res.Notes = append(res.Notes, "stored as run "+id)
+		f.junit.runID = id
 	}
+	f.junit.stopped, f.junit.config = runErr, meta.config
 	if err := f.emit(env, res); err != nil {
 		return err
 	}
