@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/cpuclock"
+	"github.com/knee-dev/knee/internal/livemetrics"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
@@ -35,6 +36,7 @@ type benchFlags struct {
 	label                      string
 	runtimeTrace               string
 	junit                      junitFlag
+	live                       liveFlags
 	storeFlags
 	metrics  metricsFlags
 	embedded embeddedFlags
@@ -66,6 +68,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.label, "label", "", "label stored with the run")
 	fs.StringVar(&f.runtimeTrace, "runtime-trace", "", "write a Go runtime trace of the run to this file (go tool trace FILE): each request's due time, send and writes are logged in it, to find where client lag comes from")
 	f.junit.register(fs, "the run's verdicts (one test case per SLO)")
+	f.live.register(fs)
 	f.storeFlags.register(fs)
 	f.metrics.register(fs)
 	f.embedded.register(fs)
@@ -243,7 +246,12 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	watch := &promptWatch{warn: func(med float64) {
 		fmt.Fprintf(env.Stderr, "warning: the server is serving prompts a median %+.1f%% off the requested length (usage.prompt_tokens); %s\n", med, f.wl.promptsNote())
 	}}
-	cfg.OnRecord = func(r *record.Request) { recent.add(r); sink.add(r); watch.add(r) }
+	cfg.OnRecord = func(r *record.Request) { recent.add(r); sink.add(r); watch.add(r); f.live.observe(r) }
+	if err := f.live.start(env, livemetrics.Info{Kind: "bench", Run: sink.runID(), Model: model, Target: meta.target}); err != nil {
+		sink.abort()
+		return err
+	}
+	defer f.live.close()
 
 	source := func(i int64) loadgen.Request {
 		it := gen.Item(i)
@@ -265,6 +273,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		sink.abort()
 		return Usagef("%v", err)
 	}
+	f.live.running(run, liveLoad(&cfg))
 	var stopProgress func()
 	if !f.quiet {
 		stopProgress = progress(ctx, env.Stderr, env.IsTerminal, func() progressSnapshot {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/knee-dev/knee/internal/livemetrics"
 	"github.com/knee-dev/knee/internal/sweep"
 )
 
@@ -77,6 +78,11 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	t.stored = stored
+	if err := t.live.start(env, livemetrics.Info{Kind: "sweep", Model: model, Target: target}); err != nil {
+		stored.finish(meta, nil, "failed")
+		return err
+	}
+	defer t.live.close()
 	progress := f.progress(env.Stderr)
 	var measured []sweep.Step
 	res, runErr := sweep.Run(ctx, runner, plan, set, func(s sweep.Step) {

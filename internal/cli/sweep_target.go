@@ -26,6 +26,7 @@ type sweepTargetFlags struct {
 	temperature                optFloat
 	embedded                   embeddedFlags
 	metrics                    metricsFlags
+	live                       liveFlags
 	// promptNotes say what built the prompts (promptsFor), for the report.
 	promptNotes []string
 	// stored is the run database the steps' records go to (nil: --no-store),
@@ -45,6 +46,7 @@ func (t *sweepTargetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.ignoreEOS, "ignore-eos", "auto", "ask the server to ignore EOS so outputs have the requested length: auto (probe), true, false")
 	t.embedded.register(fs)
 	t.metrics.register(fs)
+	t.live.register(fs)
 }
 
 func (t *sweepTargetFlags) noteSet(fs *flag.FlagSet) { t.metrics.noteSet(fs) }
@@ -208,6 +210,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 			r.rec.add(rec)
 		}
 		r.t.stored.add(rec)
+		r.t.live.observe(rec)
 	}
 	meter := startClientMeter()
 	scraper := r.t.metrics.start(ctx, base)
@@ -218,6 +221,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		}
 		return sweep.Step{}, Usagef("%v", err)
 	}
+	r.t.live.running(run, load.Value)
 	var stoppedEarly <-chan string
 	stepDone := make(chan struct{})
 	if scraper != nil && r.f.autoPlan() {
