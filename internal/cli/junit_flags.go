@@ -28,17 +28,17 @@ func (j *junitFlag) register(fs *flag.FlagSet, what string) {
 	fs.StringVar(&j.path, "junit", "", "write "+what+" as JUnit XML to this file (for CI test reporters; see docs/ci.md)")
 }
 
-// check refuses, before any work, a file that cannot be written.
+// check refuses, before any work, a file that cannot be written; its
+// folder is made as --out makes its own.
 func (j *junitFlag) check() error {
 	if j.path == "" {
 		return nil
 	}
-	dir := filepath.Dir(j.path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return Usagef("--junit %s: the folder %s does not exist; want a file in an existing folder", j.path, dir)
-	}
 	if st, err := os.Stat(j.path); err == nil && st.IsDir() {
 		return Usagef("--junit %s: is a folder; want a file name", j.path)
+	}
+	if err := os.MkdirAll(filepath.Dir(j.path), 0o755); err != nil {
+		return Usagef("--junit %s: cannot make its folder: %v", j.path, err)
 	}
 	return nil
 }

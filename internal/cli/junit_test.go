@@ -105,7 +105,7 @@ func TestJUnitSweepAndCompare(t *testing.T) {
 }
 
 func TestJUnitBadPath(t *testing.T) {
-	code, _, stderr := kneeCmd(t, "sim", "--requests", "4", "--junit", filepath.Join(t.TempDir(), "missing", "j.xml"), "--no-store", "--quiet")
+	code, _, stderr := kneeCmd(t, "sim", "--requests", "4", "--junit", t.TempDir(), "--no-store", "--quiet")
 	if code != ExitUsage || !strings.Contains(stderr, "--junit") {
 		t.Fatalf("exit %d, stderr %q: want exit 2 naming --junit", code, stderr)
 	}
