@@ -37,6 +37,7 @@ type benchFlags struct {
 	runtimeTrace               string
 	junit                      junitFlag
 	live                       liveFlags
+	otlp                       otlpFlags
 	storeFlags
 	metrics  metricsFlags
 	embedded embeddedFlags
@@ -69,6 +70,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.runtimeTrace, "runtime-trace", "", "write a Go runtime trace of the run to this file (go tool trace FILE): each request's due time, send and writes are logged in it, to find where client lag comes from")
 	f.junit.register(fs, "the run's verdicts (one test case per SLO)")
 	f.live.register(fs)
+	f.otlp.register(fs)
 	f.storeFlags.register(fs)
 	f.metrics.register(fs)
 	f.embedded.register(fs)
@@ -246,12 +248,23 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	watch := &promptWatch{warn: func(med float64) {
 		fmt.Fprintf(env.Stderr, "warning: the server is serving prompts a median %+.1f%% off the requested length (usage.prompt_tokens); %s\n", med, f.wl.promptsNote())
 	}}
-	cfg.OnRecord = func(r *record.Request) { recent.add(r); sink.add(r); watch.add(r); f.live.observe(r) }
+	cfg.OnRecord = func(r *record.Request) {
+		recent.add(r)
+		sink.add(r)
+		watch.add(r)
+		f.live.observe(r)
+		f.otlp.observe(r)
+	}
 	if err := f.live.start(env, livemetrics.Info{Kind: "bench", Run: sink.runID(), Model: model, Target: meta.target}); err != nil {
 		sink.abort()
 		return err
 	}
 	defer f.live.close()
+	if err := f.otlp.start(env, "bench", sink.runID(), model, target, f.api); err != nil {
+		sink.abort()
+		return err
+	}
+	defer f.otlp.close()
 
 	source := func(i int64) loadgen.Request {
 		it := gen.Item(i)
@@ -274,6 +287,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		return Usagef("%v", err)
 	}
 	f.live.running(run, liveLoad(&cfg))
+	f.otlp.running(run, liveLoad(&cfg))
 	var stopProgress func()
 	if !f.quiet {
 		stopProgress = progress(ctx, env.Stderr, env.IsTerminal, func() progressSnapshot {
@@ -286,6 +300,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	res := run.Wait()
 	meter.stop()
 	stopTrace()
+	f.otlp.close() // the last export before the report, within its bound
 	if stopProgress != nil {
 		stopProgress()
 	}

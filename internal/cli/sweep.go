@@ -83,6 +83,11 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer t.live.close()
+	if err := t.otlp.start(env, "sweep", "", model, t.url, t.api); err != nil {
+		stored.finish(meta, nil, "failed")
+		return err
+	}
+	defer t.otlp.close()
 	progress := f.progress(env.Stderr)
 	var measured []sweep.Step
 	res, runErr := sweep.Run(ctx, runner, plan, set, func(s sweep.Step) {

@@ -27,6 +27,7 @@ type sweepTargetFlags struct {
 	embedded                   embeddedFlags
 	metrics                    metricsFlags
 	live                       liveFlags
+	otlp                       otlpFlags
 	// promptNotes say what built the prompts (promptsFor), for the report.
 	promptNotes []string
 	// stored is the run database the steps' records go to (nil: --no-store),
@@ -47,6 +48,7 @@ func (t *sweepTargetFlags) register(fs *flag.FlagSet) {
 	t.embedded.register(fs)
 	t.metrics.register(fs)
 	t.live.register(fs)
+	t.otlp.register(fs)
 }
 
 func (t *sweepTargetFlags) noteSet(fs *flag.FlagSet) { t.metrics.noteSet(fs) }
@@ -211,6 +213,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		}
 		r.t.stored.add(rec)
 		r.t.live.observe(rec)
+		r.t.otlp.observe(rec)
 	}
 	meter := startClientMeter()
 	scraper := r.t.metrics.start(ctx, base)
@@ -222,6 +225,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		return sweep.Step{}, Usagef("%v", err)
 	}
 	r.t.live.running(run, load.Value)
+	r.t.otlp.running(run, load.Value)
 	var stoppedEarly <-chan string
 	stepDone := make(chan struct{})
 	if scraper != nil && r.f.autoPlan() {
