@@ -288,7 +288,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		Load: f.wl.loadString(), Workload: workloadDesc,
 		Config: f.configKV(eng),
 		Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
-		Notes: simNotes(eng, res, elapsed),
+		Notes: simNotes(eng, res, elapsed), Engine: simEngineFigures(eng, res),
 	}
 	if f.fleet.active() {
 		rep.Notes = append(rep.Notes, fleetNotes(&f.fleet, fres, ttfts)...)
@@ -385,6 +385,18 @@ func simNotes(eng *simengine.Engine, res sim.Result, elapsed time.Duration) []st
 			s.PrefixCacheHits, s.PrefixCacheQueries, 100*float64(s.PrefixCacheHits)/float64(s.PrefixCacheQueries), s.PrefillTokens))
 	}
 	return notes
+}
+
+// simEngineFigures are simNotes' figures for summary.json.
+func simEngineFigures(eng *simengine.Engine, res sim.Result) *report.EngineFigures {
+	s := res.Engine
+	f := &report.EngineFigures{Steps: s.Steps, Preemptions: s.Preemptions, Rejected: s.Rejected, VirtualTimeS: res.End.Seconds(),
+		KVCapacityTokens: s.KVCapacityTokens, KVBlocks: s.KVBlocksTotal, PrefillTokens: s.PrefillTokens}
+	if !eng.Config().NoPrefixCaching && s.PrefixCacheQueries > 0 {
+		f.PrefixCache = &report.PrefixCacheFigures{HitTokens: s.PrefixCacheHits, QueryTokens: s.PrefixCacheQueries,
+			HitRate: float64(s.PrefixCacheHits) / float64(s.PrefixCacheQueries)}
+	}
+	return f
 }
 
 // simListPresets prints the GPU and model presets with the numbers the model uses.
