@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/cpuclock"
+	"github.com/knee-dev/knee/internal/livemetrics"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
@@ -33,6 +34,9 @@ type benchFlags struct {
 	jsonOut, quiet bool
 	label          string
 	runtimeTrace   string
+	junit          junitFlag
+	live           liveFlags
+	otlp           otlpFlags
 	storeFlags
 	metrics  metricsFlags
 	embedded embeddedFlags
@@ -62,6 +66,9 @@ func newBenchCmd(ctx context.Context, env *Env) *cobra.Command {
 	fs.BoolVar(&f.quiet, "quiet", false, "no live progress")
 	fs.StringVar(&f.label, "label", "", "label stored with the run")
 	fs.StringVar(&f.runtimeTrace, "runtime-trace", "", "write a Go runtime trace of the run to this file (go tool trace FILE): each request's due time, send and writes are logged in it, to find where client lag comes from")
+	f.junit.register(fs, "the run's verdicts (one test case per SLO)")
+	f.live.register(fs)
+	f.otlp.register(fs)
 	f.storeFlags.register(fs)
 	f.metrics.register(fs)
 	f.embedded.register(fs)
@@ -82,6 +89,9 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		return err
 	}
 	if err := f.embedded.refuseWithURL(f.url); err != nil {
+		return err
+	}
+	if err := f.junit.check(); err != nil {
 		return err
 	}
 
@@ -208,7 +218,23 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	watch := &promptWatch{warn: func(med float64) {
 		fmt.Fprintf(env.Stderr, "warning: the server is serving prompts a median %+.1f%% off the requested length (usage.prompt_tokens); %s\n", med, f.wl.promptsNote())
 	}}
-	cfg.OnRecord = func(r *record.Request) { recent.add(r); sink.add(r); watch.add(r) }
+	cfg.OnRecord = func(r *record.Request) {
+		recent.add(r)
+		sink.add(r)
+		watch.add(r)
+		f.live.observe(r)
+		f.otlp.observe(r)
+	}
+	if err := f.live.start(env, livemetrics.Info{Kind: "bench", Run: sink.runID(), Model: model, Target: meta.target}); err != nil {
+		sink.abort()
+		return err
+	}
+	defer f.live.close()
+	if err := f.otlp.start(env, "bench", sink.runID(), model, target, f.api); err != nil {
+		sink.abort()
+		return err
+	}
+	defer f.otlp.close()
 
 	source := func(i int64) loadgen.Request {
 		it := gen.Item(i)
@@ -230,6 +256,8 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		sink.abort()
 		return Usagef("%v", err)
 	}
+	f.live.running(run, liveLoad(&cfg))
+	f.otlp.running(run, liveLoad(&cfg))
 	var stopProgress func()
 	if !f.quiet {
 		stopProgress = progress(ctx, env.Stderr, env.IsTerminal, func() progressSnapshot {
@@ -242,6 +270,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	res := run.Wait()
 	meter.stop()
 	stopTrace()
+	f.otlp.close() // the last export before the report, within its bound
 	if stopProgress != nil {
 		stopProgress()
 	}
@@ -302,6 +331,9 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		fmt.Fprintf(env.Stderr, "knee bench: saving results: %v\n", err)
 	}
 	if err := writeOutputs(env, rep, f.jsonOut); err != nil {
+		return err
+	}
+	if err := f.junit.write("knee bench", runSuite(rep, failure, interrupted)); err != nil {
 		return err
 	}
 	if interrupted {

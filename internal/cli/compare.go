@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/compare"
+	"github.com/knee-dev/knee/internal/junit"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/spf13/cobra"
 )
@@ -25,6 +26,8 @@ func newCompareCmd(env *Env) *cobra.Command {
 	minChange := fs.String("min-change", "5%", "smallest relative change worth flagging, even when beyond noise")
 	seed := fs.Uint64("seed", 1, "resampling seed (the comparison is deterministic for a seed)")
 	minDiff := fs.Duration("min-diff", time.Millisecond, "smallest latency difference worth flagging (knee measures to about 1ms)")
+	var junitOut junitFlag
+	junitOut.register(fs, "the comparison's verdicts (one test case per metric; failures as --fail-on says)")
 	failOn := fs.String("fail-on", "none", "exit 3 when B is judged: worse (any metric worse beyond noise), change (worse or better), none")
 	cmd.Long = helpText(func(w io.Writer) {
 		fmt.Fprintln(w, "Usage: knee compare RUN_A RUN_B [--fail-on worse|change] [--json]   (B is judged against A; RUN: an id, last, last~1)")
@@ -46,6 +49,9 @@ func newCompareCmd(env *Env) *cobra.Command {
 		case "none", "worse", "change":
 		default:
 			return Usagef("--fail-on %q: want worse, change or none", *failOn)
+		}
+		if err := junitOut.check(); err != nil {
+			return err
 		}
 		st, err := openDBRead(env, *db)
 		if err != nil {
@@ -81,6 +87,9 @@ func newCompareCmd(env *Env) *cobra.Command {
 			err = compareText(env, &res)
 		}
 		if err != nil {
+			return err
+		}
+		if err := junitOut.write("knee compare", junit.CompareSuite(&res, *failOn)); err != nil {
 			return err
 		}
 		if *failOn == "change" && len(res.Better) > 0 || *failOn != "none" && len(res.Worse) > 0 {

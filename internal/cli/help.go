@@ -40,6 +40,7 @@ var flagGroups = []struct {
 		"replicas", "router", "gateway-queue-limit", "prefill-replicas", "decode-replicas", "fleet-file",
 		"fault-error-rate", "fault-cut-rate", "fault-malformed-rate", "fault-stall", "fault-stall-rate", "fault-slow-after", "fault-slow-factor"}},
 	{"Output", []string{"out", "json", "format", "quiet", "label", "db", "no-store", "list"}},
+	{"CI and dashboards", []string{"junit", "metrics-addr", "otlp-endpoint", "otlp-protocol", "otlp-traces"}},
 }
 
 // annotateFlagGroups tags each of fs's flags with its help group.

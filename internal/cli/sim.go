@@ -37,6 +37,7 @@ type simFlags struct {
 	json  bool
 	list  bool
 	quiet bool
+	junit junitFlag
 }
 
 func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
@@ -60,6 +61,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	fs.StringVar(&f.label, "label", "", "label stored with the run")
 	f.storeFlags.register(fs)
+	f.junit.register(fs, "the run's verdicts (one test case per SLO)")
 	fs.BoolVar(&f.list, "list", false, "list the GPU and model presets (with any --preset-file, --gpu-file, --model-file) and exit")
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		f.engine.noteSet(fs)
@@ -74,6 +76,9 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			return simListPresets(env.Stdout, cat)
 		}
 		if err := f.wl.validate(); err != nil {
+			return err
+		}
+		if err := f.junit.check(); err != nil {
 			return err
 		}
 		if err := f.fleet.validate(&f.wl); err != nil {
@@ -268,7 +273,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			Load: f.wl.loadString(), Workload: workloadDesc,
 			Config: f.configKV(eng),
 			Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
-			Notes: simNotes(eng, res, elapsed),
+			Notes: simNotes(eng, res, elapsed), Engine: simEngineFigures(eng, res),
 		}
 		if f.fleet.active() {
 			rep.Notes = append(rep.Notes, fleetNotes(&f.fleet, fres, ttfts)...)
@@ -329,6 +334,9 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		if err := f.junit.write("knee sim", runSuite(rep, "", interrupted)); err != nil {
+			return err
+		}
 		if failed := failedSLOs(rep.SLOs); len(failed) > 0 {
 			return &SLOError{Failed: failed}
 		}
@@ -364,6 +372,18 @@ func simNotes(eng *simengine.Engine, res sim.Result, elapsed time.Duration) []st
 			s.PrefixCacheHits, s.PrefixCacheQueries, 100*float64(s.PrefixCacheHits)/float64(s.PrefixCacheQueries), s.PrefillTokens))
 	}
 	return notes
+}
+
+// simEngineFigures are simNotes' figures for summary.json.
+func simEngineFigures(eng *simengine.Engine, res sim.Result) *report.EngineFigures {
+	s := res.Engine
+	f := &report.EngineFigures{Steps: s.Steps, Preemptions: s.Preemptions, Rejected: s.Rejected, VirtualTimeS: res.End.Seconds(),
+		KVCapacityTokens: s.KVCapacityTokens, KVBlocks: s.KVBlocksTotal, PrefillTokens: s.PrefillTokens}
+	if !eng.Config().NoPrefixCaching && s.PrefixCacheQueries > 0 {
+		f.PrefixCache = &report.PrefixCacheFigures{HitTokens: s.PrefixCacheHits, QueryTokens: s.PrefixCacheQueries,
+			HitRate: float64(s.PrefixCacheHits) / float64(s.PrefixCacheQueries)}
+	}
+	return f
 }
 
 // simListPresets prints the GPU and model presets with the numbers the model uses.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/knee-dev/knee/internal/livemetrics"
 	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -77,6 +78,16 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			return err
 		}
 		t.stored = stored
+		if err := t.live.start(env, livemetrics.Info{Kind: "sweep", Model: model, Target: target}); err != nil {
+			stored.finish(meta, nil, "failed")
+			return err
+		}
+		defer t.live.close()
+		if err := t.otlp.start(env, "sweep", "", model, t.url, t.api); err != nil {
+			stored.finish(meta, nil, "failed")
+			return err
+		}
+		defer t.otlp.close()
 		progress := f.progress(env.Stderr)
 		var measured []sweep.Step
 		res, runErr := sweep.Run(ctx, runner, plan, set, func(s sweep.Step) {
@@ -107,7 +118,9 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			fmt.Fprintf(env.Stderr, "knee sweep: %v\n", err)
 		} else if id != "" {
 			res.Notes = append(res.Notes, "stored as run "+id)
+			f.junit.runID = id
 		}
+		f.junit.stopped, f.junit.config = runErr, meta.config
 		if err := f.emit(env, res); err != nil {
 			return err
 		}
@@ -119,7 +132,7 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 // refuseWithFrom refuses measuring flags next to --from: the points come
 // from the file, so a load, target or workload flag would be ignored.
 func refuseWithFrom(fs *pflag.FlagSet) error {
-	analysis := map[string]bool{"from": true, "slo": true, "knee-metric": true, "json": true, "out": true, "quiet": true, "db": true, "no-store": true, "label": true}
+	analysis := map[string]bool{"from": true, "slo": true, "knee-metric": true, "json": true, "out": true, "quiet": true, "db": true, "no-store": true, "label": true, "junit": true}
 	var bad string
 	fs.Visit(func(fl *pflag.Flag) {
 		if !analysis[fl.Name] && bad == "" {

@@ -31,6 +31,7 @@ type sweepFlags struct {
 	quiet             bool
 	wl                workloadFlags
 	maxStepLoad       float64 // the highest load plan() may step to
+	junit             junitFlag
 }
 
 func (f *sweepFlags) register(fs *pflag.FlagSet, defaultRequests int64) {
@@ -46,6 +47,7 @@ func (f *sweepFlags) register(fs *pflag.FlagSet, defaultRequests int64) {
 	fs.BoolVar(&f.jsonOut, "json", false, "print the sweep as JSON on stdout instead of the table")
 	fs.StringVar(&f.out, "out", "", "directory for sweep.json, sweep.md, sweep.csv (readable by knee sweep --from) and each step's records_<kind>_<load>.jsonl")
 	fs.BoolVar(&f.quiet, "quiet", false, "no per-step progress on stderr")
+	f.junit.register(fs, "the verdicts (a test case per step and SLO, and the SLO-safe point)")
 	// The shared workload flags, except the single load level: here
 	// --concurrency and --rate are lists. --requests/--duration are per step.
 	tmp := pflag.NewFlagSet("workload", pflag.ContinueOnError)
@@ -154,6 +156,9 @@ func (f *sweepFlags) objectives() (slo.Set, error) {
 	if err != nil {
 		return nil, Usagef("--slo: %v", err)
 	}
+	if err := f.junit.check(); err != nil { // with the other checks, before any step runs
+		return nil, err
+	}
 	return set, nil
 }
 
@@ -191,6 +196,9 @@ func (f *sweepFlags) emit(env *Env, res *sweep.Result) error {
 		if err := writeSweepOut(f.out, res); err != nil {
 			return err
 		}
+	}
+	if err := f.junit.write("knee sweep", sweepSuites(res, &f.junit)...); err != nil {
+		return err
 	}
 	var err error
 	if f.jsonOut {

@@ -125,7 +125,9 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			fmt.Fprintf(env.Stderr, "knee sim sweep: %v\n", err)
 		} else if id != "" {
 			res.Notes = append(res.Notes, "stored as run "+id)
+			f.junit.runID = id
 		}
+		f.junit.stopped, f.junit.config = runErr, meta.config
 		if err := f.emit(env, res); err != nil {
 			return err
 		}

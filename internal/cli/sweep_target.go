@@ -23,6 +23,8 @@ type sweepTargetFlags struct {
 	targetFlags
 	embedded embeddedFlags
 	metrics  metricsFlags
+	live     liveFlags
+	otlp     otlpFlags
 	// promptNotes say what built the prompts (promptsFor), for the report.
 	promptNotes []string
 	// stored is the run database the steps' records go to (nil: --no-store),
@@ -35,6 +37,8 @@ func (t *sweepTargetFlags) register(fs *pflag.FlagSet) {
 	t.targetFlags.register(fs, "the embedded simulated server, fresh for every step", "after each step")
 	t.embedded.register(fs)
 	t.metrics.register(fs)
+	t.live.register(fs)
+	t.otlp.register(fs)
 }
 
 func (t *sweepTargetFlags) noteSet(fs *pflag.FlagSet) { t.metrics.noteSet(fs) }
@@ -198,6 +202,8 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 			r.rec.add(rec)
 		}
 		r.t.stored.add(rec)
+		r.t.live.observe(rec)
+		r.t.otlp.observe(rec)
 	}
 	meter := startClientMeter()
 	scraper := r.t.metrics.start(ctx, base)
@@ -208,6 +214,8 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		}
 		return sweep.Step{}, Usagef("%v", err)
 	}
+	r.t.live.running(run, load.Value)
+	r.t.otlp.running(run, load.Value)
 	var stoppedEarly <-chan string
 	stepDone := make(chan struct{})
 	if scraper != nil && r.f.autoPlan() {
