@@ -21,6 +21,10 @@ type GPU struct {
 	BandwidthGBps    float64  `yaml:"bandwidth_gbps"`    // peak memory bandwidth, 1e9 bytes/s
 	BF16TFLOPS       float64  `yaml:"bf16_tflops"`       // peak dense BF16 tensor FLOP/s, 1e12
 	InterconnectGBps float64  `yaml:"interconnect_gbps"` // GPU-to-GPU bandwidth per direction (NVLink or PCIe), 1e9 bytes/s
+	// Interconnect is the kind of GPU-to-GPU link InterconnectGBps
+	// measures: nvlink (NVLink/NVSwitch), pcie, or infinity-fabric
+	// (AMD's xGMI); "" when unstated.
+	Interconnect string `yaml:"interconnect,omitempty"`
 	// FP8TFLOPS is peak dense FP8 tensor FLOP/s, 1e12; 0 = no FP8 tensor
 	// cores (FP8 weights then compute at the BF16 rate, as on Ampere).
 	FP8TFLOPS float64 `yaml:"fp8_tflops,omitempty"`
@@ -33,6 +37,13 @@ type GPU struct {
 	BF16MatmulTFLOPS float64 `yaml:"bf16_matmul_tflops,omitempty"`
 	FP8MatmulTFLOPS  float64 `yaml:"fp8_matmul_tflops,omitempty"`
 }
+
+// The kinds of GPU-to-GPU link (GPU.Interconnect).
+const (
+	InterconnectNVLink         = "nvlink"
+	InterconnectPCIe           = "pcie"
+	InterconnectInfinityFabric = "infinity-fabric"
+)
 
 // DefaultMatmulFraction is the share of the datasheet peak a GPU without a
 // measured achievable matmul rate is taken to reach: the H100's measured
@@ -134,6 +145,11 @@ func (g GPU) Validate() error {
 		if !(f.v > 0) {
 			return fmt.Errorf("gpu %s: %s must be > 0, got %v", g.Name, f.name, f.v)
 		}
+	}
+	switch g.Interconnect {
+	case "", InterconnectNVLink, InterconnectPCIe, InterconnectInfinityFabric:
+	default:
+		return fmt.Errorf("gpu %s: interconnect %q: want %s, %s or %s", g.Name, g.Interconnect, InterconnectNVLink, InterconnectPCIe, InterconnectInfinityFabric)
 	}
 	for _, f := range []struct {
 		name, peakName string
@@ -461,6 +477,8 @@ func ParseGPU(b []byte) (GPU, error) {
 			g.BF16TFLOPS, err = strconv.ParseFloat(v, 64)
 		case "interconnect_gbps":
 			g.InterconnectGBps, err = strconv.ParseFloat(v, 64)
+		case "interconnect":
+			g.Interconnect = strings.ToLower(v)
 		case "fp8_tflops":
 			g.FP8TFLOPS, err = strconv.ParseFloat(v, 64)
 		case "bf16_matmul_tflops":
