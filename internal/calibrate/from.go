@@ -313,7 +313,7 @@ func pinned(pts []Point, f Fit, def simengine.CostParams) []Constant {
 			why(len(batches) >= 2, fmt.Sprintf("steps of %d different batch sizes", len(batches)), "every point runs one batch size: it cannot be told from the step overhead (measure more concurrencies)")},
 		{"mem_efficiency", f.MemEfficiency, "", memFree, why(memFree, fmt.Sprintf("%d memory-bound points", f.MemoryBound), fmt.Sprintf("kept at the default %.2f: fewer than two memory-bound points", def.MemEfficiency))},
 		{"compute_efficiency", f.ComputeEfficiency, "", cmpFree, why(cmpFree, fmt.Sprintf("%d compute-bound points", f.ComputeBound), fmt.Sprintf("kept at the default %.2f: fewer than two compute-bound points (measure longer prompts or larger batches)", def.ComputeEfficiency))},
-		{"front_end", max(f.RequestOverheadMS, 0), "ms", pre > 0, why(pre > 0, fmt.Sprintf("%d TTFTs at one request in flight", pre), fmt.Sprintf("kept at the default %.1f ms: no TTFT at one request in flight", float64(def.FrontEndNS)/1e6))},
+		{"front_end", max(f.RequestOverheadMS, 0), "ms", pre > 0, why(pre > 0, fmt.Sprintf("TTFT at one request in flight (%d load steps)", pre), fmt.Sprintf("kept at the default %.1f ms: no TTFT at one request in flight", float64(def.FrontEndNS)/1e6))},
 		{"all-reduce, KV read efficiency, serial front end, memory reserve", 0, "", false, "not in the data: the defaults"},
 	}
 }
