@@ -124,3 +124,42 @@ func TestMixedLayersSumExactly(t *testing.T) {
 		t.Errorf("Params() = %.6g, want %.6g", got, want)
 	}
 }
+
+// The families without a real file here map their own field names: the
+// fields below are those of each model's published config.json (abridged
+// to what knee reads), and the sizes the publishers state.
+func TestFamilyFieldNames(t *testing.T) {
+	for _, c := range []struct {
+		name, json     string
+		params, active float64
+	}{
+		// Qwen/Qwen3-30B-A3B: 30.5B, 3.3B active.
+		{"qwen3_moe", `{"model_type":"qwen3_moe","hidden_size":2048,"num_hidden_layers":48,"num_attention_heads":32,"num_key_value_heads":4,"head_dim":128,
+			"intermediate_size":6144,"moe_intermediate_size":768,"num_experts":128,"num_experts_per_tok":8,"decoder_sparse_step":1,"mlp_only_layers":[],
+			"vocab_size":151936,"max_position_embeddings":40960,"tie_word_embeddings":false,"torch_dtype":"bfloat16"}`, 30.5, 3.3},
+		// mistralai/Mixtral-8x7B-v0.1: 46.7B, 12.9B active.
+		{"mixtral", `{"model_type":"mixtral","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,
+			"intermediate_size":14336,"num_local_experts":8,"num_experts_per_tok":2,"vocab_size":32000,"max_position_embeddings":32768,"torch_dtype":"bfloat16"}`, 46.7, 12.9},
+		// Qwen/Qwen1.5-MoE-A2.7B (qwen2_moe, a shared expert): 14.3B, 2.7B active.
+		{"qwen2_moe", `{"model_type":"qwen2_moe","hidden_size":2048,"num_hidden_layers":24,"num_attention_heads":16,"num_key_value_heads":16,
+			"intermediate_size":5632,"moe_intermediate_size":1408,"shared_expert_intermediate_size":5632,"num_experts":60,"num_experts_per_tok":4,
+			"vocab_size":151936,"max_position_embeddings":8192,"tie_word_embeddings":false,"torch_dtype":"bfloat16"}`, 14.3, 2.7},
+		// google/gemma-7b: 8.54B, head_dim 256, embeddings tied by the
+		// family's default.
+		{"gemma", `{"model_type":"gemma","hidden_size":3072,"num_hidden_layers":28,"num_attention_heads":16,"num_key_value_heads":16,"head_dim":256,
+			"intermediate_size":24576,"vocab_size":256000,"max_position_embeddings":8192,"torch_dtype":"bfloat16"}`, 8.54, 8.54},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, _, err := Parse([]byte(c.json), c.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := m.Params() / 1e9; got < c.params*0.98 || got > c.params*1.02 {
+				t.Errorf("%.2fB parameters, want %.2fB ±2%%", got, c.params)
+			}
+			if got := m.ActiveParams() / 1e9; got < c.active*0.95 || got > c.active*1.05 {
+				t.Errorf("%.2fB active parameters, want %.2fB ±5%%", got, c.active)
+			}
+		})
+	}
+}
