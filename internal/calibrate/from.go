@@ -190,13 +190,13 @@ func FitFrom(ctx context.Context, cfg FromConfig) (*FromResult, error) {
 	}
 	res := &FromResult{Points: pts}
 	res.Fit = FitPoints(pts, def)
-	res.Constants = pinned(pts, res.Fit, def)
 	if !hasKind(pts, KindPrefill) {
 		// No TTFT at low load: the front end is unknown, keep the default.
 		res.Fit.Cost.FrontEndNS, res.Fit.Cost.FrontEndPerTokenNS = def.FrontEndNS, def.FrontEndPerTokenNS
 		res.Fit.RequestOverheadMS = float64(def.FrontEndNS) / 1e6
 		res.Notes = append(res.Notes, "no measurement at concurrency 1 (or a rate low enough for one request at a time): TTFT's front end stays at the default")
 	}
+	res.Constants = pinned(pts, res.Fit, def)
 	n := cfg.SimRequests
 	if n <= 0 {
 		n = 400

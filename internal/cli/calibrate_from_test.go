@@ -107,6 +107,20 @@ func TestCalibrateFromStoredSweep(t *testing.T) {
 			t.Errorf("held-out error %+.1f%% beyond the stated ±%.1f%%", 100*e[0], 100*e[1])
 		}
 	}
+	// A single stored run (not a sweep): one step at its concurrency.
+	code, _, errs = kneeEnv(t, env, "sim", "--concurrency", "4", "--requests", "100", "--input-tokens", "512", "--output-tokens", "64", "--seed", "1", "--quiet")
+	if code != 0 {
+		t.Fatalf("knee sim: exit %d: %s", code, errs)
+	}
+	one := calibrateFrom(t, env, "--from", "run:last")
+	if len(one.Fitted) != 1 || one.Fitted[0].Observation.Concurrency != 4 {
+		t.Fatalf("stored run: %+v; want one step at concurrency 4", one.Fitted)
+	}
+	for _, k := range one.Constants {
+		if k.Name == "front_end" && (k.Pinned || k.Value <= 0) {
+			t.Errorf("front end %+v: no step at one request in flight, so the default, shown as its value", k)
+		}
+	}
 }
 
 // Bad --from input is a usage error naming what was wrong.
