@@ -32,6 +32,11 @@ import (
 // KiB (a multimodal one with its vision tower, tens of KiB).
 const MaxConfigBytes = 4 << 20
 
+// maxSize bounds every size a config gives (a model's widths, layers,
+// vocabulary and context are far below it), so that products of sizes
+// stay exact and finite whatever the file says.
+const maxSize = 1 << 26
+
 // FieldError is a config knee cannot model, or a field it cannot read.
 type FieldError struct {
 	Field   string // the JSON key, dotted inside objects (quantization_config.quant_method)
@@ -213,8 +218,8 @@ func build(c config, name string) (simengine.Model, []string, error) {
 		if p == nil {
 			return 0, fieldErr(field, "missing")
 		}
-		if *p <= 0 {
-			return 0, fieldErr(field, "must be > 0, got %d", *p)
+		if *p <= 0 || *p > maxSize {
+			return 0, fieldErr(field, "must be from 1 to %d, got %d", maxSize, *p)
 		}
 		return *p, nil
 	}
@@ -330,8 +335,8 @@ func positive(field string, p *int) (int, error) {
 	if p == nil {
 		return 0, fieldErr(field, "missing (latent attention needs it)")
 	}
-	if *p <= 0 {
-		return 0, fieldErr(field, "must be > 0, got %d", *p)
+	if *p <= 0 || *p > maxSize {
+		return 0, fieldErr(field, "must be from 1 to %d, got %d", maxSize, *p)
 	}
 	return *p, nil
 }
@@ -357,8 +362,8 @@ func mlp(m *simengine.Model, c config, notes *[]string) error {
 	if experts == 0 {
 		return nil
 	}
-	if experts < 0 {
-		return fieldErr(expertsField, "must be > 0, got %d", experts)
+	if experts < 0 || experts > maxSize {
+		return fieldErr(expertsField, "must be from 1 to %d, got %d", maxSize, experts)
 	}
 	m.Experts = experts
 	topK, topField := c.TopK, "num_experts_per_tok"
@@ -376,22 +381,30 @@ func mlp(m *simengine.Model, c config, notes *[]string) error {
 	// Each expert's width: moe_intermediate_size where the family has a
 	// separate dense width, else intermediate_size.
 	m.ExpertFFNSize = m.FFNSize
+	var err error
 	if c.MoEFFN != nil {
-		var err error
 		if m.ExpertFFNSize, err = positive("moe_intermediate_size", c.MoEFFN); err != nil {
 			return err
 		}
 	}
 	switch {
 	case c.SharedFFN != nil && *c.SharedFFN > 0: // Qwen2-MoE
-		m.SharedExpertFFNSize = *c.SharedFFN
+		if m.SharedExpertFFNSize, err = positive("shared_expert_intermediate_size", c.SharedFFN); err != nil {
+			return err
+		}
 	case c.NShared != nil && *c.NShared > 0: // DeepSeek
-		m.SharedExpertFFNSize = *c.NShared * m.ExpertFFNSize
+		n, err := positive("n_shared_experts", c.NShared)
+		if err != nil {
+			return err
+		}
+		m.SharedExpertFFNSize = min(n*m.ExpertFFNSize, maxSize)
 	case strings.HasPrefix(c.ModelType, "llama4"): // one shared expert of the routed ones' width
 		m.SharedExpertFFNSize = m.ExpertFFNSize
 	}
 	if c.FFNMLP != nil && *c.FFNMLP > 0 { // Llama 4's dense layers
-		m.FFNSize = *c.FFNMLP
+		if m.FFNSize, err = positive("intermediate_size_mlp", c.FFNMLP); err != nil {
+			return err
+		}
 	}
 	moeLayers := moeLayerCount(c, m.Layers)
 	if moeLayers < 1 {

@@ -2,6 +2,8 @@ package hfconfig
 
 import (
 	"errors"
+	"math"
+	"os"
 	"strings"
 	"testing"
 )
@@ -162,4 +164,37 @@ func TestFamilyFieldNames(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Sizes beyond any model's are refused, so products of sizes stay finite.
+func TestRefusesAbsurdSizes(t *testing.T) {
+	_, _, err := Parse([]byte(`{"model_type":"llama","hidden_size":1000000000000,"num_hidden_layers":2,"num_attention_heads":4,"vocab_size":10,"max_position_embeddings":64,"intermediate_size":128}`), "x")
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "hidden_size" {
+		t.Errorf("err = %v; want hidden_size refused", err)
+	}
+}
+
+// Parse never panics and either builds a valid model or names a field.
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"deepseek-v3.json", "gpt-oss-120b.json", "llama-4-scout-17b-16e-instruct.json"} {
+		b, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"model_type":"mixtral","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"vocab_size":10,"max_position_embeddings":64,"intermediate_size":128,"num_local_experts":4,"num_experts_per_tok":2}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, _, err := Parse(b, "fuzz")
+		if err != nil {
+			return
+		}
+		if verr := m.Validate(); verr != nil {
+			t.Fatalf("Parse built an invalid model: %v", verr)
+		}
+		if p := m.Params(); !(p > 0) || math.IsInf(p, 0) {
+			t.Fatalf("Parse built a model of %v parameters", p)
+		}
+	})
 }
