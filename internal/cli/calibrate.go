@@ -47,6 +47,8 @@ func newCalibrateCmd(ctx context.Context, env *Env) *cobra.Command {
 	parallel := fs.Int("parallel", 0, "with --step-model linear: the server's parallel slots (OLLAMA_NUM_PARALLEL, llama.cpp's --parallel), simulated as max_num_seqs")
 	out := fs.String("out", "", "write the profile (YAML) to this file, for knee sim/serve --profile")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	var fromFlags calibrateFromFlags
+	fromFlags.register(fs)
 	var metrics metricsFlags
 	metrics.register(fs)
 	cmd.Long = helpText(func(w io.Writer) {
@@ -65,6 +67,9 @@ true constants are known (a check of the method).`)
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		if fs.NArg() > 0 {
 			return Usagef("unexpected argument %q (knee calibrate takes only flags)", fs.Arg(0))
+		}
+		if fromFlags.from != "" {
+			return runCalibrateFrom(ctx, env, fs, &eng, fromFlags, *out, *asJSON)
 		}
 		lengths, err := parseIntList("--prefill-lengths", *prefill)
 		if err != nil {

@@ -34,6 +34,7 @@ type planFlags struct {
 	noPrefixCaching, jsonOut bool
 	workers                  int
 	label                    string
+	source                   modelSourceFlags
 	storeFlags
 }
 
@@ -57,6 +58,7 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 	fs.Float64Var(&f.memUtil, "gpu-memory-utilization", 0.9, "fraction of GPU memory the engine may use")
 	fs.BoolVar(&f.noPrefixCaching, "no-prefix-caching", false, "turn off automatic prefix caching")
 	fs.StringVar(&f.presetFile, "preset-file", "", "YAML file with lists gpus: and models: of extra presets")
+	f.source.register(fs)
 	fs.StringVar(&f.costFile, "cost-file", "", "YAML map of GPU name to USD per GPU-hour, over the defaults (docs/plan.md)")
 	fs.Var(&f.slos, "slo", sloUsage+" (at least one)")
 	fs.Int64Var(&f.validateRequests, "validate-requests", 10000, "requests in the winner's validation run (and the next cheaper candidate's)")
@@ -96,9 +98,17 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 				return Usagef("--preset-file: %v", err)
 			}
 		}
+		if name, err := f.source.addConfigModel(cat); err != nil {
+			return err
+		} else if name != "" && !flagGiven(fs, "model") {
+			f.model = name
+		}
 		model, err := cat.LookupModel(f.model)
 		if err != nil {
 			return Usagef("--model: %v", err)
+		}
+		if model, err = f.source.withKVDtype(model); err != nil {
+			return err
 		}
 		space := plan.Space{MaxReplicas: f.maxReplicas}
 		for _, name := range splitList(f.gpus) {

@@ -391,7 +391,7 @@ func simListPresets(w io.Writer, cat *simengine.Catalog) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	// The achievable matmul rate is what prefill computes at; "~" marks one
 	// taken as the default share of the peak, not measured.
-	fmt.Fprintln(tw, "GPU\tmemory GiB\tbandwidth GB/s\tBF16 TFLOP/s\tachievable\tFP8 TFLOP/s\tinterconnect GB/s\taliases")
+	fmt.Fprintln(tw, "GPU\tmemory GiB\tbandwidth GB/s\tBF16 TFLOP/s\tachievable\tFP8 TFLOP/s\tinterconnect GB/s\tlink\taliases")
 	for _, g := range cat.GPUs() {
 		fp8 := "-"
 		if g.FP8TFLOPS > 0 {
@@ -401,7 +401,11 @@ func simListPresets(w io.Writer, cat *simengine.Catalog) error {
 		if g.BF16MatmulTFLOPS == 0 {
 			mm = "~" + mm
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%s\t%s\t%g\t%s\n", g.Name, g.MemoryGiB, g.BandwidthGBps, g.BF16TFLOPS, mm, fp8, g.InterconnectGBps, strings.Join(g.Aliases, ", "))
+		link := g.Interconnect
+		if link == "" {
+			link = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%s\t%s\t%g\t%s\t%s\n", g.Name, g.MemoryGiB, g.BandwidthGBps, g.BF16TFLOPS, mm, fp8, g.InterconnectGBps, link, strings.Join(g.Aliases, ", "))
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "model\tparams (active)\tlayers\thidden\theads/kv\tffn (experts)\tvocab\tcontext\tweights\tKV KiB/token\taliases")
@@ -420,6 +424,7 @@ func simListPresets(w io.Writer, cat *simengine.Catalog) error {
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "Select with --gpu NAME --model NAME --tp N (names and aliases match case-insensitively);")
-	fmt.Fprintln(tw, "add your own with --gpu-file, --model-file or --preset-file (YAML, same keys as docs/simulator.md).")
+	fmt.Fprintln(tw, "add your own with --gpu-file, --model-file or --preset-file (YAML, same keys as docs/simulator.md),")
+	fmt.Fprintln(tw, "or simulate any model from its Hugging Face config.json with --model-config FILE.")
 	return tw.Flush()
 }
