@@ -156,9 +156,10 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	for attempt := 0; ; attempt++ {
 		client := r.client
 		if attempt > 0 {
-			// The server closed a reused connection before it could have
-			// seen the request: send it again at once on a fresh one. It
-			// keeps its scheduled time, so the delay shows as lag.
+			// The transport proved the server cannot have read the request
+			// (reqTrace.unseen): send it again at once on a fresh
+			// connection. It keeps its scheduled time, so the delay shows
+			// as lag.
 			client = r.retryClient
 		}
 		resp, err = client.Do(r.newHTTPRequest(ctx, body))
@@ -183,6 +184,10 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	if err != nil {
 		rec.StreamEnd = time.Since(r.start)
 		r.classifyTransportError(rec, err, tr.sentAt.Load() > 0)
+		if rec.Error == record.ErrStreamBroken && tr.reused && !tr.firstByte.Load() {
+			// Not resent: nothing proves the server did not read it.
+			rec.ErrorMessage = "the server closed a reused connection after the request was written, without answering (it may have read the request; not resent): " + rec.ErrorMessage
+		}
 		r.finish(rec)
 		return
 	}
@@ -197,8 +202,8 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	r.finish(rec)
 }
 
-// maxConnRetries bounds the resends of one request whose connection closed
-// before the server could have seen it: the resend goes out on a fresh
+// maxConnRetries bounds the resends of one request proven unread by the
+// server (reqTrace.unseen): the resend goes out on a fresh
 // connection, where such a failure is the server's error, so one suffices;
 // the bound only guards against a transport that hands out reused ones.
 const maxConnRetries = 3

@@ -219,9 +219,10 @@ type Result struct {
 	// cut off says nothing about the server. Requests canceled when the
 	// grace period ran out stay ordinary errors.
 	Interrupted int64
-	// ConnectionRetries counts resends of requests whose reused connection
-	// the server closed before it could have seen them (after a response,
-	// when idle, at a per-connection cap); records say which.
+	// ConnectionRetries counts resends of requests that the transport
+	// proved the server had not read (a failed write, or a reused
+	// connection the server had closed before the write began); records say
+	// which. Any other close without an answer is the request's failure.
 	ConnectionRetries int64
 	// StoppedBy says what ended issuing: StopDuration, StopRequests,
 	// StopInterrupted (the caller's ctx) or StopCalled (Run.Stop).
@@ -252,8 +253,7 @@ type Snapshot struct {
 	PeakInFlight int64
 	OutputTokens int64 // content chunks received so far (tokens when the server says)
 	Dropped      int64
-	// ConnectionRetries: resends after the server closed a reused
-	// connection before it could have seen the request.
+	// ConnectionRetries: resends of requests proven unread by the server.
 	ConnectionRetries int64
 	ErrorsByKind      map[record.ErrorKind]int64
 	Issuing           bool // still issuing new requests
@@ -270,8 +270,8 @@ type Run struct {
 	clockSteps atomic.Int64
 	wallNow    func() int64 // the wall clock, Unix ns (tests step it)
 	client     *http.Client
-	// retryClient resends a request whose reused connection closed before
-	// the server could have seen it, on a connection of its own.
+	// retryClient resends a request proven unread by the server
+	// (reqTrace.unseen), on a connection of its own.
 	retryClient *http.Client
 	connRetries atomic.Int64
 	endpoint    string
