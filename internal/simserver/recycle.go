@@ -2,9 +2,11 @@ package simserver
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // recycleListener lets streams write straight to their connection: a
@@ -31,23 +33,55 @@ type acceptResult struct {
 
 func newRecycleListener(ln net.Listener) *recycleListener {
 	l := &recycleListener{Listener: ln, recycled: make(chan net.Conn, 1024), accepted: make(chan acceptResult), done: make(chan struct{})}
-	go func() {
-		for {
-			c, err := ln.Accept()
+	go l.acceptLoop(ln)
+	return l
+}
+
+// acceptLoop hands accepted connections to Accept. A temporary error
+// (EMFILE, ENFILE, ECONNABORTED: descriptors run out under a flood of
+// connections) is retried with a backoff from 5 ms doubling to maxAcceptBackoff, as
+// net/http's Serve does, never handed over: the server must go on
+// accepting once descriptors are free. Any other error ends the loop and
+// goes to Accept's caller.
+func (l *recycleListener) acceptLoop(ln net.Listener) {
+	var backoff time.Duration
+	for {
+		c, err := ln.Accept()
+		if err != nil && isTemporary(err) {
+			backoff = min(max(2*backoff, 5*time.Millisecond), maxAcceptBackoff)
 			select {
-			case l.accepted <- acceptResult{c, err}:
+			case <-time.After(backoff):
+				continue
 			case <-l.done:
-				if c != nil {
-					c.Close()
-				}
-				return
-			}
-			if err != nil {
 				return
 			}
 		}
-	}()
-	return l
+		backoff = 0
+		select {
+		case l.accepted <- acceptResult{c, err}:
+		case <-l.done:
+			if c != nil {
+				c.Close()
+			}
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// maxAcceptBackoff caps the wait between accept retries: lower than
+// net/http's 1 s so that the server answers again well within a second of
+// descriptors coming free; a retry that fails again costs one syscall.
+const maxAcceptBackoff = 200 * time.Millisecond
+
+// isTemporary reports whether an accept error will likely pass: net/http's
+// test (a net.Error that says Temporary), which covers the descriptor
+// limits.
+func isTemporary(err error) bool {
+	var te interface{ Temporary() bool }
+	return errors.As(err, &te) && te.Temporary()
 }
 
 func (l *recycleListener) Accept() (net.Conn, error) {
