@@ -45,6 +45,10 @@ type Config struct {
 	// chunked framing themselves, which saves about a microsecond of CPU per
 	// token; as a plain http.Handler the server always uses ResponseWriter.
 	NoHijack bool
+	// BodyReadTimeout bounds the time a client may take to send a
+	// request's body once its headers are in (0: 30 s); a slower one gets
+	// 408 and the connection is freed.
+	BodyReadTimeout time.Duration
 }
 
 // Server is the simulated OpenAI-compatible server. It is an http.Handler;
@@ -58,6 +62,9 @@ type Server struct {
 	start     time.Time
 	created   int64 // unix seconds, for the "created" fields
 	clk       clock
+	// bodyBytes: request body bytes reserved or read by requests being
+	// parsed, held under maxBodyBytesInFlight (body.go).
+	bodyBytes atomic.Int64
 
 	// feMu guards frontEnd: the modelled front end's one-at-a-time part.
 	feMu     sync.Mutex
