@@ -127,6 +127,12 @@ type Config struct {
 	// negative: none) before they are canceled.
 	RequestTimeout, Grace time.Duration
 
+	// StopIfUnreachable, when positive, ends issuing at this offset from
+	// the start if every request finished by then failed to connect (and
+	// at least one did): a dead target then costs seconds, not the whole
+	// run (StoppedBy is StopUnreachable).
+	StopIfUnreachable time.Duration
+
 	// OnRecord, when set, is called once per finished request from worker
 	// goroutines. It must be cheap and must not keep r.
 	OnRecord func(r *record.Request)
@@ -241,6 +247,9 @@ const (
 	StopRequests    = "requests"
 	StopInterrupted = "interrupted"
 	StopCalled      = "stopped"
+	// StopUnreachable: every request of the run's first
+	// Config.StopIfUnreachable failed to connect.
+	StopUnreachable = "unreachable"
 )
 
 // Snapshot is a live view of a run.
@@ -288,6 +297,10 @@ type Run struct {
 	userStamped             atomic.Int64 // streams with a read stamped in user space
 	errKinds                [16]atomic.Int64
 	stoppedBy               atomic.Pointer[string] // the first reason issuing stopped
+	// Outcomes for StopIfUnreachable: connect failures, and whether any
+	// request finished otherwise (answered, or failed past the connect).
+	connectFailures atomic.Int64
+	reachedServer   atomic.Bool
 	building                chan struct{}          // Source calls in progress (build)
 
 	mu      sync.Mutex
@@ -400,6 +413,14 @@ func (r *Run) run() {
 	}()
 	if r.cfg.Duration > 0 {
 		t := time.AfterFunc(r.cfg.Duration, func() { r.stopFor(StopDuration) })
+		defer t.Stop()
+	}
+	if r.cfg.StopIfUnreachable > 0 {
+		t := time.AfterFunc(r.cfg.StopIfUnreachable, func() {
+			if !r.reachedServer.Load() && r.connectFailures.Load() > 0 {
+				r.stopFor(StopUnreachable)
+			}
+		})
 		defer t.Stop()
 	}
 	if r.cfg.Sessions > 0 {
@@ -517,6 +538,11 @@ func (r *Run) Snapshot() Snapshot {
 // finish publishes one finished request.
 func (r *Run) finish(rec *record.Request) {
 	r.inFlight.Add(-1)
+	if rec.Error == record.ErrConnect {
+		r.connectFailures.Add(1)
+	} else if rec.Error != record.ErrCanceled {
+		r.reachedServer.Store(true)
+	}
 	if rec.Error == record.ErrNone {
 		r.completed.Add(1)
 	} else {
