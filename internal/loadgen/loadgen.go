@@ -301,7 +301,7 @@ type Run struct {
 	// request finished otherwise (answered, or failed past the connect).
 	connectFailures atomic.Int64
 	reachedServer   atomic.Bool
-	building                chan struct{}          // Source calls in progress (build)
+	building        chan struct{} // Source calls in progress (build)
 
 	mu      sync.Mutex
 	records []record.Request
