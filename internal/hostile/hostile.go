@@ -123,7 +123,14 @@ const (
 	finishChunk  = `{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`
 )
 
+// ServeHTTP injects faults on the two generation endpoints; every other
+// path (a client's start-up probes: /tokenize, /v1/models) is 404 and not
+// logged, so the log holds only requests that make records.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/chat/completions" && r.URL.Path != "/v1/completions" {
+		http.NotFound(w, r)
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody))
 	if err != nil {
 		return // not read whole: not in the log
