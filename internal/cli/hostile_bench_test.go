@@ -84,7 +84,7 @@ func TestBenchAgainstHostileServer(t *testing.T) {
 			want[record.ErrHTTP5xx]++
 		case hostile.Status429, hostile.Status503:
 			want[record.ErrRejected]++
-		case hostile.Stall, hostile.Heartbeats:
+		case hostile.Stall, hostile.Heartbeats, hostile.StallHeaders:
 			want[record.ErrTimeout]++
 		case hostile.Cut, hostile.ReadThenClose:
 			want[record.ErrStreamBroken]++

@@ -41,6 +41,7 @@ const (
 	Gzip                       // a gzip-compressed stream the client did not ask for
 	ReadThenClose              // the request is read whole, then the connection is closed unanswered
 	Heartbeats                 // chunks without content for as long as the client reads
+	StallHeaders               // the request is read, then nothing at all (no status line) until the client gives up
 	numFaults
 )
 
@@ -53,7 +54,7 @@ func Faults() []Fault {
 	return f
 }
 
-var faultNames = [...]string{"ok", "500", "429", "503", "stall", "cut", "malformed", "oversized", "never-ending", "undelimited", "gzip", "read-then-close", "heartbeats"}
+var faultNames = [...]string{"ok", "500", "429", "503", "stall", "cut", "malformed", "oversized", "never-ending", "undelimited", "gzip", "read-then-close", "heartbeats", "stall-headers"}
 
 func (f Fault) String() string {
 	if f >= 0 && f < numFaults {
@@ -166,6 +167,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case ReadThenClose:
 		if hc, _, err := w.(http.Hijacker).Hijack(); err == nil {
 			hc.Close()
+		}
+		return
+	case StallHeaders:
+		select {
+		case <-ctx.Done():
+		case <-time.After(stallLimit):
 		}
 		return
 	}

@@ -29,6 +29,7 @@ var wantKind = map[hostile.Fault]record.ErrorKind{
 	hostile.Gzip:          record.ErrBadPayload,
 	hostile.ReadThenClose: record.ErrStreamBroken,
 	hostile.Heartbeats:    record.ErrTimeout,
+	hostile.StallHeaders:  record.ErrTimeout,
 }
 
 // kindOK reports whether kind is what knee must record for fault f. A
