@@ -442,6 +442,13 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 			server, haveServer = *t, true
 		}
 		if t := c.Timing; t != nil {
+			if len(t.TokenTimesMS) > chunkLimit || len(t.WriteTimesMS) > chunkLimit {
+				// The record would keep them: bounded like the client's own.
+				rec.StreamEnd = st.stamp.at
+				rec.Error = record.ErrBadPayload
+				rec.ErrorMessage = fmt.Sprintf("knee_timing lists %d token times for max_tokens %d (over %d)", max(len(t.TokenTimesMS), len(t.WriteTimesMS)), rec.MaxTokens, chunkLimit)
+				break
+			}
 			rec.ServerPhases = &record.Phases{Queue: msDur(t.QueueMS), Prefill: msDur(t.PrefillMS), Decode: msDur(t.DecodeMS)}
 			rec.ServerTokenTimes = msDurs(t.TokenTimesMS)
 			rec.ServerWriteTimes = msDurs(t.WriteTimesMS)
