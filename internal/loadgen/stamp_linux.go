@@ -42,6 +42,7 @@ type stampConn struct {
 	// was no longer ESTABLISHED), so the server had closed before it could
 	// read all of what was written.
 	lateWrite atomic.Bool
+	wrote     atomic.Bool // a Write has been made: later ones may follow the server's close
 
 	// State of the Read in progress, shared with recv.
 	msg  unix.Msghdr
@@ -168,7 +169,9 @@ func parseStamp(b []byte) int64 {
 // of net/http's writer goroutine after the write does not shorten TTFT.
 func (c *stampConn) Write(p []byte) (int, error) {
 	c.writeNS.Store(int64(time.Since(writeEpoch)))
-	if !c.lateWrite.Load() && c.peerClosed() {
+	// The first write of a connection cannot follow a close the server
+	// made after a response: only later ones pay for the check.
+	if c.wrote.Swap(true) && !c.lateWrite.Load() && c.peerClosed() {
 		c.lateWrite.Store(true)
 	}
 	if trace.IsEnabled() {
