@@ -2,6 +2,8 @@ package simserver
 
 import (
 	"bufio"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -73,5 +75,33 @@ func TestConcurrentBodiesAreCapped(t *testing.T) {
 	}
 	if want := n - maxBodyBytesInFlight/size; busy != want {
 		t.Errorf("%d of %d bodies of %d MiB turned away, want %d (a %d MiB budget)", busy, n, size>>20, want, maxBodyBytesInFlight>>20)
+	}
+}
+
+// TestIdleConnectionIsClosed: a client that keeps its connection after a
+// streamed answer and sends nothing more has it closed at the idle
+// timeout, on the hijacked path (handed back through the recycle
+// listener) as on net/http's.
+func TestIdleConnectionIsClosed(t *testing.T) {
+	for _, hijack := range []bool{true, false} {
+		url, _ := startTest(t, func(c *Config) { c.IdleTimeout = 100 * time.Millisecond; c.NoHijack = !hijack })
+		c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		body := `{"messages":[{"role":"user","content":"hi"}],"max_tokens":2,"stream":true}`
+		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := br.ReadByte(); err != io.EOF {
+			t.Errorf("hijack %v: idle connection: read %v, want EOF (closed by the server)", hijack, err)
+		}
 	}
 }

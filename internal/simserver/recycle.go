@@ -24,7 +24,12 @@ type recycleListener struct {
 
 	mu   sync.Mutex
 	idle map[net.Conn]struct{} // handed back, waiting for the next request
+
+	idleTimeout time.Duration // a handed-back connection waiting longer is closed (0: never)
 }
+
+// defaultIdleTimeout is Config.IdleTimeout's default.
+const defaultIdleTimeout = 2 * time.Minute
 
 type acceptResult struct {
 	c   net.Conn
@@ -144,6 +149,10 @@ func (l *recycleListener) give(c net.Conn, pending []byte) {
 	l.mu.Unlock()
 	go func() {
 		buf := readBufs.Get().(*[]byte)
+		if l.idleTimeout > 0 {
+			// net/http sets its own deadlines once the request is its.
+			_ = c.SetReadDeadline(time.Now().Add(l.idleTimeout))
+		}
 		n, err := c.Read(*buf)
 		l.mu.Lock()
 		delete(l.idle, c)
