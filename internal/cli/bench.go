@@ -156,6 +156,8 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		notes = append(notes, msg)
 	} else if model == "" {
 		return Usagef("--model is required with --url (the model name the server serves)")
+	} else if err := loadgen.CheckReachable(ctx, target); err != nil {
+		return fmt.Errorf("--url %s: %v; nothing was run", redactURL(target), err)
 	} else if wp.trace != nil {
 		notes = append(notes, f.wl.resolvePrompts(ctx, target, apiKey, model, f.api)...)
 	} else {
@@ -189,6 +191,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		Duration: f.wl.duration, Requests: f.wl.requests,
 		Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,
 		RequestTimeout: f.requestTimeout, Grace: grace,
+		StopIfUnreachable: unreachableAfter,
 	}
 	if arrivals != nil {
 		cfg.Arrivals = arrivals
@@ -313,6 +316,10 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if !interrupted {
 		failure = measurementFailure(sum, len(res.Records), f.wl.warmup)
 	}
+	if res.StoppedBy == loadgen.StopUnreachable {
+		failure = fmt.Sprintf("stopped early: every request of the first %v failed to connect to %s (%s)",
+			unreachableAfter, redactURL(target), errorKindsLine(sum.ErrorKinds))
+	}
 	if failure != "" {
 		notes = append(notes, "warning: "+failure)
 	}
@@ -350,6 +357,10 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	}
 	return nil
 }
+
+// unreachableAfter: a run whose every request of this first stretch
+// failed to connect stops there (exit 1) rather than run its course.
+const unreachableAfter = 5 * time.Second
 
 // maxErrorRate is the share of failed requests beyond which a run counts
 // as a failed measurement (exit 1): its figures describe mostly failures.

@@ -188,7 +188,7 @@ func build(r *Run) []section {
 	}
 	tadd("peak in flight", strconv.Itoa(s.PeakInFlight))
 	if s.ConnectionRetries > 0 {
-		tadd("connection retries", fmt.Sprintf("%d (resent at once on a fresh connection: the server closed a reused one before it could have seen the request; the delay is in lag)", s.ConnectionRetries))
+		tadd("connection retries", fmt.Sprintf("%d (resent at once on a fresh connection, only where the transport proved the server had not read the request: the write failed, or the server had closed the reused connection before the write began; the delay is in lag)", s.ConnectionRetries))
 	}
 	out = append(out, tp)
 
