@@ -93,6 +93,7 @@ func New(cfg Config) (*Server, error) {
 	m.HandleFunc("POST /api/sweep", s.work(s.apiSweep))
 	m.HandleFunc("POST /api/lab", s.work(s.apiLab))
 	m.HandleFunc("POST /api/pair", s.work(s.apiPair))
+	m.HandleFunc("GET /api/lesson", s.apiLesson)
 	m.HandleFunc("GET /api/learn", s.apiLearn)
 	m.HandleFunc("POST /api/learn/check", s.work(s.apiLearnCheck))
 	m.HandleFunc("GET /api/runs", s.apiRuns)

@@ -138,9 +138,10 @@ let view = null;
 
 export async function mount(el, ctx) {
   const base = ctx.simParams || defaults;
-  // The lifecycle starts at an open-loop rate near the engine's capacity,
-  // so that a queue forms and every phase is occupied at once.
-  const p = {...base, load_kind: 'rate', load: ctx.lifecycleRate || 60, lifecycle: true, requests: 300};
+  // The lifecycle starts at an open-loop rate above the default engine's
+  // capacity (about 65 req/s), so a queue forms in most moments of the run
+  // (TestLifecycleDefaultQueues holds this number: keep them equal).
+  const p = {...base, load_kind: 'rate', load: ctx.lifecycleRate || 150, lifecycle: true, requests: 300};
   const rate = h('input', {id: 'lc-rate', type: 'number', min: 0.5, max: 2000, step: 'any', value: p.load});
   const status = h('p', {class: 'notes', id: 'lc-status', 'aria-live': 'polite'});
   const stepText = h('p', {class: 'step-text', id: 'step-text', 'aria-live': 'polite'}, 'Step through the six phases of a request, one sentence each.');
@@ -215,5 +216,40 @@ export function pairView(r, prefix) {
   };
   return [h('p', {class: 'notes'}, `Two simulated runs of ${r.engine} whose requests take the same time end to end on average, diagnosed by knee against the same healthy run (mean E2E ${fmt(r.baseline_mean_ms.e2e, 'ms')}). The total alone cannot tell them apart; the split can.`),
     h('p', {class: 'legend notes'}, h('span', {class: 'q'}, 'queue'), h('span', {class: 'p'}, 'prefill'), h('span', {class: 'd'}, 'decode')),
-    h('div', {class: 'pair-grid'}, side(r.queue_dominated, prefix + '-queue'), side(r.decode_dominated, prefix + '-decode'))];
+    h('div', {class: 'pair-grid'}, side(r.queue_dominated, prefix + '-queue'), side(r.decode_dominated, prefix + '-decode')),
+    ...(r.lesson ? lessonPairView(r.lesson, prefix) : [])];
+}
+
+// lessonPairView is the lesson's own pair (A and B, 4.0 s each), as files
+// of per-request phase times with no baseline, diagnosed by knee.
+function lessonPairView(l, prefix) {
+  const side = (s, i) => {
+    const pct = v => (100 * v / 4.0) + '%';
+    return h('div', {id: `${prefix}-lesson-${s.name.toLowerCase()}`, class: 'lesson-side', dataset: {verdict: s.diagnosis.verdict, queue: s.queue_s, prefill: s.prefill_s, decode: s.decode_s, total: s.total_s}},
+      h('h3', {}, `Request ${s.name}`),
+      h('div', {class: 'bar', style: 'height:22px', role: 'img', 'aria-label': `queue ${s.queue_s} s, prefill ${s.prefill_s} s, decode ${s.decode_s} s`},
+        h('span', {class: 'q', style: `width:${pct(s.queue_s)}`}), h('span', {class: 'p', style: `width:${pct(s.prefill_s)}`}), h('span', {class: 'd', style: `width:${pct(s.decode_s)}`})),
+      h('p', {}, `total ${s.total_s.toFixed(1)} s = queue ${s.queue_s.toFixed(1)} s + prefill ${s.prefill_s.toFixed(1)} s + decode ${s.decode_s.toFixed(1)} s`),
+      h('p', {}, 'knee diagnose (no baseline): ', h('span', {class: 'verdict'}, s.diagnosis.verdict)),
+      h('p', {class: 'notes'}, 'Action: ' + s.diagnosis.action));
+  };
+  return [h('h3', {}, "The lesson's own pair"),
+    h('p', {class: 'notes'}, 'The two requests of the lesson, each 4.0 s end to end, written as a file of per-request phase times and read by knee diagnose with nothing to compare against. A waits: queue_pressure. B generates: decode is 87% of it, so knee names decode as where the time goes (decode_bound) and what to compare its speed with; without a reference it cannot call it slow.'),
+    h('div', {class: 'pair-grid'}, ...l.pair.map(side))];
+}
+
+// lessonTableView is the lesson's load table through knee's sweep analysis:
+// the knee, the SLO-safe row and the row of highest throughput, marked.
+export function lessonTableView(l) {
+  const t = l.table;
+  const mark = row => [row.load === t.knee.load ? 'knee' : '', row.load === t.slo_safe.load ? 'SLO-safe' : '', row.load === t.highest_load ? 'highest throughput' : ''].filter(Boolean).join(', ');
+  return h('div', {id: 'lesson-table', class: 'table-wrap'},
+    h('h3', {}, "The lesson's load table, analysed by knee"),
+    h('table', {},
+      h('thead', {}, h('tr', {}, h('th', {}, 'load'), h('th', {}, 'throughput (req/s)'), h('th', {}, 'p95 TTFT'), h('th', {}, t.slo), h('th', {}, 'knee says'))),
+      h('tbody', {}, t.rows.map(row => h('tr', {dataset: {load: row.load, mark: mark(row)}, class: mark(row) ? 'marked' : ''},
+        h('td', {}, row.load), h('td', {}, row.throughput_rps.toFixed(1)), h('td', {}, row.ttft_p95_s.toFixed(1) + ' s'),
+        h('td', {}, row.slo_met ? 'met' : 'failed'), h('td', {}, mark(row)))))),
+    h('p', {class: 'notes'}, `Knee: ${t.knee.reason}. SLO-safe: ${t.slo_safe.reason}.`),
+    h('p', {class: 'notes', id: 'lesson-highest-why'}, t.highest_why));
 }
