@@ -46,3 +46,23 @@ func TestLifecycleDefaultQueues(t *testing.T) {
 		t.Errorf("queue lane non-empty in %d of %d samples, want most", queued, samples)
 	}
 }
+
+// The simulator page's default (16 users, 512/128 tokens): users that start
+// apart fall out of step, so p95 TTFT and queue sit above their p50 (all
+// equal when every user started in the same millisecond: 153 ms).
+func TestSimDefaultOutOfStep(t *testing.T) {
+	p := SimParams{Load: 16, InputTokens: "512", OutputTokens: "128", MaxNumSeqs: 256}
+	su, err := p.setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := su.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := out.Summary
+	t.Logf("16 users: TTFT p50 %.1f p95 %.1f ms, queue p50 %.1f p95 %.1f ms", f.TTFTMS.P50, f.TTFTMS.P95, f.QueueMS.P50, f.QueueMS.P95)
+	if !(f.TTFTMS.P50 < f.TTFTMS.P95) || !(f.QueueMS.P50 < f.QueueMS.P95) {
+		t.Errorf("users in lockstep: TTFT p50 %.1f p95 %.1f, queue p50 %.1f p95 %.1f", f.TTFTMS.P50, f.TTFTMS.P95, f.QueueMS.P50, f.QueueMS.P95)
+	}
+}
