@@ -48,8 +48,11 @@ export class LifecycleView {
       ['0.05', '0.1', '0.25', '0.5', '1'].map(s => h('option', {value: s}, '×' + s + ' real time')));
     this.speed.value = '0.25';
     this.bars = h('div', {class: 'bars', id: 'lc-bars', role: 'img', 'aria-label': 'Each request\'s time split into waiting, queue, prefill and decode'});
+    // The time axis under the scrubber: the run's clock at five points.
+    this.axis = h('div', {class: 'time-axis', id: 'lc-axis', 'aria-hidden': 'true'});
     el.append(this.lanesEl,
       h('div', {class: 'timeline'}, this.play, h('label', {for: 'lc-time'}, 'Time'), this.scrub, this.clock, this.speed),
+      this.axis,
       showBars ? h('div', {class: 'card'}, h('h2', {}, 'Where each request\'s time went'),
         h('p', {class: 'legend notes'}, 'Each row is one request on the run\'s clock, from its arrival to its last token:',
           h('span', {class: 'w'}, 'client wait'), h('span', {class: 'q'}, 'server queue'), h('span', {class: 'p'}, 'prefill'), h('span', {class: 'd'}, 'decode')),
@@ -64,6 +67,7 @@ export class LifecycleView {
     this.end = Math.max(...this.reqs.map(r => r.done_ms), -Infinity);
     if (!this.reqs.length) { this.start = 0; this.end = 1; }
     this.w = Math.max(20, this.span() / 120);
+    this.axis.replaceChildren(...[0, 1, 2, 3, 4].map(i => h('span', {}, fmt(this.span() * i / 4, 'ms'))));
     if (!keepTime) this.t = this.start + this.span() / 2;
     this.drawBars();
     this.setT(Math.min(Math.max(this.t, this.start), this.end));
@@ -160,14 +164,15 @@ export async function mount(el, ctx) {
       h('div', {class: 'field'}, h('span', {}, 'Prompt / output tokens'), h('span', {}, `${p.input_tokens} / ${p.output_tokens} (from the simulator page)`))),
     status);
   const holder = h('div', {id: 'lifecycle'});
-  el.append(holder);
-  view = new LifecycleView(holder);
-  el.append(h('section', {class: 'card', 'aria-label': 'Step through the phases'},
-    h('h2', {}, 'Step through'),
+  // The step-through sits just above the lanes it highlights, so the lane
+  // in focus is on screen when a button is pressed.
+  el.append(h('section', {class: 'card step-card', 'aria-label': 'Step through the phases'},
     h('div', {class: 'steps'},
       h('button', {type: 'button', id: 'step-prev', class: 'secondary', onclick: () => showStep(stepI - 1)}, '← Previous phase'),
       h('button', {type: 'button', id: 'step-next', onclick: () => showStep(stepI + 1)}, 'Next phase →')),
     stepText));
+  el.append(holder);
+  view = new LifecycleView(holder);
   const pairEl = h('section', {class: 'card', id: 'pair', 'aria-label': 'The worked pair'}, h('h2', {}, 'The worked pair: same latency, different bottleneck'), h('p', {class: 'notes'}, 'simulating…'));
   el.append(pairEl);
 
@@ -194,7 +199,7 @@ export function unmount() { if (view) view.pause(); view = null; }
 async function renderPair(el) {
   let r;
   try { r = await api('/api/pair', {}); } catch (e) { el.append(h('p', {class: 'error'}, e.message)); return; }
-  el.replaceChildren(h('h2', {}, 'The worked pair: same latency, different bottleneck'), ...pairView(r, 'pair'));
+  el.replaceChildren(h('h2', {}, 'The worked pair: same latency, different bottleneck'), ...pairView(r, 'pair'), ...(r.lesson ? [lessonTableView(r.lesson)] : []));
 }
 
 // pairView shows the worked pair: each run's phase bar, its split and
