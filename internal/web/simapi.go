@@ -185,15 +185,21 @@ func (p *SimParams) setup() (*simSetup, error) {
 const usersStartOver = 2 * time.Second
 
 // closedLoopRun sizes a closed-loop run of c users to its steady state: the
-// warm-up is every user's first request (their start-up burst), then eight
-// more turns of every user are measured (at least 300 requests): at 256
+// warm-up is every user's first request (their start-up burst), then up to
+// eight more turns of every user are measured (at least 300 requests): at 256
 // users two turns read 72 req/s where 10,000 requests read 63.7, eight read
 // 65.6. A fixed request count cut short at high concurrency measured the
 // start-up queue and the drain: throughput past saturation seemed to fall
 // (62.9 → 42.4 req/s at 1,024 users), which a real engine's does not.
 func closedLoopRun(c int) (requests, warmup int) {
-	return c + max(300, 8*c), c
+	// At most maxClosedLoop requests in all, so an answer stays quick at
+	// 1,024 users (three measured turns there, eight up to 455 users).
+	turns := max(3, min(8, maxClosedLoop/max(c, 1)-1))
+	return c + max(300, turns*c), c
 }
+
+// maxClosedLoop bounds a sized closed-loop run.
+const maxClosedLoop = 4096
 
 // simOutcome is one simulated run, summarised for the page.
 type simOutcome struct {
