@@ -40,8 +40,8 @@ export async function mount(el, ctx) {
   const loadNum = num('load-num', p.load, 1, loadMax(p.load_kind), 1);
   loadNum.setAttribute('aria-label', 'Load (exact value)');
   const kind = h('select', {id: 'load-kind', name: 'load_kind'},
-    h('option', {value: 'concurrency'}, 'Concurrency (users in flight, closed loop)'),
-    h('option', {value: 'rate'}, 'Rate (requests/s, Poisson arrivals)'));
+    h('option', {value: 'concurrency'}, 'Users (closed loop)'),
+    h('option', {value: 'rate'}, 'Rate (open loop, Poisson)'));
   kind.value = p.load_kind;
   const sel = (id, list, v) => { const s = h('select', {id, name: id}, list.map(x => h('option', {value: x}, x))); s.value = v; return s; };
   const gpu = sel('gpu', presets.gpus, p.gpu), model = sel('model', presets.models, p.model);
