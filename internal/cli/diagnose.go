@@ -25,7 +25,7 @@ func runDiagnose(_ context.Context, env *Env, args []string) error {
 		fmt.Fprintln(fs.Output(), "\nFILE (or - for stdin) is knee records.jsonl, a CSV or JSONL of per-request phase times")
 		fmt.Fprintln(fs.Output(), "("+strings.Join(diagnose.PhaseColumns, ",")+"; times in ms),")
 		fmt.Fprintln(fs.Output(), "or a vLLM bench serve result JSON (--save-result). Verdicts: healthy, queue_pressure,")
-		fmt.Fprintln(fs.Output(), "prefill_pressure, decode_slowdown, errors, client_bottleneck (docs/diagnosis.md).")
+		fmt.Fprintln(fs.Output(), "prefill_pressure, decode_slowdown, decode_bound, prefill_bound, errors, client_bottleneck (docs/diagnosis.md).")
 		fmt.Fprintln(fs.Output())
 		printFlags(fs)
 	}
