@@ -193,13 +193,13 @@ const usersStartOver = 2 * time.Second
 // (62.9 → 42.4 req/s at 1,024 users), which a real engine's does not.
 func closedLoopRun(c int) (requests, warmup int) {
 	// At most maxClosedLoop requests in all, so an answer stays quick at
-	// 1,024 users (three measured turns there, eight up to 455 users).
-	turns := max(3, min(8, maxClosedLoop/max(c, 1)-1))
+	// 1,024 users (two measured turns there, eight up to 341 users).
+	turns := max(2, min(8, maxClosedLoop/max(c, 1)-1))
 	return c + max(300, turns*c), c
 }
 
 // maxClosedLoop bounds a sized closed-loop run.
-const maxClosedLoop = 4096
+const maxClosedLoop = 3072
 
 // simOutcome is one simulated run, summarised for the page.
 type simOutcome struct {

@@ -262,7 +262,7 @@ export async function mount(el, ctx, rest) {
     h('div', {}, h('h3', {}, 'The worked pair: same total, different bottleneck'), pairEl)),
     section('curve', [
       'Adding users adds throughput while the engine has room in its batch. Once the batch is full, at the knee, more users only wait: throughput stays flat while the queue, and with it p95 TTFT, climbs. It does not fall unless something makes it (KV-cache preemption recomputing requests, or a client that cannot keep up). The SLO-safe point is the highest load that still meets the objectives (here p95 TTFT under 2 s and p95 TPOT under 100 ms). The highest throughput is not a healthy operating point: compare its p95 TTFT against the objective.',
-      'Each point is measured at its steady state: every user\'s first request is warm-up, then three to eight more turns of every user are measured (4,096 requests at 1,024 users), and throughput is the users over the mean time a request takes (Little\'s law). A fixed request count would cut the high loads short and measure their start-up queue and drain instead.',
+      'Each point is measured at its steady state: every user\'s first request is warm-up, then two to eight more turns of every user are measured (3,072 requests at 1,024 users), and throughput is the users over the mean time a request takes (Little\'s law). A fixed request count would cut the high loads short and measure their start-up queue and drain instead.',
       'Move the users slider across the knee and watch the badge: Healthy, then Strained, then Saturated.'],
     h('div', {class: 'live'}, users.el, cvOut, charts), lessonEl),
     section('realism', [
