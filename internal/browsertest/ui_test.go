@@ -232,7 +232,11 @@ func TestUIInBrowser(t *testing.T) {
 	b.do(chromedp.Navigate(base + "/#sim"))
 	b.waitFor(`Number(document.getElementById('sim-results')?.dataset.seq) > 0 && !!document.getElementById('pressure')`)
 	var timings []float64
-	keep := func(s simState) simState { timings = append(timings, s.MS); return s }
+	keep := func(s simState) simState {
+		timings = append(timings, s.MS)
+		b.t.Logf("control change at load %s: results in %.0f ms", s.Load, s.MS)
+		return s
+	}
 
 	// Load up: TTFT rises and the badge goes Healthy → Strained → Saturated.
 	keep(setSim(b, "max-num-seqs", "256"))

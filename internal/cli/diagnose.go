@@ -26,7 +26,7 @@ func newDiagnoseCmd(env *Env) *cobra.Command {
 		fmt.Fprintln(w, "\nFILE (or - for stdin) is knee records.jsonl, a CSV or JSONL of per-request phase times")
 		fmt.Fprintln(w, "("+strings.Join(diagnose.PhaseColumns, ",")+"; times in ms),")
 		fmt.Fprintln(w, "or a vLLM bench serve result JSON (--save-result). Verdicts: healthy, queue_pressure,")
-		fmt.Fprintln(w, "prefill_pressure, decode_slowdown, errors, client_bottleneck (docs/diagnosis.md).")
+		fmt.Fprintln(w, "prefill_pressure, decode_slowdown, decode_bound, prefill_bound, errors, client_bottleneck (docs/diagnosis.md).")
 		fmt.Fprintln(w)
 	})
 	fs.StringVar(&baseline, "baseline", "", "a healthy run to compare against (any input format)")

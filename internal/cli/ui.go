@@ -32,12 +32,16 @@ func newUICmd(ctx context.Context, env *Env) *cobra.Command {
 	target := fs.String("url", "", "an OpenAI-compatible base URL the page may start short benches against (none unless given)")
 	model := fs.String("model", "", "model name for benches against --url")
 	trace := fs.String("trace", "", "a trace file the Learn page replays on the simulator beside fixed lengths (formats as knee bench --trace)")
+	export := fs.String("export", "", "write the interface to `DIR` as static files any web server can host (the simulator as WebAssembly), then exit")
 	cmd.Long = helpText(func(w io.Writer) {
-		fmt.Fprintln(w, "Usage: knee ui [--addr 127.0.0.1:8321] [--open] [--db FILE] [--url URL --model NAME] [--trace FILE]\n\nThe web interface: an interactive simulator, the request lifecycle, the lab\nscenarios, stored runs and a live view of a running knee bench.")
+		fmt.Fprintln(w, "Usage: knee ui [--addr 127.0.0.1:8321] [--open] [--db FILE] [--url URL --model NAME] [--trace FILE] [--export DIR]\n\nThe web interface: an interactive simulator, the request lifecycle, the lab\nscenarios, stored runs and a live view of a running knee bench.")
 	})
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		if fs.NArg() > 0 {
 			return Usagef("unexpected argument %q (knee ui takes only flags)", fs.Arg(0))
+		}
+		if *export != "" {
+			return uiExport(env, *export)
 		}
 		host, _, err := net.SplitHostPort(*addr)
 		if err != nil {

@@ -20,6 +20,12 @@ const (
 	DecodeSlowdown   Verdict = "decode_slowdown"
 	Errors           Verdict = "errors"
 	ClientBottleneck Verdict = "client_bottleneck"
+	// DecodeBound and PrefillBound are the verdicts of a run with nothing to
+	// compare against in which one phase is most of a request of a second or
+	// more: knee cannot call the phase slow, but it is where the time goes
+	// and what to check first.
+	DecodeBound  Verdict = "decode_bound"
+	PrefillBound Verdict = "prefill_bound"
 )
 
 // Actions maps each verdict to what it points to.
@@ -29,6 +35,8 @@ var Actions = map[Verdict]string{
 	PrefillPressure:  "prompt size and chunking: processing the input dominates. Shorten or deduplicate prompts, enable prefix caching for shared prefixes, tune chunked prefill (max_num_batched_tokens), or separate prefill from decode",
 	DecodeSlowdown:   "runtime, model or batch: each output token takes longer. Check GPU clocks, other tenants, a runtime or kernel change, quantization and model size, and whether max_num_seqs packs more sequences per step than the latency target allows",
 	Errors:           "fix the errors first: failed requests make every latency figure unreliable. See the error kinds and the server's logs",
+	DecodeBound:      "decode is where the time goes: compare its ms per output token with the model's expected decode speed (--gpu and --model give the simulator's expectation, --baseline a known-good run, or an objective such as --slo 'mean(tpot)<20ms'); if it is slower, look at the runtime, the model (size, quantization) and the batch (max_num_seqs)",
+	PrefillBound:     "prefill is where the time goes: compare it with the model's expected prefill time for these prompts (--gpu and --model, --baseline, or a --slo on ttft); if it is slower, look at prompt size, prefix caching and the chunked-prefill budget",
 	ClientBottleneck: "the load generator fell behind its own schedule: give it more CPU, run fewer streams per process or several clients (knee selftest shows the overhead floor); server figures are not trustworthy until then",
 }
 
@@ -87,6 +95,8 @@ const (
 	DeltaFloorMS       = 10.0 // ... and by at least this many ms
 	DeltaShareOfE2E    = 0.05 // ... and by at least this share of the baseline's mean E2E
 	QueueShare         = 0.20 // without baseline: queue at least this share of E2E
+	BoundShare         = 0.60 // without baseline or reference: one phase at least this share of E2E ...
+	BoundFloorMS       = 2000 // ... of a mean request at least this long (multi-second) is decode_bound or prefill_bound
 	PrefillShare       = 0.50 // without baseline: prefill at least this share of E2E
 	RhoStrong          = 0.5  // a rank correlation at least this strong counts
 	RhoWeak            = 0.3  // ... and one below this does not
@@ -155,8 +165,36 @@ func diagnose(window []record.Request, opts Options) Diagnosis {
 		// of "cannot be told".
 		d.Evidence = withoutBasis(d.Evidence)
 		d.Basis = "no baseline: phase shares, and speeds against " + opts.Reference.Source
+		return finish(d)
 	}
+	bound(&d, w)
 	return finish(d)
+}
+
+// bound names the phase that holds most of a long request when nothing says
+// what its speed should be: "healthy" would tell the reader the time is
+// well spent, which a run alone cannot show.
+func bound(d *Diagnosis, w Facts) {
+	phase, share, _ := dominant(w)
+	if share < BoundShare || w.E2EMS < BoundFloorMS {
+		return
+	}
+	switch {
+	case phase == "decode":
+		d.Verdict = DecodeBound
+		d.Evidence = append(d.Evidence, Evidence{Metric: "decode_share", Window: share,
+			Text: fmt.Sprintf("decode is %.0f%% of a mean request of %s (%.3g ms per output token): without a reference knee cannot say whether that is slow, only that decode is where the time goes", 100*share, msText(w.E2EMS), w.TPOTMS)})
+	case phase == "prefill":
+		d.Verdict = PrefillBound
+		d.Evidence = append(d.Evidence, Evidence{Metric: "prefill_share", Window: share,
+			Text: fmt.Sprintf("prefill is %.0f%% of a mean request of %s (%.0f input tokens)", 100*share, msText(w.E2EMS), w.InputMean)})
+	case phase == "first_token" && w.InFlight > 0 && w.InFlight <= 1:
+		// Every request was alone on the server: there was nothing to queue
+		// behind, so the wait for the first token is prefill (and network).
+		d.Verdict = PrefillBound
+		d.Evidence = append(d.Evidence, Evidence{Metric: "ttft_share", Window: share,
+			Text: fmt.Sprintf("the wait for the first token is %.0f%% of a mean request of %s with one request in flight at a time: nothing to queue behind, so it is prefill (%.0f input tokens)", 100*share, msText(w.E2EMS), w.InputMean)})
+	}
 }
 
 func finish(d Diagnosis) Diagnosis {

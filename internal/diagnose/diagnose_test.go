@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -148,8 +149,8 @@ func TestSpearman(t *testing.T) {
 // dominates; against a reference that knows the model's speed (6.6 ms a
 // token here, what the simulator predicts for Llama-3.1-8B on an H100) the
 // decode-bound run is decode_slowdown, and an objective on TPOT says the
-// same; the queue-bound run is queue_pressure either way. (Was: the
-// decode-bound run read "healthy" with nothing said about decode.)
+// same; the queue-bound run is queue_pressure either way. Alone, the
+// decode-bound run is decode_bound: not called slow, but not healthy.
 func TestDecodeBoundWithoutBaseline(t *testing.T) {
 	decodeBound := repeat(40, func(i int) record.Request {
 		return req(int64(i), time.Duration(i)*time.Second, 100*ms, 400*ms, 3400*ms, 512, 200)
@@ -170,7 +171,7 @@ func TestDecodeBoundWithoutBaseline(t *testing.T) {
 		want      Verdict
 		dominates string
 	}{
-		{"decode-bound, no reference", decodeBound, nil, Healthy, "decode"},
+		{"decode-bound, no reference", decodeBound, nil, DecodeBound, "decode"},
 		{"decode-bound, simulator", decodeBound, ref, DecodeSlowdown, "decode"},
 		{"decode-bound, slo", decodeBound, &Reference{SLOs: set, Source: "the objectives"}, DecodeSlowdown, "decode"},
 		{"queue-bound, no reference", queueBound, nil, QueuePressure, "queue"},
@@ -191,6 +192,51 @@ func TestDecodeBoundWithoutBaseline(t *testing.T) {
 		}
 		if c.want == DecodeSlowdown && c.ref.Expect != nil && !strings.Contains(text, "decode 17.1 ms per output token, ×2.59 the 6.6 ms") {
 			t.Errorf("%s: the evidence does not set the speed against the expectation:\n%s", c.name, text)
+		}
+	}
+}
+
+// The lesson's worked pair as files of per-request phase times, no baseline
+// and no reference: A (queue 2.5 s, prefill 0.4, decode 1.1) is
+// queue_pressure; B (queue 0.1, prefill 0.4, decode 3.5, 87% decode) is
+// decode_bound and says what to compare decode with — never healthy. The
+// same holds for prefill, and a short request stays healthy.
+func TestLessonPairWithoutReference(t *testing.T) {
+	rows := func(header, row string) string {
+		s := header + "\n"
+		for i := 0; i < 30; i++ {
+			s += fmt.Sprintf("%d,%s\n", i*1000, row)
+		}
+		return s
+	}
+	phases := "sent_ms,queue_ms,prefill_ms,decode_ms,input_tokens,output_tokens"
+	client := "sent_ms,ttft_ms,tpot_ms,input_tokens,output_tokens,in_flight"
+	for _, c := range []struct {
+		name, file string
+		want       Verdict
+		names      string // the phase the evidence must name
+	}{
+		{"A: queue-bound", rows(phases, "2500,400,1100,512,200"), QueuePressure, "queue"},
+		{"B: decode-bound", rows(phases, "100,400,3500,512,200"), DecodeBound, "decode"},
+		{"B, client timing only", rows(client, "500,17.59,512,200,1"), DecodeBound, "decode"},
+		{"prefill-bound", rows(phases, "100,3000,900,8192,100"), PrefillPressure, "prefill"},
+		{"prefill-bound, client timing only, one in flight", rows(client, "3100,9.09,8192,100,1"), PrefillBound, "prefill"},
+		{"decode-heavy request under the floor", rows(phases, "10,40,1500,512,100"), Healthy, "decode"},
+	} {
+		recs, _, err := Read(strings.NewReader(c.file))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		d := Diagnose(recs, Options{})
+		text := d.Action + "\n"
+		for _, e := range d.Evidence {
+			text += e.Text + "\n"
+		}
+		if d.Verdict != c.want || !strings.Contains(strings.ToLower(text), c.names) {
+			t.Errorf("%s: verdict %s, want %s naming %s\n%s", c.name, d.Verdict, c.want, c.names, text)
+		}
+		if c.want == DecodeBound && !(strings.Contains(text, "--gpu and --model") && strings.Contains(text, "--baseline") && strings.Contains(text, "mean(tpot)")) {
+			t.Errorf("%s: does not say what to compare decode with:\n%s", c.name, text)
 		}
 	}
 }

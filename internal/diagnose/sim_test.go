@@ -125,7 +125,8 @@ func TestSimulatedIncidents(t *testing.T) {
 
 // Without a baseline only what the window shows by itself can be judged:
 // a queue (phase share, or TTFT rank-correlated with in-flight) and errors.
-// A uniformly slower decode has nothing to be compared with (docs/diagnosis.md).
+// A uniformly slower decode has nothing to be compared with: it is
+// decode_bound, named as where the time goes (docs/diagnosis.md).
 func TestSimulatedIncidentsWithoutBaseline(t *testing.T) {
 	over := run(t, 80, 512, 1, 4)
 	slow := run(t, 10, 512, 2, 5)
@@ -137,7 +138,7 @@ func TestSimulatedIncidentsWithoutBaseline(t *testing.T) {
 		{"overload, server phases", over, diagnose.QueuePressure},
 		{"overload, client only", withoutPhases(over), diagnose.QueuePressure},
 		{"healthy load", run(t, 10, 512, 1, 9), diagnose.Healthy},
-		{"uniformly slow decode cannot be seen alone", slow, diagnose.Healthy},
+		{"uniformly slow decode alone: where the time goes, not called slow", slow, diagnose.DecodeBound},
 		{"5xx", with5xx(slow), diagnose.Errors},
 	}
 	for _, c := range cases {

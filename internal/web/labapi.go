@@ -72,6 +72,9 @@ type pairResult struct {
 	Baseline phaseMeans `json:"baseline_mean_ms"`
 	Queue    pairSide   `json:"queue_dominated"`
 	Decode   pairSide   `json:"decode_dominated"`
+	// Lesson is the seed lesson's own pair and load table, through knee's
+	// diagnosis and sweep analysis, shown beside the simulated pair.
+	Lesson *lessonResult `json:"lesson"`
 }
 
 func pairRun(ctx context.Context, ecfg simengine.Config, rate, scale float64) ([]record.Request, error) {
@@ -152,7 +155,11 @@ func buildPair(ctx context.Context) (*pairResult, error) {
 			Summary:   stats.Summarize(recs, stats.Options{OfferedRateRPS: rate}),
 			Diagnosis: diagnose.Diagnose(recs, diagnose.Options{Baseline: base, BaselineName: bname})}
 	}
-	return &pairResult{Engine: fmt.Sprintf("%s on one %s, at most %d requests in the batch (simulated)", ecfg.Model.Name, ecfg.GPU.Name, pairMaxSeqs), Baseline: meansOf(base),
+	lesson, err := buildLesson()
+	if err != nil {
+		return nil, err
+	}
+	return &pairResult{Lesson: lesson, Engine: fmt.Sprintf("%s on one %s, at most %d requests in the batch (simulated)", ecfg.Model.Name, ecfg.GPU.Name, pairMaxSeqs), Baseline: meansOf(base),
 		Queue:  side("Queue-dominated: arrivals above capacity", queue, pairQueueRPS, 1),
 		Decode: side("Decode-dominated: every engine step slower", decode, pairBaselineRPS, scale)}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/knee-dev/knee/internal/workload"
 )
 
@@ -72,5 +73,50 @@ func TestTraceReplay(t *testing.T) {
 	code, msg := do(t, s, ts, call{method: "GET", path: "/api/learn"})
 	if code != 200 || !strings.Contains(msg, `"name":"trace_mooncake.jsonl"`) {
 		t.Errorf("GET /api/learn with a trace: %d %.300s", code, msg)
+	}
+}
+
+// Learn §3's curve, at the sweep's own run lengths: past the point where
+// the batch is full, throughput stays within 10% of its highest (it fell
+// from 62.9 to 42.4 req/s when runs past saturation were cut at 2,000
+// requests and counted the start-up queue and the drain).
+func TestLearnCurveFlatPastSaturation(t *testing.T) {
+	var curve learnSection
+	for _, s := range learnSections {
+		if s.ID == "curve" {
+			curve = s
+		}
+	}
+	p := curve.Base
+	su, err := p.setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loads, err := sweepLoads(context.Background(), su)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := &sweepRunner{base: sweep.SimRunner{Engine: su.engine, Gen: su.lengths, SLOs: su.slos}}
+	best := 0.0
+	var past []float64
+	for _, l := range loads {
+		st, err := runner.Run(context.Background(), sweep.Load{Kind: sweep.Concurrency, Value: l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rps := st.Summary.RequestThroughputRPS
+		t.Logf("%4.0f users: %.1f req/s", l, rps)
+		best = max(best, rps)
+		if l >= float64(p.MaxNumSeqs) {
+			past = append(past, rps)
+		}
+	}
+	if len(past) < 2 {
+		t.Fatalf("the sweep has %d steps past the batch limit", len(past))
+	}
+	for _, v := range past {
+		if v < 0.9*best {
+			t.Errorf("past saturation throughput fell to %.1f req/s, under 90%% of the highest %.1f: %v", v, best, past)
+		}
 	}
 }

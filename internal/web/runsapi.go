@@ -1,7 +1,10 @@
+//go:build !js
+
 package web
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"strconv"
@@ -282,3 +285,8 @@ func (s *Server) apiBench(w http.ResponseWriter, r *http.Request) {
 }
 
 func finiteOK(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }
+
+// runStore is the run database the runs pages read.
+type runStore = *store.Store
+
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -2,7 +2,6 @@ package web
 
 import (
 	"crypto/rand"
-	"embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -15,12 +14,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/workload"
 )
-
-//go:embed assets
-var assets embed.FS
 
 // TokenHeader carries the per-process token on every API request that may
 // start work. The page reads the token from its own HTML (a meta tag the
@@ -30,7 +25,9 @@ const TokenHeader = "X-Knee-Token"
 // Config is what the CLI hands the UI.
 type Config struct {
 	// Store is the run database (nil: the runs page says there is none).
-	Store *store.Store
+	// A *store.Store; in the WebAssembly build, which has no database, no
+	// value can be given.
+	Store runStore
 	// ReportHTML renders a stored run as knee report --format html does.
 	ReportHTML func(id int64) ([]byte, error)
 	// Compare sets two stored runs side by side as knee compare --json does.
@@ -79,7 +76,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.token = hex.EncodeToString(b)
 	}
-	idx, err := template.ParseFS(assets, "assets/index.html")
+	idx, err := indexTemplate()
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +93,7 @@ func New(cfg Config) (*Server, error) {
 	m.HandleFunc("POST /api/sweep", s.work(s.apiSweep))
 	m.HandleFunc("POST /api/lab", s.work(s.apiLab))
 	m.HandleFunc("POST /api/pair", s.work(s.apiPair))
+	m.HandleFunc("GET /api/lesson", s.apiLesson)
 	m.HandleFunc("GET /api/learn", s.apiLearn)
 	m.HandleFunc("POST /api/learn/check", s.work(s.apiLearnCheck))
 	m.HandleFunc("GET /api/runs", s.apiRuns)
@@ -106,6 +104,10 @@ func New(cfg Config) (*Server, error) {
 	m.HandleFunc("POST /api/bench", s.work(s.apiBench))
 	s.mux = m
 	return s, nil
+}
+
+func indexTemplate() (*template.Template, error) {
+	return template.ParseFS(assets, "assets/index.html")
 }
 
 // Token is the per-process token the page carries.
@@ -224,7 +226,7 @@ func reply(w http.ResponseWriter, v any, err error) {
 	case errors.As(err, &br):
 		apiError(w, http.StatusBadRequest, br.msg)
 		return
-	case errors.Is(err, store.ErrNotFound):
+	case isNotFound(err):
 		apiError(w, http.StatusNotFound, err.Error())
 		return
 	case err != nil:

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/sweep"
@@ -30,9 +31,15 @@ func (sr *sweepRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	r.Duration, r.Warmup, r.Requests = sweepStepFor, sweepStepFor/10, 2*maxRequests
 	if load.Kind == sweep.Concurrency {
 		r.Duration, r.Warmup = 0, 0
-		c := int(load.Value)
-		r.Requests = int64(min(maxRequests, max(300, 3*c)))
-		r.WarmupRequests = min(c, int(r.Requests)/3)
+		// The same steady-state run length as the simulator page's, so the
+		// curve and the page's figures agree.
+		n, w := closedLoopRun(int(load.Value))
+		r.Requests, r.WarmupRequests = int64(n), w
+		win := steadyWindow{users: int(load.Value)}
+		r.OnRecord = func(_ sweep.Load, rec *record.Request) { win.add(rec) }
+		st, err := r.Run(ctx, load)
+		applySteady(&st.Summary, &win)
+		return st, err
 	}
 	return r.Run(ctx, load)
 }
@@ -63,7 +70,7 @@ func sweepLoads(ctx context.Context, su *simSetup) ([]float64, error) {
 	capSetup := *su
 	capSetup.p.LoadKind, capSetup.p.Lifecycle = "concurrency", false
 	capSetup.p.Load = float64(min(seqs, 512*max(su.p.Replicas, 1), maxConcurrency))
-	capSetup.requests = min(maxRequests, 3*int(capSetup.p.Load))
+	capSetup.requests, _ = closedLoopRun(int(capSetup.p.Load))
 	out, err := capSetup.run(ctx)
 	if err != nil {
 		return nil, err

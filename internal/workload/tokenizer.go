@@ -6,8 +6,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-
-	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 // Tokenizer turns text into token ids and back. Implementations are safe for
@@ -82,10 +80,7 @@ func loadTiktoken(name string) (*tiktokenTokenizer, error) {
 		pattern = patO200K
 		special = map[string]int{"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
 	}
-	// The offline loader reads the rank files embedded in the binary; the
-	// file name is all it looks at. tiktoken-go's default loader would
-	// download them, so it is never used for encoding here.
-	ranks, err := tiktokenloader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
+	ranks, err := builtinRanks(name)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %q: loading built-in encoding: %w", name, err)
 	}

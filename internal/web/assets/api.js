@@ -1,8 +1,39 @@
 // The API client: every call carries the per-process token the server put
 // in the page, and a failed call throws an Error with the server's message.
+// In a static copy (knee ui --export) the same API answers from knee's
+// handlers compiled to WebAssembly, loaded on the first call.
 const token = document.querySelector('meta[name="knee-token"]').content;
+export const staticCopy = document.querySelector('meta[name="knee-static"]') !== null;
+
+let wasm;
+function loadWasm() {
+  wasm ??= (async () => {
+    const res = await fetch('static/knee.wasm.gz');
+    if (!res.ok) throw new Error('loading the simulator (static/knee.wasm.gz): ' + res.status);
+    let bytes = new Uint8Array(await res.arrayBuffer());
+    // A server that already undid the gzip (Content-Encoding) hands the
+    // module itself over.
+    if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+      bytes = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer();
+    }
+    const go = new Go();
+    const {instance} = await WebAssembly.instantiate(bytes, go.importObject);
+    const ready = new Promise(resolve => window.addEventListener('knee-wasm-ready', resolve, {once: true}));
+    go.run(instance);
+    await ready;
+  })();
+  return wasm;
+}
 
 export async function api(path, body) {
+  if (staticCopy) {
+    await loadWasm();
+    const r = await globalThis.kneeAPI(body === undefined ? 'GET' : 'POST', path, body === undefined ? '' : JSON.stringify(body));
+    let data;
+    try { data = JSON.parse(r.body); } catch { data = {error: r.body}; }
+    if (r.status >= 400) throw new Error(data.error || 'status ' + r.status);
+    return data;
+  }
   const opts = body === undefined ? {} : {
     method: 'POST',
     headers: {'Content-Type': 'application/json', 'X-Knee-Token': token},

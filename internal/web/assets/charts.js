@@ -9,7 +9,9 @@ function widthOf(el) {
   return Math.max(240, Math.min(el.clientWidth || 600, 900));
 }
 
-export function lineChart(el, {title, xLabel, yLabel, x, series, logX = false, marks = {}, height = 220}) {
+// yMax caps the y axis (a latency that runs away past the knee would
+// otherwise flatten the objective's line); the points above leave the chart.
+export function lineChart(el, {title, xLabel, yLabel, x, series, logX = false, marks = {}, height = 220, yMax}) {
   el.replaceChildren();
   el.classList.add('chart');
   const opts = {
@@ -17,8 +19,10 @@ export function lineChart(el, {title, xLabel, yLabel, x, series, logX = false, m
     // The scales reach the marked points too, so the current setting is
     // drawn even where it lies beyond the swept range.
     scales: {
-      x: {time: false, distr: logX ? 3 : 1, range: logX ? undefined : (u, lo, hi) => span(lo, hi, marks, 'x')},
-      y: {range: (u, lo, hi) => span(Math.min(0, lo), hi, marks, 'y')},
+      // A log axis ends at the data, not the next power of ten (a slider that
+      // stops at 1,024 users drew an axis to 10,000).
+      x: {time: false, distr: logX ? 3 : 1, range: logX ? (u, lo, hi) => [lo, hi] : (u, lo, hi) => span(lo, hi, marks, 'x')},
+      y: {range: (u, lo, hi) => { const r = span(Math.min(0, lo), hi, marks, 'y'); if (yMax && r[1] > yMax) r[1] = yMax; return r; }},
     },
     axes: [{label: xLabel}, {label: yLabel, size: 60}],
     series: [{label: xLabel}, ...series.map((s, i) => ({label: s.label, stroke: s.color || palette[i], width: 2,

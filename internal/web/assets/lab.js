@@ -4,6 +4,7 @@
 import {api, h, fmt} from './api.js';
 import {lineChart} from './charts.js';
 import {noteLab} from './progress.js';
+import {lessonTableView} from './lifecycle.js';
 
 export async function mount(el) {
   const presets = await api('/api/presets');
@@ -57,20 +58,37 @@ function render(el, r) {
     const t = h('div', {id: 'lab-throughput'}), l = h('div', {id: 'lab-ttft'});
     parts.push(h('div', {class: 'curves'}, t, l));
     const kneeX = sw.knee.load, safeX = sw.slo_safe.load;
+    // The row of highest throughput: the most the server accepted, which
+    // the lesson warns is not a healthy operating point.
+    const best = sw.steps.reduce((a, s) => (s.throughput_rps > a.throughput_rps ? s : a), sw.steps[0]);
+    const mark = s => [s.load === kneeX ? 'knee' : '', s.load === safeX ? 'SLO-safe' : '', s === best ? 'highest throughput' : ''].filter(Boolean).join(', ');
+    const highestWhy = () => {
+      const safe = sw.steps.find(s => s.load === safeX);
+      let t = `Highest throughput at ${best.load} req/s offered (${fmt(best.throughput_rps)} req/s served), p95 TTFT ${fmt(best.ttft_p95_ms, 'ms')}`;
+      if (best.slo_met) return t + ': every objective still holds there.';
+      t += ': not a healthy operating point, its p95 TTFT fails the objective';
+      if (safe && safe.throughput_rps > 0) t += `, for ${Math.round(100 * (best.throughput_rps / safe.throughput_rps - 1))}% more throughput than the SLO-safe row (p95 TTFT ${fmt(safe.ttft_p95_ms, 'ms')}). Past the knee the extra load waits in the queue.`;
+      return t;
+    };
     const vlines = [{x: kneeX, label: 'knee', color: '#9333ea', dash: [4, 3], side: 'left'}, {x: safeX, label: 'SLO-safe', color: '#16a34a'}];
     queueMicrotask(() => {
       lineChart(t, {title: 'Throughput over offered rate', xLabel: 'offered rate (req/s)', yLabel: 'output tok/s', x: xs,
         series: [{label: 'output tok/s', values: sw.steps.map(s => s.output_tps)}], marks: {vlines}});
       lineChart(l, {title: 'p95 TTFT over offered rate', xLabel: 'offered rate (req/s)', yLabel: 'ms', x: xs,
         series: [{label: 'p95 TTFT (ms)', values: sw.steps.map(s => s.ttft_p95_ms ?? null), color: '#dc2626'}],
-        marks: {vlines, hlines: [{y: 2000, label: 'SLO p95(ttft)<2s', color: '#64748b'}]}});
+        marks: {vlines, hlines: [{y: 2000, label: 'SLO p95(ttft)<2s', color: '#64748b'}]}, yMax: 10000});
     });
-    parts.push(h('p', {id: 'lab-knee'}, `Knee at ${kneeX ?? '–'} req/s: ${sw.knee.reason}`),
+    parts.push(h('p', {class: 'notes'}, 'The p95 TTFT axis stops at 10 s, five times the objective, so the 2 s line stays readable; the table has every value.'),
+      h('p', {id: 'lab-knee'}, `Knee at ${kneeX ?? '–'} req/s: ${sw.knee.reason}`),
       h('p', {id: 'lab-safe'}, `SLO-safe point at ${safeX ?? '–'} req/s: ${sw.slo_safe.reason}`),
-      h('div', {class: 'table-wrap'}, h('table', {},
-        h('thead', {}, h('tr', {}, ['rate (req/s)', 'throughput (req/s)', 'output tok/s', 'TTFT p50', 'TTFT p95', 'SLO'].map(x => h('th', {}, x)))),
-        h('tbody', {}, sw.steps.map(s => h('tr', {}, h('td', {}, s.load), h('td', {}, fmt(s.throughput_rps)), h('td', {}, fmt(s.output_tps)),
-          h('td', {}, fmt(s.ttft_p50_ms, 'ms')), h('td', {}, fmt(s.ttft_p95_ms, 'ms')), h('td', {}, s.slo_met ? 'met' : 'not met')))))));
+      h('div', {class: 'table-wrap'}, h('table', {id: 'lab-sweep-table'},
+        h('thead', {}, h('tr', {}, ['rate (req/s)', 'throughput (req/s)', 'output tok/s', 'TTFT p50', 'TTFT p95', 'SLO', 'knee says'].map(x => h('th', {}, x)))),
+        h('tbody', {}, sw.steps.map(s => h('tr', {dataset: {load: s.load, mark: mark(s)}, class: mark(s) ? 'marked' : ''}, h('td', {}, s.load), h('td', {}, fmt(s.throughput_rps)), h('td', {}, fmt(s.output_tps)),
+          h('td', {}, fmt(s.ttft_p50_ms, 'ms')), h('td', {}, fmt(s.ttft_p95_ms, 'ms')), h('td', {}, s.slo_met ? 'met' : 'not met'), h('td', {}, mark(s))))))),
+      h('p', {id: 'lab-highest'}, highestWhy()));
+    const lessonEl = h('div', {id: 'lab-lesson'});
+    parts.push(lessonEl);
+    api('/api/lesson').then(l => lessonEl.replaceChildren(lessonTableView(l))).catch(e => lessonEl.replaceChildren(h('p', {class: 'error'}, e.message)));
   }
   el.replaceChildren(...parts);
 }

@@ -6,7 +6,7 @@
 import {api, h, fmt, debounce} from './api.js';
 import {lineChart} from './charts.js';
 import * as progress from './progress.js';
-import {pairView} from './lifecycle.js';
+import {pairView, lessonTableView} from './lifecycle.js';
 
 const metricNames = {
   ttft_p50_ms: ['TTFT p50', 'ms'], ttft_p95_ms: ['p95 TTFT', 'ms'], ttft_p99_ms: ['p99 TTFT', 'ms'],
@@ -25,19 +25,19 @@ const sectionTitles = {
 
 const questions = [
   {id: 'ttft-flat-decode', q: 'Under more load, p95 TTFT grows several-fold while the decode rate (tokens per second once a request streams) stays flat. What is the first hypothesis?',
-    choices: [['decode', 'The decode steps have become slower'], ['queue', 'Requests wait before the engine admits them: a queue has formed'],
+    choices: [['decode', 'The decode steps have become slower, so every token of every answer takes longer to make'], ['queue', 'Requests wait before the engine admits them: a queue has formed'],
       ['output', 'The answers have become longer'], ['gpu', 'The GPU is idle']], answer: 'queue', section: 'phases', control: 'ph-rate',
     why: 'TTFT is the wait plus the prefill. A flat decode rate says the engine steps are no slower, and longer answers would not delay the first token, so the new time is waiting. Section 2\'s arrival-rate slider shows it: past what 32 sequences serve, the queue part of the bar takes over while TPOT hardly moves. knee diagnose names this queue_pressure.'},
   {id: 'rps-misleads', q: 'A vendor says a server "does 60 requests per second". Why is that not yet a capacity figure?',
-    choices: [['mean', 'It is an average, and averages are always wrong'], ['users', 'It does not say how many GPUs were used'],
+    choices: [['mean', 'It is an average, and averages are always wrong'], ['users', 'It does not say how many GPUs served it, and only a figure per GPU compares across vendors and deployments'],
       ['tokens', 'Requests per second depends on the prompt and output lengths; without them it says little'], ['none', 'It is a capacity figure']], answer: 'tokens', section: 'tokens', control: 'tok-output',
     why: 'A request is as much work as its tokens. Section 1 shows it on one user: eight times the output cuts requests per second to well under half, and in section 5 the same 256 users serve several times fewer requests per second with 2,048-token prompts than with 128-token ones.'},
   {id: 'knee', q: 'What is the knee of a load sweep?',
     choices: [['bend', 'The load past which throughput stops rising while latency keeps climbing'], ['max', 'The highest throughput ever measured'],
-      ['fail', 'The load at which the first request fails'], ['util', 'The load at which GPU utilisation reaches 100%']], answer: 'bend', section: 'curve', control: 'cv-users',
+      ['fail', 'The load at which the first request fails'], ['util', 'The load at which GPU utilisation reaches 100% and the dashboard shows every device as fully busy']], answer: 'bend', section: 'curve', control: 'cv-users',
     why: 'Below the knee more users mean more throughput; past it the batch is full and more users only queue, so p95 TTFT grows many times faster than throughput. Move section 3\'s users slider across the purple line to see the badge change. The SLO-safe point is the highest load that still meets the objectives, usually below or at the knee.'},
   {id: 'percentiles', q: 'Why should a benchmark report percentiles, errors and refusals rather than an average latency?',
-    choices: [['cheap', 'Averages are harder to compute'], ['lower', 'Percentiles are always lower than the average'],
+    choices: [['cheap', 'Averages are harder to compute'], ['lower', 'Percentiles are always lower than the average, so reporting them makes any service look faster than it is'],
       ['same', 'There is no difference'], ['tail', 'The average hides the slow tail and the failed requests, which are what users notice']], answer: 'tail', section: 'realism', control: 'rl-rate',
     why: 'In section 4 the varied-length run has the same mean lengths and a median end-to-end latency no higher than the fixed run\'s, yet its p99 is several times longer: a mean or a median alone would call the varied run as fast or faster. A failed or refused request has no latency at all, so it only shows when errors are counted beside the distribution.'},
 ];
@@ -177,6 +177,7 @@ export async function mount(el, ctx, rest) {
   });
   rate.input.addEventListener('input', ph.soon);
   const pairEl = h('div', {id: 'learn-pair'}, h('p', {class: 'notes'}, 'simulating the worked pair…'));
+  const lessonEl = h('div', {id: 'learn-lesson'});
 
   // 3. The curve.
   const cb = base('curve');
@@ -255,15 +256,18 @@ export async function mount(el, ctx, rest) {
     h('div', {class: 'live'}, prompt.el, output.el, tokOut)),
     section('phases', [
       'TTFT answers "how long until the answer starts?"; the decode rate (tokens per second, 1 / TPOT) answers "how fast does it stream once it has started?". Total latency adds them up and so hides which one is slow.',
+      'Two more words the objectives use. Inter-token latency (ITL) is each gap between two streamed tokens as the client receives them; TPOT is their mean over one request\'s decode, so one long stall shows in p99 ITL but hardly in TPOT. Goodput is the requests per second that met every objective (knee\'s --slo, e.g. p95(ttft)<2s, p99(itl)<100ms): the throughput that counts, since a request that missed its objective was served but not served well.',
       'Here the engine admits at most 32 requests at once. Raise the arrival rate past what 32 sequences serve: the wait before admission grows, while prefill and the per-token pace stay about where they were. TTFT includes about 10 ms of front end (HTTP, chat template, tokenization) before the engine sees the request.'],
     h('div', {class: 'live'}, rate.el, phOut),
     h('div', {}, h('h3', {}, 'The worked pair: same total, different bottleneck'), pairEl)),
     section('curve', [
-      'Adding users adds throughput while the engine has room in its batch. Once the batch is full, at the knee, more users only wait: throughput stops rising while the queue, and with it p95 TTFT, climbs. The SLO-safe point is the highest load that still meets the objectives (here p95 TTFT under 2 s and p95 TPOT under 100 ms).',
+      'Adding users adds throughput while the engine has room in its batch. Once the batch is full, at the knee, more users only wait: throughput stays flat while the queue, and with it p95 TTFT, climbs. It does not fall unless something makes it (KV-cache preemption recomputing requests, or a client that cannot keep up). The SLO-safe point is the highest load that still meets the objectives (here p95 TTFT under 2 s and p95 TPOT under 100 ms). The highest throughput is not a healthy operating point: compare its p95 TTFT against the objective.',
+      'Each point is measured at its steady state: every user\'s first request is warm-up, then two to eight more turns of every user are measured (3,072 requests at 1,024 users), and throughput is the users over the mean time a request takes (Little\'s law). A fixed request count would cut the high loads short and measure their start-up queue and drain instead.',
       'Move the users slider across the knee and watch the badge: Healthy, then Strained, then Saturated.'],
-    h('div', {class: 'live'}, users.el, cvOut, charts)),
+    h('div', {class: 'live'}, users.el, cvOut, charts), lessonEl),
     section('realism', [
       'A benchmark is only as good as its likeness to production. Production prompts and answers vary in length; a fixed-length run has no long requests to make a tail. And a result is a distribution (p50, p95, p99) with the errors and refusals beside it, never one average.',
+      'Choose the load model as production sends: an open loop (requests arrive on a schedule, e.g. Poisson at a rate, whatever the server does: --rate) shows the queue a busy service builds; a closed loop (a fixed number of users, each waiting for its answer before sending the next: --concurrency) slows down with the server and so hides it. Leave out a warm-up (--warmup): the first requests meet an empty cache and a cold batch. And run long enough for the statistics to settle, many times the longest request and at least a few hundred requests per load; a p99 needs thousands to mean anything.',
       'The first two runs below have the same mean lengths and the same Poisson arrivals; the varied one draws its lengths from a lognormal distribution. ' + (trace
         ? `The last two replay the trace knee ui was started with (${trace.name}, ${trace.format}, ${trace.requests} requests, mean ${trace.mean_input_tokens} prompt / ${trace.mean_output_tokens} output tokens) with its own arrival pattern scaled to the slider's mean rate, beside a fixed-length run of as many requests at the trace's means. A trace differs from its means in more than the spread of lengths: its arrivals come in bursts and lulls, and rows that name shared prompt blocks (Mooncake's hash_ids) are served partly from the prefix cache.`
         : 'That is a length distribution, not a trace replay: start knee ui with --trace FILE (Mooncake, Azure, BurstGPT or generic JSONL/CSV) to replay a real trace here beside them; knee bench --trace replays one against a real server.')],
@@ -278,6 +282,7 @@ export async function mount(el, ctx, rest) {
   renderProgress();
   await Promise.all([tok.run(), ph.run(), cv.run(), rl.run(), tr.run()]);
   api('/api/sweep', cb).then(sw => { sweep = sw; drawCurve(sweep, cvLast); }).catch(e => { document.getElementById('cv-notes').textContent = 'sweep: ' + e.message; });
+  api('/api/lesson').then(l => lessonEl.replaceChildren(lessonTableView(l))).catch(e => lessonEl.replaceChildren(h('p', {class: 'error'}, e.message)));
   api('/api/pair', {}).then(p => pairEl.replaceChildren(...pairView(p, 'lp'))).catch(e => pairEl.replaceChildren(h('p', {class: 'error'}, e.message)));
   el.dataset.ready = '1';
   if (rest && rest[0]) goTo(rest[0]);
@@ -308,13 +313,18 @@ function renderQuestion(q) {
   const fs = h('fieldset', {class: 'question', id: 'q-' + q.id, dataset: {answered: chosen ? '1' : ''}}, h('legend', {}, q.q),
     q.choices.map(([value, text]) => h('label', {class: 'choice'},
       h('input', {type: 'radio', name: 'q-' + q.id, value, id: `q-${q.id}-${value}`, checked: chosen === value,
+        disabled: !!chosen,
         onchange: () => {
           progress.update(p => { p.answers[q.id] = value; });
           fs.dataset.answered = '1';
           reveal(value);
+          lock();
           renderProgress();
         }}), ' ', text)),
     explain);
+  // Once the explanation shows, the answer stands: changing it after
+  // reading why would only score the explanation.
+  const lock = () => { for (const i of fs.querySelectorAll('input')) i.disabled = true; };
   if (chosen) reveal(chosen);
   return fs;
 }
@@ -357,6 +367,8 @@ function drawCurve(sw, cur) {
     series: [{label: 'p95 TTFT (ms)', values: sw.steps.map(s => s.ttft_p95_ms ?? null), color: '#dc2626'}],
     marks: {vlines, hlines: [{y: 2000, label: 'SLO p95(ttft)<2s', color: '#64748b'}], points: [{x: curX, y: cur ? cur.figures.ttft_ms.p95 : null, color: '#ea580c'}]}});
   tEl.dataset.knee = kneeX ?? ''; tEl.dataset.safe = safeX ?? '';
+  tEl.dataset.rps = sw.steps.map(s => s.throughput_rps.toFixed(2)).join(',');
+  tEl.dataset.loads = xs.join(',');
   document.getElementById('cv-notes').replaceChildren(h('span', {class: 'key current'}, '● the slider\'s setting'), h('br'),
     h('span', {id: 'cv-knee'}, h('strong', {}, kneeX != null ? `Knee at ${kneeX} users: ` : 'No knee: '), sw.knee.reason), h('br'),
     h('span', {id: 'cv-safe'}, h('strong', {}, safeX != null ? `SLO-safe point at ${safeX} users: ` : 'No SLO-safe point: '), sw.slo_safe.reason));

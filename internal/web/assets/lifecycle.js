@@ -48,8 +48,11 @@ export class LifecycleView {
       ['0.05', '0.1', '0.25', '0.5', '1'].map(s => h('option', {value: s}, '×' + s + ' real time')));
     this.speed.value = '0.25';
     this.bars = h('div', {class: 'bars', id: 'lc-bars', role: 'img', 'aria-label': 'Each request\'s time split into waiting, queue, prefill and decode'});
+    // The time axis under the scrubber: the run's clock at five points.
+    this.axis = h('div', {class: 'time-axis', id: 'lc-axis', 'aria-hidden': 'true'});
     el.append(this.lanesEl,
       h('div', {class: 'timeline'}, this.play, h('label', {for: 'lc-time'}, 'Time'), this.scrub, this.clock, this.speed),
+      this.axis,
       showBars ? h('div', {class: 'card'}, h('h2', {}, 'Where each request\'s time went'),
         h('p', {class: 'legend notes'}, 'Each row is one request on the run\'s clock, from its arrival to its last token:',
           h('span', {class: 'w'}, 'client wait'), h('span', {class: 'q'}, 'server queue'), h('span', {class: 'p'}, 'prefill'), h('span', {class: 'd'}, 'decode')),
@@ -64,6 +67,7 @@ export class LifecycleView {
     this.end = Math.max(...this.reqs.map(r => r.done_ms), -Infinity);
     if (!this.reqs.length) { this.start = 0; this.end = 1; }
     this.w = Math.max(20, this.span() / 120);
+    this.axis.replaceChildren(...[0, 1, 2, 3, 4].map(i => h('span', {}, fmt(this.span() * i / 4, 'ms'))));
     if (!keepTime) this.t = this.start + this.span() / 2;
     this.drawBars();
     this.setT(Math.min(Math.max(this.t, this.start), this.end));
@@ -138,9 +142,10 @@ let view = null;
 
 export async function mount(el, ctx) {
   const base = ctx.simParams || defaults;
-  // The lifecycle starts at an open-loop rate near the engine's capacity,
-  // so that a queue forms and every phase is occupied at once.
-  const p = {...base, load_kind: 'rate', load: ctx.lifecycleRate || 60, lifecycle: true, requests: 300};
+  // The lifecycle starts at an open-loop rate above the default engine's
+  // capacity (about 65 req/s), so a queue forms in most moments of the run
+  // (TestLifecycleDefaultQueues holds this number: keep them equal).
+  const p = {...base, load_kind: 'rate', load: ctx.lifecycleRate || 150, lifecycle: true, requests: 300};
   const rate = h('input', {id: 'lc-rate', type: 'number', min: 0.5, max: 2000, step: 'any', value: p.load});
   const status = h('p', {class: 'notes', id: 'lc-status', 'aria-live': 'polite'});
   const stepText = h('p', {class: 'step-text', id: 'step-text', 'aria-live': 'polite'}, 'Step through the six phases of a request, one sentence each.');
@@ -159,14 +164,15 @@ export async function mount(el, ctx) {
       h('div', {class: 'field'}, h('span', {}, 'Prompt / output tokens'), h('span', {}, `${p.input_tokens} / ${p.output_tokens} (from the simulator page)`))),
     status);
   const holder = h('div', {id: 'lifecycle'});
-  el.append(holder);
-  view = new LifecycleView(holder);
-  el.append(h('section', {class: 'card', 'aria-label': 'Step through the phases'},
-    h('h2', {}, 'Step through'),
+  // The step-through sits just above the lanes it highlights, so the lane
+  // in focus is on screen when a button is pressed.
+  el.append(h('section', {class: 'card step-card', 'aria-label': 'Step through the phases'},
     h('div', {class: 'steps'},
       h('button', {type: 'button', id: 'step-prev', class: 'secondary', onclick: () => showStep(stepI - 1)}, '← Previous phase'),
       h('button', {type: 'button', id: 'step-next', onclick: () => showStep(stepI + 1)}, 'Next phase →')),
     stepText));
+  el.append(holder);
+  view = new LifecycleView(holder);
   const pairEl = h('section', {class: 'card', id: 'pair', 'aria-label': 'The worked pair'}, h('h2', {}, 'The worked pair: same latency, different bottleneck'), h('p', {class: 'notes'}, 'simulating…'));
   el.append(pairEl);
 
@@ -193,7 +199,7 @@ export function unmount() { if (view) view.pause(); view = null; }
 async function renderPair(el) {
   let r;
   try { r = await api('/api/pair', {}); } catch (e) { el.append(h('p', {class: 'error'}, e.message)); return; }
-  el.replaceChildren(h('h2', {}, 'The worked pair: same latency, different bottleneck'), ...pairView(r, 'pair'));
+  el.replaceChildren(h('h2', {}, 'The worked pair: same latency, different bottleneck'), ...pairView(r, 'pair'), ...(r.lesson ? [lessonTableView(r.lesson)] : []));
 }
 
 // pairView shows the worked pair: each run's phase bar, its split and
@@ -215,5 +221,40 @@ export function pairView(r, prefix) {
   };
   return [h('p', {class: 'notes'}, `Two simulated runs of ${r.engine} whose requests take the same time end to end on average, diagnosed by knee against the same healthy run (mean E2E ${fmt(r.baseline_mean_ms.e2e, 'ms')}). The total alone cannot tell them apart; the split can.`),
     h('p', {class: 'legend notes'}, h('span', {class: 'q'}, 'queue'), h('span', {class: 'p'}, 'prefill'), h('span', {class: 'd'}, 'decode')),
-    h('div', {class: 'pair-grid'}, side(r.queue_dominated, prefix + '-queue'), side(r.decode_dominated, prefix + '-decode'))];
+    h('div', {class: 'pair-grid'}, side(r.queue_dominated, prefix + '-queue'), side(r.decode_dominated, prefix + '-decode')),
+    ...(r.lesson ? lessonPairView(r.lesson, prefix) : [])];
+}
+
+// lessonPairView is the lesson's own pair (A and B, 4.0 s each), as files
+// of per-request phase times with no baseline, diagnosed by knee.
+function lessonPairView(l, prefix) {
+  const side = (s, i) => {
+    const pct = v => (100 * v / 4.0) + '%';
+    return h('div', {id: `${prefix}-lesson-${s.name.toLowerCase()}`, class: 'lesson-side', dataset: {verdict: s.diagnosis.verdict, queue: s.queue_s, prefill: s.prefill_s, decode: s.decode_s, total: s.total_s}},
+      h('h3', {}, `Request ${s.name}`),
+      h('div', {class: 'bar', style: 'height:22px', role: 'img', 'aria-label': `queue ${s.queue_s} s, prefill ${s.prefill_s} s, decode ${s.decode_s} s`},
+        h('span', {class: 'q', style: `width:${pct(s.queue_s)}`}), h('span', {class: 'p', style: `width:${pct(s.prefill_s)}`}), h('span', {class: 'd', style: `width:${pct(s.decode_s)}`})),
+      h('p', {}, `total ${s.total_s.toFixed(1)} s = queue ${s.queue_s.toFixed(1)} s + prefill ${s.prefill_s.toFixed(1)} s + decode ${s.decode_s.toFixed(1)} s`),
+      h('p', {}, 'knee diagnose (no baseline): ', h('span', {class: 'verdict'}, s.diagnosis.verdict)),
+      h('p', {class: 'notes'}, 'Action: ' + s.diagnosis.action));
+  };
+  return [h('h3', {}, "The lesson's own pair"),
+    h('p', {class: 'notes'}, 'The two requests of the lesson, each 4.0 s end to end, written as a file of per-request phase times and read by knee diagnose with nothing to compare against. A waits: queue_pressure. B generates: decode is 87% of it, so knee names decode as where the time goes (decode_bound) and what to compare its speed with; without a reference it cannot call it slow.'),
+    h('div', {class: 'pair-grid'}, ...l.pair.map(side))];
+}
+
+// lessonTableView is the lesson's load table through knee's sweep analysis:
+// the knee, the SLO-safe row and the row of highest throughput, marked.
+export function lessonTableView(l) {
+  const t = l.table;
+  const mark = row => [row.load === t.knee.load ? 'knee' : '', row.load === t.slo_safe.load ? 'SLO-safe' : '', row.load === t.highest_load ? 'highest throughput' : ''].filter(Boolean).join(', ');
+  return h('div', {id: 'lesson-table', class: 'table-wrap'},
+    h('h3', {}, "The lesson's load table, analysed by knee"),
+    h('table', {},
+      h('thead', {}, h('tr', {}, h('th', {}, 'load'), h('th', {}, 'throughput (req/s)'), h('th', {}, 'p95 TTFT'), h('th', {}, t.slo), h('th', {}, 'knee says'))),
+      h('tbody', {}, t.rows.map(row => h('tr', {dataset: {load: row.load, mark: mark(row)}, class: mark(row) ? 'marked' : ''},
+        h('td', {}, row.load), h('td', {}, row.throughput_rps.toFixed(1)), h('td', {}, row.ttft_p95_s.toFixed(1) + ' s'),
+        h('td', {}, row.slo_met ? 'met' : 'failed'), h('td', {}, mark(row)))))),
+    h('p', {class: 'notes'}, `Knee: ${t.knee.reason}. SLO-safe: ${t.slo_safe.reason}.`),
+    h('p', {class: 'notes', id: 'lesson-highest-why'}, t.highest_why));
 }

@@ -40,8 +40,8 @@ export async function mount(el, ctx) {
   const loadNum = num('load-num', p.load, 1, loadMax(p.load_kind), 1);
   loadNum.setAttribute('aria-label', 'Load (exact value)');
   const kind = h('select', {id: 'load-kind', name: 'load_kind'},
-    h('option', {value: 'concurrency'}, 'Concurrency (users in flight, closed loop)'),
-    h('option', {value: 'rate'}, 'Rate (requests/s, Poisson arrivals)'));
+    h('option', {value: 'concurrency'}, 'Users (closed loop)'),
+    h('option', {value: 'rate'}, 'Rate (open loop, Poisson)'));
   kind.value = p.load_kind;
   const sel = (id, list, v) => { const s = h('select', {id, name: id}, list.map(x => h('option', {value: x}, x))); s.value = v; return s; };
   const gpu = sel('gpu', presets.gpus, p.gpu), model = sel('model', presets.models, p.model);
@@ -182,6 +182,7 @@ function renderResults(el, r) {
     h('ul', {class: 'slos'}, r.slos.map(s => h('li', {class: s.met ? 'met' : 'unmet'}, (s.met ? '✓ ' : '✗ ') + s.text))),
     h('p', {class: 'notes'}, `${r.requests} requests simulated (${fmt(r.simulated_s, 's')} of virtual time) on ${r.engine.name}: `,
       `max ${r.engine.max_num_seqs} sequences, ${r.engine.max_num_batched_tokens} batched tokens per step, KV cache ${r.engine.kv_capacity_tokens} tokens. `,
+      r.params.load_kind === 'concurrency' ? h('span', {id: 'out-of-step'}, 'The users start one by one over the first 2 s and then keep their own pace, as real clients do, so they fall out of step: each request meets a different batch, and p95 sits above p50. (Started in the same millisecond with the same lengths they would stay in lockstep for ever, every percentile equal.) ') : null,
       h('span', {id: 'compute-ms'}, `Computed in ${fmt(r.compute_ms, 'ms')}.`)),
     r.warnings && r.warnings.length ? h('ul', {class: 'warnings'}, r.warnings.map(w => h('li', {}, w))) : null].filter(Boolean));
   el.dataset.inputTokens = r.params.input_tokens;
