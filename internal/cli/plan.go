@@ -27,6 +27,7 @@ type planFlags struct {
 	seqs, budgets, routers   string
 	maxReplicas              int
 	memUtil                  float64
+	confidence               float64
 	presetFile, costFile     string
 	slos                     stringList
 	validateRequests         int64
@@ -60,6 +61,7 @@ func runPlan(ctx context.Context, env *Env, args []string) error {
 	fs.Var(&f.slos, "slo", sloUsage+" (at least one)")
 	fs.Int64Var(&f.validateRequests, "validate-requests", 10000, "requests in the winner's validation run (and the next cheaper candidate's)")
 	fs.IntVar(&f.workers, "workers", 0, "simulations run at once (0: one per core)")
+	fs.Float64Var(&f.confidence, "confidence", 0.8, "plan with the headroom that covers this share of knee's held-out prediction errors: latencies at the high end of that range, capacity at the low end (0: the point estimate; docs/validation.md)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the answer as JSON")
 	fs.StringVar(&f.label, "label", "", "label of the stored run (the winner's validation run)")
 	f.storeFlags.register(fs)
@@ -80,6 +82,10 @@ func runPlan(ctx context.Context, env *Env, args []string) error {
 	}
 	if f.wl.requests <= 0 {
 		return Usagef("--requests %d: give the requests of each search run (1500 by default)", f.wl.requests)
+	}
+	headroom, err := plan.NewHeadroom(f.confidence)
+	if err != nil {
+		return Usagef("--confidence: %v", err)
 	}
 	if f.validateRequests < 1 {
 		return Usagef("--validate-requests %d: want 1 or more", f.validateRequests)
@@ -168,6 +174,7 @@ func runPlan(ctx context.Context, env *Env, args []string) error {
 			return a
 		},
 		SearchRequests: f.wl.requests, ValidateRequests: f.validateRequests, Space: space, Costs: costs, Workers: f.workers,
+		Headroom: headroom,
 	}
 	// The winner's validation run is kept to be stored like any sim run.
 	var winnerRecs []record.Request
@@ -191,7 +198,8 @@ func runPlan(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	hdr := planHeader{Model: model.Name, RateRPS: f.wl.rate, Arrival: f.wl.arrival, Input: f.wl.input, Output: f.wl.output,
-		Seed: f.wl.resolvedSeed(), SLOs: f.slos, ElapsedS: elapsed.Seconds(), Workers: f.workers, StoredRun: storedID}
+		Seed: f.wl.resolvedSeed(), SLOs: f.slos, ElapsedS: elapsed.Seconds(), Workers: f.workers, StoredRun: storedID,
+		Headroom: headroom, HeadroomNote: headroom.String()}
 	if hdr.Workers == 0 {
 		hdr.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -222,6 +230,9 @@ type planHeader struct {
 	Workers  int      `json:"workers"`
 	// StoredRun is the run id the winner's validation run was stored as.
 	StoredRun string `json:"stored_run,omitempty"`
+	// Headroom is what plan allowed for the simulator's error.
+	Headroom     plan.Headroom `json:"headroom"`
+	HeadroomNote string        `json:"headroom_note"`
 }
 
 // storePlanWinner stores the winner's validation run as a sim run (records,
@@ -288,6 +299,7 @@ func printPlan(w io.Writer, h planHeader, sp plan.Space, searchN int64, a plan.A
 	fmt.Fprintf(w, "searched %s × TP %v × 1–%d replicas × max_num_seqs %v × max_num_batched_tokens %v × %s: %d deployments whose weights fit, %d simulated (%d requests each) in %.1f s on %d workers\n\n",
 		strings.Join(gpus, ", "), sp.TPs, sp.MaxReplicas, sp.MaxNumSeqs, sp.MaxBatchedTokens, strings.Join(sp.Routers, ", "),
 		a.Candidates, a.Simulated, searchN, h.ElapsedS, h.Workers)
+	fmt.Fprintf(w, "headroom for the simulator's error: %s\n\n", h.HeadroomNote)
 	if a.Winner == nil {
 		fmt.Fprintln(w, "No deployment in the search space meets every SLO at this load.")
 		if len(a.Rejected) > 0 {

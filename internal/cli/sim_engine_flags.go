@@ -42,7 +42,7 @@ var costDurationFlags = [...]struct {
 	field           func(*simengine.CostParams) *int64
 }{
 	{"front-end-serial", "front_end_serial",
-		"front-end work per request done one request at a time, so a burst reaches the engine one request per this long (e.g. 9ms for the kvcached H100 host of docs/simulator.md; 0: none beyond tokenization)",
+		"front-end work per request done one request at a time, so a burst reaches the engine one request per this long (e.g. 9ms for the kvcached H100 host of docs/validation.md; 0: the profile's, or the default 4ms fitted across the validation's sources)",
 		"", "10ms", func(p *simengine.CostParams) *int64 { return &p.FrontEndSerialNS }},
 	{"front-end-load", "front_end_load_per_ktok_s",
 		"front-end latency added per 1,000 output tokens a second the server streams, for a host whose API server slows as it streams more (e.g. 22ms for the wmx L4 host of docs/simulator.md; 0: none)",

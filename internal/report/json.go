@@ -66,6 +66,9 @@ type jsonExtra struct {
 	ErrorMessages []ErrorMessage `json:"error_messages,omitempty"`
 	// Server is the scraped server view (docs/server-metrics.md).
 	Server *scrape.View `json:"server,omitempty"`
+	// Predictions: a simulated run's headline figures with their
+	// held-out ranges.
+	Predictions *PredictionRanges `json:"prediction_ranges,omitempty"`
 	jsonSweep
 }
 
@@ -105,6 +108,7 @@ func MarshalJSON(run *Run) ([]byte, error) {
 		Definitions:   Definitions(&run.Summary),
 		ErrorMessages: run.ErrorMessages,
 		Server:        run.Server,
+		Predictions:   run.Predictions,
 	}
 	if sw := run.Sweep; sw != nil {
 		knee, safe := sw.Knee, sw.SLOSafe
