@@ -285,7 +285,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
 		Notes: simNotes(eng, res, elapsed),
 	}
-	rep.Predictions = heldOutRanges(&sum, f.engine.profile != "")
+	rep.Predictions = heldOutRanges(&sum, f.engine.fittedHost())
 	if f.fleet.active() {
 		rep.Notes = append(rep.Notes, fleetNotes(&f.fleet, fres, ttfts)...)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/calibrate"
+	"github.com/knee-dev/knee/internal/serverprofile"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 )
@@ -30,7 +31,9 @@ type simEngineFlags struct {
 	gpuSet, modelSet, tpSet          bool                         // given on the command line
 	costShares                       [len(costShareFlags)]float64 // by costShareFlags
 	cost                             *simengine.CostParams
-	fileFlags                        bool // --gpu-file, --model-file and --preset-file are registered
+	serverProfileName                string                 // --server-profile
+	serverProfile                    *serverprofile.Profile // resolved
+	fileFlags                        bool                   // --gpu-file, --model-file and --preset-file are registered
 }
 
 // costDurationFlags are the cost flags given as a duration: each, when
@@ -95,6 +98,7 @@ func (e *simEngineFlags) register(fs *flag.FlagSet) {
 		fs.DurationVar(&e.costDurations[i], f.name, 0, f.help)
 	}
 	fs.StringVar(&e.profile, "profile", "", "cost profile written by knee calibrate: its fitted step costs, and its GPU, model and TP unless given")
+	fs.StringVar(&e.serverProfileName, "server-profile", "", serverProfileHelp())
 }
 
 // noteSet records which selections were given explicitly (after parsing).
@@ -126,6 +130,9 @@ func (e *simEngineFlags) resolve(fs *flag.FlagSet) (simengine.Config, error) {
 
 // catalog returns the built-in presets plus those from the preset files.
 func (e *simEngineFlags) catalog() (*simengine.Catalog, error) {
+	if err := e.loadServerProfile(); err != nil {
+		return nil, err
+	}
 	if e.profile != "" {
 		p, err := calibrate.LoadProfile(e.profile)
 		if err != nil {
@@ -224,6 +231,7 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 	c.NoPrefixCaching = e.noPrefixCaching
 	c.NoAsyncScheduling = e.noAsyncScheduling
 	c.Cost = e.cost
+	e.applyServerProfile(&c)
 	// Each cost flag overrides one field of the profile's cost, or of the
 	// default one.
 	override := func(set func(*simengine.CostParams)) {
@@ -264,6 +272,9 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 		{"max_model_len", strconv.Itoa(c.MaxModelLen)}, {"chunked_prefill", strconv.FormatBool(c.ChunkedPrefill)},
 		{"prefix_caching", strconv.FormatBool(!c.NoPrefixCaching)},
 		{"async_scheduling", strconv.FormatBool(c.AsyncScheduling())},
+	}
+	if e.serverProfile != nil {
+		kv = append(kv, [2]string{"server_profile", e.serverProfile.Name})
 	}
 	if c.QueueLimit > 0 {
 		kv = append(kv, [2]string{"queue_limit", strconv.Itoa(c.QueueLimit)})

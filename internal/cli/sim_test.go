@@ -186,7 +186,9 @@ func TestFrontEndInSimAndEmbeddedServer(t *testing.T) {
 	}
 	// The embedded server paces the same engine in wall time; the machine
 	// only adds to it.
-	if bench < sim-4 {
+	// (8 requests: the front end's ±50% jitter on 14 ms moves a p50 by a
+	// few ms from one seed's requests to another's.)
+	if bench < sim-8 {
 		t.Errorf("embedded server TTFT %.1f ms is below the simulator's %.1f ms: the front end is missing", bench, sim)
 	}
 	if code, _, errs := kneeCmd(t, "sim", "--front-end-ms", "-3", "--requests", "2"); code != ExitUsage || !strings.Contains(errs, "--front-end-ms") {

@@ -116,7 +116,7 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	if n := client.note(); n != "" {
 		res.Notes = append(res.Notes, n)
 	}
-	addSweepRanges(res, engine.profile != "")
+	addSweepRanges(res, engine.fittedHost())
 	status := "complete"
 	if runErr != nil {
 		status = "interrupted"
