@@ -21,19 +21,18 @@ import (
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/workload"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // benchFlags are knee bench's own flags beside the shared workload flags.
 type benchFlags struct {
-	url, model, api, apiKeyEnv string
-	requestTimeout, grace      time.Duration
-	ignoreEOS                  string
-	temperature                optFloat
-	slos                       stringList
-	out                        string
-	jsonOut, quiet             bool
-	label                      string
-	runtimeTrace               string
+	targetFlags
+	slos           stringList
+	out            string
+	jsonOut, quiet bool
+	label          string
+	runtimeTrace   string
 	storeFlags
 	metrics  metricsFlags
 	embedded embeddedFlags
@@ -46,18 +45,17 @@ type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+func (s *stringList) Type() string       { return "expr" }
 
-func runBench(ctx context.Context, env *Env, args []string) error {
+// sloUsage is the --slo help: every kind of objective, not only latency.
+const sloUsage = "objective, repeatable: latency 'p95(ttft)<2s' (mean|p50|p90|p95|p99|p999|max of ttft|ttft_sched|itl|tpot|e2e|lag), " +
+	"errors 'error_rate<1%' 'rejection_rate<1%', throughput 'goodput>5rps' 'request_throughput>5rps' 'output_throughput>500tok/s'"
+
+func newBenchCmd(ctx context.Context, env *Env) *cobra.Command {
 	var f benchFlags
-	fs := newFlagSet(env, "bench")
-	fs.StringVar(&f.url, "url", "", "OpenAI-compatible base URL, e.g. http://localhost:8000 (default: start the embedded simulated server)")
-	fs.StringVar(&f.model, "model", "", "model name sent to the server (with no --url: the simulated model preset)")
-	fs.StringVar(&f.api, "api", "chat", apiUsage)
-	fs.Var(&f.temperature, "temperature", temperatureUsage)
-	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (never printed or stored)")
-	fs.DurationVar(&f.requestTimeout, "request-timeout", 5*time.Minute, "give up on one request after this long")
-	fs.DurationVar(&f.grace, "grace", 30*time.Second, "after the run ends, wait this long for in-flight requests before canceling them (0: cancel at once)")
-	fs.StringVar(&f.ignoreEOS, "ignore-eos", "auto", "ask the server to ignore EOS so outputs have the requested length: auto (probe), true, false")
+	cmd := newCommand(env, "bench")
+	fs := cmd.Flags()
+	f.targetFlags.register(fs, "start the embedded simulated server", "after the run ends")
 	fs.Var(&f.slos, "slo", sloUsage+"; exit 3 when one fails")
 	fs.StringVar(&f.out, "out", "", "directory for records.jsonl, summary.json, report.md and report.html")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the summary as JSON on stdout instead of the text report")
@@ -69,9 +67,13 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	f.embedded.register(fs)
 	f.wl.register(fs, 32, 300)
 	f.sess.register(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
+	cmd.RunE = func(*cobra.Command, []string) error { return runBench(ctx, env, fs, &f) }
+	return cmd
+}
+
+// runBench is knee bench once its flags are parsed: check them, start the
+// target (the embedded server without --url), run the load, report.
+func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) error {
 	if fs.NArg() > 0 {
 		return Usagef("unexpected argument %q (flags only; see knee bench -h)", fs.Arg(0))
 	}
@@ -191,45 +193,13 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		cfg.RateRPS = wp.trace.Info().MeanRateRPS
 		notes = append(notes, traceNote)
 	}
-	cfg.IgnoreEOS, cfg.MinTokens = ignoreEOS.value, ignoreEOS.value
-	if f.api == openai.APIOllama {
-		note, err := ollamaEOS(ignoreEOS)
-		if err != nil {
-			return err
-		}
-		cfg.IgnoreEOS, cfg.MinTokens = false, false
-		notes = append(notes, note)
-	} else if ignoreEOS.auto {
-		endpoint, eerr := openai.Endpoint(target, f.api)
-		if eerr != nil {
-			return Usagef("--url %q: %v", target, eerr)
-		}
-		probeCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		pr, perr := openai.Probe(probeCtx, http.DefaultClient, endpoint, apiKey, model, f.api)
-		cancel()
-		switch {
-		case perr != nil:
-			notes = append(notes, fmt.Sprintf("probe for ignore_eos/min_tokens failed (%v); not sending them", perr))
-		default:
-			cfg.IgnoreEOS, cfg.MinTokens = pr.IgnoreEOS, pr.MinTokens
-			if !pr.IgnoreEOS && !pr.MinTokens {
-				notes = append(notes, "the server accepts neither ignore_eos nor min_tokens: outputs may be shorter than requested")
-			}
-		}
+	eosNotes, err := benchIgnoreEOS(ctx, &cfg, ignoreEOS, f.api, target, apiKey, model)
+	if err != nil {
+		return err
 	}
+	notes = append(notes, eosNotes...)
 
-	meta := runMeta{kind: "bench", target: redactURL(target), model: model, label: f.label,
-		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", redactURL(target)})}
-	meta.config = append(meta.config, f.sess.config()...)
-	if f.url == "" {
-		// The port is random; "embedded" keeps runs filterable by target.
-		meta.target = "embedded"
-		meta.config = append(meta.config, f.embedded.config(f.model)...)
-	}
-	if len(f.slos) > 0 {
-		meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})
-	}
-	meta.config = append(meta.config, f.metrics.config()...)
+	meta := f.runMeta(target, model)
 	sink, err := newRecordSink(env, &f.storeFlags, f.out, meta)
 	if err != nil {
 		return err
@@ -682,4 +652,55 @@ func writeOutDir(dir string, rep *report.Run, recs []record.Request) error {
 		}
 	}
 	return nil
+}
+
+// benchIgnoreEOS sets cfg's ignore_eos and min_tokens from --ignore-eos:
+// given, or (auto) what a probe of the server finds it accepts. The notes
+// say what the probe found.
+func benchIgnoreEOS(ctx context.Context, cfg *loadgen.Config, ignoreEOS triState, api, target, apiKey, model string) (notes []string, err error) {
+	cfg.IgnoreEOS, cfg.MinTokens = ignoreEOS.value, ignoreEOS.value
+	if api == openai.APIOllama {
+		note, err := ollamaEOS(ignoreEOS)
+		if err != nil {
+			return nil, err
+		}
+		cfg.IgnoreEOS, cfg.MinTokens = false, false
+		notes = append(notes, note)
+	} else if ignoreEOS.auto {
+		endpoint, eerr := openai.Endpoint(target, api)
+		if eerr != nil {
+			return nil, Usagef("--url %q: %v", target, eerr)
+		}
+		probeCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		pr, perr := openai.Probe(probeCtx, http.DefaultClient, endpoint, apiKey, model, api)
+		cancel()
+		switch {
+		case perr != nil:
+			notes = append(notes, fmt.Sprintf("probe for ignore_eos/min_tokens failed (%v); not sending them", perr))
+		default:
+			cfg.IgnoreEOS, cfg.MinTokens = pr.IgnoreEOS, pr.MinTokens
+			if !pr.IgnoreEOS && !pr.MinTokens {
+				notes = append(notes, "the server accepts neither ignore_eos nor min_tokens: outputs may be shorter than requested")
+			}
+		}
+	}
+
+	return notes, nil
+}
+
+// runMeta is what the run database and the report say ran.
+func (f *benchFlags) runMeta(target, model string) runMeta {
+	meta := runMeta{kind: "bench", target: redactURL(target), model: model, label: f.label,
+		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", redactURL(target)})}
+	meta.config = append(meta.config, f.sess.config()...)
+	if f.url == "" {
+		// The port is random; "embedded" keeps runs filterable by target.
+		meta.target = "embedded"
+		meta.config = append(meta.config, f.embedded.config(f.model)...)
+	}
+	if len(f.slos) > 0 {
+		meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})
+	}
+	meta.config = append(meta.config, f.metrics.config()...)
+	return meta
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"slices"
 	"strconv"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/knee-dev/knee/internal/serverprofile"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/spf13/pflag"
 )
 
 // simEngineFlags select and configure the simulated engine; knee sim, and
@@ -73,7 +73,7 @@ var costShareFlags = [...]struct {
 		"0.75", func(p *simengine.CostParams) *float64 { return &p.AllReduceBWEfficiency }},
 }
 
-func (e *simEngineFlags) register(fs *flag.FlagSet) {
+func (e *simEngineFlags) register(fs *pflag.FlagSet) {
 	e.fileFlags = true
 	fs.StringVar(&e.gpu, "gpu", "h100", "GPU preset (knee sim --list), or the name of one in --gpu-file/--preset-file")
 	fs.StringVar(&e.model, "model", "llama-3.1-8b", "model preset (knee sim --list), or the name of one in --model-file/--preset-file")
@@ -102,8 +102,8 @@ func (e *simEngineFlags) register(fs *flag.FlagSet) {
 }
 
 // noteSet records which selections were given explicitly (after parsing).
-func (e *simEngineFlags) noteSet(fs *flag.FlagSet) {
-	fs.Visit(func(fl *flag.Flag) {
+func (e *simEngineFlags) noteSet(fs *pflag.FlagSet) {
+	fs.Visit(func(fl *pflag.Flag) {
 		switch fl.Name {
 		case "gpu":
 			e.gpuSet = true
@@ -119,7 +119,7 @@ func (e *simEngineFlags) noteSet(fs *flag.FlagSet) {
 
 // resolve is noteSet, catalog and config in one: the engine configuration
 // the parsed flags select.
-func (e *simEngineFlags) resolve(fs *flag.FlagSet) (simengine.Config, error) {
+func (e *simEngineFlags) resolve(fs *pflag.FlagSet) (simengine.Config, error) {
 	e.noteSet(fs)
 	cat, err := e.catalog()
 	if err != nil {
