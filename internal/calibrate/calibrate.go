@@ -166,6 +166,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	ec := eng.Config()
 	def := simengine.DefaultCost
+	// The defaults' serial admission stands for hosts knee has not
+	// seen; calibrate measures this host's front end as one request
+	// overhead, so a fitted profile starts without it.
+	def.FrontEndSerialNS = 0
 	if ec.Cost != nil {
 		def = *ec.Cost
 	}

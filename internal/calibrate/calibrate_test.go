@@ -95,13 +95,16 @@ func TestFitRecoversKnownCost(t *testing.T) {
 func TestFitSaysWhatItCannotDetermine(t *testing.T) {
 	ec := engineConfig(t, "h100", "llama-3.1-8b", 1)
 	var mem []Point
-	for _, p := range synthetic(t, ec, simengine.DefaultCost, 0) {
+	// A compute efficiency at which every decode step is memory-bound.
+	fast := simengine.DefaultCost
+	fast.ComputeEfficiency = 1
+	for _, p := range synthetic(t, ec, fast, 0) {
 		if p.Kind == KindDecode {
 			mem = append(mem, p)
 		}
 	}
-	f := FitPoints(mem, simengine.DefaultCost)
-	if f.ComputeBound != 0 || f.ComputeEfficiency != simengine.DefaultCost.ComputeEfficiency || !strings.Contains(f.Undetermined, "compute") {
+	f := FitPoints(mem, fast)
+	if f.ComputeBound != 0 || f.ComputeEfficiency != fast.ComputeEfficiency || !strings.Contains(f.Undetermined, "compute") {
 		t.Errorf("compute-free fit: η_cmp %v, %d compute-bound, undetermined %q", f.ComputeEfficiency, f.ComputeBound, f.Undetermined)
 	}
 	// One long prompt measured at a compute efficiency of 0.44 (of the

@@ -149,7 +149,10 @@ func round(v, scale float64) float64 {
 // CostParams is the profile's cost over def (the fields it does not fit).
 func (p Profile) CostParams(def simengine.CostParams) simengine.CostParams {
 	c := def
-	c.FrontEndNS, c.FrontEndPerTokenNS = int64(p.Cost.FrontEndMS*1e6), 0
+	// The profile's request overhead is this host's whole front end as
+	// calibrate measured it: none of the defaults' serial admission (which
+	// stands for hosts knee has not seen) is added to it.
+	c.FrontEndNS, c.FrontEndPerTokenNS, c.FrontEndSerialNS, c.FrontEndSerialSplit = int64(p.Cost.FrontEndMS*1e6), 0, 0, 0
 	c.StepTimeCV, c.FrontEndRateInSteps = p.Cost.StepTimeCV, p.Cost.FrontEndRateInSteps
 	if p.Cost.Linear != nil {
 		c.Linear = p.Cost.Linear.stepCost()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/knee-dev/knee/internal/calibrate"
+	"github.com/knee-dev/knee/internal/simengine"
 )
 
 // TestCalibrateEmbedded calibrates knee's own simulated server from the
@@ -49,10 +50,11 @@ func TestCalibrateEmbedded(t *testing.T) {
 	// with the prompt as compute does, and the fit's request overhead is
 	// one constant, so the fitted compute efficiency takes it in: at the
 	// 3,500-token point 3.5 ms beside 122 ms of compute, 0.5 × 122/125.7.
-	const wantCmp = 0.486
+	def := simengine.DefaultCost
+	wantT0, wantMem, wantCmp := 2*float64(def.StepOverheadNS)/1e6, def.MemEfficiency/2, def.ComputeEfficiency/2*122/125.7
 	if p.GPU != "H100-SXM" || p.Model != "Llama-2-7B" || p.TP != 1 ||
-		math.Abs(p.Cost.StepOverheadMS-1.2) > 0.5 || math.Abs(p.Cost.MemEfficiency-0.38) > 0.03 || math.Abs(p.Cost.ComputeEfficiency-wantCmp) > 0.03 {
-		t.Errorf("profile %+v; want H100-SXM, Llama-2-7B, tp 1, about 1.2 ms, 0.38, %.3f", p, wantCmp)
+		math.Abs(p.Cost.StepOverheadMS-wantT0) > 0.5 || math.Abs(p.Cost.MemEfficiency-wantMem) > 0.03 || math.Abs(p.Cost.ComputeEfficiency-wantCmp) > 0.03 {
+		t.Errorf("profile %+v; want H100-SXM, Llama-2-7B, tp 1, about %.1f ms, %.2f, %.3f", p, wantT0, wantMem, wantCmp)
 	}
 
 	// knee sim with the profile runs the fitted engine: slower than the

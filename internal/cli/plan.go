@@ -15,6 +15,7 @@ import (
 	"github.com/knee-dev/knee/internal/plan"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/serverprofile"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
@@ -28,6 +29,8 @@ type planFlags struct {
 	seqs, budgets, routers   string
 	maxReplicas              int
 	memUtil                  float64
+	confidence               float64
+	serverProfile            string
 	presetFile, costFile     string
 	slos                     stringList
 	validateRequests         int64
@@ -63,6 +66,8 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 	fs.Var(&f.slos, "slo", sloUsage+" (at least one)")
 	fs.Int64Var(&f.validateRequests, "validate-requests", 10000, "requests in the winner's validation run (and the next cheaper candidate's)")
 	fs.IntVar(&f.workers, "workers", 0, "simulations run at once (0: one per core)")
+	fs.StringVar(&f.serverProfile, "server-profile", "", serverProfileHelp())
+	fs.Float64Var(&f.confidence, "confidence", 0.8, "plan with the headroom that covers this share of knee's held-out prediction errors: latencies at the high end of that range, capacity at the low end (0: the point estimate; docs/validation.md)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the answer as JSON")
 	fs.StringVar(&f.label, "label", "", "label of the stored run (the winner's validation run)")
 	f.storeFlags.register(fs)
@@ -81,6 +86,10 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		if f.wl.requests <= 0 {
 			return Usagef("--requests %d: give the requests of each search run (1500 by default)", f.wl.requests)
+		}
+		headroom, err := plan.NewHeadroom(f.confidence)
+		if err != nil {
+			return Usagef("--confidence: %v", err)
 		}
 		if f.validateRequests < 1 {
 			return Usagef("--validate-requests %d: want 1 or more", f.validateRequests)
@@ -170,6 +179,13 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		base := simengine.DefaultConfig(simengine.GPU{}, model, 1)
 		base.GPUMemoryUtilization, base.NoPrefixCaching = f.memUtil, f.noPrefixCaching
 		base.Seed = int64(f.wl.resolvedSeed())
+		if f.serverProfile != "" {
+			sp, err := serverprofile.Resolve(f.serverProfile)
+			if err != nil {
+				return Usagef("--server-profile: %v", err)
+			}
+			sp.Apply(&base)
+		}
 		q := plan.Question{
 			Base: base, Gen: gen, RateRPS: f.wl.rate, MeanTokens: in.Mean() + out.Mean(), SLOs: objectives,
 			Arrivals: func() sim.Arrivals {
@@ -177,6 +193,7 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 				return a
 			},
 			SearchRequests: f.wl.requests, ValidateRequests: f.validateRequests, Space: space, Costs: costs, Workers: f.workers,
+			Headroom: headroom,
 		}
 		// The winner's validation run is kept to be stored like any sim run.
 		var winnerRecs []record.Request
@@ -200,7 +217,11 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 			}
 		}
 		hdr := planHeader{Model: model.Name, RateRPS: f.wl.rate, Arrival: f.wl.arrival, Input: f.wl.input, Output: f.wl.output,
-			Seed: f.wl.resolvedSeed(), SLOs: f.slos, ElapsedS: elapsed.Seconds(), Workers: f.workers, StoredRun: storedID}
+			Seed: f.wl.resolvedSeed(), SLOs: f.slos, ElapsedS: elapsed.Seconds(), Workers: f.workers, StoredRun: storedID,
+			Headroom: headroom, HeadroomNote: headroom.String()}
+		if v := ans.Validation; ans.Winner != nil && v != nil {
+			hdr.WinnerRanges = heldOutRanges(&v.Summary, f.serverProfile != "" && f.serverProfile != "vllm" && f.serverProfile != "sglang")
+		}
 		if hdr.Workers == 0 {
 			hdr.Workers = runtime.GOMAXPROCS(0)
 		}
@@ -233,6 +254,12 @@ type planHeader struct {
 	Workers  int      `json:"workers"`
 	// StoredRun is the run id the winner's validation run was stored as.
 	StoredRun string `json:"stored_run,omitempty"`
+	// Headroom is what plan allowed for the simulator's error.
+	Headroom     plan.Headroom `json:"headroom"`
+	HeadroomNote string        `json:"headroom_note"`
+	// WinnerRanges are the winner's validation figures with their
+	// held-out ranges.
+	WinnerRanges *report.PredictionRanges `json:"prediction_ranges,omitempty"`
 }
 
 // storePlanWinner stores the winner's validation run as a sim run (records,
@@ -299,6 +326,7 @@ func printPlan(w io.Writer, h planHeader, sp plan.Space, searchN int64, a plan.A
 	fmt.Fprintf(w, "searched %s × TP %v × 1–%d replicas × max_num_seqs %v × max_num_batched_tokens %v × %s: %d deployments whose weights fit, %d simulated (%d requests each) in %.1f s on %d workers\n\n",
 		strings.Join(gpus, ", "), sp.TPs, sp.MaxReplicas, sp.MaxNumSeqs, sp.MaxBatchedTokens, strings.Join(sp.Routers, ", "),
 		a.Candidates, a.Simulated, searchN, h.ElapsedS, h.Workers)
+	fmt.Fprintf(w, "headroom for the simulator's error: %s\n\n", h.HeadroomNote)
 	if a.Winner == nil {
 		fmt.Fprintln(w, "No deployment in the search space meets every SLO at this load.")
 		if len(a.Rejected) > 0 {
@@ -317,6 +345,13 @@ func printPlan(w io.Writer, h planHeader, sp plan.Space, searchN int64, a plan.A
 		}
 		fmt.Fprintf(w, "Cheapest deployment meeting every SLO:\n  %s\n", a.Winner.Candidate)
 		printValidation(w, "validation", a.Validation)
+		if r := h.WinnerRanges; r != nil && len(r.Figures) > 0 {
+			var parts []string
+			for _, f := range r.Figures {
+				parts = append(parts, f.String())
+			}
+			fmt.Fprintf(w, "  predicted: %s (%s)\n", strings.Join(parts, "; "), r.Basis)
+		}
 		if a.NextCheaper != nil {
 			fmt.Fprintf(w, "Next cheaper deployment:\n  %s\n", a.NextCheaper.Candidate)
 			printValidation(w, "same run", a.NextCheaper)

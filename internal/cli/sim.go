@@ -275,6 +275,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
 			Notes: simNotes(eng, res, elapsed), Engine: simEngineFigures(eng, res),
 		}
+		rep.Predictions = heldOutRanges(&sum, f.engine.fittedHost())
 		if f.fleet.active() {
 			rep.Notes = append(rep.Notes, fleetNotes(&f.fleet, fres, ttfts)...)
 		}

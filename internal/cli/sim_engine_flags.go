@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/calibrate"
+	"github.com/knee-dev/knee/internal/serverprofile"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/spf13/pflag"
@@ -30,7 +31,9 @@ type simEngineFlags struct {
 	gpuSet, modelSet, tpSet          bool                         // given on the command line
 	costShares                       [len(costShareFlags)]float64 // by costShareFlags
 	cost                             *simengine.CostParams
-	fileFlags                        bool // --gpu-file, --model-file and --preset-file are registered
+	serverProfileName                string                 // --server-profile
+	serverProfile                    *serverprofile.Profile // resolved
+	fileFlags                        bool                   // --gpu-file, --model-file and --preset-file are registered
 	source                           modelSourceFlags
 }
 
@@ -43,7 +46,7 @@ var costDurationFlags = [...]struct {
 	field           func(*simengine.CostParams) *int64
 }{
 	{"front-end-serial", "front_end_serial",
-		"front-end work per request done one request at a time, so a burst reaches the engine one request per this long (e.g. 9ms for the kvcached H100 host of docs/simulator.md; 0: none beyond tokenization)",
+		"front-end work per request done one request at a time, so a burst reaches the engine one request per this long (e.g. 9ms for the kvcached H100 host of docs/validation.md; 0: the profile's, or the default 4ms fitted across the validation's sources)",
 		"", "10ms", func(p *simengine.CostParams) *int64 { return &p.FrontEndSerialNS }},
 	{"front-end-load", "front_end_load_per_ktok_s",
 		"front-end latency added per 1,000 output tokens a second the server streams, for a host whose API server slows as it streams more (e.g. 22ms for the wmx L4 host of docs/simulator.md; 0: none)",
@@ -97,6 +100,7 @@ func (e *simEngineFlags) register(fs *pflag.FlagSet) {
 		fs.DurationVar(&e.costDurations[i], f.name, 0, f.help)
 	}
 	fs.StringVar(&e.profile, "profile", "", "cost profile written by knee calibrate: its fitted step costs, and its GPU, model and TP unless given")
+	fs.StringVar(&e.serverProfileName, "server-profile", "", serverProfileHelp())
 }
 
 // noteSet records which selections were given explicitly (after parsing).
@@ -128,6 +132,9 @@ func (e *simEngineFlags) resolve(fs *pflag.FlagSet) (simengine.Config, error) {
 
 // catalog returns the built-in presets plus those from the preset files.
 func (e *simEngineFlags) catalog() (*simengine.Catalog, error) {
+	if err := e.loadServerProfile(); err != nil {
+		return nil, err
+	}
 	if e.profile != "" {
 		p, err := calibrate.LoadProfile(e.profile)
 		if err != nil {
@@ -234,6 +241,7 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 	c.NoPrefixCaching = e.noPrefixCaching
 	c.NoAsyncScheduling = e.noAsyncScheduling
 	c.Cost = e.cost
+	e.applyServerProfile(&c)
 	// Each cost flag overrides one field of the profile's cost, or of the
 	// default one.
 	override := func(set func(*simengine.CostParams)) {
@@ -276,6 +284,9 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 		{"async_scheduling", strconv.FormatBool(c.AsyncScheduling())},
 	}
 	kv = append(kv, e.source.configKV(c.Model)...)
+	if e.serverProfile != nil {
+		kv = append(kv, [2]string{"server_profile", e.serverProfile.Name})
+	}
 	if c.QueueLimit > 0 {
 		kv = append(kv, [2]string{"queue_limit", strconv.Itoa(c.QueueLimit)})
 	}

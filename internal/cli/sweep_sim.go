@@ -114,6 +114,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if n := client.note(); n != "" {
 			res.Notes = append(res.Notes, n)
 		}
+		addSweepRanges(res, engine.fittedHost())
 		status := "complete"
 		if runErr != nil {
 			status = "interrupted"

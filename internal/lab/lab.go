@@ -68,7 +68,7 @@ var Scenarios = []Scenario{
 		Baseline: run{"healthy", 2, "512:640", "128", 1}, Incident: run{"long prompts", 2, "4096:5120", "128", 1}},
 	{Name: "sweep", Title: "Load sweep: where the knee is and what is safe",
 		Lesson: "Offered load rises step by step. Throughput grows with load, then flattens at the engine's capacity; p95 TTFT barely moves, then climbs steeply as a queue forms. The knee is where the curve bends; the SLO-safe point is the highest load whose p95 TTFT stays under 2 s.",
-		Sweep:  []float64{10, 20, 30, 40, 50, 60, 65, 70, 75, 80, 90, 100, 120}},
+		Sweep:  []float64{5, 10, 20, 30, 40, 50, 60, 65, 70, 75, 80, 90, 100, 120}},
 }
 
 // Lookup finds a scenario by name.

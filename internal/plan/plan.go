@@ -60,6 +60,9 @@ type Question struct {
 	Space                            Space
 	Costs                            Costs
 	Workers                          int // 0 = GOMAXPROCS
+	// Headroom allows for the simulator's error (NewHeadroom); the zero
+	// value plans on the point estimate.
+	Headroom Headroom
 	// OnWinnerRecord, when set, sees every record of the winner's
 	// validation run (to store it like any run); the record is reused.
 	OnWinnerRecord func(*record.Request)
@@ -209,7 +212,7 @@ func Search(ctx context.Context, q Question) (Answer, error) {
 	parallel(workers, len(variants), func(i int) {
 		v := variants[i]
 		v.capRPS = capacity(ctx, v.cfg, q.Gen)
-		v.minRepl = max(1, int(math.Ceil(q.RateRPS/v.capRPS)))
+		v.minRepl = max(1, int(math.Ceil(q.RateRPS/(v.capRPS*q.Headroom.capacityFactor()))))
 	})
 	var lines []*line
 	for _, v := range variants {
@@ -449,7 +452,7 @@ func simulateSeen(ctx context.Context, q Question, v *variant, replicas int, rou
 	})
 	sum := acc.Summary()
 	o.Summary = sum
-	o.SLOs = q.SLOs.Evaluate(sum)
+	o.SLOs = q.SLOs.Evaluate(q.Headroom.apply(sum))
 	o.Met = err == nil
 	for _, r := range o.SLOs {
 		o.Met = o.Met && r.Met
@@ -466,7 +469,7 @@ func simulateSeen(ctx context.Context, q Question, v *variant, replicas int, rou
 	// Saturated: the load is at or past what the replicas carry at most
 	// (their measured capacity); a short run's own throughput cannot tell,
 	// as the drain after the last arrival lowers it.
-	o.Saturated = q.RateRPS >= saturationShare*v.capRPS*float64(replicas)
+	o.Saturated = q.RateRPS >= saturationShare*v.capRPS*q.Headroom.capacityFactor()*float64(replicas)
 	o.Elapsed = time.Since(start)
 	return o
 }

@@ -68,6 +68,9 @@ type jsonExtra struct {
 	Server *scrape.View `json:"server,omitempty"`
 	// Engine: a simulated run's engine figures.
 	Engine *EngineFigures `json:"engine,omitempty"`
+	// Predictions: a simulated run's headline figures with their
+	// held-out ranges.
+	Predictions *PredictionRanges `json:"prediction_ranges,omitempty"`
 	jsonSweep
 }
 
@@ -108,6 +111,7 @@ func MarshalJSON(run *Run) ([]byte, error) {
 		ErrorMessages: run.ErrorMessages,
 		Server:        run.Server,
 		Engine:        run.Engine,
+		Predictions:   run.Predictions,
 	}
 	if sw := run.Sweep; sw != nil {
 		knee, safe := sw.Knee, sw.SLOSafe

@@ -53,6 +53,9 @@ type Run struct {
 	Step string
 	// ErrorMessages are the most common failure messages (CommonErrors).
 	ErrorMessages []ErrorMessage
+	// Predictions, for a simulated run, are its headline figures with
+	// their held-out ranges (nil: none shown).
+	Predictions *PredictionRanges
 }
 
 // section is one titled block of a report: key/value lines, a table, or
@@ -162,6 +165,9 @@ func build(r *Run) []section {
 	add("window", fmt.Sprintf("%s s measured (%s → %s ms since start); excluded: %d warm-up, %d cool-down requests",
 		fnum(s.DurationS, 2), fnum(s.Window.StartMS, 1), fnum(s.Window.EndMS, 1), s.Window.ExcludedWarmup, s.Window.ExcludedCooldown))
 	out = append(out, head)
+	if r.Predictions != nil && len(r.Predictions.Figures) > 0 {
+		out = append(out, r.Predictions.section())
+	}
 
 	tp := section{title: "Throughput"}
 	tadd := func(k, v string) { tp.kv = append(tp.kv, [2]string{k, v}) }

@@ -14,7 +14,7 @@ import (
 func noFrontEnd(t *testing.T) simengine.Config {
 	cfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
 	c := simengine.DefaultCost
-	c.FrontEndNS, c.FrontEndPerTokenNS = 0, 0
+	c.FrontEndNS, c.FrontEndPerTokenNS, c.FrontEndSerialNS = 0, 0, 0
 	cfg.Cost = &c
 	return cfg
 }

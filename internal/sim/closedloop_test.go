@@ -5,8 +5,6 @@ import (
 	"sort"
 	"testing"
 	"time"
-
-	"github.com/knee-dev/knee/internal/simengine"
 )
 
 // closedLoopShape is what a closed loop of identical requests looks like:
@@ -28,11 +26,13 @@ func runClosedLoop16(t *testing.T, budget int, frontEnd bool, ramp time.Duration
 	if budget > 0 {
 		cfg.MaxNumBatchedTokens = budget
 	}
+	// The constants these shapes were measured with (the lockstep is a
+	// property of the scheduler, not of the defaults' values).
+	c := legacyDefaultCost
 	if !frontEnd {
-		c := simengine.DefaultCost
 		c.FrontEndNS, c.FrontEndPerTokenNS = 0, 0
-		cfg.Cost = &c
 	}
+	cfg.Cost = &c
 	recs, _, err := Collect(context.Background(), Config{Engine: cfg, Gen: fixed{1024, 256}, Concurrency: 16,
 		Requests: 800, WarmupRequests: 160, Ramp: ramp})
 	if err != nil {

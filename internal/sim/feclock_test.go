@@ -43,7 +43,7 @@ func TestFrontEndClock(t *testing.T) {
 func TestFrontEndSlowedDuringSteps(t *testing.T) {
 	ttft := func(rate float64, concurrency int) time.Duration {
 		cfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
-		cost := simengine.DefaultCost
+		cost := legacyDefaultCost                                                       // no serial admission
 		cost.Linear = &simengine.LinearStepCost{BaseNS: 10e6, PerPrefillTokenNS: 0.1e6} // 10 ms decode steps
 		cost.FrontEndNS, cost.FrontEndPerTokenNS, cost.FrontEndJitter = 5e6, 0, 0
 		cost.FrontEndRateInSteps = rate

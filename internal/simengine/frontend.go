@@ -2,12 +2,12 @@ package simengine
 
 import "math"
 
-// FittedFrontEndNS is the front-end cost per request of DefaultCost: fitted
-// to the TTFT of vLLM serving Llama-2-7B on one H100 at 5 requests/s
-// (docs/simulator.md, validation table). Short prompts at low load are
-// dominated by it: without it a 200-token prompt on an 8B model would see
-// its first token after one ~7 ms step.
-const FittedFrontEndNS = 7_300_000
+// FittedFrontEndNS is the front-end cost per request of DefaultCost,
+// fitted with its other constants across every source of the validation
+// table at once (docs/validation.md, leave one source out). Short prompts
+// at low load are dominated by it: without it a 200-token prompt on an 8B
+// model would see its first token after one ~7 ms step.
+const FittedFrontEndNS = 14_000_000
 
 // frontEnd prices the time between a request's arrival and the moment the
 // scheduler can see it. It is immutable after construction, so

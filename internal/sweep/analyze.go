@@ -20,6 +20,21 @@ type Result struct {
 	SLOSafe    Point    `json:"slo_safe"`
 	Warnings   []string `json:"warnings,omitempty"`
 	Notes      []string `json:"notes,omitempty"` // how the steps were made (source, auto-sweep stops)
+	// Ranges, for a simulated sweep, are the knee's and the SLO-safe
+	// point's headline figures with the range knee's held-out errors give
+	// each (docs/validation.md).
+	Ranges []PredictionRange `json:"prediction_ranges,omitempty"`
+}
+
+// PredictionRange is one predicted figure of a sweep's point with its
+// range, in Unit.
+type PredictionRange struct {
+	Point  string  `json:"point"`  // knee or slo_safe
+	Metric string  `json:"metric"` // e.g. ttft_ms.p95
+	Value  float64 `json:"value"`
+	Low    float64 `json:"low"`
+	High   float64 `json:"high"`
+	Unit   string  `json:"unit"`
 }
 
 // Options steer Analyze.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/lab"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
@@ -213,6 +214,9 @@ type simOutcome struct {
 	SimulatedS float64      `json:"simulated_s"` // virtual time the run covered
 	ComputeMS  float64      `json:"compute_ms"`  // wall time the server spent
 	Warnings   []string     `json:"warnings,omitempty"`
+	// Ranges are the headline figures with the range knee's held-out
+	// errors give each (docs/validation.md).
+	Ranges *report.PredictionRanges `json:"prediction_ranges,omitempty"`
 }
 
 type simFigures struct {
@@ -386,6 +390,10 @@ func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 	f.ThroughputRPS, f.OutputTPS, f.InputTPS = sum.RequestThroughputRPS, sum.OutputTokenThroughputTPS, sum.InputTokenThroughputTPS
 	f.Errors = sum.Errors
 	f.Preemptions = res.Engine.Preemptions
+	out.Ranges = report.PredictionsFor(&sum, func(field string) (float64, float64, bool) {
+		r, ok := simengine.RangeFor(field)
+		return r.Low, r.High, ok
+	}, simengine.HeldOutShare, simengine.RangeBasis())
 	if sum.TPOT.Count > 0 && sum.TPOT.Mean > 0 {
 		f.DecodeRateTPS = 1000 / sum.TPOT.Mean
 	}

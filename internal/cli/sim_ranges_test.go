@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// knee sim gives its headline figures the held-out range (text and JSON);
+// a host's server profile is a fit and gets none; --server-profile names
+// a built-in or a file, and a bad one is a usage error naming the flag.
+func TestSimPredictionRangesAndServerProfile(t *testing.T) {
+	type out struct {
+		Ranges *struct {
+			Share   float64 `json:"share"`
+			Figures []struct {
+				Metric           string
+				Value, Low, High float64
+			} `json:"figures"`
+		} `json:"prediction_ranges"`
+		Run struct {
+			Config map[string]string `json:"config"`
+		} `json:"run"`
+	}
+	args := []string{"--concurrency", "8", "--requests", "64", "--input-tokens", "512", "--output-tokens", "64"}
+	var def out
+	simJSON(t, &def, args...)
+	if def.Ranges == nil || def.Ranges.Share != 0.8 {
+		t.Fatalf("no prediction_ranges in knee sim --json: %+v", def.Ranges)
+	}
+	seen := map[string]bool{}
+	for _, f := range def.Ranges.Figures {
+		seen[f.Metric] = true
+		if !(f.Low < f.Value && f.Value < f.High) {
+			t.Errorf("%s: %v not inside its range %v–%v", f.Metric, f.Value, f.Low, f.High)
+		}
+	}
+	for _, m := range []string{"ttft_ms.p95", "tpot_ms.p50", "output_token_throughput_tps"} {
+		if !seen[m] {
+			t.Errorf("prediction_ranges lacks %s: %+v", m, def.Ranges.Figures)
+		}
+	}
+	code, text, errs := kneeCmd(t, append([]string{"sim", "--seed", "1", "--quiet", "--no-store"}, args...)...)
+	if code != 0 || !strings.Contains(text, "on hosts knee has not seen, 80% of held-out errors") || !strings.Contains(text, "p95 TTFT") {
+		t.Errorf("text report lacks the ranges (exit %d, %s):\n%s", code, errs, text)
+	}
+
+	var host out
+	simJSON(t, &host, append(args, "--server-profile", "kvcached-h100")...)
+	if host.Ranges != nil || host.Run.Config["server_profile"] != "kvcached-h100" {
+		t.Errorf("kvcached-h100: ranges %+v (want none: a host's fit), config server_profile %q", host.Ranges, host.Run.Config["server_profile"])
+	}
+	for _, bad := range [][]string{{"--server-profile", "no-such-host"}, {"--server-profile", "vllm", "--profile", "x.yaml"}} {
+		code, _, errs := kneeCmd(t, append([]string{"sim", "--requests", "2"}, bad...)...)
+		if code != ExitUsage || !strings.Contains(errs, "--server-profile") {
+			t.Errorf("%v: exit %d, %s; want 2 naming --server-profile", bad, code, errs)
+		}
+	}
+}
+
+// knee plan says the headroom it planned with; --confidence 0 plans on
+// the point estimate; a confidence outside [0, 1) is a usage error.
+func TestPlanConfidence(t *testing.T) {
+	base := []string{"plan", "--model", "llama-3.1-8b", "--gpus", "h100", "--tp", "1", "--max-replicas", "8",
+		"--max-num-seqs", "0", "--max-num-batched-tokens", "0", "--routers", "round-robin",
+		"--rate", "40", "--input-tokens", "512", "--output-tokens", "128", "--requests", "400", "--validate-requests", "400",
+		"--slo", "p95(ttft)<500ms", "--seed", "2", "--json", "--no-store"}
+	replicas := func(conf string) (int, float64) {
+		code, js, errs := kneeCmd(t, append(base, "--confidence", conf)...)
+		if code != 0 {
+			t.Fatalf("--confidence %s: exit %d: %s", conf, code, errs)
+		}
+		var a struct {
+			Winner   *struct{ Replicas int } `json:"winner"`
+			Headroom struct {
+				TTFTFactor float64 `json:"ttft_factor"`
+			} `json:"headroom"`
+		}
+		if err := json.Unmarshal([]byte(js), &a); err != nil || a.Winner == nil {
+			t.Fatalf("--confidence %s: %v\n%s", conf, err, js)
+		}
+		return a.Winner.Replicas, a.Headroom.TTFTFactor
+	}
+	point, f0 := replicas("0")
+	safe, f8 := replicas("0.8")
+	t.Logf("replicas: %d on the point estimate, %d at confidence 0.8 (TTFT ×%.2f)", point, safe, f8)
+	if f0 != 1 || f8 <= 1 || safe <= point {
+		t.Errorf("confidence 0: %d replicas, TTFT ×%v; 0.8: %d, ×%v; want more replicas with the headroom", point, f0, safe, f8)
+	}
+	if code, _, errs := kneeCmd(t, append(base, "--confidence", "1.5")...); code != ExitUsage || !strings.Contains(errs, "--confidence") {
+		t.Errorf("--confidence 1.5: exit %d, %s", code, errs)
+	}
+}

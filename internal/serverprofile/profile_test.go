@@ -1,0 +1,80 @@
+package serverprofile
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/knee-dev/knee/internal/simengine"
+)
+
+// A profile written and read back is the same profile, and prices the
+// same cost; an explicit zero survives (it replaces the default).
+func TestWriteLoadRoundTrip(t *testing.T) {
+	for _, name := range Names() {
+		p, _ := Lookup(name)
+		var b bytes.Buffer
+		if err := p.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), name+".yaml")
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		q, err := Resolve(path)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, b.String())
+		}
+		if got, want := q.Cost(simengine.DefaultCost), p.Cost(simengine.DefaultCost); got != want {
+			t.Errorf("%s: read back prices %+v, want %+v", name, got, want)
+		}
+	}
+	p, _ := Lookup("kvcached-h100")
+	c := p.Cost(simengine.DefaultCost)
+	if c.StepOverheadNS != 1_400_000 || c.FrontEndSerialNS != 9_000_000 || c.ComputeEfficiency != 1 {
+		t.Errorf("kvcached-h100: %+v", c)
+	}
+	w, _ := Lookup("wmx-l4")
+	if c := w.Cost(simengine.DefaultCost); c.FrontEndSerialNS != 0 || c.StepPerSeqNS != 52_000 {
+		t.Errorf("wmx-l4: serial %d (want an explicit 0 over the defaults' %d), per seq %d", c.FrontEndSerialNS, simengine.DefaultCost.FrontEndSerialNS, c.StepPerSeqNS)
+	}
+}
+
+// Bad profiles are refused naming the field.
+func TestLoadRefusesBadProfiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ body, want string }{
+		{"name: x\nengine: vllm\nversion: '1'\nstep_overhead_msec: 2\n", "step_overhead_msec"},
+		{"name: x\nengine: triton\n", "engine"},
+		{"name: x\nengine: vllm\ncompute_efficiency: 1.5\n", "compute_efficiency"},
+		{"name: x\nengine: vllm\nfront_end_ms: -1\n", "front_end"},
+		{"engine: vllm\n", "name"},
+		{"", "empty"},
+	} {
+		path := filepath.Join(dir, "p.yaml")
+		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one naming %q", c.body, err, c.want)
+		}
+	}
+	if _, err := Resolve("no-such-profile"); err == nil || !strings.Contains(err.Error(), "vllm") {
+		t.Errorf("unknown name: %v, want the built-in names listed", err)
+	}
+}
+
+// The TensorRT-LLM profile schedules as that engine does.
+func TestTensorRTLLMProfileSchedules(t *testing.T) {
+	g, _ := simengine.LookupGPU("h100")
+	m, _ := simengine.LookupModel("llama-3.1-8b")
+	cfg := simengine.DefaultConfig(g, m, 1)
+	cfg.MaxNumBatchedTokens = 2048
+	p, _ := Lookup("tensorrt-llm")
+	p.Apply(&cfg)
+	if cfg.ChunkedPrefill || cfg.MaxNumBatchedTokens != 8192 || cfg.Cost.StepOverheadNS != 3_500_000 {
+		t.Errorf("tensorrt-llm: chunked %v, budget %d, T0 %d", cfg.ChunkedPrefill, cfg.MaxNumBatchedTokens, cfg.Cost.StepOverheadNS)
+	}
+}
