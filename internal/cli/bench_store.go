@@ -17,7 +17,7 @@ type storeFlags struct {
 }
 
 func (s *storeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.db, "db", "", "run database (default $KNEE_DB, else $XDG_DATA_HOME/knee/knee.db)")
+	fs.StringVar(&s.db, "db", "", "run database: an SQLite file or a postgres:// URL (default $KNEE_DB, else $XDG_DATA_HOME/knee/knee.db)")
 	fs.BoolVar(&s.noStore, "no-store", false, "do not store this run in the database")
 }
 
@@ -46,14 +46,14 @@ func (s *storeFlags) begin(env *Env, meta runMeta) (*storedRun, error) {
 	}
 	st, err := store.Open(path)
 	if err != nil {
-		return nil, Usagef("--db %s: %v (use --no-store to run without storing)", path, err)
+		return nil, Usagef("--db %s: %v (use --no-store to run without storing)", store.Redact(path), err)
 	}
 	cfg := append([][2]string{{"load", meta.load}}, meta.config...)
 	w, err := st.BeginRun(store.RunMeta{Kind: meta.kind, Label: meta.label, Target: meta.target,
 		Model: meta.model, Config: pairsJSON(cfg), Version: Version})
 	if err != nil {
 		st.Close()
-		return nil, fmt.Errorf("storing the run in %s: %w", path, err)
+		return nil, fmt.Errorf("storing the run in %s: %w", store.Redact(path), err)
 	}
 	return &storedRun{st: st, w: w}, nil
 }

@@ -58,7 +58,7 @@ func runRuns(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		if *db == "" && env.Getenv("KNEE_DB") == "" && errors.Is(err, store.ErrNoDatabase) {
 			// A fresh install: nothing stored yet is not an error.
-			fmt.Fprintf(env.Stdout, "no runs stored yet (%s does not exist; knee bench, sweep, sim, lab and import store runs there)\n", store.DefaultPath(env.Getenv))
+			fmt.Fprintf(env.Stdout, "no runs stored yet (%s does not exist; knee bench, sweep, sim, lab and import store runs there)\n", store.Redact(store.DefaultPath(env.Getenv)))
 			return nil
 		}
 		return err
