@@ -55,6 +55,7 @@ var commands = map[string]command{
 	"records":   {"list a stored run's per-request records (--errors: the failures and why); export records.jsonl", runRecords},
 	"import":    {"store a vLLM bench serve result or a knee records.jsonl as a run", runImport},
 	"ui":        {"the web interface: simulator, request lifecycle, lab, runs and live benches (loopback)", runUI},
+	"cluster":   {"print the Kubernetes Indexed Job that runs a bench or sweep as N shards (knee cluster job)", runCluster},
 	"version":   {"print knee's version", runVersion},
 }
 
