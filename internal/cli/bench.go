@@ -35,6 +35,7 @@ type benchFlags struct {
 	label                      string
 	runtimeTrace               string
 	storeFlags
+	shard    shardFlags
 	metrics  metricsFlags
 	embedded embeddedFlags
 	wl       workloadFlags
@@ -65,6 +66,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.label, "label", "", "label stored with the run")
 	fs.StringVar(&f.runtimeTrace, "runtime-trace", "", "write a Go runtime trace of the run to this file (go tool trace FILE): each request's due time, send and writes are logged in it, to find where client lag comes from")
 	f.storeFlags.register(fs)
+	f.shard.register(fs)
 	f.metrics.register(fs)
 	f.embedded.register(fs)
 	f.wl.register(fs, 32, 300)
@@ -79,6 +81,10 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := f.shard.resolve(env, flagGiven(fs, "seed"), f.noStore); err != nil {
+		return err
+	}
+	f.storeFlags.sharding = &f.shard
 	if err := f.embedded.refuseWithURL(f.url); err != nil {
 		return err
 	}
@@ -250,8 +256,24 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer stopTrace()
+	if f.shard.active() {
+		// This shard's part of the whole schedule (after OnRecord is set:
+		// records are renumbered as in the whole run before they are kept).
+		if cfg, source, err = f.shard.spec.Apply(cfg, source); err != nil {
+			sink.abort()
+			return Usagef("%v", err)
+		}
+	}
 	meter := startClientMeter()
 	scraper := f.metrics.start(ctx, target)
+	// Last before the load: the shards' starts agree to what this wait does.
+	if err := f.shard.waitStart(ctx); err != nil {
+		if scraper != nil {
+			scraper.Stop()
+		}
+		sink.abort()
+		return err
+	}
 	run, err := loadgen.Start(ctx, cfg, source)
 	if err != nil {
 		if scraper != nil {
@@ -270,6 +292,9 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		})
 	}
 	res := run.Wait()
+	if err := f.shard.started(res.Start); err != nil {
+		fmt.Fprintf(env.Stderr, "knee bench: recording the shard's start: %v\n", err)
+	}
 	meter.stop()
 	stopTrace()
 	if stopProgress != nil {
@@ -291,6 +316,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if len(objectives) > 0 {
 		opts.Good = objectives.Good
 	}
+	f.shard.merged = opts
 	sum := stats.Summarize(res.Records, opts)
 	status := "complete"
 	if interrupted {

@@ -279,6 +279,13 @@ func (j *ShardJoin) Begin(started time.Time, offset, uncertainty time.Duration) 
 	return w, nil
 }
 
+// SetStarted records when the shard's load actually began, on the shared
+// timeline.
+func (j *ShardJoin) SetStarted(t time.Time) error {
+	_, err := j.st.db.Exec(`UPDATE shards SET started_ns = ? WHERE run_id = ? AND shard = ?`, t.UnixNano(), j.RunID, j.Spec.Index)
+	return err
+}
+
 // FinishShard stops a shard's writer, stores its pending records and its
 // final status; when no shard is left running, the run ends: complete when
 // every shard completed, interrupted otherwise. It returns how many of the
@@ -309,6 +316,13 @@ func (w *RunWriter) FinishShard(status string) (complete int, ended bool, err er
 		return 0, false, errors.Join(append(errs, err)...)
 	}
 	defer tx.Rollback()
+	if w.st.pg {
+		// Shards finishing at once each count the others: the run's row
+		// lock makes them count one after another, so the last one ends it.
+		if _, err := tx.ExecContext(ctx, `SELECT id FROM runs WHERE id = ? FOR UPDATE`, w.id); err != nil {
+			return 0, false, errors.Join(append(errs, err)...)
+		}
+	}
 	now := w.st.now().UnixNano()
 	if _, err := tx.ExecContext(ctx, `UPDATE shards SET status = ?, ended_ns = ?, heartbeat_ns = ? WHERE run_id = ? AND shard = ?`,
 		status, now, now, w.id, w.shard); err != nil {
