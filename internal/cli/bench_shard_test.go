@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" for the test schema
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/store"
+)
+
+// testPostgresURL is KNEE_TEST_POSTGRES_URL with a schema of the test's own
+// (skipped without a server, failed in CI; see internal/store's suite).
+func testPostgresURL(t *testing.T) string {
+	base := os.Getenv("KNEE_TEST_POSTGRES_URL")
+	if base == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but KNEE_TEST_POSTGRES_URL is not (.ci/run starts PostgreSQL with scripts/postgres.sh)")
+		}
+		t.Skip("KNEE_TEST_POSTGRES_URL is not set; start one with: d=$(mktemp -d); scripts/postgres.sh start $d; set -a; . $d/env; set +a")
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "knee_cli_" + hex.EncodeToString(b)
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE SCHEMA ` + schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if db, err := sql.Open("pgx", base); err == nil {
+			db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
+			db.Close()
+		}
+	})
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + "search_path=" + schema
+}
+
+// Four shard processes' worth of knee bench (in-process, JOB_COMPLETION_INDEX
+// 0..3, one run name) against one server and one database send exactly the
+// one-process run's requests, meet at one start, and the run's stored
+// summary is the summary over all their records.
+func TestShardedBench(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { testShardedBench(t, filepath.Join(t.TempDir(), "knee.db")) })
+	t.Run("postgres", func(t *testing.T) { testShardedBench(t, testPostgresURL(t)) })
+}
+
+func testShardedBench(t *testing.T, db string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := simengine.NewCatalog()
+	g, _ := c.LookupGPU("h100")
+	m, _ := c.LookupModel("llama-3.1-8b")
+	url, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, load := range []struct {
+		name string
+		args []string
+		open bool
+	}{
+		{"open", []string{"--rate", "150", "--arrival", "poisson", "--requests", "40"}, true},
+		{"closed", []string{"--concurrency", "6", "--requests", "40"}, false},
+	} {
+		t.Run(load.name, func(t *testing.T) {
+			common := append([]string{"bench", "--url", url, "--model", srv.Model(), "--input-tokens", "32", "--output-tokens", "4",
+				"--seed", "11", "--quiet", "--json", "--db", db, "--request-timeout", "30s"}, load.args...)
+			if code, _, errs := kneeCmd(t, common...); code != 0 {
+				t.Fatalf("one process: exit %d: %s", code, errs)
+			}
+			var wg sync.WaitGroup
+			for i := range 4 {
+				wg.Go(func() {
+					code, _, errs := kneeEnv(t, map[string]string{"JOB_COMPLETION_INDEX": strconv.Itoa(i)},
+						append(common, "--shards", "4", "--run-name", "run-"+load.name)...)
+					if code != 0 {
+						t.Errorf("shard %d: exit %d: %s", i, code, errs)
+					}
+				})
+			}
+			wg.Wait()
+			st, err := store.OpenReadOnly(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			runs, err := st.ListRuns(store.Filter{Limit: 2})
+			if err != nil || len(runs) != 2 {
+				t.Fatalf("runs: %v %v", runs, err)
+			}
+			sharded, one := runs[0], runs[1]
+			if sharded.Status != store.StatusComplete || sharded.Records != 40 {
+				t.Fatalf("sharded run: %s with %d records", sharded.Status, sharded.Records)
+			}
+			key := func(r *record.Request) string {
+				if load.open {
+					return fmt.Sprint(r.ID, " ", r.Scheduled)
+				}
+				return fmt.Sprint(r.ID)
+			}
+			var want, got []string
+			st.Records(one.ID, func(r *record.Request) error { want = append(want, key(r)); return nil })
+			var all []record.Request
+			st.ShardRecords(sharded.ID, func(shard int, r *record.Request) error {
+				if int64(shard) != r.ID%4 {
+					t.Errorf("record %d stored as shard %d's", r.ID, shard)
+				}
+				got = append(got, key(r))
+				all = append(all, *r)
+				return nil
+			})
+			slices.Sort(want)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("shards' requests differ from the one-process run's:\n got %v\nwant %v", got, want)
+			}
+			shards, _, err := st.RunShards(sharded.ID)
+			if err != nil || len(shards) != 4 {
+				t.Fatalf("shards %v %v", shards, err)
+			}
+			var first, last time.Time
+			for _, s := range shards {
+				if s.Status != store.StatusComplete || s.Started.IsZero() {
+					t.Errorf("shard %+v", s)
+				}
+				if first.IsZero() || s.Started.Before(first) {
+					first = s.Started
+				}
+				if s.Started.After(last) {
+					last = s.Started
+				}
+			}
+			// Logged, not asserted: on a machine shared by many builds a
+			// process can be off its CPU for longer than 5 ms at any time.
+			t.Logf("shards' starts spread over %v", last.Sub(first))
+			merged := stats.Summarize(all, stats.Options{OfferedRateRPS: sharded.Summary.OfferedRateRPS, Series: true})
+			a, _ := json.Marshal(merged)
+			b, _ := json.Marshal(sharded.Summary)
+			if string(a) != string(b) {
+				t.Errorf("stored summary is not the one over all records:\nstored %s\n   all %s", b, a)
+			}
+		})
+	}
+}
