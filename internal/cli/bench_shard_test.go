@@ -168,3 +168,92 @@ func testShardedBench(t *testing.T, db string) {
 		})
 	}
 }
+
+// A shard stopped mid-run keeps what it stored and leaves the run partial,
+// naming it; the others complete. Running that index again completes the
+// run, and no request is stored twice.
+func TestShardInterruptedThenRestarted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := simengine.NewCatalog()
+	g, _ := c.LookupGPU("h100")
+	m, _ := c.LookupModel("llama-3.1-8b")
+	url, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "knee.db")
+	args := []string{"bench", "--url", url, "--model", srv.Model(), "--input-tokens", "32", "--output-tokens", "4", "--seed", "3",
+		"--rate", "80", "--requests", "400", "--quiet", "--json", "--db", db, "--shards", "4", "--run-name", "partial"}
+	shard := func(ctx context.Context, i int) (int, string) {
+		var out, errb strings.Builder
+		env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string {
+			if k == "JOB_COMPLETION_INDEX" {
+				return strconv.Itoa(i)
+			}
+			return ""
+		}}
+		return MainEnv(ctx, env, args), errb.String()
+	}
+	stopped, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			if i != 2 {
+				if code, errs := shard(ctx, i); code != 0 {
+					t.Errorf("shard %d: exit %d: %s", i, code, errs)
+				}
+				return
+			}
+			if code, _ := shard(stopped, i); code == 0 {
+				t.Error("the stopped shard exited 0")
+			}
+		})
+	}
+	// Stop shard 2 once it has stored some records (the run lasts 5 s).
+	go func() {
+		for stopped.Err() == nil {
+			time.Sleep(50 * time.Millisecond)
+			st, err := store.OpenReadOnly(db)
+			if err != nil {
+				continue
+			}
+			shards, _, _ := st.RunShards(1)
+			st.Close()
+			if len(shards) == 4 && shards[2].Records >= 5 {
+				stop()
+			}
+		}
+	}()
+	wg.Wait()
+	stop()
+	code, out, errs := kneeEnv(t, nil, "report", "--db", db, "1")
+	if code != 0 || !strings.Contains(out, "partial: 3 of 4 shards complete (not: 2)") {
+		t.Fatalf("report of the partial run: exit %d\n%s%s", code, out, errs)
+	}
+	if code, errs := shard(ctx, 2); code != 0 {
+		t.Fatalf("restarted shard 2: exit %d: %s", code, errs)
+	}
+	st, err := store.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ri, err := st.Run(1)
+	if err != nil || ri.Status != store.StatusComplete || ri.Records != 400 {
+		t.Fatalf("after the restart: %+v %v; want complete with 400 records", ri, err)
+	}
+	shards, _, _ := st.RunShards(1)
+	if shards[2].Attempt != 2 || shards[2].Records != 100 {
+		t.Errorf("restarted shard: %+v", shards[2])
+	}
+	ids := map[int64]bool{}
+	st.Records(1, func(r *record.Request) error {
+		if ids[r.ID] {
+			t.Errorf("request %d stored twice", r.ID)
+		}
+		ids[r.ID] = true
+		return nil
+	})
+}

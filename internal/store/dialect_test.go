@@ -156,3 +156,24 @@ func TestPostgresReadOnlyEmpty(t *testing.T) {
 		t.Errorf("read-only %t, postgres %t", st.ReadOnly(), st.Postgres())
 	}
 }
+
+// Four processes (here goroutines with their own connections) opening one
+// new SQLite file at once: each migration is applied once.
+func TestSQLiteConcurrentMigrations(t *testing.T) {
+	path := tempDB(t)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			st, err := Open(path)
+			if err == nil {
+				st.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

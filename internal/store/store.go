@@ -364,6 +364,17 @@ func (st *Store) migrate(upTo int) error {
 		if err != nil {
 			return err
 		}
+		// Another process (a shard opening the same new file) may have
+		// applied it since the version was read: the write lock is ours now.
+		var done sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_version`).Scan(&done); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if int(done.Int64) >= m.version {
+			tx.Rollback()
+			continue
+		}
 		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
