@@ -3,8 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	"github.com/spf13/pflag"
 	"runtime"
 	"strconv"
 	"strings"
@@ -34,7 +34,7 @@ type shardFlags struct {
 	merged stats.Options
 }
 
-func (s *shardFlags) register(fs *flag.FlagSet) {
+func (s *shardFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&s.shards, "shards", 1, "split the run's schedule across this many processes (each runs one shard; they meet in the --db database)")
 	fs.IntVar(&s.shard, "shard", -1, "this process's shard index, 0 to --shards−1 (default: $"+cluster.IndexEnv+", as a Kubernetes Indexed Job sets it)")
 	fs.StringVar(&s.runName, "run-name", "", "the name all shards of one run share (with --shards)")

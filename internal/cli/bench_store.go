@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"strconv"
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/store"
+	"github.com/spf13/pflag"
 )
 
 // storeFlags choose the run database for commands that store runs.
@@ -19,7 +19,7 @@ type storeFlags struct {
 	sharding *shardFlags
 }
 
-func (s *storeFlags) register(fs *flag.FlagSet) {
+func (s *storeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&s.db, "db", "", "run database: an SQLite file or a postgres:// URL (default $KNEE_DB, else $XDG_DATA_HOME/knee/knee.db)")
 	fs.BoolVar(&s.noStore, "no-store", false, "do not store this run in the database")
 }

@@ -1,31 +1,31 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 
 	"github.com/knee-dev/knee/internal/cluster"
+	"github.com/spf13/cobra"
 )
 
-// runCluster dispatches knee cluster's subcommands (only job, for now).
-func runCluster(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || args[0] != "job" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(env.Stderr, "knee cluster job [flags] -- bench|sweep [their flags]: print a Kubernetes Indexed Job that runs the load as N shards (docs/cluster.md)")
-			return errHelp
-		}
+// newClusterCmd is knee cluster; its one subcommand is job.
+func newClusterCmd(env *Env) *cobra.Command {
+	cmd := newCommand(env, "cluster")
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		return Usagef("knee cluster: want a subcommand: job (print a Kubernetes Indexed Job manifest)")
 	}
-	return runClusterJob(ctx, env, args[1:])
+	cmd.AddCommand(newClusterJobCmd(env))
+	return cmd
 }
 
-// runClusterJob prints the Indexed Job manifest that runs a bench or sweep
-// as --pods shards meeting in the PostgreSQL database named by a Secret.
-func runClusterJob(_ context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "cluster job")
+// newClusterJobCmd prints the Indexed Job manifest that runs a bench or
+// sweep as --pods shards meeting in the PostgreSQL database named by a
+// Secret: knee cluster job [flags] -- bench [its flags].
+func newClusterJobCmd(env *Env) *cobra.Command {
+	cmd := newCommand(env, "cluster job")
+	fs := cmd.Flags()
 	var s cluster.JobSpec
 	fs.StringVar(&s.Name, "run-name", "", "the run name the shards share; also the Job's name (lower-case letters, digits, '-')")
 	fs.StringVar(&s.Image, "image", "", "the knee container image the pods run")
@@ -36,24 +36,28 @@ func runClusterJob(_ context.Context, env *Env, args []string) error {
 	fs.StringVar(&s.Memory, "memory", "1Gi", "memory each pod requests and is limited to")
 	retries := fs.Int("retries", 2, "restarts of a failed index (backoffLimitPerIndex)")
 	expectTPS := fs.Float64("expect-tps", 0, "streamed output tokens/s the load will reach, for the sizing advice (default: --rate × --output-tokens from the bench arguments)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		s.Args = args
+		return clusterJob(env, s, *secret, *retries, *expectTPS)
 	}
-	s.Args = fs.Args()
+	return cmd
+}
+
+func clusterJob(env *Env, s cluster.JobSpec, secret string, retries int, expectTPS float64) error {
 	// Every shard must draw the same schedule: a seed chosen here, once,
 	// when the command does not give one (knee's default seed is random).
 	if len(s.Args) > 0 && argValue(s.Args, "seed") == "" {
 		s.Args = append(s.Args, "--seed", strconv.FormatUint(rand.Uint64()>>12, 10))
 	}
-	s.SecretName, s.SecretKey, _ = strings.Cut(*secret, "/")
+	s.SecretName, s.SecretKey, _ = strings.Cut(secret, "/")
 	if s.SecretKey == "" {
 		s.SecretKey = "url"
 	}
-	if *retries < 0 {
-		return Usagef("--retries %d: want 0 or more", *retries)
+	if retries < 0 {
+		return Usagef("--retries %d: want 0 or more", retries)
 	}
-	s.RetriesPerIndex = int32(*retries)
-	tps := *expectTPS
+	s.RetriesPerIndex = int32(retries)
+	tps := expectTPS
 	if tps == 0 {
 		tps = tokensPerSecondOf(s.Args)
 	}

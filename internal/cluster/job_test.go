@@ -76,7 +76,7 @@ func TestJobSpecErrors(t *testing.T) {
 		{func(s *JobSpec) { s.Image = "" }, "--image"},
 		{func(s *JobSpec) { s.Pods = 0 }, "--pods 0"},
 		{func(s *JobSpec) { s.SecretName = "" }, "--secret"},
-		{func(s *JobSpec) { s.Args = []string{"serve"} }, "bench … or sweep …"},
+		{func(s *JobSpec) { s.Args = []string{"sweep"} }, "want the knee command each pod runs, bench …"},
 		{func(s *JobSpec) { s.Args = []string{"bench", "--shards=2"} }, "--shards=2 is the Job's"},
 		{func(s *JobSpec) { s.Args = []string{"bench", "--db", "x"} }, "--db is the Job's"},
 		{func(s *JobSpec) { s.CPU = "two" }, "--cpu \"two\""},
