@@ -38,6 +38,7 @@ type benchFlags struct {
 	live           liveFlags
 	otlp           otlpFlags
 	storeFlags
+	shard    shardFlags
 	metrics  metricsFlags
 	embedded embeddedFlags
 	wl       workloadFlags
@@ -70,6 +71,7 @@ func newBenchCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.live.register(fs)
 	f.otlp.register(fs)
 	f.storeFlags.register(fs)
+	f.shard.register(fs)
 	f.metrics.register(fs)
 	f.embedded.register(fs)
 	f.wl.register(fs, 32, 300)
@@ -88,6 +90,10 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if err != nil {
 		return err
 	}
+	if err := f.shard.resolve(env, flagGiven(fs, "seed"), f.noStore); err != nil {
+		return err
+	}
+	f.storeFlags.sharding = &f.shard
 	if err := f.embedded.refuseWithURL(f.url); err != nil {
 		return err
 	}
@@ -249,8 +255,24 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		return err
 	}
 	defer stopTrace()
+	if f.shard.active() {
+		// This shard's part of the whole schedule (after OnRecord is set:
+		// records are renumbered as in the whole run before they are kept).
+		if cfg, source, err = f.shard.spec.Apply(cfg, source); err != nil {
+			sink.abort()
+			return Usagef("%v", err)
+		}
+	}
 	meter := startClientMeter()
 	scraper := f.metrics.start(ctx, target)
+	// Last before the load: the shards' starts agree to what this wait does.
+	if err := f.shard.waitStart(ctx); err != nil {
+		if scraper != nil {
+			scraper.Stop()
+		}
+		sink.abort()
+		return err
+	}
 	run, err := loadgen.Start(ctx, cfg, source)
 	if err != nil {
 		if scraper != nil {
@@ -271,6 +293,9 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		})
 	}
 	res := run.Wait()
+	if err := f.shard.started(res.Start); err != nil {
+		fmt.Fprintf(env.Stderr, "knee bench: recording the shard's start: %v\n", err)
+	}
 	meter.stop()
 	stopTrace()
 	f.otlp.close() // the last export before the report, within its bound
@@ -293,6 +318,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if len(objectives) > 0 {
 		opts.Good = objectives.Good
 	}
+	f.shard.merged = opts
 	sum := stats.Summarize(res.Records, opts)
 	status := "complete"
 	if interrupted {

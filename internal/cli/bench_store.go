@@ -14,10 +14,13 @@ import (
 type storeFlags struct {
 	db      string
 	noStore bool
+	// sharding, when set and active, makes begin join a sharded run
+	// (bench --shards) instead of starting a run of its own.
+	sharding *shardFlags
 }
 
 func (s *storeFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&s.db, "db", "", "run database (default $KNEE_DB, else $XDG_DATA_HOME/knee/knee.db)")
+	fs.StringVar(&s.db, "db", "", "run database: an SQLite file or a postgres:// URL (default $KNEE_DB, else $XDG_DATA_HOME/knee/knee.db)")
 	fs.BoolVar(&s.noStore, "no-store", false, "do not store this run in the database")
 }
 
@@ -30,8 +33,9 @@ type runMeta struct {
 // storedRun streams one run's records into the database; a nil storedRun
 // (--no-store) ignores everything.
 type storedRun struct {
-	st *store.Store
-	w  *store.RunWriter
+	st    *store.Store
+	w     *store.RunWriter
+	shard *shardFlags // nil unless this is one shard of a run
 }
 
 // begin opens the database and starts a run. A database that cannot be
@@ -46,14 +50,23 @@ func (s *storeFlags) begin(env *Env, meta runMeta) (*storedRun, error) {
 	}
 	st, err := store.Open(path)
 	if err != nil {
-		return nil, Usagef("--db %s: %v (use --no-store to run without storing)", path, err)
+		return nil, Usagef("--db %s: %v (use --no-store to run without storing)", store.Redact(path), err)
 	}
 	cfg := append([][2]string{{"load", meta.load}}, meta.config...)
-	w, err := st.BeginRun(store.RunMeta{Kind: meta.kind, Label: meta.label, Target: meta.target,
-		Model: meta.model, Config: pairsJSON(cfg), Version: Version})
+	rm := store.RunMeta{Kind: meta.kind, Label: meta.label, Target: meta.target,
+		Model: meta.model, Config: pairsJSON(cfg), Version: Version}
+	if s.sharding != nil && s.sharding.active() {
+		w, err := s.sharding.joinRun(st, rm, cfg, func(msg string) { fmt.Fprintln(env.Stderr, "knee: "+msg) })
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		return &storedRun{st: st, w: w, shard: s.sharding}, nil
+	}
+	w, err := st.BeginRun(rm)
 	if err != nil {
 		st.Close()
-		return nil, fmt.Errorf("storing the run in %s: %w", path, err)
+		return nil, fmt.Errorf("storing the run in %s: %w", store.Redact(path), err)
 	}
 	return &storedRun{st: st, w: w}, nil
 }
@@ -76,6 +89,9 @@ func (r *storedRun) finish(rep *report.Run, status string) error {
 		return nil
 	}
 	defer r.st.Close()
+	if r.shard != nil {
+		return r.finishShard(status)
+	}
 	if rep == nil {
 		return r.w.Finish(statsZero, status)
 	}

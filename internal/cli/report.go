@@ -63,6 +63,11 @@ func newReportCmd(env *Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		notes, err := shardNotes(st, id)
+		if err != nil {
+			return err
+		}
+		lr.report.Notes = append(lr.report.Notes, notes...)
 
 		// Render fully before writing, so a failure leaves no half file.
 		var buf bytes.Buffer

@@ -17,23 +17,25 @@ import (
 // commandSummaries are the one-line descriptions knee -h lists, by command
 // path without "knee ".
 var commandSummaries = map[string]string{
-	"bench":     "load-test an OpenAI-compatible streaming endpoint (embedded simulated server by default)",
-	"sweep":     "step the load to find the knee and the SLO-safe point",
-	"diagnose":  "say which phase (queue, prefill, decode) is the bottleneck",
-	"sim":       "simulate a serving engine in virtual time (knee sim sweep for a curve)",
-	"sim sweep": "predict a whole load curve on the simulator: the knee and the SLO-safe point",
-	"plan":      "find the cheapest simulated deployment (GPU, TP, replicas, limits, router) that meets the SLOs at a load",
-	"serve":     "run the simulated OpenAI-compatible server",
-	"selftest":  "measure knee's own measurement error and CPU cost on this machine",
-	"calibrate": "fit the simulator's step costs to a live server; writes a profile for sim and serve",
-	"lab":       "teaching scenarios: queue, decode, prefill, sweep",
-	"runs":      "list stored runs",
-	"report":    "render a stored run as text, md, csv, json or html",
-	"compare":   "compare two stored runs metric by metric",
-	"records":   "list a stored run's per-request records (--errors: the failures and why); export records.jsonl",
-	"import":    "store a vLLM bench serve result or a knee records.jsonl as a run",
-	"ui":        "the web interface: simulator, request lifecycle, lab, runs and live benches (loopback)",
-	"version":   "print knee's version",
+	"bench":       "load-test an OpenAI-compatible streaming endpoint (embedded simulated server by default)",
+	"sweep":       "step the load to find the knee and the SLO-safe point",
+	"diagnose":    "say which phase (queue, prefill, decode) is the bottleneck",
+	"sim":         "simulate a serving engine in virtual time (knee sim sweep for a curve)",
+	"sim sweep":   "predict a whole load curve on the simulator: the knee and the SLO-safe point",
+	"plan":        "find the cheapest simulated deployment (GPU, TP, replicas, limits, router) that meets the SLOs at a load",
+	"serve":       "run the simulated OpenAI-compatible server",
+	"selftest":    "measure knee's own measurement error and CPU cost on this machine",
+	"calibrate":   "fit the simulator's step costs to a live server; writes a profile for sim and serve",
+	"lab":         "teaching scenarios: queue, decode, prefill, sweep",
+	"runs":        "list stored runs",
+	"report":      "render a stored run as text, md, csv, json or html",
+	"compare":     "compare two stored runs metric by metric",
+	"records":     "list a stored run's per-request records (--errors: the failures and why); export records.jsonl",
+	"import":      "store a vLLM bench serve result or a knee records.jsonl as a run",
+	"ui":          "the web interface: simulator, request lifecycle, lab, runs and live benches (loopback)",
+	"version":     "print knee's version",
+	"cluster":     "run a bench as N shards on Kubernetes: knee cluster job prints the Indexed Job",
+	"cluster job": "print the Kubernetes Indexed Job that runs a bench as N shards meeting in PostgreSQL",
 }
 
 // commandGroups orders knee -h by what the commands are for; a command in
@@ -86,7 +88,7 @@ func newRootCmd(ctx context.Context, env *Env) *cobra.Command {
 		newBenchCmd(ctx, env), newSweepCmd(ctx, env), newDiagnoseCmd(env), sim, newPlanCmd(ctx, env),
 		newServeCmd(ctx, env), newSelftestCmd(ctx, env), newCalibrateCmd(ctx, env), newLabCmd(ctx, env),
 		newRunsCmd(env), newReportCmd(env), newCompareCmd(env), newRecordsCmd(env), newImportCmd(env),
-		newUICmd(ctx, env), newVersionCmd(env),
+		newUICmd(ctx, env), newVersionCmd(env), newClusterCmd(env),
 	)
 	for _, g := range commandGroups {
 		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})

@@ -56,7 +56,7 @@ func newRunsCmd(env *Env) *cobra.Command {
 		if err != nil {
 			if *db == "" && env.Getenv("KNEE_DB") == "" && errors.Is(err, store.ErrNoDatabase) {
 				// A fresh install: nothing stored yet is not an error.
-				fmt.Fprintf(env.Stdout, "no runs stored yet (%s does not exist; knee bench, sweep, sim, lab and import store runs there)\n", store.DefaultPath(env.Getenv))
+				fmt.Fprintf(env.Stdout, "no runs stored yet (%s does not exist; knee bench, sweep, sim, lab and import store runs there)\n", store.Redact(store.DefaultPath(env.Getenv)))
 				return nil
 			}
 			return err
@@ -70,7 +70,7 @@ func newRunsCmd(env *Env) *cobra.Command {
 			return writeRunsJSON(env, runs)
 		}
 		if len(runs) == 0 {
-			fmt.Fprintf(env.Stdout, "no runs in %s match\n", st.Path())
+			fmt.Fprintf(env.Stdout, "no runs in %s match\n", store.Redact(st.Path()))
 			return nil
 		}
 		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)

@@ -24,7 +24,7 @@ import (
 
 // dbFlag registers --db on fs.
 func dbFlag(fs *pflag.FlagSet) *string {
-	return fs.String("db", "", "run database (default $KNEE_DB, else $XDG_DATA_HOME/knee/knee.db)")
+	return fs.String("db", "", "run database: an SQLite file or a postgres:// URL (default $KNEE_DB, else $XDG_DATA_HOME/knee/knee.db)")
 }
 
 // openDB opens the database named by --db, $KNEE_DB or the default path. A
@@ -40,7 +40,7 @@ func openDB(env *Env, flagPath string) (*store.Store, error) {
 		if errors.Is(err, store.ErrNotDatabase) || errors.Is(err, store.ErrTooNew) {
 			return nil, Usagef("%v", err)
 		}
-		return nil, fmt.Errorf("opening the run database %s: %w", path, err)
+		return nil, fmt.Errorf("opening the run database %s: %w", store.Redact(path), err)
 	}
 	return st, nil
 }

@@ -93,7 +93,7 @@ func newUICmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 		page := "http://" + uiHost(ln.Addr()) + "/"
-		fmt.Fprintf(env.Stdout, "knee ui: %s (runs from %s); Ctrl-C to stop\n", page, st.Path())
+		fmt.Fprintf(env.Stdout, "knee ui: %s (runs from %s); Ctrl-C to stop\n", page, store.Redact(st.Path()))
 		if *open {
 			if err := openBrowser(page); err != nil {
 				fmt.Fprintf(env.Stderr, "knee ui: could not open a browser (%v); open %s yourself\n", err, page)

@@ -106,7 +106,7 @@ func (m *RunMeta) validate() error {
 }
 
 // insertRun adds the runs row inside tx.
-func (st *Store) insertRun(ctx context.Context, tx *sql.Tx, meta RunMeta, status string) (int64, error) {
+func (st *Store) insertRun(ctx context.Context, tx *sqlTx, meta RunMeta, status string) (int64, error) {
 	if err := meta.validate(); err != nil {
 		return 0, err
 	}
@@ -119,15 +119,17 @@ func (st *Store) insertRun(ctx context.Context, tx *sql.Tx, meta RunMeta, status
 		start = st.now()
 	}
 	host, _ := os.Hostname()
-	res, err := tx.ExecContext(ctx, `INSERT INTO runs
+	// RETURNING rather than LastInsertId: PostgreSQL has no last insert id.
+	var id int64
+	err = tx.QueryRowContext(ctx, `INSERT INTO runs
 		(kind, label, target, model, config_json, knee_version, started_ns, status, heartbeat_ns, host, pid)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		meta.Kind, meta.Label, meta.Target, meta.Model, cfg, meta.Version,
-		start.UnixNano(), status, st.now().UnixNano(), host, os.Getpid())
+		start.UnixNano(), status, st.now().UnixNano(), host, os.Getpid()).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("store: adding run: %w", err)
 	}
-	return res.LastInsertId()
+	return id, nil
 }
 
 const runColumns = `r.id, r.kind, r.label, r.target, r.model, r.config_json, r.knee_version,
@@ -393,7 +395,7 @@ func validFinal(status string) bool {
 }
 
 // finishTx writes the summary, end time and final status of run id.
-func finishTx(ctx context.Context, tx *sql.Tx, id int64, summary *stats.Summary, status string, end time.Time) error {
+func finishTx(ctx context.Context, tx *sqlTx, id int64, summary *stats.Summary, status string, end time.Time) error {
 	if summary != nil {
 		b, err := json.Marshal(summary)
 		if err != nil {

@@ -6,8 +6,10 @@ import (
 	"testing"
 )
 
-func TestServerSeriesRoundTrip(t *testing.T) {
-	st := openT(t, tempDB(t))
+func TestServerSeriesRoundTrip(t *testing.T) { eachDialect(t, testServerSeriesRoundTrip) }
+
+func testServerSeriesRoundTrip(t *testing.T, db string) {
+	st := openT(t, db)
 	defer st.Close()
 	id, err := st.ImportRun(RunMeta{Kind: KindBench}, nil, nil, StatusComplete)
 	if err != nil {

@@ -45,7 +45,7 @@ var (
 	ErrNoDatabase = errors.New("no run database")
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql migrations_postgres/*.sql
 var migrationFS embed.FS
 
 type migration struct {
@@ -54,10 +54,14 @@ type migration struct {
 	sql     string
 }
 
-// migrations returns the embedded migrations in version order. File names
-// are NNNN_name.sql; numbers must be 1, 2, 3... without gaps.
-func migrations() []migration {
-	entries, err := migrationFS.ReadDir("migrations")
+// migrations returns SQLite's embedded migrations in version order.
+func migrations() []migration { return migrationsIn("migrations") }
+
+// migrationsIn returns the embedded migrations of one dialect's folder in
+// version order. File names are NNNN_name.sql; numbers must be 1, 2, 3...
+// without gaps.
+func migrationsIn(dir string) []migration {
+	entries, err := migrationFS.ReadDir(dir)
 	if err != nil {
 		panic(err) // embedded at build time
 	}
@@ -68,7 +72,7 @@ func migrations() []migration {
 		if !ok || err != nil {
 			panic("store: bad migration file name " + e.Name())
 		}
-		b, err := migrationFS.ReadFile("migrations/" + e.Name())
+		b, err := migrationFS.ReadFile(dir + "/" + e.Name())
 		if err != nil {
 			panic(err)
 		}
@@ -88,8 +92,10 @@ func SchemaVersion() int { return len(migrations()) }
 
 // Store is an open knee database. It is safe for concurrent use.
 type Store struct {
-	db   *sql.DB
+	db   sqlDB
 	path string
+	// pg: the database is PostgreSQL (path is its URL), not an SQLite file.
+	pg bool
 	// now is the wall clock (injected by tests that judge heartbeats).
 	now func() time.Time
 	// StaleAfter is how old a running run's heartbeat may be before the run
@@ -130,6 +136,9 @@ func open(path string, upTo int) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("store: empty database path")
 	}
+	if IsPostgresURL(path) {
+		return openPostgres(path, upTo)
+	}
 	if err := checkHeader(path); err != nil {
 		return nil, err
 	}
@@ -148,7 +157,7 @@ func open(path string, upTo int) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
 	}
-	st := &Store{db: db, path: path, now: time.Now, StaleAfter: 5 * time.Second}
+	st := &Store{db: sqlDB{DB: db}, path: path, now: time.Now, StaleAfter: 5 * time.Second}
 	if err := st.migrate(upTo); err != nil {
 		db.Close()
 		return nil, classify(path, err)
@@ -165,6 +174,9 @@ func open(path string, upTo int) (*Store, error) {
 func OpenReadOnly(path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("store: empty database path")
+	}
+	if IsPostgresURL(path) {
+		return openPostgresReadOnly(path)
 	}
 	fi, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -242,7 +254,7 @@ func openRO(path string, immutable bool) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("%w (an SQLite file without knee's tables)", ErrNotDatabase)
 	}
-	return &Store{db: db, path: path, now: time.Now, StaleAfter: 5 * time.Second, readOnly: true}, nil
+	return &Store{db: sqlDB{DB: db}, path: path, now: time.Now, StaleAfter: 5 * time.Second, readOnly: true}, nil
 }
 
 // writable reports whether this process may write the database file and
@@ -316,8 +328,12 @@ func (st *Store) damaged(err error) error {
 	return err
 }
 
-// Path is the file the store was opened from.
+// Path is the file (or PostgreSQL URL) the store was opened from; print
+// Redact(Path()), never the URL itself.
 func (st *Store) Path() string { return st.path }
+
+// Postgres reports whether the store is a PostgreSQL database.
+func (st *Store) Postgres() bool { return st.pg }
 
 // Close closes the database.
 func (st *Store) Close() error { return st.db.Close() }
@@ -326,6 +342,9 @@ func (st *Store) Close() error { return st.db.Close() }
 // own transaction together with its schema_version row.
 func (st *Store) migrate(upTo int) error {
 	ctx := context.Background()
+	if st.pg {
+		return st.migratePostgres(ctx, upTo)
+	}
 	if _, err := st.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
 		version    INTEGER PRIMARY KEY,
 		name       TEXT    NOT NULL,
@@ -344,6 +363,17 @@ func (st *Store) migrate(upTo int) error {
 		tx, err := st.db.BeginTx(ctx, nil)
 		if err != nil {
 			return err
+		}
+		// Another process (a shard opening the same new file) may have
+		// applied it since the version was read: the write lock is ours now.
+		var done sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_version`).Scan(&done); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if int(done.Int64) >= m.version {
+			tx.Rollback()
+			continue
 		}
 		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 			tx.Rollback()

@@ -90,10 +90,10 @@ func TestMigrationFromSchema1(t *testing.T) {
 	r := rec(7, 30*time.Millisecond)
 	b, _ := json.Marshal(&r)
 	now := time.Now().UnixNano()
-	mustExec(t, old.db, `INSERT INTO runs (kind, label, target, model, config_json, knee_version, started_ns, ended_ns, status, heartbeat_ns)
+	mustExec(t, old.db.DB, `INSERT INTO runs (kind, label, target, model, config_json, knee_version, started_ns, ended_ns, status, heartbeat_ns)
 		VALUES ('bench', 'old', 'http://x', 'm', '{"concurrency":4}', '0.0.1', ?, ?, 'complete', ?)`, now, now, now)
-	mustExec(t, old.db, `INSERT INTO records (run_id, seq, record_json) VALUES (1, 0, ?)`, string(b))
-	mustExec(t, old.db, `INSERT INTO summaries (run_id, summary_json) VALUES (1, '{"requests":1,"completed":1}')`)
+	mustExec(t, old.db.DB, `INSERT INTO records (run_id, seq, record_json) VALUES (1, 0, ?)`, string(b))
+	mustExec(t, old.db.DB, `INSERT INTO summaries (run_id, summary_json) VALUES (1, '{"requests":1,"completed":1}')`)
 	if _, err := old.db.Exec(`SELECT step FROM records`); err == nil {
 		t.Fatal("schema 1 already has records.step; the test no longer exercises migration 2")
 	}
@@ -163,15 +163,17 @@ func TestCorruptedFiles(t *testing.T) {
 func TestTooNewSchema(t *testing.T) {
 	path := tempDB(t)
 	st := openT(t, path)
-	mustExec(t, st.db, `INSERT INTO schema_version (version, name, applied_ns) VALUES (99, 'future', 0)`)
+	mustExec(t, st.db.DB, `INSERT INTO schema_version (version, name, applied_ns) VALUES (99, 'future', 0)`)
 	st.Close()
 	if _, err := Open(path); !errors.Is(err, ErrTooNew) {
 		t.Errorf("future schema: %v, want ErrTooNew", err)
 	}
 }
 
-func TestBeginAddFinish(t *testing.T) {
-	st := openT(t, tempDB(t))
+func TestBeginAddFinish(t *testing.T) { eachDialect(t, testBeginAddFinish) }
+
+func testBeginAddFinish(t *testing.T, db string) {
+	st := openT(t, db)
 	w, err := st.BeginRun(RunMeta{Kind: KindBench, Label: "base", Target: "http://h:8000", Model: "llama",
 		Config: map[string]any{"concurrency": 8}, Version: "1.2.3"})
 	if err != nil {
@@ -215,8 +217,10 @@ func TestBeginAddFinish(t *testing.T) {
 	}
 }
 
-func TestListFilterResolve(t *testing.T) {
-	st := openT(t, tempDB(t))
+func TestListFilterResolve(t *testing.T) { eachDialect(t, testListFilterResolve) }
+
+func testListFilterResolve(t *testing.T, db string) {
+	st := openT(t, db)
 	base := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	mk := func(kind, label, target, model string, day int) int64 {
 		id, err := st.ImportRun(RunMeta{Kind: kind, Label: label, Target: target, Model: model, Start: base.AddDate(0, 0, day)},
@@ -286,8 +290,10 @@ func TestListFilterResolve(t *testing.T) {
 }
 
 // A run whose writer stopped refreshing its heartbeat reads as interrupted.
-func TestStaleHeartbeatIsInterrupted(t *testing.T) {
-	st := openT(t, tempDB(t))
+func TestStaleHeartbeatIsInterrupted(t *testing.T) { eachDialect(t, testStaleHeartbeatIsInterrupted) }
+
+func testStaleHeartbeatIsInterrupted(t *testing.T, db string) {
+	st := openT(t, db)
 	clock := time.Now()
 	st.now = func() time.Time { return clock }
 	w, err := st.BeginRun(RunMeta{Kind: KindBench})
@@ -318,8 +324,10 @@ func TestStaleHeartbeatIsInterrupted(t *testing.T) {
 }
 
 // An import that fails part-way leaves nothing behind.
-func TestImportIsAtomic(t *testing.T) {
-	st := openT(t, tempDB(t))
+func TestImportIsAtomic(t *testing.T) { eachDialect(t, testImportIsAtomic) }
+
+func testImportIsAtomic(t *testing.T, db string) {
+	st := openT(t, db)
 	bad := &stats.Summary{DurationS: math.NaN()} // JSON cannot carry NaN: fails after the records went in
 	recs := []record.Request{rec(1, time.Millisecond), rec(2, time.Millisecond)}
 	if _, err := st.ImportRun(RunMeta{Kind: KindImport}, recs, bad, ""); err == nil {
@@ -336,8 +344,10 @@ func TestImportIsAtomic(t *testing.T) {
 	}
 }
 
-func TestSweepRoundTrip(t *testing.T) {
-	st := openT(t, tempDB(t))
+func TestSweepRoundTrip(t *testing.T) { eachDialect(t, testSweepRoundTrip) }
+
+func testSweepRoundTrip(t *testing.T, db string) {
+	st := openT(t, db)
 	w, _ := st.BeginRun(RunMeta{Kind: KindSweep})
 	for step := range 3 {
 		w.SetStep(step)
@@ -374,8 +384,10 @@ func TestSweepRoundTrip(t *testing.T) {
 	}
 }
 
-func TestSweepResultRoundTrip(t *testing.T) {
-	st := openT(t, tempDB(t))
+func TestSweepResultRoundTrip(t *testing.T) { eachDialect(t, testSweepResultRoundTrip) }
+
+func testSweepResultRoundTrip(t *testing.T, db string) {
+	st := openT(t, db)
 	id, err := st.ImportRun(RunMeta{Kind: KindSweep}, nil, &stats.Summary{}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -407,7 +419,11 @@ func TestSweepResultRoundTrip(t *testing.T) {
 // A sweep's records are tagged in measurement order and renumbered to the
 // stored step order at the end (an automatic sweep refines between steps).
 func TestRenumberRecordStepsAndSetConfig(t *testing.T) {
-	st := openT(t, tempDB(t))
+	eachDialect(t, testRenumberRecordStepsAndSetConfig)
+}
+
+func testRenumberRecordStepsAndSetConfig(t *testing.T, db string) {
+	st := openT(t, db)
 	w, err := st.BeginRun(RunMeta{Kind: KindSweep})
 	if err != nil {
 		t.Fatal(err)

@@ -31,8 +31,12 @@ type RunWriter struct {
 	pending []pendingRec
 	nextSeq int64
 	step    int // -1 outside sweeps
-	err     error
-	closed  bool
+	// shard is this process's shard index in a sharded run, -1 otherwise;
+	// a shard's records are keyed by their global request index (the
+	// record's ID), so a restarted shard does not store one twice.
+	shard  int
+	err    error
+	closed bool
 
 	kick chan struct{} // a full batch is waiting
 	stop chan struct{}
@@ -62,7 +66,7 @@ func (st *Store) BeginRun(meta RunMeta) (*RunWriter, error) {
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
-	w := &RunWriter{st: st, id: id, step: -1, every: FlushEvery,
+	w := &RunWriter{st: st, id: id, step: -1, shard: -1, every: FlushEvery,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go w.loop()
 	return w, nil
@@ -87,7 +91,11 @@ func (w *RunWriter) Add(r *record.Request) {
 		w.mu.Unlock()
 		return
 	}
-	w.pending = append(w.pending, pendingRec{seq: w.nextSeq, step: w.step, rec: *r})
+	seq := w.nextSeq
+	if w.shard >= 0 {
+		seq = r.ID
+	}
+	w.pending = append(w.pending, pendingRec{seq: seq, step: w.step, rec: *r})
 	w.nextSeq++
 	full := len(w.pending) >= BatchRecords
 	w.mu.Unlock()
@@ -135,6 +143,9 @@ func (w *RunWriter) flush() error {
 }
 
 func (w *RunWriter) writeBatch(batch []pendingRec) error {
+	if w.st.pg {
+		return w.copyBatch(batch)
+	}
 	ctx := context.Background()
 	tx, err := w.st.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -142,7 +153,8 @@ func (w *RunWriter) writeBatch(batch []pendingRec) error {
 	}
 	defer tx.Rollback()
 	if len(batch) > 0 {
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO records (run_id, seq, step, record_json) VALUES (?, ?, ?, ?)`)
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO records (run_id, seq, step, shard, record_json) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (run_id, seq) DO NOTHING`)
 		if err != nil {
 			return err
 		}
@@ -157,12 +169,16 @@ func (w *RunWriter) writeBatch(batch []pendingRec) error {
 			if p.step >= 0 {
 				step = p.step
 			}
-			if _, err := ins.ExecContext(ctx, w.id, p.seq, step, b); err != nil {
+			var shard any
+			if w.shard >= 0 {
+				shard = w.shard
+			}
+			if _, err := ins.ExecContext(ctx, w.id, p.seq, step, shard, b); err != nil {
 				return fmt.Errorf("store: record %d: %w", p.seq, err)
 			}
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE runs SET heartbeat_ns = ? WHERE id = ?`, w.st.now().UnixNano(), w.id); err != nil {
+	if err := w.heartbeat(ctx, tx); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -1,0 +1,216 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/spf13/pflag"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/knee-dev/knee/internal/cluster"
+	"github.com/knee-dev/knee/internal/loadgen"
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/store"
+)
+
+// shardFlags run one shard of a load split across processes (bench
+// --shards N): the index comes from --shard or JOB_COMPLETION_INDEX, all
+// shards share --run-name and meet in the run database (docs/cluster.md).
+type shardFlags struct {
+	shards  int
+	shard   int
+	runName string
+	timeout time.Duration
+	lead    time.Duration
+
+	spec   loadgen.Shard
+	join   *store.ShardJoin
+	clock  cluster.ClockOffset
+	start  time.Time // the common start, on the database's clock
+	merged stats.Options
+}
+
+func (s *shardFlags) register(fs *pflag.FlagSet) {
+	fs.IntVar(&s.shards, "shards", 1, "split the run's schedule across this many processes (each runs one shard; they meet in the --db database)")
+	fs.IntVar(&s.shard, "shard", -1, "this process's shard index, 0 to --shards−1 (default: $"+cluster.IndexEnv+", as a Kubernetes Indexed Job sets it)")
+	fs.StringVar(&s.runName, "run-name", "", "the name all shards of one run share (with --shards)")
+	fs.DurationVar(&s.timeout, "shard-timeout", 5*time.Minute, "with --shards: how long to wait for every shard to register before failing")
+	s.lead = 2 * time.Second
+}
+
+func (s *shardFlags) active() bool { return s.shards > 1 }
+
+// resolve checks the shard flags; seedGiven says whether --seed was set
+// (every shard must draw one schedule).
+func (s *shardFlags) resolve(env *Env, seedGiven, noStore bool) error {
+	if s.shards < 1 {
+		return Usagef("--shards %d: want 1 or more", s.shards)
+	}
+	if !s.active() {
+		if s.shard > 0 || s.runName != "" {
+			return Usagef("--shard and --run-name go with --shards N (N ≥ 2)")
+		}
+		return nil
+	}
+	if s.shard < 0 {
+		v := env.Getenv(cluster.IndexEnv)
+		if v == "" {
+			return Usagef("--shards %d: want this process's index: --shard I or $%s", s.shards, cluster.IndexEnv)
+		}
+		i, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return Usagef("$%s=%q: want a shard index, a whole number", cluster.IndexEnv, v)
+		}
+		s.shard = i
+	}
+	s.spec = loadgen.Shard{Index: s.shard, Count: s.shards}
+	if err := s.spec.Validate(); err != nil {
+		return Usagef("--shard: %v", err)
+	}
+	switch {
+	case s.runName == "":
+		return Usagef("--shards %d: want --run-name, the name all shards of the run share", s.shards)
+	case !seedGiven:
+		return Usagef("--shards %d: want --seed: every shard draws the same schedule from it", s.shards)
+	case noStore:
+		return Usagef("--shards and --no-store: shards meet and merge in the run database")
+	case s.timeout <= 0:
+		return Usagef("--shard-timeout %v: want a positive duration", s.timeout)
+	}
+	return nil
+}
+
+// fingerprint is what every shard must share: the run's settings, less what
+// may differ between pods.
+func shardFingerprint(config [][2]string) map[string]string {
+	fp := map[string]string{}
+	for _, kv := range config {
+		fp[kv[0]] = kv[1]
+	}
+	return fp
+}
+
+// joinRun registers this shard, waits for all of them, measures the clock
+// offset to the database, and starts the shard's writer.
+func (s *shardFlags) joinRun(st *store.Store, meta store.RunMeta, config [][2]string, stderr func(string)) (*store.RunWriter, error) {
+	ctx := context.Background()
+	join, err := st.JoinShard(meta, store.ShardSpec{RunName: s.runName, Index: s.shard, Count: s.shards, Fingerprint: shardFingerprint(config)})
+	if err != nil {
+		return nil, shardErr(err)
+	}
+	s.join = join
+	if join.Attempt > 1 {
+		stderr(fmt.Sprintf("shard %d of run %q: attempt %d (a restart); requests it already stored are not stored again", s.shard, s.runName, join.Attempt))
+	}
+	stderr(fmt.Sprintf("shard %d of %d of run %q (run %d): waiting for the others (up to %v)", s.shard, s.shards, s.runName, join.RunID, s.timeout))
+	if s.start, err = join.WaitStart(ctx, s.timeout, s.lead, 100*time.Millisecond); err != nil {
+		return nil, shardErr(err)
+	}
+	if s.clock, err = cluster.MeasureOffset(ctx, 8, time.Now, st.ServerNow); err != nil {
+		return nil, err
+	}
+	return join.Begin(s.start, s.clock.Offset, s.clock.Uncertainty)
+}
+
+func shardErr(err error) error {
+	if errors.Is(err, store.ErrShard) {
+		return &UsageError{Err: err}
+	}
+	return err
+}
+
+// waitStart sleeps until the common start on this machine's clock (at
+// once for a restarted shard whose run began long ago).
+func (s *shardFlags) waitStart(ctx context.Context) error {
+	if s.join == nil {
+		return nil
+	}
+	at := s.clock.ToLocal(s.start)
+	// A timer can wake a busy machine's process a millisecond or more
+	// late: sleep to just before the start, then spin to it.
+	if d := time.Until(at) - startSpin; d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for time.Now().Before(at) {
+		runtime.Gosched()
+	}
+	return ctx.Err()
+}
+
+// startSpin is how long before the common start a shard stops sleeping.
+const startSpin = 3 * time.Millisecond
+
+// started records when this shard's load began, on the shared timeline.
+func (s *shardFlags) started(at time.Time) error {
+	if s.join == nil {
+		return nil
+	}
+	return s.join.SetStarted(s.clock.ToServer(at))
+}
+
+// finishShard ends this shard's part; the shard that ends the run stores
+// the summary merged over every shard's records.
+func (r *storedRun) finishShard(status string) error {
+	_, ended, err := r.w.FinishShard(status)
+	if err != nil || !ended {
+		return err
+	}
+	var recs []record.Request
+	if err := r.st.Records(r.w.ID(), func(x *record.Request) error { recs = append(recs, *x); return nil }); err != nil {
+		return err
+	}
+	return r.st.SetSummary(r.w.ID(), stats.Summarize(recs, r.shard.merged))
+}
+
+// shardNotes describe a sharded run for its report: partial or not, each
+// shard's records, lag, throughput and errors, and the clocks' largest
+// uncertainty.
+func shardNotes(st *store.Store, id int64) ([]string, error) {
+	shards, count, err := st.RunShards(id)
+	if err != nil || count == 0 {
+		return nil, err
+	}
+	per := map[int][]record.Request{}
+	if err := st.ShardRecords(id, func(s int, r *record.Request) error { per[s] = append(per[s], *r); return nil }); err != nil {
+		return nil, err
+	}
+	complete := 0
+	var worst time.Duration
+	var lines []string
+	for _, s := range shards {
+		if s.Status == store.StatusComplete {
+			complete++
+		}
+		worst = max(worst, s.ClockUncertainty)
+		sum := stats.Summarize(per[s.Index], stats.Options{})
+		lines = append(lines, fmt.Sprintf("shard %d: %s (attempt %d, %s), %d records, %.2f req/s, %d errors, lag p95 %.2f ms, clock %+.3f ms ± %.3f ms",
+			s.Index, s.Status, s.Attempt, s.Host, s.Records, sum.RequestThroughputRPS, sum.Errors, sum.Lag.P95,
+			float64(s.ClockOffset)/1e6, float64(s.ClockUncertainty)/1e6))
+	}
+	head := fmt.Sprintf("sharded run: %d of %d shards complete; figures merged over all shards' records", complete, count)
+	if complete < count {
+		var missing []string
+		for i := range count {
+			ok := false
+			for _, s := range shards {
+				ok = ok || (s.Index == i && s.Status == store.StatusComplete)
+			}
+			if !ok {
+				missing = append(missing, strconv.Itoa(i))
+			}
+		}
+		head = fmt.Sprintf("partial: %d of %d shards complete (not: %s); figures merged over the records stored so far", complete, count, strings.Join(missing, ", "))
+	}
+	out := []string{head, fmt.Sprintf("largest clock offset uncertainty among shards: %.3f ms", float64(worst)/1e6)}
+	return append(out, lines...), nil
+}

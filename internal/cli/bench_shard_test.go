@@ -1,0 +1,259 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" for the test schema
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/store"
+)
+
+// testPostgresURL is KNEE_TEST_POSTGRES_URL with a schema of the test's own
+// (skipped without a server, failed in CI; see internal/store's suite).
+func testPostgresURL(t *testing.T) string {
+	base := os.Getenv("KNEE_TEST_POSTGRES_URL")
+	if base == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but KNEE_TEST_POSTGRES_URL is not (.ci/run starts PostgreSQL with scripts/postgres.sh)")
+		}
+		t.Skip("KNEE_TEST_POSTGRES_URL is not set; start one with: d=$(mktemp -d); scripts/postgres.sh start $d; set -a; . $d/env; set +a")
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "knee_cli_" + hex.EncodeToString(b)
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE SCHEMA ` + schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if db, err := sql.Open("pgx", base); err == nil {
+			db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
+			db.Close()
+		}
+	})
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + "search_path=" + schema
+}
+
+// Four shard processes' worth of knee bench (in-process, JOB_COMPLETION_INDEX
+// 0..3, one run name) against one server and one database send exactly the
+// one-process run's requests, meet at one start, and the run's stored
+// summary is the summary over all their records.
+func TestShardedBench(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { testShardedBench(t, filepath.Join(t.TempDir(), "knee.db")) })
+	t.Run("postgres", func(t *testing.T) { testShardedBench(t, testPostgresURL(t)) })
+}
+
+func testShardedBench(t *testing.T, db string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := simengine.NewCatalog()
+	g, _ := c.LookupGPU("h100")
+	m, _ := c.LookupModel("llama-3.1-8b")
+	url, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, load := range []struct {
+		name string
+		args []string
+		open bool
+	}{
+		{"open", []string{"--rate", "150", "--arrival", "poisson", "--requests", "40", "--input-tokens", "32", "--output-tokens", "4"}, true},
+		{"closed", []string{"--concurrency", "6", "--requests", "40", "--input-tokens", "32", "--output-tokens", "4"}, false},
+		{"trace", []string{"--trace", "../workload/testdata/trace_mooncake.jsonl", "--trace-rate", "100", "--trace-max-context", "600"}, true},
+	} {
+		t.Run(load.name, func(t *testing.T) {
+			common := append([]string{"bench", "--url", url, "--model", srv.Model(),
+				"--seed", "11", "--quiet", "--json", "--db", db, "--request-timeout", "30s"}, load.args...)
+			if code, _, errs := kneeCmd(t, common...); code != 0 {
+				t.Fatalf("one process: exit %d: %s", code, errs)
+			}
+			var wg sync.WaitGroup
+			for i := range 4 {
+				wg.Go(func() {
+					code, _, errs := kneeEnv(t, map[string]string{"JOB_COMPLETION_INDEX": strconv.Itoa(i)},
+						append(common, "--shards", "4", "--run-name", "run-"+load.name)...)
+					if code != 0 {
+						t.Errorf("shard %d: exit %d: %s", i, code, errs)
+					}
+				})
+			}
+			wg.Wait()
+			st, err := store.OpenReadOnly(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			runs, err := st.ListRuns(store.Filter{Limit: 2})
+			if err != nil || len(runs) != 2 {
+				t.Fatalf("runs: %v %v", runs, err)
+			}
+			sharded, one := runs[0], runs[1]
+			if sharded.Status != store.StatusComplete || sharded.Records != one.Records || one.Records < 40 {
+				t.Fatalf("sharded run: %s with %d records", sharded.Status, sharded.Records)
+			}
+			key := func(r *record.Request) string {
+				if load.open {
+					return fmt.Sprint(r.ID, " ", r.Scheduled)
+				}
+				return fmt.Sprint(r.ID)
+			}
+			var want, got []string
+			st.Records(one.ID, func(r *record.Request) error { want = append(want, key(r)); return nil })
+			var all []record.Request
+			st.ShardRecords(sharded.ID, func(shard int, r *record.Request) error {
+				if int64(shard) != r.ID%4 {
+					t.Errorf("record %d stored as shard %d's", r.ID, shard)
+				}
+				got = append(got, key(r))
+				all = append(all, *r)
+				return nil
+			})
+			slices.Sort(want)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("shards' requests differ from the one-process run's:\n got %v\nwant %v", got, want)
+			}
+			shards, _, err := st.RunShards(sharded.ID)
+			if err != nil || len(shards) != 4 {
+				t.Fatalf("shards %v %v", shards, err)
+			}
+			var first, last time.Time
+			for _, s := range shards {
+				if s.Status != store.StatusComplete || s.Started.IsZero() {
+					t.Errorf("shard %+v", s)
+				}
+				if first.IsZero() || s.Started.Before(first) {
+					first = s.Started
+				}
+				if s.Started.After(last) {
+					last = s.Started
+				}
+			}
+			// Logged, not asserted: on a machine shared by many builds a
+			// process can be off its CPU for longer than 5 ms at any time.
+			t.Logf("shards' starts spread over %v", last.Sub(first))
+			merged := stats.Summarize(all, stats.Options{OfferedRateRPS: sharded.Summary.OfferedRateRPS, Series: true})
+			a, _ := json.Marshal(merged)
+			b, _ := json.Marshal(sharded.Summary)
+			if string(a) != string(b) {
+				t.Errorf("stored summary is not the one over all records:\nstored %s\n   all %s", b, a)
+			}
+		})
+	}
+}
+
+// A shard stopped mid-run keeps what it stored and leaves the run partial,
+// naming it; the others complete. Running that index again completes the
+// run, and no request is stored twice.
+func TestShardInterruptedThenRestarted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := simengine.NewCatalog()
+	g, _ := c.LookupGPU("h100")
+	m, _ := c.LookupModel("llama-3.1-8b")
+	url, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "knee.db")
+	args := []string{"bench", "--url", url, "--model", srv.Model(), "--input-tokens", "32", "--output-tokens", "4", "--seed", "3",
+		"--rate", "80", "--requests", "400", "--quiet", "--json", "--db", db, "--shards", "4", "--run-name", "partial"}
+	shard := func(ctx context.Context, i int) (int, string) {
+		var out, errb strings.Builder
+		env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string {
+			if k == "JOB_COMPLETION_INDEX" {
+				return strconv.Itoa(i)
+			}
+			return ""
+		}}
+		return MainEnv(ctx, env, args), errb.String()
+	}
+	stopped, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			if i != 2 {
+				if code, errs := shard(ctx, i); code != 0 {
+					t.Errorf("shard %d: exit %d: %s", i, code, errs)
+				}
+				return
+			}
+			if code, _ := shard(stopped, i); code == 0 {
+				t.Error("the stopped shard exited 0")
+			}
+		})
+	}
+	// Stop shard 2 once it has stored some records (the run lasts 5 s).
+	go func() {
+		for stopped.Err() == nil {
+			time.Sleep(50 * time.Millisecond)
+			st, err := store.OpenReadOnly(db)
+			if err != nil {
+				continue
+			}
+			shards, _, _ := st.RunShards(1)
+			st.Close()
+			if len(shards) == 4 && shards[2].Records >= 5 {
+				stop()
+			}
+		}
+	}()
+	wg.Wait()
+	stop()
+	code, out, errs := kneeEnv(t, nil, "report", "--db", db, "1")
+	if code != 0 || !strings.Contains(out, "partial: 3 of 4 shards complete (not: 2)") {
+		t.Fatalf("report of the partial run: exit %d\n%s%s", code, out, errs)
+	}
+	if code, errs := shard(ctx, 2); code != 0 {
+		t.Fatalf("restarted shard 2: exit %d: %s", code, errs)
+	}
+	st, err := store.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ri, err := st.Run(1)
+	if err != nil || ri.Status != store.StatusComplete || ri.Records != 400 {
+		t.Fatalf("after the restart: %+v %v; want complete with 400 records", ri, err)
+	}
+	shards, _, _ := st.RunShards(1)
+	if shards[2].Attempt != 2 || shards[2].Records != 100 {
+		t.Errorf("restarted shard: %+v", shards[2])
+	}
+	ids := map[int64]bool{}
+	st.Records(1, func(r *record.Request) error {
+		if ids[r.ID] {
+			t.Errorf("request %d stored twice", r.ID)
+		}
+		ids[r.ID] = true
+		return nil
+	})
+}

@@ -1,0 +1,179 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// The store's suite runs on both dialects: SQLite always, PostgreSQL when
+// KNEE_TEST_POSTGRES_URL names a server (.ci/run starts one; without it the
+// PostgreSQL half skips, except in CI, where it fails).
+
+const startPostgres = "start one with: d=$(mktemp -d); scripts/postgres.sh start $d; set -a; . $d/env; set +a"
+
+// eachDialect runs fn on a fresh SQLite file and on a fresh PostgreSQL schema.
+func eachDialect(t *testing.T, fn func(t *testing.T, db string)) {
+	t.Run("sqlite", func(t *testing.T) { fn(t, tempDB(t)) })
+	t.Run("postgres", func(t *testing.T) { fn(t, postgresURL(t)) })
+}
+
+// postgresURL returns the test server's URL with a search_path set to a
+// schema of this test's own, dropped when the test ends.
+func postgresURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("KNEE_TEST_POSTGRES_URL")
+	if base == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but KNEE_TEST_POSTGRES_URL is not: .ci/run starts PostgreSQL with scripts/postgres.sh; " + startPostgres)
+		}
+		t.Skip("KNEE_TEST_POSTGRES_URL is not set; " + startPostgres)
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "knee_test_" + hex.EncodeToString(b)
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE SCHEMA ` + schema); err != nil {
+		t.Fatalf("creating a test schema on KNEE_TEST_POSTGRES_URL: %v", err)
+	}
+	t.Cleanup(func() {
+		db, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer db.Close()
+		db.ExecContext(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
+	})
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + "search_path=" + schema
+}
+
+var _ = stdlib.GetDefaultDriver // registers "pgx" for sql.Open
+
+func TestRebind(t *testing.T) {
+	got := rebind(true, `SELECT a FROM t WHERE x = ? AND y LIKE ? ESCAPE '\' AND z = '?' AND w = ?`)
+	want := `SELECT a FROM t WHERE x = $1 AND y LIKE $2 ESCAPE '\' AND z = '?' AND w = $3`
+	if got != want {
+		t.Errorf("rebind:\n got %s\nwant %s", got, want)
+	}
+	if got := rebind(false, "x = ?"); got != "x = ?" {
+		t.Errorf("SQLite query changed: %s", got)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://knee:s3cret@db:5432/knee?sslmode=disable": "postgres://knee:xxxxx@db:5432/knee?sslmode=disable",
+		"postgresql://db/knee?password=s3cret&user=knee":      "postgresql://db/knee?password=xxxxx&user=knee",
+		"/home/u/knee.db": "/home/u/knee.db",
+	} {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Both dialects' migration folders hold the same versions with the same names.
+func TestMigrationsMatchAcrossDialects(t *testing.T) {
+	lite, pg := migrationsIn("migrations"), migrationsIn("migrations_postgres")
+	if len(lite) != len(pg) {
+		t.Fatalf("%d SQLite migrations, %d PostgreSQL ones", len(lite), len(pg))
+	}
+	for i := range lite {
+		if lite[i].version != pg[i].version || lite[i].name != pg[i].name {
+			t.Errorf("migration %d: SQLite %d_%s, PostgreSQL %d_%s", i, lite[i].version, lite[i].name, pg[i].version, pg[i].name)
+		}
+	}
+}
+
+// A server that does not answer is named without its password, and says so.
+func TestPostgresUnreachable(t *testing.T) {
+	_, err := Open("postgres://knee:s3cret@127.0.0.1:1/knee?connect_timeout=2")
+	if err == nil {
+		t.Fatal("opened a database on port 1")
+	}
+	if strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "cannot reach the PostgreSQL server") ||
+		!strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Errorf("error: %v", err)
+	}
+	if _, err := Open("postgres://knee:s3cret@[bad/knee"); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("unparseable URL: %v", err)
+	}
+}
+
+// Shards start together on an empty database: their migrations must not race.
+func TestPostgresConcurrentMigrations(t *testing.T) {
+	url := postgresURL(t)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			st, err := Open(url)
+			if err == nil {
+				st.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	st := openT(t, url)
+	if v, err := st.Version(); err != nil || v != SchemaVersion() {
+		t.Errorf("schema %d, %v; want %d", v, err, SchemaVersion())
+	}
+}
+
+// A database knee never wrote to is "no run database" to a reading
+// command, and is left untouched.
+func TestPostgresReadOnlyEmpty(t *testing.T) {
+	url := postgresURL(t)
+	if _, err := OpenReadOnly(url); !errors.Is(err, ErrNoDatabase) {
+		t.Fatalf("OpenReadOnly of an empty database: %v, want ErrNoDatabase", err)
+	}
+	openT(t, url).Close()
+	st, err := OpenReadOnly(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if !st.ReadOnly() || !st.Postgres() {
+		t.Errorf("read-only %t, postgres %t", st.ReadOnly(), st.Postgres())
+	}
+}
+
+// Four processes (here goroutines with their own connections) opening one
+// new SQLite file at once: each migration is applied once.
+func TestSQLiteConcurrentMigrations(t *testing.T) {
+	path := tempDB(t)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			st, err := Open(path)
+			if err == nil {
+				st.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
