@@ -14,4 +14,4 @@ go test -p 1 -count=1 $(go list ./... | grep -v '/internal/realserver$')
 # (the calibrated profile's held-out predictions against knee bench, the
 # sweep's knee); they skip, saying why, where no server is set up.
 go test -count=1 -v ./internal/realserver/ | grep -v -E '^(=== (RUN|PAUSE|CONT)|PASS$)'
-go test -p 1 -count=1 -race -short $(go list ./... | grep -E '/(loadgen|simserver|selftest|store|stats|cli|web)$' || true)
+go test -p 1 -count=1 -race -short $(go list ./... | grep -E '/(loadgen|simserver|selftest|store|stats|cli|web|hostile|livemetrics|otelexport|cluster)$' || true)
