@@ -328,11 +328,12 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if err := saveServerSeries(sink.store, f.out, store.WholeRun, series); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: saving the server metrics: %v\n", err)
 	}
-	if err := sink.finish(rep, status, res.Records); err != nil {
-		fmt.Fprintf(env.Stderr, "knee bench: saving results: %v\n", err)
-	}
+	saveErrs := sink.finish(rep, status, res.Records)
 	if err := writeOutputs(env, rep, f.jsonOut); err != nil {
 		return err
+	}
+	if saveErrs.any() {
+		return sink.lost(saveErrs, rep.ID, res.Records)
 	}
 	if interrupted {
 		return fmt.Errorf("interrupted: the report above covers what was measured before the stop%s", storedAs(rep.ID))
@@ -636,25 +637,97 @@ func (s *recordSink) abort() {
 	s.store.finish(nil, "failed")
 }
 
+// sinkErrors are what a recordSink could not write, by destination.
+type sinkErrors struct {
+	jsonl error // --out/records.jsonl
+	out   error // --out's summary.json and reports
+	store error // the run database
+}
+
+func (e sinkErrors) any() bool { return e.jsonl != nil || e.out != nil || e.store != nil }
+
 // finish drains the records, closes the files, writes summary.json and the
 // reports into --out, and marks the stored run finished.
-func (s *recordSink) finish(rep *report.Run, status string, recs []record.Request) error {
+func (s *recordSink) finish(rep *report.Run, status string, recs []record.Request) sinkErrors {
 	close(s.recs)
-	err := <-s.done
+	var errs sinkErrors
+	errs.jsonl = <-s.done
 	if s.file != nil {
-		if cerr := s.file.Close(); err == nil {
-			err = cerr
+		if cerr := s.file.Close(); errs.jsonl == nil {
+			errs.jsonl = cerr
 		}
 	}
 	if s.out != "" {
-		if werr := writeOutDir(s.out, rep, recs); err == nil {
-			err = werr
+		errs.out = writeOutDir(s.out, rep, recs)
+	}
+	errs.store = s.store.finish(rep, status)
+	return errs
+}
+
+// lost says what a run could not save and where its records are kept
+// instead: --out/records.jsonl when that was written, the run database when
+// it stored them, else a records file written now in the temp folder. A run
+// whose results were not all saved must not read as a success.
+func (s *recordSink) lost(errs sinkErrors, runID string, recs []record.Request) error {
+	var parts []string
+	if errs.out != nil {
+		parts = append(parts, fmt.Sprintf("--out %s: %v", s.out, errs.out))
+	}
+	if errs.jsonl != nil {
+		parts = append(parts, fmt.Sprintf("--out %s: records.jsonl: %v", s.out, errs.jsonl))
+	}
+	if errs.store != nil {
+		what := "the run database could not store the run"
+		if runID != "" {
+			what = fmt.Sprintf("the run database could not store run %s (it is not marked complete)", runID)
+		}
+		parts = append(parts, fmt.Sprintf("%s: %v", what, errs.store))
+	}
+	msg := "saving results failed: " + strings.Join(parts, "; ")
+	switch {
+	case errs.jsonl == nil && s.out != "":
+		return fmt.Errorf("%s; all %d records are in %s", msg, len(recs), filepath.Join(s.out, "records.jsonl"))
+	case errs.store == nil && runID != "":
+		return fmt.Errorf("%s; all %d records are stored as run %s (knee records %s --out FILE)", msg, len(recs), runID, runID)
+	}
+	path, err := keepRecords(tempDir(s.env), recs)
+	if err != nil {
+		return fmt.Errorf("%s; keeping the %d records in the temp folder failed too: %v", msg, len(recs), err)
+	}
+	return fmt.Errorf("%s; all %d records are kept in %s (knee import %s)", msg, len(recs), path, path)
+}
+
+// tempDir is $TMPDIR as the command's environment says, else the system's.
+func tempDir(env *Env) string {
+	if d := env.Getenv("TMPDIR"); d != "" {
+		return d
+	}
+	return os.TempDir()
+}
+
+// keepRecords writes recs to a new records file in dir and returns its path.
+func keepRecords(dir string, recs []record.Request) (string, error) {
+	f, err := os.CreateTemp(dir, "knee-records-*.jsonl")
+	if err != nil {
+		return "", err
+	}
+	w := record.NewWriter(f)
+	for i := range recs {
+		if err = w.Write(&recs[i]); err != nil {
+			break
 		}
 	}
-	if serr := s.store.finish(rep, status); err == nil {
-		err = serr
+	if err == nil {
+		err = w.Flush()
 	}
-	return err
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // writeOutDir writes summary.json, report.md and report.html beside

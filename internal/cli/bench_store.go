@@ -7,6 +7,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
 )
 
@@ -31,7 +32,22 @@ type runMeta struct {
 // (--no-store) ignores everything.
 type storedRun struct {
 	st *store.Store
-	w  *store.RunWriter
+	w  runWriter
+}
+
+// runWriter is what a run needs of store.RunWriter.
+type runWriter interface {
+	ID() int64
+	Add(*record.Request)
+	SetStep(int)
+	Flush() error
+	Finish(stats.Summary, string) error
+}
+
+// beginRunWriter starts a stored run; tests replace it to fail as a full
+// disk does.
+var beginRunWriter = func(st *store.Store, meta store.RunMeta) (runWriter, error) {
+	return st.BeginRun(meta)
 }
 
 // begin opens the database and starts a run. A database that cannot be
@@ -49,7 +65,7 @@ func (s *storeFlags) begin(env *Env, meta runMeta) (*storedRun, error) {
 		return nil, Usagef("--db %s: %v (use --no-store to run without storing)", path, err)
 	}
 	cfg := append([][2]string{{"load", meta.load}}, meta.config...)
-	w, err := st.BeginRun(store.RunMeta{Kind: meta.kind, Label: meta.label, Target: meta.target,
+	w, err := beginRunWriter(st, store.RunMeta{Kind: meta.kind, Label: meta.label, Target: meta.target,
 		Model: meta.model, Config: pairsJSON(cfg), Version: Version})
 	if err != nil {
 		st.Close()
