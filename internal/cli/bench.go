@@ -16,6 +16,7 @@ import (
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/redact"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
@@ -230,6 +231,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})
 	}
 	meta.config = append(meta.config, f.metrics.config()...)
+	redactPairs(meta.config)
 	sink, err := newRecordSink(env, &f.storeFlags, f.out, meta)
 	if err != nil {
 		return err
@@ -320,7 +322,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	rep := &report.Run{
 		ID: sink.runID(), Kind: "bench", Version: Version, Target: redactURL(target), Model: model,
 		Load: meta.load, Config: meta.config, Start: res.Start, Summary: sum,
-		SLOs: objectives.Evaluate(sum), Notes: notes, ErrorMessages: report.CommonErrors(res.Records, 5),
+		SLOs: objectives.Evaluate(sum), Notes: redactAll(notes), ErrorMessages: report.CommonErrors(res.Records, 5),
 	}
 	series, view := serverView(scraper, res.Start, res.Records, &sum)
 	rep.Server = view
@@ -447,17 +449,22 @@ func parseTriState(name, s string) (triState, error) {
 }
 
 // redactURL drops user info and query strings, which may hold credentials.
-func redactURL(u string) string {
-	if i := strings.Index(u, "://"); i >= 0 {
-		rest := u[i+3:]
-		if at := strings.LastIndex(strings.SplitN(rest, "/", 2)[0], "@"); at >= 0 {
-			u = u[:i+3] + rest[at+1:]
-		}
+func redactURL(u string) string { return redact.URL(u) }
+
+// redactAll drops URL credentials from every message of texts, in place:
+// notes and errors quote endpoints, and the URL given may carry a password.
+func redactAll(texts []string) []string {
+	for i := range texts {
+		texts[i] = redact.Text(texts[i])
 	}
-	if q := strings.IndexByte(u, '?'); q >= 0 {
-		u = u[:q]
+	return texts
+}
+
+// redactPairs drops URL credentials from configuration values, in place.
+func redactPairs(pairs [][2]string) {
+	for i := range pairs {
+		pairs[i][1] = redact.Text(pairs[i][1])
 	}
-	return u
 }
 
 // timestampNote says where token arrival times came from.
