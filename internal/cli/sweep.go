@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
 
+	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/sweep"
 )
 
@@ -108,10 +110,49 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 	} else if id != "" {
 		res.Notes = append(res.Notes, "stored as run "+id)
 	}
-	if err := f.emit(env, res); err != nil {
+	failedAll := everyStepFailed(res.Steps)
+	if err := f.emit(env, res); err != nil && failedAll == "" {
 		return err
 	}
-	return runErr
+	if runErr != nil {
+		return runErr
+	}
+	if failedAll != "" {
+		return errors.New(failedAll)
+	}
+	return nil
+}
+
+// everyStepFailed says why a sweep measured nothing ("" when some step
+// completed requests): a sweep whose every step failed found no curve, and
+// must not pass as a success.
+func everyStepFailed(steps []sweep.Step) string {
+	if len(steps) == 0 {
+		return "the sweep measured no step"
+	}
+	kinds := map[string]int{}
+	requests := 0
+	for i := range steps {
+		sum := &steps[i].Summary
+		if sum.Completed > 0 {
+			return ""
+		}
+		requests += sum.Requests
+		for k, n := range sum.ErrorKinds {
+			kinds[k] += n
+		}
+	}
+	if requests == 0 {
+		return fmt.Sprintf("every step of the sweep failed: none of its %d steps measured a request", len(steps))
+	}
+	top, most := "", 0
+	for _, k := range record.ErrorKinds {
+		if n := kinds[string(k)]; n > most {
+			top, most = string(k), n
+		}
+	}
+	return fmt.Sprintf("every step of the sweep failed: none of the %d requests of its %d steps completed (%s): %s",
+		requests, len(steps), errorKindsLine(kinds), record.ErrorKind(top).Hint())
 }
 
 // refuseWithFrom refuses measuring flags next to --from: the points come
