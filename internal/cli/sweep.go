@@ -51,7 +51,7 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		// More files may follow --from (a shell glob: --from results/*.json).
-		return sweepFrom(env, &f, append(strings.Split(from, ","), fs.Args()...), set)
+		return sweepFrom(ctx, env, &f, append(strings.Split(from, ","), fs.Args()...), set)
 	}
 	plan, err := f.plan()
 	if err != nil {
