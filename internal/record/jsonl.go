@@ -180,7 +180,7 @@ func (w *Writer) Flush() error { return w.bw.Flush() }
 const MaxLineBytes = 256 << 20
 
 // CutLastLineError: the input ends in a line that has no line break and
-// does not parse, as a writer killed mid-line leaves it. Every record before
+// is not complete JSON, as a writer killed mid-line leaves it. Every record before
 // it was read; callers may go on with them and warn.
 type CutLastLineError struct {
 	Line  int // 1-based
@@ -220,7 +220,7 @@ func Scan(rd io.Reader, fn func(*Request) error) error {
 		}
 		var r Request
 		if err := json.Unmarshal(b, &r); err != nil {
-			if !terminated {
+			if !terminated && !json.Valid(b) {
 				return &CutLastLineError{Line: lines.Line(), Bytes: len(b), Err: err}
 			}
 			return fmt.Errorf("line %d: not a knee record: %w", lines.Line(), err)
