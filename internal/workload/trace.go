@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/knee-dev/knee/internal/record"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -272,16 +273,32 @@ func (t *Trace) open() (*traceCursor, error) {
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(f, 1<<20)
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s is a directory: want a trace file (%s)", t.path, strings.Join(TraceFormats, ", "))
+	}
+	bounded := &lineBound{r: f, max: maxTraceLine}
+	br := bufio.NewReaderSize(bounded, 1<<20)
+	head, _ := br.Peek(8 << 10)
+	if bytes.IndexByte(head, 0) >= 0 {
+		f.Close()
+		return nil, fmt.Errorf("%s is a binary file (it holds NUL bytes; it starts with %s), not a trace", t.path, quoteCapped(string(head[:min(len(head), 16)])))
+	}
 	format := t.opts.Format
 	if format == "" {
+		// The whole first line, however long (a row may carry a prompt).
+		lines := record.NewLineReader(br, maxTraceLine)
 		var first []byte
 		for len(bytes.TrimSpace(first)) == 0 {
-			line, rerr := br.ReadSlice('\n')
-			first = line
-			if rerr != nil && rerr != bufio.ErrBufferFull {
+			line, _, rerr := lines.Next()
+			if rerr == io.EOF {
 				break
 			}
+			if rerr != nil {
+				f.Close()
+				return nil, fmt.Errorf("%s: line %d: %v", t.path, lines.Line(), rerr)
+			}
+			first = line
 		}
 		if format, err = detectTraceFormat(t.path, first); err != nil {
 			f.Close()
@@ -291,7 +308,8 @@ func (t *Trace) open() (*traceCursor, error) {
 			f.Close()
 			return nil, err
 		}
-		br.Reset(f)
+		bounded.current = 0
+		br.Reset(bounded)
 	}
 	c := &traceCursor{t: t, f: f, format: format}
 	var rd rowReader
