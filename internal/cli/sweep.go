@@ -88,8 +88,22 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		measured = append(measured, s)
 		stored.checkpoint(measured, sweep.Options{SLOs: sweep.Objectives(set), Metric: plan.Metric})
 	})
+	if runErr != nil && t.partial != nil {
+		// Ctrl-C mid-step: keep the partial step with the steps before it.
+		p := *t.partial
+		sweep.Judge(&p, set)
+		measured = append(measured, p)
+		if pres, aerr := sweep.Analyze(measured, sweep.Options{SLOs: sweep.Objectives(set), Metric: plan.Metric}); aerr == nil {
+			pres.Notes = append(pres.Notes, fmt.Sprintf("the step at %s was interrupted: it is kept as a partial step with the %d requests it measured", p.Load, p.Summary.Requests))
+			res = pres
+		}
+	}
 	if res == nil {
-		stored.finish(meta, nil, "failed")
+		status := "failed"
+		if ctx.Err() != nil {
+			status = "interrupted"
+		}
+		stored.finish(meta, nil, status)
 		return runErr
 	}
 	res.Notes = append(t.notes(&f), res.Notes...)
