@@ -99,3 +99,15 @@ func TestDiagnoseAnswersCancel(t *testing.T) {
 		t.Errorf("a canceled parse: %v, want it to stop with the cancel", err)
 	}
 }
+
+// TestTraceDirectoryIsUsage: sim and bench --trace DIR say it is a folder
+// (exit 2), not "empty input".
+func TestTraceDirectoryIsUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, cmd := range []string{"sim", "bench"} {
+		code, _, stderr := kneeCmd(t, cmd, "--trace", dir, "--no-store", "--quiet")
+		if code != ExitUsage || !strings.Contains(stderr, "is a directory") {
+			t.Errorf("%s --trace DIR: exit %d, want 2 saying it is a directory:\n%s", cmd, code, stderr)
+		}
+	}
+}

@@ -124,6 +124,7 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 	} else if id != "" {
 		res.Notes = append(res.Notes, "stored as run "+id)
 	}
+	res.Notes = redactAll(res.Notes) // notes quote endpoints of a --url that may carry a password
 	failedAll := everyStepFailed(res.Steps)
 	if err := f.emit(env, res); err != nil && failedAll == "" {
 		return err
