@@ -119,6 +119,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return Usagef("--slo: %v", err)
 	}
+	f.wl.trace.ctx = ctx // Ctrl-C stops reading a huge trace
 	wp, err := f.wl.plan()
 	if err != nil {
 		return err

@@ -124,6 +124,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 				f.wl.input, f.wl.output, in.Mean(), out.Mean(), in.Mean()+out.Mean(), c.MaxModelLen, c.Model.Name)
 		}
 	}
+	f.wl.trace.ctx = ctx // Ctrl-C stops reading a huge trace
 	wp, err := f.wl.plan()
 	if err != nil {
 		return err

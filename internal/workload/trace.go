@@ -3,6 +3,7 @@ package workload
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"github.com/knee-dev/knee/internal/record"
 	"io"
@@ -41,6 +42,9 @@ type TraceOptions struct {
 	// trace's.
 	Tokenizer            Tokenizer
 	PromptOverheadTokens int
+	// Context, when set, stops reading the file once it ends (Ctrl-C while
+	// a huge trace is checked).
+	Context context.Context
 }
 
 // TraceInfo describes a trace and the part of it that is replayed; OpenTrace
@@ -105,6 +109,19 @@ type Trace struct {
 	segSalt uint64
 }
 
+// ctxReader fails reads once ctx has ended, so a long parse stops.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
 // sharedBuilder is the prompt builder of a trace and its re-speeded copies,
 // made on first use (the simulator never needs one).
 type sharedBuilder struct {
@@ -157,6 +174,9 @@ func OpenTrace(path string, opts TraceOptions) (*Trace, error) {
 		r, err := c.next()
 		if err == io.EOF {
 			break
+		}
+		if opts.Context != nil && opts.Context.Err() != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, opts.Context.Err())
 		}
 		if err != nil {
 			return nil, err
@@ -277,7 +297,11 @@ func (t *Trace) open() (*traceCursor, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s is a directory: want a trace file (%s)", t.path, strings.Join(TraceFormats, ", "))
 	}
-	bounded := &lineBound{r: f, max: maxTraceLine}
+	var src io.Reader = f
+	if t.opts.Context != nil {
+		src = ctxReader{t.opts.Context, f}
+	}
+	bounded := &lineBound{r: src, max: maxTraceLine}
 	br := bufio.NewReaderSize(bounded, 1<<20)
 	head, _ := br.Peek(8 << 10)
 	if bytes.IndexByte(head, 0) >= 0 {
@@ -296,7 +320,7 @@ func (t *Trace) open() (*traceCursor, error) {
 			}
 			if rerr != nil {
 				f.Close()
-				return nil, fmt.Errorf("%s: line %d: %v", t.path, lines.Line(), rerr)
+				return nil, fmt.Errorf("%s: line %d: %w", t.path, lines.Line(), rerr)
 			}
 			first = line
 		}

@@ -1,8 +1,11 @@
 package workload
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -60,4 +63,22 @@ func TestOpenTraceHostileFiles(t *testing.T) {
 			t.Errorf("a 1 MB header lacking columns: error %.300v, want a short one", err)
 		}
 	})
+}
+
+// TestOpenTraceAnswersCancel: reading a trace stops when its context ends.
+func TestOpenTraceAnswersCancel(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	var b strings.Builder
+	for i := range 50000 {
+		b.WriteString(`{"arrival_ms": ` + strconv.Itoa(i) + `, "input_tokens": 10, "output_tokens": 2}` + "\n")
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := OpenTrace(path, TraceOptions{Context: ctx})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want the cancel", err)
+	}
 }
