@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -94,5 +96,36 @@ func TestBenchOutOnFullDiskFails(t *testing.T) {
 				t.Errorf("stderr does not say where the records are:\n%s", stderr)
 			}
 		})
+	}
+}
+
+// TestSweepFullDatabaseIsNotSuccess: a sweep whose records the database
+// could not store exits non-zero, saying so.
+func TestSweepFullDatabaseIsNotSuccess(t *testing.T) {
+	saved := beginRunWriter
+	t.Cleanup(func() { beginRunWriter = saved })
+	beginRunWriter = func(st *store.Store, meta store.RunMeta) (runWriter, error) {
+		w, err := st.BeginRun(meta)
+		return &fullWriter{runWriter: w, keep: 3}, err
+	}
+	code, _, stderr := kneeEnv(t, benchEnv(t), "sweep", "--concurrency", "1,2", "--requests", "6",
+		"--input-tokens", "16", "--output-tokens", "2", "--quiet")
+	if code == ExitOK || !strings.Contains(stderr, "could not be stored") {
+		t.Errorf("sweep on a full database: exit %d, want non-zero saying what was not stored:\n%s", code, stderr)
+	}
+}
+
+// TestSweepInterruptedBeforeAnyStep: Ctrl-C before any step measured
+// stores the sweep as interrupted, not failed.
+func TestSweepInterruptedBeforeAnyStep(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	db := filepath.Join(t.TempDir(), "knee.db")
+	env := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
+		Getenv: func(k string) string { return map[string]string{"KNEE_DB": db}[k] }}
+	MainEnv(ctx, env, []string{"sweep", "--concurrency", "1,2", "--requests", "6", "--input-tokens", "16", "--output-tokens", "2", "--quiet"})
+	_, runs, _ := kneeEnv(t, map[string]string{"KNEE_DB": db}, "runs")
+	if strings.Contains(runs, "failed") || !strings.Contains(runs, "interrupted") {
+		t.Errorf("a sweep interrupted before its first step:\n%s", runs)
 	}
 }

@@ -119,8 +119,9 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 	} else {
 		meta.config = append(meta.config, [2]string{"url", target})
 	}
-	if id, err := stored.finish(meta, res, status); err != nil {
-		fmt.Fprintf(env.Stderr, "knee sweep: %v\n", err)
+	id, saveErr := stored.finish(meta, res, status)
+	if saveErr != nil {
+		saveErr = fmt.Errorf("the sweep's report is above, but the run database could not store it all (it is not marked complete): %w", saveErr)
 	} else if id != "" {
 		res.Notes = append(res.Notes, "stored as run "+id)
 	}
@@ -130,7 +131,10 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if runErr != nil {
-		return runErr
+		return errors.Join(runErr, saveErr)
+	}
+	if saveErr != nil {
+		return saveErr
 	}
 	if failedAll != "" {
 		return errors.New(failedAll)
