@@ -40,6 +40,16 @@ type Point struct {
 	// ("memory" or "compute").
 	FittedMS float64 `json:"fitted_ms"`
 	Bound    string  `json:"bound"`
+	// PromptShare > 0 makes the point a decode batch's mean step, as a
+	// TPOT under load measures it (knee calibrate --from): that share of
+	// its steps also prefill other requests' prompts, and those steps'
+	// parts are the P* terms.
+	PromptShare float64 `json:"prompt_share,omitempty"`
+	PWeightMS   float64 `json:"-"`
+	PLinearMS   float64 `json:"-"`
+	PKVMS       float64 `json:"-"`
+	PAttnMS     float64 `json:"-"`
+	PArMS       float64 `json:"-"`
 }
 
 // Fit is the fitted cost model.
@@ -151,7 +161,7 @@ func FitPoints(pts []Point, def simengine.CostParams) Fit {
 	for i := range pts {
 		p := &pts[i]
 		p.Bound = "memory"
-		if cmp, mem := p.terms().Bound(best.mem, best.cmp); cmp > mem {
+		if cmp, mem := p.bound(best.mem, best.cmp); cmp > mem {
 			p.Bound = "compute"
 		}
 	}
@@ -205,6 +215,32 @@ func (p *Point) terms() simengine.StepTerms {
 	return simengine.StepTerms{Seqs: float64(p.seqs()), WeightNS: p.WeightMS, LinearNS: p.LinearMS, KVNS: p.KVMS, AttnNS: p.AttnMS, AllReduceNS: p.ArMS}
 }
 
+// promptTerms are the terms of the point's steps that carry prompts.
+func (p *Point) promptTerms() simengine.StepTerms {
+	return simengine.StepTerms{Seqs: float64(p.seqs()), WeightNS: p.PWeightMS, LinearNS: p.PLinearMS, KVNS: p.PKVMS, AttnNS: p.PAttnMS, AllReduceNS: p.PArMS}
+}
+
+// stepMS prices the point's step (the mean over its two kinds of step
+// when it has prompts in some), as StepTerms.NS does.
+func (p *Point) stepMS(t0, perSeq, em, ec float64) float64 {
+	y := p.terms().NS(t0, perSeq, em, ec)
+	if p.PromptShare > 0 {
+		y = (1-p.PromptShare)*y + p.PromptShare*p.promptTerms().NS(t0, perSeq, em, ec)
+	}
+	return y
+}
+
+// bound is StepTerms.Bound over the point's steps.
+func (p *Point) bound(em, ec float64) (cmpNS, memNS float64) {
+	cmpNS, memNS = p.terms().Bound(em, ec)
+	if p.PromptShare > 0 {
+		c, m := p.promptTerms().Bound(em, ec)
+		cmpNS = (1-p.PromptShare)*cmpNS + p.PromptShare*c
+		memNS = (1-p.PromptShare)*memNS + p.PromptShare*m
+	}
+	return cmpNS, memNS
+}
+
 // MemMS is the step's memory traffic at full efficiency (weights and KV),
 // CmpMS its arithmetic, in ms: the two sides of the roofline, for reports.
 func (p *Point) MemMS() float64 { return p.WeightMS + p.KVMS }
@@ -215,7 +251,7 @@ func (p *Point) CmpMS() float64 { return p.LinearMS + p.AttnMS }
 // model is the step-cost model applied to a point: a prefill point's TTFT
 // also carries the request overhead.
 func model(p *Point, t0, perSeq, req, em, ec float64) float64 {
-	y := p.terms().NS(t0, perSeq, em, ec)
+	y := p.stepMS(t0, perSeq, em, ec)
 	if p.Kind == KindPrefill {
 		y += req
 	}
@@ -245,7 +281,7 @@ func evaluate(pts []Point, em, ec float64) candidate {
 		}
 		n++
 		w := 1 / (p.MeasuredMS * p.MeasuredMS)
-		r := p.MeasuredMS - p.terms().NS(0, 0, em, ec)
+		r := p.MeasuredMS - p.stepMS(0, 0, em, ec)
 		row := [3]float64{1, float64(p.seqs()), 0}
 		if p.Kind == KindPrefill {
 			row[2] = 1
@@ -340,7 +376,7 @@ func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 // decode batch can count on both sides).
 func boundCounts(pts []Point, em, ec float64) (mem, cmp int) {
 	for i := range pts {
-		c, m := pts[i].terms().Bound(em, ec)
+		c, m := pts[i].bound(em, ec)
 		if c > 0 {
 			cmp++
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/cpuclock"
+	"github.com/knee-dev/knee/internal/livemetrics"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
@@ -22,19 +23,21 @@ import (
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/workload"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // benchFlags are knee bench's own flags beside the shared workload flags.
 type benchFlags struct {
-	url, model, api, apiKeyEnv string
-	requestTimeout, grace      time.Duration
-	ignoreEOS                  string
-	temperature                optFloat
-	slos                       stringList
-	out                        string
-	jsonOut, quiet             bool
-	label                      string
-	runtimeTrace               string
+	targetFlags
+	slos           stringList
+	out            string
+	jsonOut, quiet bool
+	label          string
+	runtimeTrace   string
+	junit          junitFlag
+	live           liveFlags
+	otlp           otlpFlags
 	storeFlags
 	metrics  metricsFlags
 	embedded embeddedFlags
@@ -47,32 +50,38 @@ type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+func (s *stringList) Type() string       { return "expr" }
 
-func runBench(ctx context.Context, env *Env, args []string) error {
+// sloUsage is the --slo help: every kind of objective, not only latency.
+const sloUsage = "objective, repeatable: latency 'p95(ttft)<2s' (mean|p50|p90|p95|p99|p999|max of ttft|ttft_sched|itl|tpot|e2e|lag), " +
+	"errors 'error_rate<1%' 'rejection_rate<1%', throughput 'goodput>5rps' 'request_throughput>5rps' 'output_throughput>500tok/s'"
+
+func newBenchCmd(ctx context.Context, env *Env) *cobra.Command {
 	var f benchFlags
-	fs := newFlagSet(env, "bench")
-	fs.StringVar(&f.url, "url", "", "OpenAI-compatible base URL, e.g. http://localhost:8000 (default: start the embedded simulated server)")
-	fs.StringVar(&f.model, "model", "", "model name sent to the server (with no --url: the simulated model preset)")
-	fs.StringVar(&f.api, "api", "chat", apiUsage)
-	fs.Var(&f.temperature, "temperature", temperatureUsage)
-	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (never printed or stored)")
-	fs.DurationVar(&f.requestTimeout, "request-timeout", 5*time.Minute, "give up on one request after this long")
-	fs.DurationVar(&f.grace, "grace", 30*time.Second, "after the run ends, wait this long for in-flight requests before canceling them (0: cancel at once)")
-	fs.StringVar(&f.ignoreEOS, "ignore-eos", "auto", "ask the server to ignore EOS so outputs have the requested length: auto (probe), true, false")
+	cmd := newCommand(env, "bench")
+	fs := cmd.Flags()
+	f.targetFlags.register(fs, "start the embedded simulated server", "after the run ends")
 	fs.Var(&f.slos, "slo", sloUsage+"; exit 3 when one fails")
 	fs.StringVar(&f.out, "out", "", "directory for records.jsonl, summary.json, report.md and report.html")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the summary as JSON on stdout instead of the text report")
 	fs.BoolVar(&f.quiet, "quiet", false, "no live progress")
 	fs.StringVar(&f.label, "label", "", "label stored with the run")
 	fs.StringVar(&f.runtimeTrace, "runtime-trace", "", "write a Go runtime trace of the run to this file (go tool trace FILE): each request's due time, send and writes are logged in it, to find where client lag comes from")
+	f.junit.register(fs, "the run's verdicts (one test case per SLO)")
+	f.live.register(fs)
+	f.otlp.register(fs)
 	f.storeFlags.register(fs)
 	f.metrics.register(fs)
 	f.embedded.register(fs)
 	f.wl.register(fs, 32, 300)
 	f.sess.register(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
+	cmd.RunE = func(*cobra.Command, []string) error { return runBench(ctx, env, fs, &f) }
+	return cmd
+}
+
+// runBench is knee bench once its flags are parsed: check them, start the
+// target (the embedded server without --url), run the load, report.
+func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) error {
 	if fs.NArg() > 0 {
 		return Usagef("unexpected argument %q (flags only; see knee bench -h)", fs.Arg(0))
 	}
@@ -81,6 +90,9 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if err := f.embedded.refuseWithURL(f.url); err != nil {
+		return err
+	}
+	if err := f.junit.check(); err != nil {
 		return err
 	}
 
@@ -146,6 +158,8 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		notes = append(notes, msg)
 	} else if model == "" {
 		return Usagef("--model is required with --url (the model name the server serves)")
+	} else if err := loadgen.CheckReachable(ctx, target); err != nil {
+		return fmt.Errorf("--url %s: %v; nothing was run", redactURL(target), err)
 	} else if wp.trace != nil {
 		notes = append(notes, f.wl.resolvePrompts(ctx, target, apiKey, model, f.api)...)
 	} else {
@@ -179,6 +193,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		Duration: f.wl.duration, Requests: f.wl.requests,
 		Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,
 		RequestTimeout: f.requestTimeout, Grace: grace,
+		StopIfUnreachable: unreachableAfter,
 	}
 	if arrivals != nil {
 		cfg.Arrivals = arrivals
@@ -193,46 +208,13 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		cfg.RateRPS = wp.trace.Info().MeanRateRPS
 		notes = append(notes, traceNote)
 	}
-	cfg.IgnoreEOS, cfg.MinTokens = ignoreEOS.value, ignoreEOS.value
-	if f.api == openai.APIOllama {
-		note, err := ollamaEOS(ignoreEOS)
-		if err != nil {
-			return err
-		}
-		cfg.IgnoreEOS, cfg.MinTokens = false, false
-		notes = append(notes, note)
-	} else if ignoreEOS.auto {
-		endpoint, eerr := openai.Endpoint(target, f.api)
-		if eerr != nil {
-			return Usagef("--url %q: %v", target, eerr)
-		}
-		probeCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		pr, perr := openai.Probe(probeCtx, http.DefaultClient, endpoint, apiKey, model, f.api)
-		cancel()
-		switch {
-		case perr != nil:
-			notes = append(notes, fmt.Sprintf("probe for ignore_eos/min_tokens failed (%v); not sending them", perr))
-		default:
-			cfg.IgnoreEOS, cfg.MinTokens = pr.IgnoreEOS, pr.MinTokens
-			if !pr.IgnoreEOS && !pr.MinTokens {
-				notes = append(notes, "the server accepts neither ignore_eos nor min_tokens: outputs may be shorter than requested")
-			}
-		}
+	eosNotes, err := benchIgnoreEOS(ctx, &cfg, ignoreEOS, f.api, target, apiKey, model)
+	if err != nil {
+		return err
 	}
+	notes = append(notes, eosNotes...)
 
-	meta := runMeta{kind: "bench", target: redactURL(target), model: model, label: f.label,
-		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", redactURL(target)})}
-	meta.config = append(meta.config, f.sess.config()...)
-	if f.url == "" {
-		// The port is random; "embedded" keeps runs filterable by target.
-		meta.target = "embedded"
-		meta.config = append(meta.config, f.embedded.config(f.model)...)
-	}
-	if len(f.slos) > 0 {
-		meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})
-	}
-	meta.config = append(meta.config, f.metrics.config()...)
-	redactPairs(meta.config)
+	meta := f.runMeta(target, model)
 	sink, err := newRecordSink(env, &f.storeFlags, f.out, meta)
 	if err != nil {
 		return err
@@ -241,7 +223,23 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	watch := &promptWatch{warn: func(med float64) {
 		fmt.Fprintf(env.Stderr, "warning: the server is serving prompts a median %+.1f%% off the requested length (usage.prompt_tokens); %s\n", med, f.wl.promptsNote())
 	}}
-	cfg.OnRecord = func(r *record.Request) { recent.add(r); sink.add(r); watch.add(r) }
+	cfg.OnRecord = func(r *record.Request) {
+		recent.add(r)
+		sink.add(r)
+		watch.add(r)
+		f.live.observe(r)
+		f.otlp.observe(r)
+	}
+	if err := f.live.start(env, livemetrics.Info{Kind: "bench", Run: sink.runID(), Model: model, Target: meta.target}); err != nil {
+		sink.abort()
+		return err
+	}
+	defer f.live.close()
+	if err := f.otlp.start(env, "bench", sink.runID(), model, target, f.api); err != nil {
+		sink.abort()
+		return err
+	}
+	defer f.otlp.close()
 
 	source := func(i int64) loadgen.Request {
 		it := gen.Item(i)
@@ -263,6 +261,8 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		sink.abort()
 		return Usagef("%v", err)
 	}
+	f.live.running(run, liveLoad(&cfg))
+	f.otlp.running(run, liveLoad(&cfg))
 	var stopProgress func()
 	if !f.quiet {
 		stopProgress = progress(ctx, env.Stderr, env.IsTerminal, func() progressSnapshot {
@@ -275,6 +275,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	res := run.Wait()
 	meter.stop()
 	stopTrace()
+	f.otlp.close() // the last export before the report, within its bound
 	if stopProgress != nil {
 		stopProgress()
 	}
@@ -317,6 +318,10 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if !interrupted {
 		failure = measurementFailure(sum, len(res.Records), f.wl.warmup)
 	}
+	if res.StoppedBy == loadgen.StopUnreachable {
+		failure = fmt.Sprintf("stopped early: every request of the first %v failed to connect to %s (%s)",
+			unreachableAfter, redactURL(target), errorKindsLine(sum.ErrorKinds))
+	}
 	if failure != "" {
 		notes = append(notes, "warning: "+failure)
 	}
@@ -333,6 +338,9 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	}
 	saveErrs := sink.finish(rep, status, res.Records)
 	if err := writeOutputs(env, rep, f.jsonOut); err != nil {
+		return err
+	}
+	if err := f.junit.write("knee bench", runSuite(rep, failure, interrupted)); err != nil {
 		return err
 	}
 	if saveErrs.any() {
@@ -352,6 +360,10 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	}
 	return nil
 }
+
+// unreachableAfter: a run whose every request of this first stretch
+// failed to connect stops there (exit 1) rather than run its course.
+const unreachableAfter = 5 * time.Second
 
 // maxErrorRate is the share of failed requests beyond which a run counts
 // as a failed measurement (exit 1): its figures describe mostly failures.
@@ -763,4 +775,56 @@ func writeOutDir(dir string, rep *report.Run, recs []record.Request) error {
 		}
 	}
 	return nil
+}
+
+// benchIgnoreEOS sets cfg's ignore_eos and min_tokens from --ignore-eos:
+// given, or (auto) what a probe of the server finds it accepts. The notes
+// say what the probe found.
+func benchIgnoreEOS(ctx context.Context, cfg *loadgen.Config, ignoreEOS triState, api, target, apiKey, model string) (notes []string, err error) {
+	cfg.IgnoreEOS, cfg.MinTokens = ignoreEOS.value, ignoreEOS.value
+	if api == openai.APIOllama {
+		note, err := ollamaEOS(ignoreEOS)
+		if err != nil {
+			return nil, err
+		}
+		cfg.IgnoreEOS, cfg.MinTokens = false, false
+		notes = append(notes, note)
+	} else if ignoreEOS.auto {
+		endpoint, eerr := openai.Endpoint(target, api)
+		if eerr != nil {
+			return nil, Usagef("--url %q: %v", target, eerr)
+		}
+		probeCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		pr, perr := openai.Probe(probeCtx, http.DefaultClient, endpoint, apiKey, model, api)
+		cancel()
+		switch {
+		case perr != nil:
+			notes = append(notes, fmt.Sprintf("probe for ignore_eos/min_tokens failed (%v); not sending them", perr))
+		default:
+			cfg.IgnoreEOS, cfg.MinTokens = pr.IgnoreEOS, pr.MinTokens
+			if !pr.IgnoreEOS && !pr.MinTokens {
+				notes = append(notes, "the server accepts neither ignore_eos nor min_tokens: outputs may be shorter than requested")
+			}
+		}
+	}
+
+	return notes, nil
+}
+
+// runMeta is what the run database and the report say ran.
+func (f *benchFlags) runMeta(target, model string) runMeta {
+	meta := runMeta{kind: "bench", target: redactURL(target), model: model, label: f.label,
+		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", redactURL(target)})}
+	meta.config = append(meta.config, f.sess.config()...)
+	if f.url == "" {
+		// The port is random; "embedded" keeps runs filterable by target.
+		meta.target = "embedded"
+		meta.config = append(meta.config, f.embedded.config(f.model)...)
+	}
+	if len(f.slos) > 0 {
+		meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})
+	}
+	meta.config = append(meta.config, f.metrics.config()...)
+	redactPairs(meta.config)
+	return meta
 }

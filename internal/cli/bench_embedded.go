@@ -2,12 +2,12 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"strconv"
 
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/stats"
+	"github.com/spf13/pflag"
 )
 
 var statsZero stats.Summary
@@ -21,10 +21,10 @@ type embeddedFlags struct {
 	stepScale  float64
 	profile    string
 	noPrefix   bool
-	fs         *flag.FlagSet // to tell which selections were given explicitly
+	fs         *pflag.FlagSet // to tell which selections were given explicitly
 }
 
-func (e *embeddedFlags) register(fs *flag.FlagSet) {
+func (e *embeddedFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&e.gpu, "gpu", "h100", "with no --url: GPU preset the embedded server simulates (knee sim --list)")
 	fs.IntVar(&e.tp, "tp", 1, "with no --url: tensor-parallel degree of the simulated engine")
 	fs.IntVar(&e.queueLimit, "queue-limit", 0, "with no --url: waiting requests beyond which the server answers 429 (0: unbounded)")

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"strconv"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
+	"github.com/spf13/pflag"
 )
 
 // storeFlags choose the run database for commands that store runs.
@@ -17,7 +17,7 @@ type storeFlags struct {
 	noStore bool
 }
 
-func (s *storeFlags) register(fs *flag.FlagSet) {
+func (s *storeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&s.db, "db", "", "run database (default $KNEE_DB, else $XDG_DATA_HOME/knee/knee.db)")
 	fs.BoolVar(&s.noStore, "no-store", false, "do not store this run in the database")
 }

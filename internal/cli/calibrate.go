@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -20,11 +19,14 @@ import (
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/workload"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// runCalibrate fits the simulator's step costs to a live server.
-func runCalibrate(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "calibrate")
+// newCalibrateCmd is knee calibrate: it fits the simulator's step costs to a live server.
+func newCalibrateCmd(ctx context.Context, env *Env) *cobra.Command {
+	cmd := newCommand(env, "calibrate")
+	fs := cmd.Flags()
 	var eng simEngineFlags
 	eng.register(fs)
 	url := fs.String("url", "", "base URL of the OpenAI-compatible server (none: calibrate knee's own simulated server, started in-process)")
@@ -45,10 +47,12 @@ func runCalibrate(ctx context.Context, env *Env, args []string) error {
 	parallel := fs.Int("parallel", 0, "with --step-model linear: the server's parallel slots (OLLAMA_NUM_PARALLEL, llama.cpp's --parallel), simulated as max_num_seqs")
 	out := fs.String("out", "", "write the profile (YAML) to this file, for knee sim/serve --profile")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	var fromFlags calibrateFromFlags
+	fromFlags.register(fs)
 	var metrics metricsFlags
 	metrics.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), `Usage: knee calibrate [--url URL --served-model NAME] --gpu GPU --model PRESET [flags]
+	cmd.Long = helpText(func(w io.Writer) {
+		fmt.Fprintln(w, `Usage: knee calibrate [--url URL --served-model NAME] --gpu GPU --model PRESET [flags]
 
 Fit the simulator's step-cost model to a live server: TTFT against prompt
 length at concurrency 1 (prefill cost), the inter-token gap against batch
@@ -58,150 +62,152 @@ efficiencies, predicts a held-out load step it never measured and reports
 the error, and writes a profile for knee sim --profile and knee serve
 --profile. Without --url it calibrates knee's own simulated server, whose
 true constants are known (a check of the method).`)
-		fmt.Fprintln(fs.Output())
-		printFlags(fs)
-	}
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return Usagef("unexpected argument %q (knee calibrate takes only flags)", fs.Arg(0))
-	}
-	lengths, err := parseIntList("--prefill-lengths", *prefill)
-	if err != nil {
-		return err
-	}
-	points, err := parseDecodePoints(*decode)
-	if err != nil {
-		return err
-	}
-	switch {
-	case *prefillN < 1:
-		return Usagef("--prefill-requests %d: want 1 or more", *prefillN)
-	case *decodeDur <= 0:
-		return Usagef("--decode-duration %v: want a positive duration such as 5s", *decodeDur)
-	case *decodeOut < 8:
-		return Usagef("--decode-output-tokens %d: want 8 or more (gaps to measure)", *decodeOut)
-	case *hoC < 1 || *hoIn < 1 || *hoOut < 2:
-		return Usagef("--holdout-concurrency %d, --holdout-input-tokens %d, --holdout-output-tokens %d: want >= 1, >= 1, >= 2", *hoC, *hoIn, *hoOut)
-	case *hoDur <= 0:
-		return Usagef("--holdout-duration %v: want a positive duration", *hoDur)
-	case *api != "chat" && *api != "completions":
-		return Usagef("--api %q: want chat or completions", *api)
-	case *stepModel != calibrate.StepModelRoofline && *stepModel != calibrate.StepModelLinear:
-		return Usagef("--step-model %q: want roofline or linear", *stepModel)
-	case *stepModel == calibrate.StepModelLinear && *parallel < 1:
-		return Usagef("--step-model linear needs --parallel N: the server's parallel slots (OLLAMA_NUM_PARALLEL; Ollama's default is 1 or 4 by memory)")
-	case *stepModel != calibrate.StepModelLinear && *parallel != 0:
-		return Usagef("--parallel is for --step-model linear; a roofline calibration takes --max-num-seqs")
-	}
-	linear := *stepModel == calibrate.StepModelLinear
-	if linear {
-		lengths, points = linearDefaults(fs, lengths, points, hoC, hoIn, hoOut, *parallel)
-	}
-	metrics.noteSet(fs)
-	if err := metrics.validate(); err != nil {
-		return err
-	}
-	ec, err := eng.resolve(fs)
-	if err != nil {
-		return err
-	}
-	if linear {
-		ec.MaxNumSeqs = *parallel
-	}
-	if _, err := simengine.NewEngine(ec); err != nil { // the model must fit the GPU: a usage error up front
-		return Usagef("%v", err)
-	}
-	tok, err := workload.LoadTokenizer(*tokName)
-	if err != nil {
-		return Usagef("--tokenizer: %v", err)
-	}
-	apiKey, err := apiKeyFrom(env, *apiKeyEnv)
-	if err != nil {
-		return err
-	}
-	target, model := *url, *served
-	if model == "" {
-		model = ec.Model.Name
-	}
-	progress := io.Discard
-	if !*asJSON {
-		progress = env.Stdout
-	}
-	if target == "" {
-		// The embedded server runs the flags' engine with its own cost, so
-		// what the fit finds can be checked against what the server runs.
-		base, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: ec, Tokenizer: tok, ModelName: model})
+		fmt.Fprintln(w)
+	})
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		if fs.NArg() > 0 {
+			return Usagef("unexpected argument %q (knee calibrate takes only flags)", fs.Arg(0))
+		}
+		if fromFlags.from != "" {
+			return runCalibrateFrom(ctx, env, fs, &eng, fromFlags, *out, *asJSON)
+		}
+		lengths, err := parseIntList("--prefill-lengths", *prefill)
 		if err != nil {
-			return fmt.Errorf("starting the simulated server: %w", err)
-		}
-		defer srv.Close()
-		target = base
-		fmt.Fprintf(progress, "knee calibrate: no --url, calibrating knee's own simulated server at %s (%s)\n", base, srv.Describe())
-	} else {
-		if _, err := openai.Endpoint(target, *api); err != nil {
-			return Usagef("--url %q: %v", target, err)
-		}
-		if linear {
-			fmt.Fprintf(progress, "knee calibrate: %s (model %s), fitting a linear step model, %d parallel slots\n", redactURL(target), model, ec.MaxNumSeqs)
-		} else {
-			fmt.Fprintf(progress, "knee calibrate: %s (model %s), fitting against %s × %d running %s\n", redactURL(target), model, ec.GPU.Name, ec.TP, ec.Model.Name)
-		}
-	}
-	cfg := calibrate.Config{
-		BaseURL: target, Model: model, API: *api, APIKey: apiKey, Engine: ec, Tokenizer: tok, Seed: workload.RandomSeed(),
-		PrefillLengths: lengths, PrefillRequests: *prefillN,
-		DecodePoints: points, DecodeDuration: *decodeDur, DecodeOutput: *decodeOut, StepModel: *stepModel,
-		HoldOut:  calibrate.HoldOutConfig{Concurrency: *hoC, Input: *hoIn, Output: *hoOut, Duration: *hoDur, Warmup: 2 * time.Second},
-		Progress: func(s string) { fmt.Fprintf(progress, "  measuring %s\n", s) },
-	}
-	scraper := metrics.start(ctx, target)
-	res, err := calibrate.Run(ctx, cfg)
-	var server *scrape.View
-	if scraper != nil {
-		s := scraper.Stop()
-		server = scrape.BuildView(s, nil, math.Inf(-1), math.Inf(1))
-	}
-	if err != nil && res != nil && res.Interrupted {
-		return calibrationInterrupted(env, ec, redactURL(target), *out, res, err)
-	}
-	if err != nil {
-		return err
-	}
-	prof := calibrate.NewProfile(ec, redactURL(target), res)
-	if *url == "" {
-		prof.Target = "knee's simulated server (" + ec.GPU.Name + ", " + ec.Model.Name + ")"
-	}
-	if *out != "" {
-		var buf bytes.Buffer
-		if err := prof.Write(&buf); err != nil {
 			return err
 		}
-		if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("--out: %w", err)
+		points, err := parseDecodePoints(*decode)
+		if err != nil {
+			return err
 		}
+		switch {
+		case *prefillN < 1:
+			return Usagef("--prefill-requests %d: want 1 or more", *prefillN)
+		case *decodeDur <= 0:
+			return Usagef("--decode-duration %v: want a positive duration such as 5s", *decodeDur)
+		case *decodeOut < 8:
+			return Usagef("--decode-output-tokens %d: want 8 or more (gaps to measure)", *decodeOut)
+		case *hoC < 1 || *hoIn < 1 || *hoOut < 2:
+			return Usagef("--holdout-concurrency %d, --holdout-input-tokens %d, --holdout-output-tokens %d: want >= 1, >= 1, >= 2", *hoC, *hoIn, *hoOut)
+		case *hoDur <= 0:
+			return Usagef("--holdout-duration %v: want a positive duration", *hoDur)
+		case *api != "chat" && *api != "completions":
+			return Usagef("--api %q: want chat or completions", *api)
+		case *stepModel != calibrate.StepModelRoofline && *stepModel != calibrate.StepModelLinear:
+			return Usagef("--step-model %q: want roofline or linear", *stepModel)
+		case *stepModel == calibrate.StepModelLinear && *parallel < 1:
+			return Usagef("--step-model linear needs --parallel N: the server's parallel slots (OLLAMA_NUM_PARALLEL; Ollama's default is 1 or 4 by memory)")
+		case *stepModel != calibrate.StepModelLinear && *parallel != 0:
+			return Usagef("--parallel is for --step-model linear; a roofline calibration takes --max-num-seqs")
+		}
+		linear := *stepModel == calibrate.StepModelLinear
+		if linear {
+			lengths, points = linearDefaults(fs, lengths, points, hoC, hoIn, hoOut, *parallel)
+		}
+		metrics.noteSet(fs)
+		if err := metrics.validate(); err != nil {
+			return err
+		}
+		ec, err := eng.resolve(fs)
+		if err != nil {
+			return err
+		}
+		if linear {
+			ec.MaxNumSeqs = *parallel
+		}
+		if _, err := simengine.NewEngine(ec); err != nil { // the model must fit the GPU: a usage error up front
+			return Usagef("%v", err)
+		}
+		tok, err := workload.LoadTokenizer(*tokName)
+		if err != nil {
+			return Usagef("--tokenizer: %v", err)
+		}
+		apiKey, err := apiKeyFrom(env, *apiKeyEnv)
+		if err != nil {
+			return err
+		}
+		target, model := *url, *served
+		if model == "" {
+			model = ec.Model.Name
+		}
+		progress := io.Discard
+		if !*asJSON {
+			progress = env.Stdout
+		}
+		if target == "" {
+			// The embedded server runs the flags' engine with its own cost, so
+			// what the fit finds can be checked against what the server runs.
+			base, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: ec, Tokenizer: tok, ModelName: model})
+			if err != nil {
+				return fmt.Errorf("starting the simulated server: %w", err)
+			}
+			defer srv.Close()
+			target = base
+			fmt.Fprintf(progress, "knee calibrate: no --url, calibrating knee's own simulated server at %s (%s)\n", base, srv.Describe())
+		} else {
+			if _, err := openai.Endpoint(target, *api); err != nil {
+				return Usagef("--url %q: %v", target, err)
+			}
+			if linear {
+				fmt.Fprintf(progress, "knee calibrate: %s (model %s), fitting a linear step model, %d parallel slots\n", redactURL(target), model, ec.MaxNumSeqs)
+			} else {
+				fmt.Fprintf(progress, "knee calibrate: %s (model %s), fitting against %s × %d running %s\n", redactURL(target), model, ec.GPU.Name, ec.TP, ec.Model.Name)
+			}
+		}
+		cfg := calibrate.Config{
+			BaseURL: target, Model: model, API: *api, APIKey: apiKey, Engine: ec, Tokenizer: tok, Seed: workload.RandomSeed(),
+			PrefillLengths: lengths, PrefillRequests: *prefillN,
+			DecodePoints: points, DecodeDuration: *decodeDur, DecodeOutput: *decodeOut, StepModel: *stepModel,
+			HoldOut:  calibrate.HoldOutConfig{Concurrency: *hoC, Input: *hoIn, Output: *hoOut, Duration: *hoDur, Warmup: 2 * time.Second},
+			Progress: func(s string) { fmt.Fprintf(progress, "  measuring %s\n", s) },
+		}
+		scraper := metrics.start(ctx, target)
+		res, err := calibrate.Run(ctx, cfg)
+		var server *scrape.View
+		if scraper != nil {
+			s := scraper.Stop()
+			server = scrape.BuildView(s, nil, math.Inf(-1), math.Inf(1))
+		}
+		if err != nil && res != nil && res.Interrupted {
+			return calibrationInterrupted(env, ec, redactURL(target), *out, res, err)
+		}
+		if err != nil {
+			return err
+		}
+		prof := calibrate.NewProfile(ec, redactURL(target), res)
+		if *url == "" {
+			prof.Target = "knee's simulated server (" + ec.GPU.Name + ", " + ec.Model.Name + ")"
+		}
+		if *out != "" {
+			var buf bytes.Buffer
+			if err := prof.Write(&buf); err != nil {
+				return err
+			}
+			if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+				return fmt.Errorf("--out: %w", err)
+			}
+		}
+		warnings := calibrationWarnings(res)
+		for _, w := range warnings {
+			fmt.Fprintln(env.Stderr, "knee calibrate: warning: "+w)
+		}
+		if *asJSON {
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(struct {
+				Profile calibrate.Profile `json:"profile"`
+				*calibrate.Result
+				Server   *scrape.View `json:"server,omitempty"`
+				Warnings []string     `json:"warnings,omitempty"`
+			}{prof, res, server, warnings})
+		}
+		printCalibration(env.Stdout, res, prof, *out)
+		printServerSummary(env.Stdout, server)
+		for _, w := range warnings {
+			fmt.Fprintln(env.Stdout, "\nwarning: "+w)
+		}
+		return nil
 	}
-	warnings := calibrationWarnings(res)
-	for _, w := range warnings {
-		fmt.Fprintln(env.Stderr, "knee calibrate: warning: "+w)
-	}
-	if *asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			Profile calibrate.Profile `json:"profile"`
-			*calibrate.Result
-			Server   *scrape.View `json:"server,omitempty"`
-			Warnings []string     `json:"warnings,omitempty"`
-		}{prof, res, server, warnings})
-	}
-	printCalibration(env.Stdout, res, prof, *out)
-	printServerSummary(env.Stdout, server)
-	for _, w := range warnings {
-		fmt.Fprintln(env.Stdout, "\nwarning: "+w)
-	}
-	return nil
+	return cmd
 }
 
 // maxHoldOutError is the held-out prediction error beyond which a profile
@@ -310,9 +316,9 @@ func printCalibration(w io.Writer, res *calibrate.Result, prof calibrate.Profile
 // and all of many), and a held-out concurrency the decode points never
 // ran (one below the slots where that batch is not measured, else one
 // above).
-func linearDefaults(fs *flag.FlagSet, lengths []int, points []calibrate.DecodePoint, hoC, hoIn, hoOut *int, slots int) ([]int, []calibrate.DecodePoint) {
+func linearDefaults(fs *pflag.FlagSet, lengths []int, points []calibrate.DecodePoint, hoC, hoIn, hoOut *int, slots int) ([]int, []calibrate.DecodePoint) {
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
 	if !set["prefill-lengths"] {
 		lengths = nil // calibrate's linear defaults
 	}

@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -11,87 +11,96 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/compare"
+	"github.com/knee-dev/knee/internal/junit"
 	"github.com/knee-dev/knee/internal/scrape"
+	"github.com/spf13/cobra"
 )
 
-// runCompare sets two stored runs side by side, metric by metric.
-func runCompare(_ context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "compare")
+// newCompareCmd is knee compare: it sets two stored runs side by side, metric by metric.
+func newCompareCmd(env *Env) *cobra.Command {
+	cmd := newCommand(env, "compare")
+	fs := cmd.Flags()
 	db := dbFlag(fs)
 	asJSON := fs.Bool("json", false, "print the comparison as JSON")
 	resamples := fs.Int("resamples", 1000, "bootstrap resamples for the confidence intervals")
 	minChange := fs.String("min-change", "5%", "smallest relative change worth flagging, even when beyond noise")
 	seed := fs.Uint64("seed", 1, "resampling seed (the comparison is deterministic for a seed)")
 	minDiff := fs.Duration("min-diff", time.Millisecond, "smallest latency difference worth flagging (knee measures to about 1ms)")
+	var junitOut junitFlag
+	junitOut.register(fs, "the comparison's verdicts (one test case per metric; failures as --fail-on says)")
 	failOn := fs.String("fail-on", "none", "exit 3 when B is judged: worse (any metric worse beyond noise), change (worse or better), none")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: knee compare RUN_A RUN_B [--fail-on worse|change] [--json]   (B is judged against A; RUN: an id, last, last~1)")
-		fmt.Fprintln(env.Stderr, "Exit 3 with --fail-on worse when B is worse beyond noise (a regression gate for CI).")
-		fmt.Fprintln(env.Stderr, "Beyond noise: "+compare.Method+".")
-		printFlags(fs)
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 2 {
-		return Usagef("want two runs: knee compare RUN_A RUN_B (ids from `knee runs`, \"last\", \"last~1\"), got %d arguments", len(pos))
-	}
-	if *resamples < 100 || *resamples > 100000 {
-		return Usagef("--resamples %d: want 100 to 100000", *resamples)
-	}
-	mc, err := parsePercent(*minChange)
-	if err != nil || mc < 0 || mc >= 1 {
-		return Usagef("--min-change %q: want a percentage such as 1%% or 0.5%%", *minChange)
-	}
-	switch *failOn {
-	case "none", "worse", "change":
-	default:
-		return Usagef("--fail-on %q: want worse, change or none", *failOn)
-	}
-	st, err := openDBRead(env, *db)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	var sides [2]compare.Side
-	var servers [2]*scrape.View
-	for i, ref := range pos {
-		id, err := resolveRun(st, ref)
+	cmd.Long = helpText(func(w io.Writer) {
+		fmt.Fprintln(w, "Usage: knee compare RUN_A RUN_B [--fail-on worse|change] [--json]   (B is judged against A; RUN: an id, last, last~1)")
+		fmt.Fprintln(w, "Exit 3 with --fail-on worse when B is worse beyond noise (a regression gate for CI).")
+		fmt.Fprintln(w, "Beyond noise: "+compare.Method+".")
+	})
+	cmd.RunE = func(_ *cobra.Command, pos []string) error {
+		if len(pos) != 2 {
+			return Usagef("want two runs: knee compare RUN_A RUN_B (ids from `knee runs`, \"last\", \"last~1\"), got %d arguments", len(pos))
+		}
+		if *resamples < 100 || *resamples > 100000 {
+			return Usagef("--resamples %d: want 100 to 100000", *resamples)
+		}
+		mc, err := parsePercent(*minChange)
+		if err != nil || mc < 0 || mc >= 1 {
+			return Usagef("--min-change %q: want a percentage such as 1%% or 0.5%%", *minChange)
+		}
+		switch *failOn {
+		case "none", "worse", "change":
+		default:
+			return Usagef("--fail-on %q: want worse, change or none", *failOn)
+		}
+		if err := junitOut.check(); err != nil {
+			return err
+		}
+		st, err := openDBRead(env, *db)
 		if err != nil {
 			return err
 		}
-		lr, err := loadRun(st, id)
+		defer st.Close()
+		var sides [2]compare.Side
+		var servers [2]*scrape.View
+		for i, ref := range pos {
+			id, err := resolveRun(st, ref)
+			if err != nil {
+				return err
+			}
+			lr, err := loadRun(st, id)
+			if err != nil {
+				return err
+			}
+			sides[i] = compare.Side{ID: strconv.FormatInt(id, 10), Summary: lr.report.Summary, Records: lr.records,
+				Model: lr.info.Model, Target: lr.info.Target, Setup: compareSetup(lr)}
+			servers[i] = lr.report.Server
+		}
+		if *minDiff <= 0 {
+			return Usagef("--min-diff %v: want a positive duration such as 1ms", *minDiff)
+		}
+		res := compare.Compare(sides[0], sides[1], compare.Options{Resamples: *resamples, Seed: *seed, MinChange: mc,
+			MinDiffMS: float64(*minDiff) / 1e6})
+		res.Server = serverRows(servers[0], servers[1])
+		if *asJSON {
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetIndent("", "  ")
+			err = enc.Encode(res)
+		} else {
+			err = compareText(env, &res)
+		}
 		if err != nil {
 			return err
 		}
-		sides[i] = compare.Side{ID: strconv.FormatInt(id, 10), Summary: lr.report.Summary, Records: lr.records,
-			Model: lr.info.Model, Target: lr.info.Target, Setup: compareSetup(lr)}
-		servers[i] = lr.report.Server
+		if err := junitOut.write("knee compare", junit.CompareSuite(&res, *failOn)); err != nil {
+			return err
+		}
+		if *failOn == "change" && len(res.Better) > 0 || *failOn != "none" && len(res.Worse) > 0 {
+			return &RegressionError{Verdict: res.Verdict, FailOn: *failOn}
+		}
+		if why := unjudged(&res); *failOn != "none" && why != "" {
+			return fmt.Errorf("--fail-on %s cannot pass a gate it could not judge: %s", *failOn, why)
+		}
+		return nil
 	}
-	if *minDiff <= 0 {
-		return Usagef("--min-diff %v: want a positive duration such as 1ms", *minDiff)
-	}
-	res := compare.Compare(sides[0], sides[1], compare.Options{Resamples: *resamples, Seed: *seed, MinChange: mc,
-		MinDiffMS: float64(*minDiff) / 1e6})
-	res.Server = serverRows(servers[0], servers[1])
-	if *asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(res)
-	} else {
-		err = compareText(env, &res)
-	}
-	if err != nil {
-		return err
-	}
-	if *failOn == "change" && len(res.Better) > 0 || *failOn != "none" && len(res.Worse) > 0 {
-		return &RegressionError{Verdict: res.Verdict, FailOn: *failOn}
-	}
-	if why := unjudged(&res); *failOn != "none" && why != "" {
-		return fmt.Errorf("--fail-on %s cannot pass a gate it could not judge: %s", *failOn, why)
-	}
-	return nil
+	return cmd
 }
 
 // unjudged says why a comparison could not judge the runs' latency or

@@ -13,24 +13,25 @@ import (
 
 	"github.com/knee-dev/knee/internal/diagnose"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/spf13/cobra"
 )
 
-// runDiagnose is `knee diagnose FILE`: which phase is the bottleneck, with
+// newDiagnoseCmd is `knee diagnose FILE`: which phase is the bottleneck, with
 // evidence, against a baseline run, an earlier window of the same run, or
 // (with neither) the window's own phase shares and trend.
-func runDiagnose(ctx context.Context, env *Env, args []string) error {
+func newDiagnoseCmd(env *Env) *cobra.Command {
 	var baseline, split, window, baseWindow, format, serverMetrics, baseServerMetrics string
 	var jsonOut bool
-	fs := newFlagSet(env, "diagnose")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: knee diagnose [--baseline FILE | --split T | --window A:B --baseline-window C:D] [--json] FILE")
-		fmt.Fprintln(fs.Output(), "\nFILE (or - for stdin) is knee records.jsonl, a CSV or JSONL of per-request phase times")
-		fmt.Fprintln(fs.Output(), "("+strings.Join(diagnose.PhaseColumns, ",")+"; times in ms),")
-		fmt.Fprintln(fs.Output(), "or a vLLM bench serve result JSON (--save-result). Verdicts: healthy, queue_pressure,")
-		fmt.Fprintln(fs.Output(), "prefill_pressure, decode_slowdown, errors, client_bottleneck (docs/diagnosis.md).")
-		fmt.Fprintln(fs.Output())
-		printFlags(fs)
-	}
+	cmd := newCommand(env, "diagnose")
+	fs := cmd.Flags()
+	cmd.Long = helpText(func(w io.Writer) {
+		fmt.Fprintln(w, "Usage: knee diagnose [--baseline FILE | --split T | --window A:B --baseline-window C:D] [--json] FILE")
+		fmt.Fprintln(w, "\nFILE (or - for stdin) is knee records.jsonl, a CSV or JSONL of per-request phase times")
+		fmt.Fprintln(w, "("+strings.Join(diagnose.PhaseColumns, ",")+"; times in ms),")
+		fmt.Fprintln(w, "or a vLLM bench serve result JSON (--save-result). Verdicts: healthy, queue_pressure,")
+		fmt.Fprintln(w, "prefill_pressure, decode_slowdown, errors, client_bottleneck (docs/diagnosis.md).")
+		fmt.Fprintln(w)
+	})
 	fs.StringVar(&baseline, "baseline", "", "a healthy run to compare against (any input format)")
 	fs.StringVar(&split, "split", "", "cut FILE at this send time (e.g. 60s): requests before are the baseline, after the window")
 	fs.StringVar(&window, "window", "", "judge only requests sent in A:B (durations from the run start, e.g. 60s:120s; either end may be empty)")
@@ -41,104 +42,105 @@ func runDiagnose(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&jsonOut, "json", false, "same as --format json")
 	var ref diagnoseRefFlags
 	ref.register(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if jsonOut {
-		format = "json"
-	}
-	if format != "text" && format != "json" {
-		return Usagef("--format %q: want text or json", format)
-	}
-	if fs.NArg() != 1 {
-		return Usagef("want one input file (knee records.jsonl, phase CSV/JSONL or vLLM result JSON); got %d arguments", fs.NArg())
-	}
-	if n := countSet(baseline != "", split != "", baseWindow != ""); n > 1 {
-		return Usagef("give one of --baseline, --split or --baseline-window")
-	}
-	path := fs.Arg(0)
-	recs, kind, err := readDiagnoseInput(ctx, env, path)
-	if err != nil {
-		return err
-	}
-	opts := diagnose.Options{}
-	win := recs
-	if window != "" {
-		from, to, err := parseSpan("--window", window)
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		ctx := c.Context() // Ctrl-C stops a long parse
+		if jsonOut {
+			format = "json"
+		}
+		if format != "text" && format != "json" {
+			return Usagef("--format %q: want text or json", format)
+		}
+		if fs.NArg() != 1 {
+			return Usagef("want one input file (knee records.jsonl, phase CSV/JSONL or vLLM result JSON); got %d arguments", fs.NArg())
+		}
+		if n := countSet(baseline != "", split != "", baseWindow != ""); n > 1 {
+			return Usagef("give one of --baseline, --split or --baseline-window")
+		}
+		path := fs.Arg(0)
+		recs, kind, err := readDiagnoseInput(ctx, env, path)
 		if err != nil {
 			return err
 		}
-		win = diagnose.Between(recs, from, to)
-	}
-	switch {
-	case baseline != "":
-		opts.Baseline, _, err = readDiagnoseInput(ctx, env, baseline)
-		if err != nil {
-			return err
+		opts := diagnose.Options{}
+		win := recs
+		if window != "" {
+			from, to, err := parseSpan("--window", window)
+			if err != nil {
+				return err
+			}
+			win = diagnose.Between(recs, from, to)
 		}
-		opts.BaselineName = baseline
-	case split != "":
-		at, err := time.ParseDuration(split)
-		if err != nil || at <= 0 {
-			return Usagef("--split %q: want a positive duration from the run start, such as 60s", split)
+		switch {
+		case baseline != "":
+			opts.Baseline, _, err = readDiagnoseInput(ctx, env, baseline)
+			if err != nil {
+				return err
+			}
+			opts.BaselineName = baseline
+		case split != "":
+			at, err := time.ParseDuration(split)
+			if err != nil || at <= 0 {
+				return Usagef("--split %q: want a positive duration from the run start, such as 60s", split)
+			}
+			if !hasSendTimes(recs) {
+				return Usagef("--split: %s has no send times (a %s input without sent_ms/start_times); use --baseline FILE", path, kind)
+			}
+			opts.Baseline, win = diagnose.Split(win, at)
+			opts.BaselineName = "requests sent before " + split
+		case baseWindow != "":
+			from, to, err := parseSpan("--baseline-window", baseWindow)
+			if err != nil {
+				return err
+			}
+			opts.Baseline = diagnose.Between(recs, from, to)
+			opts.BaselineName = "requests sent in " + baseWindow
 		}
-		if !hasSendTimes(recs) {
-			return Usagef("--split: %s has no send times (a %s input without sent_ms/start_times); use --baseline FILE", path, kind)
+		if len(win) == 0 {
+			return Usagef("the window holds no measured requests: check --window/--split against the run's length")
 		}
-		opts.Baseline, win = diagnose.Split(win, at)
-		opts.BaselineName = "requests sent before " + split
-	case baseWindow != "":
-		from, to, err := parseSpan("--baseline-window", baseWindow)
-		if err != nil {
-			return err
+		if opts.Baseline != nil && len(opts.Baseline) == 0 {
+			return Usagef("the baseline holds no measured requests: check --split/--baseline-window")
 		}
-		opts.Baseline = diagnose.Between(recs, from, to)
-		opts.BaselineName = "requests sent in " + baseWindow
-	}
-	if len(win) == 0 {
-		return Usagef("the window holds no measured requests: check --window/--split against the run's length")
-	}
-	if opts.Baseline != nil && len(opts.Baseline) == 0 {
-		return Usagef("the baseline holds no measured requests: check --split/--baseline-window")
-	}
-	if opts.Baseline == nil {
-		r, from, err := ref.reference(path)
-		if err != nil {
-			return err
-		}
-		opts.Reference = r
-		if from != "" {
-			fmt.Fprintf(env.Stderr, "knee diagnose: judging speeds against %s (model and GPU from %s; --gpu/--model override)\n", r.Source, from)
-		}
-	}
-	if serverMetrics != "" {
-		s, err := readServerSeries(serverMetrics, "--server-metrics")
-		if err != nil {
-			return err
-		}
-		opts.Server = serverFacts(s, win)
-		bs := s
-		if baseline != "" {
-			bs = nil
-			if baseServerMetrics != "" {
-				if bs, err = readServerSeries(baseServerMetrics, "--baseline-server-metrics"); err != nil {
-					return err
-				}
+		if opts.Baseline == nil {
+			r, from, err := ref.reference(path)
+			if err != nil {
+				return err
+			}
+			opts.Reference = r
+			if from != "" {
+				fmt.Fprintf(env.Stderr, "knee diagnose: judging speeds against %s (model and GPU from %s; --gpu/--model override)\n", r.Source, from)
 			}
 		}
-		if opts.Baseline != nil && bs != nil {
-			opts.BaselineServer = serverFacts(bs, opts.Baseline)
+		if serverMetrics != "" {
+			s, err := readServerSeries(serverMetrics, "--server-metrics")
+			if err != nil {
+				return err
+			}
+			opts.Server = serverFacts(s, win)
+			bs := s
+			if baseline != "" {
+				bs = nil
+				if baseServerMetrics != "" {
+					if bs, err = readServerSeries(baseServerMetrics, "--baseline-server-metrics"); err != nil {
+						return err
+					}
+				}
+			}
+			if opts.Baseline != nil && bs != nil {
+				opts.BaselineServer = serverFacts(bs, opts.Baseline)
+			}
+		} else if baseServerMetrics != "" {
+			return Usagef("--baseline-server-metrics needs --server-metrics for the window")
 		}
-	} else if baseServerMetrics != "" {
-		return Usagef("--baseline-server-metrics needs --server-metrics for the window")
+		d := diagnose.Diagnose(win, opts)
+		if format == "json" {
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(d)
+		}
+		return diagnoseText(env.Stdout, path, kind, &d)
 	}
-	d := diagnose.Diagnose(win, opts)
-	if format == "json" {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(d)
-	}
-	return diagnoseText(env.Stdout, path, kind, &d)
+	return cmd
 }
 
 // diagnoseWant is what knee diagnose reads, for messages.

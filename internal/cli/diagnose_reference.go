@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"github.com/knee-dev/knee/internal/diagnose"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
+	"github.com/spf13/pflag"
 )
 
 // diagnoseRefFlags say what a run without a baseline is judged against: a
@@ -21,7 +21,7 @@ type diagnoseRefFlags struct {
 	slos       stringList
 }
 
-func (f *diagnoseRefFlags) register(fs *flag.FlagSet) {
+func (f *diagnoseRefFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.gpu, "gpu", "", "without a baseline: judge speeds against the simulator's expectation for this GPU preset (with --model; default: from summary.json beside FILE)")
 	fs.StringVar(&f.model, "model", "", "without a baseline: the model preset for --gpu (knee sim --list)")
 	fs.IntVar(&f.tp, "tp", 0, "tensor-parallel degree for --gpu/--model (default 1)")

@@ -1,81 +1,27 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"slices"
-	"sort"
+	"strconv"
 	"strings"
+	"text/template"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// Help a person can scan: knee -h lists the commands by what they are for,
-// one line each; knee <command> -h prints a header and the flags in groups.
+// Help a person can scan, on stdout, wrapped to the terminal (80 columns
+// when stdout is not one): knee -h lists the commands by what they are for;
+// knee <command> -h prints a header and the flags in groups. The groups are
+// flag annotations set from flagGroups, so every command shares them.
 
-// commandGroups orders knee -h; a command in no group is listed under
-// "Other", so a new command is never hidden.
-var commandGroups = []struct {
-	title string
-	names []string
-}{
-	{"Measure", []string{"bench", "sweep", "selftest", "calibrate"}},
-	{"Simulate", []string{"sim", "serve", "lab"}},
-	{"Analyse", []string{"diagnose"}},
-	{"Stored runs", []string{"runs", "report", "records", "compare", "import"}},
-}
+// flagGroupAnnotation is the pflag annotation naming a flag's help group.
+const flagGroupAnnotation = "knee_help_group"
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "knee — load-test, simulate and diagnose LLM serving")
-	fmt.Fprintln(w, "\nUsage: knee <command> [flags] [arguments]   (knee <command> -h for its flags; flags may come anywhere)")
-	listed := map[string]bool{}
-	for _, g := range commandGroups {
-		fmt.Fprintf(w, "\n%s:\n", g.title)
-		for _, n := range g.names {
-			if c, ok := commands[n]; ok {
-				fmt.Fprintf(w, "  %-10s %s\n", n, c.summary)
-				listed[n] = true
-			}
-		}
-	}
-	var other []string
-	for n := range commands {
-		if !listed[n] {
-			other = append(other, n)
-		}
-	}
-	sort.Strings(other)
-	fmt.Fprintln(w, "\nOther:")
-	for _, n := range other {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
-	}
-	fmt.Fprintln(w, "\nExit codes: 0 ok, 1 runtime failure (also: a measurement that is mostly errors or empty),")
-	fmt.Fprintln(w, "2 bad usage or input, 3 an SLO failed.")
-}
-
-// commandSummary is the one-line description of "knee NAME" (set in init:
-// the command table refers to the commands, which build flag sets).
-var commandSummary func(fsName string) string
-
-func init() {
-	commandSummary = func(fsName string) string {
-		return commands[strings.TrimPrefix(fsName, "knee ")].summary
-	}
-}
-
-// defaultUsage is -h for a command that sets no Usage of its own.
-func defaultUsage(fs *flag.FlagSet) {
-	w := fs.Output()
-	fmt.Fprintf(w, "Usage: %s [flags]\n", fs.Name())
-	if s := commandSummary(fs.Name()); s != "" {
-		fmt.Fprintf(w, "\n%s%s.\n", strings.ToUpper(s[:1]), s[1:])
-	}
-	fmt.Fprintln(w)
-	printFlags(fs)
-}
-
-// sloUsage is the --slo help: every kind of objective, not only latency.
-const sloUsage = "objective, repeatable: latency 'p95(ttft)<2s' (mean|p50|p90|p95|p99|p999|max of ttft|ttft_sched|itl|tpot|e2e|lag), " +
-	"errors 'error_rate<1%' 'rejection_rate<1%', throughput 'goodput>5rps' 'request_throughput>5rps' 'output_throughput>500tok/s'"
+// widthAnnotation carries the help width on the root command, where the
+// template functions (global in cobra) find it.
+const widthAnnotation = "knee_help_width"
 
 // flagGroups places each flag in a help section by name; a flag in none is
 // listed under "Other flags".
@@ -83,70 +29,238 @@ var flagGroups = []struct {
 	title string
 	names []string
 }{
-	{"Target", []string{"url", "model", "api", "api-key-env", "served-model", "served-model-name", "tokenizer-endpoint", "request-timeout", "grace", "ignore-eos", "connect-retries", "retries"}},
+	{"Target", []string{"url", "model", "api", "api-key-env", "served-model", "served-model-name", "tokenizer-endpoint", "request-timeout", "grace", "ignore-eos", "connect-retries", "retries", "temperature"}},
 	{"Load", []string{"concurrency", "rate", "arrival", "burstiness", "max-concurrency", "requests", "duration", "warmup", "ramp",
-		"auto", "min", "max", "factor", "refine", "trace", "sessions"}},
-	{"Workload", []string{"input-tokens", "output-tokens", "dataset", "tokenizer", "shared-prefix", "seed", "scenario-file", "save-scenario"}},
+		"auto", "min", "max", "factor", "refine", "trace", "sessions", "turns", "think-time",
+		"trace-format", "trace-start", "trace-end", "trace-speedup", "trace-rate", "trace-max-context", "trace-sample"}},
+	{"Workload", []string{"input-tokens", "output-tokens", "dataset", "tokenizer", "shared-prefix", "prefix-groups", "prefix-tokens", "seed", "scenario-file", "save-scenario"}},
 	{"Objectives", []string{"slo", "knee-metric"}},
-	{"Engine (simulated server)", []string{"gpu", "tp", "gpu-file", "model-file", "preset-file", "profile", "max-num-seqs", "max-num-batched-tokens",
-		"gpu-memory-utilization", "max-model-len", "queue-limit", "no-chunked-prefill", "step-time-scale", "default-max-tokens",
+	{"Engine (simulated server)", []string{"gpu", "tp", "model-config", "kv-cache-dtype", "gpu-file", "model-file", "preset-file", "profile", "max-num-seqs", "max-num-batched-tokens",
+		"gpu-memory-utilization", "max-model-len", "queue-limit", "no-chunked-prefill", "no-prefix-caching", "step-time-scale", "default-max-tokens",
+		"replicas", "router", "gateway-queue-limit", "prefill-replicas", "decode-replicas", "fleet-file",
 		"fault-error-rate", "fault-cut-rate", "fault-malformed-rate", "fault-stall", "fault-stall-rate", "fault-slow-after", "fault-slow-factor"}},
 	{"Output", []string{"out", "json", "format", "quiet", "label", "db", "no-store", "list"}},
+	{"CI and dashboards", []string{"junit", "metrics-addr", "otlp-endpoint", "otlp-protocol", "otlp-traces"}},
 }
 
-// printFlags prints fs's flags grouped (Target, Load, Workload, Objectives,
-// Engine, Output), each as "--name type" and its usage.
-func printFlags(fs *flag.FlagSet) {
-	w := fs.Output()
-	byGroup := map[string][]*flag.Flag{}
-	fs.VisitAll(func(fl *flag.Flag) {
-		g := "Other flags"
-		for _, fg := range flagGroups {
-			if slices.Contains(fg.names, fl.Name) {
-				g = fg.title
-				break
+// annotateFlagGroups tags each of fs's flags with its help group.
+func annotateFlagGroups(fs *pflag.FlagSet) {
+	fs.VisitAll(func(fl *pflag.Flag) {
+		for _, g := range flagGroups {
+			if slices.Contains(g.names, fl.Name) {
+				_ = fs.SetAnnotation(fl.Name, flagGroupAnnotation, []string{g.title})
+				return
 			}
 		}
-		byGroup[g] = append(byGroup[g], fl)
 	})
-	titles := make([]string, 0, len(flagGroups)+1)
-	for _, fg := range flagGroups {
-		titles = append(titles, fg.title)
-	}
-	titles = append(titles, "Other flags")
-	first := true
-	for _, t := range titles {
-		flags := byGroup[t]
-		if len(flags) == 0 {
-			continue
-		}
-		if !first {
-			fmt.Fprintln(w)
-		}
-		first = false
-		if len(byGroup) > 1 || t != "Other flags" {
-			fmt.Fprintf(w, "%s:\n", t)
-		} else {
-			fmt.Fprintln(w, "Flags:")
-		}
-		for _, fl := range flags {
-			printFlag(w, fl)
-		}
-	}
 }
 
-func printFlag(w io.Writer, fl *flag.Flag) {
-	typ, use := flag.UnquoteUsage(fl)
-	head := "  --" + fl.Name
-	if typ != "" {
-		head += " " + typ
+func init() {
+	cobra.AddTemplateFuncs(template.FuncMap{
+		"kneeHeader":   helpHeader,
+		"kneeCommands": commandList,
+		"kneeFlags":    flagSections,
+		"kneeTopics":   topicFooter,
+	})
+}
+
+// helpTemplate is every command's help: a header, its subcommands, its
+// flags in groups.
+const helpTemplate = `{{kneeHeader .}}{{kneeCommands .}}{{kneeFlags .}}{{kneeTopics .}}`
+
+// usageTemplate is shown after a usage error only when asked (errors are
+// one line; -h shows the rest).
+const usageTemplate = `Usage: {{.UseLine}}   (see {{.CommandPath}} -h)
+`
+
+func setHelp(root *cobra.Command, width int) {
+	if root.Annotations == nil {
+		root.Annotations = map[string]string{}
 	}
-	if def := fl.DefValue; def != "" && def != "0" && def != "false" && def != "0s" && def != "[]" {
-		use += fmt.Sprintf(" (default %s)", def)
+	root.Annotations[widthAnnotation] = strconv.Itoa(width)
+	root.SetHelpTemplate(helpTemplate)
+	root.SetUsageTemplate(usageTemplate)
+}
+
+func helpWidth(c *cobra.Command) int {
+	if w, err := strconv.Atoi(c.Root().Annotations[widthAnnotation]); err == nil && w > 20 {
+		return w
 	}
-	if len(head) <= 24 {
-		fmt.Fprintf(w, "%-26s%s\n", head, use)
-		return
+	return 80
+}
+
+// helpHeader is the first part of the help: what the command is for and
+// how it is called.
+func helpHeader(c *cobra.Command) string {
+	width := helpWidth(c)
+	var b strings.Builder
+	switch {
+	case !c.HasParent():
+		b.WriteString(c.Short + "\n\nUsage: knee <command> [flags] [arguments]   (knee <command> -h for its flags; flags may come anywhere)\n")
+	case c.Long != "":
+		b.WriteString(c.Long + "\n")
+	default:
+		b.WriteString("Usage: " + c.CommandPath() + " [flags]\n")
+		if s := c.Short; s != "" {
+			b.WriteString("\n" + strings.ToUpper(s[:1]) + s[1:] + ".\n")
+		}
 	}
-	fmt.Fprintf(w, "%s\n%26s%s\n", head, "", use)
+	return wrapText(b.String(), width)
+}
+
+// commandList lists c's subcommands by group, then the help topics.
+func commandList(c *cobra.Command) string {
+	if !c.HasAvailableSubCommands() {
+		return ""
+	}
+	width := helpWidth(c)
+	var b strings.Builder
+	line := func(sub *cobra.Command) {
+		b.WriteString(wrapHanging(fmt.Sprintf("  %-11s %s", sub.Name(), sub.Short), width, 14) + "\n")
+	}
+	listed := map[string]bool{}
+	for _, g := range c.Groups() {
+		fmt.Fprintf(&b, "\n%s\n", g.Title)
+		for _, sub := range c.Commands() {
+			if sub.GroupID == g.ID && sub.IsAvailableCommand() {
+				line(sub)
+				listed[sub.Name()] = true
+			}
+		}
+	}
+	title := "\nOther:\n"
+	if len(c.Groups()) == 0 {
+		title = "\nCommands:\n"
+	}
+	b.WriteString(title)
+	for _, sub := range c.Commands() {
+		if !listed[sub.Name()] && sub.IsAvailableCommand() {
+			line(sub)
+		}
+	}
+	var topics []*cobra.Command
+	for _, sub := range c.Commands() {
+		if sub.IsAdditionalHelpTopicCommand() {
+			topics = append(topics, sub)
+		}
+	}
+	if len(topics) > 0 {
+		b.WriteString("\nHelp topics (knee help TOPIC):\n")
+		for _, t := range topics {
+			line(t)
+		}
+	}
+	if !c.HasParent() {
+		b.WriteString("\n" + wrapText("Exit codes: 0 ok, 1 runtime failure (also: a measurement that is mostly errors or empty), 2 bad usage or input, 3 an SLO failed.", width) + "\n")
+	}
+	return b.String()
+}
+
+// flagSections prints c's visible flags in their groups (Target, Load,
+// Workload, Objectives, Engine, Output, then the rest), wrapped.
+func flagSections(c *cobra.Command) string {
+	width := helpWidth(c)
+	groups := map[string]*pflag.FlagSet{}
+	c.Flags().VisitAll(func(fl *pflag.Flag) {
+		if fl.Hidden || fl.Name == "help" {
+			return
+		}
+		title := "Other flags"
+		if g := fl.Annotations[flagGroupAnnotation]; len(g) > 0 {
+			title = g[0]
+		}
+		if groups[title] == nil {
+			groups[title] = pflag.NewFlagSet(title, pflag.ContinueOnError)
+		}
+		groups[title].AddFlag(fl)
+	})
+	if len(groups) == 0 {
+		return ""
+	}
+	titles := make([]string, 0, len(flagGroups)+1)
+	for _, g := range flagGroups {
+		titles = append(titles, g.title)
+	}
+	titles = append(titles, "Other flags")
+	var b strings.Builder
+	for _, t := range titles {
+		fs := groups[t]
+		if fs == nil {
+			continue
+		}
+		if t == "Other flags" && len(groups) == 1 {
+			t = "Flags"
+		}
+		fmt.Fprintf(&b, "\n%s:\n%s", t, fitFlagUsages(fs.FlagUsagesWrapped(width), width))
+	}
+	return b.String()
+}
+
+// fitFlagUsages wraps the lines pflag leaves longer than width (it does
+// not wrap when the names take most of a narrow terminal), continuing under
+// the flag name.
+func fitFlagUsages(usages string, width int) string {
+	lines := strings.Split(usages, "\n")
+	for i, l := range lines {
+		if len(l) > width {
+			lines[i] = wrapHanging(l, width, 10)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// wrapText fits s to width: the lines of a paragraph (unindented lines
+// between blank ones) are joined and refilled; a Usage line continues
+// under its first word; an indented line wraps under its own indentation.
+func wrapText(s string, width int) string {
+	var out, para []string
+	flush := func() {
+		if len(para) > 0 {
+			out = append(out, wrapHanging(strings.Join(para, " "), width, 0))
+			para = nil
+		}
+	}
+	for _, l := range strings.Split(s, "\n") {
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		switch {
+		case strings.HasPrefix(l, "Usage: "):
+			flush()
+			out = append(out, wrapHanging(l, width, len("Usage: ")))
+		case l == "" || indent > 0:
+			flush()
+			out = append(out, wrapHanging(l, width, indent))
+		default:
+			para = append(para, l)
+		}
+	}
+	flush()
+	return strings.Join(out, "\n")
+}
+
+// wrapHanging wraps one line at spaces to width, indenting continuation
+// lines by indent.
+func wrapHanging(line string, width, indent int) string {
+	if len(line) <= width {
+		return line
+	}
+	var b strings.Builder
+	pad := strings.Repeat(" ", indent)
+	col := 0
+	for i, word := range strings.Split(line, " ") {
+		switch {
+		case i == 0:
+		case col+1+len(word) > width && col > indent:
+			b.WriteString("\n" + pad)
+			col = indent
+			if word == "" {
+				continue
+			}
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(word)
+		col += len(word)
+	}
+	return b.String()
 }

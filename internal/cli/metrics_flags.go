@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -18,6 +17,7 @@ import (
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/sweep"
+	"github.com/spf13/pflag"
 )
 
 // metricsFlags choose how bench, sweep and calibrate scrape the target's
@@ -32,7 +32,7 @@ type metricsFlags struct {
 
 // noteSet records, after parsing, whether --no-metrics came with a flag it
 // makes pointless.
-func (m *metricsFlags) noteSet(fs *flag.FlagSet) {
+func (m *metricsFlags) noteSet(fs *pflag.FlagSet) {
 	for _, name := range []string{"metrics-url", "metrics-interval"} {
 		if m.off && flagGiven(fs, name) && m.alsoGiven == "" {
 			m.alsoGiven = name
@@ -40,7 +40,7 @@ func (m *metricsFlags) noteSet(fs *flag.FlagSet) {
 	}
 }
 
-func (m *metricsFlags) register(fs *flag.FlagSet) {
+func (m *metricsFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&m.url, "metrics-url", "", "the server's Prometheus metrics URL (default: /metrics on the --url host)")
 	fs.DurationVar(&m.interval, "metrics-interval", time.Second, "how often to scrape the server's metrics during the run")
 	fs.BoolVar(&m.off, "no-metrics", false, "do not scrape the server's metrics")

@@ -19,6 +19,7 @@ import (
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/workload"
+	"github.com/spf13/cobra"
 )
 
 type planFlags struct {
@@ -33,18 +34,19 @@ type planFlags struct {
 	noPrefixCaching, jsonOut bool
 	workers                  int
 	label                    string
+	source                   modelSourceFlags
 	storeFlags
 }
 
-func runPlan(ctx context.Context, env *Env, args []string) error {
+func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 	var f planFlags
-	fs := newFlagSet(env, "plan")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: knee plan --model M --rate R --slo EXPR [--slo EXPR ...] [flags]")
-		fmt.Fprintln(fs.Output(), "\nSearches deployments (GPU × TP × replicas × engine limits × router) in the simulator for the cheapest that meets every SLO at the load.")
-		fmt.Fprintln(fs.Output())
-		printFlags(fs)
-	}
+	cmd := newCommand(env, "plan")
+	fs := cmd.Flags()
+	cmd.Long = helpText(func(w io.Writer) {
+		fmt.Fprintln(w, "Usage: knee plan --model M --rate R --slo EXPR [--slo EXPR ...] [flags]")
+		fmt.Fprintln(w, "\nSearches deployments (GPU × TP × replicas × engine limits × router) in the simulator for the cheapest that meets every SLO at the load.")
+		fmt.Fprintln(w)
+	})
 	f.wl.register(fs, 32, 1500)
 	fs.StringVar(&f.model, "model", "llama-3.1-8b", "model preset (knee sim --list)")
 	fs.StringVar(&f.gpus, "gpus", "h100,h200,a100-80gb", "GPU presets to consider, comma-separated")
@@ -56,6 +58,7 @@ func runPlan(ctx context.Context, env *Env, args []string) error {
 	fs.Float64Var(&f.memUtil, "gpu-memory-utilization", 0.9, "fraction of GPU memory the engine may use")
 	fs.BoolVar(&f.noPrefixCaching, "no-prefix-caching", false, "turn off automatic prefix caching")
 	fs.StringVar(&f.presetFile, "preset-file", "", "YAML file with lists gpus: and models: of extra presets")
+	f.source.register(fs)
 	fs.StringVar(&f.costFile, "cost-file", "", "YAML map of GPU name to USD per GPU-hour, over the defaults (docs/plan.md)")
 	fs.Var(&f.slos, "slo", sloUsage+" (at least one)")
 	fs.Int64Var(&f.validateRequests, "validate-requests", 10000, "requests in the winner's validation run (and the next cheaper candidate's)")
@@ -63,154 +66,162 @@ func runPlan(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&f.jsonOut, "json", false, "print the answer as JSON")
 	fs.StringVar(&f.label, "label", "", "label of the stored run (the winner's validation run)")
 	f.storeFlags.register(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return Usagef("unexpected argument %q (flags only; see knee plan -h)", fs.Arg(0))
-	}
-	if !(f.wl.rate > 0) {
-		return Usagef("--rate: give the target load in requests per second (plan searches for an open loop at that rate)")
-	}
-	if f.wl.trace.path != "" || f.wl.dataset != "" {
-		return Usagef("knee plan takes synthetic lengths (--input-tokens, --output-tokens, --prefix-groups); --trace and --dataset are not supported yet")
-	}
-	if err := f.wl.validate(); err != nil {
-		return err
-	}
-	if f.wl.requests <= 0 {
-		return Usagef("--requests %d: give the requests of each search run (1500 by default)", f.wl.requests)
-	}
-	if f.validateRequests < 1 {
-		return Usagef("--validate-requests %d: want 1 or more", f.validateRequests)
-	}
-	objectives, err := slo.ParseAll(f.slos)
-	if err != nil {
-		return Usagef("--slo: %v", err)
-	}
-	if len(objectives) == 0 {
-		return Usagef("give at least one --slo (e.g. --slo 'p95(ttft)<2s' --slo 'p99(itl)<100ms')")
-	}
-	cat := simengine.NewCatalog()
-	if f.presetFile != "" {
-		if _, err := sim.LoadPresetFile(cat, f.presetFile); err != nil {
-			return Usagef("--preset-file: %v", err)
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		if fs.NArg() > 0 {
+			return Usagef("unexpected argument %q (flags only; see knee plan -h)", fs.Arg(0))
 		}
-	}
-	model, err := cat.LookupModel(f.model)
-	if err != nil {
-		return Usagef("--model: %v", err)
-	}
-	space := plan.Space{MaxReplicas: f.maxReplicas}
-	for _, name := range splitList(f.gpus) {
-		g, err := cat.LookupGPU(name)
+		if !(f.wl.rate > 0) {
+			return Usagef("--rate: give the target load in requests per second (plan searches for an open loop at that rate)")
+		}
+		if f.wl.trace.path != "" || f.wl.dataset != "" {
+			return Usagef("knee plan takes synthetic lengths (--input-tokens, --output-tokens, --prefix-groups); --trace and --dataset are not supported yet")
+		}
+		if err := f.wl.validate(); err != nil {
+			return err
+		}
+		if f.wl.requests <= 0 {
+			return Usagef("--requests %d: give the requests of each search run (1500 by default)", f.wl.requests)
+		}
+		if f.validateRequests < 1 {
+			return Usagef("--validate-requests %d: want 1 or more", f.validateRequests)
+		}
+		objectives, err := slo.ParseAll(f.slos)
 		if err != nil {
-			return Usagef("--gpus: %v", err)
+			return Usagef("--slo: %v", err)
 		}
-		space.GPUs = append(space.GPUs, g)
-	}
-	if space.TPs, err = intList("tp", f.tps, 1); err != nil {
-		return err
-	}
-	if space.MaxNumSeqs, err = intList("max-num-seqs", f.seqs, 0); err != nil {
-		return err
-	}
-	if space.MaxBatchedTokens, err = intList("max-num-batched-tokens", f.budgets, 0); err != nil {
-		return err
-	}
-	if (f.wl.prefixGroups > 0 || f.wl.sharedPrefix > 0) && !flagGiven(fs, "routers") {
-		// Shared prefixes are what prefix affinity is for.
-		f.routers += "," + sim.PrefixAffinity
-	}
-	for _, r := range splitList(f.routers) {
-		if !slices.Contains(sim.Routers, r) {
-			return Usagef("--routers: %q is not a router (want %s)", r, strings.Join(sim.Routers, ", "))
+		if len(objectives) == 0 {
+			return Usagef("give at least one --slo (e.g. --slo 'p95(ttft)<2s' --slo 'p99(itl)<100ms')")
 		}
-		space.Routers = append(space.Routers, r)
-	}
-	switch {
-	case len(space.GPUs) == 0 || len(space.Routers) == 0:
-		return Usagef("--gpus and --routers: give at least one each")
-	case f.maxReplicas < 1 || f.maxReplicas > maxReplicas:
-		return Usagef("--max-replicas %d: want 1 to %d", f.maxReplicas, maxReplicas)
-	case !(f.memUtil > 0 && f.memUtil <= 1):
-		return Usagef("--gpu-memory-utilization %v: want a fraction in (0, 1]", f.memUtil)
-	case f.workers < 0:
-		return Usagef("--workers %d: want 0 (one per core) or more", f.workers)
-	}
-	costs := plan.DefaultCosts
-	if f.costFile != "" {
-		if costs, err = plan.LoadCosts(f.costFile, cat, plan.DefaultCosts); err != nil {
-			return Usagef("--cost-file: %v", err)
-		}
-	}
-	for _, g := range space.GPUs {
-		if _, ok := costs[g.Name]; !ok {
-			return Usagef("--gpus: no price for %s; give one in --cost-file (%s: USD per GPU-hour)", g.Name, strings.ToLower(g.Name))
-		}
-	}
-	gen, err := f.wl.generator()
-	if err != nil {
-		return err
-	}
-	in, _ := workload.ParseDist(f.wl.input)
-	out, _ := workload.ParseDist(f.wl.output)
-	if _, err := f.wl.arrivals(); err != nil {
-		return err
-	}
-	base := simengine.DefaultConfig(simengine.GPU{}, model, 1)
-	base.GPUMemoryUtilization, base.NoPrefixCaching = f.memUtil, f.noPrefixCaching
-	base.Seed = int64(f.wl.resolvedSeed())
-	q := plan.Question{
-		Base: base, Gen: gen, RateRPS: f.wl.rate, MeanTokens: in.Mean() + out.Mean(), SLOs: objectives,
-		Arrivals: func() sim.Arrivals {
-			a, _ := f.wl.arrivals() // validated above
-			return a
-		},
-		SearchRequests: f.wl.requests, ValidateRequests: f.validateRequests, Space: space, Costs: costs, Workers: f.workers,
-	}
-	// The winner's validation run is kept to be stored like any sim run.
-	var winnerRecs []record.Request
-	if !f.noStore {
-		q.OnWinnerRecord = func(r *record.Request) {
-			if len(winnerRecs) < maxStoredSimRecords {
-				winnerRecs = append(winnerRecs, r.Clone())
+		cat := simengine.NewCatalog()
+		if f.presetFile != "" {
+			if _, err := sim.LoadPresetFile(cat, f.presetFile); err != nil {
+				return Usagef("--preset-file: %v", err)
 			}
 		}
-	}
-	start := time.Now()
-	ans, err := plan.Search(ctx, q)
-	if err != nil {
-		return err
-	}
-	elapsed := time.Since(start)
-	storedID := ""
-	if ans.Winner != nil {
-		if storedID, err = storePlanWinner(env, &f, model.Name, start, ans, objectives, winnerRecs); err != nil {
-			fmt.Fprintf(env.Stderr, "knee plan: saving the winner's run: %v\n", err)
+		if name, err := f.source.addConfigModel(cat); err != nil {
+			return err
+		} else if name != "" && !flagGiven(fs, "model") {
+			f.model = name
 		}
-	}
-	hdr := planHeader{Model: model.Name, RateRPS: f.wl.rate, Arrival: f.wl.arrival, Input: f.wl.input, Output: f.wl.output,
-		Seed: f.wl.resolvedSeed(), SLOs: f.slos, ElapsedS: elapsed.Seconds(), Workers: f.workers, StoredRun: storedID}
-	if hdr.Workers == 0 {
-		hdr.Workers = runtime.GOMAXPROCS(0)
-	}
-	if f.jsonOut {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			planHeader
-			plan.Answer
-		}{hdr, ans})
-	}
-	printPlan(env.Stdout, hdr, space, f.wl.requests, ans)
-	if ans.Winner == nil {
-		if why := allInvalid(ans.Families); why != "" {
-			return Usagef("no deployment in the search space is a valid configuration: %s (check --tp and --model)", why)
+		model, err := cat.LookupModel(f.model)
+		if err != nil {
+			return Usagef("--model: %v", err)
 		}
-		return &SLOError{Failed: []string{"no deployment in the search space meets every SLO"}}
+		if model, err = f.source.withKVDtype(model); err != nil {
+			return err
+		}
+		space := plan.Space{MaxReplicas: f.maxReplicas}
+		for _, name := range splitList(f.gpus) {
+			g, err := cat.LookupGPU(name)
+			if err != nil {
+				return Usagef("--gpus: %v", err)
+			}
+			space.GPUs = append(space.GPUs, g)
+		}
+		if space.TPs, err = intList("tp", f.tps, 1); err != nil {
+			return err
+		}
+		if space.MaxNumSeqs, err = intList("max-num-seqs", f.seqs, 0); err != nil {
+			return err
+		}
+		if space.MaxBatchedTokens, err = intList("max-num-batched-tokens", f.budgets, 0); err != nil {
+			return err
+		}
+		if (f.wl.prefixGroups > 0 || f.wl.sharedPrefix > 0) && !flagGiven(fs, "routers") {
+			// Shared prefixes are what prefix affinity is for.
+			f.routers += "," + sim.PrefixAffinity
+		}
+		for _, r := range splitList(f.routers) {
+			if !slices.Contains(sim.Routers, r) {
+				return Usagef("--routers: %q is not a router (want %s)", r, strings.Join(sim.Routers, ", "))
+			}
+			space.Routers = append(space.Routers, r)
+		}
+		switch {
+		case len(space.GPUs) == 0 || len(space.Routers) == 0:
+			return Usagef("--gpus and --routers: give at least one each")
+		case f.maxReplicas < 1 || f.maxReplicas > maxReplicas:
+			return Usagef("--max-replicas %d: want 1 to %d", f.maxReplicas, maxReplicas)
+		case !(f.memUtil > 0 && f.memUtil <= 1):
+			return Usagef("--gpu-memory-utilization %v: want a fraction in (0, 1]", f.memUtil)
+		case f.workers < 0:
+			return Usagef("--workers %d: want 0 (one per core) or more", f.workers)
+		}
+		costs := plan.DefaultCosts
+		if f.costFile != "" {
+			if costs, err = plan.LoadCosts(f.costFile, cat, plan.DefaultCosts); err != nil {
+				return Usagef("--cost-file: %v", err)
+			}
+		}
+		for _, g := range space.GPUs {
+			if _, ok := costs[g.Name]; !ok {
+				return Usagef("--gpus: no price for %s; give one in --cost-file (%s: USD per GPU-hour)", g.Name, strings.ToLower(g.Name))
+			}
+		}
+		gen, err := f.wl.generator()
+		if err != nil {
+			return err
+		}
+		in, _ := workload.ParseDist(f.wl.input)
+		out, _ := workload.ParseDist(f.wl.output)
+		if _, err := f.wl.arrivals(); err != nil {
+			return err
+		}
+		base := simengine.DefaultConfig(simengine.GPU{}, model, 1)
+		base.GPUMemoryUtilization, base.NoPrefixCaching = f.memUtil, f.noPrefixCaching
+		base.Seed = int64(f.wl.resolvedSeed())
+		q := plan.Question{
+			Base: base, Gen: gen, RateRPS: f.wl.rate, MeanTokens: in.Mean() + out.Mean(), SLOs: objectives,
+			Arrivals: func() sim.Arrivals {
+				a, _ := f.wl.arrivals() // validated above
+				return a
+			},
+			SearchRequests: f.wl.requests, ValidateRequests: f.validateRequests, Space: space, Costs: costs, Workers: f.workers,
+		}
+		// The winner's validation run is kept to be stored like any sim run.
+		var winnerRecs []record.Request
+		if !f.noStore {
+			q.OnWinnerRecord = func(r *record.Request) {
+				if len(winnerRecs) < maxStoredSimRecords {
+					winnerRecs = append(winnerRecs, r.Clone())
+				}
+			}
+		}
+		start := time.Now()
+		ans, err := plan.Search(ctx, q)
+		if err != nil {
+			return err
+		}
+		elapsed := time.Since(start)
+		storedID := ""
+		if ans.Winner != nil {
+			if storedID, err = storePlanWinner(env, &f, model.Name, start, ans, objectives, winnerRecs); err != nil {
+				fmt.Fprintf(env.Stderr, "knee plan: saving the winner's run: %v\n", err)
+			}
+		}
+		hdr := planHeader{Model: model.Name, RateRPS: f.wl.rate, Arrival: f.wl.arrival, Input: f.wl.input, Output: f.wl.output,
+			Seed: f.wl.resolvedSeed(), SLOs: f.slos, ElapsedS: elapsed.Seconds(), Workers: f.workers, StoredRun: storedID}
+		if hdr.Workers == 0 {
+			hdr.Workers = runtime.GOMAXPROCS(0)
+		}
+		if f.jsonOut {
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(struct {
+				planHeader
+				plan.Answer
+			}{hdr, ans})
+		}
+		printPlan(env.Stdout, hdr, space, f.wl.requests, ans)
+		if ans.Winner == nil {
+			if why := allInvalid(ans.Families); why != "" {
+				return Usagef("no deployment in the search space is a valid configuration: %s (check --tp and --model)", why)
+			}
+			return &SLOError{Failed: []string{"no deployment in the search space meets every SLO"}}
+		}
+		return nil
 	}
-	return nil
+	return cmd
 }
 
 // allInvalid gives the causes when every family of the search is an invalid

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"math"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/workload"
+	"github.com/spf13/pflag"
 )
 
 // Prompts exact in the server's own tokens: with --tokenizer, prompts are
@@ -29,7 +29,7 @@ const promptProbeText = "hello"
 // tokenizerGiven reports whether --tokenizer was set (flag or scenario).
 func (w *workloadFlags) tokenizerGiven() bool {
 	given := false
-	w.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "tokenizer" })
+	w.fs.Visit(func(f *pflag.Flag) { given = given || f.Name == "tokenizer" })
 	return given
 }
 

@@ -2,135 +2,135 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/spf13/cobra"
 )
 
-// runRecords lists a stored run's per-request records: every one, or only
+// newRecordsCmd is knee records: it lists a stored run's per-request records: every one, or only
 // the failures with their messages; as JSONL (records.jsonl's shape, so
 // the export reads back with knee import or knee diagnose) or CSV.
-func runRecords(_ context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "records")
+func newRecordsCmd(env *Env) *cobra.Command {
+	cmd := newCommand(env, "records")
+	fs := cmd.Flags()
 	db := dbFlag(fs)
 	errorsOnly := fs.Bool("errors", false, "only failed requests (with their error kind and message)")
 	format := fs.String("format", "", "jsonl (records.jsonl's shape) or csv (one row per request, the main fields); default: from --out's extension, else jsonl")
 	out := fs.String("out", "", "write to this file instead of stdout (e.g. records.jsonl)")
 	step := fs.Int("step", -1, "a sweep's step, counted from 0 in knee report's steps table (default: every step)")
 	limit := fs.Int("limit", 0, "at most this many records (0: all)")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: knee records RUN [--errors] [--format jsonl|csv] [--step N] [--limit N] [--out FILE]   (RUN: an id from knee runs, last, last~1)")
-		fmt.Fprintln(env.Stderr, "\nLists a stored run's per-request records; --errors only the failures and why.")
-		fmt.Fprintln(env.Stderr, "knee records RUN --out records.jsonl exports what knee bench --out writes.")
-		fmt.Fprintln(env.Stderr)
-		printFlags(fs)
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := wantOneRun("records", pos); err != nil {
-		return err
-	}
-	f := strings.ToLower(*format)
-	if f == "" {
-		f = "jsonl"
-		if strings.HasSuffix(strings.ToLower(*out), ".csv") {
-			f = "csv"
-		}
-	}
-	if f == "json" {
-		f = "jsonl"
-	}
-	if f != "jsonl" && f != "csv" {
-		return Usagef("--format %q: want jsonl or csv", *format)
-	}
-	if *limit < 0 {
-		return Usagef("--limit %d: want 0 (all) or more", *limit)
-	}
-	if *step < -1 {
-		return Usagef("--step %d: want a step number from 0", *step)
-	}
-	st, err := openDBRead(env, *db)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	id, err := resolveRun(st, pos[0])
-	if err != nil {
-		return err
-	}
-	info, err := st.Run(id)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
-	if *step >= 0 {
-		sw, err := st.Sweep(id)
-		if err != nil {
-			return dbErr(err)
-		}
-		if sw == nil {
-			return Usagef("--step %d: run %d is a %s, not a sweep", *step, id, info.Kind)
-		}
-		if *step >= len(sw.Steps) {
-			return Usagef("--step %d: run %d has steps 0 to %d", *step, id, len(sw.Steps)-1)
-		}
-	}
-	if info.Records == 0 {
-		// Not an error: the run exists and holds nothing to list.
-		fmt.Fprintf(env.Stderr, "run %d (%s) has no per-request records stored: %s\n", id, info.Kind, noRecordsWhy(info.Kind))
-		return nil
-	}
-
-	// Written to memory first, so --out is either the whole export or untouched.
-	var buf bytes.Buffer
-	var emit func(step int, r *record.Request) error
-	var flush func() error
-	switch f {
-	case "jsonl":
-		w := record.NewWriter(&buf)
-		emit = func(_ int, r *record.Request) error { return w.Write(r) }
-		flush = w.Flush
-	case "csv":
-		cw := csv.NewWriter(&buf)
-		if err := cw.Write(recordCSVHeader); err != nil {
+	cmd.Long = helpText(func(w io.Writer) {
+		fmt.Fprintln(w, "Usage: knee records RUN [--errors] [--format jsonl|csv] [--step N] [--limit N] [--out FILE]   (RUN: an id from knee runs, last, last~1)")
+		fmt.Fprintln(w, "\nLists a stored run's per-request records; --errors only the failures and why.")
+		fmt.Fprintln(w, "knee records RUN --out records.jsonl exports what knee bench --out writes.")
+		fmt.Fprintln(w)
+	})
+	cmd.RunE = func(_ *cobra.Command, pos []string) error {
+		if err := wantOneRun("records", pos); err != nil {
 			return err
 		}
-		emit = func(step int, r *record.Request) error { return cw.Write(recordCSVRow(step, r)) }
-		flush = func() error { cw.Flush(); return cw.Error() }
-	}
-	n := 0
-	errLimit := errors.New("limit reached")
-	err = st.StepRecords(id, func(s int, r *record.Request) error {
-		if (*step >= 0 && s != *step) || (*errorsOnly && r.OK()) {
+		f := strings.ToLower(*format)
+		if f == "" {
+			f = "jsonl"
+			if strings.HasSuffix(strings.ToLower(*out), ".csv") {
+				f = "csv"
+			}
+		}
+		if f == "json" {
+			f = "jsonl"
+		}
+		if f != "jsonl" && f != "csv" {
+			return Usagef("--format %q: want jsonl or csv", *format)
+		}
+		if *limit < 0 {
+			return Usagef("--limit %d: want 0 (all) or more", *limit)
+		}
+		if *step < -1 {
+			return Usagef("--step %d: want a step number from 0", *step)
+		}
+		st, err := openDBRead(env, *db)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		id, err := resolveRun(st, pos[0])
+		if err != nil {
+			return err
+		}
+		info, err := st.Run(id)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		if *step >= 0 {
+			sw, err := st.Sweep(id)
+			if err != nil {
+				return dbErr(err)
+			}
+			if sw == nil {
+				return Usagef("--step %d: run %d is a %s, not a sweep", *step, id, info.Kind)
+			}
+			if *step >= len(sw.Steps) {
+				return Usagef("--step %d: run %d has steps 0 to %d", *step, id, len(sw.Steps)-1)
+			}
+		}
+		if info.Records == 0 {
+			// Not an error: the run exists and holds nothing to list.
+			fmt.Fprintf(env.Stderr, "run %d (%s) has no per-request records stored: %s\n", id, info.Kind, noRecordsWhy(info.Kind))
 			return nil
 		}
-		if *limit > 0 && n >= *limit {
-			return errLimit
+
+		// Written to memory first, so --out is either the whole export or untouched.
+		var buf bytes.Buffer
+		var emit func(step int, r *record.Request) error
+		var flush func() error
+		switch f {
+		case "jsonl":
+			w := record.NewWriter(&buf)
+			emit = func(_ int, r *record.Request) error { return w.Write(r) }
+			flush = w.Flush
+		case "csv":
+			cw := csv.NewWriter(&buf)
+			if err := cw.Write(recordCSVHeader); err != nil {
+				return err
+			}
+			emit = func(step int, r *record.Request) error { return cw.Write(recordCSVRow(step, r)) }
+			flush = func() error { cw.Flush(); return cw.Error() }
 		}
-		n++
-		return emit(s, r)
-	})
-	if err != nil && !errors.Is(err, errLimit) {
-		return dbErr(err)
+		n := 0
+		errLimit := errors.New("limit reached")
+		err = st.StepRecords(id, func(s int, r *record.Request) error {
+			if (*step >= 0 && s != *step) || (*errorsOnly && r.OK()) {
+				return nil
+			}
+			if *limit > 0 && n >= *limit {
+				return errLimit
+			}
+			n++
+			return emit(s, r)
+		})
+		if err != nil && !errors.Is(err, errLimit) {
+			return dbErr(err)
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		what := "records"
+		if *errorsOnly {
+			what = "failed requests"
+		}
+		if n == 0 {
+			fmt.Fprintf(env.Stderr, "run %d: no %s\n", id, what)
+		}
+		return writeOut(env, *out, buf.Bytes(), fmt.Sprintf("%d %s of run %d", n, what, id))
 	}
-	if err := flush(); err != nil {
-		return err
-	}
-	what := "records"
-	if *errorsOnly {
-		what = "failed requests"
-	}
-	if n == 0 {
-		fmt.Fprintf(env.Stderr, "run %d: no %s\n", id, what)
-	}
-	return writeOut(env, *out, buf.Bytes(), fmt.Sprintf("%d %s of run %d", n, what, id))
+	return cmd
 }
 
 func noRecordsWhy(kind string) string {

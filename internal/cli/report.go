@@ -2,94 +2,94 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/spf13/cobra"
 )
 
 // reportFormats are the formats knee report renders.
 var reportFormats = []string{"text", "md", "csv", "json", "html"}
 
-// runReport renders a stored run.
-func runReport(_ context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "report")
+// newReportCmd is knee report: it renders a stored run.
+func newReportCmd(env *Env) *cobra.Command {
+	cmd := newCommand(env, "report")
+	fs := cmd.Flags()
 	db := dbFlag(fs)
 	format := fs.String("format", "", "text, md, csv, json or html (default: from --out's extension, else text)")
 	out := fs.String("out", "", "write to this file instead of stdout (on a terminal, html goes to a file: knee-run-ID.html)")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: knee report RUN [--format text|md|csv|json|html] [--out FILE]   (RUN: an id from knee runs, last, last~1)")
-		printFlags(fs)
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := wantOneRun("report", pos); err != nil {
-		return err
-	}
-	f := strings.ToLower(*format)
-	if f == "markdown" {
-		f = "md"
-	}
-	if f != "" && !contains(reportFormats, f) {
-		return Usagef("--format %q: want one of %s", *format, strings.Join(reportFormats, ", "))
-	}
-	if *out != "" && *out != "-" {
-		extFormat, known := formatFromExt(*out)
-		switch {
-		case f == "" && !known:
-			return Usagef("--out %s: knee writes text, md, csv, json or html; name the file .txt, .md, .csv, .json or .html (or give --format)", *out)
-		case f == "":
-			f = extFormat
-		case known && filepath.Ext(*out) != "" && extFormat != f:
-			return Usagef("--out %s is a %s file name but --format is %s: make them agree", *out, extFormat, f)
+	cmd.Long = helpText(func(w io.Writer) {
+		fmt.Fprintln(w, "Usage: knee report RUN [--format text|md|csv|json|html] [--out FILE]   (RUN: an id from knee runs, last, last~1)")
+	})
+	cmd.RunE = func(_ *cobra.Command, pos []string) error {
+		if err := wantOneRun("report", pos); err != nil {
+			return err
 		}
-	}
-	if f == "" {
-		f = "text"
-	}
-	st, err := openDBRead(env, *db)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	id, err := resolveRun(st, pos[0])
-	if err != nil {
-		return err
-	}
-	lr, err := loadRun(st, id)
-	if err != nil {
-		return err
-	}
+		f := strings.ToLower(*format)
+		if f == "markdown" {
+			f = "md"
+		}
+		if f != "" && !contains(reportFormats, f) {
+			return Usagef("--format %q: want one of %s", *format, strings.Join(reportFormats, ", "))
+		}
+		if *out != "" && *out != "-" {
+			extFormat, known := formatFromExt(*out)
+			switch {
+			case f == "" && !known:
+				return Usagef("--out %s: knee writes text, md, csv, json or html; name the file .txt, .md, .csv, .json or .html (or give --format)", *out)
+			case f == "":
+				f = extFormat
+			case known && filepath.Ext(*out) != "" && extFormat != f:
+				return Usagef("--out %s is a %s file name but --format is %s: make them agree", *out, extFormat, f)
+			}
+		}
+		if f == "" {
+			f = "text"
+		}
+		st, err := openDBRead(env, *db)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		id, err := resolveRun(st, pos[0])
+		if err != nil {
+			return err
+		}
+		lr, err := loadRun(st, id)
+		if err != nil {
+			return err
+		}
 
-	// Render fully before writing, so a failure leaves no half file.
-	var buf bytes.Buffer
-	switch f {
-	case "text":
-		err = report.Text(&buf, lr.report)
-	case "md":
-		err = report.Markdown(&buf, lr.report)
-	case "csv":
-		err = report.CSV(&buf, lr.report)
-	case "json":
-		err = report.JSON(&buf, lr.report)
-	case "html":
-		err = report.HTML(&buf, lr.report, report.HTMLData{Records: lr.records, Sweep: lr.sweep})
+		// Render fully before writing, so a failure leaves no half file.
+		var buf bytes.Buffer
+		switch f {
+		case "text":
+			err = report.Text(&buf, lr.report)
+		case "md":
+			err = report.Markdown(&buf, lr.report)
+		case "csv":
+			err = report.CSV(&buf, lr.report)
+		case "json":
+			err = report.JSON(&buf, lr.report)
+		case "html":
+			err = report.HTML(&buf, lr.report, report.HTMLData{Records: lr.records, Sweep: lr.sweep})
+		}
+		if err != nil {
+			return fmt.Errorf("rendering run %d as %s: %w", id, f, err)
+		}
+		path := *out
+		if path == "" && f == "html" && env.IsTerminal {
+			// HTML on a terminal is noise: write a file (piped, it goes to stdout).
+			path = fmt.Sprintf("knee-run-%d.html", id)
+		}
+		return writeOut(env, path, buf.Bytes(), fmt.Sprintf("run %d, %s", id, f))
 	}
-	if err != nil {
-		return fmt.Errorf("rendering run %d as %s: %w", id, f, err)
-	}
-	path := *out
-	if path == "" && f == "html" && env.IsTerminal {
-		// HTML on a terminal is noise: write a file (piped, it goes to stdout).
-		path = fmt.Sprintf("knee-run-%d.html", id)
-	}
-	return writeOut(env, path, buf.Bytes(), fmt.Sprintf("run %d, %s", id, f))
+	return cmd
 }
 
 // wantOneRun checks that a command got one run reference.

@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -14,11 +14,13 @@ import (
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
+	"github.com/spf13/cobra"
 )
 
-// runRuns lists stored runs, newest first.
-func runRuns(_ context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "runs")
+// newRunsCmd is knee runs: it lists stored runs, newest first.
+func newRunsCmd(env *Env) *cobra.Command {
+	cmd := newCommand(env, "runs")
+	fs := cmd.Flags()
 	db := dbFlag(fs)
 	var f store.Filter
 	fs.StringVar(&f.Target, "target", "", "only runs whose target contains this text")
@@ -28,74 +30,72 @@ func runRuns(_ context.Context, env *Env, args []string) error {
 	since := fs.String("since", "", "only runs started since: a duration back from now (24h, 7d) or a date (2026-11-01)")
 	fs.IntVar(&f.Limit, "limit", 50, "at most this many runs (0: all)")
 	asJSON := fs.Bool("json", false, "print the runs as JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: knee runs [--target T] [--model M] [--label L] [--kind K] [--since 7d|2026-11-01] [--json]")
-		printFlags(fs)
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return Usagef("unexpected argument %q (runs takes only flags; see knee runs -h)", pos[0])
-	}
-	switch f.Kind {
-	case "", store.KindBench, store.KindSweep, store.KindSim, store.KindLab, store.KindImport:
-	default:
-		return Usagef("--kind %q: want bench, sweep, sim, lab or import", f.Kind)
-	}
-	if *since != "" {
-		t, err := parseSince(*since, time.Now())
-		if err != nil {
-			return Usagef("--since %q: %v", *since, err)
+	cmd.Long = helpText(func(w io.Writer) {
+		fmt.Fprintln(w, "Usage: knee runs [--target T] [--model M] [--label L] [--kind K] [--since 7d|2026-11-01] [--json]")
+	})
+	cmd.RunE = func(_ *cobra.Command, pos []string) error {
+		if len(pos) > 0 {
+			return Usagef("unexpected argument %q (runs takes only flags; see knee runs -h)", pos[0])
 		}
-		f.Since = t
-	}
-	if f.Limit < 0 {
-		return Usagef("--limit %d: want 0 or more", f.Limit)
-	}
-	st, err := openDBRead(env, *db)
-	if err != nil {
-		if *db == "" && env.Getenv("KNEE_DB") == "" && errors.Is(err, store.ErrNoDatabase) {
-			// A fresh install: nothing stored yet is not an error.
-			fmt.Fprintf(env.Stdout, "no runs stored yet (%s does not exist; knee bench, sweep, sim, lab and import store runs there)\n", store.DefaultPath(env.Getenv))
+		switch f.Kind {
+		case "", store.KindBench, store.KindSweep, store.KindSim, store.KindLab, store.KindImport:
+		default:
+			return Usagef("--kind %q: want bench, sweep, sim, lab or import", f.Kind)
+		}
+		if *since != "" {
+			t, err := parseSince(*since, time.Now())
+			if err != nil {
+				return Usagef("--since %q: %v", *since, err)
+			}
+			f.Since = t
+		}
+		if f.Limit < 0 {
+			return Usagef("--limit %d: want 0 or more", f.Limit)
+		}
+		st, err := openDBRead(env, *db)
+		if err != nil {
+			if *db == "" && env.Getenv("KNEE_DB") == "" && errors.Is(err, store.ErrNoDatabase) {
+				// A fresh install: nothing stored yet is not an error.
+				fmt.Fprintf(env.Stdout, "no runs stored yet (%s does not exist; knee bench, sweep, sim, lab and import store runs there)\n", store.DefaultPath(env.Getenv))
+				return nil
+			}
+			return err
+		}
+		defer st.Close()
+		runs, err := st.ListRuns(f)
+		if err != nil {
+			return dbErr(err)
+		}
+		if *asJSON {
+			return writeRunsJSON(env, runs)
+		}
+		if len(runs) == 0 {
+			fmt.Fprintf(env.Stdout, "no runs in %s match\n", st.Path())
 			return nil
 		}
-		return err
-	}
-	defer st.Close()
-	runs, err := st.ListRuns(f)
-	if err != nil {
-		return dbErr(err)
-	}
-	if *asJSON {
-		return writeRunsJSON(env, runs)
-	}
-	if len(runs) == 0 {
-		fmt.Fprintf(env.Stdout, "no runs in %s match\n", st.Path())
-		return nil
-	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTARTED\tKIND\tSTATUS\tLABEL\tTARGET\tMODEL\tREQS\tREQ/S\tTTFT P95 MS")
-	for _, r := range runs {
-		reqs, rps, ttft := strconv.Itoa(r.Records), "–", "–"
-		s := r.Summary
-		if s == nil && r.Records > 0 && r.Kind != store.KindSweep {
-			// Killed or still running: the figures knee report computes
-			// from the stored records (a sweep's mix its steps: no figure).
-			s = partialSummary(st, r.ID)
-		}
-		if s != nil {
-			reqs = strconv.Itoa(s.Requests)
-			rps = strconv.FormatFloat(s.RequestThroughputRPS, 'f', 2, 64)
-			if s.TTFT.Count > 0 && !math.IsInf(s.TTFT.P95, 0) && !math.IsNaN(s.TTFT.P95) {
-				ttft = strconv.FormatFloat(s.TTFT.P95, 'f', 1, 64)
+		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSTARTED\tKIND\tSTATUS\tLABEL\tTARGET\tMODEL\tREQS\tREQ/S\tTTFT P95 MS")
+		for _, r := range runs {
+			reqs, rps, ttft := strconv.Itoa(r.Records), "–", "–"
+			s := r.Summary
+			if s == nil && r.Records > 0 && r.Kind != store.KindSweep {
+				// Killed or still running: the figures knee report computes
+				// from the stored records (a sweep's mix its steps: no figure).
+				s = partialSummary(st, r.ID)
 			}
+			if s != nil {
+				reqs = strconv.Itoa(s.Requests)
+				rps = strconv.FormatFloat(s.RequestThroughputRPS, 'f', 2, 64)
+				if s.TTFT.Count > 0 && !math.IsInf(s.TTFT.P95, 0) && !math.IsNaN(s.TTFT.P95) {
+					ttft = strconv.FormatFloat(s.TTFT.P95, 'f', 1, 64)
+				}
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Start.Local().Format("2006-01-02 15:04"), r.Kind, r.Status,
+				cell(r.Label, 24), cell(r.Target, 32), cell(r.Model, 28), reqs, rps, ttft)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Start.Local().Format("2006-01-02 15:04"), r.Kind, r.Status,
-			cell(r.Label, 24), cell(r.Target, 32), cell(r.Model, 28), reqs, rps, ttft)
+		return tw.Flush()
 	}
-	return tw.Flush()
+	return cmd
 }
 
 // partialSummary summarises a run's stored records, as knee report does for

@@ -2,12 +2,13 @@ package cli
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -29,12 +30,16 @@ const (
 	saveScenarioFlag = "save-scenario"
 )
 
-// applyScenarioFile loads the --scenario-file named in args, if any, into fs.
-func applyScenarioFile(fs *flag.FlagSet, args []string) error {
-	path, ok := scanFlagValue(args, scenarioFileFlag)
-	if !ok {
+// applyScenarioFile loads the --scenario-file given, if any, into the
+// command's flags that the command line left unset: the command line wins.
+func applyScenarioFile(cmd *cobra.Command) error {
+	fs := cmd.Flags()
+	path := fs.Lookup(scenarioFileFlag).Value.String()
+	if path == "" {
 		return nil
 	}
+	onLine := map[string]bool{}
+	fs.Visit(func(f *pflag.Flag) { onLine[f.Name] = true })
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return Usagef("--%s: %v", scenarioFileFlag, err)
@@ -54,7 +59,10 @@ func applyScenarioFile(fs *flag.FlagSet, args []string) error {
 		key, val := m.Content[i], m.Content[i+1]
 		name := strings.TrimLeft(key.Value, "-")
 		if name == scenarioFileFlag || name == saveScenarioFlag || fs.Lookup(name) == nil {
-			return Usagef("--%s %s:%d: %q is not a setting of %s (see %s -h)", scenarioFileFlag, path, key.Line, key.Value, fs.Name(), fs.Name())
+			return Usagef("--%s %s:%d: %q is not a setting of %s (see %s -h)", scenarioFileFlag, path, key.Line, key.Value, cmd.CommandPath(), cmd.CommandPath())
+		}
+		if onLine[name] {
+			continue
 		}
 		var values []string
 		switch val.Kind {
@@ -79,38 +87,16 @@ func applyScenarioFile(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// scanFlagValue finds -name/--name VALUE or -name=VALUE in args before
-// "--" (flags may come anywhere on the line).
-func scanFlagValue(args []string, name string) (string, bool) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			return "", false
-		}
-		if !strings.HasPrefix(a, "-") {
-			continue
-		}
-		a = strings.TrimLeft(a, "-")
-		if v, ok := strings.CutPrefix(a, name+"="); ok {
-			return v, true
-		}
-		if a == name && i+1 < len(args) {
-			return args[i+1], true
-		}
-	}
-	return "", false
-}
-
 // saveScenario writes every setting given (from a file or the command line)
 // to path as a scenario file, with the resolved values of the workload
 // settings left at their defaults (resolved: flag name to value), so the
 // file states the whole workload even if a default changes.
-func saveScenario(fs *flag.FlagSet, path string, resolved [][2]string) error {
+func saveScenario(fs *pflag.FlagSet, path string, resolved [][2]string) error {
 	settings := map[string]any{}
 	for _, kv := range resolved {
 		settings[kv[0]] = kv[1]
 	}
-	fs.Visit(func(f *flag.Flag) {
+	fs.Visit(func(f *pflag.Flag) {
 		if f.Name == scenarioFileFlag || f.Name == saveScenarioFlag {
 			return
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/knee-dev/knee/internal/selftest"
 	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/workload"
+	"github.com/spf13/cobra"
 )
 
 // selftestStepScale is the default step-time scale of knee selftest: steps
@@ -19,10 +20,11 @@ import (
 // measurement of knee's own overhead needs.
 const selftestStepScale = 0.5
 
-// runSelftest measures knee's own measurement error and CPU per token by
+// newSelftestCmd is knee selftest: it measures knee's own measurement error and CPU per token by
 // running its client against its simulated server in this process.
-func runSelftest(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "selftest")
+func newSelftestCmd(ctx context.Context, env *Env) *cobra.Command {
+	cmd := newCommand(env, "selftest")
+	fs := cmd.Flags()
 	var eng simEngineFlags
 	eng.register(fs)
 	eng.stepTimeScale = selftestStepScale
@@ -37,70 +39,69 @@ func runSelftest(ctx context.Context, env *Env, args []string) error {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	slowSteps := fs.Int("slow-steps", 2, "when the highest concurrency misses 1 ms, repeat it up to N times with the engine twice as slow each time (half the token rate) to find a rate at which it holds; 0: off")
 	profDir := fs.String("profile-dir", "", "write each step's CPU profile (client and server) to DIR/step-N.pprof")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: knee selftest [flags]\n\nRun knee's client against knee's simulated server in this process at rising\nconcurrency and report knee's own measurement error (reported TTFT and ITL\nvs the server's actual write times), the server's pacing lag (actual vs\nsimulated write times), the token rate and the CPU per streamed\ntoken: the overhead floor of this machine.")
-		printFlags(fs)
-	}
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return Usagef("unexpected argument %q (knee selftest takes only flags)", fs.Arg(0))
-	}
-	steps, err := parseIntList("--concurrency", *conc)
-	if err != nil {
-		return err
-	}
-	switch {
-	case *dur <= 0:
-		return Usagef("--duration %v: want a positive duration such as 4s", *dur)
-	case *warm < 0:
-		return Usagef("--warmup %v: want 0 or more", *warm)
-	case *in < 1:
-		return Usagef("--input-tokens %d: want 1 or more", *in)
-	case *out < 2:
-		return Usagef("--output-tokens %d: want 2 or more (one gap at least)", *out)
-	case *slowSteps < 0:
-		return Usagef("--slow-steps %d: want 0 or more", *slowSteps)
-	case *api != "chat" && *api != "completions":
-		return Usagef("--api %q: want chat or completions", *api)
-	}
-	ec, err := eng.resolve(fs)
-	if err != nil {
-		return err
-	}
-	tok, err := workload.LoadTokenizer(*tokName)
-	if err != nil {
-		return Usagef("--tokenizer: %v", err)
-	}
-	cfg := selftest.Config{
-		Server:      simserver.Config{Engine: ec, Tokenizer: tok},
-		Concurrency: steps, Duration: *dur, Warmup: *warm,
-		InputTokens: *in, OutputTokens: *out, API: *api, ProfileDir: *profDir,
-		SlowSteps: *slowSteps,
-	}
-	if !*asJSON {
-		fmt.Fprintf(env.Stdout, "knee selftest: %d step(s) of %v (+%v warm-up), %d input / %d output tokens per request\n", len(steps), *dur, *warm, *in, *out)
-		cfg.Progress = func(s selftest.Step) { printSelftestStep(env.Stdout, s) }
-		printSelftestHeader(env.Stdout)
-	}
-	res, err := selftest.Run(ctx, cfg)
-	if err != nil && (res == nil || len(res.Steps) == 0) {
-		return fmt.Errorf("selftest: %w", err)
-	}
-	if *asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		if e := enc.Encode(res); e != nil {
-			return e
+	cmd.Long = helpText(func(w io.Writer) {
+		fmt.Fprintln(w, "Usage: knee selftest [flags]\n\nRun knee's client against knee's simulated server in this process at rising\nconcurrency and report knee's own measurement error (reported TTFT and ITL\nvs the server's actual write times), the server's pacing lag (actual vs\nsimulated write times), the token rate and the CPU per streamed\ntoken: the overhead floor of this machine.")
+	})
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		if fs.NArg() > 0 {
+			return Usagef("unexpected argument %q (knee selftest takes only flags)", fs.Arg(0))
 		}
-	} else {
-		printSelftestFooter(env.Stdout, res, *profDir)
+		steps, err := parseIntList("--concurrency", *conc)
+		if err != nil {
+			return err
+		}
+		switch {
+		case *dur <= 0:
+			return Usagef("--duration %v: want a positive duration such as 4s", *dur)
+		case *warm < 0:
+			return Usagef("--warmup %v: want 0 or more", *warm)
+		case *in < 1:
+			return Usagef("--input-tokens %d: want 1 or more", *in)
+		case *out < 2:
+			return Usagef("--output-tokens %d: want 2 or more (one gap at least)", *out)
+		case *slowSteps < 0:
+			return Usagef("--slow-steps %d: want 0 or more", *slowSteps)
+		case *api != "chat" && *api != "completions":
+			return Usagef("--api %q: want chat or completions", *api)
+		}
+		ec, err := eng.resolve(fs)
+		if err != nil {
+			return err
+		}
+		tok, err := workload.LoadTokenizer(*tokName)
+		if err != nil {
+			return Usagef("--tokenizer: %v", err)
+		}
+		cfg := selftest.Config{
+			Server:      simserver.Config{Engine: ec, Tokenizer: tok},
+			Concurrency: steps, Duration: *dur, Warmup: *warm,
+			InputTokens: *in, OutputTokens: *out, API: *api, ProfileDir: *profDir,
+			SlowSteps: *slowSteps,
+		}
+		if !*asJSON {
+			fmt.Fprintf(env.Stdout, "knee selftest: %d step(s) of %v (+%v warm-up), %d input / %d output tokens per request\n", len(steps), *dur, *warm, *in, *out)
+			cfg.Progress = func(s selftest.Step) { printSelftestStep(env.Stdout, s) }
+			printSelftestHeader(env.Stdout)
+		}
+		res, err := selftest.Run(ctx, cfg)
+		if err != nil && (res == nil || len(res.Steps) == 0) {
+			return fmt.Errorf("selftest: %w", err)
+		}
+		if *asJSON {
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetIndent("", "  ")
+			if e := enc.Encode(res); e != nil {
+				return e
+			}
+		} else {
+			printSelftestFooter(env.Stdout, res, *profDir)
+		}
+		if err != nil {
+			return fmt.Errorf("selftest stopped early: %w", err)
+		}
+		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("selftest stopped early: %w", err)
-	}
-	return nil
+	return cmd
 }
 
 func parseIntList(flagName, s string) ([]int, error) {

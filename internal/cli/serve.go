@@ -2,14 +2,16 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"time"
 
 	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/workload"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // serveFlags are the simulated server's own settings (the engine's come
@@ -23,7 +25,7 @@ type serveFlags struct {
 	faults           simserver.Faults
 }
 
-func (f *serveFlags) register(fs *flag.FlagSet) {
+func (f *serveFlags) register(fs *pflag.FlagSet) {
 	f.engine.register(fs)
 	fs.StringVar(&f.servedModelName, "served-model-name", "", "model name clients send (default: the model preset's name)")
 	fs.StringVar(&f.tokenizer, "tokenizer", workload.DefaultTokenizer, "tokenizer that counts prompt tokens: cl100k_base, o200k_base, or a HF tokenizer.json path")
@@ -38,7 +40,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.faults.SlowFactor, "fault-slow-factor", 0, "slow-decode factor (>1) applied after --fault-slow-after (0: off)")
 }
 
-func (f *serveFlags) config(fs *flag.FlagSet) (simserver.Config, error) {
+func (f *serveFlags) config(fs *pflag.FlagSet) (simserver.Config, error) {
 	ec, err := f.engine.resolve(fs)
 	if err != nil {
 		return simserver.Config{}, err
@@ -71,39 +73,39 @@ func checkListenAddr(addr string) error {
 	return nil
 }
 
-// runServe runs the simulated OpenAI-compatible server until interrupted.
-func runServe(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "serve")
+// newServeCmd is knee serve: it runs the simulated OpenAI-compatible server until interrupted.
+func newServeCmd(ctx context.Context, env *Env) *cobra.Command {
+	cmd := newCommand(env, "serve")
+	fs := cmd.Flags()
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address (loopback by default; 0.0.0.0:8000 to expose it)")
 	var f serveFlags
 	f.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: knee serve [flags]\n\nRun an OpenAI-compatible streaming server whose tokens leave at the times\nthe simulated engine says (/v1/chat/completions, /v1/completions, /v1/models,\n/health, /metrics with vLLM's metric names).")
-		printFlags(fs)
+	cmd.Long = helpText(func(w io.Writer) {
+		fmt.Fprintln(w, "Usage: knee serve [flags]\n\nRun an OpenAI-compatible streaming server whose tokens leave at the times\nthe simulated engine says (/v1/chat/completions, /v1/completions, /v1/models,\n/health, /metrics with vLLM's metric names).")
+	})
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		if fs.NArg() > 0 {
+			return Usagef("unexpected argument %q (knee serve takes only flags)", fs.Arg(0))
+		}
+		cfg, err := f.config(fs)
+		if err != nil {
+			return err
+		}
+		if err := checkListenAddr(*addr); err != nil {
+			return err
+		}
+		base, srv, err := simserver.Start(ctx, *addr, cfg)
+		if err != nil {
+			// The address is the user's input: in use, not ours, not local.
+			return Usagef("--addr %s: %v", *addr, err)
+		}
+		defer srv.Close()
+		fmt.Fprintf(env.Stdout, "knee serve: %s\n", srv.Describe())
+		fmt.Fprintf(env.Stdout, "listening on %s/v1 (model %q); metrics at %s/metrics; Ctrl-C to stop\n", base, srv.Model(), base)
+		fmt.Fprintf(env.Stdout, "try: curl -N %s/v1/chat/completions -H 'Content-Type: application/json' -d '{\"model\":%q,\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}],\"max_tokens\":8,\"stream\":true}'\n", base, srv.Model())
+		<-ctx.Done()
+		fmt.Fprintln(env.Stdout, "knee serve: stopping")
+		return nil
 	}
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return Usagef("unexpected argument %q (knee serve takes only flags)", fs.Arg(0))
-	}
-	cfg, err := f.config(fs)
-	if err != nil {
-		return err
-	}
-	if err := checkListenAddr(*addr); err != nil {
-		return err
-	}
-	base, srv, err := simserver.Start(ctx, *addr, cfg)
-	if err != nil {
-		// The address is the user's input: in use, not ours, not local.
-		return Usagef("--addr %s: %v", *addr, err)
-	}
-	defer srv.Close()
-	fmt.Fprintf(env.Stdout, "knee serve: %s\n", srv.Describe())
-	fmt.Fprintf(env.Stdout, "listening on %s/v1 (model %q); metrics at %s/metrics; Ctrl-C to stop\n", base, srv.Model(), base)
-	fmt.Fprintf(env.Stdout, "try: curl -N %s/v1/chat/completions -H 'Content-Type: application/json' -d '{\"model\":%q,\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}],\"max_tokens\":8,\"stream\":true}'\n", base, srv.Model())
-	<-ctx.Done()
-	fmt.Fprintln(env.Stdout, "knee serve: stopping")
-	return nil
+	return cmd
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/workload"
+	"github.com/spf13/pflag"
 )
 
 // sessionFlags run multi-turn conversations (docs/workloads.md): each turn
@@ -25,7 +25,7 @@ type sessionFlags struct {
 	think    string
 }
 
-func (s *sessionFlags) register(fs *flag.FlagSet) {
+func (s *sessionFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&s.sessions, "sessions", 0, "run this many multi-turn conversations at once: each turn sends the history (prompts and the server's answers) plus a new --input-tokens message")
 	fs.StringVar(&s.turns, "turns", "4", "with --sessions: turns per conversation, a length distribution (4, 2:8, normal:4,1)")
 	fs.StringVar(&s.think, "think-time", "0s", "with --sessions: the user's pause between an answer and the next turn: a duration (2s) or a uniform range (1s:5s)")
@@ -34,9 +34,9 @@ func (s *sessionFlags) register(fs *flag.FlagSet) {
 // thinkRange is the parsed --think-time.
 type thinkRange struct{ lo, hi time.Duration }
 
-func (s *sessionFlags) parse(fs *flag.FlagSet) (workload.Dist, thinkRange, error) {
+func (s *sessionFlags) parse(fs *pflag.FlagSet) (workload.Dist, thinkRange, error) {
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
 	if s.sessions == 0 {
 		for _, n := range []string{"turns", "think-time"} {
 			if set[n] {
@@ -177,8 +177,8 @@ func (s *sessionFlags) config() [][2]string {
 }
 
 // flagGiven reports whether the flag name was set on the command line.
-func flagGiven(fs *flag.FlagSet, name string) bool {
+func flagGiven(fs *pflag.FlagSet, name string) bool {
 	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	fs.Visit(func(f *pflag.Flag) { given = given || f.Name == name })
 	return given
 }

@@ -20,11 +20,8 @@ import (
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/workload"
+	"github.com/spf13/cobra"
 )
-
-// runSimSweep is `knee sim sweep`; the sweep command sets it (in its own
-// file) so that sim.go does not depend on the sweep package.
-var runSimSweep func(ctx context.Context, env *Env, args []string) error
 
 // simFlags are knee sim's flags beside the shared workload flags.
 type simFlags struct {
@@ -40,24 +37,19 @@ type simFlags struct {
 	json  bool
 	list  bool
 	quiet bool
+	junit junitFlag
 }
 
-func runSim(ctx context.Context, env *Env, args []string) error {
-	if len(args) > 0 && args[0] == "sweep" {
-		if runSimSweep == nil {
-			return Usagef("knee sim sweep is not available in this build; run knee sim once per load instead")
-		}
-		return inSubcommand("sim sweep", runSimSweep(ctx, env, args[1:]))
-	}
+func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 	var f simFlags
-	fs := newFlagSet(env, "sim")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: knee sim [flags]   (knee sim --list shows the GPU and model presets)")
-		fmt.Fprintln(fs.Output(), "\nSimulates a vLLM-like serving engine in virtual time and reports what knee bench would measure.")
-		fmt.Fprintln(fs.Output(), "With --client-chunk-cost, --client-gap or --client-start it reports what a slower client (another tool's) would measure.")
-		fmt.Fprintln(fs.Output())
-		printFlags(fs)
-	}
+	cmd := newCommand(env, "sim")
+	fs := cmd.Flags()
+	cmd.Long = helpText(func(w io.Writer) {
+		fmt.Fprintln(w, "Usage: knee sim [flags]   (knee sim --list shows the GPU and model presets)")
+		fmt.Fprintln(w, "\nSimulates a vLLM-like serving engine in virtual time and reports what knee bench would measure.")
+		fmt.Fprintln(w, "With --client-chunk-cost, --client-gap or --client-start it reports what a slower client (another tool's) would measure.")
+		fmt.Fprintln(w)
+	})
 	f.wl.register(fs, 32, 1000)
 	f.sess.register(fs)
 	f.engine.register(fs)
@@ -69,290 +61,293 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	fs.StringVar(&f.label, "label", "", "label stored with the run")
 	f.storeFlags.register(fs)
+	f.junit.register(fs, "the run's verdicts (one test case per SLO)")
 	fs.BoolVar(&f.list, "list", false, "list the GPU and model presets (with any --preset-file, --gpu-file, --model-file) and exit")
-	// "knee sim --rate 10 sweep …": the subcommand after flags, as anywhere.
-	if i := subcommandAt(fs, args, "sweep"); i > 0 && runSimSweep != nil {
-		return inSubcommand("sim sweep", runSimSweep(ctx, env, append(append([]string(nil), args[:i]...), args[i+1:]...)))
-	}
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	f.engine.noteSet(fs)
-	if fs.NArg() > 0 {
-		return Usagef("unexpected argument %q (flags only; see knee sim -h)", fs.Arg(0))
-	}
-	cat, err := f.engine.catalog()
-	if err != nil {
-		return err
-	}
-	if f.list {
-		return simListPresets(env.Stdout, cat)
-	}
-	if err := f.wl.validate(); err != nil {
-		return err
-	}
-	if err := f.fleet.validate(&f.wl); err != nil {
-		return err
-	}
-	if f.fleet.active() && f.sess.sessions > 0 {
-		return Usagef("--sessions is not supported with --replicas or --gateway-queue-limit yet (a fleet runs rate, concurrency and trace workloads)")
-	}
-	objectives, err := slo.ParseAll(f.slos)
-	if err != nil {
-		return Usagef("--slo: %v", err)
-	}
-	ecfg, err := f.engine.config(cat)
-	if err != nil {
-		return err
-	}
-	if err := f.fleet.loadFile(cat, ecfg); err != nil {
-		return err
-	}
-	eng, err := simengine.NewEngine(ecfg) // validate up front: clear usage errors
-	if err != nil {
-		return Usagef("%v", err)
-	}
-	// A workload whose average request does not fit is a usage error up
-	// front; a rare longer request becomes an HTTP 400 record, as a real
-	// server answers it.
-	f.wl.simMaxContext = eng.Config().MaxModelLen
-	if f.wl.dataset == "" && f.wl.trace.path == "" {
-		in, ierr := workload.ParseDist(f.wl.input)
-		out, oerr := workload.ParseDist(f.wl.output)
-		if c := eng.Config(); ierr == nil && oerr == nil && in.Mean()+out.Mean() > float64(c.MaxModelLen) {
-			return Usagef("--input-tokens %s + --output-tokens %s average %.0f + %.0f = %.0f tokens per request, over the max model len %d of %s (lower them, or raise --max-model-len)",
-				f.wl.input, f.wl.output, in.Mean(), out.Mean(), in.Mean()+out.Mean(), c.MaxModelLen, c.Model.Name)
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		f.engine.noteSet(fs)
+		if fs.NArg() > 0 {
+			return Usagef("unexpected argument %q (flags only; see knee sim -h)", fs.Arg(0))
 		}
-	}
-	f.wl.trace.ctx = ctx // Ctrl-C stops reading a huge trace
-	wp, err := f.wl.plan()
-	if err != nil {
-		return err
-	}
-	var gen sim.Lengths = wp.gen
-	arrivals, warmupDur, warmupN := wp.arrivals, wp.warmup, wp.warmupRequests
-	workloadDesc := fmt.Sprintf("input %s, output %s tokens", f.wl.input, f.wl.output)
-	var stream *workload.TraceStream
-	if wp.trace != nil {
-		if stream, err = wp.trace.Stream(false); err != nil {
-			return Usagef("--trace: %v", err)
-		}
-		defer stream.Close()
-		gen, arrivals = stream, stream
-		workloadDesc = wp.trace.Info().String()
-	}
-	ecfg.Seed = int64(f.wl.resolvedSeed()) // the front-end jitter repeats with the workload
-	turns, think, err := f.sess.parse(fs)
-	if err != nil {
-		return err
-	}
-	cfg := sim.Config{
-		Engine: ecfg, Gen: gen, Requests: f.wl.requests, Duration: f.wl.duration,
-		Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,
-		// Token times feed the inter-token statistics and records.jsonl;
-		// they live only until each record is added and written.
-		StreamTokenTimes: true,
-		TooLongAsErrors:  true,
-	}
-	switch {
-	case f.sess.sessions > 0:
-		cfg.Sessions = f.sess.sessions
-		cfg.Turn = f.sess.simTurnSource(gen, turns, think, f.wl.resolvedSeed())
-		if !flagGiven(fs, "requests") {
-			cfg.Requests = math.MaxInt64 // the conversations end by themselves
-		}
-	case arrivals != nil:
-		cfg.Arrivals = arrivals
-		cfg.MaxConcurrency = f.wl.maxConcurrency
-	default:
-		cfg.Concurrency = f.wl.concurrency
-	}
-	if cfg.Client, err = f.client.client(cfg.Concurrency > 0 || cfg.Sessions > 0, f.fleet.active(), f.wl.duration); err != nil {
-		return err
-	}
-	if cfg.ServerLoop, err = f.client.serverLoop(f.fleet.active()); err != nil {
-		return err
-	}
-
-	var (
-		file   *os.File
-		writer *record.Writer
-		werr   error
-	)
-	if f.out != "" {
-		if err := os.MkdirAll(f.out, 0o755); err != nil {
-			return Usagef("--out %s: %v", f.out, err)
-		}
-		file, err = os.Create(filepath.Join(f.out, "records.jsonl"))
+		cat, err := f.engine.catalog()
 		if err != nil {
-			return Usagef("--out %s: %v", f.out, err)
-		}
-		defer file.Close()
-		writer = record.NewWriter(file)
-	}
-	opts := stats.Options{OfferedRateRPS: f.wl.rate, Series: true}
-	if wp.trace != nil {
-		opts.OfferedRateRPS = wp.trace.Info().MeanRateRPS
-	}
-	if len(objectives) > 0 {
-		opts.Good = objectives.Good
-	}
-	acc := stats.NewAccumulator(opts)
-	target := simTarget(ecfg)
-	if f.fleet.active() {
-		target = fleetTarget(&f.fleet, ecfg)
-	}
-	meta := runMeta{kind: "sim", target: target, model: ecfg.Model.Name, label: f.label,
-		load: f.wl.loadString(), config: f.configKV(eng)}
-	stored, err := f.storeFlags.begin(env, meta)
-	if err != nil {
-		return err
-	}
-	// Per-request records of very long simulations stay out of the database
-	// (--out streams them to a file instead); the summary is always stored.
-	storeRecords := f.wl.requests > 0 && f.wl.requests <= maxStoredSimRecords
-	if writer == nil && !storeRecords && cfg.Client.ChunkCost == 0 && cfg.ServerLoop.ChunkCost == 0 {
-		// No record leaves the run: inter-token statistics come from the
-		// engine a step at a time (every decoding request of a step gets
-		// the same gap) instead of one token time per token. A client
-		// with a chunk cost sees other gaps than the engine's.
-		cfg.StreamTokenTimes, cfg.OnGaps = false, acc.AddGaps
-	}
-	start := time.Now()
-	var done int64
-	var lastSend time.Duration
-	lastProgress := start
-	var (
-		res    sim.Result
-		fres   sim.FleetResult
-		runErr error
-		ttfts  = replicaTTFTs{}
-	)
-	var turnRecs []record.Request // sessions: what their report needs of each turn
-	onRecord := func(r *record.Request) {
-		acc.Add(r)
-		if r.Session != "" {
-			turnRecs = append(turnRecs, record.Request{Session: r.Session, Turn: r.Turn, Sent: r.Sent, FirstToken: r.FirstToken,
-				Done: r.Done, StreamEnd: r.StreamEnd, Error: r.Error, Warmup: r.Warmup})
-		}
-		if f.fleet.active() {
-			ttfts.add(r)
-		}
-		lastSend = max(lastSend, r.Sent)
-		// Long simulations say they are alive every few seconds.
-		if done++; !f.quiet && done&0x3fff == 0 && time.Since(lastProgress) > 3*time.Second {
-			lastProgress = time.Now()
-			fmt.Fprintf(env.Stderr, "knee sim: %d requests finished, %.0f s of virtual time\n", done, r.Done.Seconds())
-		}
-		if writer != nil && werr == nil {
-			werr = writer.Write(r)
-		}
-		if storeRecords {
-			c := r.Clone() // the simulator reuses r
-			stored.add(&c)
-		}
-	}
-	if f.fleet.active() {
-		fres, runErr = sim.RunFleet(ctx, f.fleet.fleetConfig(cfg), onRecord)
-		res = fres.Result
-	} else {
-		res, runErr = sim.Run(ctx, cfg, onRecord)
-	}
-	elapsed := time.Since(start)
-	if writer != nil {
-		if err := writer.Flush(); werr == nil {
-			werr = err
-		}
-	}
-	if werr != nil {
-		stored.finish(nil, "failed")
-		return fmt.Errorf("writing %s: %w", filepath.Join(f.out, "records.jsonl"), werr)
-	}
-	if runErr != nil && errors.Is(runErr, simengine.ErrTooLong) {
-		stored.finish(nil, "failed")
-		return Usagef("%v (the model's context limit; lower --input-tokens/--output-tokens or raise --max-model-len)", runErr)
-	}
-	interrupted := runErr != nil && ctx.Err() != nil
-	if runErr != nil && !interrupted {
-		stored.finish(nil, "failed")
-		return runErr
-	}
-
-	sum := acc.Summary()
-	rep := &report.Run{
-		Kind: "sim", Version: Version, Target: target, Model: ecfg.Model.Name,
-		Load: f.wl.loadString(), Workload: workloadDesc,
-		Config: f.configKV(eng),
-		Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
-		Notes: simNotes(eng, res, elapsed),
-	}
-	if f.fleet.active() {
-		rep.Notes = append(rep.Notes, fleetNotes(&f.fleet, fres, ttfts)...)
-	}
-	if n := f.client.note(); n != "" {
-		rep.Notes = append(rep.Notes, n)
-	}
-	if c := eng.Config(); c.MaxModelLen < c.Model.MaxContext && f.engine.maxModelLen == 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("max model len lowered from %s's %d to %d tokens, what the KV cache holds (vLLM would refuse to start; set --max-model-len)",
-			c.Model.Name, c.Model.MaxContext, c.MaxModelLen))
-	}
-	if w := overloadWarning(sum); w != "" {
-		rep.Notes = append(rep.Notes, w)
-		if !f.quiet {
-			fmt.Fprintln(env.Stderr, "knee sim: "+w)
-		}
-	}
-	if !interrupted {
-		stoppedBy := "duration"
-		if cfg.Requests > 0 && res.Issued >= cfg.Requests {
-			stoppedBy = "requests"
-		}
-		rep.Notes = append(rep.Notes, f.wl.limitNote(stoppedBy, res.Issued, lastSend))
-	}
-	rep.Notes = append(rep.Notes, sessionNotes(turnRecs)...)
-	if stream != nil && stream.Err() != nil {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", stream.Err()))
-	}
-	if note := f.wl.reuseNote(wp.gen, res.Issued); note != "" {
-		rep.Notes = append(rep.Notes, note)
-	}
-	if res.Failed > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d requests were longer than the max model len %d and refused (HTTP 400 records)", res.Failed, eng.Config().MaxModelLen))
-	}
-	if !storeRecords && stored != nil {
-		if f.wl.requests == 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("this run's summary is stored, not its %d per-request records: the database keeps a simulation's records only when --requests sizes it (at most %d); use --out DIR for records.jsonl, or --requests N", res.Issued, maxStoredSimRecords))
-		} else {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("this run's summary is stored, not its %d per-request records: the database keeps a simulation's records for runs of at most %d requests; use --out DIR for records.jsonl", res.Issued, maxStoredSimRecords))
-		}
-	}
-	status := "complete"
-	if interrupted {
-		status = "interrupted"
-		rep.Status = "interrupted"
-		rep.Notes = append(rep.Notes, "interrupted: the report covers the requests finished before the stop")
-	}
-	rep.ID = stored.id()
-	if err := stored.finish(rep, status); err != nil {
-		fmt.Fprintf(env.Stderr, "knee sim: saving the run: %v\n", err)
-	}
-	if f.out != "" {
-		if err := writeOutDir(f.out, rep, nil); err != nil {
 			return err
 		}
+		if f.list {
+			return simListPresets(env.Stdout, cat)
+		}
+		if err := f.wl.validate(); err != nil {
+			return err
+		}
+		if err := f.junit.check(); err != nil {
+			return err
+		}
+		if err := f.fleet.validate(&f.wl); err != nil {
+			return err
+		}
+		if f.fleet.active() && f.sess.sessions > 0 {
+			return Usagef("--sessions is not supported with --replicas or --gateway-queue-limit yet (a fleet runs rate, concurrency and trace workloads)")
+		}
+		objectives, err := slo.ParseAll(f.slos)
+		if err != nil {
+			return Usagef("--slo: %v", err)
+		}
+		ecfg, err := f.engine.config(cat)
+		if err != nil {
+			return err
+		}
+		if err := f.fleet.loadFile(cat, ecfg); err != nil {
+			return err
+		}
+		eng, err := simengine.NewEngine(ecfg) // validate up front: clear usage errors
+		if err != nil {
+			return Usagef("%v", err)
+		}
+		// A workload whose average request does not fit is a usage error up
+		// front; a rare longer request becomes an HTTP 400 record, as a real
+		// server answers it.
+		f.wl.simMaxContext = eng.Config().MaxModelLen
+		if f.wl.dataset == "" && f.wl.trace.path == "" {
+			in, ierr := workload.ParseDist(f.wl.input)
+			out, oerr := workload.ParseDist(f.wl.output)
+			if c := eng.Config(); ierr == nil && oerr == nil && in.Mean()+out.Mean() > float64(c.MaxModelLen) {
+				return Usagef("--input-tokens %s + --output-tokens %s average %.0f + %.0f = %.0f tokens per request, over the max model len %d of %s (lower them, or raise --max-model-len)",
+					f.wl.input, f.wl.output, in.Mean(), out.Mean(), in.Mean()+out.Mean(), c.MaxModelLen, c.Model.Name)
+			}
+		}
+		f.wl.trace.ctx = ctx // Ctrl-C stops reading a huge trace
+		wp, err := f.wl.plan()
+		if err != nil {
+			return err
+		}
+		var gen sim.Lengths = wp.gen
+		arrivals, warmupDur, warmupN := wp.arrivals, wp.warmup, wp.warmupRequests
+		workloadDesc := fmt.Sprintf("input %s, output %s tokens", f.wl.input, f.wl.output)
+		var stream *workload.TraceStream
+		if wp.trace != nil {
+			if stream, err = wp.trace.Stream(false); err != nil {
+				return Usagef("--trace: %v", err)
+			}
+			defer stream.Close()
+			gen, arrivals = stream, stream
+			workloadDesc = wp.trace.Info().String()
+		}
+		ecfg.Seed = int64(f.wl.resolvedSeed()) // the front-end jitter repeats with the workload
+		turns, think, err := f.sess.parse(fs)
+		if err != nil {
+			return err
+		}
+		cfg := sim.Config{
+			Engine: ecfg, Gen: gen, Requests: f.wl.requests, Duration: f.wl.duration,
+			Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,
+			// Token times feed the inter-token statistics and records.jsonl;
+			// they live only until each record is added and written.
+			StreamTokenTimes: true,
+			TooLongAsErrors:  true,
+		}
+		switch {
+		case f.sess.sessions > 0:
+			cfg.Sessions = f.sess.sessions
+			cfg.Turn = f.sess.simTurnSource(gen, turns, think, f.wl.resolvedSeed())
+			if !flagGiven(fs, "requests") {
+				cfg.Requests = math.MaxInt64 // the conversations end by themselves
+			}
+		case arrivals != nil:
+			cfg.Arrivals = arrivals
+			cfg.MaxConcurrency = f.wl.maxConcurrency
+		default:
+			cfg.Concurrency = f.wl.concurrency
+		}
+		if cfg.Client, err = f.client.client(cfg.Concurrency > 0 || cfg.Sessions > 0, f.fleet.active(), f.wl.duration); err != nil {
+			return err
+		}
+		if cfg.ServerLoop, err = f.client.serverLoop(f.fleet.active()); err != nil {
+			return err
+		}
+
+		var (
+			file   *os.File
+			writer *record.Writer
+			werr   error
+		)
+		if f.out != "" {
+			if err := os.MkdirAll(f.out, 0o755); err != nil {
+				return Usagef("--out %s: %v", f.out, err)
+			}
+			file, err = os.Create(filepath.Join(f.out, "records.jsonl"))
+			if err != nil {
+				return Usagef("--out %s: %v", f.out, err)
+			}
+			defer file.Close()
+			writer = record.NewWriter(file)
+		}
+		opts := stats.Options{OfferedRateRPS: f.wl.rate, Series: true}
+		if wp.trace != nil {
+			opts.OfferedRateRPS = wp.trace.Info().MeanRateRPS
+		}
+		if len(objectives) > 0 {
+			opts.Good = objectives.Good
+		}
+		acc := stats.NewAccumulator(opts)
+		target := simTarget(ecfg)
+		if f.fleet.active() {
+			target = fleetTarget(&f.fleet, ecfg)
+		}
+		meta := runMeta{kind: "sim", target: target, model: ecfg.Model.Name, label: f.label,
+			load: f.wl.loadString(), config: f.configKV(eng)}
+		stored, err := f.storeFlags.begin(env, meta)
+		if err != nil {
+			return err
+		}
+		// Per-request records of very long simulations stay out of the database
+		// (--out streams them to a file instead); the summary is always stored.
+		storeRecords := f.wl.requests > 0 && f.wl.requests <= maxStoredSimRecords
+		if writer == nil && !storeRecords && cfg.Client.ChunkCost == 0 && cfg.ServerLoop.ChunkCost == 0 {
+			// No record leaves the run: inter-token statistics come from the
+			// engine a step at a time (every decoding request of a step gets
+			// the same gap) instead of one token time per token. A client
+			// with a chunk cost sees other gaps than the engine's.
+			cfg.StreamTokenTimes, cfg.OnGaps = false, acc.AddGaps
+		}
+		start := time.Now()
+		var done int64
+		var lastSend time.Duration
+		lastProgress := start
+		var (
+			res    sim.Result
+			fres   sim.FleetResult
+			runErr error
+			ttfts  = replicaTTFTs{}
+		)
+		var turnRecs []record.Request // sessions: what their report needs of each turn
+		onRecord := func(r *record.Request) {
+			acc.Add(r)
+			if r.Session != "" {
+				turnRecs = append(turnRecs, record.Request{Session: r.Session, Turn: r.Turn, Sent: r.Sent, FirstToken: r.FirstToken,
+					Done: r.Done, StreamEnd: r.StreamEnd, Error: r.Error, Warmup: r.Warmup})
+			}
+			if f.fleet.active() {
+				ttfts.add(r)
+			}
+			lastSend = max(lastSend, r.Sent)
+			// Long simulations say they are alive every few seconds.
+			if done++; !f.quiet && done&0x3fff == 0 && time.Since(lastProgress) > 3*time.Second {
+				lastProgress = time.Now()
+				fmt.Fprintf(env.Stderr, "knee sim: %d requests finished, %.0f s of virtual time\n", done, r.Done.Seconds())
+			}
+			if writer != nil && werr == nil {
+				werr = writer.Write(r)
+			}
+			if storeRecords {
+				c := r.Clone() // the simulator reuses r
+				stored.add(&c)
+			}
+		}
+		if f.fleet.active() {
+			fres, runErr = sim.RunFleet(ctx, f.fleet.fleetConfig(cfg), onRecord)
+			res = fres.Result
+		} else {
+			res, runErr = sim.Run(ctx, cfg, onRecord)
+		}
+		elapsed := time.Since(start)
+		if writer != nil {
+			if err := writer.Flush(); werr == nil {
+				werr = err
+			}
+		}
+		if werr != nil {
+			stored.finish(nil, "failed")
+			return fmt.Errorf("writing %s: %w", filepath.Join(f.out, "records.jsonl"), werr)
+		}
+		if runErr != nil && errors.Is(runErr, simengine.ErrTooLong) {
+			stored.finish(nil, "failed")
+			return Usagef("%v (the model's context limit; lower --input-tokens/--output-tokens or raise --max-model-len)", runErr)
+		}
+		interrupted := runErr != nil && ctx.Err() != nil
+		if runErr != nil && !interrupted {
+			stored.finish(nil, "failed")
+			return runErr
+		}
+
+		sum := acc.Summary()
+		rep := &report.Run{
+			Kind: "sim", Version: Version, Target: target, Model: ecfg.Model.Name,
+			Load: f.wl.loadString(), Workload: workloadDesc,
+			Config: f.configKV(eng),
+			Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
+			Notes: simNotes(eng, res, elapsed), Engine: simEngineFigures(eng, res),
+		}
+		if f.fleet.active() {
+			rep.Notes = append(rep.Notes, fleetNotes(&f.fleet, fres, ttfts)...)
+		}
+		if n := f.client.note(); n != "" {
+			rep.Notes = append(rep.Notes, n)
+		}
+		if c := eng.Config(); c.MaxModelLen < c.Model.MaxContext && f.engine.maxModelLen == 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("max model len lowered from %s's %d to %d tokens, what the KV cache holds (vLLM would refuse to start; set --max-model-len)",
+				c.Model.Name, c.Model.MaxContext, c.MaxModelLen))
+		}
+		if w := overloadWarning(sum); w != "" {
+			rep.Notes = append(rep.Notes, w)
+			if !f.quiet {
+				fmt.Fprintln(env.Stderr, "knee sim: "+w)
+			}
+		}
+		if !interrupted {
+			stoppedBy := "duration"
+			if cfg.Requests > 0 && res.Issued >= cfg.Requests {
+				stoppedBy = "requests"
+			}
+			rep.Notes = append(rep.Notes, f.wl.limitNote(stoppedBy, res.Issued, lastSend))
+		}
+		rep.Notes = append(rep.Notes, sessionNotes(turnRecs)...)
+		if stream != nil && stream.Err() != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", stream.Err()))
+		}
+		if note := f.wl.reuseNote(wp.gen, res.Issued); note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
+		if res.Failed > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%d requests were longer than the max model len %d and refused (HTTP 400 records)", res.Failed, eng.Config().MaxModelLen))
+		}
+		if !storeRecords && stored != nil {
+			if f.wl.requests == 0 {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("this run's summary is stored, not its %d per-request records: the database keeps a simulation's records only when --requests sizes it (at most %d); use --out DIR for records.jsonl, or --requests N", res.Issued, maxStoredSimRecords))
+			} else {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("this run's summary is stored, not its %d per-request records: the database keeps a simulation's records for runs of at most %d requests; use --out DIR for records.jsonl", res.Issued, maxStoredSimRecords))
+			}
+		}
+		status := "complete"
+		if interrupted {
+			status = "interrupted"
+			rep.Status = "interrupted"
+			rep.Notes = append(rep.Notes, "interrupted: the report covers the requests finished before the stop")
+		}
+		rep.ID = stored.id()
+		if err := stored.finish(rep, status); err != nil {
+			fmt.Fprintf(env.Stderr, "knee sim: saving the run: %v\n", err)
+		}
+		if f.out != "" {
+			if err := writeOutDir(f.out, rep, nil); err != nil {
+				return err
+			}
+		}
+		if f.json {
+			err = report.JSON(env.Stdout, rep)
+		} else {
+			err = report.Text(env.Stdout, rep)
+		}
+		if err != nil {
+			return err
+		}
+		if err := f.junit.write("knee sim", runSuite(rep, "", interrupted)); err != nil {
+			return err
+		}
+		if failed := failedSLOs(rep.SLOs); len(failed) > 0 {
+			return &SLOError{Failed: failed}
+		}
+		return nil
 	}
-	if f.json {
-		err = report.JSON(env.Stdout, rep)
-	} else {
-		err = report.Text(env.Stdout, rep)
-	}
-	if err != nil {
-		return err
-	}
-	if failed := failedSLOs(rep.SLOs); len(failed) > 0 {
-		return &SLOError{Failed: failed}
-	}
-	return nil
+	return cmd
 }
 
 // configKV is the run's resolved settings for reports and the store.
@@ -384,12 +379,24 @@ func simNotes(eng *simengine.Engine, res sim.Result, elapsed time.Duration) []st
 	return notes
 }
 
+// simEngineFigures are simNotes' figures for summary.json.
+func simEngineFigures(eng *simengine.Engine, res sim.Result) *report.EngineFigures {
+	s := res.Engine
+	f := &report.EngineFigures{Steps: s.Steps, Preemptions: s.Preemptions, Rejected: s.Rejected, VirtualTimeS: res.End.Seconds(),
+		KVCapacityTokens: s.KVCapacityTokens, KVBlocks: s.KVBlocksTotal, PrefillTokens: s.PrefillTokens}
+	if !eng.Config().NoPrefixCaching && s.PrefixCacheQueries > 0 {
+		f.PrefixCache = &report.PrefixCacheFigures{HitTokens: s.PrefixCacheHits, QueryTokens: s.PrefixCacheQueries,
+			HitRate: float64(s.PrefixCacheHits) / float64(s.PrefixCacheQueries)}
+	}
+	return f
+}
+
 // simListPresets prints the GPU and model presets with the numbers the model uses.
 func simListPresets(w io.Writer, cat *simengine.Catalog) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	// The achievable matmul rate is what prefill computes at; "~" marks one
 	// taken as the default share of the peak, not measured.
-	fmt.Fprintln(tw, "GPU\tmemory GiB\tbandwidth GB/s\tBF16 TFLOP/s\tachievable\tFP8 TFLOP/s\tinterconnect GB/s\taliases")
+	fmt.Fprintln(tw, "GPU\tmemory GiB\tbandwidth GB/s\tBF16 TFLOP/s\tachievable\tFP8 TFLOP/s\tinterconnect GB/s\tlink\taliases")
 	for _, g := range cat.GPUs() {
 		fp8 := "-"
 		if g.FP8TFLOPS > 0 {
@@ -399,7 +406,11 @@ func simListPresets(w io.Writer, cat *simengine.Catalog) error {
 		if g.BF16MatmulTFLOPS == 0 {
 			mm = "~" + mm
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%s\t%s\t%g\t%s\n", g.Name, g.MemoryGiB, g.BandwidthGBps, g.BF16TFLOPS, mm, fp8, g.InterconnectGBps, strings.Join(g.Aliases, ", "))
+		link := g.Interconnect
+		if link == "" {
+			link = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%s\t%s\t%g\t%s\t%s\n", g.Name, g.MemoryGiB, g.BandwidthGBps, g.BF16TFLOPS, mm, fp8, g.InterconnectGBps, link, strings.Join(g.Aliases, ", "))
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "model\tparams (active)\tlayers\thidden\theads/kv\tffn (experts)\tvocab\tcontext\tweights\tKV KiB/token\taliases")
@@ -418,6 +429,7 @@ func simListPresets(w io.Writer, cat *simengine.Catalog) error {
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "Select with --gpu NAME --model NAME --tp N (names and aliases match case-insensitively);")
-	fmt.Fprintln(tw, "add your own with --gpu-file, --model-file or --preset-file (YAML, same keys as docs/simulator.md).")
+	fmt.Fprintln(tw, "add your own with --gpu-file, --model-file or --preset-file (YAML, same keys as docs/simulator.md),")
+	fmt.Fprintln(tw, "or simulate any model from its Hugging Face config.json with --model-config FILE.")
 	return tw.Flush()
 }

@@ -1,11 +1,11 @@
 package cli
 
 import (
-	"flag"
 	"strings"
 	"time"
 
 	"github.com/knee-dev/knee/internal/sim"
+	"github.com/spf13/pflag"
 )
 
 // simClientFlags model the benchmark client knee sim predicts for
@@ -21,7 +21,7 @@ type simClientFlags struct {
 	serverChunkCost       time.Duration
 }
 
-func (c *simClientFlags) register(fs *flag.FlagSet) {
+func (c *simClientFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.chunkCost, "client-chunk-cost", 0, "model a client that spends this long on each streamed chunk, one chunk at a time for all streams (e.g. 700us for a Python harness under one GIL streaming through LiteLLM; 0: knee's own client)")
 	fs.DurationVar(&c.gap, "client-gap", 0, "closed loops: the client's pause between one answer's end and the same user's next request (0: none)")
 	fs.DurationVar(&c.serverChunkCost, "server-chunk-cost", 0, "model the server's streaming loop: this long per chunk sent, one chunk at a time for all streams, a stream's tokens that waited sent as one chunk (vLLM's API server event loop; 0: a loop that keeps up)")

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"slices"
 	"strconv"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"github.com/knee-dev/knee/internal/calibrate"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/spf13/pflag"
 )
 
 // simEngineFlags select and configure the simulated engine; knee sim, and
@@ -31,6 +31,7 @@ type simEngineFlags struct {
 	costShares                       [len(costShareFlags)]float64 // by costShareFlags
 	cost                             *simengine.CostParams
 	fileFlags                        bool // --gpu-file, --model-file and --preset-file are registered
+	source                           modelSourceFlags
 }
 
 // costDurationFlags are the cost flags given as a duration: each, when
@@ -70,13 +71,14 @@ var costShareFlags = [...]struct {
 		"0.75", func(p *simengine.CostParams) *float64 { return &p.AllReduceBWEfficiency }},
 }
 
-func (e *simEngineFlags) register(fs *flag.FlagSet) {
+func (e *simEngineFlags) register(fs *pflag.FlagSet) {
 	e.fileFlags = true
 	fs.StringVar(&e.gpu, "gpu", "h100", "GPU preset (knee sim --list), or the name of one in --gpu-file/--preset-file")
 	fs.StringVar(&e.model, "model", "llama-3.1-8b", "model preset (knee sim --list), or the name of one in --model-file/--preset-file")
 	fs.StringVar(&e.gpuFile, "gpu-file", "", "YAML file describing one GPU (selected unless --gpu is given)")
 	fs.StringVar(&e.modelFile, "model-file", "", "YAML file describing one model (selected unless --model is given)")
 	fs.StringVar(&e.presetFile, "preset-file", "", "YAML file with lists gpus: and models: of extra presets")
+	e.source.register(fs)
 	fs.IntVar(&e.tp, "tp", 1, "tensor-parallel degree (GPUs per replica)")
 	fs.IntVar(&e.maxNumSeqs, "max-num-seqs", 0, "most requests running at once (0: vLLM's default, 1024 on >=70 GiB GPUs other than A100s, else 256)")
 	fs.IntVar(&e.maxBatchedTokens, "max-num-batched-tokens", 0, "token budget of one engine step (0: vLLM's default, 8192 on >=70 GiB GPUs other than A100s, else 2048)")
@@ -98,8 +100,8 @@ func (e *simEngineFlags) register(fs *flag.FlagSet) {
 }
 
 // noteSet records which selections were given explicitly (after parsing).
-func (e *simEngineFlags) noteSet(fs *flag.FlagSet) {
-	fs.Visit(func(fl *flag.Flag) {
+func (e *simEngineFlags) noteSet(fs *pflag.FlagSet) {
+	fs.Visit(func(fl *pflag.Flag) {
 		switch fl.Name {
 		case "gpu":
 			e.gpuSet = true
@@ -115,7 +117,7 @@ func (e *simEngineFlags) noteSet(fs *flag.FlagSet) {
 
 // resolve is noteSet, catalog and config in one: the engine configuration
 // the parsed flags select.
-func (e *simEngineFlags) resolve(fs *flag.FlagSet) (simengine.Config, error) {
+func (e *simEngineFlags) resolve(fs *pflag.FlagSet) (simengine.Config, error) {
 	e.noteSet(fs)
 	cat, err := e.catalog()
 	if err != nil {
@@ -170,6 +172,11 @@ func (e *simEngineFlags) catalog() (*simengine.Catalog, error) {
 			e.model = m.Name
 		}
 	}
+	if name, err := e.source.addConfigModel(cat); err != nil {
+		return nil, err
+	} else if name != "" && !e.modelSet {
+		e.model = name
+	}
 	return cat, nil
 }
 
@@ -187,6 +194,9 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 	m, err := cat.LookupModel(e.model)
 	if err != nil {
 		return simengine.Config{}, Usagef("--model: %v%s", err, modelFile)
+	}
+	if m, err = e.source.withKVDtype(m); err != nil {
+		return simengine.Config{}, err
 	}
 	switch {
 	case e.tp < 1:
@@ -265,6 +275,7 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 		{"prefix_caching", strconv.FormatBool(!c.NoPrefixCaching)},
 		{"async_scheduling", strconv.FormatBool(c.AsyncScheduling())},
 	}
+	kv = append(kv, e.source.configKV(c.Model)...)
 	if c.QueueLimit > 0 {
 		kv = append(kv, [2]string{"queue_limit", strconv.Itoa(c.QueueLimit)})
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/spf13/pflag"
 )
 
 // fleetFlags put several replicas of the simulated engine behind a router.
@@ -25,7 +25,7 @@ type fleetFlags struct {
 	engines         []simengine.Config // from the fleet file
 }
 
-func (f *fleetFlags) register(fs *flag.FlagSet) {
+func (f *fleetFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.replicas, "replicas", 1, "engines (replicas) behind a router, each with the same preset, TP and limits")
 	fs.StringVar(&f.router, "router", sim.RoundRobin, "how the router picks a replica: "+strings.Join(sim.Routers, ", "))
 	fs.IntVar(&f.gatewayLimit, "gateway-queue-limit", 0, "reject an arrival at the gateway (429) while this many requests wait in the fleet (0: no limit)")

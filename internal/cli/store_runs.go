@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"strconv"
@@ -20,10 +19,11 @@ import (
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/sweep"
+	"github.com/spf13/pflag"
 )
 
 // dbFlag registers --db on fs.
-func dbFlag(fs *flag.FlagSet) *string {
+func dbFlag(fs *pflag.FlagSet) *string {
 	return fs.String("db", "", "run database (default $KNEE_DB, else $XDG_DATA_HOME/knee/knee.db)")
 }
 
@@ -84,16 +84,6 @@ func resolveRun(st *store.Store, ref string) (int64, error) {
 		return 0, &UsageError{Err: err}
 	}
 	return id, nil
-}
-
-// parseInterspersed parses flags that may come before or after positional
-// arguments (knee report 12 --format html), returning the positionals;
-// parseFlags does so for every command.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	if err := parseFlags(fs, args); err != nil {
-		return nil, err
-	}
-	return fs.Args(), nil
 }
 
 // loadedRun is a stored run ready to render or compare.

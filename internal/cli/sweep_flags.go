@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -15,6 +14,7 @@ import (
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/sweep"
+	"github.com/spf13/pflag"
 )
 
 // sweepFlags are the flags knee sweep and knee sim sweep share: which loads
@@ -31,9 +31,10 @@ type sweepFlags struct {
 	quiet             bool
 	wl                workloadFlags
 	maxStepLoad       float64 // the highest load plan() may step to
+	junit             junitFlag
 }
 
-func (f *sweepFlags) register(fs *flag.FlagSet, defaultRequests int64) {
+func (f *sweepFlags) register(fs *pflag.FlagSet, defaultRequests int64) {
 	fs.StringVar(&f.concurrency, "concurrency", "", "closed-loop steps: a list such as 1,4,16,64 (measured in increasing order), or auto")
 	fs.StringVar(&f.rate, "rate", "", "open-loop steps in requests per second: a list such as 1,2,4,8 (measured in increasing order), or auto")
 	fs.BoolVar(&f.auto, "auto", false, "grow the load automatically (concurrency unless --rate auto): ×--factor from --min until an SLO fails or throughput stops growing, then bisect")
@@ -46,11 +47,12 @@ func (f *sweepFlags) register(fs *flag.FlagSet, defaultRequests int64) {
 	fs.BoolVar(&f.jsonOut, "json", false, "print the sweep as JSON on stdout instead of the table")
 	fs.StringVar(&f.out, "out", "", "directory for sweep.json, sweep.md, sweep.csv (readable by knee sweep --from) and each step's records_<kind>_<load>.jsonl")
 	fs.BoolVar(&f.quiet, "quiet", false, "no per-step progress on stderr")
+	f.junit.register(fs, "the verdicts (a test case per step and SLO, and the SLO-safe point)")
 	// The shared workload flags, except the single load level: here
 	// --concurrency and --rate are lists. --requests/--duration are per step.
-	tmp := flag.NewFlagSet("workload", flag.ContinueOnError)
+	tmp := pflag.NewFlagSet("workload", pflag.ContinueOnError)
 	f.wl.register(tmp, 1, defaultRequests)
-	tmp.VisitAll(func(fl *flag.Flag) {
+	tmp.VisitAll(func(fl *pflag.Flag) {
 		if fl.Name == "concurrency" || fl.Name == "rate" {
 			return
 		}
@@ -154,6 +156,9 @@ func (f *sweepFlags) objectives() (slo.Set, error) {
 	if err != nil {
 		return nil, Usagef("--slo: %v", err)
 	}
+	if err := f.junit.check(); err != nil { // with the other checks, before any step runs
+		return nil, err
+	}
 	return set, nil
 }
 
@@ -191,6 +196,9 @@ func (f *sweepFlags) emit(env *Env, res *sweep.Result) error {
 		if err := writeSweepOut(f.out, res); err != nil {
 			return err
 		}
+	}
+	if err := f.junit.write("knee sweep", sweepSuites(res, &f.junit)...); err != nil {
+		return err
 	}
 	var err error
 	if f.jsonOut {

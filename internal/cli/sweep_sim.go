@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -12,25 +13,24 @@ import (
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/knee-dev/knee/internal/workload"
+	"github.com/spf13/cobra"
 )
 
-func init() { runSimSweep = runSimSweepCmd }
-
-// runSimSweepCmd is `knee sim sweep`: the sweep over the simulator, every
+// newSimSweepCmd is `knee sim sweep`: the sweep over the simulator, every
 // step a fresh engine in virtual time.
-func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
+func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 	var f sweepFlags
 	var engine simEngineFlags
 	var client simClientFlags
 	var st storeFlags
 	var label string
-	fs := newFlagSet(env, "sim sweep")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: knee sim sweep [--concurrency 1,4,16,64 | --rate 1,2,4 | --auto] [--slo EXPR]... [flags]")
-		fmt.Fprintln(fs.Output(), "\nPredicts a whole load curve on the simulator and reports the knee and the SLO-safe point (docs/sweep.md).")
-		fmt.Fprintln(fs.Output())
-		printFlags(fs)
-	}
+	cmd := newCommand(env, "sim sweep")
+	fs := cmd.Flags()
+	cmd.Long = helpText(func(w io.Writer) {
+		fmt.Fprintln(w, "Usage: knee sim sweep [--concurrency 1,4,16,64 | --rate 1,2,4 | --auto] [--slo EXPR]... [flags]")
+		fmt.Fprintln(w, "\nPredicts a whole load curve on the simulator and reports the knee and the SLO-safe point (docs/sweep.md).")
+		fmt.Fprintln(w)
+	})
 	f.register(fs, 2000)
 	engine.register(fs)
 	client.register(fs)
@@ -40,98 +40,100 @@ func runSimSweepCmd(ctx context.Context, env *Env, args []string) error {
 	var router string
 	fs.IntVar(&replicas, "replicas", 1, "engines (replicas) behind a router at every step; the load is the fleet's")
 	fs.StringVar(&router, "router", sim.RoundRobin, "how the fleet's gateway picks a replica: "+strings.Join(sim.Routers, ", "))
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	engine.noteSet(fs)
-	if replicas < 1 || replicas > 1024 {
-		return Usagef("--replicas %d: want 1 to 1024 engines", replicas)
-	}
-	if !slices.Contains(sim.Routers, router) {
-		return Usagef("--router %q: want one of %s", router, strings.Join(sim.Routers, ", "))
-	}
-	if fs.NArg() > 0 {
-		return Usagef("unexpected argument %q (flags only; see knee sim sweep -h)", fs.Arg(0))
-	}
-	plan, err := f.plan()
-	if err != nil {
-		return err
-	}
-	if err := f.validateWorkload(); err != nil {
-		return err
-	}
-	if f.wl.maxConcurrency > 0 || f.wl.ramp > 0 {
-		return Usagef("--max-concurrency and --ramp are not supported by knee sim sweep")
-	}
-	set, err := f.objectives()
-	if err != nil {
-		return err
-	}
-	cat, err := engine.catalog()
-	if err != nil {
-		return err
-	}
-	ecfg, err := engine.config(cat)
-	if err != nil {
-		return err
-	}
-	eng, err := simengine.NewEngine(ecfg)
-	if err != nil {
-		return Usagef("%v", err)
-	}
-	f.wl.simMaxContext = eng.Config().MaxModelLen
-	runner, err := f.simRunner(ecfg)
-	if err == nil {
-		runner.Replicas, runner.Router = replicas, router
-	}
-	if err != nil {
-		return err
-	}
-	runner.SLOs = set
-	if runner.Client, err = client.client(plan.Kind == sweep.Concurrency, replicas > 1, f.wl.duration); err != nil {
-		return err
-	}
-	if runner.ServerLoop, err = client.serverLoop(replicas > 1); err != nil {
-		return err
-	}
-	var r sweep.Runner = runner
-	if f.out != "" {
-		rec := &stepRecords{dir: f.out}
-		runner.OnRecord = func(_ sweep.Load, rr *record.Request) { rec.add(rr) }
-		r = &recordingRunner{inner: runner, rec: rec}
-	}
-	res, runErr := sweep.Run(ctx, r, plan, set, f.progress(env.Stderr))
-	if runErr != nil && errors.Is(runErr, simengine.ErrTooLong) {
-		return Usagef("%v (the model's context limit; lower --input-tokens/--output-tokens or raise --max-model-len)", runErr)
-	}
-	if res == nil {
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		engine.noteSet(fs)
+		if replicas < 1 || replicas > 1024 {
+			return Usagef("--replicas %d: want 1 to 1024 engines", replicas)
+		}
+		if !slices.Contains(sim.Routers, router) {
+			return Usagef("--router %q: want one of %s", router, strings.Join(sim.Routers, ", "))
+		}
+		if fs.NArg() > 0 {
+			return Usagef("unexpected argument %q (flags only; see knee sim sweep -h)", fs.Arg(0))
+		}
+		plan, err := f.plan()
+		if err != nil {
+			return err
+		}
+		if err := f.validateWorkload(); err != nil {
+			return err
+		}
+		if f.wl.maxConcurrency > 0 || f.wl.ramp > 0 {
+			return Usagef("--max-concurrency and --ramp are not supported by knee sim sweep")
+		}
+		set, err := f.objectives()
+		if err != nil {
+			return err
+		}
+		cat, err := engine.catalog()
+		if err != nil {
+			return err
+		}
+		ecfg, err := engine.config(cat)
+		if err != nil {
+			return err
+		}
+		eng, err := simengine.NewEngine(ecfg)
+		if err != nil {
+			return Usagef("%v", err)
+		}
+		f.wl.simMaxContext = eng.Config().MaxModelLen
+		runner, err := f.simRunner(ecfg)
+		if err == nil {
+			runner.Replicas, runner.Router = replicas, router
+		}
+		if err != nil {
+			return err
+		}
+		runner.SLOs = set
+		if runner.Client, err = client.client(plan.Kind == sweep.Concurrency, replicas > 1, f.wl.duration); err != nil {
+			return err
+		}
+		if runner.ServerLoop, err = client.serverLoop(replicas > 1); err != nil {
+			return err
+		}
+		var r sweep.Runner = runner
+		if f.out != "" {
+			rec := &stepRecords{dir: f.out}
+			runner.OnRecord = func(_ sweep.Load, rr *record.Request) { rec.add(rr) }
+			r = &recordingRunner{inner: runner, rec: rec}
+		}
+		res, runErr := sweep.Run(ctx, r, plan, set, f.progress(env.Stderr))
+		if runErr != nil && errors.Is(runErr, simengine.ErrTooLong) {
+			return Usagef("%v (the model's context limit; lower --input-tokens/--output-tokens or raise --max-model-len)", runErr)
+		}
+		if res == nil {
+			return runErr
+		}
+		target := simTarget(ecfg)
+		if replicas > 1 {
+			target = fmt.Sprintf("%d replicas of %s behind %s", replicas, target, router)
+		}
+		res.Notes = append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
+			target, stepBound(&f.wl), f.wl.describe(), f.wl.resolvedSeed())}, res.Notes...)
+		if n := client.note(); n != "" {
+			res.Notes = append(res.Notes, n)
+		}
+		status := "complete"
+		if runErr != nil {
+			status = "interrupted"
+		}
+		meta := runMeta{kind: "sweep", target: simTarget(ecfg), model: ecfg.Model.Name, label: label,
+			load:   fmt.Sprintf("simulated %s sweep over %d steps", res.LoadKind, len(res.Steps)),
+			config: append(append(f.stepConfig(res), engine.configKV(eng.Config())...), client.configKV()...)}
+		if id, err := storeSweep(env, &st, meta, res, status); err != nil {
+			fmt.Fprintf(env.Stderr, "knee sim sweep: %v\n", err)
+		} else if id != "" {
+			res.Notes = append(res.Notes, "stored as run "+id)
+			f.junit.runID = id
+		}
+		f.junit.stopped, f.junit.config = runErr, meta.config
+		if err := f.emit(env, res); err != nil {
+			return err
+		}
 		return runErr
 	}
-	target := simTarget(ecfg)
-	if replicas > 1 {
-		target = fmt.Sprintf("%d replicas of %s behind %s", replicas, target, router)
-	}
-	res.Notes = append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
-		target, stepBound(&f.wl), f.wl.describe(), f.wl.resolvedSeed())}, res.Notes...)
-	if n := client.note(); n != "" {
-		res.Notes = append(res.Notes, n)
-	}
-	status := "complete"
-	if runErr != nil {
-		status = "interrupted"
-	}
-	meta := runMeta{kind: "sweep", target: simTarget(ecfg), model: ecfg.Model.Name, label: label,
-		load:   fmt.Sprintf("simulated %s sweep over %d steps", res.LoadKind, len(res.Steps)),
-		config: append(append(f.stepConfig(res), engine.configKV(eng.Config())...), client.configKV()...)}
-	if id, err := storeSweep(env, &st, meta, res, status); err != nil {
-		fmt.Fprintf(env.Stderr, "knee sim sweep: %v\n", err)
-	} else if id != "" {
-		res.Notes = append(res.Notes, "stored as run "+id)
-	}
-	if err := f.emit(env, res); err != nil {
-		return err
-	}
-	return runErr
+	return cmd
 }
 
 // simRunner builds the simulator runner from the workload flags: the same

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/http"
 	"strings"
@@ -15,17 +14,17 @@ import (
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/knee-dev/knee/internal/workload"
+	"github.com/spf13/pflag"
 )
 
 // sweepTargetFlags say what knee sweep measures: a URL, or the embedded
 // simulated server (the same flags as knee bench).
 type sweepTargetFlags struct {
-	url, model, api, apiKeyEnv string
-	requestTimeout, grace      time.Duration
-	ignoreEOS                  string
-	temperature                optFloat
-	embedded                   embeddedFlags
-	metrics                    metricsFlags
+	targetFlags
+	embedded embeddedFlags
+	metrics  metricsFlags
+	live     liveFlags
+	otlp     otlpFlags
 	// promptNotes say what built the prompts (promptsFor), for the report.
 	promptNotes []string
 	// stored is the run database the steps' records go to (nil: --no-store),
@@ -36,20 +35,15 @@ type sweepTargetFlags struct {
 	partial *sweep.Step
 }
 
-func (t *sweepTargetFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&t.url, "url", "", "OpenAI-compatible base URL, e.g. http://localhost:8000 (default: the embedded simulated server, fresh for every step)")
-	fs.StringVar(&t.model, "model", "", "model name sent to the server (with no --url: the simulated model preset)")
-	fs.StringVar(&t.api, "api", "chat", apiUsage)
-	fs.Var(&t.temperature, "temperature", temperatureUsage)
-	fs.StringVar(&t.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (never printed or stored)")
-	fs.DurationVar(&t.requestTimeout, "request-timeout", 5*time.Minute, "give up on one request after this long")
-	fs.DurationVar(&t.grace, "grace", 30*time.Second, "after each step, wait this long for in-flight requests before canceling them (0: cancel at once)")
-	fs.StringVar(&t.ignoreEOS, "ignore-eos", "auto", "ask the server to ignore EOS so outputs have the requested length: auto (probe), true, false")
+func (t *sweepTargetFlags) register(fs *pflag.FlagSet) {
+	t.targetFlags.register(fs, "the embedded simulated server, fresh for every step", "after each step")
 	t.embedded.register(fs)
 	t.metrics.register(fs)
+	t.live.register(fs)
+	t.otlp.register(fs)
 }
 
-func (t *sweepTargetFlags) noteSet(fs *flag.FlagSet) { t.metrics.noteSet(fs) }
+func (t *sweepTargetFlags) noteSet(fs *pflag.FlagSet) { t.metrics.noteSet(fs) }
 
 // targetRunner measures one step with the load generator.
 type targetRunner struct {
@@ -210,6 +204,8 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 			r.rec.add(rec)
 		}
 		r.t.stored.add(rec)
+		r.t.live.observe(rec)
+		r.t.otlp.observe(rec)
 	}
 	meter := startClientMeter()
 	scraper := r.t.metrics.start(ctx, base)
@@ -220,6 +216,8 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		}
 		return sweep.Step{}, Usagef("%v", err)
 	}
+	r.t.live.running(run, load.Value)
+	r.t.otlp.running(run, load.Value)
 	var stoppedEarly <-chan string
 	stepDone := make(chan struct{})
 	if scraper != nil && r.f.autoPlan() {

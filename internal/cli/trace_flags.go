@@ -2,13 +2,13 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/knee-dev/knee/internal/workload"
+	"github.com/spf13/pflag"
 )
 
 // traceFlags replay a production trace instead of a synthetic workload
@@ -25,7 +25,7 @@ type traceFlags struct {
 	ctx context.Context
 }
 
-func (t *traceFlags) register(fs *flag.FlagSet) {
+func (t *traceFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&t.path, "trace", "", "replay a trace file with its arrival times: Mooncake JSONL, Azure LLM CSV, BurstGPT CSV, or generic JSONL/CSV (knee's records.jsonl too)")
 	fs.StringVar(&t.format, "trace-format", "", "trace format: "+strings.Join(workload.TraceFormats, ", ")+" (default: detected)")
 	fs.DurationVar(&t.start, "trace-start", 0, "replay the trace from this far into it")
@@ -37,9 +37,9 @@ func (t *traceFlags) register(fs *flag.FlagSet) {
 }
 
 // given reports whether any trace option was set without --trace.
-func (t *traceFlags) validate(fs *flag.FlagSet, sweeping bool) error {
+func (t *traceFlags) validate(fs *pflag.FlagSet, sweeping bool) error {
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
 	if t.path == "" {
 		for _, n := range []string{"trace-format", "trace-start", "trace-end", "trace-speedup", "trace-rate", "trace-max-context", "trace-sample"} {
 			if set[n] {

@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/knee-dev/knee/internal/workload"
+	"github.com/spf13/pflag"
 )
 
 // workloadFlags are the workload and load-model flags that bench, sweep and
@@ -38,7 +38,7 @@ type workloadFlags struct {
 	serverTok      *workload.ServerTokenizer
 	promptOverhead int
 
-	fs           *flag.FlagSet
+	fs           *pflag.FlagSet
 	scenarioFile string
 	saveTo       string
 	// loadLists: --concurrency and --rate are lists of steps (sweeps),
@@ -60,7 +60,7 @@ const (
 	maxRateRPS  = 100_000
 )
 
-func (w *workloadFlags) register(fs *flag.FlagSet, defaultConcurrency int, defaultRequests int64) {
+func (w *workloadFlags) register(fs *pflag.FlagSet, defaultConcurrency int, defaultRequests int64) {
 	fs.StringVar(&w.input, "input-tokens", "512", "prompt length distribution: 512, 256:1024 (uniform), normal:512,128, lognormal:512,128")
 	fs.StringVar(&w.output, "output-tokens", "128", "output length distribution (same forms as --input-tokens)")
 	fs.StringVar(&w.dataset, "dataset", "", "JSONL prompts or ShareGPT JSON file instead of synthetic prompts")
@@ -350,7 +350,7 @@ func (w *workloadFlags) openTrace() (*workload.Trace, error) {
 	}
 	explicit := false
 	if w.fs != nil {
-		w.fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "requests" })
+		w.fs.Visit(func(f *pflag.Flag) { explicit = explicit || f.Name == "requests" })
 	}
 	if kept := int64(tr.Info().Kept); !explicit || w.requests == 0 || w.requests > kept {
 		w.requests = kept
@@ -472,6 +472,8 @@ func (v *seedValue) String() string {
 	}
 	return strconv.FormatUint(v.seed, 10)
 }
+
+func (v *seedValue) Type() string { return "int" }
 
 func (v *seedValue) Set(s string) error {
 	n, err := strconv.ParseUint(s, 10, 64)

@@ -24,6 +24,31 @@ import (
 // maxErrorBody bounds what an error message keeps of a response body.
 const maxErrorBody = 512
 
+// Per-request bounds (architecture habit 16): what a server sends never
+// grows a request's memory past them. A request that reaches one ends
+// there as bad_payload; the time bound is Config.RequestTimeout (timeout).
+// With sse.MaxLineSize and sse.MaxEventSize for the read buffers, one
+// request holds at most about 8 + 8 MiB of buffers, 1 MiB of text and
+// maxContentChunks token times (12 bytes each with their counts).
+const (
+	// maxContentChunks bounds the token times of one answer: a real
+	// server sends at most one content chunk per token, so more than
+	// twice max_tokens (plus slack for servers that split a token's text)
+	// is a server that does not stop; without max_tokens, this many.
+	maxContentChunks = 1 << 17
+	// maxKeptText bounds the answer text kept for a session's next turn.
+	maxKeptText = 1 << 20
+)
+
+// contentChunkLimit is the most content chunks a request asking for
+// maxTokens (0: no limit asked) may receive.
+func contentChunkLimit(maxTokens int) int {
+	if maxTokens > 0 && 2*maxTokens+256 < maxContentChunks {
+		return 2*maxTokens + 256
+	}
+	return maxContentChunks
+}
+
 // stream is the reusable per-request machinery.
 type stream struct {
 	stamp stampReader
@@ -156,9 +181,10 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	for attempt := 0; ; attempt++ {
 		client := r.client
 		if attempt > 0 {
-			// The server closed a reused connection before it could have
-			// seen the request: send it again at once on a fresh one. It
-			// keeps its scheduled time, so the delay shows as lag.
+			// The transport proved the server cannot have read the request
+			// (reqTrace.unseen): send it again at once on a fresh
+			// connection. It keeps its scheduled time, so the delay shows
+			// as lag.
 			client = r.retryClient
 		}
 		resp, err = client.Do(r.newHTTPRequest(ctx, body))
@@ -183,6 +209,10 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	if err != nil {
 		rec.StreamEnd = time.Since(r.start)
 		r.classifyTransportError(rec, err, tr.sentAt.Load() > 0)
+		if rec.Error == record.ErrStreamBroken && tr.reused && !tr.firstByte.Load() {
+			// Not resent: nothing proves the server did not read it.
+			rec.ErrorMessage = "the server closed a reused connection after the request was written, without answering (it may have read the request; not resent): " + rec.ErrorMessage
+		}
 		r.finish(rec)
 		return
 	}
@@ -197,8 +227,8 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	r.finish(rec)
 }
 
-// maxConnRetries bounds the resends of one request whose connection closed
-// before the server could have seen it: the resend goes out on a fresh
+// maxConnRetries bounds the resends of one request proven unread by the
+// server (reqTrace.unseen): the resend goes out on a fresh
 // connection, where such a failure is the server's error, so one suffices;
 // the bound only guards against a transport that hands out reused ones.
 const maxConnRetries = 3
@@ -251,6 +281,14 @@ func (r *Run) readResponse(ctx context.Context, st *stream, resp *http.Response,
 		ph.Prefill = parseMS(p)
 		rec.ServerPhases = ph
 	}
+	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		// knee asks for no encoding (DisableCompression): parsing the
+		// compressed bytes as events would misread them.
+		rec.StreamEnd = time.Since(r.start)
+		rec.Error = record.ErrBadPayload
+		rec.ErrorMessage = fmt.Sprintf("response is %s-encoded, which knee did not ask for (an event stream must come unencoded)", oneLine([]byte(ce)))
+		return
+	}
 	if ct := resp.Header.Get("Content-Type"); ct != "" {
 		mt, _, _ := mime.ParseMediaType(ct)
 		// Ollama's native stream is application/x-ndjson; a JSON body in
@@ -302,6 +340,7 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 	}
 	var server openai.ServerTimings
 	haveServer, cached := false, -1
+	chunkLimit := contentChunkLimit(rec.MaxTokens)
 	for {
 		var data []byte
 		var read uint64
@@ -348,8 +387,20 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 			continue // read on to the end of the body so the connection is reused
 		}
 		if c.Content {
+			if len(rec.TokenTimes) >= chunkLimit {
+				rec.StreamEnd = st.stamp.at
+				rec.Error = record.ErrBadPayload
+				rec.ErrorMessage = fmt.Sprintf("the server sent more than %d content chunks (max_tokens %d) without ending the stream; the request ends here", chunkLimit, rec.MaxTokens)
+				break
+			}
 			if st.keepText {
 				st.text = openai.AppendDeltaText(st.text, data)
+				if len(st.text) > maxKeptText {
+					rec.StreamEnd = st.stamp.at
+					rec.Error = record.ErrBadPayload
+					rec.ErrorMessage = fmt.Sprintf("the answer's text passed %d bytes; the request ends here", maxKeptText)
+					break
+				}
 			}
 			at := st.stamp.at
 			k := 1
@@ -391,6 +442,13 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 			server, haveServer = *t, true
 		}
 		if t := c.Timing; t != nil {
+			if len(t.TokenTimesMS) > chunkLimit || len(t.WriteTimesMS) > chunkLimit {
+				// The record would keep them: bounded like the client's own.
+				rec.StreamEnd = st.stamp.at
+				rec.Error = record.ErrBadPayload
+				rec.ErrorMessage = fmt.Sprintf("knee_timing lists %d token times for max_tokens %d (over %d)", max(len(t.TokenTimesMS), len(t.WriteTimesMS)), rec.MaxTokens, chunkLimit)
+				break
+			}
 			rec.ServerPhases = &record.Phases{Queue: msDur(t.QueueMS), Prefill: msDur(t.PrefillMS), Decode: msDur(t.DecodeMS)}
 			rec.ServerTokenTimes = msDurs(t.TokenTimesMS)
 			rec.ServerWriteTimes = msDurs(t.WriteTimesMS)
@@ -450,12 +508,14 @@ func (r *Run) readError(ctx context.Context, rec *record.Request, err error) {
 	rec.ErrorMessage = truncate(err.Error())
 	var netErr net.Error
 	switch {
+	case errors.Is(err, sse.ErrLineTooLong) || errors.Is(err, sse.ErrEventTooLarge):
+		// The payload broke a bound, whatever the clock says by the
+		// time the long read ended.
+		rec.Error = record.ErrBadPayload
 	case r.hardCtx.Err() != nil && (errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled):
 		r.canceled(rec)
 	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded || (errors.As(err, &netErr) && netErr.Timeout()):
 		rec.Error = record.ErrTimeout
-	case errors.Is(err, sse.ErrLineTooLong):
-		rec.Error = record.ErrBadPayload
 	default:
 		rec.Error = record.ErrStreamBroken
 	}

@@ -28,6 +28,7 @@ type connServer struct {
 	cutAfter       int           // >0: drop the connection mid-stream after this many content chunks
 
 	conns, answered atomic.Int64
+	read            atomic.Int64 // requests the handler got: read by the server
 	mu              sync.Mutex
 	state           map[net.Conn]*connState
 }
@@ -79,6 +80,7 @@ func newConnServer(t *testing.T, cs *connServer) *connServer {
 
 func (cs *connServer) handle(w http.ResponseWriter, r *http.Request) {
 	c := r.Context().Value(connKey{}).(net.Conn)
+	cs.read.Add(1)
 	cs.mu.Lock()
 	st := cs.state[c]
 	st.requests++
@@ -113,10 +115,14 @@ func (cs *connServer) handle(w http.ResponseWriter, r *http.Request) {
 }
 
 // TestConnectionReuse runs requests against servers that close kept-alive
-// connections in each of the ways real ones do. None of them may cost a
-// request: one that failed before the server could have seen it is resent
-// on a fresh connection and counted. A stream the server breaks, or a
-// fresh connection it closes on a request it saw, stays the server's error.
+// connections in each of the ways real ones do. A request is resent (and
+// counted) only where the transport proves the server cannot have read it;
+// a server that read a request and closed without answering has failed it:
+// that is a stream_broken record, never a resend that turns into success.
+// Every row holds the accounting one for one: no record is ok that the
+// server did not answer, and where the server reads every request that
+// reaches it (its closes never race a request), requests it read =
+// records + counted retries.
 func TestConnectionReuse(t *testing.T) {
 	const n = 10
 	closed := func(c int) Config { return Config{Concurrency: c, Requests: n} }
@@ -125,20 +131,24 @@ func TestConnectionReuse(t *testing.T) {
 		name        string
 		srv         *connServer
 		cfg         Config
-		wantErr     record.ErrorKind // every request fails with it; "" none fails
-		wantRetries int              // exact count; -1: any (timing decides how many closes cross a request)
+		wantErr     record.ErrorKind // the kind of every failed request
+		wantFailed  int              // exact count; -1: any (timing decides how many closes cross a request)
+		wantRetries int              // exact count; -1: any
 		minRetries  int
+		readsAll    bool // the server reads every request that reaches it: read = records + retries
 	}{
-		{name: "closes after each response although keep-alive", srv: &connServer{closeWhenIdle: true}, cfg: closed(2), wantRetries: -1},
-		{name: "closes idle connections early", srv: &connServer{idleTimer: time.Millisecond}, cfg: open(100), wantRetries: -1},
-		{name: "idle close crosses the next request", srv: &connServer{idleCrossing: 5 * time.Millisecond}, cfg: open(40), wantRetries: -1, minRetries: 1},
-		{name: "Connection: close", srv: &connServer{connClose: true}, cfg: closed(2), wantRetries: 0},
-		// One worker: connection A carries requests 0 and 1, request 2
-		// finds it closed and is resent on its own connection, request 3
-		// opens the next, and so on: 2, 5 and 8 are resent.
-		{name: "2 requests per connection", srv: &connServer{perConn: 2}, cfg: closed(1), wantRetries: 3},
-		{name: "dies mid-stream", srv: &connServer{cutAfter: 2}, cfg: closed(2), wantErr: record.ErrStreamBroken, wantRetries: 0},
-		{name: "closes a fresh connection on a request it saw", srv: &connServer{closeFreshOnce: true}, cfg: closed(1), wantErr: record.ErrStreamBroken, wantRetries: 0},
+		{name: "closes after each response although keep-alive", srv: &connServer{closeWhenIdle: true}, cfg: closed(2), wantErr: record.ErrStreamBroken, wantFailed: -1, wantRetries: -1},
+		{name: "closes idle connections early", srv: &connServer{idleTimer: time.Millisecond}, cfg: open(100), wantErr: record.ErrStreamBroken, wantFailed: -1, wantRetries: -1},
+		// The server reads the request that arrives on a connection idle
+		// too long, then closes: odd requests fail, none is resent.
+		{name: "reads then closes when idle too long", srv: &connServer{idleCrossing: 5 * time.Millisecond}, cfg: open(40), wantErr: record.ErrStreamBroken, wantFailed: -1, wantRetries: 0, readsAll: true},
+		{name: "Connection: close", srv: &connServer{connClose: true}, cfg: closed(2), wantRetries: 0, readsAll: true},
+		// One worker: connection A carries requests 0 and 1; the server
+		// reads request 2 and closes A unanswered, request 3 opens the
+		// next, and so on: 2, 5 and 8 fail and are not resent.
+		{name: "reads a 3rd request per connection then closes", srv: &connServer{perConn: 2}, cfg: closed(1), wantErr: record.ErrStreamBroken, wantFailed: 3, wantRetries: 0, readsAll: true},
+		{name: "dies mid-stream", srv: &connServer{cutAfter: 2}, cfg: closed(2), wantErr: record.ErrStreamBroken, wantFailed: n, wantRetries: 0, readsAll: true},
+		{name: "closes a fresh connection on a request it saw", srv: &connServer{closeFreshOnce: true}, cfg: closed(1), wantErr: record.ErrStreamBroken, wantFailed: n, wantRetries: 0, readsAll: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := newConnServer(t, tc.srv)
@@ -148,14 +158,19 @@ func TestConnectionReuse(t *testing.T) {
 			if len(res.Records) != n {
 				t.Fatalf("%d records, want %d", len(res.Records), n)
 			}
-			sum := 0
+			sum, failed, ok := 0, 0, 0
 			for _, r := range res.Records {
 				sum += r.ConnectionRetries
-				if r.Error != tc.wantErr {
-					t.Errorf("request %d: error %q (%s), want %q", r.ID, r.Error, r.ErrorMessage, tc.wantErr)
-				}
-				if tc.wantErr == "" && (r.OutputTokens != 3 || len(r.TokenTimes) != 3) {
-					t.Errorf("request %d: %d output tokens in %d chunks, want 3", r.ID, r.OutputTokens, len(r.TokenTimes))
+				if r.OK() {
+					ok++
+					if r.OutputTokens != 3 || len(r.TokenTimes) != 3 {
+						t.Errorf("request %d: %d output tokens in %d chunks, want 3", r.ID, r.OutputTokens, len(r.TokenTimes))
+					}
+				} else {
+					failed++
+					if r.Error != tc.wantErr {
+						t.Errorf("request %d: error %q (%s), want %q", r.ID, r.Error, r.ErrorMessage, tc.wantErr)
+					}
 				}
 				if r.Sent < r.Scheduled {
 					t.Errorf("request %d: sent %v before scheduled %v", r.ID, r.Sent, r.Scheduled)
@@ -170,10 +185,16 @@ func TestConnectionReuse(t *testing.T) {
 			if sum < tc.minRetries {
 				t.Errorf("%d connection retries, want at least %d", sum, tc.minRetries)
 			}
-			if tc.wantErr == "" && cs.answered.Load() != n {
-				t.Errorf("server answered %d requests, want %d", cs.answered.Load(), n)
+			if tc.wantFailed >= 0 && failed != tc.wantFailed {
+				t.Errorf("%d failed requests, want %d", failed, tc.wantFailed)
 			}
-			t.Logf("%d connections, %d retries", cs.conns.Load(), sum)
+			if int64(ok) != cs.answered.Load() {
+				t.Errorf("%d records ok, the server answered %d: a failure reported as success", ok, cs.answered.Load())
+			}
+			if tc.readsAll && cs.read.Load() != int64(n+sum) {
+				t.Errorf("server read %d requests, want records + retries = %d + %d", cs.read.Load(), n, sum)
+			}
+			t.Logf("%d connections, %d read, %d retries, %d failed", cs.conns.Load(), cs.read.Load(), sum, failed)
 		})
 	}
 }

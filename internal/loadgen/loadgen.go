@@ -127,6 +127,12 @@ type Config struct {
 	// negative: none) before they are canceled.
 	RequestTimeout, Grace time.Duration
 
+	// StopIfUnreachable, when positive, ends issuing at this offset from
+	// the start if every request finished by then failed to connect (and
+	// at least one did): a dead target then costs seconds, not the whole
+	// run (StoppedBy is StopUnreachable).
+	StopIfUnreachable time.Duration
+
 	// OnRecord, when set, is called once per finished request from worker
 	// goroutines. It must be cheap and must not keep r.
 	OnRecord func(r *record.Request)
@@ -219,9 +225,10 @@ type Result struct {
 	// cut off says nothing about the server. Requests canceled when the
 	// grace period ran out stay ordinary errors.
 	Interrupted int64
-	// ConnectionRetries counts resends of requests whose reused connection
-	// the server closed before it could have seen them (after a response,
-	// when idle, at a per-connection cap); records say which.
+	// ConnectionRetries counts resends of requests that the transport
+	// proved the server had not read (a failed write, or a reused
+	// connection the server had closed before the write began); records say
+	// which. Any other close without an answer is the request's failure.
 	ConnectionRetries int64
 	// StoppedBy says what ended issuing: StopDuration, StopRequests,
 	// StopInterrupted (the caller's ctx) or StopCalled (Run.Stop).
@@ -240,6 +247,9 @@ const (
 	StopRequests    = "requests"
 	StopInterrupted = "interrupted"
 	StopCalled      = "stopped"
+	// StopUnreachable: every request of the run's first
+	// Config.StopIfUnreachable failed to connect.
+	StopUnreachable = "unreachable"
 )
 
 // Snapshot is a live view of a run.
@@ -252,8 +262,7 @@ type Snapshot struct {
 	PeakInFlight int64
 	OutputTokens int64 // content chunks received so far (tokens when the server says)
 	Dropped      int64
-	// ConnectionRetries: resends after the server closed a reused
-	// connection before it could have seen the request.
+	// ConnectionRetries: resends of requests proven unread by the server.
 	ConnectionRetries int64
 	ErrorsByKind      map[record.ErrorKind]int64
 	Issuing           bool // still issuing new requests
@@ -270,8 +279,8 @@ type Run struct {
 	clockSteps atomic.Int64
 	wallNow    func() int64 // the wall clock, Unix ns (tests step it)
 	client     *http.Client
-	// retryClient resends a request whose reused connection closed before
-	// the server could have seen it, on a connection of its own.
+	// retryClient resends a request proven unread by the server
+	// (reqTrace.unseen), on a connection of its own.
 	retryClient *http.Client
 	connRetries atomic.Int64
 	endpoint    string
@@ -288,7 +297,11 @@ type Run struct {
 	userStamped             atomic.Int64 // streams with a read stamped in user space
 	errKinds                [16]atomic.Int64
 	stoppedBy               atomic.Pointer[string] // the first reason issuing stopped
-	building                chan struct{}          // Source calls in progress (build)
+	// Outcomes for StopIfUnreachable: connect failures, and whether any
+	// request finished otherwise (answered, or failed past the connect).
+	connectFailures atomic.Int64
+	reachedServer   atomic.Bool
+	building        chan struct{} // Source calls in progress (build)
 
 	mu      sync.Mutex
 	records []record.Request
@@ -400,6 +413,14 @@ func (r *Run) run() {
 	}()
 	if r.cfg.Duration > 0 {
 		t := time.AfterFunc(r.cfg.Duration, func() { r.stopFor(StopDuration) })
+		defer t.Stop()
+	}
+	if r.cfg.StopIfUnreachable > 0 {
+		t := time.AfterFunc(r.cfg.StopIfUnreachable, func() {
+			if !r.reachedServer.Load() && r.connectFailures.Load() > 0 {
+				r.stopFor(StopUnreachable)
+			}
+		})
 		defer t.Stop()
 	}
 	if r.cfg.Sessions > 0 {
@@ -517,6 +538,11 @@ func (r *Run) Snapshot() Snapshot {
 // finish publishes one finished request.
 func (r *Run) finish(rec *record.Request) {
 	r.inFlight.Add(-1)
+	if rec.Error == record.ErrConnect {
+		r.connectFailures.Add(1)
+	} else if rec.Error != record.ErrCanceled {
+		r.reachedServer.Store(true)
+	}
 	if rec.Error == record.ErrNone {
 		r.completed.Add(1)
 	} else {

@@ -163,10 +163,11 @@ type reqTrace struct {
 	conn   kernelStamper
 	writer writeStamper
 
-	wantConn  bool        // keep the connection's stamps (kernel-stamped dials only)
-	conns     int64       // connections the request was given: attempts, net/http's own resends included
-	reused    bool        // the latest connection had carried an earlier exchange
-	firstByte atomic.Bool // a response byte arrived (set on the transport's read goroutine)
+	wantConn  bool         // keep the connection's stamps (kernel-stamped dials only)
+	conns     int64        // connections the request was given: attempts, net/http's own resends included
+	reused    bool         // the latest connection had carried an earlier exchange
+	witness   closeWitness // the latest connection, when it can tell a write after the server's close
+	firstByte atomic.Bool  // a response byte arrived (set on the transport's read goroutine)
 }
 
 func newReqTrace(start time.Time, wantConn bool) *reqTrace {
@@ -177,21 +178,54 @@ func newReqTrace(start time.Time, wantConn bool) *reqTrace {
 	return t
 }
 
-// unseen reports whether a failed attempt failed before the server can
-// have seen the request: on a reused connection, with no byte of a
-// response, not by the run's or the request's own deadline or cancel. That
-// is a server closing a kept-alive connection (after a response, when
-// idle, at a per-connection cap) as the request went out: net/http says
-// "server closed idle connection", EOF, a reset or a broken pipe. On a
-// fresh connection the same failure is the server's doing.
+// unseen reports whether a failed attempt is proven to have failed before
+// the server can have read the request, so that resending it cannot count
+// one request twice: on a reused connection, with no byte of a response,
+// not by the run's or the request's own deadline or cancel, and one of
+//   - net/http saw the server's close before the request was queued to be
+//     written ("server closed idle connection");
+//   - a write of the request failed (the server lacks part of it);
+//   - the connection knows a write began after the server's FIN had
+//     arrived (Linux: the socket had left ESTABLISHED).
+//
+// A reused connection closed with no response byte is not proof by itself:
+// a server can read the request and then close without answering, and
+// that is its failure, counted as such (the request is not resent). On a
+// fresh connection every such failure is the server's doing.
 func (t *reqTrace) unseen(err error) bool {
 	if !t.reused || t.firstByte.Load() {
 		return false
 	}
 	var netErr net.Error
-	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
-		!(errors.As(err, &netErr) && netErr.Timeout())
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		(errors.As(err, &netErr) && netErr.Timeout()) {
+		return false
+	}
+	if t.witness != nil && t.witness.wroteAfterPeerClose() {
+		return true
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Op == "write" {
+		return true
+	}
+	return isServerClosedIdle(err)
 }
+
+// isServerClosedIdle matches net/http's unexported errServerClosedIdle: its
+// read loop saw the server's EOF while no request was expected on the
+// connection, that is before this one was queued to be written.
+func isServerClosedIdle(err error) bool {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if err.Error() == "http: server closed idle connection" {
+			return true
+		}
+	}
+	return false
+}
+
+// closeWitness is a connection that knows whether one of its writes began
+// after the peer had closed.
+type closeWitness interface{ wroteAfterPeerClose() bool }
 
 func (t *reqTrace) wroteRequest(httptrace.WroteRequestInfo) {
 	t.sentAt.Store(int64(time.Since(t.start)))
@@ -217,12 +251,13 @@ func (t *reqTrace) lastWrite() (time.Duration, bool) {
 func (t *reqTrace) gotConn(info httptrace.GotConnInfo) {
 	t.conns++
 	t.reused = info.Reused
-	if !t.wantConn {
-		return
-	}
 	c := info.Conn
 	if tc, ok := c.(interface{ NetConn() net.Conn }); ok { // TLS: the stamps are the socket's
 		c = tc.NetConn()
+	}
+	t.witness, _ = c.(closeWitness)
+	if !t.wantConn {
+		return
 	}
 	t.conn, _ = c.(kernelStamper)
 	t.writer, _ = c.(writeStamper)

@@ -38,6 +38,11 @@ type stampConn struct {
 
 	stampNS atomic.Int64 // kernel receive time of the latest Read's data (Unix ns); 0: none
 	writeNS atomic.Int64 // when the latest Write started (ns since writeEpoch); 0: none
+	// lateWrite: a Write began after the peer's FIN had arrived (the socket
+	// was no longer ESTABLISHED), so the server had closed before it could
+	// read all of what was written.
+	lateWrite atomic.Bool
+	wrote     atomic.Bool // a Write has been made: later ones may follow the server's close
 
 	// State of the Read in progress, shared with recv.
 	msg  unix.Msghdr
@@ -164,11 +169,30 @@ func parseStamp(b []byte) int64 {
 // of net/http's writer goroutine after the write does not shorten TTFT.
 func (c *stampConn) Write(p []byte) (int, error) {
 	c.writeNS.Store(int64(time.Since(writeEpoch)))
+	// The first write of a connection cannot follow a close the server
+	// made after a response: only later ones pay for the check.
+	if c.wrote.Swap(true) && !c.lateWrite.Load() && c.peerClosed() {
+		c.lateWrite.Store(true)
+	}
 	if trace.IsEnabled() {
 		trace.Logf(context.Background(), "knee.write", "%d bytes", len(p))
 	}
 	return c.Conn.Write(p)
 }
+
+// peerClosed reports whether the kernel has the peer's FIN: the socket
+// has left ESTABLISHED (CLOSE_WAIT, or closing on both sides).
+func (c *stampConn) peerClosed() bool {
+	closed := false
+	_ = c.rc.Control(func(fd uintptr) {
+		info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
+		closed = err == nil && info.State != unix.BPF_TCP_ESTABLISHED
+	})
+	return closed
+}
+
+// wroteAfterPeerClose implements closeWitness.
+func (c *stampConn) wroteAfterPeerClose() bool { return c.lateWrite.Load() }
 
 // lastWriteStart implements writeStamper.
 func (c *stampConn) lastWriteStart() int64 { return c.writeNS.Load() }

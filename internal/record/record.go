@@ -106,8 +106,8 @@ type Request struct {
 	Session string
 	Turn    int
 	// ConnectionRetries counts resends of this request on a fresh
-	// connection after the server closed a reused one before it could have
-	// seen the request; Sent is the last attempt's, so the delay is lag.
+	// connection where the transport proved the server had not read it;
+	// Sent is the last attempt's, so the delay is lag.
 	ConnectionRetries int
 
 	ServerPhases *Phases // nil when the server did not report them

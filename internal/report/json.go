@@ -66,6 +66,8 @@ type jsonExtra struct {
 	ErrorMessages []ErrorMessage `json:"error_messages,omitempty"`
 	// Server is the scraped server view (docs/server-metrics.md).
 	Server *scrape.View `json:"server,omitempty"`
+	// Engine: a simulated run's engine figures.
+	Engine *EngineFigures `json:"engine,omitempty"`
 	jsonSweep
 }
 
@@ -105,6 +107,7 @@ func MarshalJSON(run *Run) ([]byte, error) {
 		Definitions:   Definitions(&run.Summary),
 		ErrorMessages: run.ErrorMessages,
 		Server:        run.Server,
+		Engine:        run.Engine,
 	}
 	if sw := run.Sweep; sw != nil {
 		knee, safe := sw.Knee, sw.SLOSafe
@@ -193,7 +196,7 @@ func ReadJSON(r io.Reader) (*Run, error) {
 	}
 	run := &Run{Sweep: sw, Step: extra.SummaryStep, ErrorMessages: extra.ErrorMessages, ID: m.ID, Kind: m.Kind, Version: m.Version, Target: m.Target, Model: m.Model, Load: m.Load,
 		Workload: m.Workload, Label: m.Label, Status: m.Status, Start: m.Start, Config: m.Config,
-		Summary: sum, Notes: extra.Notes}
+		Summary: sum, Notes: extra.Notes, Engine: extra.Engine}
 	for _, s := range extra.SLOs {
 		o, err := slo.Parse(s.Objective)
 		if err != nil {

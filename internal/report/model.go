@@ -45,6 +45,9 @@ type Run struct {
 	// Sweep, for a sweep run, is every step with the knee and the SLO-safe
 	// point: reports open with it, and Summary is then the step Step names.
 	Sweep *sweep.Result
+	// Engine is what a simulated engine did (knee sim), the figures its
+	// notes print, for machines (nil for measured runs).
+	Engine *EngineFigures
 	// Step says which part of the run Summary covers when it is not the
 	// whole run, e.g. "concurrency 16 (the SLO-safe point)".
 	Step string
@@ -185,7 +188,7 @@ func build(r *Run) []section {
 	}
 	tadd("peak in flight", strconv.Itoa(s.PeakInFlight))
 	if s.ConnectionRetries > 0 {
-		tadd("connection retries", fmt.Sprintf("%d (resent at once on a fresh connection: the server closed a reused one before it could have seen the request; the delay is in lag)", s.ConnectionRetries))
+		tadd("connection retries", fmt.Sprintf("%d (resent at once on a fresh connection, only where the transport proved the server had not read the request: the write failed, or the server had closed the reused connection before the write began; the delay is in lag)", s.ConnectionRetries))
 	}
 	out = append(out, tp)
 
@@ -317,4 +320,24 @@ func sortedKeys(m map[string]int) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// EngineFigures are a simulated run's engine counts (summary.json "engine").
+type EngineFigures struct {
+	Steps            int64   `json:"steps"`
+	Preemptions      int64   `json:"preemptions"`
+	Rejected         int64   `json:"rejected"`
+	VirtualTimeS     float64 `json:"virtual_time_s"`
+	KVCapacityTokens int     `json:"kv_capacity_tokens"`
+	KVBlocks         int     `json:"kv_blocks"`
+	PrefillTokens    int64   `json:"prefill_tokens"` // prompt and recomputed tokens processed
+	// PrefixCache is nil when prefix caching is off or nothing was looked up.
+	PrefixCache *PrefixCacheFigures `json:"prefix_cache,omitempty"`
+}
+
+// PrefixCacheFigures: "6638288 of 144793823 prompt tokens hit (4.6%)".
+type PrefixCacheFigures struct {
+	HitTokens   int64   `json:"hit_tokens"`
+	QueryTokens int64   `json:"query_tokens"`
+	HitRate     float64 `json:"hit_rate"` // hit_tokens / query_tokens, 0..1
 }

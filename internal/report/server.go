@@ -72,18 +72,13 @@ func serverSections(v *scrape.View, s *stats.Summary) []section {
 				continue
 			}
 			row := []string{histNames[m], fnum(h.Count, 0), fnum(h.MeanMS, 2)}
-			for _, q := range []float64{h.P50MS, h.P90MS, h.P95MS, h.P99MS} {
-				if hi, coarse := h.Coarse(q); coarse {
-					row = append(row, "≤"+fnum(hi, 0))
-				} else if h.Buckets {
-					row = append(row, fnum(q, 1))
-				} else {
-					row = append(row, none)
-				}
+			clientMax, bounded := clientBound(m, s)
+			for i, v := range []float64{h.P50MS, h.P90MS, h.P95MS, h.P99MS} {
+				row = append(row, histPercentile(h, []float64{0.50, 0.90, 0.95, 0.99}[i], v, clientMax, bounded))
 			}
 			tb.rows = append(tb.rows, row)
 		}
-		out = append(out, section{title: "Server time distributions (ms, from histogram deltas; percentiles interpolated in the server's buckets, ≤ the bucket's bound where it is wider than the value)", table: tb})
+		out = append(out, section{title: "Server time distributions (ms, from histogram deltas; percentiles interpolated in the server's buckets, ≤ the bucket's bound where it is wider than the value or the client's measured maximum where that is lower, ≥ the last bound where the rank falls in the open +Inf bucket)", table: tb})
 	}
 	if sp := v.Split; sp != nil {
 		tb := &table{header: []string{"part", "ms", "share of TTFT (sched)"}}
@@ -113,6 +108,47 @@ func serverSections(v *scrape.View, s *stats.Summary) []section {
 		out = append(out, section{title: "Server view notes", bullets: v.Notes})
 	}
 	return out
+}
+
+// histPercentile renders percentile q of h, interpolated as v: "≥ last
+// bound" when its rank falls in the open-ended +Inf bucket (the histogram
+// cannot tell more); otherwise never above its bucket's upper bound nor,
+// when bounded, above clientMax, the client's measured maximum of a time
+// that contains it; "≤ bound" where that bound is what is known.
+func histPercentile(h scrape.HistStats, q, v, clientMax float64, bounded bool) string {
+	if !h.Buckets {
+		return none
+	}
+	if last, over := h.OverLastBound(q); over {
+		return "≥" + fnum(last, 0)
+	}
+	hi, coarse := h.Coarse(v)
+	if bounded && clientMax < hi {
+		hi = clientMax
+		coarse = coarse || v > clientMax
+	}
+	if coarse {
+		return "≤" + fnum(hi, 0)
+	}
+	return fnum(v, 1)
+}
+
+// clientBound is the client's measured maximum of a time that contains
+// server metric m for every request (the server's TTFT, queue and prefill
+// lie within the client's TTFT; its E2E, decode and inference within the
+// client's E2E). Known only when every measured request completed: a
+// request the client gave up on may have run longer at the server.
+func clientBound(m scrape.Metric, s *stats.Summary) (float64, bool) {
+	if s == nil || s.Requests == 0 || s.Completed != s.Requests {
+		return 0, false
+	}
+	switch m {
+	case scrape.TTFT, scrape.Queue, scrape.Prefill:
+		return s.TTFT.Max, s.TTFT.Max > 0
+	case scrape.E2E, scrape.Decode, scrape.Inference:
+		return s.E2E.Max, s.E2E.Max > 0
+	}
+	return 0, false
 }
 
 // serverCharts draws the server's queue beside the client's in-flight

@@ -37,6 +37,11 @@ const (
 	Decode    Metric = "decode"    // first token → last token
 	Inference Metric = "inference" // admission → last token (prefill + decode)
 	E2E       Metric = "e2e"       // arrival → last token
+
+	// A knee client's own endpoint (knee bench --metrics-addr).
+	InFlight Metric = "in_flight" // requests sent and not finished
+	Failed   Metric = "failed"    // measured requests that failed, all kinds
+	SendLag  Metric = "send_lag"  // histogram: sent − scheduled
 )
 
 // HistMetrics are the histograms in report order.
@@ -120,6 +125,19 @@ var tables = []table{
 		{Inference, histogram, []string{"tgi_request_inference_duration"}},
 		{ITL, histogram, []string{"tgi_request_mean_time_per_token_duration"}},
 		{E2E, histogram, []string{"tgi_request_duration"}},
+	}},
+	// knee's load generator itself (package livemetrics): its live view
+	// of a load, read by the same scraper as any server's.
+	{"knee-client", "knee load generator", []entry{
+		{InFlight, gauge, []string{"knee_client_requests_in_flight"}},
+		{RequestsDone, counter, []string{"knee_client_requests_completed_total"}},
+		{Failed, counter, []string{"knee_client_request_errors_total"}},
+		{PromptTokens, counter, []string{"knee_client_input_tokens_total"}},
+		{GenerationTokens, counter, []string{"knee_client_output_tokens_total"}},
+		{TTFT, histogram, []string{"knee_client_time_to_first_token_seconds"}},
+		{ITL, histogram, []string{"knee_client_inter_token_latency_seconds"}},
+		{E2E, histogram, []string{"knee_client_e2e_request_latency_seconds"}},
+		{SendLag, histogram, []string{"knee_client_send_lag_seconds"}},
 	}},
 	{"llamacpp", "llama.cpp server", []entry{
 		{Running, gauge, []string{"llamacpp:requests_processing"}},

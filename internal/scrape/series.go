@@ -54,6 +54,20 @@ type HistStats struct {
 	Buckets bool `json:"buckets"`
 	// LEMS are the bucket bounds in ms, to say how coarse a percentile is.
 	LEMS []float64 `json:"le_ms,omitempty"`
+	// CountOverLastBound counts observations in the open-ended +Inf
+	// bucket: a percentile whose rank falls there is only known to be at
+	// least the last finite bound (OverLastBound), which the P fields then
+	// hold.
+	CountOverLastBound float64 `json:"count_over_last_bound,omitempty"`
+}
+
+// OverLastBound reports whether percentile q (0-1) falls in the +Inf
+// bucket, so that all the histogram says of it is "≥ last" (ms).
+func (h HistStats) OverLastBound(q float64) (last float64, over bool) {
+	if len(h.LEMS) == 0 || h.CountOverLastBound <= 0 {
+		return 0, false
+	}
+	return h.LEMS[len(h.LEMS)-1], q*h.Count > h.Count-h.CountOverLastBound+1e-9
 }
 
 // Coarse reports whether the bucket holding v (ms) is wider than v itself,
@@ -279,6 +293,9 @@ func (h *Hist) stats() HistStats {
 		st.LEMS = append(st.LEMS, 1000*b)
 	}
 	if st.Buckets {
+		if n := len(h.Cum); n > 0 {
+			st.CountOverLastBound = max(h.Count-h.Cum[n-1], 0)
+		}
 		st.P50MS = 1000 * h.Quantile(0.50)
 		st.P90MS = 1000 * h.Quantile(0.90)
 		st.P95MS = 1000 * h.Quantile(0.95)

@@ -130,3 +130,19 @@ func TestCounterAppearingMidRunCountsFromZero(t *testing.T) {
 		t.Fatalf("preemptions %v resets %d queue count %v; want 5, 0, 8", w.Deltas[Preemptions], w.Resets, w.Hists[Queue].Count)
 	}
 }
+
+// TestHistStatsOpenBucket: observations past the last finite bound are
+// counted, and a percentile whose rank falls among them is flagged.
+func TestHistStatsOpenBucket(t *testing.T) {
+	h := &Hist{LE: []float64{0.1, 0.25}, Cum: []float64{50, 90}, Count: 100, Sum: 20}
+	st := h.stats()
+	if st.CountOverLastBound != 10 {
+		t.Fatalf("count over the last bound %v, want 10", st.CountOverLastBound)
+	}
+	if last, over := st.OverLastBound(0.99); !over || last != 250 {
+		t.Errorf("p99: over=%v last=%v, want over the 250 ms bound", over, last)
+	}
+	if _, over := st.OverLastBound(0.90); over {
+		t.Errorf("p90 (rank 90, the last finite bucket's edge) flagged as over the last bound")
+	}
+}

@@ -112,7 +112,7 @@ func vllmV0Profile() *simengine.CostParams {
 // during a step joins the next one, not the one after as under vLLM's
 // async scheduling or the PyTorch backend's overlap scheduler
 // (disable_overlap_scheduler, default False), which the trtllm rows'
-// engine runs. Everything else (memory, KV in FP8 as the preset has it,
+// engine runs. Everything else (memory, KV in FP8 as tensorRTLLM sets it,
 // the 7.3 ms front end) is knee's default; every other NIM row checks the
 // profile.
 func nimProfile(t *testing.T) simengine.Config {
@@ -131,6 +131,12 @@ func tensorRTLLM(t *testing.T, gpu, model string, tp, maxLen int) simengine.Conf
 	p.ComputeEfficiency = 0.765
 	cfg.Cost = &p
 	cfg.ChunkedPrefill, cfg.MaxNumBatchedTokens, cfg.MaxModelLen = false, max(8192, maxLen), maxLen
+	if strings.HasSuffix(model, "-fp8") {
+		// Assumed: NVIDIA's FP8 checkpoints cache KV in FP8 under
+		// TensorRT-LLM (see the Sources); knee's presets follow vLLM's
+		// default (BF16) unless told.
+		cfg.Model.KVPrecision = "fp8"
+	}
 	return cfg
 }
 
@@ -151,9 +157,6 @@ func tensorRTLLM(t *testing.T, gpu, model string, tp, maxLen int) simengine.Conf
 func trtllmBench(gpu, model string, tp, in, out, n int) func(*testing.T) float64 {
 	return func(t *testing.T) float64 {
 		cfg := tensorRTLLM(t, gpu, model, tp, in+out)
-		if model == "llama-3.1-8b-fp8" {
-			cfg.Model.KVPrecision = "fp8" // assumed, as the 70B's: see the Sources
-		}
 		return meanRun(t, Config{Engine: cfg, Gen: fixed{in, out}, Concurrency: n, Requests: int64(n)}, out).outputTPS
 	}
 }

@@ -28,8 +28,8 @@ func TestLookupAliases(t *testing.T) {
 		}
 	}
 	gpus, models := Presets()
-	if len(gpus) != 8 || len(models) != 14 {
-		t.Errorf("Presets() = %v, %v; want 8 GPUs and 14 models", gpus, models)
+	if len(gpus) != 15 || len(models) != 26 {
+		t.Errorf("Presets() = %v, %v; want 15 GPUs and 26 models", gpus, models)
 	}
 }
 
@@ -40,7 +40,7 @@ func TestModelParams(t *testing.T) {
 		billions  float64
 		kvPerTokK float64 // KiB of KV per token at tp 1
 	}{{"llama-3.1-8b", 8.03, 128}, {"llama-3.1-70b", 70.6, 320}, {"llama-2-7b", 6.74, 512}, {"llama-2-70b", 69.0, 320}, {"qwen3-8b", 8.19, 144},
-		{"mixtral-8x7b", 46.7, 128}, {"qwen3-30b-a3b", 30.5, 96}, {"codellama-34b", 33.7, 192}, {"llama-3.1-70b-fp8", 70.6, 160},
+		{"mixtral-8x7b", 46.7, 128}, {"qwen3-30b-a3b", 30.5, 96}, {"codellama-34b", 33.7, 192}, {"llama-3.1-70b-fp8", 70.6, 320},
 		{"qwen2.5-0.5b", 0.494, 12}, {"qwen3-0.6b", 0.596, 112}, {"qwen3-14b", 14.77, 160}, {"qwen3-235b-a22b", 235.1, 188}} {
 		m, _ := LookupModel(c.name)
 		got := m.Params() / 1e9

@@ -21,6 +21,10 @@ type GPU struct {
 	BandwidthGBps    float64  `yaml:"bandwidth_gbps"`    // peak memory bandwidth, 1e9 bytes/s
 	BF16TFLOPS       float64  `yaml:"bf16_tflops"`       // peak dense BF16 tensor FLOP/s, 1e12
 	InterconnectGBps float64  `yaml:"interconnect_gbps"` // GPU-to-GPU bandwidth per direction (NVLink or PCIe), 1e9 bytes/s
+	// Interconnect is the kind of GPU-to-GPU link InterconnectGBps
+	// measures: nvlink (NVLink/NVSwitch), pcie, or infinity-fabric
+	// (AMD's xGMI); "" when unstated.
+	Interconnect string `yaml:"interconnect,omitempty"`
 	// FP8TFLOPS is peak dense FP8 tensor FLOP/s, 1e12; 0 = no FP8 tensor
 	// cores (FP8 weights then compute at the BF16 rate, as on Ampere).
 	FP8TFLOPS float64 `yaml:"fp8_tflops,omitempty"`
@@ -33,6 +37,13 @@ type GPU struct {
 	BF16MatmulTFLOPS float64 `yaml:"bf16_matmul_tflops,omitempty"`
 	FP8MatmulTFLOPS  float64 `yaml:"fp8_matmul_tflops,omitempty"`
 }
+
+// The kinds of GPU-to-GPU link (GPU.Interconnect).
+const (
+	InterconnectNVLink         = "nvlink"
+	InterconnectPCIe           = "pcie"
+	InterconnectInfinityFabric = "infinity-fabric"
+)
 
 // DefaultMatmulFraction is the share of the datasheet peak a GPU without a
 // measured achievable matmul rate is taken to reach: the H100's measured
@@ -60,6 +71,14 @@ func (g GPU) AchievableFP8TFLOPS() float64 {
 // gated SwiGLU MLP), dense or a mixture of experts (Experts > 0: every
 // layer's MLP is Experts gated MLPs of ExpertFFNSize, of which each token
 // uses ExpertsPerToken).
+//
+// Mixtures of experts may also have an always-active shared expert
+// (SharedExpertFFNSize: DeepSeek, Llama 4, Qwen2-MoE) and leading dense
+// layers (DenseLayers of the Layers have a dense MLP of FFNSize instead
+// of experts: DeepSeek-V3's first three, Llama 4 Maverick's every other).
+// Attention is grouped-query unless KVLoRARank > 0: multi-head latent
+// attention (DeepSeek-V2/V3), whose cache holds one compressed latent of
+// KVLoRARank + QKRopeHeadDim per token and layer, shared by all heads.
 type Model struct {
 	Name            string   `yaml:"name"`
 	Aliases         []string `yaml:"aliases,omitempty"`
@@ -77,7 +96,23 @@ type Model struct {
 	Experts         int      `yaml:"experts,omitempty"`
 	ExpertsPerToken int      `yaml:"experts_per_token,omitempty"`
 	ExpertFFNSize   int      `yaml:"expert_ffn_size,omitempty"`
+	// SharedExpertFFNSize is the width of the gated MLP every token runs
+	// in each MoE layer beside its routed experts (0: none).
+	SharedExpertFFNSize int `yaml:"shared_expert_ffn_size,omitempty"`
+	// DenseLayers is how many of Layers have a dense MLP of FFNSize in a
+	// mixture of experts (0: every layer has experts).
+	DenseLayers int `yaml:"dense_layers,omitempty"`
+	// Multi-head latent attention (KVLoRARank > 0). HeadDim is then the
+	// query/key head size (the no-RoPE part plus QKRopeHeadDim), VHeadDim
+	// the value head size, QLoRARank the query compression (0: none).
+	KVLoRARank    int `yaml:"kv_lora_rank,omitempty"`
+	QLoRARank     int `yaml:"q_lora_rank,omitempty"`
+	QKRopeHeadDim int `yaml:"qk_rope_head_dim,omitempty"`
+	VHeadDim      int `yaml:"v_head_dim,omitempty"`
 }
+
+// IsMLA reports whether the model uses multi-head latent attention.
+func (m Model) IsMLA() bool { return m.KVLoRARank > 0 }
 
 // precisionBytes maps a precision name to bytes per element.
 var precisionBytes = map[string]float64{
@@ -110,6 +145,11 @@ func (g GPU) Validate() error {
 		if !(f.v > 0) {
 			return fmt.Errorf("gpu %s: %s must be > 0, got %v", g.Name, f.name, f.v)
 		}
+	}
+	switch g.Interconnect {
+	case "", InterconnectNVLink, InterconnectPCIe, InterconnectInfinityFabric:
+	default:
+		return fmt.Errorf("gpu %s: interconnect %q: want %s, %s or %s", g.Name, g.Interconnect, InterconnectNVLink, InterconnectPCIe, InterconnectInfinityFabric)
 	}
 	for _, f := range []struct {
 		name, peakName string
@@ -146,6 +186,22 @@ func (m Model) Validate() error {
 	if m.Experts == 0 && (m.ExpertsPerToken > 0 || m.ExpertFFNSize > 0) {
 		return fmt.Errorf("model %s: experts_per_token and expert_ffn_size need experts > 0", m.Name)
 	}
+	if m.SharedExpertFFNSize < 0 || m.DenseLayers < 0 || m.KVLoRARank < 0 || m.QLoRARank < 0 || m.QKRopeHeadDim < 0 || m.VHeadDim < 0 {
+		return fmt.Errorf("model %s: shared_expert_ffn_size, dense_layers, kv_lora_rank, q_lora_rank, qk_rope_head_dim and v_head_dim must not be negative", m.Name)
+	}
+	if m.Experts == 0 && (m.SharedExpertFFNSize > 0 || m.DenseLayers > 0) {
+		return fmt.Errorf("model %s: shared_expert_ffn_size and dense_layers describe a mixture of experts: they need experts > 0", m.Name)
+	}
+	if m.DenseLayers >= m.Layers {
+		return fmt.Errorf("model %s: dense_layers (%d) must be fewer than layers (%d): a mixture of experts needs at least one layer with experts", m.Name, m.DenseLayers, m.Layers)
+	}
+	if m.IsMLA() && (m.QKRopeHeadDim < 1 || m.QKRopeHeadDim >= m.HeadDim || m.VHeadDim < 1) {
+		return fmt.Errorf("model %s: latent attention (kv_lora_rank %d) needs 0 < qk_rope_head_dim (%d) < head_dim (%d) and v_head_dim > 0 (got %d)",
+			m.Name, m.KVLoRARank, m.QKRopeHeadDim, m.HeadDim, m.VHeadDim)
+	}
+	if !m.IsMLA() && (m.QLoRARank > 0 || m.QKRopeHeadDim > 0 || m.VHeadDim > 0) {
+		return fmt.Errorf("model %s: q_lora_rank, qk_rope_head_dim and v_head_dim describe latent attention: they need kv_lora_rank > 0", m.Name)
+	}
 	if m.Heads%m.KVHeads != 0 {
 		return fmt.Errorf("model %s: heads (%d) must be a multiple of kv_heads (%d)", m.Name, m.Heads, m.KVHeads)
 	}
@@ -172,20 +228,54 @@ func (m Model) ActiveLayerParams() float64 {
 	return m.denseLayerParams() + float64(m.ExpertsPerToken)*m.expertParams()
 }
 
-// denseLayerParams is a layer's weights outside the experts: attention, and
-// the MLP of a dense model or the router of a mixture of experts.
+// denseLayerParams is a layer's weights outside the routed experts:
+// attention, and the MLP of a dense model or the router and shared expert
+// of a mixture of experts. With dense layers among the MoE ones it is the
+// mean over all layers, so that Layers times it is the model's total and
+// every sum over layers stays exact.
 func (m Model) denseLayerParams() float64 {
-	h, q, kv := float64(m.HiddenSize), float64(m.Heads*m.HeadDim), float64(m.KVHeads*m.HeadDim)
-	attn := h*q + 2*h*kv + q*h
-	if m.Experts > 0 {
-		return attn + h*float64(m.Experts)
+	h := float64(m.HiddenSize)
+	attn := m.attentionParams()
+	denseMLP := 3 * h * float64(m.FFNSize)
+	if m.Experts == 0 {
+		return attn + denseMLP
 	}
-	return attn + 3*h*float64(m.FFNSize)
+	moe := m.moeLayerShare()
+	return attn + moe*(h*float64(m.Experts)+3*h*float64(m.SharedExpertFFNSize)) + (1-moe)*denseMLP
 }
 
-// expertParams is one expert's gated MLP (0 for a dense model).
+// attentionParams is one layer's attention projections.
+func (m Model) attentionParams() float64 {
+	h, heads := float64(m.HiddenSize), float64(m.Heads)
+	if !m.IsMLA() {
+		q, kv := heads*float64(m.HeadDim), float64(m.KVHeads*m.HeadDim)
+		return h*q + 2*h*kv + q*h
+	}
+	// Latent attention: the query, optionally through a low-rank
+	// bottleneck; one joint down-projection of keys and values to the
+	// latent plus the shared RoPE key; their up-projection to every head's
+	// no-RoPE key and value; the output projection.
+	qkHead, rope, vHead := float64(m.HeadDim), float64(m.QKRopeHeadDim), float64(m.VHeadDim)
+	kvRank, qRank := float64(m.KVLoRARank), float64(m.QLoRARank)
+	q := h * heads * qkHead
+	if qRank > 0 {
+		q = h*qRank + qRank*heads*qkHead
+	}
+	return q + h*(kvRank+rope) + kvRank*heads*(qkHead-rope+vHead) + heads*vHead*h
+}
+
+// moeLayerShare is the fraction of layers that have experts.
+func (m Model) moeLayerShare() float64 {
+	return float64(m.Layers-m.DenseLayers) / float64(m.Layers)
+}
+
+// expertParams is one routed expert's gated MLP, as a mean over all layers
+// (layers without experts count 0); 0 for a dense model.
 func (m Model) expertParams() float64 {
-	return 3 * float64(m.HiddenSize) * float64(m.ExpertFFNSize)
+	if m.Experts == 0 {
+		return 0
+	}
+	return 3 * float64(m.HiddenSize) * float64(m.ExpertFFNSize) * m.moeLayerShare()
 }
 
 // ActiveParams is the parameter count one token uses (Params for a dense
@@ -215,9 +305,14 @@ func (m Model) WeightBytes() float64 {
 
 // KVBytesPerToken is the KV cache one token of context needs on one GPU of
 // tp: K and V for every layer and KV head (heads are replicated when tp
-// exceeds the KV head count, as vLLM does).
+// exceeds the KV head count, as vLLM does). Latent attention caches one
+// latent and RoPE key per layer, which every GPU of tp holds whole (vLLM's
+// MLA backends do not shard it).
 func (m Model) KVBytesPerToken(tp int) float64 {
 	b, _ := precision(m.KVPrecision, "bf16")
+	if m.IsMLA() {
+		return float64(m.Layers) * float64(m.KVLoRARank+m.QKRopeHeadDim) * b
+	}
 	kvHeads := float64(m.KVHeads) / float64(tp)
 	if kvHeads < 1 {
 		kvHeads = 1
@@ -382,6 +477,8 @@ func ParseGPU(b []byte) (GPU, error) {
 			g.BF16TFLOPS, err = strconv.ParseFloat(v, 64)
 		case "interconnect_gbps":
 			g.InterconnectGBps, err = strconv.ParseFloat(v, 64)
+		case "interconnect":
+			g.Interconnect = strings.ToLower(v)
 		case "fp8_tflops":
 			g.FP8TFLOPS, err = strconv.ParseFloat(v, 64)
 		case "bf16_matmul_tflops":
@@ -438,6 +535,18 @@ func ParseModel(b []byte) (Model, error) {
 			atoi(&m.ExpertsPerToken)
 		case "expert_ffn_size":
 			atoi(&m.ExpertFFNSize)
+		case "shared_expert_ffn_size":
+			atoi(&m.SharedExpertFFNSize)
+		case "dense_layers":
+			atoi(&m.DenseLayers)
+		case "kv_lora_rank":
+			atoi(&m.KVLoRARank)
+		case "q_lora_rank":
+			atoi(&m.QLoRARank)
+		case "qk_rope_head_dim":
+			atoi(&m.QKRopeHeadDim)
+		case "v_head_dim":
+			atoi(&m.VHeadDim)
 		default:
 			return fmt.Errorf("unknown key %q", k)
 		}
@@ -479,4 +588,39 @@ func parseList(v string) []string {
 		}
 	}
 	return out
+}
+
+// KVCacheDtypes lists what WithKVCacheDtype accepts, as vLLM's
+// --kv-cache-dtype spells them.
+var KVCacheDtypes = []string{"auto", "bf16", "bfloat16", "fp16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"}
+
+// ActivationPrecision is the dtype the model computes and, by default,
+// caches KV in: its weights' when they are 16-bit, else BF16 (a quantized
+// checkpoint still runs its activations in 16-bit).
+func (m Model) ActivationPrecision() string {
+	if strings.EqualFold(m.WeightPrecision, "fp16") || strings.EqualFold(m.WeightPrecision, "float16") {
+		return "fp16"
+	}
+	return "bf16"
+}
+
+// WithKVCacheDtype returns the model with its KV cache in dtype. "auto"
+// (or "") is vLLM's default: the model's own KV precision if its preset
+// names one, else its activation dtype — never FP8 unless asked for.
+func (m Model) WithKVCacheDtype(dtype string) (Model, error) {
+	switch strings.ToLower(dtype) {
+	case "", "auto":
+		if m.KVPrecision == "" {
+			m.KVPrecision = m.ActivationPrecision()
+		}
+	case "bf16", "bfloat16":
+		m.KVPrecision = "bf16"
+	case "fp16", "float16":
+		m.KVPrecision = "fp16"
+	case "fp8", "fp8_e4m3", "fp8_e5m2":
+		m.KVPrecision = "fp8"
+	default:
+		return m, fmt.Errorf("unknown KV cache dtype %q (want auto, bf16, fp16 or fp8)", dtype)
+	}
+	return m, nil
 }

@@ -75,7 +75,13 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 		writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Message: "use POST for " + r.URL.Path})
 		return
 	}
+	release, aerr := s.admitBody(w, r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
 	g, aerr := parseRequest(r, chat, s.tok.Encode, !s.cfg.Engine.NoPrefixCaching)
+	release(aerr == nil)
 	if aerr != nil {
 		writeError(w, aerr)
 		return

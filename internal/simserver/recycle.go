@@ -2,9 +2,11 @@ package simserver
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // recycleListener lets streams write straight to their connection: a
@@ -22,7 +24,12 @@ type recycleListener struct {
 
 	mu   sync.Mutex
 	idle map[net.Conn]struct{} // handed back, waiting for the next request
+
+	idleTimeout time.Duration // a handed-back connection waiting longer is closed (0: never)
 }
+
+// defaultIdleTimeout is Config.IdleTimeout's default.
+const defaultIdleTimeout = 2 * time.Minute
 
 type acceptResult struct {
 	c   net.Conn
@@ -31,23 +38,55 @@ type acceptResult struct {
 
 func newRecycleListener(ln net.Listener) *recycleListener {
 	l := &recycleListener{Listener: ln, recycled: make(chan net.Conn, 1024), accepted: make(chan acceptResult), done: make(chan struct{})}
-	go func() {
-		for {
-			c, err := ln.Accept()
+	go l.acceptLoop(ln)
+	return l
+}
+
+// acceptLoop hands accepted connections to Accept. A temporary error
+// (EMFILE, ENFILE, ECONNABORTED: descriptors run out under a flood of
+// connections) is retried with a backoff from 5 ms doubling to maxAcceptBackoff, as
+// net/http's Serve does, never handed over: the server must go on
+// accepting once descriptors are free. Any other error ends the loop and
+// goes to Accept's caller.
+func (l *recycleListener) acceptLoop(ln net.Listener) {
+	var backoff time.Duration
+	for {
+		c, err := ln.Accept()
+		if err != nil && isTemporary(err) {
+			backoff = min(max(2*backoff, 5*time.Millisecond), maxAcceptBackoff)
 			select {
-			case l.accepted <- acceptResult{c, err}:
+			case <-time.After(backoff):
+				continue
 			case <-l.done:
-				if c != nil {
-					c.Close()
-				}
-				return
-			}
-			if err != nil {
 				return
 			}
 		}
-	}()
-	return l
+		backoff = 0
+		select {
+		case l.accepted <- acceptResult{c, err}:
+		case <-l.done:
+			if c != nil {
+				c.Close()
+			}
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// maxAcceptBackoff caps the wait between accept retries: lower than
+// net/http's 1 s so that the server answers again well within a second of
+// descriptors coming free; a retry that fails again costs one syscall.
+const maxAcceptBackoff = 200 * time.Millisecond
+
+// isTemporary reports whether an accept error will likely pass: net/http's
+// test (a net.Error that says Temporary), which covers the descriptor
+// limits.
+func isTemporary(err error) bool {
+	var te interface{ Temporary() bool }
+	return errors.As(err, &te) && te.Temporary()
 }
 
 func (l *recycleListener) Accept() (net.Conn, error) {
@@ -110,6 +149,10 @@ func (l *recycleListener) give(c net.Conn, pending []byte) {
 	l.mu.Unlock()
 	go func() {
 		buf := readBufs.Get().(*[]byte)
+		if l.idleTimeout > 0 {
+			// net/http sets its own deadlines once the request is its.
+			_ = c.SetReadDeadline(time.Now().Add(l.idleTimeout))
+		}
 		n, err := c.Read(*buf)
 		l.mu.Lock()
 		delete(l.idle, c)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 
 	"github.com/knee-dev/knee/internal/simengine"
 )
@@ -61,6 +62,13 @@ func parseRequest(r *http.Request, chat bool, encode func(string) []int, content
 		if errors.As(err, &mbe) {
 			return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
 				Message: fmt.Sprintf("request body over %d bytes", maxBodyBytes)}
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, &apiError{Status: http.StatusRequestTimeout, Type: "invalid_request_error",
+				Message: "the request body did not arrive in time"}
+		}
+		if errors.Is(err, errBodiesOverBudget) {
+			return nil, bodiesBusy()
 		}
 		return nil, badRequest("", "", "could not read the request body: "+err.Error())
 	}

@@ -45,6 +45,14 @@ type Config struct {
 	// chunked framing themselves, which saves about a microsecond of CPU per
 	// token; as a plain http.Handler the server always uses ResponseWriter.
 	NoHijack bool
+	// BodyReadTimeout bounds the time a client may take to send a
+	// request's body once its headers are in (0: 30 s); a slower one gets
+	// 408 and the connection is freed.
+	BodyReadTimeout time.Duration
+	// IdleTimeout closes a kept-alive connection that waits this long for
+	// its next request (0: 2 minutes), so idle clients cannot hold the
+	// server's descriptors for good.
+	IdleTimeout time.Duration
 }
 
 // Server is the simulated OpenAI-compatible server. It is an http.Handler;
@@ -58,6 +66,9 @@ type Server struct {
 	start     time.Time
 	created   int64 // unix seconds, for the "created" fields
 	clk       clock
+	// bodyBytes: request body bytes reserved or read by requests being
+	// parsed, held under maxBodyBytesInFlight (body.go).
+	bodyBytes atomic.Int64
 
 	// feMu guards frontEnd: the modelled front end's one-at-a-time part.
 	feMu     sync.Mutex
@@ -192,11 +203,16 @@ func Start(ctx context.Context, addr string, cfg Config) (baseURL string, srv *S
 	s.ln = ln
 	stampListenerSocket(ln)
 	var serveLn net.Listener = stampListener{Listener: ln, s: s}
+	idle := cfg.IdleTimeout
+	if idle <= 0 {
+		idle = defaultIdleTimeout
+	}
 	if !cfg.NoHijack {
 		s.rl = newRecycleListener(serveLn)
+		s.rl.idleTimeout = idle
 		serveLn = s.rl
 	}
-	s.httpSrv = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second, ConnContext: connContext}
+	s.httpSrv = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: idle, ConnContext: connContext}
 	go func() {
 		labelServer()
 		s.httpSrv.Serve(serveLn)

@@ -27,6 +27,15 @@ const MaxLineSize = 8 << 20
 // ErrLineTooLong is returned when a line exceeds MaxLineSize.
 var ErrLineTooLong = errors.New("sse: line longer than 8 MiB")
 
+// MaxEventSize bounds the data of one event: a server that sends data
+// lines and never the blank line that ends an event would otherwise grow
+// it without limit.
+const MaxEventSize = 8 << 20
+
+// ErrEventTooLarge is returned when an event's data exceeds MaxEventSize
+// before its end.
+var ErrEventTooLarge = errors.New("sse: event data over 8 MiB without a blank line to end it")
+
 // Event is one dispatched event. Data and Type alias the Reader's buffers
 // and are valid only until the next call to Next.
 type Event struct {
@@ -123,6 +132,10 @@ func (r *Reader) Next() (Event, error) {
 			}
 			r.data, r.hasData, r.typ, r.comments = r.data[:0], false, r.typ[:0], 0
 			return ev, nil
+		}
+		if len(r.data)+len(line) > MaxEventSize {
+			r.err = ErrEventTooLarge
+			return Event{}, r.err
 		}
 		r.field(line)
 	}

@@ -245,3 +245,37 @@ func BenchmarkReader(b *testing.B) {
 		n++
 	}
 }
+
+// repeatLines reads as an endless run of one line: data lines that never
+// get the blank line ending their event.
+type repeatLines struct {
+	line []byte
+	off  int
+}
+
+func (r *repeatLines) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		c := copy(p[n:], r.line[r.off:])
+		n += c
+		r.off = (r.off + c) % len(r.line)
+	}
+	return n, nil
+}
+
+func TestReaderEventWithoutEndIsBounded(t *testing.T) {
+	// 4× the limit, then the end: without the limit the event is read
+	// whole and dropped at EOF, unbounded had the stream gone on.
+	src := io.LimitReader(&repeatLines{line: []byte("data: " + strings.Repeat("y", 1000) + "\n")}, 4*MaxEventSize)
+	rd := NewReader(src, 0)
+	_, err := rd.Next()
+	if !errors.Is(err, ErrEventTooLarge) {
+		t.Fatalf("err = %v, want ErrEventTooLarge", err)
+	}
+	if n := cap(rd.data); n > 2*MaxEventSize {
+		t.Errorf("event buffer grew to %d bytes, want at most %d", n, 2*MaxEventSize)
+	}
+	if _, err := rd.Next(); !errors.Is(err, ErrEventTooLarge) {
+		t.Errorf("after the limit: err = %v, want ErrEventTooLarge again", err)
+	}
+}

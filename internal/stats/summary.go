@@ -149,8 +149,8 @@ type Summary struct {
 	// PromptCheck compares the prompt lengths the server served with those
 	// requested (nil when no completed request has both).
 	PromptCheck *PromptCheck `json:"prompt_tokens_check,omitempty"`
-	// ConnectionRetries counts resends of measured requests after the
-	// server closed a reused connection before it could have seen them.
+	// ConnectionRetries counts resends of measured requests the transport
+	// proved the server had not read.
 	ConnectionRetries int     `json:"connection_retries"`
 	ErrorRate         float64 `json:"error_rate"`     // errors / requests, 0..1
 	RejectionRate     float64 `json:"rejection_rate"` // rejected / requests, 0..1

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// flagTopics are flags -h does not describe, each set on its own help page
+// (knee help TOPIC): the constants of particular measured hosts, and the
+// finer settings of trace replay, fleets, engine limits and workloads. They
+// stay accepted; -h names them on one line so none is undiscoverable, and
+// knee sim -h stays one screen of the flags most runs need.
+var flagTopics = []struct {
+	name, short, intro string
+	flags              []string
+}{
+	{"constants", "the engine and host constants sim, sim sweep and serve accept",
+		"Constants of particular measured hosts and engines. knee calibrate fits some of them into a --profile; docs/simulator.md gives the values the validation measured.",
+		[]string{"front-end-ms", "front-end-serial", "front-end-serial-split", "front-end-load",
+			"compute-efficiency", "all-reduce-efficiency", "step-per-seq", "step-time-scale",
+			"no-async-scheduling", "server-chunk-cost", "client-chunk-cost", "client-gap", "client-start"}},
+	{"engine", "engine limits and preset files: memory, context, batch budget, prefill and caching switches",
+		"The engine's limits beyond --gpu, --model, --tp and --max-num-seqs, and files of extra presets.",
+		[]string{"gpu-memory-utilization", "max-model-len", "max-num-batched-tokens", "queue-limit",
+			"no-chunked-prefill", "no-prefix-caching", "gpu-file", "model-file", "preset-file"}},
+	{"fleet", "fleets: routing, a gateway queue, disaggregated prefill and decode",
+		"Several replicas behind a router (--replicas), or prefill and decode pools joined by a KV link.",
+		[]string{"router", "gateway-queue-limit", "prefill-replicas", "decode-replicas", "kv-link-gbps", "kv-link-latency", "fleet-file"}},
+	{"trace", "trace replay: the trace's format, window, speed and sampling",
+		"How --trace FILE is replayed.",
+		[]string{"trace-format", "trace-start", "trace-end", "trace-speedup", "trace-rate", "trace-max-context", "trace-sample"}},
+	{"workload", "workload details: shared prefixes, conversations' turns and think time, arrival burstiness, ramp",
+		"Finer settings of the requests knee sends beyond the token counts, the load and --sessions.",
+		[]string{"prefix-groups", "prefix-tokens", "turns", "think-time", "burstiness", "ramp"}},
+}
+
+// topicOf is the help topic that describes flag name, or "".
+func topicOf(name string) string {
+	for _, t := range flagTopics {
+		for _, f := range t.flags {
+			if f == name {
+				return t.name
+			}
+		}
+	}
+	return ""
+}
+
+// hideTopicFlags hides from -h the flags a help topic describes.
+func hideTopicFlags(fs *pflag.FlagSet) {
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if topicOf(fl.Name) != "" {
+			fl.Hidden = true
+		}
+	})
+}
+
+// newTopicCommands are knee help TOPIC for every flag topic: each flag's
+// type, default and help and the commands that take it, read from the
+// commands themselves so the page cannot drift from the flags.
+func newTopicCommands(root *cobra.Command) []*cobra.Command {
+	var all []*cobra.Command
+	walk(root, func(c *cobra.Command) { all = append(all, c) })
+	var topics []*cobra.Command
+	for _, t := range flagTopics {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Usage: knee COMMAND --NAME VALUE   (knee help %s)\n\n%s\n", t.name, t.intro)
+		for _, name := range t.flags {
+			var fl *pflag.Flag
+			var takers []string
+			for _, c := range all {
+				if f := c.Flags().Lookup(name); f != nil {
+					fl = f
+					takers = append(takers, strings.TrimPrefix(c.CommandPath(), "knee "))
+				}
+			}
+			if fl == nil {
+				continue
+			}
+			head := "--" + name + " " + fl.Value.Type()
+			if fl.Value.Type() == "bool" {
+				head = "--" + name
+			}
+			if d := fl.DefValue; d != "" && d != "0" && d != "0s" && d != "false" {
+				head += " (default " + d + ")"
+			}
+			fmt.Fprintf(&b, "\n%s   [%s]\n    %s\n", head, strings.Join(takers, ", "), fl.Usage)
+		}
+		topics = append(topics, &cobra.Command{Use: t.name, Short: t.short, Long: strings.TrimRight(b.String(), "\n")})
+	}
+	return topics
+}
+
+// topicFooter names c's flags that -h leaves to a topic page, by topic.
+func topicFooter(c *cobra.Command) string {
+	byTopic := map[string][]string{}
+	c.Flags().VisitAll(func(fl *pflag.Flag) {
+		if t := topicOf(fl.Name); t != "" {
+			byTopic[t] = append(byTopic[t], "--"+fl.Name)
+		}
+	})
+	if len(byTopic) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nMore flags, described by knee help TOPIC:\n")
+	for _, t := range flagTopics {
+		if names := byTopic[t.name]; len(names) > 0 {
+			b.WriteString(wrapHanging(fmt.Sprintf("  %-10s %s", t.name, strings.Join(names, " ")), helpWidth(c), 13) + "\n")
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/knee-dev/knee/internal/junit"
+	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/sweep"
+	"github.com/spf13/pflag"
+)
+
+// junitFlag is --junit FILE: the command's verdicts as JUnit XML for CI test
+// reporters (docs/ci.md has the exit code each outcome maps to).
+type junitFlag struct {
+	path string
+	// stopped is why a sweep ended early (nil: it ran to its end); its
+	// verdict case is then an error.
+	stopped error
+	// runID and config are the stored sweep's, for the report's properties.
+	runID  string
+	config [][2]string
+}
+
+func (j *junitFlag) register(fs *pflag.FlagSet, what string) {
+	fs.StringVar(&j.path, "junit", "", "write "+what+" as JUnit XML to this file (for CI test reporters; see docs/ci.md)")
+}
+
+// check refuses, before any work, a file that cannot be written; its
+// folder is made as --out makes its own.
+func (j *junitFlag) check() error {
+	if j.path == "" {
+		return nil
+	}
+	if st, err := os.Stat(j.path); err == nil && st.IsDir() {
+		return Usagef("--junit %s: is a folder; want a file name", j.path)
+	}
+	if err := os.MkdirAll(filepath.Dir(j.path), 0o755); err != nil {
+		return Usagef("--junit %s: cannot make its folder: %v", j.path, err)
+	}
+	return nil
+}
+
+// write writes the suites; a file CI cannot read is a failed run (exit 1).
+func (j *junitFlag) write(name string, suites ...junit.Suite) error {
+	if j.path == "" {
+		return nil
+	}
+	f, err := os.Create(j.path)
+	if err != nil {
+		return fmt.Errorf("--junit: %w", err)
+	}
+	err = junit.Write(f, name, suites)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("--junit %s: %w", j.path, err)
+	}
+	return nil
+}
+
+// runSuite is a bench or sim run's verdicts: failure is why the run
+// measured nothing worth its figures ("" when it did).
+func runSuite(rep *report.Run, failure string, interrupted bool) junit.Suite {
+	return junit.RunSuite(junit.Run{Kind: rep.Kind, ID: rep.ID, Version: rep.Version, Target: rep.Target, Model: rep.Model,
+		Load: rep.Load, Config: rep.Config, Start: rep.Start, Summary: rep.Summary, SLOs: rep.SLOs,
+		Failure: failure, Interrupted: interrupted})
+}
+
+// sweepSuites is a sweep's verdicts: a suite per step, and the SLO-safe point.
+func sweepSuites(res *sweep.Result, j *junitFlag) []junit.Suite {
+	props := junit.RunProperties("sweep", j.runID, Version, "", "", res.LoadKind+" sweep", j.config)
+	if len(res.SLOs) > 0 {
+		props = append(props, [2]string{"knee.slos", strings.Join(res.SLOs, ", ")})
+	}
+	return junit.SweepSuites(res, props, j.stopped)
+}
