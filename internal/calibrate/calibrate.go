@@ -129,6 +129,34 @@ type Result struct {
 	Fit     Fit           `json:"fit"`
 	Points  []Point       `json:"points"`
 	HoldOut HoldOutResult `json:"holdout"`
+	// Interrupted: the context ended before the calibration did. Points
+	// holds what was measured; Fitted says whether Fit was made from them
+	// (two prefill and two decode points at least); no held-out step.
+	Interrupted bool `json:"interrupted,omitempty"`
+	Fitted      bool `json:"fitted,omitempty"`
+}
+
+// interrupted is the result of a calibration cut short by ctx: the points
+// measured, fitted when there are enough of them.
+func interrupted(pts []Point, linear bool, def simengine.CostParams) *Result {
+	res := &Result{Points: pts, Interrupted: true}
+	var prefill, decode int
+	for _, p := range pts {
+		if p.Kind == KindPrefill {
+			prefill++
+		} else {
+			decode++
+		}
+	}
+	if prefill >= 2 && decode >= 2 {
+		if linear {
+			res.Fit = FitLinear(pts, def)
+		} else {
+			res.Fit = FitPoints(pts, def)
+		}
+		res.Fitted = true
+	}
+	return res
 }
 
 // HoldOutResult compares the held-out step as measured with the fitted
@@ -204,6 +232,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg.progress("prefill: %d-token prompts at concurrency 1", n)
 		recs, err := measure(ctx, cfg, 1, n, 2, 0, 0, 0, int64(cfg.PrefillRequests+1))
 		if err != nil {
+			if ctx.Err() != nil && len(pts) > 0 {
+				return interrupted(pts, linear, def), err
+			}
 			return nil, err
 		}
 		var ttft []float64
@@ -242,6 +273,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		warm := max(cfg.DecodeWarmup, burst+cfg.DecodeWarmup/2)
 		recs, err := measure(ctx, cfg, b, dp.Input, dp.output, cfg.DecodeDuration, warm, warm*3/4, 0)
 		if err != nil {
+			if ctx.Err() != nil && len(pts) > 0 {
+				return interrupted(pts, linear, def), err
+			}
 			return nil, err
 		}
 		var gaps []float64
@@ -297,6 +331,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.progress("held-out step: %d concurrent streams, %d/%d tokens (not used in the fit)", h.Concurrency, h.Input, h.Output)
 	recs, err := measure(ctx, cfg, h.Concurrency, h.Input, h.Output, h.Duration, h.Warmup, 0, 0)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Every point was measured and fitted: only the check is missing.
+			res.Interrupted, res.Fitted = true, true
+			return res, err
+		}
 		return nil, err
 	}
 	res.HoldOut.Measured = observe(h, recs)

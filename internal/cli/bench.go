@@ -17,6 +17,7 @@ import (
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/redact"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
@@ -136,6 +137,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if err != nil {
 		return Usagef("--slo: %v", err)
 	}
+	f.wl.trace.ctx = ctx // Ctrl-C stops reading a huge trace
 	wp, err := f.wl.plan()
 	if err != nil {
 		return err
@@ -352,7 +354,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	rep := &report.Run{
 		ID: sink.runID(), Kind: "bench", Version: Version, Target: redactURL(target), Model: model,
 		Load: meta.load, Config: meta.config, Start: res.Start, Summary: sum,
-		SLOs: objectives.Evaluate(sum), Notes: notes, ErrorMessages: report.CommonErrors(res.Records, 5),
+		SLOs: objectives.Evaluate(sum), Notes: redactAll(notes), ErrorMessages: report.CommonErrors(res.Records, 5),
 	}
 	series, view := serverView(scraper, res.Start, res.Records, &sum)
 	rep.Server = view
@@ -360,14 +362,15 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if err := saveServerSeries(sink.store, f.out, store.WholeRun, series); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: saving the server metrics: %v\n", err)
 	}
-	if err := sink.finish(rep, status, res.Records); err != nil {
-		fmt.Fprintf(env.Stderr, "knee bench: saving results: %v\n", err)
-	}
+	saveErrs := sink.finish(rep, status, res.Records)
 	if err := writeOutputs(env, rep, f.jsonOut); err != nil {
 		return err
 	}
 	if err := f.junit.write("knee bench", runSuite(rep, failure, interrupted)); err != nil {
 		return err
+	}
+	if saveErrs.any() {
+		return sink.lost(saveErrs, rep.ID, res.Records)
 	}
 	if interrupted {
 		return fmt.Errorf("interrupted: the report above covers what was measured before the stop%s", storedAs(rep.ID))
@@ -485,17 +488,22 @@ func parseTriState(name, s string) (triState, error) {
 }
 
 // redactURL drops user info and query strings, which may hold credentials.
-func redactURL(u string) string {
-	if i := strings.Index(u, "://"); i >= 0 {
-		rest := u[i+3:]
-		if at := strings.LastIndex(strings.SplitN(rest, "/", 2)[0], "@"); at >= 0 {
-			u = u[:i+3] + rest[at+1:]
-		}
+func redactURL(u string) string { return redact.URL(u) }
+
+// redactAll drops URL credentials from every message of texts, in place:
+// notes and errors quote endpoints, and the URL given may carry a password.
+func redactAll(texts []string) []string {
+	for i := range texts {
+		texts[i] = redact.Text(texts[i])
 	}
-	if q := strings.IndexByte(u, '?'); q >= 0 {
-		u = u[:q]
+	return texts
+}
+
+// redactPairs drops URL credentials from configuration values, in place.
+func redactPairs(pairs [][2]string) {
+	for i := range pairs {
+		pairs[i][1] = redact.Text(pairs[i][1])
 	}
-	return u
 }
 
 // timestampNote says where token arrival times came from.
@@ -675,25 +683,97 @@ func (s *recordSink) abort() {
 	s.store.finish(nil, "failed")
 }
 
+// sinkErrors are what a recordSink could not write, by destination.
+type sinkErrors struct {
+	jsonl error // --out/records.jsonl
+	out   error // --out's summary.json and reports
+	store error // the run database
+}
+
+func (e sinkErrors) any() bool { return e.jsonl != nil || e.out != nil || e.store != nil }
+
 // finish drains the records, closes the files, writes summary.json and the
 // reports into --out, and marks the stored run finished.
-func (s *recordSink) finish(rep *report.Run, status string, recs []record.Request) error {
+func (s *recordSink) finish(rep *report.Run, status string, recs []record.Request) sinkErrors {
 	close(s.recs)
-	err := <-s.done
+	var errs sinkErrors
+	errs.jsonl = <-s.done
 	if s.file != nil {
-		if cerr := s.file.Close(); err == nil {
-			err = cerr
+		if cerr := s.file.Close(); errs.jsonl == nil {
+			errs.jsonl = cerr
 		}
 	}
 	if s.out != "" {
-		if werr := writeOutDir(s.out, rep, recs); err == nil {
-			err = werr
+		errs.out = writeOutDir(s.out, rep, recs)
+	}
+	errs.store = s.store.finish(rep, status)
+	return errs
+}
+
+// lost says what a run could not save and where its records are kept
+// instead: --out/records.jsonl when that was written, the run database when
+// it stored them, else a records file written now in the temp folder. A run
+// whose results were not all saved must not read as a success.
+func (s *recordSink) lost(errs sinkErrors, runID string, recs []record.Request) error {
+	var parts []string
+	if errs.out != nil {
+		parts = append(parts, fmt.Sprintf("--out %s: %v", s.out, errs.out))
+	}
+	if errs.jsonl != nil {
+		parts = append(parts, fmt.Sprintf("--out %s: records.jsonl: %v", s.out, errs.jsonl))
+	}
+	if errs.store != nil {
+		what := "the run database could not store the run"
+		if runID != "" {
+			what = fmt.Sprintf("the run database could not store run %s (it is not marked complete)", runID)
+		}
+		parts = append(parts, fmt.Sprintf("%s: %v", what, errs.store))
+	}
+	msg := "saving results failed: " + strings.Join(parts, "; ")
+	switch {
+	case errs.jsonl == nil && s.out != "":
+		return fmt.Errorf("%s; all %d records are in %s", msg, len(recs), filepath.Join(s.out, "records.jsonl"))
+	case errs.store == nil && runID != "":
+		return fmt.Errorf("%s; all %d records are stored as run %s (knee records %s --out FILE)", msg, len(recs), runID, runID)
+	}
+	path, err := keepRecords(tempDir(s.env), recs)
+	if err != nil {
+		return fmt.Errorf("%s; keeping the %d records in the temp folder failed too: %v", msg, len(recs), err)
+	}
+	return fmt.Errorf("%s; all %d records are kept in %s (knee import %s)", msg, len(recs), path, path)
+}
+
+// tempDir is $TMPDIR as the command's environment says, else the system's.
+func tempDir(env *Env) string {
+	if d := env.Getenv("TMPDIR"); d != "" {
+		return d
+	}
+	return os.TempDir()
+}
+
+// keepRecords writes recs to a new records file in dir and returns its path.
+func keepRecords(dir string, recs []record.Request) (string, error) {
+	f, err := os.CreateTemp(dir, "knee-records-*.jsonl")
+	if err != nil {
+		return "", err
+	}
+	w := record.NewWriter(f)
+	for i := range recs {
+		if err = w.Write(&recs[i]); err != nil {
+			break
 		}
 	}
-	if serr := s.store.finish(rep, status); err == nil {
-		err = serr
+	if err == nil {
+		err = w.Flush()
 	}
-	return err
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // writeOutDir writes summary.json, report.md and report.html beside
@@ -771,5 +851,6 @@ func (f *benchFlags) runMeta(target, model string) runMeta {
 		meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})
 	}
 	meta.config = append(meta.config, f.metrics.config()...)
+	redactPairs(meta.config)
 	return meta
 }

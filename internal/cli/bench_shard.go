@@ -161,7 +161,7 @@ func (s *shardFlags) started(at time.Time) error {
 // finishShard ends this shard's part; the shard that ends the run stores
 // the summary merged over every shard's records.
 func (r *storedRun) finishShard(status string) error {
-	_, ended, err := r.w.FinishShard(status)
+	_, ended, err := r.shardW.FinishShard(status)
 	if err != nil || !ended {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/spf13/pflag"
 )
@@ -33,9 +34,27 @@ type runMeta struct {
 // storedRun streams one run's records into the database; a nil storedRun
 // (--no-store) ignores everything.
 type storedRun struct {
-	st    *store.Store
-	w     *store.RunWriter
-	shard *shardFlags // nil unless this is one shard of a run
+	st *store.Store
+	w  runWriter
+	// shardW is w when this is one shard of a run (nil otherwise): the
+	// shard's own end is store.RunWriter's FinishShard.
+	shardW *store.RunWriter
+	shard  *shardFlags // nil unless this is one shard of a run
+}
+
+// runWriter is what a run needs of store.RunWriter.
+type runWriter interface {
+	ID() int64
+	Add(*record.Request)
+	SetStep(int)
+	Flush() error
+	Finish(stats.Summary, string) error
+}
+
+// beginRunWriter starts a stored run; tests replace it to fail as a full
+// disk does.
+var beginRunWriter = func(st *store.Store, meta store.RunMeta) (runWriter, error) {
+	return st.BeginRun(meta)
 }
 
 // begin opens the database and starts a run. A database that cannot be
@@ -61,9 +80,9 @@ func (s *storeFlags) begin(env *Env, meta runMeta) (*storedRun, error) {
 			st.Close()
 			return nil, err
 		}
-		return &storedRun{st: st, w: w, shard: s.sharding}, nil
+		return &storedRun{st: st, w: w, shardW: w, shard: s.sharding}, nil
 	}
-	w, err := st.BeginRun(rm)
+	w, err := beginRunWriter(st, rm)
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("storing the run in %s: %w", store.Redact(path), err)

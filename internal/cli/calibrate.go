@@ -167,6 +167,9 @@ true constants are known (a check of the method).`)
 			s := scraper.Stop()
 			server = scrape.BuildView(s, nil, math.Inf(-1), math.Inf(1))
 		}
+		if err != nil && res != nil && res.Interrupted {
+			return calibrationInterrupted(env, ec, redactURL(target), *out, res, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -362,4 +365,32 @@ func intsString(v []int) string {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, ",")
+}
+
+// calibrationInterrupted keeps what an interrupted calibration measured:
+// its points on stdout and, when they were enough for a fit, the profile
+// (in --out when given), then says what is missing.
+func calibrationInterrupted(env *Env, ec simengine.Config, target, out string, res *calibrate.Result, cause error) error {
+	fmt.Fprintf(env.Stdout, "\nInterrupted: the %d points measured before the stop:\n", len(res.Points))
+	for _, p := range res.Points {
+		fmt.Fprintf(env.Stdout, "  %-8s batch %4d  %6d tokens  %9.3f ms  (%d samples)\n", p.Kind, p.Batch, p.InputTokens, p.MeasuredMS, p.Samples)
+	}
+	if !res.Fitted {
+		return fmt.Errorf("interrupted (%v): %d points kept above, too few for a profile (want two prefill and two decode points)", cause, len(res.Points))
+	}
+	prof := calibrate.NewProfile(ec, target, res)
+	var buf bytes.Buffer
+	if err := prof.Write(&buf); err != nil {
+		return err
+	}
+	where := "printed above"
+	if out != "" {
+		if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		where = "written to " + out
+	} else {
+		fmt.Fprintf(env.Stdout, "\nProfile fitted from them (no held-out check):\n%s", buf.String())
+	}
+	return fmt.Errorf("interrupted (%v): a profile fitted from the %d points measured is %s, without its held-out check", cause, len(res.Points), where)
 }

@@ -95,9 +95,34 @@ func newCompareCmd(env *Env) *cobra.Command {
 		if *failOn == "change" && len(res.Better) > 0 || *failOn != "none" && len(res.Worse) > 0 {
 			return &RegressionError{Verdict: res.Verdict, FailOn: *failOn}
 		}
+		if why := unjudged(&res); *failOn != "none" && why != "" {
+			return fmt.Errorf("--fail-on %s cannot pass a gate it could not judge: %s", *failOn, why)
+		}
 		return nil
 	}
 	return cmd
+}
+
+// unjudged says why a comparison could not judge the runs' latency or
+// throughput ("" when it could): a gate that saw no evidence must not pass.
+func unjudged(res *compare.Result) string {
+	if !res.LatencyComparable {
+		return res.Verdict
+	}
+	var untested []string
+	for _, m := range res.Metrics {
+		if m.Name == "error_rate" {
+			continue // judged from counts alone, even without records
+		}
+		if m.Tested {
+			return ""
+		}
+		untested = append(untested, m.Label)
+	}
+	if len(untested) == 0 {
+		return ""
+	}
+	return res.Verdict
 }
 
 // RegressionError: knee compare --fail-on found what it was told to fail

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,7 +42,8 @@ func newDiagnoseCmd(env *Env) *cobra.Command {
 	fs.BoolVar(&jsonOut, "json", false, "same as --format json")
 	var ref diagnoseRefFlags
 	ref.register(fs)
-	cmd.RunE = func(_ *cobra.Command, args []string) error {
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		ctx := c.Context() // Ctrl-C stops a long parse
 		if jsonOut {
 			format = "json"
 		}
@@ -53,7 +57,7 @@ func newDiagnoseCmd(env *Env) *cobra.Command {
 			return Usagef("give one of --baseline, --split or --baseline-window")
 		}
 		path := fs.Arg(0)
-		recs, kind, err := readDiagnoseInput(env, path)
+		recs, kind, err := readDiagnoseInput(ctx, env, path)
 		if err != nil {
 			return err
 		}
@@ -68,7 +72,7 @@ func newDiagnoseCmd(env *Env) *cobra.Command {
 		}
 		switch {
 		case baseline != "":
-			opts.Baseline, _, err = readDiagnoseInput(env, baseline)
+			opts.Baseline, _, err = readDiagnoseInput(ctx, env, baseline)
 			if err != nil {
 				return err
 			}
@@ -139,23 +143,65 @@ func newDiagnoseCmd(env *Env) *cobra.Command {
 	return cmd
 }
 
-func readDiagnoseInput(env *Env, path string) ([]record.Request, diagnose.Format, error) {
-	var rd io.Reader
-	if path == "-" {
-		rd = env.Stdin
-	} else {
-		fh, err := os.Open(path)
-		if err != nil {
-			return nil, "", Usagef("%v", err)
+// diagnoseWant is what knee diagnose reads, for messages.
+const diagnoseWant = "knee records.jsonl, a CSV/JSONL of per-request phase times, a vLLM bench serve result JSON, or a stored run (an id, last, last~N)"
+
+func readDiagnoseInput(ctx context.Context, env *Env, path string) ([]record.Request, diagnose.Format, error) {
+	if isRunRef(path) {
+		if _, err := os.Stat(path); err != nil {
+			return diagnoseStoredRun(env, path)
 		}
-		defer fh.Close()
-		rd = fh
 	}
-	recs, kind, err := diagnose.Read(rd)
+	in, err := openText(ctx, env, path, diagnoseWant)
+	if err != nil {
+		return nil, "", err
+	}
+	defer in.Close()
+	recs, kind, err := diagnose.Read(in)
+	if ctx.Err() != nil {
+		return nil, "", fmt.Errorf("reading %s: %w", path, ctx.Err())
+	}
+	var cut *record.CutLastLineError
+	if errors.As(err, &cut) {
+		fmt.Fprintf(env.Stderr, "knee diagnose: warning: %s: skipped the last line, %v; diagnosing the %d records before it\n", path, cut, len(recs))
+		err = nil
+	}
 	if err != nil {
 		return nil, "", Usagef("%s: %v", path, err)
 	}
 	return recs, kind, nil
+}
+
+// isRunRef says whether arg names a stored run as report and records take
+// it: an id, last, last~N.
+func isRunRef(arg string) bool {
+	if arg == "last" || arg == "latest" {
+		return true
+	}
+	n := strings.TrimPrefix(arg, "last~")
+	_, err := strconv.ParseUint(n, 10, 63)
+	return err == nil
+}
+
+// diagnoseStoredRun reads a stored run's records (the default database).
+func diagnoseStoredRun(env *Env, ref string) ([]record.Request, diagnose.Format, error) {
+	st, err := openDBRead(env, "")
+	if err != nil {
+		return nil, "", Usagef("%s is neither a file nor a stored run: %v", ref, err)
+	}
+	defer st.Close()
+	id, err := resolveRun(st, ref)
+	if err != nil {
+		return nil, "", err
+	}
+	recs, err := st.AllRecords(id)
+	if err != nil {
+		return nil, "", dbErr(err)
+	}
+	if len(recs) == 0 {
+		return nil, "", Usagef("run %d has no per-request records to diagnose (a summary-only import, or a simulated run stored without them)", id)
+	}
+	return recs, diagnose.FormatRecords, nil
 }
 
 func hasSendTimes(recs []record.Request) bool {

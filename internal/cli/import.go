@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/knee-dev/knee/internal/ingest"
@@ -30,12 +34,12 @@ func newImportCmd(env *Env) *cobra.Command {
 		fmt.Fprintln(w, "Usage: knee import FILE [--label L]   (FILE: a vLLM bench serve result JSON, GuideLLM benchmarks.json, AIPerf profile_export_aiperf.json,")
 		fmt.Fprintln(w, "       an inference-perf stage_N_lifecycle_metrics.json, or knee records.jsonl; - for stdin)")
 	})
-	cmd.RunE = func(_ *cobra.Command, pos []string) error {
+	cmd.RunE = func(c *cobra.Command, pos []string) error {
 		if len(pos) != 1 {
 			return Usagef("want one file: knee import FILE, got %d arguments", len(pos))
 		}
 		path := pos[0]
-		data, err := readImport(env, path)
+		data, err := readImport(c.Context(), env, path)
 		if err != nil {
 			return err
 		}
@@ -45,11 +49,21 @@ func newImportCmd(env *Env) *cobra.Command {
 		if err != nil {
 			return Usagef("%s: %v", path, err)
 		}
+		for i := range runs {
+			for _, w := range runs[i].Warnings {
+				fmt.Fprintf(env.Stderr, "knee import: warning: %s: %s\n", path, w)
+			}
+		}
 		st, err := openDB(env, *db)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
+		sum := sha256.Sum256(data)
+		digest := hex.EncodeToString(sum[:])
+		if ids := importedBefore(st, digest); len(ids) > 0 {
+			fmt.Fprintf(env.Stderr, "knee import: note: %s has the same content as run(s) %s imported before; storing it again as new run(s)\n", path, strings.Join(ids, ", "))
+		}
 
 		type imported struct {
 			ID       int64  `json:"id"`
@@ -76,7 +90,7 @@ func newImportCmd(env *Env) *cobra.Command {
 			if meta.Target == "" {
 				meta.Target = filepath.Base(path)
 			}
-			cfg := [][2]string{{"imported_from", path}, {"format", r.Format}}
+			cfg := [][2]string{{"imported_from", path}, {"format", r.Format}, {"file_sha256", digest}}
 			if r.Source != "" {
 				cfg = append(cfg, [2]string{"run", r.Source})
 			}
@@ -90,7 +104,7 @@ func newImportCmd(env *Env) *cobra.Command {
 			}
 			cfg = append(cfg, r.Config...)
 			sum, missing := ingest.StorableSummary(r.Summary)
-			notes := r.Notes
+			notes := append(r.Notes, r.Warnings...)
 			if len(missing) > 0 {
 				notes = append(notes, "not in the file (shown as 0): "+strings.Join(missing, ", "))
 			}
@@ -119,22 +133,38 @@ func newImportCmd(env *Env) *cobra.Command {
 	return cmd
 }
 
-func readImport(env *Env, path string) ([]byte, error) {
-	var rd io.Reader
-	if path == "-" {
-		rd = env.Stdin
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, Usagef("%v", err)
-		}
-		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.IsDir() {
-			return nil, Usagef("%s is a directory: want one result file (vLLM, GuideLLM, AIPerf, inference-perf JSON) or a records.jsonl", path)
-		}
-		rd = f
+// importedBefore lists the ids of imported runs whose file had this
+// content (sha256): importing a file twice is worth saying.
+func importedBefore(st *store.Store, digest string) []string {
+	runs, err := st.ListRuns(store.Filter{Kind: store.KindImport})
+	if err != nil {
+		return nil
 	}
-	data, err := io.ReadAll(io.LimitReader(rd, maxImportBytes+1))
+	var ids []string
+	for _, r := range runs {
+		if bytes.Contains(r.Config, []byte(`"file_sha256":"`+digest+`"`)) {
+			ids = append(ids, strconv.FormatInt(r.ID, 10))
+		}
+	}
+	return ids
+}
+
+// importWant is what knee import reads, for messages.
+const importWant = "a vLLM bench serve result JSON, GuideLLM benchmarks.json, AIPerf profile_export_aiperf.json, an inference-perf stage_N_lifecycle_metrics.json, or a knee records.jsonl"
+
+// readImport reads the file whole (its format is detected from it), after
+// checking that it is a text file within maxImportBytes: a folder, a binary
+// file or one too large is refused before it is read.
+func readImport(ctx context.Context, env *Env, path string) ([]byte, error) {
+	in, err := openText(ctx, env, path, importWant)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	if in.size > maxImportBytes {
+		return nil, Usagef("%s is larger than %d GiB (%d bytes): split it", path, maxImportBytes>>30, in.size)
+	}
+	data, err := io.ReadAll(io.LimitReader(in, maxImportBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}

@@ -235,11 +235,32 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		printPlan(env.Stdout, hdr, space, f.wl.requests, ans)
 		if ans.Winner == nil {
+			if why := allInvalid(ans.Families); why != "" {
+				return Usagef("no deployment in the search space is a valid configuration: %s (check --tp and --model)", why)
+			}
 			return &SLOError{Failed: []string{"no deployment in the search space meets every SLO"}}
 		}
 		return nil
 	}
 	return cmd
+}
+
+// allInvalid gives the causes when every family of the search is an invalid
+// configuration ("" otherwise): that is bad input (e.g. --tp 3 for a model
+// whose heads do not divide by 3), not an SLO that failed.
+func allInvalid(fams []plan.Family) string {
+	var causes []string
+	seen := map[string]bool{}
+	for _, f := range fams {
+		if f.Verdict != "invalid" {
+			return ""
+		}
+		if !seen[f.Reason] {
+			seen[f.Reason] = true
+			causes = append(causes, f.Reason)
+		}
+	}
+	return strings.Join(causes, "; ")
 }
 
 type planHeader struct {

@@ -140,7 +140,7 @@ func noRecordsWhy(kind string) string {
 	case "sweep":
 		return "a simulated sweep, or one stored before knee kept sweep records; knee sim sweep --out DIR writes them"
 	case "sim", "lab":
-		return "simulated runs store their summary; knee sim --out DIR writes records.jsonl"
+		return fmt.Sprintf("this simulation stored only its summary (a simulation keeps its records in the database when --requests sizes it, at most %d; a --duration run keeps none); knee sim --out DIR writes records.jsonl", maxStoredSimRecords)
 	}
 	return "none were stored"
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -111,10 +112,33 @@ func writeOut(env *Env, path string, data []byte, what string) error {
 		_, err := env.Stdout.Write(data)
 		return err
 	}
+	if err := checkOutFile(path); err != nil {
+		return err
+	}
 	if err := writeFileAtomic(path, data); err != nil {
 		return fmt.Errorf("--out %s: %w", path, err)
 	}
 	fmt.Fprintf(env.Stderr, "wrote %s (%s)\n", path, what)
+	return nil
+}
+
+// checkOutFile refuses an --out that cannot be a file before anything is
+// written: a folder, or a file in a folder that does not exist. Said in the
+// user's terms, not the temporary file's.
+func checkOutFile(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return Usagef("--out %s is a directory: want a file name, such as %s", path, filepath.Join(path, "report.md"))
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return Usagef("--out %s: the folder %s does not exist (create it first)", path, dir)
+	case err != nil:
+		return Usagef("--out %s: %v", path, err)
+	case !fi.IsDir():
+		return Usagef("--out %s: %s is not a folder", path, dir)
+	}
 	return nil
 }
 

@@ -114,6 +114,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 					f.wl.input, f.wl.output, in.Mean(), out.Mean(), in.Mean()+out.Mean(), c.MaxModelLen, c.Model.Name)
 			}
 		}
+		f.wl.trace.ctx = ctx // Ctrl-C stops reading a huge trace
 		wp, err := f.wl.plan()
 		if err != nil {
 			return err
@@ -310,7 +311,11 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%d requests were longer than the max model len %d and refused (HTTP 400 records)", res.Failed, eng.Config().MaxModelLen))
 		}
 		if !storeRecords && stored != nil {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("per-request records are stored for runs of at most %d requests; this run's summary is stored, use --out for its records", maxStoredSimRecords))
+			if f.wl.requests == 0 {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("this run's summary is stored, not its %d per-request records: the database keeps a simulation's records only when --requests sizes it (at most %d); use --out DIR for records.jsonl, or --requests N", res.Issued, maxStoredSimRecords))
+			} else {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("this run's summary is stored, not its %d per-request records: the database keeps a simulation's records for runs of at most %d requests; use --out DIR for records.jsonl", res.Issued, maxStoredSimRecords))
+			}
 		}
 		status := "complete"
 		if interrupted {

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/knee-dev/knee/internal/livemetrics"
+	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -50,7 +52,7 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 				return err
 			}
 			// More files may follow --from (a shell glob: --from results/*.json).
-			return sweepFrom(env, &f, append(strings.Split(from, ","), fs.Args()...), set)
+			return sweepFrom(ctx, env, &f, append(strings.Split(from, ","), fs.Args()...), set)
 		}
 		plan, err := f.plan()
 		if err != nil {
@@ -97,8 +99,22 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			measured = append(measured, s)
 			stored.checkpoint(measured, sweep.Options{SLOs: sweep.Objectives(set), Metric: plan.Metric})
 		})
+		if runErr != nil && t.partial != nil {
+			// Ctrl-C mid-step: keep the partial step with the steps before it.
+			p := *t.partial
+			sweep.Judge(&p, set)
+			measured = append(measured, p)
+			if pres, aerr := sweep.Analyze(measured, sweep.Options{SLOs: sweep.Objectives(set), Metric: plan.Metric}); aerr == nil {
+				pres.Notes = append(pres.Notes, fmt.Sprintf("the step at %s was interrupted: it is kept as a partial step with the %d requests it measured", p.Load, p.Summary.Requests))
+				res = pres
+			}
+		}
 		if res == nil {
-			stored.finish(meta, nil, "failed")
+			status := "failed"
+			if ctx.Err() != nil {
+				status = "interrupted"
+			}
+			stored.finish(meta, nil, status)
 			return runErr
 		}
 		res.Notes = append(t.notes(&f), res.Notes...)
@@ -114,19 +130,63 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		} else {
 			meta.config = append(meta.config, [2]string{"url", target})
 		}
-		if id, err := stored.finish(meta, res, status); err != nil {
-			fmt.Fprintf(env.Stderr, "knee sweep: %v\n", err)
+		id, saveErr := stored.finish(meta, res, status)
+		if saveErr != nil {
+			saveErr = fmt.Errorf("the sweep's report is above, but the run database could not store it all (it is not marked complete): %w", saveErr)
 		} else if id != "" {
 			res.Notes = append(res.Notes, "stored as run "+id)
 			f.junit.runID = id
 		}
 		f.junit.stopped, f.junit.config = runErr, meta.config
+		res.Notes = redactAll(res.Notes) // notes quote endpoints of a --url that may carry a password
+		failedAll := everyStepFailed(res.Steps)
 		if err := f.emit(env, res); err != nil {
-			return err
+			return err // with SLOs, a sweep whose every step failed meets none: exit 3
 		}
-		return runErr
+		if runErr != nil {
+			return errors.Join(runErr, saveErr)
+		}
+		if saveErr != nil {
+			return saveErr
+		}
+		if failedAll != "" {
+			return errors.New(failedAll)
+		}
+		return nil
 	}
 	return cmd
+}
+
+// everyStepFailed says why a sweep measured nothing ("" when some step
+// completed requests): a sweep whose every step failed found no curve, and
+// must not pass as a success.
+func everyStepFailed(steps []sweep.Step) string {
+	if len(steps) == 0 {
+		return "the sweep measured no step"
+	}
+	kinds := map[string]int{}
+	requests := 0
+	for i := range steps {
+		sum := &steps[i].Summary
+		if sum.Completed > 0 {
+			return ""
+		}
+		requests += sum.Requests
+		for k, n := range sum.ErrorKinds {
+			kinds[k] += n
+		}
+	}
+	if requests == 0 {
+		return fmt.Sprintf("every step of the sweep failed: none of its %d steps measured a request", len(steps))
+	}
+	top, most := "", 0
+	for _, k := range record.ErrorKinds {
+		if n := kinds[string(k)]; n > most {
+			top, most = string(k), n
+		}
+	}
+	return fmt.Sprintf("every step of the sweep failed: none of the %d requests of its %d steps completed (%s): %s",
+		requests, len(steps), errorKindsLine(kinds), record.ErrorKind(top).Hint())
 }
 
 // refuseWithFrom refuses measuring flags next to --from: the points come

@@ -2,8 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
-	"io/fs"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 // sweepFrom analyses load points measured by any tool: CSV/TSV load tables
 // and other tools' result files (ingest), one step per run, in any mix; a
 // folder stands for the result files in it.
-func sweepFrom(env *Env, f *sweepFlags, args []string, set slo.Set) error {
+func sweepFrom(ctx context.Context, env *Env, f *sweepFlags, args []string, set slo.Set) error {
 	var paths, notes []string
 	for _, a := range args {
 		if a = strings.TrimSpace(a); a == "" {
@@ -41,7 +42,7 @@ func sweepFrom(env *Env, f *sweepFlags, args []string, set slo.Set) error {
 		}
 		paths = append(paths, found...)
 		if len(skipped) > 0 {
-			notes = append(notes, fmt.Sprintf("in %s, skipped files that are not load results: %s", a, strings.Join(skipped, ", ")))
+			notes = append(notes, fmt.Sprintf("in %s, skipped %d entries that are not load results: %s", a, len(skipped), listCapped(skipped, 10)))
 		}
 	}
 	if len(paths) == 0 {
@@ -50,7 +51,7 @@ func sweepFrom(env *Env, f *sweepFlags, args []string, set slo.Set) error {
 	var steps []sweep.Step
 	var cands []fromRun
 	for _, p := range paths {
-		data, err := readImport(env, p)
+		data, err := readImport(ctx, env, p)
 		if err != nil {
 			return err
 		}
@@ -193,41 +194,92 @@ func prefixed(path string, n int, notes []string) []string {
 	return out
 }
 
+// listCapped joins names, the first n of them and a count of the rest.
+func listCapped(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+}
+
 func looksJSON(data []byte) bool {
 	t := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
 	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
 }
 
-// resultFilesIn lists the JSON result files under dir that ingest
-// recognises (in lexical order; the steps are sorted by load later);
-// skipped are the other JSON files.
+// resultFilesIn lists the JSON result files that ingest recognises in dir
+// and in its immediate subfolders (AIPerf writes a folder per run), in
+// lexical order (the steps are sorted by load later); skipped are the other
+// entries. It goes no deeper, so --from /tmp does not walk a tree.
 func resultFilesIn(dir string) (found, skipped []string, err error) {
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range entries {
+		p := filepath.Join(dir, d.Name())
+		if !d.IsDir() {
+			if resultFile(p, d) {
+				found = append(found, p)
+			} else {
+				skipped = append(skipped, d.Name())
+			}
+			continue
+		}
+		inner, err := os.ReadDir(p)
 		if err != nil {
-			return err
+			skipped = append(skipped, d.Name()+"/")
+			continue
 		}
-		if d.IsDir() || !strings.HasSuffix(strings.ToLower(d.Name()), ".json") {
-			return nil
+		var here []string
+		for _, e := range inner {
+			if !e.IsDir() && resultFile(filepath.Join(p, e.Name()), e) {
+				here = append(here, filepath.Join(p, e.Name()))
+			}
 		}
-		fi, err := d.Info()
-		if err != nil || fi.Size() > maxImportBytes {
-			skipped = append(skipped, filepath.Base(p))
-			return nil
+		if len(here) == 0 {
+			skipped = append(skipped, d.Name()+"/")
 		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		format, derr := ingest.Detect(data)
-		// inference-perf's summary_lifecycle_metrics.json covers every stage: not a step.
-		if derr != nil || format == ingest.FormatRecords || (format == ingest.FormatInferencePerf && !strings.HasPrefix(d.Name(), "stage_")) {
-			skipped = append(skipped, filepath.Base(p))
-			return nil
-		}
-		found = append(found, p)
-		return nil
-	})
-	return found, skipped, err
+		found = append(found, here...)
+	}
+	return found, skipped, nil
+}
+
+// resultFile says whether the file at p is a load result ingest reads.
+func resultFile(p string, d os.DirEntry) bool {
+	if !strings.HasSuffix(strings.ToLower(d.Name()), ".json") {
+		return false
+	}
+	fi, err := d.Info()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxImportBytes {
+		return false
+	}
+	format, err := detectFile(p)
+	// inference-perf's summary_lifecycle_metrics.json covers every stage: not a step.
+	return err == nil && format != ingest.FormatRecords && (format != ingest.FormatInferencePerf || strings.HasPrefix(d.Name(), "stage_"))
+}
+
+// detectFile names the format of the result file at path, refusing a
+// binary one from its first bytes before reading it whole.
+func detectFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	head := make([]byte, 8<<10)
+	n, _ := io.ReadFull(f, head)
+	if kind := binaryKind(head[:n]); kind != "" {
+		return "", fmt.Errorf("a binary file (%s)", kind)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxImportBytes))
+	if err != nil {
+		return "", err
+	}
+	return ingest.Detect(data)
 }
 
 // unmeasuredAsMissing marks what an imported summary did not measure as

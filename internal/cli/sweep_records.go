@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/sweep"
@@ -37,6 +38,34 @@ func (s *stepRecords) add(r *record.Request) {
 	}
 }
 
+// stepFlushEvery is how often a step's file is flushed while the step runs,
+// as bench flushes records.jsonl: a kill loses at most the last second.
+var stepFlushEvery = time.Second
+
+// flushEvery flushes the step's file every d until stop is called.
+func (s *stepRecords) flushEvery(d time.Duration) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				s.mu.Lock()
+				if s.w != nil && s.err == nil {
+					s.err = s.w.Flush()
+				}
+				s.mu.Unlock()
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
 // recordingRunner opens a step's file around the inner runner's step.
 type recordingRunner struct {
 	inner sweep.Runner
@@ -56,7 +85,9 @@ func (rr *recordingRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step
 	s.mu.Lock()
 	s.f, s.w, s.err = f, record.NewWriter(f), nil
 	s.mu.Unlock()
+	stopFlush := s.flushEvery(stepFlushEvery)
 	step, runErr := rr.inner.Run(ctx, load)
+	stopFlush()
 	s.mu.Lock()
 	werr := s.err
 	if ferr := s.w.Flush(); werr == nil {

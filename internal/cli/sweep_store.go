@@ -131,7 +131,7 @@ func (ss *sweepStore) finish(meta runMeta, res *sweep.Result, status string) (st
 	}
 	st, id := ss.sr.st, ss.sr.w.ID()
 	if res == nil || len(res.Steps) == 0 {
-		return ss.sr.id(), ss.sr.finish(nil, store.StatusFailed)
+		return ss.sr.id(), ss.sr.finish(nil, status) // failed, or interrupted before a step measured anything
 	}
 	cfg := append([][2]string{{"load", meta.load}}, meta.config...)
 	if err := st.SetConfig(id, pairsJSON(cfg)); err != nil {

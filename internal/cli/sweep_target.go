@@ -31,6 +31,8 @@ type sweepTargetFlags struct {
 	// set once the run is begun.
 	stored       *sweepStore
 	loadgenGrace time.Duration // grace as loadgen takes it (graceFlags)
+	// partial is the step an interrupt cut short, when it measured anything.
+	partial *sweep.Step
 }
 
 func (t *sweepTargetFlags) register(fs *pflag.FlagSet) {
@@ -227,6 +229,11 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	opts.OfferedRateRPS = res.OfferedRateRPS
 	sum := stats.Summarize(res.Records, opts)
 	if ctx.Err() != nil {
+		if sum.Requests > 0 {
+			// Interrupted mid-step: what was measured is kept, marked.
+			r.t.partial = &sweep.Step{Load: load, Summary: sum, Full: true, Warnings: []string{fmt.Sprintf(
+				"partial step: interrupted after %.1f s with %d requests measured; its figures cover only that part", res.Elapsed.Seconds(), sum.Requests)}}
+		}
 		return sweep.Step{}, ctx.Err()
 	}
 	step := sweep.Step{Load: load, Summary: sum, Full: true}

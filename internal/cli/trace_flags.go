@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -20,6 +21,8 @@ type traceFlags struct {
 	rate         float64
 	maxContext   int
 	sample       float64
+	// ctx, set by the command, stops reading the trace on Ctrl-C.
+	ctx context.Context
 }
 
 func (t *traceFlags) register(fs *pflag.FlagSet) {
@@ -77,7 +80,7 @@ func (t *traceFlags) open(seed uint64, tok workload.Tokenizer, maxContext int) (
 	}
 	tr, err := workload.OpenTrace(t.path, workload.TraceOptions{
 		Format: t.format, Start: t.start, End: t.end, Speedup: t.speedup, TargetRateRPS: t.rate,
-		MaxContext: maxContext, Sample: t.sample, Seed: seed, Tokenizer: tok,
+		MaxContext: maxContext, Sample: t.sample, Seed: seed, Tokenizer: tok, Context: t.ctx,
 	})
 	if err != nil {
 		return nil, Usagef("--trace: %v", err)

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/knee-dev/knee/internal/compare"
@@ -82,7 +83,10 @@ func newUICmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		ln, err := net.Listen("tcp", *addr)
 		if err != nil {
-			return fmt.Errorf("ui: %w", err)
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return Usagef("--addr %s is in use (another knee ui, or another program, listens there): give another, e.g. --addr 127.0.0.1:0 for a free port", *addr)
+			}
+			return Usagef("--addr %s: %v", *addr, err)
 		}
 		srv.Allow(ln.Addr())
 		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {

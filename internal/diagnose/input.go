@@ -71,6 +71,9 @@ func Read(rd io.Reader) ([]record.Request, Format, error) {
 			probe["ttfts"] = json.RawMessage("0") // unknown JSON: let the vLLM reader say what is wrong
 		}
 	}
+	if !bytes.Contains(head, []byte(`"ttfts"`)) && bytes.Contains(head, []byte(`"benchmarks"`)) {
+		return nil, "", errors.New(guideLLMNote)
+	}
 	// vLLM's result always has duration and completed; the per-request
 	// arrays only with --save-detailed.
 	if probe["ttfts"] != nil || (probe["duration"] != nil && probe["completed"] != nil) {
@@ -88,6 +91,12 @@ func Read(rd io.Reader) ([]record.Request, Format, error) {
 	recs, err := readPhaseJSONL(br)
 	return recs, FormatPhases, err
 }
+
+// guideLLMNote says what a GuideLLM benchmarks.json can and cannot give.
+const guideLLMNote = "a GuideLLM benchmarks.json: knee reads its benchmarks' aggregate percentiles (TTFT, ITL, latency, throughput per load), " +
+	"not per-request times, so it cannot tell queueing from prefill or decode here. It can give: knee import FILE (each benchmark a run, " +
+	"for knee report and knee compare) and knee sweep --from FILE (the load curve, its knee and SLO-safe point). For a diagnosis, give " +
+	"per-request times: knee bench --out DIR (records.jsonl), a phase CSV/JSONL, or vLLM bench serve --save-result --save-detailed"
 
 // phaseRow is one row of a phase table; nil means absent.
 type phaseRow map[string]float64

@@ -49,6 +49,8 @@ type Run struct {
 	Records []record.Request
 	Summary stats.Summary
 	Notes   []string
+	// Warnings are what the reader skipped (a last line cut short).
+	Warnings []string
 	// The load the file says the run was made at, 0 when it does not say:
 	// requests kept in flight, and requests per second offered.
 	Concurrency float64
@@ -144,6 +146,13 @@ func firstBytes(b []byte) string {
 
 func readRecords(data []byte) (*Run, error) {
 	recs, err := record.ReadAll(bytes.NewReader(data))
+	var warnings []string
+	var cut *record.CutLastLineError
+	if errors.As(err, &cut) {
+		// A writer killed mid-line (kill -9) leaves one: keep the rest.
+		warnings = append(warnings, fmt.Sprintf("skipped the last line, %v; imported the %d complete records before it", cut, len(recs)))
+		err = nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("knee records.jsonl: %w", err)
 	}
@@ -153,7 +162,7 @@ func readRecords(data []byte) (*Run, error) {
 	if err := checkRecords(recs); err != nil {
 		return nil, fmt.Errorf("knee records.jsonl: %w", err)
 	}
-	r := &Run{Format: FormatRecords, Records: recs}
+	r := &Run{Format: FormatRecords, Records: recs, Warnings: warnings}
 	r.Summary = stats.Summarize(recs, stats.Options{Series: true})
 	return r, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/knee-dev/knee/internal/redact"
 	"io"
 	"net/http"
 	"net/url"
@@ -68,20 +69,20 @@ func ProbeTokenize(ctx context.Context, client *http.Client, baseURL, apiKey, mo
 		if err2 != nil || withText <= without {
 			// A server that ignores the field it does not know counts
 			// every text alike: this shape is not being read.
-			last = fmt.Errorf("%s: the %s shape counts %q and %q alike", t.endpoint, shape, "hello hello hello", "hello")
+			last = fmt.Errorf("%s: the %s shape counts %q and %q alike", redact.URL(t.endpoint), shape, "hello hello hello", "hello")
 			continue
 		}
 		return t, nil
 	}
-	return nil, fmt.Errorf("%w at %s: %v", ErrNoTokenize, t.endpoint, last)
+	return nil, fmt.Errorf("%w at %s: %v", ErrNoTokenize, redact.URL(t.endpoint), redact.Text(fmt.Sprint(last)))
 }
 
 // Describe names the endpoint and shape for reports.
 func (t *ServerTokenize) Describe() string {
 	if t.Shape == "messages" {
-		return "the server's /tokenize (" + t.endpoint + ", chat template applied)"
+		return "the server's /tokenize (" + redact.URL(t.endpoint) + ", chat template applied)"
 	}
-	return "the server's /tokenize (" + t.endpoint + ")"
+	return "the server's /tokenize (" + redact.URL(t.endpoint) + ")"
 }
 
 // Count returns the number of tokens the server makes of text.
@@ -116,14 +117,14 @@ func (t *ServerTokenize) count(ctx context.Context, text string) (int, error) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("tokenize %s: HTTP %d: %s", t.endpoint, resp.StatusCode, firstLine(b))
+		return 0, fmt.Errorf("tokenize %s: HTTP %d: %s", redact.URL(t.endpoint), resp.StatusCode, firstLine(b))
 	}
 	var out struct {
 		Count  *int              `json:"count"`
 		Tokens []json.RawMessage `json:"tokens"`
 	}
 	if err := json.Unmarshal(b, &out); err != nil {
-		return 0, fmt.Errorf("tokenize %s: not JSON: %s", t.endpoint, firstLine(b))
+		return 0, fmt.Errorf("tokenize %s: not JSON: %s", redact.URL(t.endpoint), firstLine(b))
 	}
 	switch {
 	case out.Count != nil:
@@ -131,7 +132,7 @@ func (t *ServerTokenize) count(ctx context.Context, text string) (int, error) {
 	case out.Tokens != nil:
 		return len(out.Tokens), nil
 	}
-	return 0, fmt.Errorf("tokenize %s: the answer has neither count nor tokens: %s", t.endpoint, firstLine(b))
+	return 0, fmt.Errorf("tokenize %s: the answer has neither count nor tokens: %s", redact.URL(t.endpoint), firstLine(b))
 }
 
 // PromptTokens sends one tiny non-streaming request with text as the

@@ -174,7 +174,28 @@ func (w *Writer) Write(r *Request) error { return w.enc.Encode(r) }
 // Flush writes buffered lines through.
 func (w *Writer) Flush() error { return w.bw.Flush() }
 
-// ReadAll reads JSONL records; an error names the line that failed.
+// MaxLineBytes bounds one JSONL line: far above any record knee writes
+// (token times are capped), small enough that a file without line breaks
+// cannot take the machine's memory.
+const MaxLineBytes = 256 << 20
+
+// CutLastLineError: the input ends in a line that has no line break and
+// is not complete JSON, as a writer killed mid-line leaves it. Every record before
+// it was read; callers may go on with them and warn.
+type CutLastLineError struct {
+	Line  int // 1-based
+	Bytes int // length of the cut line
+	Err   error
+}
+
+func (e *CutLastLineError) Error() string {
+	return fmt.Sprintf("line %d: cut short (%d bytes, no line break: the writer was stopped mid-line?): %v", e.Line, e.Bytes, e.Err)
+}
+
+func (e *CutLastLineError) Unwrap() error { return e.Err }
+
+// ReadAll reads JSONL records; an error names the line that failed. With a
+// *CutLastLineError the records before the cut line are returned too.
 func ReadAll(rd io.Reader) ([]Request, error) {
 	var out []Request
 	err := Scan(rd, func(r *Request) error { out = append(out, *r); return nil })
@@ -182,28 +203,80 @@ func ReadAll(rd io.Reader) ([]Request, error) {
 }
 
 // Scan calls fn for every record in rd, in order, without holding them all.
+// A last line cut short ends it with a *CutLastLineError after every
+// complete record was given to fn.
 func Scan(rd io.Reader, fn func(*Request) error) error {
-	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
+	lines := NewLineReader(rd, MaxLineBytes)
+	for {
+		b, terminated, err := lines.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("line %d: %w", lines.Line(), err)
+		}
 		if len(trimSpace(b)) == 0 {
 			continue
 		}
 		var r Request
 		if err := json.Unmarshal(b, &r); err != nil {
-			return fmt.Errorf("line %d: not a knee record: %w", line, err)
+			if !terminated && !json.Valid(b) {
+				return &CutLastLineError{Line: lines.Line(), Bytes: len(b), Err: err}
+			}
+			return fmt.Errorf("line %d: not a knee record: %w", lines.Line(), err)
 		}
 		if err := fn(&r); err != nil {
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("line %d: %w", line+1, err)
+}
+
+// LineReader reads lines of any length up to a bound, unlike
+// bufio.Scanner, whose default token limit is 64 KiB.
+type LineReader struct {
+	br   *bufio.Reader
+	max  int
+	line int
+	buf  []byte
+}
+
+// NewLineReader reads lines from rd of at most max bytes each.
+func NewLineReader(rd io.Reader, max int) *LineReader {
+	return &LineReader{br: bufio.NewReaderSize(rd, 64<<10), max: max}
+}
+
+// Line is the 1-based number of the line Next returned last.
+func (l *LineReader) Line() int { return l.line }
+
+// Next returns the next line without its line break (valid until the next
+// call) and whether a line break ended it (false for a last line without
+// one). It returns io.EOF after the last line, and an error naming the bound
+// when a line is longer than max.
+func (l *LineReader) Next() (line []byte, terminated bool, err error) {
+	l.buf = l.buf[:0]
+	for {
+		chunk, err := l.br.ReadSlice('\n')
+		if len(l.buf)+len(chunk) > l.max+1 {
+			l.line++
+			return nil, false, fmt.Errorf("a line longer than %d MiB (the bound on one line)", l.max>>20)
+		}
+		l.buf = append(l.buf, chunk...)
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF:
+			if len(l.buf) == 0 {
+				return nil, false, io.EOF
+			}
+			l.line++
+			return l.buf, false, nil
+		case err != nil:
+			l.line++
+			return nil, false, err
+		}
+		l.line++
+		return l.buf[:len(l.buf)-1], true, nil
 	}
-	return nil
 }
 
 func trimSpace(b []byte) []byte {

@@ -187,10 +187,28 @@ func (w *RunWriter) writeBatch(batch []pendingRec) error {
 // Flush writes pending records now (Finish does this too).
 func (w *RunWriter) Flush() error { return w.flush() }
 
+// UnstoredError says that some of a run's records could not be written (a
+// full disk, a broken database): the run was not stored as complete, and the
+// caller must keep the records elsewhere.
+type UnstoredError struct {
+	Unstored int   // records that are not in the database
+	Added    int64 // records handed to the writer
+	Err      error // the first write error
+}
+
+func (e *UnstoredError) Error() string {
+	return fmt.Sprintf("store: %d of %d records could not be stored: %v", e.Unstored, e.Added, e.Err)
+}
+
+func (e *UnstoredError) Unwrap() error { return e.Err }
+
 // Finish stops the writer, stores every pending record, the summary, the end
 // time and the final status (StatusComplete, StatusInterrupted after Ctrl-C,
-// or StatusFailed) — the last three in one transaction. It returns the first
-// error met while writing, if any. Calling it twice is an error.
+// or StatusFailed) — the last three in one transaction. When records could
+// not be stored, a "complete" run is stored as "failed" instead (nothing
+// reads as complete that is not stored) and the error is an *UnstoredError.
+// It returns the first error met while writing, if any. Calling it twice is
+// an error.
 func (w *RunWriter) Finish(summary stats.Summary, status string) error {
 	if !validFinal(status) {
 		return fmt.Errorf("store: final status %q (want complete, interrupted or failed)", status)
@@ -206,13 +224,14 @@ func (w *RunWriter) Finish(summary stats.Summary, status string) error {
 	<-w.done
 
 	var errs []error
-	w.mu.Lock()
-	if w.err != nil {
-		errs = append(errs, w.err)
-	}
-	w.mu.Unlock()
 	if err := w.flush(); err != nil {
-		errs = append(errs, fmt.Errorf("store: writing the last records: %w", err))
+		w.mu.Lock()
+		first, left, added := w.err, len(w.pending), w.nextSeq
+		w.mu.Unlock()
+		errs = append(errs, &UnstoredError{Unstored: left, Added: added, Err: first})
+		if status == StatusComplete {
+			status = StatusFailed
+		}
 	}
 	ctx := context.Background()
 	tx, err := w.st.db.BeginTx(ctx, nil)

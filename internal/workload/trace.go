@@ -3,7 +3,9 @@ package workload
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
+	"github.com/knee-dev/knee/internal/record"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -40,6 +42,9 @@ type TraceOptions struct {
 	// trace's.
 	Tokenizer            Tokenizer
 	PromptOverheadTokens int
+	// Context, when set, stops reading the file once it ends (Ctrl-C while
+	// a huge trace is checked).
+	Context context.Context
 }
 
 // TraceInfo describes a trace and the part of it that is replayed; OpenTrace
@@ -104,6 +109,19 @@ type Trace struct {
 	segSalt uint64
 }
 
+// ctxReader fails reads once ctx has ended, so a long parse stops.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
 // sharedBuilder is the prompt builder of a trace and its re-speeded copies,
 // made on first use (the simulator never needs one).
 type sharedBuilder struct {
@@ -156,6 +174,9 @@ func OpenTrace(path string, opts TraceOptions) (*Trace, error) {
 		r, err := c.next()
 		if err == io.EOF {
 			break
+		}
+		if opts.Context != nil && opts.Context.Err() != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, opts.Context.Err())
 		}
 		if err != nil {
 			return nil, err
@@ -272,16 +293,36 @@ func (t *Trace) open() (*traceCursor, error) {
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(f, 1<<20)
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s is a directory: want a trace file (%s)", t.path, strings.Join(TraceFormats, ", "))
+	}
+	var src io.Reader = f
+	if t.opts.Context != nil {
+		src = ctxReader{t.opts.Context, f}
+	}
+	bounded := &lineBound{r: src, max: maxTraceLine}
+	br := bufio.NewReaderSize(bounded, 1<<20)
+	head, _ := br.Peek(8 << 10)
+	if bytes.IndexByte(head, 0) >= 0 {
+		f.Close()
+		return nil, fmt.Errorf("%s is a binary file (it holds NUL bytes; it starts with %s), not a trace", t.path, quoteCapped(string(head[:min(len(head), 16)])))
+	}
 	format := t.opts.Format
 	if format == "" {
+		// The whole first line, however long (a row may carry a prompt).
+		lines := record.NewLineReader(br, maxTraceLine)
 		var first []byte
 		for len(bytes.TrimSpace(first)) == 0 {
-			line, rerr := br.ReadSlice('\n')
-			first = line
-			if rerr != nil && rerr != bufio.ErrBufferFull {
+			line, _, rerr := lines.Next()
+			if rerr == io.EOF {
 				break
 			}
+			if rerr != nil {
+				f.Close()
+				return nil, fmt.Errorf("%s: line %d: %w", t.path, lines.Line(), rerr)
+			}
+			first = line
 		}
 		if format, err = detectTraceFormat(t.path, first); err != nil {
 			f.Close()
@@ -291,7 +332,8 @@ func (t *Trace) open() (*traceCursor, error) {
 			f.Close()
 			return nil, err
 		}
-		br.Reset(f)
+		bounded.current = 0
+		br.Reset(bounded)
 	}
 	c := &traceCursor{t: t, f: f, format: format}
 	var rd rowReader

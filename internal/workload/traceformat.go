@@ -1,13 +1,13 @@
 package workload
 
 import (
-	"bufio"
 	"bytes"
 	"container/heap"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/knee-dev/knee/internal/record"
 	"io"
 	"math"
 	"strconv"
@@ -44,6 +44,44 @@ type traceRow struct {
 
 type rowReader interface {
 	next() (traceRow, error) // io.EOF at the end
+}
+
+// maxTraceLine bounds one line of a trace file: a generic JSONL row may
+// carry its prompt, but no row is tens of MiB, and a file without line
+// breaks must not be read whole.
+const maxTraceLine = 64 << 20
+
+// maxQuoted bounds how much of a file an error message quotes.
+const maxQuoted = 200
+
+// quoteCapped quotes at most maxQuoted bytes of s.
+func quoteCapped(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(strings.ToValidUTF8(s[:maxQuoted], "")) + fmt.Sprintf("… (%d bytes in all)", len(s))
+}
+
+// lineBound fails a read once a line runs past max bytes, so a parser
+// that has no line limit of its own (encoding/csv) cannot buffer a file
+// without line breaks.
+type lineBound struct {
+	r       io.Reader
+	max     int
+	current int // bytes since the last line break
+}
+
+func (l *lineBound) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
+		l.current = n - i - 1
+	} else {
+		l.current += n
+	}
+	if l.current > l.max {
+		return n, fmt.Errorf("a line longer than %d MiB (the bound on one trace line)", l.max>>20)
+	}
+	return n, err
 }
 
 // lineError names a trace line in an error.
@@ -84,15 +122,13 @@ func detectTraceFormat(path string, first []byte) (string, error) {
 
 type jsonlReader struct {
 	path     string
-	sc       *bufio.Scanner
+	lines    *record.LineReader
 	line     int
 	mooncake bool
 }
 
 func newJSONLReader(path string, r io.Reader, mooncake bool) *jsonlReader {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	return &jsonlReader{path: path, sc: sc, mooncake: mooncake}
+	return &jsonlReader{path: path, lines: record.NewLineReader(r, maxTraceLine), mooncake: mooncake}
 }
 
 // jsonRow has every field a JSONL trace row may carry: Mooncake's names,
@@ -124,9 +160,16 @@ type jsonRow struct {
 const genericTimeFields = "arrival_ms, timestamp_ms, scheduled_ms, arrival_s or timestamp_s"
 
 func (r *jsonlReader) next() (traceRow, error) {
-	for r.sc.Scan() {
+	for {
+		raw, _, err := r.lines.Next()
+		if err == io.EOF {
+			return traceRow{}, io.EOF
+		}
 		r.line++
-		b := bytes.TrimSpace(r.sc.Bytes())
+		if err != nil {
+			return traceRow{}, lineError(r.path, r.line, "%v", err)
+		}
+		b := bytes.TrimSpace(raw)
 		if len(b) == 0 {
 			continue
 		}
@@ -139,10 +182,6 @@ func (r *jsonlReader) next() (traceRow, error) {
 		}
 		return r.genericRow(&j)
 	}
-	if err := r.sc.Err(); err != nil {
-		return traceRow{}, fmt.Errorf("%s: after line %d: %w", r.path, r.line, err)
-	}
-	return traceRow{}, io.EOF
 }
 
 func (r *jsonlReader) mooncakeRow(j *jsonRow) (traceRow, error) {
@@ -302,7 +341,7 @@ func newCSVReader(path, format string, r io.Reader) (*csvReader, error) {
 		}
 	}
 	if c.time < 0 || c.in < 0 || c.out < 0 {
-		return nil, fmt.Errorf("%s:1: %s trace header %q lacks columns: want %s", path, format, strings.Join(header, ","), want)
+		return nil, fmt.Errorf("%s:1: %s trace header %s lacks columns: want %s", path, format, quoteCapped(strings.Join(header, ",")), want)
 	}
 	return c, nil
 }

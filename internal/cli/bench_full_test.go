@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/store"
+)
+
+// fullWriter stores the first keep records and then behaves as a run
+// database on a full disk: the rest are lost and Finish says so.
+type fullWriter struct {
+	runWriter
+	keep, added int
+}
+
+func (w *fullWriter) Add(r *record.Request) {
+	w.added++
+	if w.added <= w.keep {
+		w.runWriter.Add(r)
+	}
+}
+
+func (w *fullWriter) Finish(s stats.Summary, status string) error {
+	full := &store.UnstoredError{Unstored: w.added - w.keep, Added: int64(w.added), Err: errDiskFull}
+	if err := w.runWriter.Finish(s, store.StatusFailed); err != nil {
+		return err
+	}
+	return full
+}
+
+var errDiskFull = errors.New("database or disk is full (SQLITE_FULL)")
+
+// TestBenchFullDatabaseIsNotSuccess: when the run database cannot store
+// every record, bench exits non-zero, says what was not stored, and keeps
+// every record in a file it names.
+func TestBenchFullDatabaseIsNotSuccess(t *testing.T) {
+	saved := beginRunWriter
+	t.Cleanup(func() { beginRunWriter = saved })
+	beginRunWriter = func(st *store.Store, meta store.RunMeta) (runWriter, error) {
+		w, err := st.BeginRun(meta)
+		return &fullWriter{runWriter: w, keep: 5}, err
+	}
+	tmp := t.TempDir()
+	env := benchEnv(t)
+	env["TMPDIR"] = tmp
+	code, _, stderr := kneeEnv(t, env, "bench", "--requests", "20", "--concurrency", "4",
+		"--input-tokens", "32", "--output-tokens", "4", "--seed", "1", "--quiet")
+	if code == ExitOK {
+		t.Fatalf("bench exited 0 though 15 of 20 records were not stored; stderr:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "15 of 20 records could not be stored") || !strings.Contains(stderr, "not marked complete") {
+		t.Errorf("stderr does not say what was not stored:\n%s", stderr)
+	}
+	kept := regexp.MustCompile(`kept in (\S+knee-records-\S+\.jsonl)`).FindStringSubmatch(stderr)
+	if kept == nil {
+		t.Fatalf("stderr does not name where the records are kept:\n%s", stderr)
+	}
+	if filepath.Dir(kept[1]) != tmp {
+		t.Errorf("records kept in %s, want the temp folder %s", kept[1], tmp)
+	}
+	if n := len(readRecords(t, kept[1])); n != 20 {
+		t.Errorf("%s holds %d records, want all 20", kept[1], n)
+	}
+}
+
+// TestBenchOutOnFullDiskFails: --out on a full filesystem (/dev/full gives
+// ENOSPC on every write) exits non-zero and says where the records are.
+func TestBenchOutOnFullDiskFails(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full here")
+	}
+	for _, name := range []string{"records.jsonl", "summary.json"} {
+		t.Run(name, func(t *testing.T) {
+			out := t.TempDir()
+			if err := os.Symlink("/dev/full", filepath.Join(out, name)); err != nil {
+				t.Fatal(err)
+			}
+			code, _, stderr := kneeEnv(t, benchEnv(t), "bench", "--requests", "8", "--concurrency", "2",
+				"--input-tokens", "32", "--output-tokens", "4", "--seed", "1", "--quiet", "--out", out)
+			if code == ExitOK {
+				t.Fatalf("bench with %s on a full disk exited 0; stderr:\n%s", name, stderr)
+			}
+			if !strings.Contains(stderr, name) || !strings.Contains(stderr, "no space left on device") {
+				t.Errorf("stderr does not name %s and the full disk:\n%s", name, stderr)
+			}
+			if !regexp.MustCompile(`all 8 records (are stored as run \d+|are in \S+records.jsonl)`).MatchString(stderr) {
+				t.Errorf("stderr does not say where the records are:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// TestSweepFullDatabaseIsNotSuccess: a sweep whose records the database
+// could not store exits non-zero, saying so.
+func TestSweepFullDatabaseIsNotSuccess(t *testing.T) {
+	saved := beginRunWriter
+	t.Cleanup(func() { beginRunWriter = saved })
+	beginRunWriter = func(st *store.Store, meta store.RunMeta) (runWriter, error) {
+		w, err := st.BeginRun(meta)
+		return &fullWriter{runWriter: w, keep: 3}, err
+	}
+	code, _, stderr := kneeEnv(t, benchEnv(t), "sweep", "--concurrency", "1,2", "--requests", "6",
+		"--input-tokens", "16", "--output-tokens", "2", "--quiet")
+	if code == ExitOK || !strings.Contains(stderr, "could not be stored") {
+		t.Errorf("sweep on a full database: exit %d, want non-zero saying what was not stored:\n%s", code, stderr)
+	}
+}
+
+// TestSweepInterruptedBeforeAnyStep: Ctrl-C before any step measured
+// stores the sweep as interrupted, not failed.
+func TestSweepInterruptedBeforeAnyStep(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	db := filepath.Join(t.TempDir(), "knee.db")
+	env := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
+		Getenv: func(k string) string { return map[string]string{"KNEE_DB": db}[k] }}
+	MainEnv(ctx, env, []string{"sweep", "--concurrency", "1,2", "--requests", "6", "--input-tokens", "16", "--output-tokens", "2", "--quiet"})
+	_, runs, _ := kneeEnv(t, map[string]string{"KNEE_DB": db}, "runs")
+	if strings.Contains(runs, "failed") || !strings.Contains(runs, "interrupted") {
+		t.Errorf("a sweep interrupted before its first step:\n%s", runs)
+	}
+}
