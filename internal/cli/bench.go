@@ -165,7 +165,12 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	} else if model == "" {
 		return Usagef("--model is required with --url (the model name the server serves)")
 	} else if err := loadgen.CheckReachable(ctx, target); err != nil {
-		return fmt.Errorf("--url %s: %v; nothing was run", redactURL(target), err)
+		msg := fmt.Sprintf("--url %s: %v; nothing was run", redactURL(target), err)
+		unrun := &report.Run{Kind: "bench", Version: Version, Target: redactURL(target), Model: model}
+		if werr := f.junit.write("knee bench", runSuite(unrun, msg, false)); werr != nil {
+			return werr
+		}
+		return errors.New(msg)
 	} else if wp.trace != nil {
 		notes = append(notes, f.wl.resolvePrompts(ctx, target, apiKey, model, f.api)...)
 	} else {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,12 +29,9 @@ func junitTotals(t *testing.T, path string) (gojunit.Totals, []gojunit.Suite) {
 
 func TestJUnitOutcomesMatchExitCodes(t *testing.T) {
 	sim := []string{"sim", "--requests", "40", "--concurrency", "4", "--input-tokens", "64", "--seed", "1", "--quiet", "--no-store", "--json"}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := "http://" + ln.Addr().String()
-	ln.Close() // nothing listens there now
+	// A dead port stops bench before the run (TestJUnitUnreachableTarget); a
+	// server failing every request gives an all-failed run.
+	failing := failingServer(t, http.StatusInternalServerError).URL
 	for _, tc := range []struct {
 		name                           string
 		args                           []string
@@ -43,9 +41,9 @@ func TestJUnitOutcomesMatchExitCodes(t *testing.T) {
 		{"slo-failing", append(sim, "--output-tokens", "16", "--slo", "p95(ttft)<1us", "--slo", "error_rate<1%"), ExitSLO, 3, 1, 0},
 		// One-token answers have no TPOT: the gate cannot judge, exit 3 and an error.
 		{"cannot-judge", append(sim, "--output-tokens", "1", "--slo", "p95(tpot)<1s"), ExitSLO, 2, 0, 1},
-		// Every request fails to connect: exit 1, the run case fails, the
+		// Every request fails (HTTP 500): exit 1, the run case fails, the
 		// latency SLO cannot be judged.
-		{"all-failed", []string{"bench", "--url", down, "--model", "m", "--requests", "4", "--concurrency", "2",
+		{"all-failed", []string{"bench", "--url", failing, "--model", "m", "--requests", "4", "--concurrency", "2",
 			"--ignore-eos", "false", "--quiet", "--no-store", "--slo", "p95(ttft)<2s"}, ExitFailure, 2, 1, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,5 +106,27 @@ func TestJUnitBadPath(t *testing.T) {
 	code, _, stderr := kneeCmd(t, "sim", "--requests", "4", "--junit", t.TempDir(), "--no-store", "--quiet")
 	if code != ExitUsage || !strings.Contains(stderr, "--junit") {
 		t.Fatalf("exit %d, stderr %q: want exit 2 naming --junit", code, stderr)
+	}
+}
+
+// TestJUnitUnreachableTarget: bench stops before the run when nothing
+// listens at --url, and the JUnit file still says so (a CI gate must not
+// find no report and pass).
+func TestJUnitUnreachableTarget(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there now
+	path := filepath.Join(t.TempDir(), "junit.xml")
+	code, _, stderr := kneeEnv(t, benchEnv(t), "bench", "--url", down, "--model", "m", "--requests", "4", "--quiet", "--no-store",
+		"--ignore-eos", "false", "--junit", path)
+	if code != ExitFailure {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
+	}
+	tot, _ := junitTotals(t, path)
+	if tot.Tests != 1 || tot.Failed != 1 {
+		t.Errorf("tests %d failures %d, want 1 failed run case", tot.Tests, tot.Failed)
 	}
 }

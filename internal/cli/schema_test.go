@@ -3,7 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,16 +82,10 @@ func TestOutputsMatchSchema(t *testing.T) {
 	validate(t, summary, "summary.json", string(b))
 
 	// Every request failed: infinite statistics are null, still valid.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := "http://" + ln.Addr().String()
-	ln.Close()
-	code, out, _ = kneeEnv(t, benchEnv(t), "bench", "--url", down, "--model", "m", "--requests", "4", "--concurrency", "2",
+	code, out, _ = kneeEnv(t, benchEnv(t), "bench", "--url", failingServer(t, http.StatusInternalServerError).URL, "--model", "m", "--requests", "4", "--concurrency", "2",
 		"--ignore-eos", "false", "--json", "--quiet", "--no-store")
 	if code != ExitFailure {
-		t.Fatalf("bench against nothing: exit %d, want 1", code)
+		t.Fatalf("bench against a failing server: exit %d, want 1", code)
 	}
 	validate(t, summary, "knee bench --json (all failed)", out)
 
