@@ -6,14 +6,21 @@ import (
 )
 
 // lifecycleDefaultRPS is the lifecycle page's starting arrival rate
-// (assets/lifecycle.js): above the default engine's capacity (about 65
-// req/s at 512/128 tokens and 256 sequences), so a queue forms.
+// (assets/lifecycle.js): above the default engine's capacity (about 49
+// req/s at 512/128 tokens and 256 sequences, measured with knee sim --rate
+// 150 --requests 3000 --input-tokens 512 --output-tokens 128
+// --max-num-seqs 256 --seed 1), so a queue forms.
 const lifecycleDefaultRPS = 150
 
+// lifecycleRequests is the page's run length (assets/lifecycle.js).
+const lifecycleRequests = 900
+
 // At the lifecycle page's defaults the queue lane holds requests in most of
-// the moments the timeline samples (at 60 req/s it did in 10 of 79).
+// the moments the timeline samples (at 60 req/s it did in 10 of 79), and
+// some moment has a request in every lane at once (with 300 requests none
+// did: the last arrived before the first finished).
 func TestLifecycleDefaultQueues(t *testing.T) {
-	p := SimParams{LoadKind: "rate", Load: lifecycleDefaultRPS, InputTokens: "512", OutputTokens: "128", MaxNumSeqs: 256, Lifecycle: true, Requests: 300}
+	p := SimParams{LoadKind: "rate", Load: lifecycleDefaultRPS, InputTokens: "512", OutputTokens: "128", MaxNumSeqs: 256, Lifecycle: true, Requests: lifecycleRequests}
 	su, err := p.setup()
 	if err != nil {
 		t.Fatal(err)
@@ -31,15 +38,23 @@ func TestLifecycleDefaultQueues(t *testing.T) {
 	// arrival instant, shown for w ms, and before prefill starts.
 	w := max(20, (end-start)/120)
 	const samples = 80
-	queued := 0
+	queued, everyPhase := 0, 0
 	for i := range samples {
 		at := start + (end-start)*float64(i)/samples
+		seen := map[string]bool{}
 		for _, r := range lc {
-			if r.Error == "" && at < r.DoneMS && at >= max(r.SentMS, r.ArrivalMS+w) && at < r.SentMS+r.QueueMS {
-				queued++
-				break
-			}
+			seen[phaseAt(r, at, w)] = true
 		}
+		if seen["queue"] {
+			queued++
+		}
+		if seen["arrival"] && seen["queue"] && seen["prefill"] && seen["first_token"] && seen["decode"] && seen["complete"] {
+			everyPhase++
+		}
+	}
+	t.Logf("%d req/s, %d requests: every phase occupied at once in %d of %d samples", lifecycleDefaultRPS, lifecycleRequests, everyPhase, samples)
+	if everyPhase == 0 {
+		t.Errorf("no sampled moment has a request in every phase (the page's lanes cannot show the whole lifecycle at once)")
 	}
 	t.Logf("%d req/s: the queue lane holds requests in %d of %d samples; pressure %s", lifecycleDefaultRPS, queued, samples, out.Pressure.Level)
 	if queued < samples/2 {
@@ -65,4 +80,33 @@ func TestSimDefaultOutOfStep(t *testing.T) {
 	if !(f.TTFTMS.P50 < f.TTFTMS.P95) || !(f.QueueMS.P50 < f.QueueMS.P95) {
 		t.Errorf("users in lockstep: TTFT p50 %.1f p95 %.1f, queue p50 %.1f p95 %.1f", f.TTFTMS.P50, f.TTFTMS.P95, f.QueueMS.P50, f.QueueMS.P95)
 	}
+}
+
+// phaseAt is the page's phaseAt (assets/lifecycle.js): which lane a
+// request is in at time at, its arrival shown for w ms.
+func phaseAt(r phaseTimes, at, w float64) string {
+	switch {
+	case at < r.ArrivalMS:
+		return ""
+	case r.Error != "":
+		if at >= r.DoneMS {
+			return ""
+		}
+		if at < r.SentMS+r.QueueMS {
+			return "queue"
+		}
+		return "prefill"
+	case at >= r.DoneMS:
+		return "complete"
+	case r.FirstMS > 0 && at >= r.FirstMS:
+		if at < r.FirstMS+w {
+			return "first_token"
+		}
+		return "decode"
+	case at < max(r.SentMS, r.ArrivalMS+w):
+		return "arrival"
+	case at >= r.SentMS+r.QueueMS:
+		return "prefill"
+	}
+	return "queue"
 }

@@ -29,7 +29,7 @@ const (
 	maxRequests    = 2000
 	maxTP          = 8
 	maxReplicas    = 16
-	maxLifecycle   = 300 // requests returned for the lifecycle view
+	maxLifecycle   = 900 // requests returned for the lifecycle view (the page runs as many: assets/lifecycle.js)
 	simTimeout     = 5 * time.Second
 	rateRunFor     = 20 * time.Second // an open-loop run's arrivals span about this long (within the request bound)
 )

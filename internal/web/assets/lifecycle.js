@@ -140,12 +140,18 @@ export class LifecycleView {
 
 let view = null;
 
+// lifecycleRequests: arrivals for six seconds at the default rate, longer
+// than a request takes end to end there, so some moment of the run has a
+// request in every phase at once, from arriving to complete
+// (TestLifecycleDefaultQueues holds this number too: keep them equal).
+const lifecycleRequests = 900;
+
 export async function mount(el, ctx) {
   const base = ctx.simParams || defaults;
   // The lifecycle starts at an open-loop rate above the default engine's
-  // capacity (about 65 req/s), so a queue forms in most moments of the run
+  // capacity (about 49 req/s since the defaults were refitted), so a queue forms in most moments of the run
   // (TestLifecycleDefaultQueues holds this number: keep them equal).
-  const p = {...base, load_kind: 'rate', load: ctx.lifecycleRate || 150, lifecycle: true, requests: 300};
+  const p = {...base, load_kind: 'rate', load: ctx.lifecycleRate || 150, lifecycle: true, requests: lifecycleRequests};
   const rate = h('input', {id: 'lc-rate', type: 'number', min: 0.5, max: 2000, step: 'any', value: p.load});
   const status = h('p', {class: 'notes', id: 'lc-status', 'aria-live': 'polite'});
   const stepText = h('p', {class: 'step-text', id: 'step-text', 'aria-live': 'polite'}, 'Step through the six phases of a request, one sentence each.');
