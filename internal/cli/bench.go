@@ -30,20 +30,15 @@ import (
 // benchFlags are knee bench's own flags beside the shared workload flags.
 type benchFlags struct {
 	targetFlags
-	slos           stringList
-	out            string
-	jsonOut, quiet bool
-	label          string
-	runtimeTrace   string
-	junit          junitFlag
-	live           liveFlags
-	otlp           otlpFlags
-	storeFlags
-	shard    shardFlags
-	metrics  metricsFlags
-	embedded embeddedFlags
-	wl       workloadFlags
-	sess     sessionFlags
+	runOutputFlags
+	runtimeTrace string
+	live         liveFlags
+	otlp         otlpFlags
+	shard        shardFlags
+	metrics      metricsFlags
+	embedded     embeddedFlags
+	wl           workloadFlags
+	sess         sessionFlags
 }
 
 // stringList is a repeatable string flag.
@@ -62,16 +57,10 @@ func newBenchCmd(ctx context.Context, env *Env) *cobra.Command {
 	cmd := newCommand(env, "bench")
 	fs := cmd.Flags()
 	f.targetFlags.register(fs, "start the embedded simulated server", "after the run ends")
-	fs.Var(&f.slos, "slo", sloUsage+"; exit 3 when one fails")
-	fs.StringVar(&f.out, "out", "", "directory for records.jsonl, summary.json, report.md and report.html")
-	fs.BoolVar(&f.jsonOut, "json", false, "print the summary as JSON on stdout instead of the text report")
-	fs.BoolVar(&f.quiet, "quiet", false, "no live progress")
-	fs.StringVar(&f.label, "label", "", "label stored with the run")
+	f.runOutputFlags.register(fs, "records.jsonl, summary.json, report.md and report.html", "live progress")
 	fs.StringVar(&f.runtimeTrace, "runtime-trace", "", "write a Go runtime trace of the run to this file (go tool trace FILE): each request's due time, send and writes are logged in it, to find where client lag comes from")
-	f.junit.register(fs, "the run's verdicts (one test case per SLO)")
 	f.live.register(fs)
 	f.otlp.register(fs)
-	f.storeFlags.register(fs)
 	f.shard.register(fs)
 	f.metrics.register(fs)
 	f.embedded.register(fs)
@@ -368,7 +357,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		fmt.Fprintf(env.Stderr, "knee bench: saving the server metrics: %v\n", err)
 	}
 	saveErrs := sink.finish(rep, status, res.Records)
-	if err := writeOutputs(env, rep, f.jsonOut); err != nil {
+	if err := f.writeReport(env.Stdout, rep); err != nil {
 		return err
 	}
 	if err := f.junit.write("knee bench", runSuite(rep, failure, interrupted)); err != nil {
@@ -457,14 +446,6 @@ func errorKindsLine(kinds map[string]int) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// writeOutputs prints the final report: text, or the summary JSON with --json.
-func writeOutputs(env *Env, rep *report.Run, asJSON bool) error {
-	if asJSON {
-		return report.JSON(env.Stdout, rep)
-	}
-	return report.Text(env.Stdout, rep)
 }
 
 func failedSLOs(results []slo.Result) []string {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -320,5 +321,43 @@ func TestBenchRuntimeTrace(t *testing.T) {
 	code, _, errs = kneeCmd(t, "bench", "--runtime-trace", filepath.Join(t.TempDir(), "no", "such", "dir", "x.trace"), "--requests", "1", "--quiet", "--no-store")
 	if code != 2 || !strings.Contains(errs, "--runtime-trace") {
 		t.Errorf("unwritable path: exit %d, %q; want 2 naming the flag", code, errs)
+	}
+}
+
+// TestBenchDefaultReportAtAGlance: the default knee bench report opens with
+// one screen whose first 25 lines hold the SLO verdicts, goodput,
+// throughput and TTFT/TPOT/ITL/E2E p50/p95/p99, and leaves the detail to
+// --detail (issue 27 item 4; the layout's golden is report's bench-glance.txt).
+func TestBenchDefaultReportAtAGlance(t *testing.T) {
+	args := []string{"bench", "--requests", "20", "--concurrency", "4", "--input-tokens", "64", "--output-tokens", "8",
+		"--seed", "1", "--quiet", "--no-store", "--slo", "p95(ttft)<30s", "--slo", "goodput>0.1rps"}
+	code, out, errs := kneeEnv(t, benchEnv(t), args...)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	lines := strings.Split(out, "\n")
+	first := strings.Join(lines[:min(25, len(lines))], "\n")
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^  ✓  p95\(ttft\)<30s +\S+ +met$`),
+		regexp.MustCompile(`(?m)^  ✓  goodput>0\.1rps +\S+ +met$`),
+		regexp.MustCompile(`(?m)^  - goodput [0-9.]+ req/s \(20 of 20 completed requests met every SLO\)$`),
+		regexp.MustCompile(`(?m)^  requests +20 measured · 20 completed · 0 failed`),
+		regexp.MustCompile(`(?m)^  rate +[0-9.]+ req/s · output [0-9.]+ tok/s`),
+		regexp.MustCompile(`(?m)^Latency \(ms\)\n +p50 +p95 +p99$`),
+		regexp.MustCompile(`(?m)^  TTFT +[0-9.]+ +[0-9.]+ +[0-9.]+$`),
+		regexp.MustCompile(`(?m)^  TPOT +[0-9.]+ +[0-9.]+ +[0-9.]+$`),
+		regexp.MustCompile(`(?m)^  ITL +[0-9.]+ +[0-9.]+ +[0-9.]+$`),
+		regexp.MustCompile(`(?m)^  E2E +[0-9.]+ +[0-9.]+ +[0-9.]+$`),
+	} {
+		if !want.MatchString(first) {
+			t.Errorf("the first 25 lines lack %v:\n%s", want, first)
+		}
+	}
+	if strings.Contains(out, "Definitions") || !strings.Contains(out, "--detail") {
+		t.Errorf("the default report shows the detail, or does not say where it is:\n%s", out)
+	}
+	code, out, errs = kneeEnv(t, benchEnv(t), append(args, "--detail")...)
+	if code != ExitOK || !strings.Contains(out, "\nDetail\n") || !strings.Contains(out, "Definitions") || !strings.Contains(out, "p99.9") {
+		t.Errorf("--detail: exit %d, no detail:\n%s%s", code, out, errs)
 	}
 }

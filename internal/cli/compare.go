@@ -12,6 +12,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/compare"
 	"github.com/knee-dev/knee/internal/junit"
+	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/spf13/cobra"
 )
@@ -162,9 +163,22 @@ func compareText(env *Env, r *compare.Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "metric\tA\tB\tchange\t95% CI of B−A\tverdict\t")
 	for _, m := range r.Metrics {
+		unit, num := m.Unit, func(v float64) string { return cmpNum(v, m.Unit) }
+		if m.Unit == "ms" {
+			// One unit per row, from its larger figure: 80 minutes reads
+			// as 79.7 min, not 4782446.1 ms.
+			var inUnit func(float64) string
+			unit, inUnit = report.DurationUnit(2, m.A, m.B)
+			num = func(v float64) string {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return "–"
+				}
+				return inUnit(v)
+			}
+		}
 		ci := "–"
 		if m.Tested {
-			ci = fmt.Sprintf("[%s, %s]", cmpNum(*m.CILow, m.Unit), cmpNum(*m.CIHigh, m.Unit))
+			ci = fmt.Sprintf("[%s, %s]", num(*m.CILow), num(*m.CIHigh))
 		}
 		change := "–"
 		switch {
@@ -178,7 +192,7 @@ func compareText(env *Env, r *compare.Result) error {
 		if m.WithinJitter {
 			verdict = "within jitter"
 		}
-		fmt.Fprintf(tw, "%s (%s)\t%s\t%s\t%s\t%s\t%s\t\n", m.Label, m.Unit, cmpNum(m.A, m.Unit), cmpNum(m.B, m.Unit), change, ci, verdict)
+		fmt.Fprintf(tw, "%s (%s)\t%s\t%s\t%s\t%s\t%s\t\n", m.Label, unit, num(m.A), num(m.B), change, ci, verdict)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -141,22 +142,18 @@ func TestSLOFormsDocumented(t *testing.T) {
 // units (the README's example, shortened).
 func TestOverloadWarned(t *testing.T) {
 	code, out, errs := kneeCmd(t, "sim", "--gpu", "a100-80gb", "--model", "llama-3.1-8b", "--rate", "12", "--requests", "20000",
-		"--input-tokens", "2048", "--seed", "1", "--no-store")
+		"--input-tokens", "2048", "--seed", "1", "--no-store", "--detail")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	if !strings.Contains(errs, "warning: overloaded: the offered 12 req/s is more than the server completes") || !strings.Contains(out, "queue grows without bound") {
 		t.Errorf("no overload warning:\n%s", errs)
 	}
-	var ttft string
-	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "TTFT  ") {
-			ttft = l
-			break
-		}
-	}
-	if f := strings.Fields(ttft); len(f) < 9 || !strings.Contains(f[8], "m") || strings.Contains(ttft, "00000") {
-		t.Errorf("TTFT row %q: want long times in human units (such as 47m12s)", ttft)
+	// Both latency tables (the glance and the detail) print their TTFT row in
+	// one human unit named in the title, not 2800000.00 ms nor 47m12s.
+	tables := regexp.MustCompile(`(?m)^Latency \((min|h)\)\n.*\n  TTFT +([0-9.]+ +)*[0-9.]+$`).FindAllString(out, -1)
+	if len(tables) != 2 || strings.Contains(out, "00000") || regexp.MustCompile(`\d+m\d\ds`).MatchString(out) {
+		t.Errorf("want both latency tables in minutes or hours, one unit each; got %d:\n%s", len(tables), out)
 	}
 	// Within capacity: no warning.
 	_, out, errs = kneeCmd(t, "sim", "--gpu", "a100-80gb", "--model", "llama-3.1-8b", "--rate", "3", "--requests", "1500",

@@ -1,11 +1,3 @@
-// Package cli implements knee's subcommands. Main takes args and writers and
-// returns an exit code, so tests drive the whole CLI with buffers.
-//
-// Reading order: root.go (the cobra command tree, exit codes), errors.go,
-// help.go and constants.go (grouped help, help topics), then one file per
-// subcommand (bench.go, sim.go, serve.go, sweep.go, ...): each builds its
-// cobra command, its flags from the shared groups (workloadFlags,
-// simEngineFlags, targetFlags, storeFlags, ...) and its RunE.
 package cli
 
 import (

@@ -19,7 +19,7 @@ func TestBenchScrapesServer(t *testing.T) {
 	out := t.TempDir()
 	env := benchEnv(t)
 	code, stdout, stderr := kneeEnv(t, env, "bench", "--requests", "40", "--concurrency", "8",
-		"--input-tokens", "256", "--output-tokens", "16", "--seed", "7", "--quiet", "--out", out, "--metrics-interval", "200ms")
+		"--input-tokens", "256", "--output-tokens", "16", "--seed", "7", "--quiet", "--out", out, "--metrics-interval", "200ms", "--detail")
 	if code != ExitOK {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
@@ -93,7 +93,7 @@ func TestBenchMetricsFlags(t *testing.T) {
 	}))
 	defer other.Close()
 	code, stdout, stderr = kneeEnv(t, env, "bench", "--requests", "8", "--concurrency", "2", "--input-tokens", "32", "--output-tokens", "4",
-		"--quiet", "--no-store", "--metrics-url", other.URL+"/metrics", "--metrics-interval", "100ms")
+		"--quiet", "--no-store", "--metrics-url", other.URL+"/metrics", "--metrics-interval", "100ms", "--detail")
 	if code != ExitOK || !strings.Contains(stdout, "unknown server at "+other.URL+"/metrics") {
 		t.Errorf("unknown server: exit %d, report:\n%s\n%s", code, stdout, stderr)
 	}

@@ -86,7 +86,7 @@ func TestSimKVCacheDtypeFlag(t *testing.T) {
 	capacity := func(dtype string) int {
 		t.Helper()
 		code, out, errs := kneeCmd(t, "sim", "--model", "llama-3.1-70b-fp8", "--tp", "2", "--kv-cache-dtype", dtype,
-			"--requests", "2", "--concurrency", "1", "--input-tokens", "64", "--output-tokens", "8", "--seed", "1", "--no-store")
+			"--requests", "2", "--concurrency", "1", "--input-tokens", "64", "--output-tokens", "8", "--seed", "1", "--no-store", "--detail")
 		if code != 0 {
 			t.Fatalf("knee sim --kv-cache-dtype %s: exit %d: %s", dtype, code, errs)
 		}

@@ -39,7 +39,7 @@ func TestBenchOllamaAPI(t *testing.T) {
 	defer srv.Close()
 	out := t.TempDir()
 	code, stdout, stderr := kneeEnv(t, benchEnv(t), "bench", "--url", srv.URL, "--model", "knee-tiny", "--api", "ollama",
-		"--requests", "6", "--concurrency", "2", "--output-tokens", "4", "--temperature", "0", "--quiet", "--no-store", "--out", out)
+		"--requests", "6", "--concurrency", "2", "--output-tokens", "4", "--temperature", "0", "--quiet", "--no-store", "--out", out, "--detail")
 	if code != ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}

@@ -84,7 +84,7 @@ func TestPromptsExactInServerTokens(t *testing.T) {
 	srv, calls := tokenServer(t, true)
 	out := t.TempDir()
 	code, stdout, stderr := kneeEnv(t, benchEnv(t), "bench", "--url", srv.URL, "--model", "m", "--requests", "40",
-		"--concurrency", "4", "--input-tokens", "5:600", "--output-tokens", "2", "--seed", "3", "--quiet", "--no-store", "--out", out)
+		"--concurrency", "4", "--input-tokens", "5:600", "--output-tokens", "2", "--seed", "3", "--quiet", "--no-store", "--out", out, "--detail")
 	if code != ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -122,7 +122,7 @@ func TestPromptLengthWarning(t *testing.T) {
 	srv, _ := tokenServer(t, false)
 	out := t.TempDir()
 	code, stdout, stderr := kneeEnv(t, benchEnv(t), "bench", "--url", srv.URL, "--model", "m", "--requests", "24",
-		"--concurrency", "2", "--input-tokens", "400", "--output-tokens", "2", "--seed", "3", "--quiet", "--no-store", "--out", out)
+		"--concurrency", "2", "--input-tokens", "400", "--output-tokens", "2", "--seed", "3", "--quiet", "--no-store", "--out", out, "--detail")
 	if code != ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}

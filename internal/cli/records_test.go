@@ -36,7 +36,7 @@ func TestRecordsAndErrorMessages(t *testing.T) {
 	}))
 	defer srv.Close()
 	db := filepath.Join(t.TempDir(), "knee.db")
-	code, out, errs := kneeEnv(t, nil, "bench", "--db", db, "--url", srv.URL, "--model", "m", "--concurrency", "1", "--requests", "6",
+	code, out, errs := kneeEnv(t, nil, "bench", "--detail", "--db", db, "--url", srv.URL, "--model", "m", "--concurrency", "1", "--requests", "6",
 		"--output-tokens", "64", "--ignore-eos", "false")
 	if code == 0 {
 		t.Fatalf("an all-failed bench exited 0")

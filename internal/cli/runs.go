@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/spf13/cobra"
@@ -73,10 +74,16 @@ func newRunsCmd(env *Env) *cobra.Command {
 			fmt.Fprintf(env.Stdout, "no runs in %s match\n", store.Redact(st.Path()))
 			return nil
 		}
-		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSTARTED\tKIND\tSTATUS\tLABEL\tTARGET\tMODEL\tREQS\tREQ/S\tTTFT P95 MS")
-		for _, r := range runs {
-			reqs, rps, ttft := strconv.Itoa(r.Records), "–", "–"
+		// One unit for the TTFT column, chosen from its largest figure, so
+		// a stuck run's 80 minutes reads as such, not as 4782446.1 ms.
+		type row struct {
+			reqs, rps string
+			ttftMs    float64 // NaN: none
+		}
+		rows := make([]row, len(runs))
+		var ttfts []float64
+		for i, r := range runs {
+			rows[i] = row{strconv.Itoa(r.Records), "–", math.NaN()}
 			s := r.Summary
 			if s == nil && r.Records > 0 && r.Kind != store.KindSweep {
 				// Killed or still running: the figures knee report computes
@@ -84,14 +91,24 @@ func newRunsCmd(env *Env) *cobra.Command {
 				s = partialSummary(st, r.ID)
 			}
 			if s != nil {
-				reqs = strconv.Itoa(s.Requests)
-				rps = strconv.FormatFloat(s.RequestThroughputRPS, 'f', 2, 64)
+				rows[i].reqs = strconv.Itoa(s.Requests)
+				rows[i].rps = strconv.FormatFloat(s.RequestThroughputRPS, 'f', 2, 64)
 				if s.TTFT.Count > 0 && !math.IsInf(s.TTFT.P95, 0) && !math.IsNaN(s.TTFT.P95) {
-					ttft = strconv.FormatFloat(s.TTFT.P95, 'f', 1, 64)
+					rows[i].ttftMs = s.TTFT.P95
+					ttfts = append(ttfts, s.TTFT.P95)
 				}
 			}
+		}
+		unit, inUnit := report.DurationUnit(1, ttfts...)
+		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSTARTED\tKIND\tSTATUS\tLABEL\tTARGET\tMODEL\tREQS\tREQ/S\tTTFT P95 "+strings.ToUpper(unit))
+		for i, r := range runs {
+			ttft := "–"
+			if !math.IsNaN(rows[i].ttftMs) {
+				ttft = inUnit(rows[i].ttftMs)
+			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Start.Local().Format("2006-01-02 15:04"), r.Kind, r.Status,
-				cell(r.Label, 24), cell(r.Target, 32), cell(r.Model, 28), reqs, rps, ttft)
+				cell(r.Label, 24), cell(r.Target, 32), cell(r.Model, 28), rows[i].reqs, rows[i].rps, ttft)
 		}
 		return tw.Flush()
 	}

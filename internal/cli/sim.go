@@ -30,14 +30,8 @@ type simFlags struct {
 	engine simEngineFlags
 	client simClientFlags
 	fleet  fleetFlags
-	slos   stringList
-	out    string
-	label  string
-	storeFlags
-	json  bool
-	list  bool
-	quiet bool
-	junit junitFlag
+	runOutputFlags
+	list bool
 }
 
 func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
@@ -55,13 +49,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.engine.register(fs)
 	f.client.register(fs)
 	f.fleet.register(fs)
-	fs.Var(&f.slos, "slo", sloUsage+"; exit 3 when one fails")
-	fs.StringVar(&f.out, "out", "", "directory for records.jsonl (streamed), summary.json and report.md")
-	fs.BoolVar(&f.json, "json", false, "print the summary as JSON on stdout instead of the text report")
-	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
-	fs.StringVar(&f.label, "label", "", "label stored with the run")
-	f.storeFlags.register(fs)
-	f.junit.register(fs, "the run's verdicts (one test case per SLO)")
+	f.runOutputFlags.register(fs, "records.jsonl (streamed), summary.json and report.md", "progress lines on stderr")
 	fs.BoolVar(&f.list, "list", false, "list the GPU and model presets (with any --preset-file, --gpu-file, --model-file) and exit")
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		f.engine.noteSet(fs)
@@ -332,12 +320,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 				return err
 			}
 		}
-		if f.json {
-			err = report.JSON(env.Stdout, rep)
-		} else {
-			err = report.Text(env.Stdout, rep)
-		}
-		if err != nil {
+		if err := f.writeReport(env.Stdout, rep); err != nil {
 			return err
 		}
 		if err := f.junit.write("knee sim", runSuite(rep, "", interrupted)); err != nil {

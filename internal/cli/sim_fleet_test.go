@@ -14,7 +14,7 @@ import (
 // has a line per replica, and bad fleet flags are usage errors.
 func TestSimFleet(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := kneeCmd(t, "sim", "--replicas", "3", "--router", "least-outstanding", "--rate", "30", "--requests", "300",
+	code, out, errs := kneeCmd(t, "sim", "--detail", "--replicas", "3", "--router", "least-outstanding", "--rate", "30", "--requests", "300",
 		"--input-tokens", "256:1024", "--output-tokens", "64", "--seed", "3", "--out", dir, "--no-store")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -40,7 +40,7 @@ func TestSimFleet(t *testing.T) {
 	if len(recs) != 300 || len(per) != 3 || per["r0"] == 0 || per["r1"] == 0 || per["r2"] == 0 {
 		t.Fatalf("%d records over replicas %v; want 300 over r0, r1, r2", len(recs), per)
 	}
-	code, out, errs = kneeCmd(t, "sim", "--prefill-replicas", "1", "--decode-replicas", "2", "--rate", "10", "--requests", "200",
+	code, out, errs = kneeCmd(t, "sim", "--detail", "--prefill-replicas", "1", "--decode-replicas", "2", "--rate", "10", "--requests", "200",
 		"--input-tokens", "2000", "--output-tokens", "32", "--seed", "3", "--no-store")
 	if code != 0 {
 		t.Fatalf("disaggregated: exit %d: %s", code, errs)
@@ -54,7 +54,7 @@ func TestSimFleet(t *testing.T) {
 	if err := os.WriteFile(fleetFile, []byte("replicas:\n  - {gpu: h100, count: 2}\n  - {gpu: a100-80gb, max_num_seqs: 128}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs = kneeCmd(t, "sim", "--fleet-file", fleetFile, "--rate", "10", "--requests", "90", "--seed", "3", "--no-store")
+	code, out, errs = kneeCmd(t, "sim", "--detail", "--fleet-file", fleetFile, "--rate", "10", "--requests", "90", "--seed", "3", "--no-store")
 	if code != 0 || !strings.Contains(out, "simulated mixed fleet of Llama-3.1-8B: 2× H100-SXM TP1 + 1× A100-80GB TP1") ||
 		!strings.Contains(out, "replica r2 (A100-80GB TP1, max_num_seqs 128") {
 		t.Errorf("--fleet-file: exit %d: %s\n%s", code, errs, out)

@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,10 +20,10 @@ import (
 
 const ingestData = "../ingest/testdata/"
 
-func TestImportRunsReportCompare(t *testing.T) {
-	dir := t.TempDir()
-	env := map[string]string{"KNEE_DB": filepath.Join(dir, "knee.db")}
-	run := func(args ...string) string {
+// kneeOK returns a runner of knee commands in env that fails the test on a
+// nonzero exit and returns stdout.
+func kneeOK(t *testing.T, env map[string]string) func(args ...string) string {
+	return func(args ...string) string {
 		t.Helper()
 		code, out, errs := kneeEnv(t, env, args...)
 		if code != 0 {
@@ -29,6 +31,12 @@ func TestImportRunsReportCompare(t *testing.T) {
 		}
 		return out
 	}
+}
+
+func TestImportRunsReportCompare(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"KNEE_DB": filepath.Join(dir, "knee.db")}
+	run := kneeOK(t, env)
 	if out := run("import", ingestData+"vllm_detailed.json"); !strings.Contains(out, "as run 1 (vllm-bench-serve, 5 requests, 5 per-request records)") {
 		t.Errorf("import: %s", out)
 	}
@@ -300,5 +308,38 @@ func TestCompareEmbeddedRuns(t *testing.T) {
 		if effects[name] != "worse" {
 			t.Errorf("H100 → A100: %s is %q, want worse (verdict %q)", name, effects[name], res.Verdict)
 		}
+	}
+}
+
+// TestRunsAndCompareReadableUnits: a run whose TTFT reached 80 minutes
+// lists and compares in minutes, never as 4782446.1 ms (issue 27 item 4).
+func TestRunsAndCompareReadableUnits(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"KNEE_DB": filepath.Join(dir, "knee.db")}
+	run := kneeOK(t, env)
+	recordsWithTTFT := func(name string, ttftMs float64) string {
+		var b strings.Builder
+		for i := range 3 {
+			sent := float64(i) * 1000
+			first := sent + ttftMs + float64(i)
+			fmt.Fprintf(&b, `{"id":%d,"scheduled_ms":%g,"sent_ms":%g,"first_token_ms":%g,"done_ms":%g,"stream_end_ms":%g,"token_times_ms":[%g,%g],"input_tokens":128,"output_tokens":2,"token_source":"usage"}`+"\n",
+				i, sent, sent, first, first+20, first+21, first, first+20)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	run("import", recordsWithTTFT("stuck.jsonl", 4_782_446))
+	run("import", recordsWithTTFT("fast.jsonl", 80))
+
+	out := run("runs")
+	if !strings.Contains(out, "TTFT P95 MIN") || !strings.Contains(out, "79.7") || strings.Contains(out, "4782") {
+		t.Errorf("runs does not list an 80-minute TTFT in minutes:\n%s", out)
+	}
+	out = run("compare", "1", "2")
+	if strings.Contains(out, "4782") || !regexp.MustCompile(`TTFT p95 \(min\) +79\.7 +0\.0`).MatchString(out) {
+		t.Errorf("compare does not show an 80-minute TTFT in minutes:\n%s", out)
 	}
 }

@@ -92,7 +92,7 @@ func TestSimTraceAndErrors(t *testing.T) {
 		fmt.Fprintf(&b, "{\"timestamp\": %d, \"input_length\": 2000, \"output_length\": 20, \"hash_ids\": [0, 1, 2, %d]}\n", i*200, 100+i)
 	}
 	os.WriteFile(trace, []byte(b.String()), 0o644)
-	code, out, errs := kneeCmd(t, "sim", "--trace", trace, "--no-store")
+	code, out, errs := kneeCmd(t, "sim", "--detail", "--trace", trace, "--no-store")
 	if code != 0 {
 		t.Fatalf("sim --trace: exit %d: %s", code, errs)
 	}
@@ -255,7 +255,7 @@ func readAzureRows(t *testing.T, path string, window time.Duration) [][2]int {
 // prefix is a whole number of blocks), the report says both, and TTFT is
 // lower than with --no-prefix-caching; the flags are checked.
 func TestSimPrefixGroups(t *testing.T) {
-	args := []string{"sim", "--rate", "20", "--requests", "400", "--input-tokens", "3000", "--output-tokens", "20",
+	args := []string{"sim", "--detail", "--rate", "20", "--requests", "400", "--input-tokens", "3000", "--output-tokens", "20",
 		"--prefix-groups", "8", "--prefix-tokens", "2000", "--seed", "1", "--no-store"}
 	code, out, errs := kneeCmd(t, args...)
 	if code != 0 {
@@ -346,7 +346,7 @@ func TestBenchSessions(t *testing.T) {
 	p50 := map[bool][2]float64{}
 	for _, off := range []bool{false, true} {
 		out := filepath.Join(t.TempDir(), "run")
-		args := append([]string{"bench", "--out", out, "--quiet"}, common...)
+		args := append([]string{"bench", "--detail", "--out", out, "--quiet"}, common...)
 		if off {
 			args = append(args, "--no-prefix-caching")
 		}
@@ -395,7 +395,7 @@ func TestBenchSessions(t *testing.T) {
 			t.Errorf("caching off %v: the server's vllm:prefix_cache_hits_total says %v tokens, want %d (each later turn's history up to the previous answer's last token)", off, hits, wantHits)
 		}
 		if !off {
-			code, sout, errs := kneeCmd(t, append([]string{"sim"}, common...)...)
+			code, sout, errs := kneeCmd(t, append([]string{"sim", "--detail"}, common...)...)
 			if want := fmt.Sprintf("prefix cache: %d of %d prompt tokens hit", wantHits, queries); code != 0 || !strings.Contains(sout, want) {
 				t.Errorf("knee sim on the same sessions (exit %d %s): want %q in\n%s", code, errs, want, sout)
 			}
@@ -492,11 +492,11 @@ func TestSessionsLaterTurnsFaster(t *testing.T) {
 			extra = []string{"--no-prefix-caching"}
 		}
 		out := filepath.Join(dir, fmt.Sprintf("run-%v", off))
-		code, bout, errs := kneeCmd(t, slices.Concat([]string{"bench", "--out", out}, common, extra)...)
+		code, bout, errs := kneeCmd(t, slices.Concat([]string{"bench", "--detail", "--out", out}, common, extra)...)
 		if code != 0 {
 			t.Fatalf("bench: exit %d: %s", code, errs)
 		}
-		code, sout, errs := kneeCmd(t, slices.Concat([]string{"sim"}, common, extra)...)
+		code, sout, errs := kneeCmd(t, slices.Concat([]string{"sim", "--detail"}, common, extra)...)
 		if code != 0 {
 			t.Fatalf("sim: exit %d: %s", code, errs)
 		}
@@ -532,7 +532,7 @@ func TestSessionsLaterTurnsFaster(t *testing.T) {
 
 // knee sim runs conversations too, and says how turns fared.
 func TestSimSessions(t *testing.T) {
-	code, out, errs := kneeCmd(t, "sim", "--sessions", "10", "--turns", "3", "--think-time", "1s", "--input-tokens", "300", "--output-tokens", "40", "--seed", "1", "--no-store")
+	code, out, errs := kneeCmd(t, "sim", "--detail", "--sessions", "10", "--turns", "3", "--think-time", "1s", "--input-tokens", "300", "--output-tokens", "40", "--seed", "1", "--no-store")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}

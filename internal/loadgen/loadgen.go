@@ -1,35 +1,3 @@
-// Package loadgen drives an OpenAI-compatible streaming endpoint with a
-// closed-loop (fixed concurrency) or open-loop (arrival schedule) load and
-// turns every request into a record.Request.
-//
-// Reading order: Config, Start, Run and Result (this file) hold the run's
-// life cycle: two contexts — one stops issuing at the end of the run, the
-// other hard-stops in-flight requests after a grace period — and results
-// that close only when every worker is done. schedule.go has the load
-// models: closed-loop workers and the open-loop dispatcher that sends on
-// schedule however slowly the server answers. client.go runs one request:
-// HTTP, SSE, chunk decoding, with every socket read timestamped before
-// parsing. stamp.go says where the timestamps come from: on Linux the
-// kernel's receive time of the bytes (SO_TIMESTAMPNS, stamp_linux.go),
-// elsewhere the monotonic clock when the read returns.
-//
-// Error kinds (record.ErrorKind): a failed dial is connect; RequestTimeout
-// is timeout; 429 and 503 are rejected (the message keeps Retry-After);
-// other 4xx/5xx are http_4xx/http_5xx with the body's start in the
-// message; an HTML or JSON body where an event stream was expected, or an
-// undecodable chunk, is bad_payload; a stream that ends without [DONE] or
-// a finish_reason, or a connection that breaks, is stream_broken; an
-// error event mid-stream takes the kind of its HTTP-like code (else
-// stream_broken); requests cut by the hard stop (ctx canceled, or the
-// grace period over) are canceled, with what they received so far.
-//
-// Measuring the client itself (see cpu_test.go): truth at 1,000 streams
-// with kernel and with user-space timestamps, CPU per token (both ways)
-// against a bare socket reader, the per-chunk path, one socket read:
-//
-//	go test -run 'TestTruth1000$' -count=1 -v ./internal/loadgen
-//	go test -run '^$' -bench 'ClientCPU|ReadFloor' -benchtime 1x -v ./internal/loadgen
-//	go test -run '^$' -bench 'ChunkPath|ConnRead' -benchmem ./internal/loadgen
 package loadgen
 
 import (

@@ -99,28 +99,81 @@ func pct(v float64) string {
 }
 
 func distRow(name string, d stats.Dist, decimals int) []string {
+	return scaledRow(name, d, 1, decimals)
+}
+
+// scaledRow is distRow with every statistic divided by per first.
+func scaledRow(name string, d stats.Dist, per float64, decimals int) []string {
 	row := []string{name, strconv.Itoa(d.Count)}
 	for _, s := range stats.StatNames {
 		v, _ := d.Stat(s)
 		if d.Count == 0 {
 			row = append(row, none)
 		} else {
-			row = append(row, fnum(v, decimals))
+			row = append(row, fnum(v/per, decimals))
 		}
 	}
 	return row
 }
 
-// latencyRow is distRow for milliseconds: values of 100 s or more print in
-// human units (2h03m), which a column of 7410966.00 hides.
-func latencyRow(name string, d stats.Dist) []string {
-	row := distRow(name, d, 2)
-	for i, s := range stats.StatNames {
-		if v, _ := d.Stat(s); d.Count > 0 && v >= 100_000 && !math.IsInf(v, 1) {
-			row[2+i] = stats.HumanMs(v)
+// durationUnit is the one unit a table of durations prints in, chosen from
+// its largest finite value so a column never mixes "42m04s" with ms.
+type durationUnit struct {
+	name     string  // shown in the table's title: "ms", "s", "min"
+	perMs    float64 // milliseconds in one unit
+	decimals int
+}
+
+// unitFor picks the unit of a table of distributions (unitForMs).
+func unitFor(dists ...stats.Dist) durationUnit {
+	var all []float64
+	for _, d := range dists {
+		if d.Count == 0 {
+			continue
+		}
+		for _, s := range stats.StatNames {
+			v, _ := d.Stat(s)
+			all = append(all, v)
 		}
 	}
-	return row
+	return unitForMs(all...)
+}
+
+// unitForMs picks ms below 100 s, then seconds, minutes and hours, each
+// while the largest finite figure stays under 1000 of it.
+func unitForMs(ms ...float64) durationUnit {
+	largest := 0.0
+	for _, v := range ms {
+		if !math.IsInf(v, 0) && !math.IsNaN(v) {
+			largest = max(largest, math.Abs(v))
+		}
+	}
+	switch {
+	case largest < 100_000:
+		return durationUnit{"ms", 1, 2}
+	case largest < 1_000_000:
+		return durationUnit{"s", 1000, 2}
+	case largest < 60_000_000:
+		return durationUnit{"min", 60_000, 1}
+	}
+	return durationUnit{"h", 3_600_000, 1}
+}
+
+// DurationUnit picks one unit for a column or row of millisecond figures
+// (ms below 100 s, then s, min, h) so a person never reads 4782446.1 ms:
+// it returns the unit's name and the formatter that prints a figure in it,
+// with msDecimals decimals in ms and the report's own in the larger units.
+func DurationUnit(msDecimals int, ms ...float64) (unit string, format func(ms float64) string) {
+	u := unitForMs(ms...)
+	if u.name == "ms" {
+		u.decimals = msDecimals
+	}
+	return u.name, func(v float64) string { return fnum(v/u.perMs, u.decimals) }
+}
+
+// latencyRow is distRow for a duration in milliseconds, printed in u.
+func latencyRow(name string, d stats.Dist, u durationUnit) []string {
+	return scaledRow(name, d, u.perMs, u.decimals)
 }
 
 var distHeader = []string{"", "count", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"}
@@ -144,17 +197,11 @@ func build(r *Run) []section {
 	var out []section
 
 	head := section{}
-	add := func(k, v string) {
-		if v != "" {
-			head.kv = append(head.kv, [2]string{k, v})
-		}
-	}
+	add := head.adder()
 	if r.Step != "" {
 		add("summary of", "step "+r.Step+"; every step is in the table above")
 	}
-	add("target", r.Target)
-	add("model", r.Model)
-	add("load", r.Load)
+	addWhatRan(add, r)
 	add("workload", r.Workload)
 	add("label", r.Label)
 	if !r.Start.IsZero() {
@@ -198,34 +245,21 @@ func build(r *Run) []section {
 	}
 	out = append(out, tp)
 
-	lat := &table{header: distHeader}
-	for _, m := range []struct {
-		name string
-		d    stats.Dist
-	}{{"TTFT", s.TTFT}, {"TTFT (sched)", s.TTFTSched}, {"ITL", s.ITL}, {"TPOT", s.TPOT}, {"E2E", s.E2E}, {"Lag", s.Lag},
-		{"TTFT adjusted", s.AdjustedTTFT}, {"Failed (E2E)", s.FailedE2E}} {
-		if m.name == "Failed (E2E)" && m.d.Count == 0 {
-			continue
-		}
-		if m.name == "TTFT adjusted" && m.d.Count == s.TTFT.Count {
-			continue // nothing failed: identical to TTFT
-		}
-		lat.rows = append(lat.rows, latencyRow(m.name, m.d))
-	}
-	out = append(out, section{title: "Latency (ms)", table: lat})
+	out = append(out, latencySection(r, false))
 
 	if s.ServerQueue != nil || s.ServerPrefill != nil {
-		ph := &table{header: distHeader}
+		var phases []namedDist
 		if s.ServerQueue != nil {
-			ph.rows = append(ph.rows, latencyRow("queue", *s.ServerQueue))
+			phases = append(phases, namedDist{"queue", *s.ServerQueue})
 		}
 		if s.ServerPrefill != nil {
-			ph.rows = append(ph.rows, latencyRow("prefill", *s.ServerPrefill))
+			phases = append(phases, namedDist{"prefill", *s.ServerPrefill})
 		}
 		if s.ServerDecode != nil {
-			ph.rows = append(ph.rows, latencyRow("decode", *s.ServerDecode))
+			phases = append(phases, namedDist{"decode", *s.ServerDecode})
 		}
-		out = append(out, section{title: "Server phases (ms, as the server reported them)", table: ph})
+		ph, u := durationTable(phases)
+		out = append(out, section{title: "Server phases (" + u.name + ", as the server reported them)", table: ph})
 	}
 
 	out = append(out, serverSections(r.Server, s)...)
@@ -264,18 +298,7 @@ func build(r *Run) []section {
 	}
 
 	if len(r.SLOs) > 0 {
-		st := &table{header: []string{"", "objective", "measured", "verdict"}, left: 4}
-		for _, res := range r.SLOs {
-			mark, verdict, val := "✓", "met", res.Objective.Format(res.Value)
-			if !res.Met {
-				mark, verdict = "✗", "not met"
-			}
-			if res.NoData {
-				val = "no data"
-			}
-			st.rows = append(st.rows, []string{mark, res.Objective.String(), val, verdict})
-		}
-		out = append(out, section{title: "SLOs", table: st})
+		out = append(out, section{title: "SLOs", table: sloTable(r)})
 	}
 
 	notes := append(append([]string{}, r.Notes...), s.Warnings...)
@@ -293,11 +316,121 @@ func build(r *Run) []section {
 	return out
 }
 
+type namedDist struct {
+	name string
+	d    stats.Dist
+}
+
+// durationTable lays out distributions of milliseconds in one unit.
+func durationTable(rows []namedDist) (*table, durationUnit) {
+	ds := make([]stats.Dist, len(rows))
+	for i, r := range rows {
+		ds[i] = r.d
+	}
+	u := unitFor(ds...)
+	t := &table{header: distHeader}
+	for _, r := range rows {
+		t.rows = append(t.rows, latencyRow(r.name, r.d, u))
+	}
+	return t, u
+}
+
+// latencySection is the client-side latency table: every statistic of every
+// latency in the detail, or p50/p95/p99 of TTFT, TPOT, ITL and E2E at a glance.
+func latencySection(r *Run, glance bool) section {
+	s := &r.Summary
+	var rows []namedDist
+	if glance {
+		rows = []namedDist{{"TTFT", s.TTFT}, {"TPOT", s.TPOT}, {"ITL", s.ITL}, {"E2E", s.E2E}}
+	} else {
+		rows = []namedDist{{"TTFT", s.TTFT}, {"TTFT (sched)", s.TTFTSched}, {"ITL", s.ITL}, {"TPOT", s.TPOT}, {"E2E", s.E2E}, {"Lag", s.Lag}}
+		if s.AdjustedTTFT.Count != s.TTFT.Count {
+			rows = append(rows, namedDist{"TTFT adjusted", s.AdjustedTTFT}) // else nothing failed: identical to TTFT
+		}
+		if s.FailedE2E.Count > 0 {
+			rows = append(rows, namedDist{"Failed (E2E)", s.FailedE2E})
+		}
+	}
+	t, u := durationTable(rows)
+	if glance {
+		t = glanceColumns(t)
+	}
+	return section{title: "Latency (" + u.name + ")", table: t}
+}
+
+// glanceColumns keeps the name, p50, p95 and p99 columns of a distHeader table.
+func glanceColumns(t *table) *table {
+	keep := []int{0}
+	for i, h := range t.header {
+		if h == "p50" || h == "p95" || h == "p99" {
+			keep = append(keep, i)
+		}
+	}
+	pick := func(row []string) []string {
+		out := make([]string, len(keep))
+		for j, i := range keep {
+			out[j] = row[i]
+		}
+		return out
+	}
+	g := &table{header: pick(t.header)}
+	for _, row := range t.rows {
+		g.rows = append(g.rows, pick(row))
+	}
+	return g
+}
+
+// sloTable is one row per objective: mark, objective, measured value, verdict.
+func sloTable(r *Run) *table {
+	st := &table{header: []string{"", "objective", "measured", "verdict"}, left: 4}
+	st.rows = sloRows(r)
+	return st
+}
+
+// sloRows are sloTable's rows.
+func sloRows(r *Run) [][]string {
+	var rows [][]string
+	for _, res := range r.SLOs {
+		mark, verdict, val := "✓", "met", res.Objective.Format(res.Value)
+		if !res.Met {
+			mark, verdict = "✗", "not met"
+		}
+		if res.NoData {
+			val = "no data"
+		}
+		rows = append(rows, []string{mark, res.Objective.String(), val, verdict})
+	}
+	return rows
+}
+
+// adder returns a function that adds a key/value line, skipping empty values.
+func (s *section) adder() func(k, v string) {
+	return func(k, v string) {
+		if v != "" {
+			s.kv = append(s.kv, [2]string{k, v})
+		}
+	}
+}
+
+// addWhatRan adds the target, model and load lines both heads open with.
+func addWhatRan(add func(k, v string), r *Run) {
+	add("target", r.Target)
+	add("model", r.Model)
+	add("load", r.Load)
+}
+
 // cells pads each column to its widest cell, aligned as t.left says.
 func (t *table) cells() [][]string {
 	left := max(t.left, 1)
 	all := append([][]string{t.header}, t.rows...)
-	width := make([]int, len(t.header))
+	columns := len(t.header)
+	if t.header == nil { // rows only
+		all = all[1:]
+		for _, row := range all {
+			columns = max(columns, len(row))
+		}
+	}
+	width := make([]int, columns)
 	for _, row := range all {
 		for i, c := range row {
 			if i < len(width) {

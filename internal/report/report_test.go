@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -105,6 +106,66 @@ func TestGolden(t *testing.T) {
 			}
 			golden(t, c.file, b.Bytes())
 		})
+	}
+}
+
+// TestGlanceOpensWithVerdictsAndPercentiles holds issue 27's one-screen
+// report: the first 25 lines carry the SLO verdicts, goodput, throughput and
+// the TTFT/TPOT/ITL/E2E p50/p95/p99, and the screen says where the detail is.
+func TestGlanceOpensWithVerdictsAndPercentiles(t *testing.T) {
+	var b bytes.Buffer
+	if err := Glance(&b, fixture(t), "detail: --detail"); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "bench-glance.txt", b.Bytes())
+	lines := strings.Split(b.String(), "\n")
+	first := strings.Join(lines[:min(25, len(lines))], "\n")
+	for _, want := range []string{
+		"✗  p95(ttft)<500ms", "✓  p99(itl)<100ms", "✗  error_rate<1%", "goodput 1.60 req/s",
+		"2.00 req/s · output 8.0 tok/s", "p50", "p95", "p99",
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the first 25 lines lack %q:\n%s", want, first)
+		}
+	}
+	for _, row := range []string{"TTFT", "TPOT", "ITL", "E2E"} {
+		if !regexp.MustCompile(`(?m)^  ` + row + ` +[0-9.]+ +[0-9.]+ +[0-9.]+$`).MatchString(first) {
+			t.Errorf("the first 25 lines lack a %s row of three percentiles:\n%s", row, first)
+		}
+	}
+	for _, detail := range []string{"Definitions", "Configuration", "p99.9", "Server phases"} {
+		if strings.Contains(b.String(), detail) {
+			t.Errorf("the glance shows detail %q", detail)
+		}
+	}
+	if !strings.HasSuffix(b.String(), "detail: --detail\n") {
+		t.Errorf("the glance does not end by saying where the detail is:\n%s", b.String())
+	}
+}
+
+// TestOneDurationUnitPerTable: a run whose latencies reach minutes prints
+// every latency cell in one unit (here minutes), never "42m04s" beside ms.
+func TestOneDurationUnitPerTable(t *testing.T) {
+	var recs []record.Request
+	for i := range 4 {
+		start := float64(i) * 1000
+		// TTFT of ~100 ms, E2E of ~42 minutes
+		recs = append(recs, ok(int64(i), start, start, start+100, start+2_524_000))
+	}
+	run := &Run{Kind: "bench", Summary: stats.Summarize(recs, stats.Options{})}
+	var b bytes.Buffer
+	if err := Text(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "Latency (min)") {
+		t.Errorf("a table reaching 42 minutes is not titled in minutes:\n%s", out)
+	}
+	if regexp.MustCompile(`\d+m\d\ds|\d+h\d\dm`).MatchString(out) {
+		t.Errorf("a latency table mixes clock-style durations with plain numbers:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^  TTFT +0\.0 +0\.0 +0\.0$`).MatchString(out) || !regexp.MustCompile(`(?m)^  E2E +42\.1 +42\.1 +42\.1$`).MatchString(out) {
+		t.Errorf("TTFT and E2E are not both in minutes at a glance:\n%s", out)
 	}
 }
 

@@ -9,16 +9,47 @@ import (
 // textWidth is where long values (definitions, notes) wrap.
 const textWidth = 100
 
-// Text writes the report a terminal user sees after knee bench: the run,
-// throughput, latency tables, errors, SLO verdicts, notes, and the
-// definitions of every metric shown.
+// Text writes the full report: the one screen Glance prints, then the
+// detail (every statistic, the server view, token shapes, notes,
+// configuration and the definitions of every metric shown).
 func Text(w io.Writer, run *Run) error {
 	bw := bufio.NewWriter(w)
+	if err := writeGlance(bw, run); err != nil {
+		return err
+	}
+	bw.WriteString("\nDetail\n======\n")
+	var detail []section
+	for _, s := range build(run) {
+		if s.title != "SLOs" { // at a glance already, verbatim
+			detail = append(detail, s)
+		}
+	}
+	detail[0].title = "Run"
+	writeSections(bw, detail)
+	return bw.Flush()
+}
+
+// Glance writes the one screen a person reads first (what ran, SLO
+// verdicts and goodput, throughput, latency p50/p95/p99, errors, warnings)
+// and ends with more, the line that says where the detail is.
+func Glance(w io.Writer, run *Run, more string) error {
+	bw := bufio.NewWriter(w)
+	if err := writeGlance(bw, run); err != nil {
+		return err
+	}
+	if more != "" {
+		bw.WriteString("\n")
+		writeWrapped(bw, "", "", more)
+	}
+	return bw.Flush()
+}
+
+func writeGlance(bw *bufio.Writer, run *Run) error {
 	t := title(run)
 	bw.WriteString(t + "\n" + strings.Repeat("=", len([]rune(t))) + "\n")
 	if run.Sweep != nil {
-		// A sweep opens with its steps, knee and SLO-safe point; the full
-		// summary of one step follows, named.
+		// A sweep opens with its steps, knee and SLO-safe point; the summary
+		// of one step follows, named.
 		bw.WriteString("\n")
 		if err := SweepText(bw, run.Sweep); err != nil {
 			return err
@@ -28,11 +59,21 @@ func Text(w io.Writer, run *Run) error {
 			bw.WriteString("\n" + h + "\n" + strings.Repeat("-", len([]rune(h))) + "\n")
 		}
 	}
-	for i, s := range build(run) {
-		if i > 0 || s.title != "" || run.Sweep != nil {
+	sections := glance(run)
+	if run.Sweep != nil {
+		sections[0].title = " " // keep the blank line after the step heading
+	}
+	writeSections(bw, sections)
+	return nil
+}
+
+// writeSections lays sections out one after another, a blank line between.
+func writeSections(bw *bufio.Writer, sections []section) {
+	for i, s := range sections {
+		if i > 0 || s.title != "" {
 			bw.WriteString("\n")
 		}
-		if s.title != "" {
+		if strings.TrimSpace(s.title) != "" {
 			bw.WriteString(s.title + "\n")
 		}
 		writeKV(bw, s.kv)
@@ -45,7 +86,6 @@ func Text(w io.Writer, run *Run) error {
 			writeWrapped(bw, "  - ", "    ", b)
 		}
 	}
-	return bw.Flush()
 }
 
 func writeKV(bw *bufio.Writer, kv [][2]string) {

@@ -1,11 +1,3 @@
-// Package sim runs a whole load test in virtual time: a workload (lengths
-// and arrivals, open or closed loop) against a simengine.Engine, yielding the
-// same record.Request values a real benchmark yields, with exact server
-// phase times. It is the batch counterpart of the real-time simulated
-// server; both drive the same Engine.
-//
-// Reading order: Run (this file), then presets.go (user preset files in
-// YAML).
 package sim
 
 import (
