@@ -42,6 +42,7 @@ type benchFlags struct {
 	embedded embeddedFlags
 	wl       workloadFlags
 	sess     sessionFlags
+	probe    probeFlags
 }
 
 // stringList is a repeatable string flag.
@@ -74,6 +75,7 @@ func newBenchCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.embedded.register(fs)
 	f.wl.register(fs, 32, 300)
 	f.sess.register(fs)
+	f.probe.register(fs)
 	cmd.RunE = func(*cobra.Command, []string) error { return runBench(ctx, env, fs, &f) }
 	return cmd
 }
@@ -100,6 +102,9 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		return err
 	}
 	if err := f.wl.validate(); err != nil {
+		return err
+	}
+	if err := f.probe.validate(); err != nil {
 		return err
 	}
 	f.metrics.noteSet(fs)
@@ -202,6 +207,12 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		cfg.Turn = f.sess.turnSource(gen, turns, think, f.wl.resolvedSeed())
 	}
 	f.temperature.apply(&cfg)
+	if err := f.probe.apply(&cfg, gen, f.wl.resolvedSeed()); err != nil {
+		return err
+	}
+	if n := f.probe.note(); n != "" {
+		notes = append(notes, n)
+	}
 	if traceNote != "" {
 		cfg.RateRPS = wp.trace.Info().MeanRateRPS
 		notes = append(notes, traceNote)
@@ -293,7 +304,8 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if len(objectives) > 0 {
 		opts.Good = objectives.Good
 	}
-	sum := stats.Summarize(res.Records, opts)
+	overall, classes := classSummaries(res.Records, opts, objectives, nil)
+	sum := stats.Summarize(overall, opts)
 	status := "complete"
 	if interrupted {
 		status = "interrupted"
@@ -327,6 +339,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		ID: sink.runID(), Kind: "bench", Version: Version, Target: redactURL(target), Model: model,
 		Load: meta.load, Config: meta.config, Start: res.Start, Summary: sum,
 		SLOs: objectives.Evaluate(sum), Notes: notes, ErrorMessages: report.CommonErrors(res.Records, 5),
+		Classes: classes,
 	}
 	series, view := serverView(scraper, res.Start, res.Records, &sum)
 	rep.Server = view

@@ -140,7 +140,7 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	rec := &record.Request{
 		ID: i, Scheduled: scheduled, Warmup: r.warmup(i, scheduled),
 		PromptTokensRequested: req.PromptTokens, MaxTokens: req.MaxTokens,
-		Session: req.Session, Turn: req.Turn,
+		Session: req.Session, Turn: req.Turn, Class: req.Class,
 	}
 	if req.RequestedTokens > 0 {
 		rec.PromptTokensRequested = req.RequestedTokens

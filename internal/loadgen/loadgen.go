@@ -37,6 +37,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"runtime"
@@ -68,6 +69,8 @@ type Request struct {
 	History []openai.Message
 	Session string
 	Turn    int
+	// Class is copied to the record (a mix's class, or record.ProbeClass).
+	Class string
 }
 
 // Source returns request i. It is called from many goroutines at once and
@@ -105,6 +108,15 @@ type Config struct {
 	Arrivals       Schedule
 	RateRPS        float64
 	MaxConcurrency int
+
+	// ProbeRateRPS > 0 sends Probe(k) at this constant rate beside the main
+	// load, from the start until issuing stops, whatever the load model:
+	// probes neither count towards Requests nor wait for a concurrency
+	// slot, so their latency shows what the load does to an unrelated
+	// user. Their records have Class record.ProbeClass and IDs from
+	// ProbeIDBase up.
+	ProbeRateRPS float64
+	Probe        Source
 
 	// The run stops issuing at Duration or after Requests requests,
 	// whichever comes first; 0 means no such limit (with both 0 the run
@@ -187,6 +199,10 @@ func (c *Config) validate() error {
 		return configErr("give either a concurrency (closed loop) or a rate (open loop), not both")
 	case c.Concurrency == 0 && !open && c.Sessions == 0:
 		return configErr("give a concurrency (closed loop) or a rate (open loop)")
+	case c.ProbeRateRPS < 0 || math.IsInf(c.ProbeRateRPS, 0) || math.IsNaN(c.ProbeRateRPS):
+		return configErr("probe rate %g: want probes per second > 0", c.ProbeRateRPS)
+	case c.ProbeRateRPS > 0 && c.Probe == nil:
+		return configErr("probe rate %g without a probe source", c.ProbeRateRPS)
 	case c.MaxConcurrency < 0:
 		return configErr("max concurrency %d: want >= 0", c.MaxConcurrency)
 	case c.MaxConcurrency > 0 && !open:
@@ -423,6 +439,11 @@ func (r *Run) run() {
 		})
 		defer t.Stop()
 	}
+	var probes sync.WaitGroup
+	if r.cfg.ProbeRateRPS > 0 {
+		probes.Add(1)
+		go r.probeLoop(&probes)
+	}
 	if r.cfg.Sessions > 0 {
 		r.sessionLoop(&wg)
 	} else if r.cfg.Concurrency > 0 {
@@ -436,6 +457,7 @@ func (r *Run) run() {
 		r.stopFor(StopInterrupted)
 	}
 	r.stopFor(StopCalled)
+	probes.Wait()
 	wg.Wait()
 	close(workersDone)
 	elapsed := time.Since(r.start)

@@ -53,6 +53,9 @@ type Run struct {
 	Step string
 	// ErrorMessages are the most common failure messages (CommonErrors).
 	ErrorMessages []ErrorMessage
+	// Classes are the run's traffic classes, each summarised on its own
+	// (nil for a run of one class).
+	Classes []Class
 }
 
 // section is one titled block of a report: key/value lines, a table, or
@@ -207,6 +210,9 @@ func build(r *Run) []section {
 		lat.rows = append(lat.rows, latencyRow(m.name, m.d))
 	}
 	out = append(out, section{title: "Latency (ms)", table: lat})
+	if len(r.Classes) > 0 {
+		out = append(out, classSection(r.Classes))
+	}
 
 	if s.ServerQueue != nil || s.ServerPrefill != nil {
 		ph := &table{header: distHeader}
