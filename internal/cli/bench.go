@@ -43,6 +43,7 @@ type benchFlags struct {
 	wl       workloadFlags
 	sess     sessionFlags
 	probe    probeFlags
+	mix      mixFlags
 }
 
 // stringList is a repeatable string flag.
@@ -76,6 +77,7 @@ func newBenchCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.wl.register(fs, 32, 300)
 	f.sess.register(fs)
 	f.probe.register(fs)
+	f.mix.register(fs)
 	cmd.RunE = func(*cobra.Command, []string) error { return runBench(ctx, env, fs, &f) }
 	return cmd
 }
@@ -107,6 +109,10 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if err := f.probe.validate(); err != nil {
 		return err
 	}
+	if err := f.mix.load(fs); err != nil {
+		return err
+	}
+	f.embedded.adapters = f.mix.adapters()
 	f.metrics.noteSet(fs)
 	turns, think, err := f.sess.parse(fs)
 	if err != nil {
@@ -254,6 +260,14 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		it := gen.Item(i)
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens, Session: it.Session}
 	}
+	if f.mix.mix != nil {
+		seed := f.mix.seed(fs, &f.wl)
+		if source, err = f.mix.source(gen, seed); err != nil {
+			sink.abort()
+			return err
+		}
+		notes = append(notes, f.mix.note(seed))
+	}
 	stopTrace, err := startRuntimeTrace(f.runtimeTrace)
 	if err != nil {
 		sink.abort()
@@ -304,7 +318,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if len(objectives) > 0 {
 		opts.Good = objectives.Good
 	}
-	overall, classes := classSummaries(res.Records, opts, objectives, nil)
+	overall, classes := classSummaries(res.Records, opts, objectives, f.mix.slos, f.mix.names())
 	sum := stats.Summarize(overall, opts)
 	status := "complete"
 	if interrupted {
@@ -365,7 +379,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		}
 		return errors.New(failure)
 	}
-	if failed := failedSLOs(rep.SLOs); len(failed) > 0 {
+	if failed := append(failedSLOs(rep.SLOs), failedClasses(rep.Classes)...); len(failed) > 0 {
 		return &SLOError{Failed: failed}
 	}
 	return nil

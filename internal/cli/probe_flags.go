@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/record"
@@ -88,10 +89,20 @@ func (p *probeFlags) note() string {
 // out) and every class's summary with its objectives (the run's own, and a
 // class's own in classSLOs). It returns recs itself and no classes for a run
 // of one class.
-func classSummaries(recs []record.Request, opts stats.Options, objectives slo.Set, classSLOs map[string]slo.Set) (overall []record.Request, classes []report.Class) {
+func classSummaries(recs []record.Request, opts stats.Options, objectives slo.Set, classSLOs map[string]slo.Set, order []string) (overall []record.Request, classes []report.Class) {
 	names, byClass := report.SplitClasses(recs)
 	if names == nil {
 		return recs, nil
+	}
+	// A mix's classes in the file's order, a class with no request too.
+	if len(order) > 0 {
+		rest := names
+		names = append([]string{}, order...)
+		for _, n := range rest {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
 	}
 	classOpts := opts
 	classOpts.Series = false

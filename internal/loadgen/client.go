@@ -117,7 +117,11 @@ func (r *Run) prepare(i int64) (outgoing, bool) {
 // transport may still write it after Do returns (a server that answers
 // before reading the whole request).
 func (r *Run) encode(req Request) outgoing {
-	p := openai.Params{API: r.cfg.API, Model: r.cfg.Model, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
+	model := r.cfg.Model
+	if req.Model != "" {
+		model = req.Model
+	}
+	p := openai.Params{API: r.cfg.API, Model: model, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
 		IgnoreEOS: r.cfg.IgnoreEOS, ContinuousUsage: r.cfg.ContinuousUsage,
 		Temperature: r.cfg.Temperature, HasTemperature: r.cfg.HasTemperature, History: req.History}
 	if r.cfg.MinTokens {

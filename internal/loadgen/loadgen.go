@@ -71,6 +71,9 @@ type Request struct {
 	Turn    int
 	// Class is copied to the record (a mix's class, or record.ProbeClass).
 	Class string
+	// Model, when set, replaces Config.Model for this request (a mix
+	// class's LoRA adapter or other served model).
+	Model string
 }
 
 // Source returns request i. It is called from many goroutines at once and

@@ -265,6 +265,11 @@ func (s *Server) servesModel(name string) bool {
 			return true
 		}
 	}
+	for _, a := range s.cfg.Adapters {
+		if name == a {
+			return true
+		}
+	}
 	return false
 }
 
