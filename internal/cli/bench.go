@@ -109,7 +109,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if err := f.probe.validate(); err != nil {
 		return err
 	}
-	if err := f.mix.load(fs); err != nil {
+	if err := f.mix.load(fs, &f.wl); err != nil {
 		return err
 	}
 	f.embedded.adapters = f.mix.adapters()

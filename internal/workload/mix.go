@@ -280,3 +280,12 @@ func (g *MixGenerator) Item(i int64) (Item, int) {
 
 // Generator is class k's generator.
 func (g *MixGenerator) Generator(k int) *Generator { return g.gens[k] }
+
+// Lengths is request i's prompt and output lengths, from its class (the
+// simulator's view of the mix).
+func (g *MixGenerator) Lengths(i int64) (in, out int) {
+	return g.gens[g.mix.Class(g.seed, i)].Lengths(i)
+}
+
+// ClassOf is the index of request i's class.
+func (g *MixGenerator) ClassOf(i int64) int { return g.mix.Class(g.seed, i) }
