@@ -18,6 +18,7 @@ import (
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
@@ -44,6 +45,7 @@ type benchFlags struct {
 	sess     sessionFlags
 	probe    probeFlags
 	mix      mixFlags
+	lora     loraFlags
 }
 
 // stringList is a repeatable string flag.
@@ -78,6 +80,7 @@ func newBenchCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.sess.register(fs)
 	f.probe.register(fs)
 	f.mix.register(fs)
+	f.lora.register(fs)
 	cmd.RunE = func(*cobra.Command, []string) error { return runBench(ctx, env, fs, &f) }
 	return cmd
 }
@@ -113,6 +116,13 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		return err
 	}
 	f.embedded.adapters = f.mix.adapters()
+	if f.mix.mix != nil {
+		var ecfg simengine.Config
+		if _, err := f.lora.apply(&ecfg, &f.mix); err != nil {
+			return err
+		}
+		f.embedded.lora = ecfg.LoRA
+	}
 	f.metrics.noteSet(fs)
 	turns, think, err := f.sess.parse(fs)
 	if err != nil {

@@ -23,7 +23,8 @@ type embeddedFlags struct {
 	noPrefix   bool
 	// adapters are LoRA adapter names the server answers for (a mix's).
 	adapters []string
-	fs       *pflag.FlagSet // to tell which selections were given explicitly
+	lora     simengine.LoRAConfig // applies when adapters are named
+	fs       *pflag.FlagSet       // to tell which selections were given explicitly
 }
 
 func (e *embeddedFlags) register(fs *pflag.FlagSet) {
@@ -114,6 +115,9 @@ func (e *embeddedFlags) start(_ context.Context, model string) (*embeddedServer,
 	cfg, err := flags.config(cat)
 	if err != nil {
 		return nil, err
+	}
+	if len(e.adapters) > 0 {
+		cfg.LoRA = e.lora
 	}
 	url, srv, err := simserver.StartLocal(context.Background(), simserver.Config{Engine: cfg, Adapters: e.adapters})
 	if err != nil {

@@ -34,3 +34,27 @@ func TestAdapterModelNames(t *testing.T) {
 		t.Errorf("/v1/models: %+v; want the base and both adapters with the base as parent", ml.Data)
 	}
 }
+
+// TestAdapterSlotsInTheServer: with one adapter slot, a request of the
+// second adapter waits until the first adapter's request ends (as in vLLM
+// with --max-loras 1), while the base model's runs beside it.
+func TestAdapterSlotsInTheServer(t *testing.T) {
+	url, srv := startTest(t, func(c *Config) {
+		c.Adapters = []string{"tenant-a", "tenant-b"}
+		c.Engine.LoRA.MaxLoRAs = 1
+	})
+	if srv.adapterID("tenant-b") != 2 || srv.adapterID(srv.Model()) != 0 {
+		t.Fatalf("adapter ids: tenant-b %d, base %d; want 2 and 0", srv.adapterID("tenant-b"), srv.adapterID(srv.Model()))
+	}
+	for _, name := range []string{"tenant-a", "tenant-b", srv.Model()} {
+		if resp, b := post(t, url, "/v1/completions", `{"model":"`+name+`","prompt":"x","max_tokens":2}`); resp.StatusCode != 200 {
+			t.Errorf("model %q: %d %s", name, resp.StatusCode, b)
+		}
+	}
+	srv.mu.Lock()
+	n := srv.eng.LoRALoads()
+	srv.mu.Unlock()
+	if n != 2 {
+		t.Errorf("%d adapter loads after one request of each adapter, want 2", n)
+	}
+}

@@ -28,7 +28,8 @@ type Config struct {
 	ModelName string
 	// Adapters are further model names the server answers for, as vLLM
 	// serves LoRA adapters (--lora-modules) beside the base model; their
-	// requests run on the same engine.
+	// requests run on the same engine, as adapters when Engine.LoRA serves
+	// any (its slot limit and load cost apply), else as the base model.
 	Adapters []string
 	// Tokenizer counts prompt tokens (nil = workload.DefaultTokenizer).
 	Tokenizer workload.Tokenizer
