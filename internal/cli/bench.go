@@ -39,13 +39,14 @@ type benchFlags struct {
 	live           liveFlags
 	otlp           otlpFlags
 	storeFlags
-	metrics  metricsFlags
-	embedded embeddedFlags
-	wl       workloadFlags
-	sess     sessionFlags
-	probe    probeFlags
-	mix      mixFlags
-	lora     loraFlags
+	metrics           metricsFlags
+	embedded          embeddedFlags
+	wl                workloadFlags
+	sess              sessionFlags
+	probe             probeFlags
+	mix               mixFlags
+	lora              loraFlags
+	stopOversaturated bool
 }
 
 // stringList is a repeatable string flag.
@@ -81,6 +82,7 @@ func newBenchCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.probe.register(fs)
 	f.mix.register(fs)
 	f.lora.register(fs)
+	fs.BoolVar(&f.stopOversaturated, "stop-oversaturated", false, "open loop (--rate): stop issuing as soon as the queue grows without bound (requests in flight and TTFT rising window after window), and say so")
 	cmd.RunE = func(*cobra.Command, []string) error { return runBench(ctx, env, fs, &f) }
 	return cmd
 }
@@ -223,6 +225,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		cfg.Turn = f.sess.turnSource(gen, turns, think, f.wl.resolvedSeed())
 	}
 	f.temperature.apply(&cfg)
+	cfg.StopOversaturated = f.stopOversaturated
 	if err := f.probe.apply(&cfg, gen, f.wl.resolvedSeed()); err != nil {
 		return err
 	}
@@ -320,6 +323,10 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	}
 	if n := f.wl.limitNote(res.StoppedBy, int64(len(res.Records)), lastSend); n != "" {
 		notes = append(notes, n)
+	}
+	if res.Oversaturation != "" {
+		notes = append(notes, res.Oversaturation+"; the figures cover the run until then, a load beyond the server's capacity")
+		fmt.Fprintln(env.Stderr, "knee bench: "+res.Oversaturation)
 	}
 	if res.Interrupted > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", res.Interrupted))

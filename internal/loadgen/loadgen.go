@@ -121,6 +121,13 @@ type Config struct {
 	ProbeRateRPS float64
 	Probe        Source
 
+	// StopOversaturated (open loop) stops issuing as soon as the queue
+	// grows without bound: requests in flight and the TTFT of finished
+	// ones trend up over consecutive windows of OversaturationWindow (0:
+	// DefaultOversaturationWindow); see oversat.go.
+	StopOversaturated    bool
+	OversaturationWindow time.Duration
+
 	// The run stops issuing at Duration or after Requests requests,
 	// whichever comes first; 0 means no such limit (with both 0 the run
 	// lasts until ctx is canceled).
@@ -208,6 +215,8 @@ func (c *Config) validate() error {
 		return configErr("probe rate %g without a probe source", c.ProbeRateRPS)
 	case c.MaxConcurrency < 0:
 		return configErr("max concurrency %d: want >= 0", c.MaxConcurrency)
+	case c.StopOversaturated && !open:
+		return configErr("stopping when over-saturated applies to open loop (a rate): a closed loop's in-flight count is bounded by its concurrency")
 	case c.MaxConcurrency > 0 && !open:
 		return configErr("max concurrency applies to open loop (a rate); closed loop is bounded by its concurrency")
 	case c.Duration < 0, c.Requests < 0, c.Warmup < 0, c.WarmupRequests < 0, c.Ramp < 0, c.RequestTimeout < 0:
@@ -252,6 +261,9 @@ type Result struct {
 	// StoppedBy says what ended issuing: StopDuration, StopRequests,
 	// StopInterrupted (the caller's ctx) or StopCalled (Run.Stop).
 	StoppedBy string
+	// Oversaturation says why issuing stopped early when StoppedBy is
+	// StopOversaturated ("" otherwise).
+	Oversaturation string
 	// WallClockSteps counts the times the system's wall clock was seen to
 	// step (by more than 1 ms against the monotonic clock) during the run.
 	// Kernel stamps are wall-clock times; knee maps them with the offset
@@ -321,6 +333,8 @@ type Run struct {
 	connectFailures atomic.Int64
 	reachedServer   atomic.Bool
 	building        chan struct{} // Source calls in progress (build)
+	oversatTTFT     ttftWindow
+	oversatWhy      atomic.Pointer[string]
 
 	mu      sync.Mutex
 	records []record.Request
@@ -442,6 +456,9 @@ func (r *Run) run() {
 		})
 		defer t.Stop()
 	}
+	if r.cfg.StopOversaturated {
+		go r.watchOversaturation()
+	}
 	var probes sync.WaitGroup
 	if r.cfg.ProbeRateRPS > 0 {
 		probes.Add(1)
@@ -477,6 +494,9 @@ func (r *Run) run() {
 	res := &Result{Records: recs, Start: r.start, Elapsed: elapsed, PeakInFlight: int(r.peak.Load()), Dropped: r.dropped.Load(),
 		UserStampedStreams: r.userStamped.Load(), Interrupted: r.interrupted.Load(), WallClockSteps: r.clockSteps.Load(),
 		ConnectionRetries: r.connRetries.Load(), StoppedBy: *r.stoppedBy.Load()}
+	if why := r.oversatWhy.Load(); why != nil && res.StoppedBy == StopOversaturated {
+		res.Oversaturation = *why
+	}
 	res.KernelTimestamps = res.UserStampedStreams == 0 && r.kernelStamped.Load() > 0
 	if r.cfg.Concurrency == 0 {
 		res.OfferedRateRPS = r.cfg.RateRPS
@@ -570,6 +590,11 @@ func (r *Run) finish(rec *record.Request) {
 	}
 	if rec.Error == record.ErrNone {
 		r.completed.Add(1)
+		if r.cfg.StopOversaturated && rec.Class != record.ProbeClass {
+			if ttft, ok := rec.TTFT(); ok {
+				r.oversatTTFT.add(ttft)
+			}
+		}
 	} else {
 		r.failed.Add(1)
 		// A server may quote the key it refused ("invalid key sk-..."):
