@@ -19,6 +19,7 @@ import (
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/redact"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
@@ -31,14 +32,18 @@ import (
 type benchFlags struct {
 	targetFlags
 	runOutputFlags
-	runtimeTrace string
-	live         liveFlags
-	otlp         otlpFlags
-	shard        shardFlags
-	metrics      metricsFlags
-	embedded     embeddedFlags
-	wl           workloadFlags
-	sess         sessionFlags
+	runtimeTrace      string
+	live              liveFlags
+	otlp              otlpFlags
+	shard             shardFlags
+	metrics           metricsFlags
+	embedded          embeddedFlags
+	wl                workloadFlags
+	sess              sessionFlags
+	probe             probeFlags
+	mix               mixFlags
+	lora              loraFlags
+	stopOversaturated bool
 }
 
 // stringList is a repeatable string flag.
@@ -66,6 +71,10 @@ func newBenchCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.embedded.register(fs)
 	f.wl.register(fs, 32, 300)
 	f.sess.register(fs)
+	f.probe.register(fs)
+	f.mix.register(fs)
+	f.lora.register(fs)
+	fs.BoolVar(&f.stopOversaturated, "stop-oversaturated", false, "open loop (--rate): stop issuing as soon as the queue grows without bound (requests in flight and TTFT rising window after window), and say so")
 	cmd.RunE = func(*cobra.Command, []string) error { return runBench(ctx, env, fs, &f) }
 	return cmd
 }
@@ -97,6 +106,20 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	}
 	if err := f.wl.validate(); err != nil {
 		return err
+	}
+	if err := f.probe.validate(); err != nil {
+		return err
+	}
+	if err := f.mix.load(fs, &f.wl); err != nil {
+		return err
+	}
+	f.embedded.adapters = f.mix.adapters()
+	if f.mix.mix != nil {
+		var ecfg simengine.Config
+		if _, err := f.lora.apply(&ecfg, &f.mix); err != nil {
+			return err
+		}
+		f.embedded.lora = ecfg.LoRA
 	}
 	f.metrics.noteSet(fs)
 	turns, think, err := f.sess.parse(fs)
@@ -204,6 +227,13 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		cfg.Turn = f.sess.turnSource(gen, turns, think, f.wl.resolvedSeed())
 	}
 	f.temperature.apply(&cfg)
+	cfg.StopOversaturated = f.stopOversaturated
+	if err := f.probe.apply(&cfg, gen, f.wl.resolvedSeed()); err != nil {
+		return err
+	}
+	if n := f.probe.note(); n != "" {
+		notes = append(notes, n)
+	}
 	if traceNote != "" {
 		cfg.RateRPS = wp.trace.Info().MeanRateRPS
 		notes = append(notes, traceNote)
@@ -244,6 +274,14 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	source := func(i int64) loadgen.Request {
 		it := gen.Item(i)
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens, Session: it.Session}
+	}
+	if f.mix.mix != nil {
+		seed := f.mix.seed(fs, &f.wl)
+		if source, err = f.mix.source(gen, seed); err != nil {
+			sink.abort()
+			return err
+		}
+		notes = append(notes, f.mix.note(seed))
 	}
 	stopTrace, err := startRuntimeTrace(f.runtimeTrace)
 	if err != nil {
@@ -307,6 +345,10 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if n := f.wl.limitNote(res.StoppedBy, int64(len(res.Records)), lastSend); n != "" {
 		notes = append(notes, n)
 	}
+	if res.Oversaturation != "" {
+		notes = append(notes, res.Oversaturation+"; the figures cover the run until then, a load beyond the server's capacity")
+		fmt.Fprintln(env.Stderr, "knee bench: "+res.Oversaturation)
+	}
 	if res.Interrupted > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", res.Interrupted))
 	}
@@ -315,7 +357,8 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		opts.Good = objectives.Good
 	}
 	f.shard.merged = opts
-	sum := stats.Summarize(res.Records, opts)
+	overall, classes := classSummaries(res.Records, opts, objectives, f.mix.slos, f.mix.names())
+	sum := stats.Summarize(overall, opts)
 	status := "complete"
 	if interrupted {
 		status = "interrupted"
@@ -349,6 +392,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		ID: sink.runID(), Kind: "bench", Version: Version, Target: redactURL(target), Model: model,
 		Load: meta.load, Config: meta.config, Start: res.Start, Summary: sum,
 		SLOs: objectives.Evaluate(sum), Notes: redactAll(notes), ErrorMessages: report.CommonErrors(res.Records, 5),
+		Classes: classes,
 	}
 	series, view := serverView(scraper, res.Start, res.Records, &sum)
 	rep.Server = view
@@ -375,7 +419,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		}
 		return errors.New(failure)
 	}
-	if failed := failedSLOs(rep.SLOs); len(failed) > 0 {
+	if failed := append(failedSLOs(rep.SLOs), failedClasses(rep.Classes)...); len(failed) > 0 {
 		return &SLOError{Failed: failed}
 	}
 	return nil

@@ -21,7 +21,10 @@ type embeddedFlags struct {
 	stepScale  float64
 	profile    string
 	noPrefix   bool
-	fs         *pflag.FlagSet // to tell which selections were given explicitly
+	// adapters are LoRA adapter names the server answers for (a mix's).
+	adapters []string
+	lora     simengine.LoRAConfig // applies when adapters are named
+	fs       *pflag.FlagSet       // to tell which selections were given explicitly
 }
 
 func (e *embeddedFlags) register(fs *pflag.FlagSet) {
@@ -113,7 +116,10 @@ func (e *embeddedFlags) start(_ context.Context, model string) (*embeddedServer,
 	if err != nil {
 		return nil, err
 	}
-	url, srv, err := simserver.StartLocal(context.Background(), simserver.Config{Engine: cfg})
+	if len(e.adapters) > 0 {
+		cfg.LoRA = e.lora
+	}
+	url, srv, err := simserver.StartLocal(context.Background(), simserver.Config{Engine: cfg, Adapters: e.adapters})
 	if err != nil {
 		return nil, err
 	}

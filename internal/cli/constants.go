@@ -35,6 +35,9 @@ var flagTopics = []struct {
 	{"workload", "workload details: shared prefixes, conversations' turns and think time, arrival burstiness, ramp",
 		"Finer settings of the requests knee sends beyond the token counts, the load and --sessions.",
 		[]string{"prefix-groups", "prefix-tokens", "turns", "think-time", "burstiness", "ramp"}},
+	{"lora", "LoRA adapters in the simulated engine: slots, rank, load time",
+		"How the simulated engine serves the LoRA adapters a --mix file's classes name, as vLLM does: a batch holds requests of at most --max-loras distinct adapters, and an adapter not on the GPU is loaded first.",
+		[]string{"max-loras", "max-lora-rank", "lora-load-ms"}},
 }
 
 // topicOf is the help topic that describes flag name, or "".

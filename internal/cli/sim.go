@@ -32,6 +32,8 @@ type simFlags struct {
 	fleet  fleetFlags
 	runOutputFlags
 	list bool
+	mix  mixFlags
+	lora loraFlags
 }
 
 func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
@@ -49,6 +51,8 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.engine.register(fs)
 	f.client.register(fs)
 	f.fleet.register(fs)
+	f.mix.register(fs)
+	f.lora.register(fs)
 	f.runOutputFlags.register(fs, "records.jsonl (streamed), summary.json and report.md", "progress lines on stderr")
 	fs.BoolVar(&f.list, "list", false, "list the GPU and model presets (with any --preset-file, --gpu-file, --model-file) and exit")
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
@@ -79,9 +83,21 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err != nil {
 			return Usagef("--slo: %v", err)
 		}
+		if err := f.mix.load(fs, &f.wl); err != nil {
+			return err
+		}
+		if f.mix.mix != nil && (f.fleet.active() || f.sess.sessions > 0) {
+			return Usagef("--mix is not supported with --replicas, --gateway-queue-limit or --sessions yet")
+		}
 		ecfg, err := f.engine.config(cat)
 		if err != nil {
 			return err
+		}
+		var adapterOf []int32
+		if f.mix.mix != nil {
+			if adapterOf, err = f.lora.apply(&ecfg, &f.mix); err != nil {
+				return err
+			}
 		}
 		if err := f.fleet.loadFile(cat, ecfg); err != nil {
 			return err
@@ -94,7 +110,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		// front; a rare longer request becomes an HTTP 400 record, as a real
 		// server answers it.
 		f.wl.simMaxContext = eng.Config().MaxModelLen
-		if f.wl.dataset == "" && f.wl.trace.path == "" {
+		if f.wl.dataset == "" && f.wl.trace.path == "" && f.mix.mix == nil {
 			in, ierr := workload.ParseDist(f.wl.input)
 			out, oerr := workload.ParseDist(f.wl.output)
 			if c := eng.Config(); ierr == nil && oerr == nil && in.Mean()+out.Mean() > float64(c.MaxModelLen) {
@@ -120,6 +136,15 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			workloadDesc = wp.trace.Info().String()
 		}
 		ecfg.Seed = int64(f.wl.resolvedSeed()) // the front-end jitter repeats with the workload
+		var mixGen *workload.MixGenerator
+		if f.mix.mix != nil {
+			seed := f.mix.seed(fs, &f.wl)
+			if mixGen, err = workload.NewMixGenerator(f.mix.mix, wp.gen.Spec(), seed); err != nil {
+				return Usagef("--mix %v", err)
+			}
+			gen = mixGen
+			workloadDesc = f.mix.note(seed)
+		}
 		turns, think, err := f.sess.parse(fs)
 		if err != nil {
 			return err
@@ -131,6 +156,12 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			// they live only until each record is added and written.
 			StreamTokenTimes: true,
 			TooLongAsErrors:  true,
+		}
+		if mixGen != nil {
+			cfg.Class = func(i int64) (string, int32) {
+				k := mixGen.ClassOf(i)
+				return f.mix.mix.Classes[k].Name, adapterOf[k]
+			}
 		}
 		switch {
 		case f.sess.sessions > 0:
@@ -176,6 +207,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			opts.Good = objectives.Good
 		}
 		acc := stats.NewAccumulator(opts)
+		classes := newClassAccumulators(f.mix.names(), opts, objectives, f.mix.slos)
 		target := simTarget(ecfg)
 		if f.fleet.active() {
 			target = fleetTarget(&f.fleet, ecfg)
@@ -189,7 +221,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		// Per-request records of very long simulations stay out of the database
 		// (--out streams them to a file instead); the summary is always stored.
 		storeRecords := f.wl.requests > 0 && f.wl.requests <= maxStoredSimRecords
-		if writer == nil && !storeRecords && cfg.Client.ChunkCost == 0 && cfg.ServerLoop.ChunkCost == 0 {
+		if writer == nil && !storeRecords && cfg.Client.ChunkCost == 0 && cfg.ServerLoop.ChunkCost == 0 && classes == nil {
 			// No record leaves the run: inter-token statistics come from the
 			// engine a step at a time (every decoding request of a step gets
 			// the same gap) instead of one token time per token. A client
@@ -209,6 +241,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		var turnRecs []record.Request // sessions: what their report needs of each turn
 		onRecord := func(r *record.Request) {
 			acc.Add(r)
+			classes.add(r)
 			if r.Session != "" {
 				turnRecs = append(turnRecs, record.Request{Session: r.Session, Turn: r.Turn, Sent: r.Sent, FirstToken: r.FirstToken,
 					Done: r.Done, StreamEnd: r.StreamEnd, Error: r.Error, Warmup: r.Warmup})
@@ -263,6 +296,11 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			Config: f.configKV(eng),
 			Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
 			Notes: simNotes(eng, res, elapsed), Engine: simEngineFigures(eng, res),
+			Classes: classes.summaries(),
+		}
+		if c := ecfg.LoRA; c.MaxLoRAs > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("LoRA: %d adapter slots of rank %d (a batch holds at most %d distinct adapters; a miss loads one before its step)",
+				c.MaxLoRAs, c.MaxLoRARank, c.MaxLoRAs))
 		}
 		rep.Predictions = heldOutRanges(&sum, f.engine.fittedHost())
 		if f.fleet.active() {
@@ -326,7 +364,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err := f.junit.write("knee sim", runSuite(rep, "", interrupted)); err != nil {
 			return err
 		}
-		if failed := failedSLOs(rep.SLOs); len(failed) > 0 {
+		if failed := append(failedSLOs(rep.SLOs), failedClasses(rep.Classes)...); len(failed) > 0 {
 			return &SLOError{Failed: failed}
 		}
 		return nil

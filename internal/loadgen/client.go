@@ -117,7 +117,11 @@ func (r *Run) prepare(i int64) (outgoing, bool) {
 // transport may still write it after Do returns (a server that answers
 // before reading the whole request).
 func (r *Run) encode(req Request) outgoing {
-	p := openai.Params{API: r.cfg.API, Model: r.cfg.Model, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
+	model := r.cfg.Model
+	if req.Model != "" {
+		model = req.Model
+	}
+	p := openai.Params{API: r.cfg.API, Model: model, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
 		IgnoreEOS: r.cfg.IgnoreEOS, ContinuousUsage: r.cfg.ContinuousUsage,
 		Temperature: r.cfg.Temperature, HasTemperature: r.cfg.HasTemperature, History: req.History}
 	if r.cfg.MinTokens {
@@ -140,7 +144,7 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	rec := &record.Request{
 		ID: i, Scheduled: scheduled, Warmup: r.warmup(i, scheduled),
 		PromptTokensRequested: req.PromptTokens, MaxTokens: req.MaxTokens,
-		Session: req.Session, Turn: req.Turn,
+		Session: req.Session, Turn: req.Turn, Class: req.Class,
 	}
 	if req.RequestedTokens > 0 {
 		rec.PromptTokensRequested = req.RequestedTokens

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"runtime"
@@ -36,6 +37,11 @@ type Request struct {
 	History []openai.Message
 	Session string
 	Turn    int
+	// Class is copied to the record (a mix's class, or record.ProbeClass).
+	Class string
+	// Model, when set, replaces Config.Model for this request (a mix
+	// class's LoRA adapter or other served model).
+	Model string
 }
 
 // Source returns request i. It is called from many goroutines at once and
@@ -73,6 +79,22 @@ type Config struct {
 	Arrivals       Schedule
 	RateRPS        float64
 	MaxConcurrency int
+
+	// ProbeRateRPS > 0 sends Probe(k) at this constant rate beside the main
+	// load, from the start until issuing stops, whatever the load model:
+	// probes neither count towards Requests nor wait for a concurrency
+	// slot, so their latency shows what the load does to an unrelated
+	// user. Their records have Class record.ProbeClass and IDs from
+	// ProbeIDBase up.
+	ProbeRateRPS float64
+	Probe        Source
+
+	// StopOversaturated (open loop) stops issuing as soon as the queue
+	// grows without bound: requests in flight and the TTFT of finished
+	// ones trend up over consecutive windows of OversaturationWindow (0:
+	// DefaultOversaturationWindow); see oversat.go.
+	StopOversaturated    bool
+	OversaturationWindow time.Duration
 
 	// The run stops issuing at Duration or after Requests requests,
 	// whichever comes first; 0 means no such limit (with both 0 the run
@@ -155,8 +177,14 @@ func (c *Config) validate() error {
 		return configErr("give either a concurrency (closed loop) or a rate (open loop), not both")
 	case c.Concurrency == 0 && !open && c.Sessions == 0:
 		return configErr("give a concurrency (closed loop) or a rate (open loop)")
+	case c.ProbeRateRPS < 0 || math.IsInf(c.ProbeRateRPS, 0) || math.IsNaN(c.ProbeRateRPS):
+		return configErr("probe rate %g: want probes per second > 0", c.ProbeRateRPS)
+	case c.ProbeRateRPS > 0 && c.Probe == nil:
+		return configErr("probe rate %g without a probe source", c.ProbeRateRPS)
 	case c.MaxConcurrency < 0:
 		return configErr("max concurrency %d: want >= 0", c.MaxConcurrency)
+	case c.StopOversaturated && !open:
+		return configErr("stopping when over-saturated applies to open loop (a rate): a closed loop's in-flight count is bounded by its concurrency")
 	case c.MaxConcurrency > 0 && !open:
 		return configErr("max concurrency applies to open loop (a rate); closed loop is bounded by its concurrency")
 	case c.Duration < 0, c.Requests < 0, c.Warmup < 0, c.WarmupRequests < 0, c.Ramp < 0, c.RequestTimeout < 0:
@@ -201,6 +229,9 @@ type Result struct {
 	// StoppedBy says what ended issuing: StopDuration, StopRequests,
 	// StopInterrupted (the caller's ctx) or StopCalled (Run.Stop).
 	StoppedBy string
+	// Oversaturation says why issuing stopped early when StoppedBy is
+	// StopOversaturated ("" otherwise).
+	Oversaturation string
 	// WallClockSteps counts the times the system's wall clock was seen to
 	// step (by more than 1 ms against the monotonic clock) during the run.
 	// Kernel stamps are wall-clock times; knee maps them with the offset
@@ -270,6 +301,8 @@ type Run struct {
 	connectFailures atomic.Int64
 	reachedServer   atomic.Bool
 	building        chan struct{} // Source calls in progress (build)
+	oversatTTFT     ttftWindow
+	oversatWhy      atomic.Pointer[string]
 
 	mu      sync.Mutex
 	records []record.Request
@@ -391,6 +424,14 @@ func (r *Run) run() {
 		})
 		defer t.Stop()
 	}
+	if r.cfg.StopOversaturated {
+		go r.watchOversaturation()
+	}
+	var probes sync.WaitGroup
+	if r.cfg.ProbeRateRPS > 0 {
+		probes.Add(1)
+		go r.probeLoop(&probes)
+	}
 	if r.cfg.Sessions > 0 {
 		r.sessionLoop(&wg)
 	} else if r.cfg.Concurrency > 0 {
@@ -404,6 +445,7 @@ func (r *Run) run() {
 		r.stopFor(StopInterrupted)
 	}
 	r.stopFor(StopCalled)
+	probes.Wait()
 	wg.Wait()
 	close(workersDone)
 	elapsed := time.Since(r.start)
@@ -420,6 +462,9 @@ func (r *Run) run() {
 	res := &Result{Records: recs, Start: r.start, Elapsed: elapsed, PeakInFlight: int(r.peak.Load()), Dropped: r.dropped.Load(),
 		UserStampedStreams: r.userStamped.Load(), Interrupted: r.interrupted.Load(), WallClockSteps: r.clockSteps.Load(),
 		ConnectionRetries: r.connRetries.Load(), StoppedBy: *r.stoppedBy.Load()}
+	if why := r.oversatWhy.Load(); why != nil && res.StoppedBy == StopOversaturated {
+		res.Oversaturation = *why
+	}
 	res.KernelTimestamps = res.UserStampedStreams == 0 && r.kernelStamped.Load() > 0
 	if r.cfg.Concurrency == 0 {
 		res.OfferedRateRPS = r.cfg.RateRPS
@@ -513,6 +558,11 @@ func (r *Run) finish(rec *record.Request) {
 	}
 	if rec.Error == record.ErrNone {
 		r.completed.Add(1)
+		if r.cfg.StopOversaturated && rec.Class != record.ProbeClass {
+			if ttft, ok := rec.TTFT(); ok {
+				r.oversatTTFT.add(ttft)
+			}
+		}
 	} else {
 		r.failed.Add(1)
 		// A server may quote the key it refused ("invalid key sk-..."):

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/openai"
+	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/wake"
 )
 
@@ -328,5 +329,34 @@ func (r *Run) sleep(d time.Duration) bool {
 		return true
 	case <-r.issueCtx.Done():
 		return false
+	}
+}
+
+// ProbeIDBase is the ID of the first probe (Config.ProbeRateRPS): far above
+// any main request's, so IDs stay unique and records sort probes last.
+const ProbeIDBase int64 = 1 << 40
+
+// probeLoop sends Config.Probe(k) every 1/ProbeRateRPS from the start until
+// issuing stops; each probe runs in its own goroutine (counted in wg), so a
+// stalled probe never delays the next one.
+func (r *Run) probeLoop(wg *sync.WaitGroup) {
+	defer wg.Done()
+	sched := constantSchedule{rate: r.cfg.ProbeRateRPS}
+	for k := int64(0); ; k++ {
+		at := sched.Next()
+		if r.cfg.Duration > 0 && at >= r.cfg.Duration {
+			return
+		}
+		if !r.sleep(at - time.Since(r.start)) {
+			return
+		}
+		probe := r.cfg.Probe(k)
+		probe.Class = record.ProbeClass
+		o := r.encode(probe)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.send(ProbeIDBase+k, at, o, nil)
+		}()
 	}
 }

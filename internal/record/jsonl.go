@@ -46,6 +46,7 @@ type wire struct {
 	Error                 string    `json:"error,omitempty"`
 	ErrorMessage          string    `json:"error_message,omitempty"`
 	Replica               string    `json:"replica,omitempty"`
+	Class                 string    `json:"class,omitempty"`
 }
 
 // ms converts a duration to milliseconds, rounded to the nanosecond so the
@@ -91,7 +92,7 @@ func (r Request) MarshalJSON() ([]byte, error) {
 		ConnectionRetries: r.ConnectionRetries, CachedPromptTokens: r.CachedPromptTokens,
 		ServerTokenTimesMS: msSlice(r.ServerTokenTimes), ServerWriteTimesMS: msSlice(r.ServerWriteTimes),
 		HTTPStatus: r.HTTPStatus, FinishReason: r.FinishReason,
-		Error: string(r.Error), ErrorMessage: r.ErrorMessage, Replica: r.Replica,
+		Error: string(r.Error), ErrorMessage: r.ErrorMessage, Replica: r.Replica, Class: r.Class,
 	}
 	if r.HasFirstToken() {
 		w.FirstTokenMS, w.DoneMS = msPtr(r.FirstToken), msPtr(r.Done)
@@ -132,7 +133,7 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 		ConnectionRetries: w.ConnectionRetries, CachedPromptTokens: w.CachedPromptTokens,
 		ServerTokenTimes: durSlice(w.ServerTokenTimesMS), ServerWriteTimes: durSlice(w.ServerWriteTimesMS),
 		HTTPStatus: w.HTTPStatus, FinishReason: w.FinishReason,
-		Error: kind, ErrorMessage: w.ErrorMessage, Replica: w.Replica,
+		Error: kind, ErrorMessage: w.ErrorMessage, Replica: w.Replica, Class: w.Class,
 	}
 	if w.FirstTokenMS != nil {
 		r.FirstToken = fromMS(*w.FirstTokenMS)

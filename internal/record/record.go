@@ -129,7 +129,15 @@ type Request struct {
 	// Replica names the fleet replica that served the request (knee sim
 	// --replicas); empty for a single server or a gateway rejection.
 	Replica string
+	// Class names the traffic class the request belongs to: a class of a
+	// --mix file, or ProbeClass for --probe-rate probes; "" for a run of
+	// one class.
+	Class string
 }
+
+// ProbeClass is the class of probe requests (--probe-rate): short requests
+// sent beside the main load to measure what it does to an unrelated user.
+const ProbeClass = "probe"
 
 // OK reports whether the request completed without error.
 func (r *Request) OK() bool { return r.Error == ErrNone }

@@ -71,7 +71,33 @@ type jsonExtra struct {
 	// Predictions: a simulated run's headline figures with their
 	// held-out ranges.
 	Predictions *PredictionRanges `json:"prediction_ranges,omitempty"`
+	// Classes: each traffic class's summary (same shape as the top level)
+	// and objectives.
+	Classes []jsonClass `json:"classes,omitempty"`
 	jsonSweep
+}
+
+// jsonClass is one traffic class in JSON.
+type jsonClass struct {
+	Name    string        `json:"name"`
+	Probe   bool          `json:"probe,omitempty"`
+	SLOs    []jsonSLO     `json:"slos,omitempty"`
+	SLOsMet *bool         `json:"slos_met,omitempty"`
+	Summary stats.Summary `json:"summary"`
+}
+
+func jsonSLOs(results []slo.Result) (out []jsonSLO, met *bool) {
+	if len(results) == 0 {
+		return nil, nil
+	}
+	all := true
+	for _, r := range results {
+		o := r.Objective
+		out = append(out, jsonSLO{Objective: o.String(), Metric: o.Metric, Stat: o.Stat, Op: o.Op,
+			Threshold: o.Threshold, Value: r.Value, Unit: sloUnit(o), Met: r.Met, NoData: r.NoData})
+		all = all && r.Met
+	}
+	return out, &all
 }
 
 // jsonSweep is what a sweep run adds: the steps (each as knee sweep --json
@@ -119,15 +145,11 @@ func MarshalJSON(run *Run) ([]byte, error) {
 			Knee: &knee, SLOSafe: &safe, SummaryStep: run.Step, SweepWarnings: sw.Warnings}
 		extra.Notes = append(append([]string{}, extra.Notes...), sw.Notes...)
 	}
-	if len(run.SLOs) > 0 {
-		all := true
-		for _, r := range run.SLOs {
-			o := r.Objective
-			extra.SLOs = append(extra.SLOs, jsonSLO{Objective: o.String(), Metric: o.Metric, Stat: o.Stat, Op: o.Op,
-				Threshold: o.Threshold, Value: r.Value, Unit: sloUnit(o), Met: r.Met, NoData: r.NoData})
-			all = all && r.Met
-		}
-		extra.SLOsMet = &all
+	extra.SLOs, extra.SLOsMet = jsonSLOs(run.SLOs)
+	for _, c := range run.Classes {
+		jc := jsonClass{Name: c.Name, Probe: c.Probe, Summary: c.Summary}
+		jc.SLOs, jc.SLOsMet = jsonSLOs(c.SLOs)
+		extra.Classes = append(extra.Classes, jc)
 	}
 	head, err := marshalPlain(extra)
 	if err != nil {

@@ -56,6 +56,9 @@ type Run struct {
 	// Predictions, for a simulated run, are its headline figures with
 	// their held-out ranges (nil: none shown).
 	Predictions *PredictionRanges
+	// Classes are the run's traffic classes, each summarised on its own
+	// (nil for a run of one class).
+	Classes []Class
 }
 
 // section is one titled block of a report: key/value lines, a table, or
@@ -246,6 +249,9 @@ func build(r *Run) []section {
 	out = append(out, tp)
 
 	out = append(out, latencySection(r, false))
+	if len(r.Classes) > 0 {
+		out = append(out, classSection(r.Classes))
+	}
 
 	if s.ServerQueue != nil || s.ServerPrefill != nil {
 		var phases []namedDist

@@ -104,6 +104,11 @@ type Config struct {
 	// the engine makes them, and several to a chunk, so OnGaps must not be
 	// set with it; a client chunk cost is not supported with it yet.
 	ServerLoop ServerLoop
+
+	// Class, when set, names request i's traffic class (copied to its
+	// record) and the LoRA adapter it runs with (0: the base model; the
+	// engine's Config.LoRA must serve adapters).
+	Class func(i int64) (name string, adapter int32)
 }
 
 // SessionTurn is one turn of a simulated conversation.
@@ -159,8 +164,10 @@ type pending struct {
 	in, out  int
 	inFlight int
 	user     int
-	turn     int             // sessions: the turn (from 1)
-	outputID uint64          // sessions: names the answer for later turns
+	turn     int    // sessions: the turn (from 1)
+	outputID uint64 // sessions: names the answer for later turns
+	class    string // Config.Class's name and adapter
+	adapter  int32
 	times    []time.Duration // reused per slot
 	counts   []int32         // tokens per chunk, when a chunk carried other than one (reused per slot)
 	// A client with a chunk cost: chunks arrived and not yet taken up,
@@ -326,6 +333,9 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		p := &pend[slot]
 		*p = pending{id: h.id, sched: h.sched, sent: now, in: in, out: out, inFlight: inFlight, user: h.user, times: p.times[:0], counts: p.counts[:0],
 			segs: append(p.segs[:0], segBuf...), turn: turn, outputID: outputID} // kept until the front end hands it on
+		if cfg.Class != nil {
+			p.class, p.adapter = cfg.Class(h.id)
+		}
 		if c := eng.FrontEnd(h.id, in); !c.Zero() {
 			// The front end's costs are spent in its own time (the
 			// simulation's, unless steps slow it: frontEndClock).
@@ -341,7 +351,7 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		p := &pend[slot]
 		p.engineAt = now
 		err := eng.SubmitRequest(simengine.Request{ID: int64(slot), InputTokens: p.in, OutputTokens: p.out, At: int64(now),
-			Content: p.segs, NoGapStats: warm(p.id, p.sched), OutputID: p.outputID})
+			Content: p.segs, NoGapStats: warm(p.id, p.sched), OutputID: p.outputID, Adapter: p.adapter})
 		if err == nil {
 			return
 		}
@@ -352,7 +362,7 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 		rec = record.Request{
 			ID: h.id, Warmup: warm(h.id, h.sched), Scheduled: h.sched, Sent: sent, Done: now, StreamEnd: now,
 			TokenSource: record.TokensFromSim, PromptTokensRequested: in, MaxTokens: out,
-			InFlightAtSend: p.inFlight, ErrorMessage: err.Error(),
+			InFlightAtSend: p.inFlight, ErrorMessage: err.Error(), Class: p.class,
 		}
 		if sessions != nil {
 			rec.Session, rec.Turn = strconv.Itoa(h.user), p.turn
@@ -497,7 +507,7 @@ func Run(ctx context.Context, cfg Config, onRecord func(*record.Request)) (Resul
 			FirstToken: p.first, Done: t, StreamEnd: t,
 			InputTokens: p.in, OutputTokens: p.out, TokenSource: record.TokensFromSim,
 			PromptTokensRequested: p.in, MaxTokens: p.out, InFlightAtSend: p.inFlight,
-			ServerPhases: ph, FinishReason: "length",
+			ServerPhases: ph, FinishReason: "length", Class: p.class,
 		}
 		if sessions != nil {
 			rec.Session, rec.Turn = strconv.Itoa(p.user), p.turn

@@ -63,6 +63,8 @@ type Config struct {
 	// simulation keeps exact ITL statistics with it at a few calls per
 	// step instead of one emission per token (EdgeEmissionsOnly).
 	OnGaps func(gapNS int64, count int)
+	// LoRA serves adapters beside the base model (lora.go).
+	LoRA LoRAConfig
 }
 
 // DefaultConfig returns vLLM-like defaults for a model on tp GPUs.
@@ -136,6 +138,8 @@ type req struct {
 	lastToken   int64 // when its last token was emitted
 	noGapStats  bool
 	transferred int32 // leading prompt tokens whose KV came with the request
+	adapter     int32 // LoRA adapter (0: the base model); loraHeld while it counts in a slot
+	loraHeld    bool
 
 	// Prefix caching: the content, the blocks hashed so far (the leading
 	// hashedBlocks), and the cached blocks held (a subset of blocks).
@@ -179,6 +183,7 @@ type Engine struct {
 	// prices under CostParams.FrontEndLoadNS; atomic because the
 	// simulated server calls FrontEnd from its request goroutines.
 	streamRate atomic.Uint64
+	lora       loraState
 }
 
 // NewEngine validates cfg, fills defaults and plans memory. Errors name the
@@ -290,6 +295,11 @@ func NewEngine(cfg Config) (*Engine, error) {
 		byID:       make(map[int64]int32),
 		freeBlocks: mem.kvBlocks,
 	}
+	lora, err := newLoRAState(cfg.LoRA, cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	e.lora = lora
 	e.waiting.init(64)
 	e.pc.init()
 	e.st.KVBlocksTotal = mem.kvBlocks
@@ -345,6 +355,9 @@ func (e *Engine) SubmitRequest(rq Request) error {
 		return fmt.Errorf("%w: %d prompt + %d output = %d tokens, over the max model len %d of %s",
 			ErrTooLong, inputTokens, outputTokens, total, e.cfg.MaxModelLen, e.cfg.Model.Name)
 	}
+	if rq.Adapter < 0 || rq.Adapter > 0 && e.lora.max == 0 {
+		return fmt.Errorf("%w: LoRA adapter %d, but the engine serves %d adapters", ErrBadRequest, rq.Adapter, e.lora.max)
+	}
 	if _, dup := e.byID[id]; dup {
 		return fmt.Errorf("%w: %d", ErrDuplicateID, id)
 	}
@@ -358,7 +371,7 @@ func (e *Engine) SubmitRequest(rq Request) error {
 	slot := takeSlot(&e.reqs, &e.free)
 	r := &e.reqs[slot]
 	*r = req{id: id, prompt: int32(inputTokens), output: int32(outputTokens), live: true, arrival: at, firstSched: -1, noGapStats: rq.NoGapStats,
-		transferred: int32(rq.TransferredTokens), segs: r.segs[:0], cached: r.cached[:0], cur: cursor{ended: e.cfg.NoPrefixCaching}}
+		transferred: int32(rq.TransferredTokens), adapter: rq.Adapter, segs: r.segs[:0], cached: r.cached[:0], cur: cursor{ended: e.cfg.NoPrefixCaching}}
 	if !e.cfg.NoPrefixCaching {
 		r.setContent(rq.Content, rq.OutputID)
 		// All unique (no content named): nothing to look up or register.
@@ -494,12 +507,17 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 	if e.async && scheduled > 0 && e.lastEnd == e.now {
 		cutoff = e.lastStart
 	}
+	var loraSkipped []int32 // waiting requests whose adapter has no slot this step
 	if !preempted && scheduled == len(e.running) {
 		for e.waiting.len() > 0 && budget > 0 && len(e.running) < e.cfg.MaxNumSeqs {
 			slot := e.waiting.front()
 			r := &e.reqs[slot]
 			if r.arrival > cutoff && r.preemptions == 0 {
 				break
+			}
+			if !e.lora.fits(r.adapter) {
+				loraSkipped = append(loraSkipped, e.waiting.popFront())
+				continue
 			}
 			need := r.numTokens() // computed is 0 while waiting
 			var cur cursor
@@ -551,15 +569,22 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 			}
 			budget -= n
 			e.running = append(e.running, slot)
+			if r.adapter != 0 {
+				e.lora.acquire(r.adapter, e.now)
+				r.loraHeld = true
+			}
 		}
 		scheduled = len(e.running)
+	}
+	for j := len(loraSkipped) - 1; j >= 0; j-- {
+		e.waiting.pushFront(loraSkipped[j])
 	}
 	if scheduled == 0 {
 		return 0
 	}
 
 	// 3. Price the step.
-	dt := e.cost.stepNS(&load)
+	dt := e.cost.stepNS(&load) + e.lora.takeLoadNS()
 	if e.sn.sigma > 0 {
 		dt = max(int64(float64(dt)*e.sn.scale(e.st.Steps)), 1)
 	}

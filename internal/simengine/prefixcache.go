@@ -50,6 +50,9 @@ type Request struct {
 	// preemption the request recomputes them as any other. Less than
 	// InputTokens: the engine computes at least the last prompt token.
 	TransferredTokens int
+	// Adapter is the LoRA adapter the request runs with (0: the base
+	// model; Config.LoRA must serve adapters otherwise).
+	Adapter int32
 }
 
 // centry is one cached (hashed) block.
@@ -291,6 +294,7 @@ func (e *Engine) keepForRecompute(r *req) {
 // dropBlocks returns all of r's blocks: plain ones to the free count, cached
 // ones to the LRU list (tail first, so a prompt's head outlives its tail).
 func (e *Engine) dropBlocks(r *req) {
+	e.releaseLoRA(r) // every path that frees a request's blocks ends its batch membership
 	e.freeBlocks += int(r.blocks) - len(r.cached)
 	for j := len(r.cached) - 1; j >= 0; j-- {
 		k := r.cached[j]

@@ -170,7 +170,7 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 	st.arrV = min(v, s.eng.Now())
 	st.frontEndS = fe
 	content := g.content(id, out, s.wordIDs)
-	if err := s.eng.SubmitRequest(simengine.Request{ID: id, InputTokens: in, OutputTokens: out, At: v, Content: content}); err != nil {
+	if err := s.eng.SubmitRequest(simengine.Request{ID: id, InputTokens: in, OutputTokens: out, At: v, Content: content, Adapter: s.adapterID(g.model)}); err != nil {
 		stats := s.eng.Stats()
 		s.mu.Unlock()
 		switch {
@@ -265,7 +265,27 @@ func (s *Server) servesModel(name string) bool {
 			return true
 		}
 	}
+	for _, a := range s.cfg.Adapters {
+		if name == a {
+			return true
+		}
+	}
 	return false
+}
+
+// adapterID is the engine's number of the adapter a model name names: its
+// place in Config.Adapters from 1, when the engine serves adapters (else
+// every request runs as the base model); 0 for the base model.
+func (s *Server) adapterID(name string) int32 {
+	if s.cfg.Engine.LoRA.MaxLoRAs == 0 {
+		return 0
+	}
+	for i, a := range s.cfg.Adapters {
+		if name == a {
+			return int32(i + 1)
+		}
+	}
+	return 0
 }
 
 // aLongTimeAgo is a read deadline in the past: it ends a blocked Read.

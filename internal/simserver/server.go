@@ -26,6 +26,11 @@ type Config struct {
 	// ModelName is the served model name clients must send ("" = the
 	// model preset's name). Requests with no model get this one.
 	ModelName string
+	// Adapters are further model names the server answers for, as vLLM
+	// serves LoRA adapters (--lora-modules) beside the base model; their
+	// requests run on the same engine, as adapters when Engine.LoRA serves
+	// any (its slot limit and load cost apply), else as the base model.
+	Adapters []string
 	// Tokenizer counts prompt tokens (nil = workload.DefaultTokenizer).
 	Tokenizer workload.Tokenizer
 	// DefaultMaxTokens is the output length of a request without
@@ -354,13 +359,16 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Message: "use GET for /v1/models"})
 		return
 	}
-	b, _ := json.Marshal(map[string]any{
-		"object": "list",
-		"data": []map[string]any{{
-			"id": s.model, "object": "model", "created": s.created, "owned_by": "knee",
-			"root": s.cfg.Engine.Model.Name, "max_model_len": s.cfg.Engine.MaxModelLen,
-		}},
-	})
+	data := []map[string]any{{
+		"id": s.model, "object": "model", "created": s.created, "owned_by": "knee",
+		"root": s.cfg.Engine.Model.Name, "max_model_len": s.cfg.Engine.MaxModelLen,
+	}}
+	// Adapters are listed as vLLM lists LoRA modules: their base as parent.
+	for _, a := range s.cfg.Adapters {
+		data = append(data, map[string]any{"id": a, "object": "model", "created": s.created, "owned_by": "knee",
+			"root": a, "parent": s.model, "max_model_len": s.cfg.Engine.MaxModelLen})
+	}
+	b, _ := json.Marshal(map[string]any{"object": "list", "data": data})
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(append(b, '\n'))
 }

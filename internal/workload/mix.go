@@ -1,0 +1,291 @@
+package workload
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// A traffic mix (--mix FILE) is several classes of requests in one run:
+// tenants or LoRA adapters on one base model, each with its own shapes,
+// model name and objectives. Each request's class is drawn from (seed, i)
+// by the classes' shares, so one seed reproduces the mix exactly.
+//
+//	seed: 7
+//	classes:
+//	  - name: chat
+//	    share: 0.6
+//	    input_tokens: "512"
+//	    output_tokens: "128:256"
+//	    model: adapter-chat     # a LoRA adapter's name, or omit for the base model
+//	    slo: ["p95(ttft)<1s"]
+//	slos:                       # objectives by class name, beside each class's own
+//	  chat: ["p99(itl)<80ms"]
+
+// Mix is a parsed mix file.
+type Mix struct {
+	Path    string
+	Seed    uint64
+	HasSeed bool
+	Classes []MixClass
+	cum     []float64 // cumulative shares, the last exactly 1
+}
+
+// MixClass is one class of a mix.
+type MixClass struct {
+	Name          string
+	Share         float64
+	Input, Output Dist
+	// Model is the model name the class's requests send ("" = the run's):
+	// a LoRA adapter served beside the base model, or another model.
+	Model string
+	// SLOs are the class's own objectives (unparsed: the slo package
+	// parses them), with the file's line of each for errors.
+	SLOs     []string
+	SLOLines []int
+	Line     int
+}
+
+type mixFile struct {
+	Seed    *uint64             `yaml:"seed"`
+	Classes []mixClassFile      `yaml:"classes"`
+	SLOs    map[string][]string `yaml:"slos"`
+}
+
+type mixClassFile struct {
+	Name         string   `yaml:"name"`
+	Share        *float64 `yaml:"share"`
+	InputTokens  string   `yaml:"input_tokens"`
+	OutputTokens string   `yaml:"output_tokens"`
+	Model        string   `yaml:"model"`
+	SLO          []string `yaml:"slo"`
+}
+
+// maxMixBytes and maxMixClasses bound what a mix file may make knee hold.
+const (
+	maxMixBytes   = 1 << 20
+	maxMixClasses = 64
+)
+
+// LoadMix reads and checks a mix file. Errors name the file and line.
+func LoadMix(path string) (*Mix, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxMixBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(b) > maxMixBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes; a mix file lists classes, not data", path, maxMixBytes)
+	}
+	return ParseMix(path, b)
+}
+
+// ParseMix parses a mix file's contents; path names it in errors.
+func ParseMix(path string, b []byte) (*Mix, error) {
+	fail := func(line int, format string, args ...any) error {
+		if line > 0 {
+			return fmt.Errorf("%s:%d: %s", path, line, fmt.Sprintf(format, args...))
+		}
+		return fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...))
+	}
+	var mf mixFile
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&mf); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fail(0, "empty; want a list of classes under \"classes:\"")
+		}
+		// yaml's messages start "yaml: line N: …"; say the file instead.
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
+		if rest, ok := strings.CutPrefix(msg, "line "); ok {
+			return nil, fmt.Errorf("%s:%s (known keys: seed, classes, slos; in a class: name, share, input_tokens, output_tokens, model, slo)", path, rest)
+		}
+		return nil, fail(0, "%s", msg)
+	}
+	// Lines of each class and each slos key, from the node tree.
+	var root yaml.Node
+	_ = yaml.Unmarshal(b, &root)
+	classLines, sloKeyLines, sloItemLines := mixLines(&root)
+
+	if len(mf.Classes) == 0 {
+		return nil, fail(0, "no classes; want at least one under \"classes:\"")
+	}
+	if len(mf.Classes) > maxMixClasses {
+		return nil, fail(classLines[maxMixClasses], "%d classes: at most %d", len(mf.Classes), maxMixClasses)
+	}
+	m := &Mix{Path: path}
+	if mf.Seed != nil {
+		m.Seed, m.HasSeed = *mf.Seed, true
+	}
+	seen := map[string]int{}
+	sum := 0.0
+	for k, c := range mf.Classes {
+		line := classLines[k]
+		switch {
+		case c.Name == "":
+			return nil, fail(line, "class %d has no name", k+1)
+		case c.Name == "probe" || c.Name == "main":
+			return nil, fail(line, "class name %q is reserved (probes and the unclassed requests use it)", c.Name)
+		case c.Share == nil:
+			return nil, fail(line, "class %s has no share; want a fraction of the requests, the shares summing to 1", c.Name)
+		case *c.Share <= 0 || *c.Share > 1 || math.IsNaN(*c.Share):
+			return nil, fail(line, "class %s: share %g; want a fraction in (0, 1]", c.Name, *c.Share)
+		case c.InputTokens == "" || c.OutputTokens == "":
+			return nil, fail(line, "class %s needs input_tokens and output_tokens (e.g. \"512\" or \"256:1024\")", c.Name)
+		}
+		if prev, dup := seen[c.Name]; dup {
+			return nil, fail(line, "class %s is also defined at line %d", c.Name, prev)
+		}
+		seen[c.Name] = line
+		in, err := ParseDist(c.InputTokens)
+		if err != nil {
+			return nil, fail(line, "class %s: input_tokens: %v", c.Name, err)
+		}
+		out, err := ParseDist(c.OutputTokens)
+		if err != nil {
+			return nil, fail(line, "class %s: output_tokens: %v", c.Name, err)
+		}
+		mc := MixClass{Name: c.Name, Share: *c.Share, Input: in, Output: out, Model: c.Model, SLOs: c.SLO, Line: line}
+		for range c.SLO {
+			mc.SLOLines = append(mc.SLOLines, line)
+		}
+		m.Classes = append(m.Classes, mc)
+		sum += *c.Share
+	}
+	if math.Abs(sum-1) > 1e-6 {
+		return nil, fail(classLines[0], "the classes' shares sum to %g; want 1", sum)
+	}
+	for name, exprs := range mf.SLOs {
+		k := -1
+		for i := range m.Classes {
+			if m.Classes[i].Name == name {
+				k = i
+			}
+		}
+		if k < 0 {
+			return nil, fail(sloKeyLines[name], "slos names class %q, which the file does not define (classes: %s)", name, strings.Join(m.Names(), ", "))
+		}
+		m.Classes[k].SLOs = append(m.Classes[k].SLOs, exprs...)
+		for j := range exprs {
+			line := sloKeyLines[name]
+			if j < len(sloItemLines[name]) {
+				line = sloItemLines[name][j]
+			}
+			m.Classes[k].SLOLines = append(m.Classes[k].SLOLines, line)
+		}
+	}
+	acc := 0.0
+	for _, c := range m.Classes {
+		acc += c.Share
+		m.cum = append(m.cum, acc/sum)
+	}
+	m.cum[len(m.cum)-1] = 1
+	return m, nil
+}
+
+// mixLines finds the line of each class and of each slos key and item.
+func mixLines(root *yaml.Node) (classes []int, sloKeys map[string]int, sloItems map[string][]int) {
+	sloKeys, sloItems = map[string]int{}, map[string][]int{}
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return nil, sloKeys, sloItems
+	}
+	top := root.Content[0].Content
+	for i := 0; i+1 < len(top); i += 2 {
+		switch top[i].Value {
+		case "classes":
+			for _, c := range top[i+1].Content {
+				classes = append(classes, c.Line)
+			}
+		case "slos":
+			v := top[i+1].Content
+			for j := 0; j+1 < len(v); j += 2 {
+				sloKeys[v[j].Value] = v[j].Line
+				for _, it := range v[j+1].Content {
+					sloItems[v[j].Value] = append(sloItems[v[j].Value], it.Line)
+				}
+			}
+		}
+	}
+	for len(classes) <= maxMixClasses {
+		classes = append(classes, 0)
+	}
+	return classes, sloKeys, sloItems
+}
+
+// Names lists the classes' names in file order.
+func (m *Mix) Names() []string {
+	out := make([]string, len(m.Classes))
+	for i, c := range m.Classes {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// streamMix is the random stream of class draws.
+const streamMix uint64 = 0x6d69780000000000 // "mix"
+
+// Class returns the index of request i's class: a pure function of
+// (seed, i), drawn by the shares.
+func (m *Mix) Class(seed uint64, i int64) int {
+	u := float64(mix64(seed^streamMix^mix64(uint64(i)))>>11) / (1 << 53)
+	for k, c := range m.cum {
+		if u < c {
+			return k
+		}
+	}
+	return len(m.cum) - 1
+}
+
+// MixGenerator gives request i its class and that class's workload.
+type MixGenerator struct {
+	mix  *Mix
+	seed uint64
+	gens []*Generator
+}
+
+// NewMixGenerator builds one generator per class from base (its tokenizer,
+// overhead and prefixes), each on a seed of its own derived from seed.
+func NewMixGenerator(m *Mix, base Spec, seed uint64) (*MixGenerator, error) {
+	mg := &MixGenerator{mix: m, seed: seed}
+	for k, c := range m.Classes {
+		spec := base
+		spec.Dataset = ""
+		spec.Input, spec.Output = c.Input, c.Output
+		spec.Seed = mix64(seed + uint64(k) + 1)
+		g, err := NewGenerator(spec)
+		if err != nil {
+			return nil, fmt.Errorf("%s: class %s: %w", m.Path, c.Name, err)
+		}
+		mg.gens = append(mg.gens, g)
+	}
+	return mg, nil
+}
+
+// Item is request i's workload and the index of its class.
+func (g *MixGenerator) Item(i int64) (Item, int) {
+	k := g.mix.Class(g.seed, i)
+	return g.gens[k].Item(i), k
+}
+
+// Generator is class k's generator.
+func (g *MixGenerator) Generator(k int) *Generator { return g.gens[k] }
+
+// Lengths is request i's prompt and output lengths, from its class (the
+// simulator's view of the mix).
+func (g *MixGenerator) Lengths(i int64) (in, out int) {
+	return g.gens[g.mix.Class(g.seed, i)].Lengths(i)
+}
+
+// ClassOf is the index of request i's class.
+func (g *MixGenerator) ClassOf(i int64) int { return g.mix.Class(g.seed, i) }
