@@ -163,13 +163,17 @@ function placeLabels(u, marks) {
     placed.push(box);
     el.style.left = (ox + box.left) + 'px'; el.style.top = (oy + box.top) + 'px';
   };
-  for (const m of marks.vlines || []) {
-    if (m.x === null || m.x === undefined || !m.label) continue;
+  const vlines = (marks.vlines || []).filter(m => m.x !== null && m.x !== undefined && m.label);
+  const xs = vlines.map(m => m.x);
+  for (const m of vlines) {
     const px = u.valToPos(m.x, 'x');
     if (px < 0 || px > W) continue;
-    // Beside the line on its own side first (left: knee, right: SLO-safe),
-    // then the other side, each from the top down.
-    const sides = m.side === 'left' ? [-1, 1] : [1, -1];
+    // Beside the line, outside the pair when there are two lines apart (the
+    // left line's label on its left, the right one's on its right), else on
+    // the mark's own side; then the other side; each from the top down.
+    let left = m.side === 'left';
+    if (new Set(xs).size > 1) left = m.x === Math.min(...xs);
+    const sides = left ? [-1, 1] : [1, -1];
     put(m, 'vline', (w, h) => {
       const c = [];
       for (const s of sides) for (let y = 4; y + h <= H; y += h + 2) c.push([s < 0 ? px - 4 - w : px + 4, y]);
