@@ -26,8 +26,28 @@ func checkTeaching(t *testing.T, b *browser, base, prefix string) {
 	if !(q["ttft50"] < q["ttft95"]) || !(q["q50"] < q["q95"]) {
 		t.Errorf("simulator default in lockstep: %v", q)
 	}
+	// Each headline figure carries the range knee's held-out errors give it.
+	rg := eval[map[string]any](b, `(() => { const r = document.getElementById('r-ttft-p95');
+	  return r ? {low: Number(r.dataset.low), high: Number(r.dataset.high), value: Number(document.getElementById('m-ttft-p95').dataset.value),
+	    text: document.getElementById('m-ttft-p95').textContent, boxes: document.querySelectorAll('#sim-results .metric .range').length} : {}; })()`)
+	t.Logf("simulator default, p95 TTFT with its held-out range: %v", rg)
+	if lo, hi, v := num(rg["low"]), num(rg["high"]), num(rg["value"]); !(lo > 0 && lo < v && v < hi) || !strings.Contains(fmt.Sprint(rg["text"]), "on hosts knee has not seen") || num(rg["boxes"]) < 5 {
+		t.Errorf("the simulator does not show the held-out prediction range beside its figures: %v", rg)
+	}
+	// The labels over the sweep charts: knee and SLO-safe on both, the
+	// objective's line on the TTFT chart.
+	b.waitFor(`document.querySelectorAll('#curve-throughput .chart-label').length >= 2 && document.querySelectorAll('#curve-ttft .chart-label').length >= 3`)
 	b.shot(prefix + "simulator-default")
 	checkLayout(t, b, prefix+"simulator")
+	// On a phone the results come after every control that changes them.
+	b.do(chromedp.EmulateViewport(390, 844))
+	b.do(chromedp.Sleep(400 * time.Millisecond))
+	above := eval[[]string](b, `(() => { const top = document.getElementById('sim-results').getBoundingClientRect().top + scrollY;
+	  return [...document.querySelectorAll('#sim-controls input, #sim-controls select')].filter(c => c.getBoundingClientRect().bottom + scrollY > top).map(c => c.id); })()`)
+	if len(above) > 0 {
+		t.Errorf("on a phone the simulator's results sit above controls that change them: %v", above)
+	}
+	b.do(chromedp.EmulateViewport(1400, 1000))
 
 	// --- Learn §3: flat past saturation at every slider setting ---
 	b.do(chromedp.Navigate(base + "/#learn"))
@@ -100,6 +120,12 @@ func checkTeaching(t *testing.T, b *browser, base, prefix string) {
 	checkLayout(t, b, prefix+"lab")
 }
 
+// num reads a number eval returned (0 when it is not one).
+func num(v any) float64 {
+	f, _ := v.(float64)
+	return f
+}
+
 func floats(s string) []float64 {
 	var out []float64
 	for _, f := range strings.Split(s, ",") {
@@ -157,7 +183,21 @@ func checkLayout(t *testing.T, b *browser, name string) {
 		    const need = c.getBoundingClientRect().width; c.remove();
 		    if (need > s.clientWidth - 8) out.push('select cut off: ' + name(s) + ' needs ' + need.toFixed(0) + ' px, has ' + s.clientWidth);
 		  }
-		  const texts = [...document.querySelectorAll('#page h1, #page h2, #page h3, #page label, #page button, #page p, #page li, #page legend, #page output, #page .badge')].filter(e => vis(e) && !inScroller(e));
+		  const texts = [...document.querySelectorAll('#page h1, #page h2, #page h3, #page label, #page button, #page p, #page li, #page legend, #page output, #page .badge, #page .chart-label')].filter(e => vis(e) && !inScroller(e));
+		  // A chart's labels (knee, SLO-safe, the objective) stay inside its
+		  // plot and off its curves.
+		  for (const l of document.querySelectorAll('#page .chart-label')) {
+		    const host = l.closest('.chart'), r = l.getBoundingClientRect(), o = host.querySelector('.u-over').getBoundingClientRect();
+		    if (r.left < o.left - 1 || r.right > o.right + 1 || r.top < o.top - 1 || r.bottom > o.bottom + 1) out.push('chart label outside its plot: ' + name(l));
+		    const inside = (x, y) => x >= r.left && x <= r.right && y >= r.top && y <= r.bottom;
+		    let hit = false;
+		    for (const pts of host.chartCurves()) for (let i = 0; i < pts.length && !hit; i++) {
+		      const a = pts[i], q = pts[i + 1] || a;
+		      if (!a) continue;
+		      for (let k = 0; k <= 50 && !hit; k++) hit = inside(a[0] + (q[0] - a[0]) * k / 50, a[1] + (q[1] - a[1]) * k / 50);
+		    }
+		    if (hit) out.push('chart label on the curve: ' + name(l) + ' in #' + host.id);
+		  }
 		  for (const e of texts) {
 		    const r = e.getBoundingClientRect();
 		    if (r.right > W + 1 || r.left < -1) out.push('cut off at the page edge: ' + name(e) + ' ' + r.left.toFixed(0) + '..' + r.right.toFixed(0));

@@ -422,6 +422,14 @@ func TestUIInBrowser(t *testing.T) {
 	second := eval[int](b, `Number(document.querySelector('#runs-table tr[data-status="running"]')?.dataset.records)`)
 	t.Logf("runs page: the running bench's stored records rose %d → %d", first, second)
 	b.shot("runs")
+	// On a phone the runs table's rows stack: nothing wider than the screen.
+	b.do(chromedp.EmulateViewport(390, 844))
+	b.do(chromedp.Sleep(300 * time.Millisecond))
+	if w := eval[[]float64](b, `(() => { const w = document.getElementById('runs-table'); return [w.scrollWidth, w.clientWidth, document.documentElement.scrollWidth]; })()`); w[0] > w[1]+1 || w[2] > 391 {
+		t.Errorf("on a phone the runs table is %v px wide in a %v px box (page %v px)", w[0], w[1], w[2])
+	}
+	b.shot("runs-phone")
+	b.do(chromedp.EmulateViewport(1280, 1000))
 	runID := eval[string](b, `document.querySelector('#runs-table tr[data-status="running"]').id.slice(4)`)
 	b.do(chromedp.Click(`#runs-table tr[data-status="running"] a.live-link`))
 	b.waitFor(`Number(document.getElementById('live-records')?.dataset.value) > 0`)

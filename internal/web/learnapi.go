@@ -76,6 +76,8 @@ var learnSections = func() []learnSection {
 		{ID: "phases", Base: phases, Command: "knee diagnose --baseline healthy/records.jsonl slow/records.jsonl", Claims: []learnClaim{
 			{ID: "queue-not-decode", Text: "With the batch capped at 32 requests, twice the arrivals (past what 32 sequences serve) make p95 TTFT grow many times more than the time per output token: the new time is spent waiting, not decoding.",
 				To: SimParams{Load: 40}, Metric: "ttft_p95_ms", Over: "tpot_p50_ms", AtLeast: 3},
+			{ID: "queue-forms", Text: "A queue forms once arrivals pass what the batch serves: at twice the arrivals the median request waits in the queue more than ten times as long.",
+				To: SimParams{Load: 40}, Metric: "queue_p50_ms", AtLeast: 10},
 		}},
 		{ID: "curve", Base: learnBase(64), Command: "knee sweep --url URL --model M --concurrency auto --slo 'p95(ttft)<2s'", Claims: []learnClaim{
 			{ID: "below-knee", Text: "Below the knee, eight times the users (4 to 32) serve several times the requests per second.",

@@ -72,20 +72,23 @@ async function showList(el, ctx) {
     const focused = document.activeElement && document.activeElement.id;
     status.className = 'notes';
     status.textContent = `${rows.length} runs` + (rows.some(r => r.status === 'running') ? '; refreshing while one runs' : '');
-    table.replaceChildren(h('table', {},
-      h('thead', {}, h('tr', {}, ['', 'id', 'started', 'kind', 'status', 'label', 'target', 'model', 'requests', 'req/s', 'TTFT p95', ''].map(x => h('th', {}, x)))),
+    const cols = ['', 'id', 'started', 'kind', 'status', 'label', 'target', 'model', 'requests', 'req/s', 'TTFT p95', ''];
+    // Each cell names its column, for the stacked rows a phone shows.
+    const named = (cells) => { cells.forEach((td, i) => td.dataset.label = cols[i] || (i ? 'open' : 'select')); return cells; };
+    table.replaceChildren(h('table', {class: 'stack'},
+      h('thead', {}, h('tr', {}, cols.map(x => h('th', {}, x)))),
       h('tbody', {}, rows.map(r => {
         const pick = h('input', {type: 'checkbox', class: 'pick', id: 'pick-' + r.id, value: String(r.id), 'aria-label': 'select run ' + r.id, checked: picked.has(String(r.id))});
         pick.addEventListener('change', () => {
           pick.checked ? picked.add(pick.value) : picked.delete(pick.value);
           cmp.disabled = picked.size !== 2;
         });
-        return h('tr', {id: 'run-' + r.id, dataset: {status: r.status, records: String(r.records)}},
+        return h('tr', {id: 'run-' + r.id, dataset: {status: r.status, records: String(r.records)}}, ...named([
           h('td', {}, pick), h('td', {}, r.id), h('td', {}, new Date(r.start).toLocaleString()), h('td', {}, r.kind),
           h('td', {class: 'status-' + r.status}, r.status), h('td', {}, r.label || '–'), h('td', {}, r.target || '–'), h('td', {}, r.model || '–'),
           h('td', {class: 'records'}, r.requests), h('td', {}, fmt(r.throughput_rps)), h('td', {}, fmt(r.ttft_p95_ms, 'ms')),
           h('td', {}, h('a', {href: '#runs/report/' + r.id, id: 'report-' + r.id}, 'report'), ' ',
-            h('a', {href: '#runs/live/' + r.id, id: 'live-' + r.id, class: r.status === 'running' ? 'live-link' : null}, r.status === 'running' ? 'watch live' : 'replay')));
+            h('a', {href: '#runs/live/' + r.id, id: 'live-' + r.id, class: r.status === 'running' ? 'live-link' : null}, r.status === 'running' ? 'watch live' : 'replay'))]));
       }))));
     cmp.disabled = picked.size !== 2;
     if (focused) document.getElementById(focused)?.focus();

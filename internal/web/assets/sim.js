@@ -150,15 +150,32 @@ const runSweep = debounce(async (p, key) => {
   }
 }, 150);
 
-function metric(id, label, value, unit, title) {
+function metricBox(id, label, value, unit, title, range) {
   return h('div', {class: 'metric', id: 'm-' + id, dataset: {value: value === null || value === undefined ? '' : String(value)}, title},
-    h('span', {class: 'label'}, label), h('span', {class: 'value'}, fmt(value, unit)));
+    h('span', {class: 'label'}, label), h('span', {class: 'value'}, fmt(value, unit)),
+    range ? h('small', {class: 'range', id: 'r-' + id, dataset: {low: String(range.low), high: String(range.high)}},
+      fmtRange(range.low, range.high, unit) + ' on hosts knee has not seen') : null);
 }
+
+// fmtRange reads "290–690 ms" (the unit once when both ends share it).
+function fmtRange(lo, hi, unit) {
+  const a = fmt(lo, unit), b = fmt(hi, unit);
+  const ua = a.slice(a.lastIndexOf(' ')), ub = b.slice(b.lastIndexOf(' '));
+  return (ua === ub && a.includes(' ') ? a.slice(0, a.lastIndexOf(' ')) : a) + '–' + b;
+}
+
+// The metric boxes a prediction range belongs to (report.PredictionFigure.Metric).
+const rangeBox = {'ttft_ms.p50': 'ttft-p50', 'ttft_ms.p95': 'ttft-p95', 'tpot_ms.p50': 'tpot-p50', 'tpot_ms.p95': 'tpot-p95',
+  'e2e_ms.p95': 'e2e-p95', output_token_throughput_tps: 'otps', request_throughput_rps: 'rps'};
 
 const levelText = {healthy: 'Healthy', strained: 'Strained', saturated: 'Saturated'};
 
 function renderResults(el, r) {
   const f = r.figures, pr = r.pressure;
+  // Each headline figure with the range knee's held-out errors give it.
+  const ranges = {};
+  for (const x of (r.prediction_ranges && r.prediction_ranges.figures) || []) if (rangeBox[x.metric]) ranges[rangeBox[x.metric]] = x;
+  const metric = (id, label, value, unit, title) => metricBox(id, label, value, unit, title, ranges[id]);
   const badge = h('div', {id: 'pressure', class: 'badge ' + pr.level, dataset: {level: pr.level}, role: 'status'},
     h('strong', {}, levelText[pr.level]), h('span', {}, pr.reason));
   el.replaceChildren(...[
@@ -170,6 +187,7 @@ function renderResults(el, r) {
       metric('ttft-p95', 'TTFT p95', f.ttft_ms.p95, 'ms'),
       metric('ttft-p99', 'TTFT p99', f.ttft_ms.p99, 'ms'),
       metric('tpot-p50', 'TPOT p50', f.tpot_ms.p50, 'ms', 'time per output token after the first'),
+      metric('tpot-p95', 'TPOT p95', f.tpot_ms.p95, 'ms'),
       metric('decode-rate', 'Decode rate', f.decode_rate_tps, 'tok/s', 'per request: 1 / mean TPOT'),
       metric('e2e-p50', 'E2E p50', f.e2e_ms.p50, 'ms'),
       metric('e2e-p95', 'E2E p95', f.e2e_ms.p95, 'ms'),
@@ -179,6 +197,7 @@ function renderResults(el, r) {
       metric('kv-mean', 'KV cache (mean)', f.kv_usage_mean, '%'),
       metric('kv-peak', 'KV cache (peak)', f.kv_usage_peak, '%'),
       metric('attainment', 'SLO attainment', pr.slo_attainment, '%')),
+    Object.keys(ranges).length ? h('p', {class: 'notes', id: 'ranges-note'}, 'The range under a figure is where measured values have fallen around knee\'s predictions ' + r.prediction_ranges.basis + '.') : null,
     h('ul', {class: 'slos'}, r.slos.map(s => h('li', {class: s.met ? 'met' : 'unmet'}, (s.met ? '✓ ' : '✗ ') + s.text))),
     h('p', {class: 'notes'}, `${r.requests} requests simulated (${fmt(r.simulated_s, 's')} of virtual time) on ${r.engine.name}: `,
       `max ${r.engine.max_num_seqs} sequences, ${r.engine.max_num_batched_tokens} batched tokens per step, KV cache ${r.engine.kv_capacity_tokens} tokens. `,
