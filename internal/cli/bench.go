@@ -759,6 +759,10 @@ func (s *recordSink) lost(errs sinkErrors, runID string, recs []record.Request) 
 		}
 		parts = append(parts, fmt.Sprintf("%s: %v", what, errs.store))
 	}
+	if errs.store != nil && s.store != nil && s.store.shard != nil {
+		sh := s.store.shard
+		parts = append(parts, fmt.Sprintf("shard %d of run %q is not marked complete: run it again (same index and --run-name) to store its part; requests already stored are not stored twice", sh.shard, sh.runName))
+	}
 	msg := "saving results failed: " + strings.Join(parts, "; ")
 	switch {
 	case errs.jsonl == nil && s.out != "":

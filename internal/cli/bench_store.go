@@ -80,12 +80,20 @@ func (s *storeFlags) begin(env *Env, meta runMeta) (*storedRun, error) {
 			st.Close()
 			return nil, err
 		}
+		// A shard measures on through a database outage: say so when it
+		// starts and ends, not only at the run's end.
+		w.OnTrouble(func(msg string) {
+			fmt.Fprintf(env.Stderr, "knee: shard %d of run %q: %s\n", s.sharding.shard, s.sharding.runName, msg)
+		})
 		return &storedRun{st: st, w: w, shardW: w, shard: s.sharding}, nil
 	}
 	w, err := beginRunWriter(st, rm)
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("storing the run in %s: %w", store.Redact(path), err)
+	}
+	if rw, ok := w.(*store.RunWriter); ok {
+		rw.OnTrouble(func(msg string) { fmt.Fprintln(env.Stderr, "knee: "+msg) })
 	}
 	return &storedRun{st: st, w: w}, nil
 }

@@ -147,6 +147,13 @@ func uiReport(st *store.Store, id int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// As knee report: a sharded run says whether it is partial and each
+	// shard's figures.
+	notes, err := shardNotes(st, id)
+	if err != nil {
+		return nil, err
+	}
+	lr.report.Notes = append(lr.report.Notes, notes...)
 	var buf bytes.Buffer
 	err = report.HTML(&buf, lr.report, report.HTMLData{Records: lr.records, Sweep: lr.sweep})
 	return buf.Bytes(), err

@@ -287,7 +287,8 @@ func (j *ShardJoin) SetStarted(t time.Time) error {
 }
 
 // FinishShard stops a shard's writer, stores its pending records and its
-// final status; when no shard is left running, the run ends: complete when
+// final status (failed instead of complete when records could not be
+// stored: the error is then an *UnstoredError); when no shard is left running, the run ends: complete when
 // every shard completed, interrupted otherwise. It returns how many of the
 // run's shards are complete and whether the run has ended.
 func (w *RunWriter) FinishShard(status string) (complete int, ended bool, err error) {
@@ -308,7 +309,15 @@ func (w *RunWriter) FinishShard(status string) (complete int, ended bool, err er
 	<-w.done
 	var errs []error
 	if err := w.flush(); err != nil {
-		errs = append(errs, fmt.Errorf("store: writing the last records: %w", err))
+		w.mu.Lock()
+		first, left, added := w.err, len(w.pending), w.nextSeq
+		w.mu.Unlock()
+		errs = append(errs, &UnstoredError{Unstored: left, Added: added, Err: first})
+		// Nothing reads as complete that is not stored: a restart of
+		// this index can store its part.
+		if status == StatusComplete {
+			status = StatusFailed
+		}
 	}
 	ctx := context.Background()
 	tx, err := w.st.db.BeginTx(ctx, nil)

@@ -139,3 +139,83 @@ func testShards(t *testing.T, db string) {
 		}
 	}
 }
+
+// A shard whose database stops taking records mid-run keeps them in memory,
+// says so once, stores them when the database is back, and when it is still
+// down at the end says how many were not stored and does not read complete.
+// (SQLite's max_page_count gives the error a full disk or a dead database
+// gives: every write fails.)
+func TestShardWriterThroughOutage(t *testing.T) {
+	st := openT(t, tempDB(t))
+	ctx := context.Background()
+	join, err := st.JoinShard(RunMeta{Kind: KindBench}, ShardSpec{RunName: "outage", Index: 1, Count: 2, Fingerprint: map[string]string{"seed": "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := st.JoinShard(RunMeta{Kind: KindBench}, ShardSpec{RunName: "outage", Index: 0, Count: 2, Fingerprint: map[string]string{"seed": "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, err := join.WaitStart(ctx, time.Second, 0, 10*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := join.Begin(start, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	w.OnTrouble(func(msg string) { said = append(said, msg) })
+	add := func(from, to int64) {
+		for i := from; i < to; i++ {
+			if i%2 == 1 { // shard 1's requests
+				r := rec(i, 20_000_000)
+				w.Add(&r)
+			}
+		}
+	}
+	add(0, 20)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	fillUp(t, st) // down
+	add(20, 6000)
+	if w.Flush() == nil || w.Flush() == nil {
+		t.Fatal("flush into a full database succeeded")
+	}
+	if len(said) != 1 || !strings.Contains(said[0], "not taking records") || !strings.Contains(said[0], "records kept in memory") {
+		t.Fatalf("said %q; want one message that the database stopped taking records, with how many are kept", said)
+	}
+	if _, err := st.db.Exec(`PRAGMA max_page_count = 1073741823`); err != nil { // back
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatalf("flush after the outage: %v", err)
+	}
+	if len(said) != 2 || !strings.Contains(said[1], "2990 buffered records stored") {
+		t.Fatalf("said %q; want a second message that the buffered records were stored", said)
+	}
+	fillUp(t, st) // down again, to the end
+	add(6000, 12000)
+	_, ended, err := w.FinishShard(StatusComplete)
+	var ue *UnstoredError
+	if !errors.As(err, &ue) || ue.Unstored != 3000 || ue.Added != 6000 {
+		t.Fatalf("FinishShard on a dead database: %v (%+v), want an UnstoredError of 3000 of 6000", err, ue)
+	}
+	if ended {
+		t.Error("the run ended though shard 0 is still running")
+	}
+	if _, err := st.db.Exec(`PRAGMA max_page_count = 1073741823`); err != nil {
+		t.Fatal(err)
+	}
+	shards, _, err := st.RunShards(join.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The final status could not be written either: the shard reads as
+	// not complete (running, then interrupted when its heartbeat is stale).
+	if shards[1].Status == StatusComplete || shards[1].Records != 3000 {
+		t.Errorf("shard 1 after the outage: %s with %d records; want not complete, with the 3000 stored before", shards[1].Status, shards[1].Records)
+	}
+	_ = other
+}

@@ -43,6 +43,24 @@ type RunWriter struct {
 	done chan struct{}
 
 	every time.Duration
+
+	// trouble, when set, hears when the database stops taking records and
+	// when it takes them again: a shard keeps measuring through an outage
+	// and must say so then, not only at its end.
+	trouble func(msg string)
+	failing bool
+	// flushing serializes flushes (the loop's and Flush's): one that found
+	// nothing pending must not read as the database being back.
+	flushing sync.Mutex
+}
+
+// OnTrouble sets fn to hear, once per outage, that the database stopped
+// taking records (they stay pending in memory and are retried each flush)
+// and, when it takes them again, how many buffered records it stored.
+func (w *RunWriter) OnTrouble(fn func(msg string)) {
+	w.mu.Lock()
+	w.trouble = fn
+	w.mu.Unlock()
 }
 
 type pendingRec struct {
@@ -125,19 +143,34 @@ func (w *RunWriter) loop() {
 // flush writes every pending record and the heartbeat in one transaction.
 // On failure the batch stays pending and is retried on the next flush.
 func (w *RunWriter) flush() error {
+	w.flushing.Lock()
+	defer w.flushing.Unlock()
 	w.mu.Lock()
 	batch := w.pending
 	w.pending = nil
 	w.mu.Unlock()
 
 	err := w.writeBatch(batch)
-	if err != nil {
-		w.mu.Lock()
+	w.mu.Lock()
+	var msg string
+	switch {
+	case err != nil:
 		w.pending = append(batch, w.pending...)
 		if w.err == nil {
 			w.err = err
 		}
-		w.mu.Unlock()
+		if !w.failing {
+			msg = fmt.Sprintf("the run database is not taking records (%v): %d records kept in memory, retried every %v; the run goes on", err, len(w.pending), w.every)
+		}
+		w.failing = true
+	case w.failing:
+		w.failing = false
+		msg = fmt.Sprintf("the run database takes records again: %d buffered records stored", len(batch))
+	}
+	fn := w.trouble
+	w.mu.Unlock()
+	if msg != "" && fn != nil {
+		fn(msg)
 	}
 	return err
 }

@@ -114,8 +114,31 @@ function benchForm(url) {
 function back() { return h('p', {}, h('a', {href: '#runs'}, '← all runs')); }
 
 async function showReport(el, id) {
-  el.append(back(), h('h1', {}, 'Run ' + id),
+  const shards = h('div', {id: 'shards'});
+  el.append(back(), h('h1', {}, 'Run ' + id), shards,
     h('iframe', {class: 'report', id: 'report-frame', title: 'report of run ' + id, sandbox: 'allow-scripts', src: '/api/runs/' + encodeURIComponent(id) + '/report'}));
+  let v;
+  try { v = await api('/api/runs/' + encodeURIComponent(id) + '/shards'); } catch (e) { return; }
+  if (v.count > 0) shards.append(...shardView(v));
+}
+
+// shardView: a sharded run's shards beside its merged figures, so a shard
+// that lags, errs or died stands out from the run it is part of.
+function shardView(v) {
+  const head = v.missing.length
+    ? `partial: ${v.complete} of ${v.count} shards complete (not: ${v.missing.join(', ')}); figures merged over the records stored so far`
+    : `sharded run: ${v.count} of ${v.count} shards complete; figures merged over all shards' records`;
+  const cells = f => [h('td', {}, String(f.records)), h('td', {}, fmt(f.throughput_rps)), h('td', {}, String(f.errors)), h('td', {}, fmt(f.lag_p95_ms))];
+  const rows = v.shards.map(s => h('tr', {class: s.status === 'complete' ? '' : 'warnings'},
+    h('td', {}, 'shard ' + s.index), h('td', {}, s.status), h('td', {}, String(s.attempt)), ...cells(s),
+    h('td', {}, `${s.clock_offset_ms >= 0 ? '+' : ''}${s.clock_offset_ms.toFixed(3)} ± ${s.clock_uncertainty_ms.toFixed(3)}`)));
+  return [
+    h('p', {id: 'shards-head', class: v.missing.length ? 'warnings' : ''}, head),
+    h('table', {id: 'shards-table'},
+      h('thead', {}, h('tr', {}, ...['', 'status', 'attempt', 'records', 'req/s', 'errors', 'lag p95 (ms)', 'clock offset (ms)'].map(t => h('th', {}, t)))),
+      h('tbody', {}, h('tr', {}, h('th', {}, 'merged'), h('td', {}, ''), h('td', {}, ''), ...cells(v.merged), h('td', {}, '')), ...rows)),
+    h('p', {}, `largest clock offset uncertainty ${v.largest_clock_uncertainty_ms.toFixed(3)} ms; shards' starts spread over ${fmt(v.start_spread_ms, 'ms')}`),
+  ];
 }
 
 async function showCompare(el, a, b) {

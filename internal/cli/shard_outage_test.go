@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/store"
+)
+
+// lockedBuffer is a strings.Builder safe for the writer goroutine and the
+// command to write at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestShardDatabaseDownMidRun: the run database stops taking writes while
+// two shards are measuring (another process holds SQLite's write lock, so
+// every write fails after the busy timeout, as against a dead server). Each
+// shard measures on, says when the database stopped taking its records,
+// exits non-zero saying how many it could not store, and keeps every record
+// it measured in a file it names: together with what reached the database,
+// nothing measured is lost.
+func TestShardDatabaseDownMidRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out SQLite's 10 s busy timeout three times")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := simengine.NewCatalog()
+	g, _ := c.LookupGPU("h100")
+	m, _ := c.LookupModel("llama-3.1-8b")
+	url, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "knee.db")
+	const requests = 120
+	args := []string{"bench", "--url", url, "--model", srv.Model(), "--input-tokens", "32", "--output-tokens", "4", "--seed", "4",
+		"--rate", "40", "--requests", strconv.Itoa(requests), "--quiet", "--json", "--db", db, "--shards", "2", "--run-name", "outage"}
+	var (
+		wg    sync.WaitGroup
+		codes [2]int
+		errs  [2]*lockedBuffer
+	)
+	for i := range 2 {
+		errs[i] = &lockedBuffer{}
+		wg.Go(func() {
+			env := &Env{Stdin: strings.NewReader(""), Stdout: &strings.Builder{}, Stderr: errs[i], Getenv: func(k string) string {
+				switch k {
+				case "JOB_COMPLETION_INDEX":
+					return strconv.Itoa(i)
+				case "TMPDIR":
+					return dir
+				}
+				return ""
+			}}
+			codes[i] = MainEnv(ctx, env, args)
+		})
+	}
+	// Take the database down once both shards have stored a few records.
+	for {
+		if ctx.Err() != nil {
+			t.Fatal("the shards stored nothing in time")
+		}
+		time.Sleep(50 * time.Millisecond)
+		_, n0 := shardStored(db, 0)
+		_, n1 := shardStored(db, 1)
+		if n0 >= 5 && n1 >= 5 {
+			break
+		}
+	}
+	locker, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	conn, err := locker.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	conn.ExecContext(ctx, `ROLLBACK`)
+	conn.Close()
+	t.Logf("shard 0 said:\n%s", errs[0])
+
+	st, err := store.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	stored := map[int64]bool{}
+	st.Records(1, func(r *record.Request) error { stored[r.ID] = true; return nil })
+	all := map[int64]bool{}
+	for i := range 2 {
+		text := errs[i].String()
+		if codes[i] == 0 {
+			t.Errorf("shard %d exited 0 though the database was down at its end:\n%s", i, text)
+		}
+		for _, want := range []string{"not taking records", "records could not be stored", "run it again (same index and --run-name)"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("shard %d does not say %q:\n%s", i, want, text)
+			}
+		}
+		kept := regexp.MustCompile(`all (\d+) records are kept in (\S+\.jsonl)`).FindStringSubmatch(text)
+		if kept == nil {
+			t.Errorf("shard %d does not name where its records are kept:\n%s", i, text)
+			continue
+		}
+		recs := readRecords(t, kept[2])
+		if n, _ := strconv.Atoi(kept[1]); n != len(recs) || n != requests/2 {
+			t.Errorf("shard %d: says %s records kept, %s holds %d; want its %d", i, kept[1], kept[2], len(recs), requests/2)
+		}
+		for _, r := range recs {
+			all[r.ID] = true
+		}
+	}
+	for id := range stored {
+		all[id] = true
+	}
+	if len(all) != requests || len(stored) >= requests {
+		t.Errorf("%d requests stored, %d stored or kept; want some not stored and all %d kept", len(stored), len(all), requests)
+	}
+	shards, _, _ := st.RunShards(1)
+	for _, s := range shards {
+		if s.Status == store.StatusComplete {
+			t.Errorf("shard %d reads complete though its records were not all stored", s.Index)
+		}
+	}
+}
