@@ -66,6 +66,13 @@ type jsonExtra struct {
 	ErrorMessages []ErrorMessage `json:"error_messages,omitempty"`
 	// Server is the scraped server view (docs/server-metrics.md).
 	Server *scrape.View `json:"server,omitempty"`
+	// ServerPercentiles are the server histograms' percentiles as the
+	// report shows them (ms, bounded by bucket edges and the client's
+	// maximum), by metric and percentile.
+	ServerPercentiles map[scrape.Metric]map[string]ServerPercentile `json:"server_percentiles_ms,omitempty"`
+	// ErrorKindShares: each error kind's count over the measured requests
+	// (a fraction, 0..1), as the report's Errors table shows it.
+	ErrorKindShares map[string]float64 `json:"error_kind_shares,omitempty"`
 	// Engine: a simulated run's engine figures.
 	Engine *EngineFigures `json:"engine,omitempty"`
 	// Predictions: a simulated run's headline figures with their
@@ -106,12 +113,14 @@ func MarshalJSON(run *Run) ([]byte, error) {
 		Run: jsonMeta{ID: run.ID, Kind: run.Kind, Version: run.Version, Target: run.Target, Model: run.Model,
 			Load: run.Load, Workload: run.Workload, Label: run.Label, Status: run.Status, Start: run.Start.UTC(),
 			Config: run.Config},
-		Notes:         run.Notes,
-		Definitions:   Definitions(&run.Summary),
-		ErrorMessages: run.ErrorMessages,
-		Server:        run.Server,
-		Engine:        run.Engine,
-		Predictions:   run.Predictions,
+		Notes:             run.Notes,
+		Definitions:       Definitions(&run.Summary),
+		ErrorMessages:     run.ErrorMessages,
+		Server:            run.Server,
+		ServerPercentiles: serverPercentiles(run.Server, &run.Summary),
+		ErrorKindShares:   errorShares(&run.Summary),
+		Engine:            run.Engine,
+		Predictions:       run.Predictions,
 	}
 	if sw := run.Sweep; sw != nil {
 		knee, safe := sw.Knee, sw.SLOSafe
@@ -249,4 +258,17 @@ func (kv *OrderedKV) UnmarshalJSON(b []byte) error {
 		*kv = append(*kv, [2]string{t.(string), v})
 	}
 	return nil
+}
+
+// errorShares is each error kind's share of the measured requests (nil
+// without errors).
+func errorShares(s *stats.Summary) map[string]float64 {
+	if len(s.ErrorKinds) == 0 || s.Requests == 0 {
+		return nil
+	}
+	out := make(map[string]float64, len(s.ErrorKinds))
+	for k, n := range s.ErrorKinds {
+		out[k] = float64(n) / float64(s.Requests)
+	}
+	return out
 }
