@@ -70,6 +70,10 @@ type jsonExtra struct {
 	// report shows them (ms, bounded by bucket edges and the client's
 	// maximum), by metric and percentile.
 	ServerPercentiles map[scrape.Metric]map[string]ServerPercentile `json:"server_percentiles_ms,omitempty"`
+	// TTFTSplit is the report's TTFT split table as figures: each part's
+	// mean in ms and share of TTFT (sched), with the server front end
+	// (its TTFT beyond queue + prefill) the table derives.
+	TTFTSplit []TTFTPart `json:"ttft_split_parts,omitempty"`
 	// ErrorKindShares: each error kind's count over the measured requests
 	// (a fraction, 0..1), as the report's Errors table shows it.
 	ErrorKindShares map[string]float64 `json:"error_kind_shares,omitempty"`
@@ -119,6 +123,7 @@ func MarshalJSON(run *Run) ([]byte, error) {
 		Server:            run.Server,
 		ServerPercentiles: serverPercentiles(run.Server, &run.Summary),
 		ErrorKindShares:   errorShares(&run.Summary),
+		TTFTSplit:         ttftSplitParts(run.Server),
 		Engine:            run.Engine,
 		Predictions:       run.Predictions,
 	}
@@ -269,6 +274,43 @@ func errorShares(s *stats.Summary) map[string]float64 {
 	out := make(map[string]float64, len(s.ErrorKinds))
 	for k, n := range s.ErrorKinds {
 		out[k] = float64(n) / float64(s.Requests)
+	}
+	return out
+}
+
+// TTFTPart is one row of the TTFT split: a part of the mean TTFT (sched).
+type TTFTPart struct {
+	Part  string  `json:"part"` // client_lag, overhead, server_queue, server_prefill, server_front_end, server_ttft
+	MS    float64 `json:"ms"`
+	Share float64 `json:"share"` // of the mean TTFT (sched), 0..1; 0 when that is 0
+}
+
+// ttftSplitParts are the rows the TTFT split table shows (nil without a
+// split), in its order.
+func ttftSplitParts(v *scrape.View) []TTFTPart {
+	if v == nil || v.Split == nil {
+		return nil
+	}
+	sp := v.Split
+	total := sp.ClientLagMS + sp.ClientTTFTMS
+	var out []TTFTPart
+	add := func(part string, ms float64) {
+		p := TTFTPart{Part: part, MS: ms}
+		if total > 0 {
+			p.Share = ms / total
+		}
+		out = append(out, p)
+	}
+	add("client_lag", sp.ClientLagMS)
+	add("overhead", sp.OverheadMS)
+	if sp.HasPhases {
+		add("server_queue", sp.ServerQueueMS)
+		add("server_prefill", sp.ServerPrefillMS)
+		if other := sp.ServerTTFTMS - sp.ServerQueueMS - sp.ServerPrefillMS; other > 0.005 {
+			add("server_front_end", other)
+		}
+	} else {
+		add("server_ttft", sp.ServerTTFTMS)
 	}
 	return out
 }

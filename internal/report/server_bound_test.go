@@ -114,3 +114,39 @@ func TestServerPercentilesMatchText(t *testing.T) {
 		t.Errorf("error_kind_shares: %v %v, want http_500 0.04 (2 of 50 measured)", err, got.Shares)
 	}
 }
+
+// TestTTFTSplitInJSON: "ttft_split_parts" holds every row of the text's
+// TTFT split table (the derived server front end and the shares included)
+// with the same figures.
+func TestTTFTSplitInJSON(t *testing.T) {
+	sum := stats.Summary{Requests: 10, Completed: 10}
+	v := &scrape.View{Split: &scrape.TTFTSplit{Source: scrape.SourcePerRequest, Requests: 10, ClientLagMS: 2, ClientTTFTMS: 98,
+		ServerTTFTMS: 70, ServerQueueMS: 20, ServerPrefillMS: 40, HasPhases: true, OverheadMS: 28}}
+	b, err := MarshalJSON(&Run{Kind: "bench", Summary: sum, Server: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Parts []TTFTPart `json:"ttft_split_parts"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]string
+	for _, sec := range serverSections(v, &sum) {
+		if sec.table != nil && sec.table.header[0] == "part" {
+			rows = sec.table.rows[:len(sec.table.rows)-1] // the last is the total
+		}
+	}
+	if len(rows) != 5 || len(got.Parts) != len(rows) {
+		t.Fatalf("%d parts in JSON, %d rows in the text (want 5: lag, overhead, queue, prefill, front end):\n%s", len(got.Parts), len(rows), b)
+	}
+	for i, p := range got.Parts {
+		if fnum(p.MS, 2) != rows[i][1] || pct(p.Share) != rows[i][2] {
+			t.Errorf("part %d: JSON %+v, text row %v", i, p, rows[i])
+		}
+	}
+	if fe := got.Parts[4]; fe.Part != "server_front_end" || fe.MS != 10 || fe.Share != 0.1 {
+		t.Errorf("server front end: %+v, want 10 ms, 0.1 of TTFT (sched)", fe)
+	}
+}
