@@ -212,6 +212,8 @@ func TestImportSparseRecordsFile(t *testing.T) {
 	}
 	if grown := after.TotalAlloc - before.TotalAlloc; grown > 64<<20 {
 		t.Errorf("allocated %d MiB, want the file streamed (under 64 MiB)", grown>>20)
+	} else {
+		t.Logf("refused in %v, %.1f MiB allocated", time.Since(start).Round(time.Millisecond), float64(grown)/(1<<20))
 	}
 	if code, out, _ := kneeEnv(t, env, "runs", "--json"); code != ExitOK || strings.Contains(out, `"import"`) {
 		t.Errorf("a refused file left a run stored:\n%s", out)
