@@ -15,6 +15,7 @@ type liveFlags struct {
 	addr    string
 	metrics *livemetrics.Metrics
 	server  *livemetrics.Server
+	env     *Env
 }
 
 func (l *liveFlags) register(fs *pflag.FlagSet) {
@@ -31,6 +32,7 @@ func (l *liveFlags) start(env *Env, info livemetrics.Info) error {
 	if err != nil {
 		return Usagef("--metrics-addr %v", err)
 	}
+	l.env = env
 	l.metrics = livemetrics.New(info)
 	if l.server, err = l.metrics.Serve(addr); err != nil {
 		return Usagef("--metrics-addr %s: %v", l.addr, err)
@@ -60,6 +62,9 @@ func (l *liveFlags) running(run *loadgen.Run, load float64) {
 
 func (l *liveFlags) close() {
 	if l.server != nil {
+		if l.env != nil && l.env.beforeLiveClose != nil {
+			l.env.beforeLiveClose(l.server.Addr())
+		}
 		l.server.Close()
 		l.server = nil
 	}

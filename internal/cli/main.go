@@ -23,6 +23,10 @@ type Env struct {
 	// helpWidth is the terminal's width for help text (0: not a terminal,
 	// wrap at 80).
 	helpWidth int
+	// beforeLiveClose, when set (tests), is called with the address of
+	// --metrics-addr's endpoint once the load has ended and before the
+	// endpoint closes: the last moment its final counts can be scraped.
+	beforeLiveClose func(addr string)
 }
 
 func newVersionCmd(env *Env) *cobra.Command {

@@ -228,21 +228,32 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		if f.jsonOut {
 			enc := json.NewEncoder(env.Stdout)
 			enc.SetIndent("", "  ")
-			return enc.Encode(struct {
+			if err := enc.Encode(struct {
 				planHeader
 				plan.Answer
-			}{hdr, ans})
+			}{hdr, ans}); err != nil {
+				return err
+			}
+			// A script gates on the exit code: --json must not pass where
+			// the text form fails.
+			return planVerdict(ans)
 		}
 		printPlan(env.Stdout, hdr, space, f.wl.requests, ans)
-		if ans.Winner == nil {
-			if why := allInvalid(ans.Families); why != "" {
-				return Usagef("no deployment in the search space is a valid configuration: %s (check --tp and --model)", why)
-			}
-			return &SLOError{Failed: []string{"no deployment in the search space meets every SLO"}}
-		}
-		return nil
+		return planVerdict(ans)
 	}
 	return cmd
+}
+
+// planVerdict is the exit of a finished search: nil with a winner, a usage
+// error when every configuration was invalid, else a failed SLO (exit 3).
+func planVerdict(ans plan.Answer) error {
+	if ans.Winner != nil {
+		return nil
+	}
+	if why := allInvalid(ans.Families); why != "" {
+		return Usagef("no deployment in the search space is a valid configuration: %s (check --tp and --model)", why)
+	}
+	return &SLOError{Failed: []string{"no deployment in the search space meets every SLO"}}
 }
 
 // allInvalid gives the causes when every family of the search is an invalid

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
@@ -145,50 +146,95 @@ func firstBytes(b []byte) string {
 }
 
 func readRecords(data []byte) (*Run, error) {
-	recs, err := record.ReadAll(bytes.NewReader(data))
+	var recs []record.Request
+	r, err := ScanRecords(bytes.NewReader(data), func(rec *record.Request) error {
+		recs = append(recs, *rec)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.Records = recs
+	return r, nil
+}
+
+// ScanRecords reads a knee records.jsonl from rd one record at a time,
+// checking each and folding it into the summary, and gives every record to
+// fn (which must not keep it): a file of any size is read in bounded
+// memory. The returned Run has the summary and warnings but no Records.
+// An error of fn ends the scan and is returned as it is.
+func ScanRecords(rd io.Reader, fn func(*record.Request) error) (*Run, error) {
+	acc := stats.NewAccumulator(stats.Options{Series: true})
+	n := 0
+	var fnErr error
+	err := record.Scan(&textOnly{r: rd}, func(rec *record.Request) error {
+		n++
+		if err := checkRecord(n, rec); err != nil {
+			return err
+		}
+		acc.Add(rec)
+		if err := fn(rec); err != nil {
+			fnErr = err
+			return err
+		}
+		return nil
+	})
+	if fnErr != nil {
+		return nil, fnErr
+	}
 	var warnings []string
 	var cut *record.CutLastLineError
 	if errors.As(err, &cut) {
 		// A writer killed mid-line (kill -9) leaves one: keep the rest.
-		warnings = append(warnings, fmt.Sprintf("skipped the last line, %v; imported the %d complete records before it", cut, len(recs)))
+		warnings = append(warnings, fmt.Sprintf("skipped the last line, %v; imported the %d complete records before it", cut, n))
 		err = nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("knee records.jsonl: %w", err)
 	}
-	if len(recs) == 0 {
+	if n == 0 {
 		return nil, errors.New("knee records.jsonl: no records")
 	}
-	if err := checkRecords(recs); err != nil {
-		return nil, fmt.Errorf("knee records.jsonl: %w", err)
+	return &Run{Format: FormatRecords, Warnings: warnings, Summary: acc.Summary()}, nil
+}
+
+// textOnly fails at the first NUL byte: JSON text never holds one, so a
+// binary file, or the hole of a sparse file, is refused where it starts
+// instead of being read as one endless line.
+type textOnly struct {
+	r   io.Reader
+	off int64
+}
+
+func (t *textOnly) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if i := bytes.IndexByte(p[:n], 0); i >= 0 {
+		return i, fmt.Errorf("a NUL byte at byte %d: binary data, not JSON text", t.off+int64(i))
 	}
-	r := &Run{Format: FormatRecords, Records: recs, Warnings: warnings}
-	r.Summary = stats.Summarize(recs, stats.Options{Series: true})
-	return r, nil
+	t.off += int64(n)
+	return n, err
 }
 
 // maxOffset bounds every time in an imported record (a week): absurd values
 // are bad input, not a reason to allocate a huge time series.
 const maxOffset = 7 * 24 * time.Hour
 
-// checkRecords rejects records whose times cannot be real.
-func checkRecords(recs []record.Request) error {
-	for i := range recs {
-		r := &recs[i]
-		ts := []time.Duration{r.Scheduled, r.Sent, r.FirstToken, r.Done, r.StreamEnd}
-		for _, t := range ts {
-			if t < 0 || t > maxOffset {
-				return fmt.Errorf("record %d (id %d): a time of %v is outside 0..%v", i+1, r.ID, t, maxOffset)
-			}
+// checkRecord rejects a record whose times cannot be real; i is its
+// 1-based position in the file.
+func checkRecord(i int, r *record.Request) error {
+	ts := []time.Duration{r.Scheduled, r.Sent, r.FirstToken, r.Done, r.StreamEnd}
+	for _, t := range ts {
+		if t < 0 || t > maxOffset {
+			return fmt.Errorf("record %d (id %d): a time of %v is outside 0..%v", i, r.ID, t, maxOffset)
 		}
-		for _, t := range r.TokenTimes {
-			if t < 0 || t > maxOffset {
-				return fmt.Errorf("record %d (id %d): a token time of %v is outside 0..%v", i+1, r.ID, t, maxOffset)
-			}
+	}
+	for _, t := range r.TokenTimes {
+		if t < 0 || t > maxOffset {
+			return fmt.Errorf("record %d (id %d): a token time of %v is outside 0..%v", i, r.ID, t, maxOffset)
 		}
-		if r.InputTokens < 0 || r.OutputTokens < 0 {
-			return fmt.Errorf("record %d (id %d): negative token count", i+1, r.ID)
-		}
+	}
+	if r.InputTokens < 0 || r.OutputTokens < 0 {
+		return fmt.Errorf("record %d (id %d): negative token count", i, r.ID)
 	}
 	return nil
 }

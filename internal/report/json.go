@@ -66,6 +66,17 @@ type jsonExtra struct {
 	ErrorMessages []ErrorMessage `json:"error_messages,omitempty"`
 	// Server is the scraped server view (docs/server-metrics.md).
 	Server *scrape.View `json:"server,omitempty"`
+	// ServerPercentiles are the server histograms' percentiles as the
+	// report shows them (ms, bounded by bucket edges and the client's
+	// maximum), by metric and percentile.
+	ServerPercentiles map[scrape.Metric]map[string]ServerPercentile `json:"server_percentiles_ms,omitempty"`
+	// TTFTSplit is the report's TTFT split table as figures: each part's
+	// mean in ms and share of TTFT (sched), with the server front end
+	// (its TTFT beyond queue + prefill) the table derives.
+	TTFTSplit []TTFTPart `json:"ttft_split_parts,omitempty"`
+	// ErrorKindShares: each error kind's count over the measured requests
+	// (a fraction, 0..1), as the report's Errors table shows it.
+	ErrorKindShares map[string]float64 `json:"error_kind_shares,omitempty"`
 	// Engine: a simulated run's engine figures.
 	Engine *EngineFigures `json:"engine,omitempty"`
 	// Predictions: a simulated run's headline figures with their
@@ -132,12 +143,15 @@ func MarshalJSON(run *Run) ([]byte, error) {
 		Run: jsonMeta{ID: run.ID, Kind: run.Kind, Version: run.Version, Target: run.Target, Model: run.Model,
 			Load: run.Load, Workload: run.Workload, Label: run.Label, Status: run.Status, Start: run.Start.UTC(),
 			Config: run.Config},
-		Notes:         run.Notes,
-		Definitions:   Definitions(&run.Summary),
-		ErrorMessages: run.ErrorMessages,
-		Server:        run.Server,
-		Engine:        run.Engine,
-		Predictions:   run.Predictions,
+		Notes:             run.Notes,
+		Definitions:       Definitions(&run.Summary),
+		ErrorMessages:     run.ErrorMessages,
+		Server:            run.Server,
+		ServerPercentiles: serverPercentiles(run.Server, &run.Summary),
+		ErrorKindShares:   errorShares(&run.Summary),
+		TTFTSplit:         ttftSplitParts(run.Server),
+		Engine:            run.Engine,
+		Predictions:       run.Predictions,
 	}
 	if sw := run.Sweep; sw != nil {
 		knee, safe := sw.Knee, sw.SLOSafe
@@ -271,4 +285,54 @@ func (kv *OrderedKV) UnmarshalJSON(b []byte) error {
 		*kv = append(*kv, [2]string{t.(string), v})
 	}
 	return nil
+}
+
+// errorShares is each error kind's share of the measured requests (nil
+// without errors).
+func errorShares(s *stats.Summary) map[string]float64 {
+	if len(s.ErrorKinds) == 0 || s.Requests == 0 {
+		return nil
+	}
+	out := make(map[string]float64, len(s.ErrorKinds))
+	for k, n := range s.ErrorKinds {
+		out[k] = float64(n) / float64(s.Requests)
+	}
+	return out
+}
+
+// TTFTPart is one row of the TTFT split: a part of the mean TTFT (sched).
+type TTFTPart struct {
+	Part  string  `json:"part"` // client_lag, overhead, server_queue, server_prefill, server_front_end, server_ttft
+	MS    float64 `json:"ms"`
+	Share float64 `json:"share"` // of the mean TTFT (sched), 0..1; 0 when that is 0
+}
+
+// ttftSplitParts are the rows the TTFT split table shows (nil without a
+// split), in its order.
+func ttftSplitParts(v *scrape.View) []TTFTPart {
+	if v == nil || v.Split == nil {
+		return nil
+	}
+	sp := v.Split
+	total := sp.ClientLagMS + sp.ClientTTFTMS
+	var out []TTFTPart
+	add := func(part string, ms float64) {
+		p := TTFTPart{Part: part, MS: ms}
+		if total > 0 {
+			p.Share = ms / total
+		}
+		out = append(out, p)
+	}
+	add("client_lag", sp.ClientLagMS)
+	add("overhead", sp.OverheadMS)
+	if sp.HasPhases {
+		add("server_queue", sp.ServerQueueMS)
+		add("server_prefill", sp.ServerPrefillMS)
+		if other := sp.ServerTTFTMS - sp.ServerQueueMS - sp.ServerPrefillMS; other > 0.005 {
+			add("server_front_end", other)
+		}
+	} else {
+		add("server_ttft", sp.ServerTTFTMS)
+	}
+	return out
 }

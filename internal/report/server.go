@@ -110,6 +110,47 @@ func serverSections(v *scrape.View, s *stats.Summary) []section {
 	return out
 }
 
+// Bounds a shown server percentile can have (summary.json
+// "server_percentiles_ms"): the interpolated value itself, at most the value
+// (a bucket edge or the client's measured maximum), or at least it (the
+// rank fell in the open-ended +Inf bucket; the value is the last bound).
+const (
+	boundValue   = "value"
+	boundAtMost  = "at_most"
+	boundAtLeast = "at_least"
+)
+
+// ServerPercentile is one server-histogram percentile as the report shows
+// it, in ms, with what the histogram can tell of it.
+type ServerPercentile struct {
+	ValueMS float64 `json:"value_ms"`
+	Bound   string  `json:"bound"` // value, at_most or at_least
+}
+
+// serverPercentile is what histPercentile shows, as data (the text
+// renderer keeps its own; TestServerPercentilesMatchText holds the two
+// together): percentile q of h, interpolated as v, at least the last bound
+// when its rank falls in the open-ended +Inf bucket, otherwise at most its
+// bucket's upper bound and, when bounded, the client's measured maximum
+// clientMax. ok is false without buckets.
+func serverPercentile(h scrape.HistStats, q, v, clientMax float64, bounded bool) (p ServerPercentile, ok bool) {
+	if !h.Buckets {
+		return p, false
+	}
+	if last, over := h.OverLastBound(q); over {
+		return ServerPercentile{last, boundAtLeast}, true
+	}
+	hi, coarse := h.Coarse(v)
+	if bounded && clientMax < hi {
+		hi = clientMax
+		coarse = coarse || v > clientMax
+	}
+	if coarse {
+		return ServerPercentile{hi, boundAtMost}, true
+	}
+	return ServerPercentile{v, boundValue}, true
+}
+
 // histPercentile renders percentile q of h, interpolated as v: "≥ last
 // bound" when its rank falls in the open-ended +Inf bucket (the histogram
 // cannot tell more); otherwise never above its bucket's upper bound nor,
@@ -131,6 +172,34 @@ func histPercentile(h scrape.HistStats, q, v, clientMax float64, bounded bool) s
 		return "≤" + fnum(hi, 0)
 	}
 	return fnum(v, 1)
+}
+
+// serverPercentiles are the server histograms' percentiles as the text
+// report shows them, by metric and percentile (p50, p90, p95, p99), so
+// summary.json carries the bounded figures, not only the raw interpolation.
+func serverPercentiles(v *scrape.View, s *stats.Summary) map[scrape.Metric]map[string]ServerPercentile {
+	if v == nil || v.Window == nil || len(v.Window.Hists) == 0 {
+		return nil
+	}
+	out := map[scrape.Metric]map[string]ServerPercentile{}
+	for m, h := range v.Window.Hists {
+		clientMax, bounded := clientBound(m, s)
+		ps := map[string]ServerPercentile{}
+		for i, name := range []string{"p50", "p90", "p95", "p99"} {
+			q := []float64{0.50, 0.90, 0.95, 0.99}[i]
+			val := []float64{h.P50MS, h.P90MS, h.P95MS, h.P99MS}[i]
+			if p, ok := serverPercentile(h, q, val, clientMax, bounded); ok {
+				ps[name] = p
+			}
+		}
+		if len(ps) > 0 {
+			out[m] = ps
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // clientBound is the client's measured maximum of a time that contains
