@@ -51,10 +51,17 @@ type Profile struct {
 	// KVMemEfficiency: 0 reads the KV cache at the weights' efficiency.
 	KVMemEfficiency     *float64 `yaml:"kv_mem_efficiency,omitempty"`
 	AllReduceEfficiency *float64 `yaml:"all_reduce_efficiency,omitempty"`
-	FrontEndMS          *float64 `yaml:"front_end_ms,omitempty"`
-	FrontEndSerialMS    *float64 `yaml:"front_end_serial_ms,omitempty"`
-	FrontEndSerialSplit *float64 `yaml:"front_end_serial_split,omitempty"`
-	FrontEndLoadMS      *float64 `yaml:"front_end_load_ms_per_ktok_s,omitempty"`
+	// AllReducePerPeerUS is the all-reduce latency per GPU beyond the
+	// first (simengine.CostParams.AllReducePerPeerNS).
+	AllReducePerPeerUS *float64 `yaml:"all_reduce_per_peer_us,omitempty"`
+	// ExpertSmallBatchEfficiency is a mixture of experts' expert-read
+	// efficiency at one token an expert, relative to the dense layers'
+	// (simengine.CostParams.ExpertSmallBatchEfficiency; 1: none).
+	ExpertSmallBatchEfficiency *float64 `yaml:"expert_small_batch_efficiency,omitempty"`
+	FrontEndMS                 *float64 `yaml:"front_end_ms,omitempty"`
+	FrontEndSerialMS           *float64 `yaml:"front_end_serial_ms,omitempty"`
+	FrontEndSerialSplit        *float64 `yaml:"front_end_serial_split,omitempty"`
+	FrontEndLoadMS             *float64 `yaml:"front_end_load_ms_per_ktok_s,omitempty"`
 	// NoFrontEnd: an offline engine or a profiled step (no API server).
 	NoFrontEnd bool `yaml:"no_front_end,omitempty"`
 
@@ -87,6 +94,8 @@ func (p Profile) Cost(base simengine.CostParams) simengine.CostParams {
 	setF(p.ComputeEfficiency, &c.ComputeEfficiency)
 	setF(p.KVMemEfficiency, &c.KVMemEfficiency)
 	setF(p.AllReduceEfficiency, &c.AllReduceBWEfficiency)
+	setNS(p.AllReducePerPeerUS, &c.AllReducePerPeerNS, 1e3)
+	setF(p.ExpertSmallBatchEfficiency, &c.ExpertSmallBatchEfficiency)
 	setF(p.FrontEndSerialSplit, &c.FrontEndSerialSplit)
 	if p.NoFrontEnd {
 		c.FrontEndNS, c.FrontEndPerTokenNS, c.FrontEndSerialNS, c.FrontEndLoadNS = 0, 0, 0, 0
@@ -125,6 +134,10 @@ func (p Profile) validate() error {
 		return fmt.Errorf("compute_efficiency %v: want a share above 0, at most 1", *p.ComputeEfficiency)
 	case !share(p.AllReduceEfficiency, false):
 		return fmt.Errorf("all_reduce_efficiency %v: want a share above 0, at most 1", *p.AllReduceEfficiency)
+	case !share(p.ExpertSmallBatchEfficiency, false):
+		return fmt.Errorf("expert_small_batch_efficiency %v: want a share above 0, at most 1", *p.ExpertSmallBatchEfficiency)
+	case negative(p.AllReducePerPeerUS):
+		return fmt.Errorf("all_reduce_per_peer_us %v: must not be negative", *p.AllReducePerPeerUS)
 	case !share(p.FrontEndSerialSplit, true):
 		return fmt.Errorf("front_end_serial_split %v: want a share from 0 to 1", *p.FrontEndSerialSplit)
 	case negative(p.StepOverheadMS, p.StepPerSeqUS, p.FrontEndMS, p.FrontEndSerialMS, p.FrontEndLoadMS):

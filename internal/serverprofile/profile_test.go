@@ -78,3 +78,31 @@ func TestTensorRTLLMProfileSchedules(t *testing.T) {
 		t.Errorf("tensorrt-llm: chunked %v, budget %d, T0 %d", cfg.ChunkedPrefill, cfg.MaxNumBatchedTokens, cfg.Cost.StepOverheadNS)
 	}
 }
+
+// The host profiles were fitted before the all-reduce latency grew with
+// tp, so they keep the flat latency they were fitted with; a profile file
+// can set the per-peer latency and the MoE small-batch expert efficiency,
+// and an efficiency out of (0, 1] is refused naming the field.
+func TestProfilePhysicsTerms(t *testing.T) {
+	g, _ := Lookup("gpustack-a100-235b")
+	if c := g.Cost(simengine.DefaultCost); c.AllReducePerPeerNS != 0 {
+		t.Errorf("gpustack-a100-235b: all-reduce per peer %d ns; fitted with none", c.AllReducePerPeerNS)
+	}
+	path := filepath.Join(t.TempDir(), "moe.yaml")
+	if err := os.WriteFile(path, []byte("name: moe-host\nengine: vllm\nall_reduce_per_peer_us: 5\nexpert_small_batch_efficiency: 0.4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := q.Cost(simengine.DefaultCost); c.AllReducePerPeerNS != 5000 || c.ExpertSmallBatchEfficiency != 0.4 {
+		t.Errorf("per peer %d ns, expert efficiency %v; want 5000 and 0.4", c.AllReducePerPeerNS, c.ExpertSmallBatchEfficiency)
+	}
+	if err := os.WriteFile(path, []byte("name: moe-host\nengine: vllm\nexpert_small_batch_efficiency: 1.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "expert_small_batch_efficiency") {
+		t.Errorf("an expert efficiency of 1.5 loaded: %v", err)
+	}
+}

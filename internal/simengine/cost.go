@@ -40,6 +40,30 @@ type CostParams struct {
 	// messages in one shot over NVLink/NVSwitch, so the cost hardly grows
 	// with tp. Assumed, from NCCL/custom all-reduce latencies.
 	AllReduceLatencyNS int64
+	// AllReducePerPeerNS is the latency an all-reduce adds per GPU beyond
+	// the first (tp − 1 peers): a one-shot all-reduce reads every peer's
+	// buffer and a ring passes tp − 1 hops each way, and the slowest GPU of
+	// the group sets the pace, so small-message all-reduces slow as tp
+	// grows (NCCL's and vLLM's custom all-reduce small-message times grow
+	// from ~10 µs at 2 GPUs to ~20 µs at 8 on NVSwitch). Assumed.
+	AllReducePerPeerNS int64
+	// PCIeAllReduceLatencyScale multiplies the all-reduce latency
+	// (AllReduceLatencyNS and AllReducePerPeerNS) on GPUs whose link is
+	// PCIe: each hop crosses the host's PCIe switches (~µs, against NVLink's
+	// sub-µs), and vLLM's custom all-reduce needs peer access that PCIe
+	// servers of more than two cards often lack, so NCCL's slower path
+	// runs. Assumed. 0 = 1.
+	PCIeAllReduceLatencyScale float64
+	// ExpertSmallBatchEfficiency is the share of the weight reads' memory
+	// efficiency that a mixture of experts' expert GEMMs reach when each
+	// expert a step touches serves one token: the fused MoE kernel runs
+	// one small GEMV per touched expert, launching and synchronising far
+	// more blocks than bytes read warrant, so a small batch reads the
+	// experts well below the dense layers' rate. With m tokens per touched
+	// expert the share is 1 − (1 − this)/m², the dense rate once a few
+	// tokens share an expert.
+	// 0 = 1 (no penalty). Fitted (the grid of TestLeaveOneSourceOut).
+	ExpertSmallBatchEfficiency float64
 	// AllReduceBWEfficiency is the fraction of the GPU link's per-direction
 	// bandwidth that an all-reduce achieves (NCCL's "bus bandwidth").
 	// Assumed. 0 = 1.
@@ -186,18 +210,22 @@ func curveAt(c []CurvePoint, n int64) float64 {
 // sources they were not fitted to); the rest are assumed or measured as
 // each field says.
 var DefaultCost = CostParams{
-	StepOverheadNS:        1_200_000, // 1.2 ms: fitted
-	StepPerSeqNS:          0,         // fitted (0 and 20 µs tried)
-	MemEfficiency:         0.76,
-	ComputeEfficiency:     0.7,       // fitted (1 and 0.7 tried)
-	FrontEndSerialNS:      4_000_000, // 4 ms: fitted (0 and 4 ms tried)
-	KVMemEfficiency:       0.83,
-	AllReduceLatencyNS:    8_000, // 8 µs
-	AllReduceBWEfficiency: 0.75,
-	ReserveFixedBytes:     1.5 * (1 << 30),
-	FrontEndNS:            FittedFrontEndNS,
-	FrontEndPerTokenNS:    1_000, // 1 µs per prompt token
-	FrontEndJitter:        0.5,
+	StepOverheadNS:     1_200_000, // 1.2 ms: fitted
+	StepPerSeqNS:       0,         // fitted (0 and 20 µs tried)
+	MemEfficiency:      0.76,
+	ComputeEfficiency:  0.7,       // fitted (1 and 0.7 tried)
+	FrontEndSerialNS:   4_000_000, // 4 ms: fitted (0 and 4 ms tried)
+	KVMemEfficiency:    0.83,
+	AllReduceLatencyNS: 8_000, // 8 µs
+	// 2 µs a peer: 10 µs at TP2, 14 µs at TP4, 22 µs at TP8 per all-reduce
+	AllReducePerPeerNS:         2_000,
+	PCIeAllReduceLatencyScale:  3,
+	ExpertSmallBatchEfficiency: 1, // fitted (1 and 0.4 tried): no penalty
+	AllReduceBWEfficiency:      0.75,
+	ReserveFixedBytes:          1.5 * (1 << 30),
+	FrontEndNS:                 FittedFrontEndNS,
+	FrontEndPerTokenNS:         1_000, // 1 µs per prompt token
+	FrontEndJitter:             0.5,
 }
 
 // costModel holds per-GPU (one of TP) derived quantities so that pricing a
@@ -221,6 +249,7 @@ type costModel struct {
 	// experts × (1 − (1 − topK/experts)^n) per layer.
 	experts, topK  float64
 	expertBytesAll float64 // bytes of one expert in every MoE layer, per GPU
+	expertSmallEff float64 // CostParams.ExpertSmallBatchEfficiency (1 = none)
 	// All-reduce (tp > 1): 2 per layer; each moves 2(tp−1)/tp × tokens ×
 	// hidden × 2 bytes over the link.
 	arCount      float64
@@ -268,6 +297,10 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 	if m.Experts > 0 {
 		c.experts, c.topK = float64(m.Experts), float64(m.ExpertsPerToken)
 		c.expertBytesAll = layers * m.expertParams() * wb / fTP
+		c.expertSmallEff = p.ExpertSmallBatchEfficiency
+		if c.expertSmallEff <= 0 || c.expertSmallEff > 1 {
+			c.expertSmallEff = 1
+		}
 	}
 	if tp > 1 {
 		bwEff := p.AllReduceBWEfficiency
@@ -275,7 +308,10 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 			bwEff = 1
 		}
 		c.arCount = 2 * layers
-		c.arLatencyNS = float64(p.AllReduceLatencyNS)
+		c.arLatencyNS = float64(p.AllReduceLatencyNS) + float64(p.AllReducePerPeerNS)*(fTP-1)
+		if gpu.Interconnect == InterconnectPCIe && p.PCIeAllReduceLatencyScale > 0 {
+			c.arLatencyNS *= p.PCIeAllReduceLatencyScale
+		}
 		c.arNSPerToken = 2 * (fTP - 1) / fTP * h * 2 * 1e9 / (gpu.InterconnectGBps * 1e9 * bwEff)
 	}
 	return c
@@ -341,7 +377,11 @@ func (c *costModel) terms(l *stepLoad) StepTerms {
 	weights := c.weightBytes
 	if c.experts > 0 && l.newTokens > 0 {
 		touched := c.experts * (1 - math.Pow(1-c.topK/c.experts, float64(l.newTokens)))
-		weights += touched * c.expertBytesAll
+		// Tokens per touched expert: the expert GEMMs' M dimension.
+		perExpert := float64(l.newTokens) * c.topK / touched
+		m := max(perExpert, 1)
+		eff := 1 - (1-c.expertSmallEff)/(m*m)
+		weights += touched * c.expertBytesAll / eff
 	}
 	t := StepTerms{
 		Seqs:     float64(l.seqs),
