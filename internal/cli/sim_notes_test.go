@@ -10,7 +10,7 @@ import (
 // says which runs keep them.
 func TestSimRecordsNotesTruthful(t *testing.T) {
 	env := benchEnv(t)
-	code, stdout, stderr := kneeEnv(t, env, "sim", "--rate", "5", "--duration", "10s", "--seed", "1", "--quiet")
+	code, stdout, stderr := kneeEnv(t, env, "sim", "--rate", "5", "--duration", "10s", "--seed", "1", "--quiet", "--detail")
 	if code != ExitOK {
 		t.Fatalf("sim --duration: exit %d: %s", code, stderr)
 	}

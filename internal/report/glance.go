@@ -61,6 +61,14 @@ func glance(r *Run) []section {
 	out = append(out, tp)
 
 	out = append(out, latencySection(r, true))
+	// A prediction is read with its range, and a mix by its classes: both
+	// belong on the first screen.
+	if r.Predictions != nil && len(r.Predictions.Figures) > 0 {
+		out = append(out, r.Predictions.section())
+	}
+	if len(r.Classes) > 0 {
+		out = append(out, classSection(r.Classes))
+	}
 
 	if len(s.ErrorKinds) > 0 {
 		var kinds []string
@@ -85,7 +93,7 @@ func glance(r *Run) []section {
 func warnings(r *Run) []string {
 	var w []string
 	for _, n := range r.Notes {
-		if strings.HasPrefix(n, "warning") || strings.HasPrefix(n, "interrupted") {
+		if strings.HasPrefix(n, "warning") || strings.HasPrefix(n, "interrupted") || strings.HasPrefix(n, "stopped") {
 			w = append(w, n)
 		}
 	}

@@ -20,7 +20,10 @@ func Text(w io.Writer, run *Run) error {
 	bw.WriteString("\nDetail\n======\n")
 	var detail []section
 	for _, s := range build(run) {
-		if s.title != "SLOs" { // at a glance already, verbatim
+		switch {
+		case s.title == "SLOs", strings.HasPrefix(s.title, "Prediction ranges"), strings.HasPrefix(s.title, "Per class"):
+			// at a glance already, verbatim
+		default:
 			detail = append(detail, s)
 		}
 	}
