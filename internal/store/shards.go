@@ -298,26 +298,10 @@ func (w *RunWriter) FinishShard(status string) (complete int, ended bool, err er
 	if !validFinal(status) {
 		return 0, false, fmt.Errorf("store: final status %q (want complete, interrupted or failed)", status)
 	}
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return 0, false, errors.New("store: shard already finished")
-	}
-	w.closed = true
-	w.mu.Unlock()
-	close(w.stop)
-	<-w.done
-	var errs []error
-	if err := w.flush(); err != nil {
-		w.mu.Lock()
-		first, left, added := w.err, len(w.pending), w.nextSeq
-		w.mu.Unlock()
-		errs = append(errs, &UnstoredError{Unstored: left, Added: added, Err: first})
-		// Nothing reads as complete that is not stored: a restart of
-		// this index can store its part.
-		if status == StatusComplete {
-			status = StatusFailed
-		}
+	// A shard stored as failed can be stored again by a restart of its index.
+	status, errs, err := w.closeAndFlush("shard", status)
+	if err != nil {
+		return 0, false, err
 	}
 	ctx := context.Background()
 	tx, err := w.st.db.BeginTx(ctx, nil)
