@@ -1,16 +1,13 @@
 package calibrate
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/knee-dev/knee/internal/serverprofile"
 	"github.com/knee-dev/knee/internal/simengine"
 )
 
@@ -170,15 +167,7 @@ func (p Profile) CostParams(def simengine.CostParams) simengine.CostParams {
 
 // Write writes the profile as YAML.
 func (p Profile) Write(w io.Writer) error {
-	if _, err := io.WriteString(w, "# knee calibrate profile: load with knee sim --profile FILE or knee serve --profile FILE\n"); err != nil {
-		return err
-	}
-	enc := yaml.NewEncoder(w)
-	enc.SetIndent(2)
-	if err := enc.Encode(p); err != nil {
-		return err
-	}
-	return enc.Close()
+	return serverprofile.WriteYAML(w, "knee calibrate profile: load with knee sim --profile FILE or knee serve --profile FILE", p)
 }
 
 // LoadProfile reads a profile and checks it, naming what is wrong.
@@ -188,13 +177,8 @@ func LoadProfile(path string) (Profile, error) {
 		return Profile{}, err
 	}
 	var p Profile
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&p); err != nil {
-		if errors.Is(err, io.EOF) {
-			return Profile{}, fmt.Errorf("%s: empty file (want a profile written by knee calibrate)", path)
-		}
-		return Profile{}, fmt.Errorf("%s: %v", path, err)
+	if err := serverprofile.DecodeYAML(path, data, &p, "a profile written by knee calibrate"); err != nil {
+		return Profile{}, err
 	}
 	switch {
 	case p.GPU == "" || p.Model == "":

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/knee-dev/knee/internal/workload"
 )
 
 // maxQuoted bounds how much of a file a message quotes: enough to
@@ -26,20 +28,6 @@ func quoteCapped(b []byte) string {
 		cut = cut[:len(cut)-1]
 	}
 	return strconv.Quote(string(cut)) + fmt.Sprintf("… (%d bytes in all)", len(b))
-}
-
-// ctxReader stops a long parse when ctx ends (Ctrl-C, SIGTERM): every read
-// checks it, so a parser of any input answers within one read.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // textInput is an input file opened for parsing, checked first: not a
@@ -80,7 +68,7 @@ func openText(ctx context.Context, env *Env, path, want string) (*textInput, err
 		}
 		in.file, in.size, rd = f, fi.Size(), f
 	}
-	br := bufio.NewReaderSize(ctxReader{ctx, rd}, 64<<10)
+	br := bufio.NewReaderSize(workload.ContextReader(ctx, rd), 64<<10)
 	head, _ := br.Peek(8 << 10)
 	if kind := binaryKind(head); kind != "" {
 		in.Close()

@@ -55,15 +55,11 @@ func newRecordsCmd(env *Env) *cobra.Command {
 		if *step < -1 {
 			return Usagef("--step %d: want a step number from 0", *step)
 		}
-		st, err := openDBRead(env, *db)
+		st, id, err := openRun(env, *db, pos[0])
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		id, err := resolveRun(st, pos[0])
-		if err != nil {
-			return err
-		}
 		info, err := st.Run(id)
 		if err != nil {
 			return &UsageError{Err: err}

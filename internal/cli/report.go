@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/store"
 	"github.com/spf13/cobra"
 )
 
@@ -51,15 +52,11 @@ func newReportCmd(env *Env) *cobra.Command {
 		if f == "" {
 			f = "text"
 		}
-		st, err := openDBRead(env, *db)
+		st, id, err := openRun(env, *db, pos[0])
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		id, err := resolveRun(st, pos[0])
-		if err != nil {
-			return err
-		}
 		lr, err := loadRun(st, id)
 		if err != nil {
 			return err
@@ -95,6 +92,21 @@ func newReportCmd(env *Env) *cobra.Command {
 		return writeOut(env, path, buf.Bytes(), fmt.Sprintf("run %d, %s", id, f))
 	}
 	return cmd
+}
+
+// openRun opens the database read-only and finds run ref in it; the caller
+// closes the store. A reference that names no run is a usage error.
+func openRun(env *Env, dbFlag, ref string) (*store.Store, int64, error) {
+	st, err := openDBRead(env, dbFlag)
+	if err != nil {
+		return nil, 0, err
+	}
+	id, err := resolveRun(st, ref)
+	if err != nil {
+		st.Close()
+		return nil, 0, err
+	}
+	return st, id, nil
 }
 
 // wantOneRun checks that a command got one run reference.

@@ -307,6 +307,16 @@ type TTFTPart struct {
 	Share float64 `json:"share"` // of the mean TTFT (sched), 0..1; 0 when that is 0
 }
 
+// ttftPartLabels name each TTFTPart.Part in the text reports' table.
+var ttftPartLabels = map[string]string{
+	"client_lag":       "client lag (sent late)",
+	"overhead":         "network, HTTP and client overhead",
+	"server_queue":     "server queue",
+	"server_prefill":   "server prefill",
+	"server_front_end": "server front end (its TTFT beyond queue + prefill)",
+	"server_ttft":      "server TTFT (no queue/prefill split exposed)",
+}
+
 // ttftSplitParts are the rows the TTFT split table shows (nil without a
 // split), in its order.
 func ttftSplitParts(v *scrape.View) []TTFTPart {

@@ -90,16 +90,9 @@ func serverSections(v *scrape.View, s *stats.Summary) []section {
 			}
 			tb.rows = append(tb.rows, []string{name, fnum(val, 2), share})
 		}
-		row("client lag (sent late)", sp.ClientLagMS)
-		row("network, HTTP and client overhead", sp.OverheadMS)
-		if sp.HasPhases {
-			row("server queue", sp.ServerQueueMS)
-			row("server prefill", sp.ServerPrefillMS)
-			if other := sp.ServerTTFTMS - sp.ServerQueueMS - sp.ServerPrefillMS; other > 0.005 {
-				row("server front end (its TTFT beyond queue + prefill)", other)
-			}
-		} else {
-			row("server TTFT (no queue/prefill split exposed)", sp.ServerTTFTMS)
+		// The same parts as the JSON's ttft_split, so the two never disagree.
+		for _, p := range ttftSplitParts(v) {
+			row(ttftPartLabels[p.Part], p.MS)
 		}
 		row("= TTFT (sched), mean", total)
 		out = append(out, section{title: fmt.Sprintf("TTFT split (mean of %d requests; server side from %s)", sp.Requests, sp.Source), table: tb})

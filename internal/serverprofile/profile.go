@@ -179,13 +179,8 @@ func Load(path string) (Profile, error) {
 		return Profile{}, fmt.Errorf("%s: larger than %d bytes (want one server profile)", path, maxProfileBytes)
 	}
 	var p Profile
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&p); err != nil {
-		if errors.Is(err, io.EOF) {
-			return Profile{}, fmt.Errorf("%s: empty file (want a server profile: name, engine, version and constants)", path)
-		}
-		return Profile{}, fmt.Errorf("%s: %v", path, err)
+	if err := DecodeYAML(path, data, &p, "a server profile: name, engine, version and constants"); err != nil {
+		return Profile{}, err
 	}
 	if err := p.validate(); err != nil {
 		return Profile{}, fmt.Errorf("%s: %v", path, err)
@@ -195,12 +190,32 @@ func Load(path string) (Profile, error) {
 
 // Write writes the profile as YAML.
 func (p Profile) Write(w io.Writer) error {
-	if _, err := io.WriteString(w, "# knee server profile: knee sim --server-profile FILE\n"); err != nil {
+	return WriteYAML(w, "knee server profile: knee sim --server-profile FILE", p)
+}
+
+// DecodeYAML decodes the one YAML document in data, read from path, into v.
+// Unknown keys are errors, so a misspelt constant is not silently left at
+// zero; want says what the file should hold when it is empty.
+func DecodeYAML(path string, data []byte, v any, want string) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("%s: empty file (want %s)", path, want)
+		}
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	return nil
+}
+
+// WriteYAML writes v as YAML under a comment line saying what reads it.
+func WriteYAML(w io.Writer, comment string, v any) error {
+	if _, err := io.WriteString(w, "# "+comment+"\n"); err != nil {
 		return err
 	}
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
-	if err := enc.Encode(p); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
 	return enc.Close()

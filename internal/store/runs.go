@@ -315,29 +315,31 @@ func (st *Store) StepRecords(id int64, fn func(step int, r *record.Request) erro
 }
 
 func (st *Store) records(id int64, fn func(sql.NullInt64, *record.Request) error) error {
-	return st.damaged(st.scanRecords(id, fn))
+	return st.damaged(st.scanRecords(id, "step", fn))
 }
 
-func (st *Store) scanRecords(id int64, fn func(sql.NullInt64, *record.Request) error) error {
-	rows, err := st.db.Query(`SELECT seq, step, record_json FROM records WHERE run_id = ? ORDER BY seq`, id)
+// scanRecords calls fn for each record of run id, in order, with the value of
+// column (step or shard: a constant of this package, never input) beside it.
+func (st *Store) scanRecords(id int64, column string, fn func(sql.NullInt64, *record.Request) error) error {
+	rows, err := st.db.Query(`SELECT seq, `+column+`, record_json FROM records WHERE run_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return fmt.Errorf("store: reading records of run %d: %w", id, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			seq  int64
-			step sql.NullInt64
-			raw  []byte
+			seq   int64
+			group sql.NullInt64
+			raw   []byte
 		)
-		if err := rows.Scan(&seq, &step, &raw); err != nil {
+		if err := rows.Scan(&seq, &group, &raw); err != nil {
 			return err
 		}
 		var r record.Request
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return fmt.Errorf("store: run %d record %d unreadable: %w", id, seq, err)
 		}
-		if err := fn(step, &r); err != nil {
+		if err := fn(group, &r); err != nil {
 			return err
 		}
 	}

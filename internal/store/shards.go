@@ -298,26 +298,10 @@ func (w *RunWriter) FinishShard(status string) (complete int, ended bool, err er
 	if !validFinal(status) {
 		return 0, false, fmt.Errorf("store: final status %q (want complete, interrupted or failed)", status)
 	}
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return 0, false, errors.New("store: shard already finished")
-	}
-	w.closed = true
-	w.mu.Unlock()
-	close(w.stop)
-	<-w.done
-	var errs []error
-	if err := w.flush(); err != nil {
-		w.mu.Lock()
-		first, left, added := w.err, len(w.pending), w.nextSeq
-		w.mu.Unlock()
-		errs = append(errs, &UnstoredError{Unstored: left, Added: added, Err: first})
-		// Nothing reads as complete that is not stored: a restart of
-		// this index can store its part.
-		if status == StatusComplete {
-			status = StatusFailed
-		}
+	// A shard stored as failed can be stored again by a restart of its index.
+	status, errs, err := w.closeAndFlush("shard", status)
+	if err != nil {
+		return 0, false, err
 	}
 	ctx := context.Background()
 	tx, err := w.st.db.BeginTx(ctx, nil)
@@ -419,33 +403,13 @@ func (st *Store) RunShards(id int64) ([]ShardInfo, int, error) {
 // ShardRecords calls fn for each record of run id with the shard that
 // measured it (-1 when the run is not sharded).
 func (st *Store) ShardRecords(id int64, fn func(shard int, r *record.Request) error) error {
-	rows, err := st.db.Query(`SELECT seq, shard, record_json FROM records WHERE run_id = ? ORDER BY seq`, id)
-	if err != nil {
-		return fmt.Errorf("store: reading records of run %d: %w", id, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			seq   int64
-			shard sql.NullInt64
-			raw   []byte
-		)
-		if err := rows.Scan(&seq, &shard, &raw); err != nil {
-			return err
-		}
-		var r record.Request
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return fmt.Errorf("store: run %d record %d unreadable: %w", id, seq, err)
-		}
+	return st.scanRecords(id, "shard", func(shard sql.NullInt64, r *record.Request) error {
 		s := -1
 		if shard.Valid {
 			s = int(shard.Int64)
 		}
-		if err := fn(s, &r); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+		return fn(s, r)
+	})
 }
 
 // heartbeat refreshes the run's heartbeat (and its shard's, in a sharded

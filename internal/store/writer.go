@@ -246,25 +246,9 @@ func (w *RunWriter) Finish(summary stats.Summary, status string) error {
 	if !validFinal(status) {
 		return fmt.Errorf("store: final status %q (want complete, interrupted or failed)", status)
 	}
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return errors.New("store: run already finished")
-	}
-	w.closed = true
-	w.mu.Unlock()
-	close(w.stop)
-	<-w.done
-
-	var errs []error
-	if err := w.flush(); err != nil {
-		w.mu.Lock()
-		first, left, added := w.err, len(w.pending), w.nextSeq
-		w.mu.Unlock()
-		errs = append(errs, &UnstoredError{Unstored: left, Added: added, Err: first})
-		if status == StatusComplete {
-			status = StatusFailed
-		}
+	status, errs, err := w.closeAndFlush("run", status)
+	if err != nil {
+		return err
 	}
 	ctx := context.Background()
 	tx, err := w.st.db.BeginTx(ctx, nil)
@@ -279,4 +263,32 @@ func (w *RunWriter) Finish(summary stats.Summary, status string) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// closeAndFlush stops the background flushing and stores what is still
+// pending. It returns the status to store — failed instead of complete when
+// records could not be stored — and an *UnstoredError among errs then; what
+// names the writer in the error of a second finish.
+func (w *RunWriter) closeAndFlush(what, status string) (string, []error, error) {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return status, nil, fmt.Errorf("store: %s already finished", what)
+	}
+	w.closed = true
+	w.mu.Unlock()
+	close(w.stop)
+	<-w.done
+	var errs []error
+	if err := w.flush(); err != nil {
+		w.mu.Lock()
+		first, left, added := w.err, len(w.pending), w.nextSeq
+		w.mu.Unlock()
+		errs = append(errs, &UnstoredError{Unstored: left, Added: added, Err: first})
+		// Nothing reads as complete that is not stored.
+		if status == StatusComplete {
+			status = StatusFailed
+		}
+	}
+	return status, errs, nil
 }

@@ -109,6 +109,12 @@ type Trace struct {
 	segSalt uint64
 }
 
+// ContextReader reads r until ctx ends (Ctrl-C, SIGTERM), then fails every
+// read with ctx's error: a parser of any input stops within one read.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader {
+	return ctxReader{ctx, r}
+}
+
 // ctxReader fails reads once ctx has ended, so a long parse stops.
 type ctxReader struct {
 	ctx context.Context
