@@ -3,149 +3,145 @@ package otelexport
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
-	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
-	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/record"
 )
 
-// receiver is a small OTLP receiver over HTTP and gRPC built on the OTLP
-// protobuf types the exporters themselves use. The collector's own
-// otlpreceiver v0.165.0 was measured too heavy for a unit test here: a
-// program importing it took 433 s (63 s of CPU) to build on the shared
-// 2-core machine, and it would move grpc to v1.85. It keeps, per metric and
-// attribute set, the last cumulative histogram point, and every span.
-type receiver struct {
-	colmetrics.UnimplementedMetricsServiceServer
-	coltrace.UnimplementedTraceServiceServer
-	mu     sync.Mutex
-	points map[string]map[string][2]float64 // metric → attributes → {count, sum}
-	spans  int
-	events map[string]int
+// collector is the OpenTelemetry Collector's own OTLP receiver, started
+// in-process on one loopback port with only the given protocol enabled, and
+// feeding consumertest sinks.
+type collector struct {
+	metrics consumertest.MetricsSink
+	traces  consumertest.TracesSink
 }
 
-func newReceiver() *receiver {
-	return &receiver{points: map[string]map[string][2]float64{}, events: map[string]int{}}
-}
-
-func attrKey(kvs []*commonpb.KeyValue) string {
-	var parts []string
-	for _, kv := range kvs {
-		parts = append(parts, kv.GetKey()+"="+fmt.Sprint(kv.GetValue()))
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
-}
-
-func (rc *receiver) Export(_ context.Context, req *colmetrics.ExportMetricsServiceRequest) (*colmetrics.ExportMetricsServiceResponse, error) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	for _, rm := range req.GetResourceMetrics() {
-		for _, sm := range rm.GetScopeMetrics() {
-			for _, m := range sm.GetMetrics() {
-				h := m.GetHistogram()
-				if h == nil {
-					continue
-				}
-				if rc.points[m.GetName()] == nil {
-					rc.points[m.GetName()] = map[string][2]float64{}
-				}
-				for _, dp := range h.GetDataPoints() {
-					rc.points[m.GetName()][attrKey(dp.GetAttributes())] = [2]float64{float64(dp.GetCount()), dp.GetSum()}
-				}
-			}
-		}
-	}
-	return &colmetrics.ExportMetricsServiceResponse{}, nil
-}
-
-type traceService struct{ rc *receiver }
-
-func (ts traceService) Export(_ context.Context, req *coltrace.ExportTraceServiceRequest) (*coltrace.ExportTraceServiceResponse, error) {
-	ts.rc.mu.Lock()
-	defer ts.rc.mu.Unlock()
-	for _, rs := range req.GetResourceSpans() {
-		for _, ss := range rs.GetScopeSpans() {
-			for _, sp := range ss.GetSpans() {
-				ts.rc.spans++
-				for _, ev := range sp.GetEvents() {
-					ts.rc.events[ev.GetName()]++
-				}
-			}
-		}
-	}
-	return &coltrace.ExportTraceServiceResponse{}, nil
-}
-
-type grpcTrace struct {
-	coltrace.UnimplementedTraceServiceServer
-	traceService
-}
-
-func (g grpcTrace) Export(ctx context.Context, req *coltrace.ExportTraceServiceRequest) (*coltrace.ExportTraceServiceResponse, error) {
-	return g.traceService.Export(ctx, req)
-}
-
-// ServeHTTP is OTLP/HTTP with protobuf bodies.
-func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
+// freeLoopbackAddr asks the kernel for a free loopback port: the receiver
+// binds its own listener and does not report the port it got for ":0".
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		http.Error(w, err.Error(), 400)
-		return
+		t.Fatal(err)
 	}
-	var resp proto.Message
-	switch r.URL.Path {
-	case "/v1/metrics":
-		var req colmetrics.ExportMetricsServiceRequest
-		if err := proto.Unmarshal(body, &req); err != nil {
-			http.Error(w, err.Error(), 400)
-			return
-		}
-		resp, _ = rc.Export(r.Context(), &req)
-	case "/v1/traces":
-		var req coltrace.ExportTraceServiceRequest
-		if err := proto.Unmarshal(body, &req); err != nil {
-			http.Error(w, err.Error(), 400)
-			return
-		}
-		resp, _ = traceService{rc}.Export(r.Context(), &req)
-	default:
-		http.NotFound(w, r)
-		return
-	}
-	b, _ := proto.Marshal(resp)
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	w.Write(b)
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
-// totals sums a metric's points over attribute sets, optionally only those
-// whose attributes contain match.
-func (rc *receiver) totals(name, match string) (count, sum float64) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	for k, p := range rc.points[name] {
-		if strings.Contains(k, match) {
-			count += p[0]
-			sum += p[1]
+// startCollector returns the collector and the endpoint URL knee exports to.
+func startCollector(t *testing.T, protocol string) (*collector, string) {
+	t.Helper()
+	factory := otlpreceiver.NewFactory()
+	cfg := factory.CreateDefaultConfig().(*otlpreceiver.Config)
+	addr := freeLoopbackAddr(t)
+	if protocol == ProtocolHTTP {
+		cfg.Protocols.HTTP.GetOrInsertDefault().ServerConfig.NetAddr.Endpoint = addr
+	} else {
+		cfg.Protocols.GRPC.GetOrInsertDefault().NetAddr.Endpoint = addr
+	}
+	col := &collector{}
+	settings := receivertest.NewNopSettings(component.MustNewType("otlp"))
+	ctx := context.Background()
+	// Both signals on one config share one receiver (and one listener), as in
+	// a collector pipeline; starting either starts it.
+	metricsRcv, err := factory.CreateMetrics(ctx, settings, cfg, &col.metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracesRcv, err := factory.CreateTraces(ctx, settings, cfg, &col.traces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := componenttest.NewNopHost()
+	if err := metricsRcv.Start(ctx, host); err != nil {
+		t.Fatal(err)
+	}
+	if err := tracesRcv.Start(ctx, host); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := metricsRcv.Shutdown(ctx); err != nil {
+			t.Error(err)
 		}
+		if err := tracesRcv.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return col, "http://" + addr
+}
+
+// totals sums, over attribute sets, the last cumulative point the
+// collector received for a histogram, optionally only the points whose
+// attribute key has the given string value.
+func (c *collector) totals(name, key, value string) (count, sum float64) {
+	last := map[string][2]float64{} // attributes → {count, sum}
+	for _, md := range c.metrics.AllMetrics() {
+		rms := md.ResourceMetrics()
+		for i := range rms.Len() {
+			sms := rms.At(i).ScopeMetrics()
+			for j := range sms.Len() {
+				ms := sms.At(j).Metrics()
+				for k := range ms.Len() {
+					m := ms.At(k)
+					if m.Name() != name || m.Type() != pmetric.MetricTypeHistogram {
+						continue
+					}
+					dps := m.Histogram().DataPoints()
+					for p := range dps.Len() {
+						dp := dps.At(p)
+						if key != "" {
+							if v, ok := dp.Attributes().Get(key); !ok || v.Str() != value {
+								continue
+							}
+						}
+						last[fmt.Sprint(dp.Attributes().AsRaw())] = [2]float64{float64(dp.Count()), dp.Sum()}
+					}
+				}
+			}
+		}
+	}
+	for _, p := range last {
+		count += p[0]
+		sum += p[1]
 	}
 	return count, sum
+}
+
+// spans counts the spans received and their events by name.
+func (c *collector) spans() (n int, events map[string]int) {
+	events = map[string]int{}
+	for _, td := range c.traces.AllTraces() {
+		rss := td.ResourceSpans()
+		for i := range rss.Len() {
+			sss := rss.At(i).ScopeSpans()
+			for j := range sss.Len() {
+				sps := sss.At(j).Spans()
+				for k := range sps.Len() {
+					n++
+					evs := sps.At(k).Events()
+					for e := range evs.Len() {
+						events[evs.At(e).Name()]++
+					}
+				}
+			}
+		}
+	}
+	return n, events
 }
 
 // streamer answers chat completions with six chunks; every fifth request
@@ -227,41 +223,26 @@ func expected(recs []record.Request) map[string]want {
 	return w
 }
 
-func checkExported(t *testing.T, rc *receiver, recs []record.Request) {
+func checkExported(t *testing.T, col *collector, recs []record.Request) {
 	t.Helper()
 	for name, w := range expected(recs) {
-		metricName, match := name, ""
+		metricName, key, value := name, "", ""
 		if n, ok := strings.CutSuffix(name, " output"); ok {
-			metricName, match = n, "gen_ai.token.type=string_value:\"output\""
+			metricName, key, value = n, "gen_ai.token.type", "output"
 		}
-		count, sum := rc.totals(metricName, match)
+		count, sum := col.totals(metricName, key, value)
 		if count != w.count || math.Abs(sum-w.sum) > 1e-9*math.Max(1, w.sum) {
 			t.Errorf("%s: exported count %v sum %.9f, the records say %v and %.9f", name, count, sum, w.count, w.sum)
 		}
 	}
 }
 
+// TestExportOverHTTPAndGRPC exports a run to the Collector's own OTLP
+// receiver and checks every histogram against the run's records.
 func TestExportOverHTTPAndGRPC(t *testing.T) {
 	for _, protocol := range []string{ProtocolHTTP, ProtocolGRPC} {
 		t.Run(protocol, func(t *testing.T) {
-			rc := newReceiver()
-			var endpoint string
-			if protocol == ProtocolHTTP {
-				srv := httptest.NewServer(rc)
-				defer srv.Close()
-				endpoint = srv.URL
-			} else {
-				ln, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					t.Fatal(err)
-				}
-				gs := grpc.NewServer()
-				colmetrics.RegisterMetricsServiceServer(gs, rc)
-				coltrace.RegisterTraceServiceServer(gs, grpcTrace{traceService: traceService{rc}})
-				go gs.Serve(ln)
-				defer gs.Stop()
-				endpoint = "http://" + ln.Addr().String()
-			}
+			col, endpoint := startCollector(t, protocol)
 			var reported atomic.Int64
 			exp, err := Start(Config{Endpoint: endpoint, Protocol: protocol, Traces: true, Kind: "bench", Run: "9",
 				Model: "m", Server: "http://127.0.0.1:8000", OnError: func(error) { reported.Add(1) }})
@@ -275,17 +256,19 @@ func TestExportOverHTTPAndGRPC(t *testing.T) {
 			if reported.Load() != 0 {
 				t.Errorf("%d export errors against a collector that is up", exp.ExportErrors())
 			}
-			checkExported(t, rc, res.Records)
+			if len(col.metrics.AllMetrics()) == 0 {
+				t.Fatal("the collector received no metrics")
+			}
+			checkExported(t, col, res.Records)
 			measured := 0
 			for _, r := range res.Records {
 				if !r.Warmup {
 					measured++
 				}
 			}
-			rc.mu.Lock()
-			defer rc.mu.Unlock()
-			if rc.spans != measured || rc.events["sent"] != measured || rc.events["first_token"] == 0 || rc.events["done"] != rc.events["first_token"] {
-				t.Errorf("spans %d, events %v: want one span per measured request (%d) with sent, first_token and done", rc.spans, rc.events, measured)
+			spans, events := col.spans()
+			if spans != measured || events["sent"] != measured || events["first_token"] == 0 || events["done"] != events["first_token"] {
+				t.Errorf("spans %d, events %v: want one span per measured request (%d) with sent, first_token and done", spans, events, measured)
 			}
 		})
 	}
