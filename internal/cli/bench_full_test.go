@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/knee-dev/knee/internal/record"
@@ -19,10 +20,13 @@ import (
 // database on a full disk: the rest are lost and Finish says so.
 type fullWriter struct {
 	runWriter
+	mu          sync.Mutex // Add is called from the load's workers, as store.RunWriter's is
 	keep, added int
 }
 
 func (w *fullWriter) Add(r *record.Request) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.added++
 	if w.added <= w.keep {
 		w.runWriter.Add(r)
@@ -30,6 +34,8 @@ func (w *fullWriter) Add(r *record.Request) {
 }
 
 func (w *fullWriter) Finish(s stats.Summary, status string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	full := &store.UnstoredError{Unstored: w.added - w.keep, Added: int64(w.added), Err: errDiskFull}
 	if err := w.runWriter.Finish(s, store.StatusFailed); err != nil {
 		return err

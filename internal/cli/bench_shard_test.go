@@ -97,8 +97,10 @@ func testShardedBench(t *testing.T, db string) {
 			var wg sync.WaitGroup
 			for i := range 4 {
 				wg.Go(func() {
-					code, _, errs := kneeEnv(t, map[string]string{"JOB_COMPLETION_INDEX": strconv.Itoa(i)},
-						append(common, "--shards", "4", "--run-name", "run-"+load.name)...)
+					// A slice of its own: four appends to common would share
+					// (and race on) its spare capacity.
+					args := append(slices.Clip(common), "--shards", "4", "--run-name", "run-"+load.name)
+					code, _, errs := kneeEnv(t, map[string]string{"JOB_COMPLETION_INDEX": strconv.Itoa(i)}, args...)
 					if code != 0 {
 						t.Errorf("shard %d: exit %d: %s", i, code, errs)
 					}
