@@ -117,26 +117,7 @@ func TestPostgresUnreachable(t *testing.T) {
 
 // Shards start together on an empty database: their migrations must not race.
 func TestPostgresConcurrentMigrations(t *testing.T) {
-	url := postgresURL(t)
-	errs := make(chan error, 4)
-	for range 4 {
-		go func() {
-			st, err := Open(url)
-			if err == nil {
-				st.Close()
-			}
-			errs <- err
-		}()
-	}
-	for range 4 {
-		if err := <-errs; err != nil {
-			t.Error(err)
-		}
-	}
-	st := openT(t, url)
-	if v, err := st.Version(); err != nil || v != SchemaVersion() {
-		t.Errorf("schema %d, %v; want %d", v, err, SchemaVersion())
-	}
+	openConcurrently(t, postgresURL(t), 4)
 }
 
 // A database knee never wrote to is "no run database" to a reading
@@ -160,20 +141,31 @@ func TestPostgresReadOnlyEmpty(t *testing.T) {
 // Four processes (here goroutines with their own connections) opening one
 // new SQLite file at once: each migration is applied once.
 func TestSQLiteConcurrentMigrations(t *testing.T) {
-	path := tempDB(t)
-	errs := make(chan error, 4)
-	for range 4 {
+	openConcurrently(t, tempDB(t), 4)
+}
+
+// openConcurrently opens the store at dsn from n goroutines at once (each
+// with its own connections, as n processes would) and checks that every
+// open succeeded and the schema ends at this knee's version.
+func openConcurrently(t *testing.T, dsn string, n int) {
+	t.Helper()
+	errs := make(chan error, n)
+	for range n {
 		go func() {
-			st, err := Open(path)
+			st, err := Open(dsn)
 			if err == nil {
 				st.Close()
 			}
 			errs <- err
 		}()
 	}
-	for range 4 {
+	for range n {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}
+	}
+	st := openT(t, dsn)
+	if v, err := st.Version(); err != nil || v != SchemaVersion() {
+		t.Errorf("schema %d, %v; want %d", v, err, SchemaVersion())
 	}
 }
