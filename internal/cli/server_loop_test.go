@@ -43,7 +43,6 @@ func TestServerChunkCostFlag(t *testing.T) {
 		{"sim", "--server-chunk-cost", "-1ms"},
 		{"sim", "sweep", "--rate", "5", "--server-chunk-cost", "-1ms"},
 		{"sim", "--server-chunk-cost", "1ms", "--client-chunk-cost", "1ms"},
-		{"sim", "--server-chunk-cost", "1ms", "--replicas", "2"},
 	} {
 		if code, _, errs := kneeCmd(t, append(args, "--requests", "2")...); code != ExitUsage || !strings.Contains(errs, "--server-chunk-cost") {
 			t.Errorf("%v: exit %d: %s", args, code, errs)

@@ -73,11 +73,8 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err := f.junit.check(); err != nil {
 			return err
 		}
-		if err := f.fleet.validate(&f.wl); err != nil {
+		if err := f.fleet.validate(); err != nil {
 			return err
-		}
-		if f.fleet.active() && f.sess.sessions > 0 {
-			return Usagef("--sessions is not supported with --replicas or --gateway-queue-limit yet (a fleet runs rate, concurrency and trace workloads)")
 		}
 		objectives, err := slo.ParseAll(f.slos)
 		if err != nil {
@@ -86,8 +83,8 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err := f.mix.load(fs, &f.wl); err != nil {
 			return err
 		}
-		if f.mix.mix != nil && (f.fleet.active() || f.sess.sessions > 0) {
-			return Usagef("--mix is not supported with --replicas, --gateway-queue-limit or --sessions yet")
+		if f.mix.mix != nil && f.sess.sessions > 0 {
+			return Usagef("--mix is not supported with --sessions yet")
 		}
 		ecfg, err := f.engine.config(cat)
 		if err != nil {
@@ -176,10 +173,10 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		default:
 			cfg.Concurrency = f.wl.concurrency
 		}
-		if cfg.Client, err = f.client.client(cfg.Concurrency > 0 || cfg.Sessions > 0, f.fleet.active(), f.wl.duration); err != nil {
+		if cfg.Client, err = f.client.client(cfg.Concurrency > 0 || cfg.Sessions > 0, f.wl.duration); err != nil {
 			return err
 		}
-		if cfg.ServerLoop, err = f.client.serverLoop(f.fleet.active()); err != nil {
+		if cfg.ServerLoop, err = f.client.serverLoop(); err != nil {
 			return err
 		}
 

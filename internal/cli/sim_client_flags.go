@@ -29,7 +29,7 @@ func (c *simClientFlags) register(fs *pflag.FlagSet) {
 }
 
 // client validates the flags against the load they apply to.
-func (c *simClientFlags) client(closedLoop, fleet bool, duration time.Duration) (sim.Client, error) {
+func (c *simClientFlags) client(closedLoop bool, duration time.Duration) (sim.Client, error) {
 	for _, f := range []struct {
 		name string
 		v    time.Duration
@@ -45,9 +45,6 @@ func (c *simClientFlags) client(closedLoop, fleet bool, duration time.Duration) 
 	if cl == (sim.Client{}) {
 		return cl, nil
 	}
-	if fleet {
-		return sim.Client{}, Usagef("--client-chunk-cost, --client-gap and --client-start are not supported with --replicas or --gateway-queue-limit yet")
-	}
 	if !closedLoop && (c.gap > 0 || c.start > 0) {
 		name := "client-gap"
 		if c.gap == 0 {
@@ -60,14 +57,12 @@ func (c *simClientFlags) client(closedLoop, fleet bool, duration time.Duration) 
 
 // serverLoop validates --server-chunk-cost against the client model and
 // the load.
-func (c *simClientFlags) serverLoop(fleet bool) (sim.ServerLoop, error) {
+func (c *simClientFlags) serverLoop() (sim.ServerLoop, error) {
 	switch {
 	case c.serverChunkCost < 0:
 		return sim.ServerLoop{}, Usagef("--server-chunk-cost %v: want a duration of 0 or more, such as 50us", c.serverChunkCost)
 	case c.serverChunkCost == 0:
 		return sim.ServerLoop{}, nil
-	case fleet:
-		return sim.ServerLoop{}, Usagef("--server-chunk-cost is not supported with --replicas or --gateway-queue-limit yet")
 	case c.chunkCost > 0:
 		return sim.ServerLoop{}, Usagef("--server-chunk-cost and --client-chunk-cost are not supported together yet: give one")
 	}

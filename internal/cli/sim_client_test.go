@@ -76,7 +76,6 @@ func TestSimClientFlagErrors(t *testing.T) {
 		{[]string{"--client-start", "-2s"}, "--client-start -2s"},
 		{[]string{"--rate", "5", "--client-gap", "80ms"}, "--client-gap applies to closed loops"},
 		{[]string{"--rate", "5", "--client-start", "1s"}, "--client-start applies to closed loops"},
-		{[]string{"--concurrency", "4", "--replicas", "2", "--client-chunk-cost", "1ms"}, "not supported with --replicas"},
 		{[]string{"--concurrency", "4", "--duration", "10s", "--client-start", "10s"}, "--client-start 10s: the client would start after the run's --duration 10s ends"},
 	} {
 		args := append([]string{"sim", "--requests", "10", "--quiet", "--no-store"}, c.args...)

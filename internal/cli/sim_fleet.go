@@ -66,7 +66,7 @@ func (f *fleetFlags) active() bool {
 	return f.replicas > 1 || f.gatewayLimit > 0 || f.disaggregated() || f.file != ""
 }
 
-func (f *fleetFlags) validate(wl *workloadFlags) error {
+func (f *fleetFlags) validate() error {
 	switch {
 	case f.replicas < 1 || f.replicas > maxReplicas:
 		return Usagef("--replicas %d: want 1 to %d", f.replicas, maxReplicas)
@@ -82,8 +82,6 @@ func (f *fleetFlags) validate(wl *workloadFlags) error {
 		return Usagef("--replicas with --prefill-replicas/--decode-replicas: give the pools' sizes, not --replicas")
 	case !(f.kvGBps > 0) || f.kvLatency < 0:
 		return Usagef("--kv-link-gbps %v --kv-link-latency %v: want a positive bandwidth and a latency >= 0", f.kvGBps, f.kvLatency)
-	case f.active() && wl.maxConcurrency > 0:
-		return Usagef("--max-concurrency is not supported with --replicas or --gateway-queue-limit (the gateway's --gateway-queue-limit bounds the fleet's queue)")
 	}
 	return nil
 }

@@ -64,7 +64,6 @@ func TestSimFleet(t *testing.T) {
 		{"--prefill-replicas", "1"}, {"--prefill-replicas", "1", "--decode-replicas", "1", "--replicas", "3"},
 		{"--prefill-replicas", "1", "--decode-replicas", "1", "--kv-link-gbps", "0"},
 		{"--replicas", "0"}, {"--replicas", "2", "--router", "random"}, {"--gateway-queue-limit", "-1"},
-		{"--replicas", "2", "--max-concurrency", "4"}, {"--replicas", "2", "--sessions", "4"},
 	} {
 		code, _, errs := kneeCmd(t, append([]string{"sim", "--requests", "10", "--no-store"}, args...)...)
 		if code != 2 || !strings.Contains(errs, "--") {
@@ -98,5 +97,95 @@ func TestSimSweepFleet(t *testing.T) {
 	}
 	if code, _, errs := kneeCmd(t, "sim", "sweep", "--rate", "1", "--router", "random"); code != ExitUsage || !strings.Contains(errs, "--router") {
 		t.Errorf("--router random: exit %d: %s", code, errs)
+	}
+}
+
+// knee sim --replicas runs what one engine runs: sessions, a client-side
+// max concurrency, the client and server-loop models, and a traffic mix on
+// LoRA adapters, each record naming its replica.
+func TestSimFleetRunsWhatOneEngineRuns(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		// check looks at the records and the report.
+		check func(t *testing.T, recs []record.Request, out string)
+	}{
+		{"sessions", []string{"--replicas", "2", "--router", "session-affinity", "--sessions", "6", "--turns", "3", "--input-tokens", "200", "--output-tokens", "20"}, 0,
+			func(t *testing.T, recs []record.Request, out string) {
+				onto := map[string]string{}
+				for _, r := range recs {
+					if r.Session == "" || r.Turn < 1 || r.Turn > 3 {
+						t.Fatalf("record %d: session %q turn %d", r.ID, r.Session, r.Turn)
+					}
+					if prev, ok := onto[r.Session]; ok && prev != r.Replica {
+						t.Errorf("session %s on %s and %s under session affinity", r.Session, prev, r.Replica)
+					}
+					onto[r.Session] = r.Replica
+				}
+				if len(recs) != 18 {
+					t.Errorf("%d records, want 6 sessions × 3 turns", len(recs))
+				}
+			}},
+		{"max concurrency", []string{"--replicas", "3", "--rate", "80", "--requests", "200", "--max-concurrency", "4"}, 0,
+			func(t *testing.T, recs []record.Request, out string) {
+				late := 0
+				for _, r := range recs {
+					if r.InFlightAtSend > 4 {
+						t.Fatalf("record %d sent with %d in flight, over --max-concurrency 4", r.ID, r.InFlightAtSend)
+					}
+					if r.Lag() > 0 {
+						late++
+					}
+				}
+				if len(recs) != 200 || late == 0 {
+					t.Errorf("%d records, %d sent late; want 200, some held in the client", len(recs), late)
+				}
+			}},
+		{"client chunk cost", []string{"--replicas", "2", "--concurrency", "4", "--requests", "40", "--client-chunk-cost", "1ms"}, 0,
+			func(t *testing.T, recs []record.Request, out string) {
+				if !strings.Contains(out, "client_chunk_cost") {
+					t.Error("the report does not name the client model")
+				}
+			}},
+		{"server loop", []string{"--replicas", "2", "--rate", "20", "--requests", "40", "--server-chunk-cost", "1ms"}, 0, nil},
+		{"mix on adapters", []string{"--replicas", "2", "--mix", writeMix(t, threeClassMix), "--rate", "20", "--requests", "90", "--max-loras", "2"}, ExitSLO,
+			func(t *testing.T, recs []record.Request, out string) {
+				classes := map[string]int{}
+				for _, r := range recs {
+					classes[r.Class]++
+				}
+				if len(classes) != 3 || classes[""] > 0 {
+					t.Errorf("records by class %v, want the mix's three classes", classes)
+				}
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{"sim", "--detail", "--seed", "3", "--no-store", "--quiet", "--out", dir}, c.args...)
+			code, out, errs := kneeEnv(t, benchEnv(t), args...)
+			if code != c.code {
+				t.Fatalf("%v: exit %d (want %d): %s", c.args, code, c.code, errs)
+			}
+			f, err := os.Open(filepath.Join(dir, "records.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			recs, err := record.ReadAll(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			per := map[string]int{}
+			for _, r := range recs {
+				per[r.Replica]++
+			}
+			if len(recs) == 0 || per[""] > 0 || !strings.Contains(out, "replica r1: ") {
+				t.Fatalf("%d records over replicas %v; report:\n%s", len(recs), per, out)
+			}
+			if c.check != nil {
+				c.check(t, recs, out)
+			}
+		})
 	}
 }

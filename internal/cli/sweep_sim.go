@@ -86,10 +86,10 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			return err
 		}
 		runner.SLOs = set
-		if runner.Client, err = client.client(plan.Kind == sweep.Concurrency, replicas > 1, f.wl.duration); err != nil {
+		if runner.Client, err = client.client(plan.Kind == sweep.Concurrency, f.wl.duration); err != nil {
 			return err
 		}
-		if runner.ServerLoop, err = client.serverLoop(replicas > 1); err != nil {
+		if runner.ServerLoop, err = client.serverLoop(); err != nil {
 			return err
 		}
 		var r sweep.Runner = runner

@@ -77,7 +77,7 @@ type clientThread struct {
 
 // arrive takes a chunk of slot that reached the client at t. If the client
 // was idle it starts on it: the time it will be done, for which slot.
-func (c *clientThread) arrive(pend []pending, slot int, t int64) (int64, int, bool) {
+func (c *clientThread) arrive(pend []request, slot int, t int64) (int64, int, bool) {
 	p := &pend[slot]
 	p.chunks++
 	if !p.waiting && c.current != slot {
@@ -92,7 +92,7 @@ func (c *clientThread) arrive(pend []pending, slot int, t int64) (int64, int, bo
 
 // done is the client finishing a chunk of slot at t (more: the slot has
 // chunks waiting still); it starts on the next stream's chunk, if any.
-func (c *clientThread) done(pend []pending, slot int, more bool, t int64) (int64, int, bool) {
+func (c *clientThread) done(pend []request, slot int, more bool, t int64) (int64, int, bool) {
 	c.current = -1
 	if more {
 		pend[slot].waiting = true
@@ -101,7 +101,7 @@ func (c *clientThread) done(pend []pending, slot int, more bool, t int64) (int64
 	return c.next(pend, t)
 }
 
-func (c *clientThread) next(pend []pending, t int64) (int64, int, bool) {
+func (c *clientThread) next(pend []request, t int64) (int64, int, bool) {
 	if c.head == len(c.ring) {
 		c.ring, c.head = c.ring[:0], 0
 		return 0, 0, false

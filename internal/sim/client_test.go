@@ -155,9 +155,9 @@ func TestClientRejectsBadSettings(t *testing.T) {
 	if _, err := Run(context.Background(), gaps, nil); err == nil {
 		t.Error("OnGaps with a chunk cost: no error")
 	}
-	fleet := FleetConfig{Config: Config{Engine: noFrontEnd(t), Gen: fixed{45, 8}, Concurrency: 1, Requests: 1, Client: Client{ChunkCost: time.Millisecond}}, Count: 2}
+	fleet := FleetConfig{Config: Config{Engine: noFrontEnd(t), Gen: fixed{45, 8}, Concurrency: 1, Requests: 1, Client: Client{ChunkCost: -time.Millisecond}}, Count: 2}
 	if _, err := RunFleet(context.Background(), fleet, nil); err == nil {
-		t.Error("a client model on a fleet (not supported): no error")
+		t.Error("a negative chunk cost on a fleet: no error")
 	}
 }
 
