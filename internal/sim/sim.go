@@ -50,9 +50,9 @@ type Config struct {
 	// loop's rate grows as rate × t/Ramp (arrival times are warped, the
 	// sequence is the same); closed-loop users start one by one across it.
 	Ramp time.Duration
-	// MaxConcurrency caps an open loop's requests in flight: an arrival
-	// beyond it waits in the client (sent later than scheduled: lag)
-	// instead of being dropped. 0 = no cap.
+	// MaxConcurrency caps an open loop's requests in flight (across a
+	// fleet's replicas): an arrival beyond it waits in the client (sent
+	// later than scheduled: lag) instead of being dropped. 0 = no cap.
 	MaxConcurrency int
 
 	// The run issues requests until Requests have been issued or the next
@@ -94,12 +94,13 @@ type Config struct {
 	// Client is the benchmark client the records are measured by; the zero
 	// value is an ideal one (knee's). A client with a chunk cost sees tokens
 	// later than the server sends them, so OnGaps (the server's gaps) must
-	// not be set with it.
+	// not be set with it. A fleet's client is one, for all replicas.
 	Client Client
 	// ServerLoop is the server's streaming loop; the zero value keeps up
 	// with the engine. With a chunk cost tokens leave the server later than
 	// the engine makes them, and several to a chunk, so OnGaps must not be
-	// set with it; a client chunk cost is not supported with it yet.
+	// set with it; a client chunk cost is not supported with it yet. Each
+	// replica of a fleet has its own loop.
 	ServerLoop ServerLoop
 
 	// Class, when set, names request i's traffic class (copied to its
