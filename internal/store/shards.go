@@ -273,10 +273,7 @@ func (j *ShardJoin) Begin(started time.Time, offset, uncertainty time.Duration) 
 		j.RunID, j.Spec.Index); err != nil {
 		return nil, err
 	}
-	w := &RunWriter{st: j.st, id: j.RunID, step: -1, shard: j.Spec.Index, every: FlushEvery,
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go w.loop()
-	return w, nil
+	return j.st.startWriter(j.RunID, j.Spec.Index), nil
 }
 
 // SetStarted records when the shard's load actually began, on the shared
