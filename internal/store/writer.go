@@ -79,6 +79,9 @@ type spillFile struct {
 	stored   int   // the first stored lines are in the database
 	lost     int   // records the file could not take either
 	err      error // the first write error
+	// broken: a write failed (a full disk), so the file may hold a cut
+	// line; what reads back is stored, the rest counts as lost.
+	broken bool
 	// steps are the sweep steps the records were added in: the step of
 	// line i is that of the last mark at or before i.
 	steps []stepMark
@@ -216,12 +219,13 @@ func (w *RunWriter) spillLocked(seq int64, r *record.Request) string {
 		}
 	}
 	sp := w.spill
-	if sp.w == nil {
+	if sp.w == nil || sp.broken {
 		sp.lost++
 		return msg
 	}
 	if err := sp.w.Write(r); err != nil {
 		sp.lost++
+		sp.broken = true
 		if sp.err == nil {
 			sp.err = fmt.Errorf("store: writing %s: %w", sp.path, err)
 		}
@@ -251,13 +255,26 @@ func (w *RunWriter) drainSpill() (stored int, err error) {
 			w.mu.Unlock()
 			return stored, nil
 		}
-		if err := sp.w.Flush(); err != nil {
-			w.mu.Unlock()
-			return stored, fmt.Errorf("store: writing %s: %w", sp.path, err)
+		if err := sp.w.Flush(); err != nil && !sp.broken {
+			sp.broken = true
+			if sp.err == nil {
+				sp.err = fmt.Errorf("store: writing %s: %w", sp.path, err)
+			}
 		}
-		from, to := sp.stored, sp.lines
-		if from == to {
-			// Everything in the file is stored: later records go to memory.
+		from, to, broken := sp.stored, sp.lines, sp.broken
+		if from == to || broken {
+			// Everything in the file is stored (or stored as far as it
+			// reads, when broken): later records go to memory again.
+			w.mu.Unlock()
+			if broken && from < to {
+				n, _, err := w.storeSpilled(sp, from, to)
+				stored += n
+				if err != nil {
+					return stored, err // the database: the file is retried
+				}
+			}
+			w.mu.Lock()
+			sp.lost += sp.lines - sp.stored
 			w.lost += sp.lost
 			if sp.lost > 0 && w.err == nil {
 				w.err = sp.err
@@ -269,26 +286,34 @@ func (w *RunWriter) drainSpill() (stored int, err error) {
 			return stored, nil
 		}
 		w.mu.Unlock()
-		n, err := w.storeSpilled(sp, from, to)
+		n, readErr, err := w.storeSpilled(sp, from, to)
 		stored += n
 		if err != nil {
 			return stored, err
+		}
+		if readErr != nil {
+			w.mu.Lock()
+			sp.broken = true
+			if sp.err == nil {
+				sp.err = readErr
+			}
+			w.mu.Unlock()
 		}
 	}
 }
 
 // storeSpilled stores lines [from, to) of the spill file, a batch at a
-// time, and advances sp.stored past each batch the database took.
-func (w *RunWriter) storeSpilled(sp *spillFile, from, to int) (int, error) {
+// time, and advances sp.stored past each batch the database took. err is
+// the database's; readErr says the file did not read back whole.
+func (w *RunWriter) storeSpilled(sp *spillFile, from, to int) (n int, readErr, err error) {
 	rd, err := os.Open(sp.path)
 	if err != nil {
-		return 0, err
+		return 0, err, nil
 	}
 	defer rd.Close()
 	var (
-		batch  []pendingRec
-		line   int
-		stored int
+		batch []pendingRec
+		line  int
 	)
 	write := func() error {
 		if err := w.writeBatch(batch); err != nil {
@@ -297,38 +322,50 @@ func (w *RunWriter) storeSpilled(sp *spillFile, from, to int) (int, error) {
 		w.mu.Lock()
 		sp.stored += len(batch)
 		w.mu.Unlock()
-		stored += len(batch)
+		n += len(batch)
 		batch = batch[:0]
 		return nil
 	}
+	// errDone ends the scan at line to: lines past it may still be
+	// written (a cut line there is no damage).
 	errDone := errors.New("done")
-	err = record.Scan(rd, func(r *record.Request) error {
+	var dbErr error
+	scanErr := record.Scan(rd, func(r *record.Request) error {
 		defer func() { line++ }()
 		if line < from {
 			return nil
-		}
-		if line >= to {
-			return errDone
 		}
 		seq := sp.firstSeq + int64(line)
 		if w.shard >= 0 {
 			seq = r.ID
 		}
 		batch = append(batch, pendingRec{seq: seq, step: sp.stepOf(line), rec: *r})
-		if len(batch) >= BatchRecords {
-			return write()
+		if len(batch) >= BatchRecords || line == to-1 {
+			if dbErr = write(); dbErr != nil {
+				return dbErr
+			}
+		}
+		if line == to-1 {
+			return errDone
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, errDone) {
-		return stored, err
+	switch {
+	case dbErr != nil:
+		return n, nil, dbErr
+	case errors.Is(scanErr, errDone):
+		return n, nil, nil
+	case scanErr != nil:
+		readErr = fmt.Errorf("store: reading back %s: %w", sp.path, scanErr)
+	default:
+		readErr = fmt.Errorf("store: %s holds %d records, %d were written to it", sp.path, line, to)
 	}
-	if len(batch) > 0 {
+	if len(batch) > 0 { // what read back before the damage
 		if err := write(); err != nil {
-			return stored, err
+			return n, readErr, err
 		}
 	}
-	return stored, nil
+	return n, readErr, nil
 }
 
 // keepUnstored writes the records the store could not take (those still
