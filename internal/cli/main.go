@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync"
 
 	"github.com/spf13/cobra"
 )
@@ -27,6 +28,27 @@ type Env struct {
 	// --metrics-addr's endpoint once the load has ended and before the
 	// endpoint closes: the last moment its final counts can be scraped.
 	beforeLiveClose func(addr string)
+}
+
+// lockedWriter takes one write at a time: a subcommand writes its stderr
+// from several goroutines (the progress display, a shard's outage
+// messages), and a bytes.Buffer or a pipe must not see two at once.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// serializeStderr makes env.Stderr take one write at a time (once).
+func (env *Env) serializeStderr() {
+	if _, ok := env.Stderr.(*lockedWriter); !ok && env.Stderr != nil {
+		env.Stderr = &lockedWriter{w: env.Stderr}
+	}
 }
 
 func newVersionCmd(env *Env) *cobra.Command {

@@ -343,3 +343,26 @@ func TestConnectionRetriesAndPhasesWithoutQueue(t *testing.T) {
 		t.Errorf("server phases without a queue must show prefill and decode only:\n%s", body)
 	}
 }
+
+// TestTextStatesWarningsOnce: the full report (--detail) opens with the
+// glance, whose Warnings section already lists the summary's warnings and
+// the warning notes; the detail's Notes must not repeat them, and keeps the
+// notes that are not warnings.
+func TestTextStatesWarningsOnce(t *testing.T) {
+	r := fixture(t)
+	r.Notes = append(r.Notes, "warning: the server's clock drifted")
+	r.Summary.Warnings = append(r.Summary.Warnings, "only 7 requests: percentiles above p90 rest on one request")
+	var b bytes.Buffer
+	if err := Text(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, w := range append([]string{"warning: the server's clock drifted"}, r.Summary.Warnings...) {
+		if n := strings.Count(out, w); n != 1 {
+			t.Errorf("%q stated %d times in the full report, want once", w, n)
+		}
+	}
+	if n := strings.Count(out, "using knee's embedded simulated server"); n != 1 {
+		t.Errorf("the note that is not a warning is stated %d times, want once (in Notes)", n)
+	}
+}

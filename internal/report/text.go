@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -23,6 +24,12 @@ func Text(w io.Writer, run *Run) error {
 		switch {
 		case s.title == "SLOs", strings.HasPrefix(s.title, "Prediction ranges"), strings.HasPrefix(s.title, "Per class"):
 			// at a glance already, verbatim
+		case s.title == "Notes":
+			// The glance's Warnings stated the warnings already: once is enough.
+			s.bullets = slices.DeleteFunc(s.bullets, func(b string) bool { return slices.Contains(warnings(run), b) })
+			if len(s.bullets) > 0 {
+				detail = append(detail, s)
+			}
 		default:
 			detail = append(detail, s)
 		}

@@ -1,68 +1,22 @@
 package store
 
 import (
-	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/knee-dev/knee/internal/store/storetest"
 )
 
 // The store's suite runs on both dialects: SQLite always, PostgreSQL when
 // KNEE_TEST_POSTGRES_URL names a server (.ci/run starts one; without it the
 // PostgreSQL half skips, except in CI, where it fails).
 
-const startPostgres = "start one with: d=$(mktemp -d); scripts/postgres.sh start $d; set -a; . $d/env; set +a"
-
 // eachDialect runs fn on a fresh SQLite file and on a fresh PostgreSQL schema.
 func eachDialect(t *testing.T, fn func(t *testing.T, db string)) {
 	t.Run("sqlite", func(t *testing.T) { fn(t, tempDB(t)) })
-	t.Run("postgres", func(t *testing.T) { fn(t, postgresURL(t)) })
+	t.Run("postgres", func(t *testing.T) { fn(t, storetest.PostgresURL(t)) })
 }
-
-// postgresURL returns the test server's URL with a search_path set to a
-// schema of this test's own, dropped when the test ends.
-func postgresURL(t testing.TB) string {
-	t.Helper()
-	base := os.Getenv("KNEE_TEST_POSTGRES_URL")
-	if base == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but KNEE_TEST_POSTGRES_URL is not: .ci/run starts PostgreSQL with scripts/postgres.sh; " + startPostgres)
-		}
-		t.Skip("KNEE_TEST_POSTGRES_URL is not set; " + startPostgres)
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "knee_test_" + hex.EncodeToString(b)
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`CREATE SCHEMA ` + schema); err != nil {
-		t.Fatalf("creating a test schema on KNEE_TEST_POSTGRES_URL: %v", err)
-	}
-	t.Cleanup(func() {
-		db, err := sql.Open("pgx", base)
-		if err != nil {
-			return
-		}
-		defer db.Close()
-		db.ExecContext(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
-	})
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	return base + sep + "search_path=" + schema
-}
-
-var _ = stdlib.GetDefaultDriver // registers "pgx" for sql.Open
 
 func TestRebind(t *testing.T) {
 	got := rebind(true, `SELECT a FROM t WHERE x = ? AND y LIKE ? ESCAPE '\' AND z = '?' AND w = ?`)
@@ -117,13 +71,13 @@ func TestPostgresUnreachable(t *testing.T) {
 
 // Shards start together on an empty database: their migrations must not race.
 func TestPostgresConcurrentMigrations(t *testing.T) {
-	openConcurrently(t, postgresURL(t), 4)
+	openConcurrently(t, storetest.PostgresURL(t), 4)
 }
 
 // A database knee never wrote to is "no run database" to a reading
 // command, and is left untouched.
 func TestPostgresReadOnlyEmpty(t *testing.T) {
-	url := postgresURL(t)
+	url := storetest.PostgresURL(t)
 	if _, err := OpenReadOnly(url); !errors.Is(err, ErrNoDatabase) {
 		t.Fatalf("OpenReadOnly of an empty database: %v, want ErrNoDatabase", err)
 	}

@@ -33,6 +33,7 @@ func TestFinishOnFullDatabaseIsNotComplete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.SpillDir(t.TempDir()) // the unstored records are kept there
 	fillUp(t, st)
 	const n = 3000 // more than a few pages of records
 	for i := int64(0); i < n; i++ {

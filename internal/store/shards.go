@@ -22,8 +22,13 @@ import (
 // run (so a restarted shard never stores one twice), and finishes its own
 // row (FinishShard); the run is complete when every shard is.
 
-// Shard statuses beside the run statuses.
-const ShardRegistered = "registered"
+// Shard statuses beside the run statuses. A registered shard whose
+// process is gone before it began its load reads ShardNeverStarted: it
+// measured nothing, which "interrupted" would not say.
+const (
+	ShardRegistered   = "registered"
+	ShardNeverStarted = "registered, never started"
+)
 
 // ErrShard wraps what makes a shard unable to join its run: another shard
 // holds its index, or the run was started with other settings. The CLI
@@ -49,8 +54,11 @@ type ShardJoin struct {
 
 // ShardInfo is a shard as stored.
 type ShardInfo struct {
-	Index   int
-	Status  string // effective: a running shard whose heartbeat is stale reads interrupted
+	Index int
+	// Status is effective: a running shard whose process is gone (its
+	// heartbeat stale, or its pid dead on this host) reads interrupted, a
+	// registered one ShardNeverStarted.
+	Status  string
 	Attempt int
 	Host    string
 	// Started and Ended are on the shared timeline (the database's clock).
@@ -273,10 +281,7 @@ func (j *ShardJoin) Begin(started time.Time, offset, uncertainty time.Duration) 
 		j.RunID, j.Spec.Index); err != nil {
 		return nil, err
 	}
-	w := &RunWriter{st: j.st, id: j.RunID, step: -1, shard: j.Spec.Index, every: FlushEvery,
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go w.loop()
-	return w, nil
+	return j.st.startWriter(j.RunID, j.Spec.Index), nil
 }
 
 // SetStarted records when the shard's load actually began, on the shared
@@ -321,11 +326,14 @@ func (w *RunWriter) FinishShard(status string) (complete int, ended bool, err er
 		status, now, now, w.id, w.shard); err != nil {
 		return 0, false, errors.Join(append(errs, err)...)
 	}
-	var shards, open int
+	var shards int
 	if err := tx.QueryRowContext(ctx, `SELECT r.shards,
-		(SELECT COUNT(*) FROM shards s WHERE s.run_id = r.id AND s.status = ?),
-		(SELECT COUNT(*) FROM shards s WHERE s.run_id = r.id AND s.status IN (?, ?))
-		FROM runs r WHERE r.id = ?`, StatusComplete, ShardRegistered, StatusRunning, w.id).Scan(&shards, &complete, &open); err != nil {
+		(SELECT COUNT(*) FROM shards s WHERE s.run_id = r.id AND s.status = ?)
+		FROM runs r WHERE r.id = ?`, StatusComplete, w.id).Scan(&shards, &complete); err != nil {
+		return 0, false, errors.Join(append(errs, err)...)
+	}
+	open, err := w.st.liveShards(ctx, tx, w.id)
+	if err != nil {
 		return 0, false, errors.Join(append(errs, err)...)
 	}
 	if open == 0 {
@@ -341,6 +349,34 @@ func (w *RunWriter) FinishShard(status string) (complete int, ended bool, err er
 		errs = append(errs, err)
 	}
 	return complete, open == 0, errors.Join(errs...)
+}
+
+// liveShards counts the shards of run id that are registered or running
+// and whose process is not gone: a shard killed without finishing must not
+// hold the run open, or no shard would ever end it and store its merged
+// result.
+func (st *Store) liveShards(ctx context.Context, tx *sqlTx, id int64) (int, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT host, pid, heartbeat_ns FROM shards WHERE run_id = ? AND status IN (?, ?)`,
+		id, ShardRegistered, StatusRunning)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	live := 0
+	for rows.Next() {
+		var (
+			host string
+			pid  int
+			hb   int64
+		)
+		if err := rows.Scan(&host, &pid, &hb); err != nil {
+			return 0, err
+		}
+		if !st.writerGone(time.Unix(0, hb), host, pid) {
+			live++
+		}
+	}
+	return live, rows.Err()
 }
 
 // RunShards returns the shards of run id by index (none for a run that is
@@ -386,6 +422,9 @@ func (st *Store) RunShards(id int64) ([]ShardInfo, int, error) {
 		}
 		if (si.Status == StatusRunning || si.Status == ShardRegistered) && st.writerGone(time.Unix(0, hb), si.Host, pid) {
 			si.Status = StatusInterrupted
+			if !started.Valid { // a restart keeps its first start
+				si.Status = ShardNeverStarted
+			}
 		}
 		if started.Valid {
 			si.Started = time.Unix(0, started.Int64)

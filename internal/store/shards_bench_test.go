@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/knee-dev/knee/internal/store/storetest"
 )
 
 // BenchmarkShardWriters is records stored per second by 4 shards of one
@@ -16,7 +18,7 @@ import (
 //	go test -run '^$' -bench ShardWriters -benchtime 20000x ./internal/store
 func BenchmarkShardWriters(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) { benchShardWriters(b, b.TempDir()+"/knee.db") })
-	b.Run("postgres", func(b *testing.B) { benchShardWriters(b, postgresURL(b)) })
+	b.Run("postgres", func(b *testing.B) { benchShardWriters(b, storetest.PostgresURL(b)) })
 }
 
 func benchShardWriters(b *testing.B, db string) {

@@ -164,6 +164,7 @@ func TestShardWriterThroughOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.SpillDir(t.TempDir()) // the unstored records are kept there
 	var said []string
 	w.OnTrouble(func(msg string) { said = append(said, msg) })
 	add := func(from, to int64) {
@@ -199,8 +200,8 @@ func TestShardWriterThroughOutage(t *testing.T) {
 	add(6000, 12000)
 	_, ended, err := w.FinishShard(StatusComplete)
 	var ue *UnstoredError
-	if !errors.As(err, &ue) || ue.Unstored != 3000 || ue.Added != 6000 {
-		t.Fatalf("FinishShard on a dead database: %v (%+v), want an UnstoredError of 3000 of 6000", err, ue)
+	if !errors.As(err, &ue) || ue.Unstored != 3000 || ue.Added != 6000 || ue.KeptRecords != 3000 || !strings.Contains(err.Error(), ue.Kept) {
+		t.Fatalf("FinishShard on a dead database: %v (%+v), want an UnstoredError of 3000 of 6000, all kept in a file it names", err, ue)
 	}
 	if ended {
 		t.Error("the run ended though shard 0 is still running")

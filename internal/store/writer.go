@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -17,6 +18,10 @@ import (
 const (
 	FlushEvery   = 250 * time.Millisecond
 	BatchRecords = 1000
+	// MemoryRecords bounds the records a writer holds in memory while its
+	// database does not take them; the rest go to a spill file, so an
+	// outage of any length costs disk, not the load's memory.
+	MemoryRecords = 50_000
 )
 
 // RunWriter stores the records of one run while it goes. Add is cheap and
@@ -52,6 +57,55 @@ type RunWriter struct {
 	// flushing serializes flushes (the loop's and Flush's): one that found
 	// nothing pending must not read as the database being back.
 	flushing sync.Mutex
+
+	// memLimit is MemoryRecords (tests lower it); inflight counts the
+	// batch a flush is writing, which is memory too.
+	memLimit, inflight int
+	spillDir           string
+	spill              *spillFile
+	lost               int // records neither stored nor kept in a file
+}
+
+// spillFile holds, as records JSONL (knee import reads it), the records
+// added while memLimit were already pending. Once it exists every Add goes
+// to it until it is stored, so a run's sequence numbers in it are
+// consecutive from firstSeq and need not be written.
+type spillFile struct {
+	path     string
+	f        *os.File
+	w        *record.Writer
+	firstSeq int64
+	lines    int   // records written
+	stored   int   // the first stored lines are in the database
+	lost     int   // records the file could not take either
+	err      error // the first write error
+	// broken: a write failed (a full disk), so the file may hold a cut
+	// line; what reads back is stored, the rest counts as lost.
+	broken bool
+	// steps are the sweep steps the records were added in: the step of
+	// line i is that of the last mark at or before i.
+	steps []stepMark
+}
+
+type stepMark struct{ line, step int }
+
+func (s *spillFile) stepOf(line int) int {
+	step := -1
+	for _, m := range s.steps {
+		if m.line > line {
+			break
+		}
+		step = m.step
+	}
+	return step
+}
+
+// SpillDir sets the folder of the spill file (default: the system's temp
+// folder, as $TMPDIR says).
+func (w *RunWriter) SpillDir(dir string) {
+	w.mu.Lock()
+	w.spillDir = dir
+	w.mu.Unlock()
 }
 
 // OnTrouble sets fn to hear, once per outage, that the database stopped
@@ -84,10 +138,15 @@ func (st *Store) BeginRun(meta RunMeta) (*RunWriter, error) {
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
-	w := &RunWriter{st: st, id: id, step: -1, shard: -1, every: FlushEvery,
+	return st.startWriter(id, -1), nil
+}
+
+// startWriter starts the writer of run id (shard -1: not sharded).
+func (st *Store) startWriter(id int64, shard int) *RunWriter {
+	w := &RunWriter{st: st, id: id, step: -1, shard: shard, every: FlushEvery, memLimit: MemoryRecords,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go w.loop()
-	return w, nil
+	return w
 }
 
 // ID is the stored run's id.
@@ -97,6 +156,9 @@ func (w *RunWriter) ID() int64 { return w.id }
 func (w *RunWriter) SetStep(step int) {
 	w.mu.Lock()
 	w.step = step
+	if w.spill != nil {
+		w.spill.steps = append(w.spill.steps, stepMark{line: w.spill.lines, step: step})
+	}
 	w.mu.Unlock()
 }
 
@@ -113,16 +175,262 @@ func (w *RunWriter) Add(r *record.Request) {
 	if w.shard >= 0 {
 		seq = r.ID
 	}
-	w.pending = append(w.pending, pendingRec{seq: seq, step: w.step, rec: *r})
+	var msg string
+	if w.spill != nil || len(w.pending)+w.inflight >= w.memLimit {
+		msg = w.spillLocked(seq, r)
+	} else {
+		w.pending = append(w.pending, pendingRec{seq: seq, step: w.step, rec: *r})
+	}
 	w.nextSeq++
 	full := len(w.pending) >= BatchRecords
+	fn := w.trouble
 	w.mu.Unlock()
+	if msg != "" && fn != nil {
+		fn(msg)
+	}
 	if full {
 		select {
 		case w.kick <- struct{}{}:
 		default:
 		}
 	}
+}
+
+// spillLocked writes r to the spill file, opening it first; it returns
+// what to say when it opened one. w.mu is held.
+func (w *RunWriter) spillLocked(seq int64, r *record.Request) string {
+	var msg string
+	if w.spill == nil {
+		sp := &spillFile{firstSeq: seq, steps: []stepMark{{0, w.step}}}
+		dir := w.spillDir
+		if dir == "" {
+			dir = os.TempDir()
+		}
+		f, err := os.CreateTemp(dir, fmt.Sprintf("knee-run-%d-unstored-*.jsonl", w.id))
+		if err != nil {
+			sp.err = fmt.Errorf("store: opening a spill file: %w", err)
+		} else {
+			sp.f, sp.path, sp.w = f, f.Name(), record.NewWriter(f)
+		}
+		w.spill = sp
+		msg = fmt.Sprintf("%d records wait for the run database: the rest go to %s until it takes them", len(w.pending)+w.inflight, sp.path)
+		if sp.err != nil {
+			msg = fmt.Sprintf("%d records wait for the run database and no spill file could be opened (%v): records past them are not kept by the store", len(w.pending)+w.inflight, sp.err)
+		}
+	}
+	sp := w.spill
+	if sp.w == nil || sp.broken {
+		sp.lost++
+		return msg
+	}
+	if err := sp.w.Write(r); err != nil {
+		sp.lost++
+		sp.broken = true
+		if sp.err == nil {
+			sp.err = fmt.Errorf("store: writing %s: %w", sp.path, err)
+		}
+		return msg
+	}
+	sp.lines++
+	return msg
+}
+
+// drainSpill stores the spill file's records in batches once the database
+// takes records again, and removes the file when every record in it is
+// stored. It runs inside flush (one at a time).
+func (w *RunWriter) drainSpill() (stored int, err error) {
+	for {
+		w.mu.Lock()
+		sp := w.spill
+		if sp == nil {
+			w.mu.Unlock()
+			return stored, nil
+		}
+		if sp.w == nil { // no file could be opened: those records are lost
+			w.lost += sp.lost
+			if w.err == nil {
+				w.err = sp.err
+			}
+			w.spill = nil
+			w.mu.Unlock()
+			return stored, nil
+		}
+		if err := sp.w.Flush(); err != nil && !sp.broken {
+			sp.broken = true
+			if sp.err == nil {
+				sp.err = fmt.Errorf("store: writing %s: %w", sp.path, err)
+			}
+		}
+		from, to, broken := sp.stored, sp.lines, sp.broken
+		if from == to || broken {
+			// Everything in the file is stored (or stored as far as it
+			// reads, when broken): later records go to memory again.
+			w.mu.Unlock()
+			if broken && from < to {
+				n, _, err := w.storeSpilled(sp, from, to)
+				stored += n
+				if err != nil {
+					return stored, err // the database: the file is retried
+				}
+			}
+			w.mu.Lock()
+			sp.lost += sp.lines - sp.stored
+			w.lost += sp.lost
+			if sp.lost > 0 && w.err == nil {
+				w.err = sp.err
+			}
+			w.spill = nil
+			w.mu.Unlock()
+			sp.f.Close()
+			os.Remove(sp.path)
+			return stored, nil
+		}
+		w.mu.Unlock()
+		n, readErr, err := w.storeSpilled(sp, from, to)
+		stored += n
+		if err != nil {
+			return stored, err
+		}
+		if readErr != nil {
+			w.mu.Lock()
+			sp.broken = true
+			if sp.err == nil {
+				sp.err = readErr
+			}
+			w.mu.Unlock()
+		}
+	}
+}
+
+// storeSpilled stores lines [from, to) of the spill file, a batch at a
+// time, and advances sp.stored past each batch the database took. err is
+// the database's; readErr says the file did not read back whole.
+func (w *RunWriter) storeSpilled(sp *spillFile, from, to int) (n int, readErr, err error) {
+	rd, err := os.Open(sp.path)
+	if err != nil {
+		return 0, err, nil
+	}
+	defer rd.Close()
+	var (
+		batch []pendingRec
+		line  int
+	)
+	write := func() error {
+		if err := w.writeBatch(batch); err != nil {
+			return err
+		}
+		w.mu.Lock()
+		sp.stored += len(batch)
+		w.mu.Unlock()
+		n += len(batch)
+		batch = batch[:0]
+		return nil
+	}
+	// errDone ends the scan at line to: lines past it may still be
+	// written (a cut line there is no damage).
+	errDone := errors.New("done")
+	var dbErr error
+	scanErr := record.Scan(rd, func(r *record.Request) error {
+		defer func() { line++ }()
+		if line < from {
+			return nil
+		}
+		seq := sp.firstSeq + int64(line)
+		if w.shard >= 0 {
+			seq = r.ID
+		}
+		batch = append(batch, pendingRec{seq: seq, step: sp.stepOf(line), rec: *r})
+		if len(batch) >= BatchRecords || line == to-1 {
+			if dbErr = write(); dbErr != nil {
+				return dbErr
+			}
+		}
+		if line == to-1 {
+			return errDone
+		}
+		return nil
+	})
+	switch {
+	case dbErr != nil:
+		return n, nil, dbErr
+	case errors.Is(scanErr, errDone):
+		return n, nil, nil
+	case scanErr != nil:
+		readErr = fmt.Errorf("store: reading back %s: %w", sp.path, scanErr)
+	default:
+		readErr = fmt.Errorf("store: %s holds %d records, %d were written to it", sp.path, line, to)
+	}
+	if len(batch) > 0 { // what read back before the damage
+		if err := write(); err != nil {
+			return n, readErr, err
+		}
+	}
+	return n, readErr, nil
+}
+
+// keepUnstored writes the records the store could not take (those still
+// pending in memory and the spill file's unstored lines) to one records
+// file and returns it with how many it holds. The writer is closed: no Add
+// or flush runs meanwhile.
+func (w *RunWriter) keepUnstored() (path string, kept int, err error) {
+	w.mu.Lock()
+	pending, sp, dir := w.pending, w.spill, w.spillDir
+	w.pending, w.spill = nil, nil
+	w.mu.Unlock()
+	if sp != nil && sp.w != nil {
+		if err := sp.w.Flush(); err != nil && sp.err == nil {
+			sp.err = err
+		}
+		sp.f.Close()
+	}
+	fromFile := sp != nil && sp.w != nil && sp.lines > sp.stored
+	if len(pending) == 0 && !fromFile {
+		return "", 0, nil
+	}
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	f, err := os.CreateTemp(dir, fmt.Sprintf("knee-run-%d-unstored-*.jsonl", w.id))
+	if err != nil {
+		if fromFile { // the spill file holds its share still
+			return sp.path, sp.lines - sp.stored, fmt.Errorf("store: keeping %d records: %w", len(pending), err)
+		}
+		return "", 0, fmt.Errorf("store: keeping %d records: %w", len(pending), err)
+	}
+	defer f.Close()
+	rw := record.NewWriter(f)
+	for i := range pending {
+		if err := rw.Write(&pending[i].rec); err != nil {
+			return f.Name(), kept, err
+		}
+		kept++
+	}
+	if fromFile {
+		rd, err := os.Open(sp.path)
+		if err != nil {
+			return f.Name(), kept, err
+		}
+		line := 0
+		err = record.Scan(rd, func(r *record.Request) error {
+			defer func() { line++ }()
+			if line < sp.stored || line >= sp.lines {
+				return nil
+			}
+			kept++
+			return rw.Write(r)
+		})
+		rd.Close()
+		if err != nil {
+			return f.Name(), kept, err
+		}
+	}
+	if err := rw.Flush(); err != nil {
+		return f.Name(), kept, err
+	}
+	if sp != nil && sp.path != "" {
+		os.Remove(sp.path)
+	}
+	return f.Name(), kept, f.Close()
 }
 
 func (w *RunWriter) loop() {
@@ -148,24 +456,33 @@ func (w *RunWriter) flush() error {
 	w.mu.Lock()
 	batch := w.pending
 	w.pending = nil
+	w.inflight = len(batch)
 	w.mu.Unlock()
 
 	err := w.writeBatch(batch)
+	batchStored := err == nil
+	fromFile := 0
+	if batchStored {
+		fromFile, err = w.drainSpill()
+	}
 	w.mu.Lock()
+	w.inflight = 0
+	if !batchStored {
+		w.pending = append(batch, w.pending...)
+	}
 	var msg string
 	switch {
 	case err != nil:
-		w.pending = append(batch, w.pending...)
 		if w.err == nil {
 			w.err = err
 		}
 		if !w.failing {
-			msg = fmt.Sprintf("the run database is not taking records (%v): %d records kept in memory, retried every %v; the run goes on", err, len(w.pending), w.every)
+			msg = fmt.Sprintf("the run database is not taking records (%v): %d records kept in memory (at most %d, the rest in a file), retried every %v; the run goes on", err, len(w.pending), w.memLimit, w.every)
 		}
 		w.failing = true
 	case w.failing:
 		w.failing = false
-		msg = fmt.Sprintf("the run database takes records again: %d buffered records stored", len(batch))
+		msg = fmt.Sprintf("the run database takes records again: %d buffered records stored", len(batch)+fromFile)
 	}
 	fn := w.trouble
 	w.mu.Unlock()
@@ -227,10 +544,18 @@ type UnstoredError struct {
 	Unstored int   // records that are not in the database
 	Added    int64 // records handed to the writer
 	Err      error // the first write error
+	// Kept is the records file (JSONL) that holds KeptRecords of the
+	// unstored records, "" when none could be kept.
+	Kept        string
+	KeptRecords int
 }
 
 func (e *UnstoredError) Error() string {
-	return fmt.Sprintf("store: %d of %d records could not be stored: %v", e.Unstored, e.Added, e.Err)
+	msg := fmt.Sprintf("store: %d of %d records could not be stored: %v", e.Unstored, e.Added, e.Err)
+	if e.Kept != "" {
+		msg += fmt.Sprintf("; %d of them are kept in %s (records JSONL)", e.KeptRecords, e.Kept)
+	}
+	return msg
 }
 
 func (e *UnstoredError) Unwrap() error { return e.Err }
@@ -280,11 +605,27 @@ func (w *RunWriter) closeAndFlush(what, status string) (string, []error, error) 
 	close(w.stop)
 	<-w.done
 	var errs []error
-	if err := w.flush(); err != nil {
-		w.mu.Lock()
-		first, left, added := w.err, len(w.pending), w.nextSeq
-		w.mu.Unlock()
-		errs = append(errs, &UnstoredError{Unstored: left, Added: added, Err: first})
+	err := w.flush()
+	w.mu.Lock()
+	first, added, unstored := w.err, w.nextSeq, len(w.pending)+w.lost
+	if sp := w.spill; sp != nil {
+		unstored += sp.lines - sp.stored + sp.lost
+		if first == nil {
+			first = sp.err
+		}
+	}
+	w.mu.Unlock()
+	if err != nil || unstored > 0 {
+		if first == nil {
+			first = err
+		}
+		ue := &UnstoredError{Unstored: unstored, Added: added, Err: first}
+		var kerr error
+		ue.Kept, ue.KeptRecords, kerr = w.keepUnstored()
+		errs = append(errs, ue)
+		if kerr != nil {
+			errs = append(errs, kerr)
+		}
 		// Nothing reads as complete that is not stored.
 		if status == StatusComplete {
 			status = StatusFailed

@@ -111,6 +111,14 @@ func TestRunShardsAPI(t *testing.T) {
 		t.Errorf("largest uncertainty %v ms, start spread %v ms; want 0.2 and 3", v.LargestUncertaintyMS, v.StartSpreadMS)
 	}
 
+	// Once the shards' processes are gone (every heartbeat stale), shard 1
+	// began and reads interrupted, shard 2 never began and says so.
+	st.StaleAfter = time.Nanosecond
+	if _, v := get(runID); len(v.Shards) != 3 || v.Shards[1].Status != store.StatusInterrupted || v.Shards[2].Status != "registered, never started" {
+		t.Errorf("after the processes went: %+v; want shard 1 interrupted, shard 2 registered, never started", v.Shards)
+	}
+	st.StaleAfter = time.Hour
+
 	plain, err := st.BeginRun(store.RunMeta{Kind: store.KindBench})
 	if err != nil {
 		t.Fatal(err)
