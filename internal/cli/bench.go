@@ -113,6 +113,9 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if err := f.mix.load(fs, &f.wl); err != nil {
 		return err
 	}
+	if err := f.mix.checkOwnLoads(fs); err != nil {
+		return err
+	}
 	f.embedded.adapters = f.mix.adapters()
 	if f.mix.mix != nil {
 		var ecfg simengine.Config
@@ -245,6 +248,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	notes = append(notes, eosNotes...)
 
 	meta := f.runMeta(target, model)
+	meta.load = f.mix.loadLine(meta.load, &f.wl)
 	sink, err := newRecordSink(env, &f.storeFlags, f.out, meta)
 	if err != nil {
 		return err
@@ -277,11 +281,15 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	}
 	if f.mix.mix != nil {
 		seed := f.mix.seed(fs, &f.wl)
-		if source, err = f.mix.source(gen, seed); err != nil {
+		if source, err = f.mix.applyLoad(&cfg, gen, arrivals, seed); err != nil {
 			sink.abort()
 			return err
 		}
 		notes = append(notes, f.mix.note(seed))
+		if err := f.wl.checkOpenFiles(cfg.Concurrency+usersOf(cfg.UserClasses), f.url == ""); err != nil {
+			sink.abort()
+			return err
+		}
 	}
 	stopTrace, err := startRuntimeTrace(f.runtimeTrace)
 	if err != nil {
@@ -348,6 +356,9 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if res.Oversaturation != "" {
 		notes = append(notes, res.Oversaturation+"; the figures cover the run until then, a load beyond the server's capacity")
 		fmt.Fprintln(env.Stderr, "knee bench: "+res.Oversaturation)
+	}
+	if n := f.mix.splitNote(res.Records); n != "" {
+		notes = append(notes, n)
 	}
 	if res.Interrupted > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", res.Interrupted))

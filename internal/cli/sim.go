@@ -89,6 +89,9 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if f.mix.mix != nil && (f.fleet.active() || f.sess.sessions > 0) {
 			return Usagef("--mix is not supported with --replicas, --gateway-queue-limit or --sessions yet")
 		}
+		if err := f.mix.simOwnLoads(fs); err != nil {
+			return err
+		}
 		ecfg, err := f.engine.config(cat)
 		if err != nil {
 			return err
@@ -144,6 +147,12 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			}
 			gen = mixGen
 			workloadDesc = f.mix.note(seed)
+			if f.mix.mix.OwnRates() {
+				// The own-rate classes' arrivals, merged with --rate's.
+				if arrivals, err = f.mix.simSchedule(mixGen, arrivals, seed); err != nil {
+					return err
+				}
+			}
 		}
 		turns, think, err := f.sess.parse(fs)
 		if err != nil {
@@ -199,7 +208,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			defer file.Close()
 			writer = record.NewWriter(file)
 		}
-		opts := stats.Options{OfferedRateRPS: f.wl.rate, Series: true}
+		opts := stats.Options{OfferedRateRPS: f.mix.offeredRate(f.wl.rate), Series: true}
 		if wp.trace != nil {
 			opts.OfferedRateRPS = wp.trace.Info().MeanRateRPS
 		}
@@ -213,7 +222,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			target = fleetTarget(&f.fleet, ecfg)
 		}
 		meta := runMeta{kind: "sim", target: target, model: ecfg.Model.Name, label: f.label,
-			load: f.wl.loadString(), config: f.configKV(eng)}
+			load: f.mix.loadLine(f.wl.loadString(), &f.wl), config: f.configKV(eng)}
 		stored, err := f.storeFlags.begin(env, meta)
 		if err != nil {
 			return err
@@ -292,7 +301,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		sum := acc.Summary()
 		rep := &report.Run{
 			Kind: "sim", Version: Version, Target: target, Model: ecfg.Model.Name,
-			Load: f.wl.loadString(), Workload: workloadDesc,
+			Load: meta.load, Workload: workloadDesc,
 			Config: f.configKV(eng),
 			Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
 			Notes: simNotes(eng, res, elapsed), Engine: simEngineFigures(eng, res),

@@ -120,9 +120,23 @@ func (s Shard) Apply(cfg Config, src Source) (Config, Source, error) {
 			return cfg, src, configErr("shard %d of %d has no conversation: --sessions is below the shard count", s.Index, s.Count)
 		}
 		cfg.Turn = s.Turn(cfg.Turn)
-	case cfg.Concurrency > 0:
-		if cfg.Concurrency = int(s.Part(int64(cfg.Concurrency))); cfg.Concurrency == 0 {
-			return cfg, src, configErr("shard %d of %d has no user: --concurrency is below the shard count", s.Index, s.Count)
+	case cfg.Concurrency > 0 || len(cfg.UserClasses) > 0:
+		// Users are numbered across pools, the main one's first: this
+		// shard's are every Count-th of them, whatever their pool.
+		total := int64(cfg.Concurrency)
+		cfg.Concurrency = int(s.Part(total))
+		classes := make([]UserClass, 0, len(cfg.UserClasses))
+		for _, uc := range cfg.UserClasses {
+			n := s.Part(total+int64(uc.Concurrency)) - s.Part(total)
+			total += int64(uc.Concurrency)
+			if n > 0 {
+				uc.Concurrency, uc.Source = int(n), s.Source(uc.Source)
+				classes = append(classes, uc)
+			}
+		}
+		cfg.UserClasses = classes
+		if cfg.users() == 0 {
+			return cfg, src, configErr("shard %d of %d has no user: --concurrency is below the shard count (the mix classes' own users counted in)", s.Index, s.Count)
 		}
 	default: // open loop and trace replay
 		whole := cfg.Arrivals
