@@ -248,7 +248,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	notes = append(notes, eosNotes...)
 
 	meta := f.runMeta(target, model)
-	meta.load = f.mix.loadLine(meta.load, &f.wl)
+	meta.load, meta.config = f.mix.loadLine(meta.load, &f.wl), f.mix.config(meta.config)
 	sink, err := newRecordSink(env, &f.storeFlags, f.out, meta)
 	if err != nil {
 		return err

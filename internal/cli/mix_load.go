@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/knee-dev/knee/internal/loadgen"
@@ -262,4 +263,23 @@ func (m *mixFlags) offeredRate(shared float64) float64 {
 		shared += c.RateRPS
 	}
 	return shared
+}
+
+// config adapts a run's configuration pairs to the mix: the file, the
+// classes' own loads, and no shared load setting when no class takes a
+// share of it.
+func (m *mixFlags) config(kv [][2]string) [][2]string {
+	if m.mix == nil {
+		return kv
+	}
+	if !m.mix.HasShares() {
+		kv = slices.DeleteFunc(kv, func(p [2]string) bool {
+			return p[0] == "concurrency" || p[0] == "rate_rps" || p[0] == "arrival" || p[0] == "burstiness"
+		})
+	}
+	kv = append(kv, [2]string{"mix", m.path})
+	if own := m.ownLoadsLine(); own != "" {
+		kv = append(kv, [2]string{"mix_own_loads", strings.TrimPrefix(own, "own loads: ")})
+	}
+	return kv
 }

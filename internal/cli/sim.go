@@ -222,7 +222,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			target = fleetTarget(&f.fleet, ecfg)
 		}
 		meta := runMeta{kind: "sim", target: target, model: ecfg.Model.Name, label: f.label,
-			load: f.mix.loadLine(f.wl.loadString(), &f.wl), config: f.configKV(eng)}
+			load: f.mix.loadLine(f.wl.loadString(), &f.wl), config: f.mix.config(f.configKV(eng))}
 		stored, err := f.storeFlags.begin(env, meta)
 		if err != nil {
 			return err
@@ -302,7 +302,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		rep := &report.Run{
 			Kind: "sim", Version: Version, Target: target, Model: ecfg.Model.Name,
 			Load: meta.load, Workload: workloadDesc,
-			Config: f.configKV(eng),
+			Config: meta.config,
 			Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
 			Notes: simNotes(eng, res, elapsed), Engine: simEngineFigures(eng, res),
 			Classes: classes.summaries(),
