@@ -161,3 +161,29 @@ func TestShardUserClasses(t *testing.T) {
 		}
 	}
 }
+
+// TestShardProbesFromTheFirstShardOnly: of N shards only the first sends
+// probes, so the run sends the probe rate asked for, not N times it; its
+// probes keep their own numbers.
+func TestShardProbesFromTheFirstShardOnly(t *testing.T) {
+	probe := func(int64) Request { return Request{Prompt: "probe", PromptTokens: 3, MaxTokens: 1} }
+	var ids []int64
+	for i := range 3 {
+		cfg := Config{Concurrency: 3, Requests: 30, ProbeRateRPS: 5, Probe: probe,
+			OnRecord: func(r *record.Request) { ids = append(ids, r.ID) }}
+		got, _, err := Shard{Index: i, Count: 3}.Apply(cfg, promptSource(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (got.ProbeRateRPS > 0) != (i == 0) || (got.Probe != nil) != (i == 0) {
+			t.Errorf("shard %d of 3: probe rate %g; want 5 on shard 0 alone", i, got.ProbeRateRPS)
+		}
+		got.OnRecord(&record.Request{ID: ProbeIDBase + 2, Class: record.ProbeClass})
+		got.OnRecord(&record.Request{ID: 2})
+	}
+	for i, want := range []int64{ProbeIDBase + 2, 6, ProbeIDBase + 2, 7, ProbeIDBase + 2, 8} {
+		if ids[i] != want {
+			t.Fatalf("record IDs after the shards' renumbering %v: want probes kept, request 2 of shard k as 3·2+k", ids)
+		}
+	}
+}
