@@ -93,6 +93,9 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		return err
 	}
 	f.storeFlags.sharding = &f.shard
+	if f.stopOversaturated && f.shard.active() {
+		return Usagef("--stop-oversaturated is not supported with --shards: each shard sees only its part of the queue, so the shards would stop at different times")
+	}
 	if err := f.embedded.refuseWithURL(f.url); err != nil {
 		return err
 	}

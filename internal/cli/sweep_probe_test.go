@@ -90,7 +90,7 @@ func TestSweepProbesBesideEveryStep(t *testing.T) {
 func TestSweepStopsWhenOversaturated(t *testing.T) {
 	out := t.TempDir()
 	code, stdout, stderr := kneeEnv(t, benchEnv(t), "sweep", "--no-store", "--quiet", "--out", out, "--rate", "1,60,120",
-		"--duration", "8s", "--requests", "2000", "--input-tokens", "1024", "--output-tokens", "64", "--gpu", "l4",
+		"--duration", "12s", "--requests", "2000", "--input-tokens", "1024", "--output-tokens", "64", "--gpu", "l4",
 		"--stop-oversaturated", "--grace", "2s")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -100,9 +100,9 @@ func TestSweepStopsWhenOversaturated(t *testing.T) {
 		t.Fatalf("steps %+v: want 1 and 60 req/s, and 120 left out", r.Steps)
 	}
 	if r.Steps[0].Oversaturated != "" || r.Steps[0].Requests == 0 {
-		t.Errorf("1 req/s: %d requests, over-saturated %q: want the whole 8 s step measured", r.Steps[0].Requests, r.Steps[0].Oversaturated)
+		t.Errorf("1 req/s: %d requests, over-saturated %q: want the whole 12 s step measured", r.Steps[0].Requests, r.Steps[0].Oversaturated)
 	}
-	if !strings.Contains(r.Steps[1].Oversaturated, "over-saturated") || r.Steps[1].Requests >= 480 {
+	if !strings.Contains(r.Steps[1].Oversaturated, "over-saturated") || r.Steps[1].Requests >= 540 {
 		t.Errorf("60 req/s: %d requests, over-saturated %q: want it stopped early, saying why", r.Steps[1].Requests, r.Steps[1].Oversaturated)
 	}
 	if !strings.Contains(strings.Join(r.Notes, "\n"), "120 req/s left out") || !strings.Contains(stdout+md, "stopped: over-saturated") {
