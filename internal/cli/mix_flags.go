@@ -111,7 +111,7 @@ func (m *mixFlags) source(base any, seed uint64) (loadgen.Source, error) {
 func (m *mixFlags) note(seed uint64) string {
 	parts := make([]string, len(m.mix.Classes))
 	for i, c := range m.mix.Classes {
-		parts[i] = classWords(&c)
+		parts[i] = c.Describe()
 	}
 	return fmt.Sprintf("traffic mix %s, seed %d: %s", m.path, seed, strings.Join(parts, "; "))
 }

@@ -18,18 +18,14 @@ import (
 
 // checkOwnLoads refuses load flags that contradict the mix's own loads
 // (exit 2): a run is open or closed loop, and a --rate or --concurrency
-// needs a class that takes a share of it.
+// needs a class that takes a share of it. (--trace and --sessions are
+// refused with any mix, by load.)
 func (m *mixFlags) checkOwnLoads(fs *pflag.FlagSet) error {
 	mix := m.mix
-	if mix == nil || (!mix.OwnRates() && !mix.OwnUsers()) {
+	if mix == nil || mix.OwnLoads() == "" {
 		return nil
 	}
 	own := ownLoadClasses(mix)
-	for _, f := range []string{"sessions", "trace"} {
-		if flagGiven(fs, f) {
-			return Usagef("--mix %s: classes %s bring their own load: give no --%s with them", m.path, own, f)
-		}
-	}
 	switch {
 	case mix.OwnRates() && flagGiven(fs, "concurrency"):
 		return Usagef("--mix %s: classes %s have their own rate (open loop): give no --concurrency with them; the classes with a share divide --rate", m.path, own)
@@ -76,21 +72,11 @@ func (m *mixFlags) applyLoad(cfg *loadgen.Config, base any, shared workload.Arri
 	}
 	switch {
 	case m.mix.OwnRates():
-		if !m.mix.HasShares() {
-			shared = nil
-		}
-		sched, err := workload.NewMixSchedule(m.mix, shared, seed)
+		sched, err := m.schedule(mg, shared, seed)
 		if err != nil {
-			return nil, Usagef("--mix %v", err)
+			return nil, err
 		}
-		mg.WithSchedule(sched)
-		cfg.Arrivals, cfg.Concurrency = sched, 0
-		if !m.mix.HasShares() {
-			cfg.RateRPS = 0
-		}
-		for _, c := range m.mix.Classes {
-			cfg.RateRPS += c.RateRPS // the offered rate is every class's
-		}
+		cfg.Arrivals, cfg.Concurrency, cfg.RateRPS = sched, 0, m.mix.OfferedRate(cfg.RateRPS)
 	case m.mix.OwnUsers():
 		if !m.mix.HasShares() {
 			cfg.Concurrency = 0
@@ -105,121 +91,69 @@ func (m *mixFlags) applyLoad(cfg *loadgen.Config, base any, shared workload.Arri
 	return func(i int64) loadgen.Request { return classReq(mg.ClassOf(i), i) }, nil
 }
 
-// ownLoadsLine is the load line's account of the classes' own loads
-// ("" when none): each class's own arrival process or users.
-func (m *mixFlags) ownLoadsLine() string {
-	if m.mix == nil {
-		return ""
+// schedule is the arrival schedule of a mix with own-rate classes (knee
+// bench's and knee sim's); mg then gives each arrival its class.
+func (m *mixFlags) schedule(mg *workload.MixGenerator, shared workload.Arrivals, seed uint64) (*workload.MixSchedule, error) {
+	if !m.mix.HasShares() {
+		shared = nil
 	}
-	var parts []string
-	for _, c := range m.mix.Classes {
-		switch {
-		case c.RateRPS > 0:
-			parts = append(parts, fmt.Sprintf("%s open loop %g req/s %s", c.Name, c.RateRPS, arrivalWords(&c)))
-		case c.Concurrency > 0:
-			parts = append(parts, fmt.Sprintf("%s closed loop %d users", c.Name, c.Concurrency))
-		}
+	sched, err := workload.NewMixSchedule(m.mix, shared, seed)
+	if err != nil {
+		return nil, Usagef("--mix %v", err)
 	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "own loads: " + strings.Join(parts, "; ")
+	mg.WithSchedule(sched)
+	return sched, nil
 }
 
 // loadLine is the run's load line with the mix's own loads: beside the
 // shared load when some class takes a share, instead of it otherwise.
 func (m *mixFlags) loadLine(shared string, wl *workloadFlags) string {
-	own := m.ownLoadsLine()
-	switch {
-	case own == "":
+	if m.mix == nil || m.mix.OwnLoads() == "" {
 		return shared
-	case m.mix.HasShares():
+	}
+	own := "own loads: " + m.mix.OwnLoads()
+	if m.mix.HasShares() {
 		return shared + "; " + own
 	}
-	line := own
 	if wl.requests > 0 {
-		line += fmt.Sprintf(", %d requests", wl.requests)
+		own += fmt.Sprintf(", %d requests", wl.requests)
 	}
 	if wl.duration > 0 {
-		line += fmt.Sprintf(", %v", wl.duration)
+		own += fmt.Sprintf(", %v", wl.duration)
 	}
-	return line
-}
-
-func arrivalWords(c *workload.MixClass) string {
-	if c.CV > 0 {
-		return fmt.Sprintf("%s (cv %g)", c.Arrival, c.CV)
-	}
-	return c.Arrival
+	return own
 }
 
 // splitNote says how a run's requests were split among the classes when
-// some brought their own load: each class's count and share of the
-// requests, and its own rate or users ("" for a mix of shares only).
+// some brought their own load ("" otherwise).
 func (m *mixFlags) splitNote(recs []record.Request) string {
-	if m.mix == nil || m.ownLoadsLine() == "" {
+	if m.mix == nil {
 		return ""
 	}
 	count := map[string]int{}
-	total := 0
 	for i := range recs {
-		if recs[i].Class != record.ProbeClass {
-			count[recs[i].Class]++
-			total++
-		}
+		count[recs[i].Class]++
 	}
-	if total == 0 {
-		return ""
-	}
-	var parts []string
-	for _, c := range m.mix.Classes {
-		n := count[c.Name]
-		var how string
-		switch {
-		case c.RateRPS > 0:
-			how = fmt.Sprintf("its own %g req/s %s", c.RateRPS, arrivalWords(&c))
-		case c.Concurrency > 0:
-			how = fmt.Sprintf("its own %d users", c.Concurrency)
-		default:
-			how = fmt.Sprintf("a %.0f%% share of the shared load", c.Share*100)
-		}
-		parts = append(parts, fmt.Sprintf("%s %d (%.1f%%, %s)", c.Name, n, 100*float64(n)/float64(total), how))
-	}
-	return fmt.Sprintf("load split among the mix's classes, of %d requests: %s", total, strings.Join(parts, "; "))
+	return m.mix.Split(count)
 }
 
-// classWords describes a class for the report: its share or own load, its
-// lengths or dataset, its model.
-func classWords(c *workload.MixClass) string {
-	load := fmt.Sprintf("%.0f%%", c.Share*100)
-	switch {
-	case c.RateRPS > 0:
-		load = fmt.Sprintf("own %g req/s %s", c.RateRPS, arrivalWords(c))
-	case c.Concurrency > 0:
-		load = fmt.Sprintf("own %d users", c.Concurrency)
+// config adapts a run's configuration pairs to the mix: the file, the
+// classes' own loads, and no shared load setting when no class takes a
+// share of it.
+func (m *mixFlags) config(kv [][2]string) [][2]string {
+	if m.mix == nil {
+		return kv
 	}
-	in := "dataset " + c.Dataset
-	if c.Input != nil {
-		in = c.Input.String()
+	if !m.mix.HasShares() {
+		kv = slices.DeleteFunc(kv, func(p [2]string) bool {
+			return p[0] == "concurrency" || p[0] == "rate_rps" || p[0] == "arrival" || p[0] == "burstiness"
+		})
 	}
-	out := "the dataset's"
-	if c.Output != nil {
-		out = c.Output.String()
+	kv = append(kv, [2]string{"mix", m.path})
+	if own := m.mix.OwnLoads(); own != "" {
+		kv = append(kv, [2]string{"mix_own_loads", own})
 	}
-	model := "base model"
-	if c.Model != "" {
-		model = c.Model
-	}
-	return fmt.Sprintf("%s %s (%s in, %s out, %s)", c.Name, load, in, out, model)
-}
-
-// usersOf counts the classes' own users.
-func usersOf(classes []loadgen.UserClass) int {
-	n := 0
-	for _, c := range classes {
-		n += c.Concurrency
-	}
-	return n
+	return kv
 }
 
 // simOwnLoads checks a mix's own loads for knee sim: own rates run (the
@@ -236,50 +170,19 @@ func (m *mixFlags) simOwnLoads(fs *pflag.FlagSet) error {
 	return m.checkOwnLoads(fs)
 }
 
-// simSchedule is the simulator's arrival schedule of a mix with own-rate
-// classes; mg then gives each arrival its class.
-func (m *mixFlags) simSchedule(mg *workload.MixGenerator, shared workload.Arrivals, seed uint64) (workload.Arrivals, error) {
-	if !m.mix.HasShares() {
-		shared = nil
+// usersOf counts the classes' own users.
+func usersOf(classes []loadgen.UserClass) int {
+	n := 0
+	for _, c := range classes {
+		n += c.Concurrency
 	}
-	sched, err := workload.NewMixSchedule(m.mix, shared, seed)
-	if err != nil {
-		return nil, Usagef("--mix %v", err)
-	}
-	mg.WithSchedule(sched)
-	return sched, nil
+	return n
 }
 
-// offeredRate is the run's offered rate: shared (--rate) for the share
-// classes, if any, plus every own-rate class's.
+// offeredRate is the run's offered rate with the mix's own rates.
 func (m *mixFlags) offeredRate(shared float64) float64 {
-	if m.mix == nil || !m.mix.OwnRates() {
+	if m.mix == nil {
 		return shared
 	}
-	if !m.mix.HasShares() {
-		shared = 0
-	}
-	for _, c := range m.mix.Classes {
-		shared += c.RateRPS
-	}
-	return shared
-}
-
-// config adapts a run's configuration pairs to the mix: the file, the
-// classes' own loads, and no shared load setting when no class takes a
-// share of it.
-func (m *mixFlags) config(kv [][2]string) [][2]string {
-	if m.mix == nil {
-		return kv
-	}
-	if !m.mix.HasShares() {
-		kv = slices.DeleteFunc(kv, func(p [2]string) bool {
-			return p[0] == "concurrency" || p[0] == "rate_rps" || p[0] == "arrival" || p[0] == "burstiness"
-		})
-	}
-	kv = append(kv, [2]string{"mix", m.path})
-	if own := m.ownLoadsLine(); own != "" {
-		kv = append(kv, [2]string{"mix_own_loads", strings.TrimPrefix(own, "own loads: ")})
-	}
-	return kv
+	return m.mix.OfferedRate(shared)
 }

@@ -149,7 +149,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			workloadDesc = f.mix.note(seed)
 			if f.mix.mix.OwnRates() {
 				// The own-rate classes' arrivals, merged with --rate's.
-				if arrivals, err = f.mix.simSchedule(mixGen, arrivals, seed); err != nil {
+				if arrivals, err = f.mix.schedule(mixGen, arrivals, seed); err != nil {
 					return err
 				}
 			}

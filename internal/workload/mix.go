@@ -188,7 +188,7 @@ func ParseMix(path string, b []byte) (*Mix, error) {
 		case c.Rate == nil && (c.Arrival != "" || c.CV != nil):
 			return nil, fail(line, "class %s: arrival and cv describe a class's own rate; give rate with them", c.Name)
 		case c.CV != nil && c.Arrival != ArrivalGamma:
-			return nil, fail(line, "class %s: cv applies to arrival gamma (the gaps' coefficient of variation), not %q", c.Name, c.Arrival)
+			return nil, fail(line, "class %s: cv applies to arrival gamma (the gaps' coefficient of variation), not %s", c.Name, cmp.Or(c.Arrival, "poisson (the default)"))
 		case c.CV != nil && (!(*c.CV > 0) || *c.CV > 100):
 			return nil, fail(line, "class %s: cv %g; want the gaps' coefficient of variation in (0, 100] (1: Poisson)", c.Name, *c.CV)
 		case c.Dataset == "" && (c.InputTokens == "" || c.OutputTokens == ""):

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -79,4 +80,93 @@ func (s *MixSchedule) ClassAt(i int64) int {
 		return -1
 	}
 	return int(s.classes[i])
+}
+
+// arrivalWords is a class's own arrival process in words.
+func (c *MixClass) arrivalWords() string {
+	if c.CV > 0 {
+		return fmt.Sprintf("%s (cv %g)", c.Arrival, c.CV)
+	}
+	return c.Arrival
+}
+
+// Describe is the class for a report: its share or own load, its lengths
+// or dataset, its model.
+func (c *MixClass) Describe() string {
+	load := fmt.Sprintf("%.0f%%", c.Share*100)
+	switch {
+	case c.RateRPS > 0:
+		load = fmt.Sprintf("own %g req/s %s", c.RateRPS, c.arrivalWords())
+	case c.Concurrency > 0:
+		load = fmt.Sprintf("own %d users", c.Concurrency)
+	}
+	in := "dataset " + c.Dataset
+	if c.Input != nil {
+		in = c.Input.String()
+	}
+	out := "the dataset's"
+	if c.Output != nil {
+		out = c.Output.String()
+	}
+	model := "base model"
+	if c.Model != "" {
+		model = c.Model
+	}
+	return fmt.Sprintf("%s %s (%s in, %s out, %s)", c.Name, load, in, out, model)
+}
+
+// OwnLoads is the classes' own loads in words, each class's arrival
+// process or users ("" when every class takes a share).
+func (m *Mix) OwnLoads() string {
+	var parts []string
+	for _, c := range m.Classes {
+		switch {
+		case c.RateRPS > 0:
+			parts = append(parts, fmt.Sprintf("%s open loop %g req/s %s", c.Name, c.RateRPS, c.arrivalWords()))
+		case c.Concurrency > 0:
+			parts = append(parts, fmt.Sprintf("%s closed loop %d users", c.Name, c.Concurrency))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// OfferedRate is a run's offered rate: shared (the rate the share classes
+// divide, if any) plus every own-rate class's.
+func (m *Mix) OfferedRate(shared float64) float64 {
+	if !m.OwnRates() {
+		return shared
+	}
+	if !m.HasShares() {
+		shared = 0
+	}
+	for _, c := range m.Classes {
+		shared += c.RateRPS
+	}
+	return shared
+}
+
+// Split says how a run's requests were split among the classes, given
+// each class's count, when some class brought its own load ("" otherwise,
+// or with no request).
+func (m *Mix) Split(count map[string]int) string {
+	total := 0
+	for _, c := range m.Classes {
+		total += count[c.Name]
+	}
+	if m.OwnLoads() == "" || total == 0 {
+		return ""
+	}
+	var parts []string
+	for _, c := range m.Classes {
+		n := count[c.Name]
+		how := fmt.Sprintf("a %.0f%% share of the shared load", c.Share*100)
+		switch {
+		case c.RateRPS > 0:
+			how = fmt.Sprintf("its own %g req/s %s", c.RateRPS, c.arrivalWords())
+		case c.Concurrency > 0:
+			how = fmt.Sprintf("its own %d users", c.Concurrency)
+		}
+		parts = append(parts, fmt.Sprintf("%s %d (%.1f%%, %s)", c.Name, n, 100*float64(n)/float64(total), how))
+	}
+	return fmt.Sprintf("load split among the mix's classes, of %d requests: %s", total, strings.Join(parts, "; "))
 }

@@ -177,3 +177,29 @@ func TestMixFileRefusalsNameTheLine(t *testing.T) {
 		}
 	}
 }
+
+// TestMixOwnLoadWords: the report's words for own loads, the offered rate
+// and the split of the requests.
+func TestMixOwnLoadWords(t *testing.T) {
+	m, err := ParseMix("mix.yaml", []byte(ownLoadMix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.OwnLoads(), "steady open loop 5 req/s constant; bursty open loop 20 req/s gamma (cv 2)"; got != want {
+		t.Errorf("OwnLoads %q, want %q", got, want)
+	}
+	if got := m.OfferedRate(10); got != 35 {
+		t.Errorf("offered rate %g beside a shared 10 req/s, want 35", got)
+	}
+	if got, want := m.Classes[2].Describe(), "bursty own 20 req/s gamma (cv 2) (16 in, 4 out, base model)"; got != want {
+		t.Errorf("Describe %q, want %q", got, want)
+	}
+	split := m.Split(map[string]int{"chat": 50, "steady": 25, "bursty": 25, "probe": 99})
+	if want := "load split among the mix's classes, of 100 requests: chat 50 (50.0%, a 100% share of the shared load); steady 25 (25.0%, its own 5 req/s constant); bursty 25 (25.0%, its own 20 req/s gamma (cv 2))"; split != want {
+		t.Errorf("Split %q,\nwant %q", split, want)
+	}
+	shares, _ := ParseMix("mix.yaml", []byte(goodMix))
+	if shares.OwnLoads() != "" || shares.Split(map[string]int{"chat": 3}) != "" || shares.OfferedRate(7) != 7 {
+		t.Error("a mix of shares only has no own loads to describe")
+	}
+}
