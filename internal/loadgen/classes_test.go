@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/workload"
 )
 
 // classSource sends prompts naming the class and request.
@@ -185,5 +186,38 @@ func TestShardProbesFromTheFirstShardOnly(t *testing.T) {
 		if ids[i] != want {
 			t.Fatalf("record IDs after the shards' renumbering %v: want probes kept, request 2 of shard k as 3·2+k", ids)
 		}
+	}
+}
+
+// TestUserClassesOwnRatesOpenLoop: a mix's merged schedule drives the open
+// loop, the source asking it each arrival's class from the request
+// goroutines while the dispatcher schedules more (run it with -race).
+func TestUserClassesOwnRatesOpenLoop(t *testing.T) {
+	m, err := workload.ParseMix("mix.yaml", []byte("seed: 2\nclasses:\n"+
+		"  - name: a\n    rate: 150\n    input_tokens: \"8\"\n    output_tokens: \"2\"\n"+
+		"  - name: b\n    rate: 50\n    arrival: constant\n    input_tokens: \"8\"\n    output_tokens: \"2\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched, err := workload.NewMixSchedule(m, nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTruthServer(t, func(string) plan { return plan{tokens: 2, gap: time.Millisecond} })
+	res := run(t, Config{BaseURL: ts.URL, Model: "m", API: "completions", Arrivals: sched, RateRPS: 200, Requests: 120}, func(i int64) Request {
+		k := sched.ClassAt(i)
+		return Request{Prompt: "p", PromptTokens: 3, MaxTokens: 2, Class: m.Classes[k].Name}
+	})
+	count := map[string]int{}
+	for _, r := range res.Records {
+		if !r.OK() {
+			t.Fatalf("record %d: %s %s", r.ID, r.Error, r.ErrorMessage)
+		}
+		count[r.Class]++
+	}
+	// b is constant 50/s beside a's Poisson 150/s: a quarter of 120, give
+	// or take where the run's end falls and a's variation.
+	if len(res.Records) != 120 || count["b"] < 20 || count["b"] > 40 || count["a"]+count["b"] != 120 {
+		t.Errorf("%d records, by class %v: want 120, about a quarter b", len(res.Records), count)
 	}
 }
