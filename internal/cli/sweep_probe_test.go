@@ -79,6 +79,9 @@ func TestSweepProbesBesideEveryStep(t *testing.T) {
 	if heavy < 2*light {
 		t.Errorf("probe TTFT p95 beside 16 in flight %.1f ms, beside 1 %.1f ms: want the heavier load's at least twice", heavy, light)
 	}
+	if !strings.Contains(strings.Join(r.Notes, "\n"), "probes: 10/s of 16 input, 1 output tokens beside every step") {
+		t.Errorf("the notes do not say what the probes were: %q", r.Notes)
+	}
 	if !strings.Contains(md, "probe TTFT p95") {
 		t.Errorf("the sweep table has no probe column:\n%s", md)
 	}

@@ -158,8 +158,13 @@ func (t *sweepTargetFlags) notes(f *sweepFlags) []string {
 	if t.url == "" {
 		target = "knee's embedded simulated server, fresh for every step"
 	}
-	return append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
+	notes := append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
 		target, stepBound(&f.wl), f.wl.describe(), f.wl.resolvedSeed())}, t.promptNotes...)
+	if p := t.probe; p.rateRPS > 0 {
+		notes = append(notes, fmt.Sprintf("probes: %g/s of %d input, %d output tokens beside every step; the steps' figures and verdicts leave them out, the probe TTFT p95 column shows them",
+			p.rateRPS, p.inputTokens, p.outputTokens))
+	}
+	return notes
 }
 
 // Run measures one load level against the target.
