@@ -93,6 +93,9 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		return err
 	}
 	f.storeFlags.sharding = &f.shard
+	if f.stopOversaturated && f.shard.active() {
+		return Usagef("--stop-oversaturated is not supported with --shards: each shard sees only its part of the queue, so the shards would stop at different times")
+	}
 	if err := f.embedded.refuseWithURL(f.url); err != nil {
 		return err
 	}
@@ -111,6 +114,9 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		return err
 	}
 	if err := f.mix.load(fs, &f.wl); err != nil {
+		return err
+	}
+	if err := f.mix.checkOwnLoads(fs); err != nil {
 		return err
 	}
 	f.embedded.adapters = f.mix.adapters()
@@ -245,6 +251,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	notes = append(notes, eosNotes...)
 
 	meta := f.runMeta(target, model)
+	meta.load, meta.config = f.mix.loadLine(meta.load, &f.wl), f.mix.config(meta.config)
 	sink, err := newRecordSink(env, &f.storeFlags, f.out, meta)
 	if err != nil {
 		return err
@@ -277,11 +284,15 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	}
 	if f.mix.mix != nil {
 		seed := f.mix.seed(fs, &f.wl)
-		if source, err = f.mix.source(gen, seed); err != nil {
+		if source, err = f.mix.applyLoad(&cfg, gen, arrivals, seed); err != nil {
 			sink.abort()
 			return err
 		}
 		notes = append(notes, f.mix.note(seed))
+		if err := f.wl.checkOpenFiles(cfg.Concurrency+usersOf(cfg.UserClasses), f.url == ""); err != nil {
+			sink.abort()
+			return err
+		}
 	}
 	stopTrace, err := startRuntimeTrace(f.runtimeTrace)
 	if err != nil {
@@ -348,6 +359,9 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if res.Oversaturation != "" {
 		notes = append(notes, res.Oversaturation+"; the figures cover the run until then, a load beyond the server's capacity")
 		fmt.Fprintln(env.Stderr, "knee bench: "+res.Oversaturation)
+	}
+	if n := f.mix.splitNote(res.Records); n != "" {
+		notes = append(notes, n)
 	}
 	if res.Interrupted > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", res.Interrupted))

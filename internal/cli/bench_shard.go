@@ -169,6 +169,7 @@ func (r *storedRun) finishShard(status string) error {
 	if err := r.st.Records(r.w.ID(), func(x *record.Request) error { recs = append(recs, *x); return nil }); err != nil {
 		return err
 	}
+	recs, _ = splitProbes(recs) // the probes are a class apart, not the load's
 	return r.st.SetSummary(r.w.ID(), stats.Summarize(recs, r.shard.merged))
 }
 

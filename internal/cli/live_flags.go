@@ -74,8 +74,8 @@ func (l *liveFlags) close() {
 // or rate for an open loop.
 func liveLoad(cfg *loadgen.Config) float64 {
 	switch {
-	case cfg.Concurrency > 0:
-		return float64(cfg.Concurrency)
+	case cfg.Concurrency > 0 || len(cfg.UserClasses) > 0:
+		return float64(cfg.Concurrency + usersOf(cfg.UserClasses)) // a mix's own users count
 	case cfg.Sessions > 0:
 		return float64(cfg.Sessions)
 	}

@@ -111,11 +111,7 @@ func (m *mixFlags) source(base any, seed uint64) (loadgen.Source, error) {
 func (m *mixFlags) note(seed uint64) string {
 	parts := make([]string, len(m.mix.Classes))
 	for i, c := range m.mix.Classes {
-		model := "base model"
-		if c.Model != "" {
-			model = c.Model
-		}
-		parts[i] = fmt.Sprintf("%s %.0f%% (%s in, %s out, %s)", c.Name, c.Share*100, c.Input, c.Output, model)
+		parts[i] = c.Describe()
 	}
 	return fmt.Sprintf("traffic mix %s, seed %d: %s", m.path, seed, strings.Join(parts, "; "))
 }

@@ -35,3 +35,13 @@ func TestBenchStopsWhenOversaturated(t *testing.T) {
 		t.Errorf("closed loop with --stop-oversaturated: exit %d, stderr %q; want 2", code, stderr)
 	}
 }
+
+// TestBenchOversaturatedRefusedWithShards: each shard sees only its part
+// of the queue, so the stop is refused with --shards.
+func TestBenchOversaturatedRefusedWithShards(t *testing.T) {
+	code, _, stderr := kneeEnv(t, benchEnv(t), "bench", "--quiet", "--rate", "5", "--requests", "5", "--shards", "2", "--shard", "0",
+		"--run-name", "x", "--seed", "1", "--stop-oversaturated")
+	if code != ExitUsage || !strings.Contains(stderr, "--stop-oversaturated is not supported with --shards") {
+		t.Errorf("exit %d, stderr %q; want 2 naming both flags", code, stderr)
+	}
+}

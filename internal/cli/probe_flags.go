@@ -124,3 +124,25 @@ func classSummaries(recs []record.Request, opts stats.Options, objectives slo.Se
 	}
 	return recs, classes
 }
+
+// splitProbes returns recs without the probes, and the probes' p95 TTFT in
+// ms (nil: no probe answered): a step's summary and verdicts are the main
+// load's alone.
+func splitProbes(recs []record.Request) (main []record.Request, probeTTFTP95 *float64) {
+	var probes []record.Request
+	for i := range recs {
+		if recs[i].Class == record.ProbeClass {
+			probes = append(probes, recs[i])
+		} else {
+			main = append(main, recs[i])
+		}
+	}
+	if probes == nil {
+		return recs, nil
+	}
+	if sum := stats.Summarize(probes, stats.Options{}); sum.TTFT.Count > 0 {
+		v := sum.TTFT.P95
+		probeTTFTP95 = &v
+	}
+	return main, probeTTFTP95
+}

@@ -86,6 +86,9 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if f.mix.mix != nil && f.sess.sessions > 0 {
 			return Usagef("--mix is not supported with --sessions yet")
 		}
+		if err := f.mix.simOwnLoads(fs); err != nil {
+			return err
+		}
 		ecfg, err := f.engine.config(cat)
 		if err != nil {
 			return err
@@ -141,6 +144,12 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			}
 			gen = mixGen
 			workloadDesc = f.mix.note(seed)
+			if f.mix.mix.OwnRates() {
+				// The own-rate classes' arrivals, merged with --rate's.
+				if arrivals, err = f.mix.schedule(mixGen, arrivals, seed); err != nil {
+					return err
+				}
+			}
 		}
 		turns, think, err := f.sess.parse(fs)
 		if err != nil {
@@ -196,7 +205,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			defer file.Close()
 			writer = record.NewWriter(file)
 		}
-		opts := stats.Options{OfferedRateRPS: f.wl.rate, Series: true}
+		opts := stats.Options{OfferedRateRPS: f.mix.offeredRate(f.wl.rate), Series: true}
 		if wp.trace != nil {
 			opts.OfferedRateRPS = wp.trace.Info().MeanRateRPS
 		}
@@ -210,7 +219,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			target = fleetTarget(&f.fleet, ecfg)
 		}
 		meta := runMeta{kind: "sim", target: target, model: ecfg.Model.Name, label: f.label,
-			load: f.wl.loadString(), config: f.configKV(eng)}
+			load: f.mix.loadLine(f.wl.loadString(), &f.wl), config: f.mix.config(f.configKV(eng))}
 		stored, err := f.storeFlags.begin(env, meta)
 		if err != nil {
 			return err
@@ -289,8 +298,8 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		sum := acc.Summary()
 		rep := &report.Run{
 			Kind: "sim", Version: Version, Target: target, Model: ecfg.Model.Name,
-			Load: f.wl.loadString(), Workload: workloadDesc,
-			Config: f.configKV(eng),
+			Load: meta.load, Workload: workloadDesc,
+			Config: meta.config,
 			Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
 			Notes: simNotes(eng, res, elapsed), Engine: simEngineFigures(eng, res),
 			Classes: classes.summaries(),

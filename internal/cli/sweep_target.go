@@ -33,6 +33,10 @@ type sweepTargetFlags struct {
 	loadgenGrace time.Duration // grace as loadgen takes it (graceFlags)
 	// partial is the step an interrupt cut short, when it measured anything.
 	partial *sweep.Step
+	// probe sends probes beside every step; stopOversaturated stops a rate
+	// step whose queue grows without bound (and the sweep there).
+	probe             probeFlags
+	stopOversaturated bool
 }
 
 func (t *sweepTargetFlags) register(fs *pflag.FlagSet) {
@@ -41,6 +45,8 @@ func (t *sweepTargetFlags) register(fs *pflag.FlagSet) {
 	t.metrics.register(fs)
 	t.live.register(fs)
 	t.otlp.register(fs)
+	t.probe.register(fs)
+	fs.BoolVar(&t.stopOversaturated, "stop-oversaturated", false, "rate steps: stop a step as soon as its queue grows without bound (requests in flight and TTFT rising window after window), say so, and measure no higher load")
 }
 
 func (t *sweepTargetFlags) noteSet(fs *pflag.FlagSet) { t.metrics.noteSet(fs) }
@@ -73,6 +79,12 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	}
 	if err := t.metrics.validate(); err != nil {
 		return nil, nil, err
+	}
+	if err := t.probe.validate(); err != nil {
+		return nil, nil, err
+	}
+	if t.stopOversaturated && f.rate == "" {
+		return nil, nil, Usagef("--stop-oversaturated applies to rate steps (--rate): a closed loop's in-flight count is bounded by its concurrency")
 	}
 	eos, err := parseTriState("--ignore-eos", t.ignoreEOS)
 	if err != nil {
@@ -146,8 +158,13 @@ func (t *sweepTargetFlags) notes(f *sweepFlags) []string {
 	if t.url == "" {
 		target = "knee's embedded simulated server, fresh for every step"
 	}
-	return append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
+	notes := append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
 		target, stepBound(&f.wl), f.wl.describe(), f.wl.resolvedSeed())}, t.promptNotes...)
+	if p := t.probe; p.rateRPS > 0 {
+		notes = append(notes, fmt.Sprintf("probes: %g/s of %d input, %d output tokens beside every step; the steps' figures and verdicts leave them out, the probe TTFT p95 column shows them",
+			p.rateRPS, p.inputTokens, p.outputTokens))
+	}
+	return notes
 }
 
 // Run measures one load level against the target.
@@ -195,6 +212,10 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	if err := r.probe(ctx, &cfg); err != nil {
 		return sweep.Step{}, err
 	}
+	cfg.StopOversaturated = r.t.stopOversaturated && load.Kind == sweep.Rate
+	if err := r.t.probe.apply(&cfg, r.gen, w.resolvedSeed()); err != nil {
+		return sweep.Step{}, err
+	}
 	src := func(i int64) loadgen.Request {
 		it := items.Item(i)
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens}
@@ -227,7 +248,8 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	meter.stop()
 	close(stepDone)
 	opts.OfferedRateRPS = res.OfferedRateRPS
-	sum := stats.Summarize(res.Records, opts)
+	recs, probeTTFT := splitProbes(res.Records)
+	sum := stats.Summarize(recs, opts)
 	if ctx.Err() != nil {
 		if sum.Requests > 0 {
 			// Interrupted mid-step: what was measured is kept, marked.
@@ -236,7 +258,10 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		}
 		return sweep.Step{}, ctx.Err()
 	}
-	step := sweep.Step{Load: load, Summary: sum, Full: true}
+	step := sweep.Step{Load: load, Summary: sum, Full: true, ProbeTTFTP95: probeTTFT, Oversaturated: res.Oversaturation}
+	if res.Oversaturation != "" {
+		step.Warnings = append(step.Warnings, res.Oversaturation+"; the step's figures cover it until then")
+	}
 	// The client's own limits would bend the curve too: say so per step.
 	for _, w := range clientFloorWarnings(sum, res, meter) {
 		step.Warnings = append(step.Warnings, strings.TrimPrefix(w, "warning: "))

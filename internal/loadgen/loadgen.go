@@ -64,8 +64,9 @@ type Config struct {
 	HasTemperature bool
 
 	// Closed loop: Concurrency > 0 workers, each sending its next request
-	// when its previous one ends.
+	// when its previous one ends; UserClasses add pools of their own.
 	Concurrency int
+	UserClasses []UserClass
 	// Sessions > 0 runs that many multi-turn conversations at once instead:
 	// each sends Turn(s, 1), then after each answer (and the turn's think
 	// time) its next turn with the whole history, until Turn says no more.
@@ -168,6 +169,15 @@ func (c *Config) validate() error {
 		}
 		c.Concurrency = 0
 	}
+	for _, uc := range c.UserClasses {
+		switch {
+		case uc.Concurrency < 1 || uc.Source == nil || uc.Name == "":
+			return configErr("user class %q: want a name, a positive concurrency and a source", uc.Name)
+		case open || c.Sessions > 0:
+			return configErr("user class %s has its own concurrency: classes of users run in the closed loop, not with a rate or sessions", uc.Name)
+		}
+	}
+	closed := c.Concurrency > 0 || len(c.UserClasses) > 0
 	switch {
 	case c.Concurrency < 0:
 		return configErr("concurrency %d: want a positive number of workers", c.Concurrency)
@@ -175,7 +185,7 @@ func (c *Config) validate() error {
 		return configErr("rate %g: want requests per second > 0", c.RateRPS)
 	case c.Concurrency > 0 && open:
 		return configErr("give either a concurrency (closed loop) or a rate (open loop), not both")
-	case c.Concurrency == 0 && !open && c.Sessions == 0:
+	case !closed && !open && c.Sessions == 0:
 		return configErr("give a concurrency (closed loop) or a rate (open loop)")
 	case c.ProbeRateRPS < 0 || math.IsInf(c.ProbeRateRPS, 0) || math.IsNaN(c.ProbeRateRPS):
 		return configErr("probe rate %g: want probes per second > 0", c.ProbeRateRPS)
@@ -359,7 +369,7 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 // load, so connections are reused and never capped below the load (a cap
 // would queue requests inside the transport, hiding client lag).
 func newTransport(cfg Config, kernelStamps bool) *http.Transport {
-	idle := cfg.Concurrency
+	idle := cfg.users()
 	if cfg.MaxConcurrency > 0 {
 		idle = cfg.MaxConcurrency
 	}
@@ -376,7 +386,7 @@ func newTransport(cfg Config, kernelStamps bool) *http.Transport {
 		DialContext:         dial,
 		MaxIdleConns:        0,
 		MaxIdleConnsPerHost: idle,
-		MaxConnsPerHost:     cfg.Concurrency, // 0 (no limit) in open loop
+		MaxConnsPerHost:     cfg.users(), // 0 (no limit) in open loop
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   false,
@@ -434,7 +444,7 @@ func (r *Run) run() {
 	}
 	if r.cfg.Sessions > 0 {
 		r.sessionLoop(&wg)
-	} else if r.cfg.Concurrency > 0 {
+	} else if r.cfg.users() > 0 {
 		r.closedLoop(&wg)
 	} else {
 		r.openLoop(&wg)
@@ -466,7 +476,7 @@ func (r *Run) run() {
 		res.Oversaturation = *why
 	}
 	res.KernelTimestamps = res.UserStampedStreams == 0 && r.kernelStamped.Load() > 0
-	if r.cfg.Concurrency == 0 {
+	if r.cfg.users() == 0 {
 		res.OfferedRateRPS = r.cfg.RateRPS
 	}
 	r.result = res

@@ -42,44 +42,32 @@ func rampWarp(t, ramp time.Duration) time.Duration {
 	return time.Duration(math.Sqrt(2 * float64(ramp) * float64(t)))
 }
 
-// closedLoop runs Concurrency workers until issuing stops. A worker's
+// closedLoop runs every pool's users until issuing stops. A worker's
 // request is scheduled when its slot frees, so closed-loop lag is only the
-// client's own delay between the two. No more workers start than there
+// client's own delay between the two. No pool starts more users than there
 // are requests to send, and none once issuing has stopped: a huge
-// concurrency costs only what can run.
+// concurrency costs only what can run. With Ramp, users start evenly
+// spread over it, in their order across pools.
 func (r *Run) closedLoop(wg *sync.WaitGroup) {
 	var next atomic.Int64
-	n := r.cfg.Concurrency
-	if r.cfg.Requests > 0 && int64(n) > r.cfg.Requests {
-		n = int(r.cfg.Requests)
-	}
-	for w := range n {
-		if r.issueCtx.Err() != nil {
-			break
+	ps := r.pools()
+	total := 0
+	for k := range ps {
+		if r.cfg.Requests > 0 && int64(ps[k].users) > r.cfg.Requests {
+			ps[k].users = int(r.cfg.Requests)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if r.cfg.Ramp > 0 && w > 0 {
-				delay := r.cfg.Ramp * time.Duration(w) / time.Duration(n)
-				t := time.NewTimer(delay - time.Since(r.start))
-				select {
-				case <-t.C:
-				case <-r.issueCtx.Done():
-					t.Stop()
-					return
-				}
+		total += ps[k].users
+	}
+	w := 0 // the user's number across pools
+	for _, p := range ps {
+		for range p.users {
+			if r.issueCtx.Err() != nil {
+				break
 			}
-			for r.issueCtx.Err() == nil {
-				i := next.Add(1) - 1
-				if r.cfg.Requests > 0 && i >= r.cfg.Requests {
-					r.stopFor(StopRequests)
-					return
-				}
-				scheduled := time.Since(r.start)
-				r.do(i, scheduled)
-			}
-		}()
+			wg.Add(1)
+			go r.user(wg, &next, p, w, total)
+			w++
+		}
 	}
 	wg.Wait()
 }

@@ -120,9 +120,23 @@ func (s Shard) Apply(cfg Config, src Source) (Config, Source, error) {
 			return cfg, src, configErr("shard %d of %d has no conversation: --sessions is below the shard count", s.Index, s.Count)
 		}
 		cfg.Turn = s.Turn(cfg.Turn)
-	case cfg.Concurrency > 0:
-		if cfg.Concurrency = int(s.Part(int64(cfg.Concurrency))); cfg.Concurrency == 0 {
-			return cfg, src, configErr("shard %d of %d has no user: --concurrency is below the shard count", s.Index, s.Count)
+	case cfg.Concurrency > 0 || len(cfg.UserClasses) > 0:
+		// Users are numbered across pools, the main one's first: this
+		// shard's are every Count-th of them, whatever their pool.
+		total := int64(cfg.Concurrency)
+		cfg.Concurrency = int(s.Part(total))
+		classes := make([]UserClass, 0, len(cfg.UserClasses))
+		for _, uc := range cfg.UserClasses {
+			n := s.Part(total+int64(uc.Concurrency)) - s.Part(total)
+			total += int64(uc.Concurrency)
+			if n > 0 {
+				uc.Concurrency, uc.Source = int(n), s.Source(uc.Source)
+				classes = append(classes, uc)
+			}
+		}
+		cfg.UserClasses = classes
+		if cfg.users() == 0 {
+			return cfg, src, configErr("shard %d of %d has no user: --concurrency is below the shard count (the mix classes' own users counted in)", s.Index, s.Count)
 		}
 	default: // open loop and trace replay
 		whole := cfg.Arrivals
@@ -137,8 +151,20 @@ func (s Shard) Apply(cfg Config, src Source) (Config, Source, error) {
 	if src != nil {
 		src = s.Source(src)
 	}
+	if s.Index > 0 {
+		// Probes come from the first shard alone: N shards sending the
+		// whole probe rate each would send N times the probes asked for.
+		cfg.ProbeRateRPS, cfg.Probe = 0, nil
+	}
 	onRecord := cfg.OnRecord
 	cfg.OnRecord = func(r *record.Request) {
+		if r.Class == record.ProbeClass {
+			// A probe keeps its number: only the first shard sends any.
+			if onRecord != nil {
+				onRecord(r)
+			}
+			return
+		}
 		r.ID = s.Global(r.ID)
 		if r.Session != "" {
 			if n, err := strconv.ParseInt(r.Session, 10, 64); err == nil {

@@ -16,9 +16,14 @@ import (
 // the SLO-safe point marked.
 func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
 	header = []string{sweep.LoadColumn(r.LoadKind), "req/s", "out tok/s", "goodput/s", "TTFT p50", "TTFT p95", "TTFT p99", "ITL p95", "E2E p95"}
-	withServer := false
+	withServer, withProbes := false, false
 	for i := range r.Steps {
 		withServer = withServer || r.Steps[i].Server != nil
+		withProbes = withProbes || r.Steps[i].ProbeTTFTP95 != nil
+	}
+	if withProbes {
+		// Probes beside each step: what the load did to an unrelated user.
+		header = append(header, "probe TTFT p95")
 	}
 	if withServer {
 		// The server's own view, where it was scraped (↑: its waiting
@@ -56,9 +61,19 @@ func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
 		if s.Refined {
 			marks = append(marks, "(refined)")
 		}
+		if s.Oversaturated != "" {
+			marks = append(marks, "(stopped: over-saturated)")
+		}
 		row := []string{
 			strconv.FormatFloat(s.Load.Value, 'g', 6, 64), fnum(sum.RequestThroughputRPS, 2), fnum(sum.OutputTokenThroughputTPS, 0), good,
 			msCell(sum.TTFT.P50), msCell(sum.TTFT.P95), msCell(sum.TTFT.P99), msCell(sum.ITL.P95), msCell(sum.E2E.P95),
+		}
+		if withProbes {
+			probe := none
+			if s.ProbeTTFTP95 != nil {
+				probe = msCell(*s.ProbeTTFTP95)
+			}
+			row = append(row, probe)
 		}
 		if withServer {
 			row = append(row, serverCells(s.Server)...)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/knee-dev/knee/internal/slo"
 )
@@ -88,11 +89,7 @@ func Run(ctx context.Context, r Runner, p Plan, set slo.Set, progress func(Step)
 	if p.Auto() {
 		notes, err = runAuto(ctx, p, measure)
 	} else {
-		for _, v := range p.Loads {
-			if _, err = measure(v, false); err != nil {
-				break
-			}
-		}
+		notes, err = runLoads(p, measure)
 	}
 	if len(steps) == 0 {
 		if err == nil {
@@ -143,6 +140,11 @@ func runAuto(ctx context.Context, p Plan, measure func(float64, bool) (Step, err
 			notes = append(notes, fmt.Sprintf("automatic sweep stopped growing at %s: an SLO failed", s.Load))
 			break
 		}
+		if s.Oversaturated != "" {
+			bad = &s
+			notes = append(notes, fmt.Sprintf("automatic sweep stopped growing at %s: the step stopped over-saturated, its queue growing without bound", s.Load))
+			break
+		}
 		if saturated(&s) {
 			bad = &s
 			notes = append(notes, fmt.Sprintf("automatic sweep stopped growing at %s: the server's waiting queue grew without bound through the step (saturation seen in its own metrics)", s.Load))
@@ -181,7 +183,7 @@ func runAuto(ctx context.Context, p Plan, measure func(float64, bool) (Step, err
 			return notes, err
 		}
 		switch {
-		case !plateau && s.SLOMet && !saturated(&s):
+		case !plateau && s.SLOMet && !saturated(&s) && s.Oversaturated == "":
 			lo = s
 		case !plateau:
 			hi = s
@@ -192,6 +194,33 @@ func runAuto(ctx context.Context, p Plan, measure func(float64, bool) (Step, err
 		}
 	}
 	notes = append(notes, fmt.Sprintf("refined by bisection between %s and %s", lo.Load, hi.Load))
+	return notes, nil
+}
+
+// runLoads measures the plan's explicit loads in order. After a step that
+// stopped over-saturated no higher load is measured: it would only queue
+// more; the note names the loads left out.
+func runLoads(p Plan, measure func(float64, bool) (Step, error)) ([]string, error) {
+	var notes []string
+	limit := math.Inf(1)
+	var skipped []string
+	for _, v := range p.Loads {
+		if v > limit {
+			skipped = append(skipped, Load{p.Kind, v}.String())
+			continue
+		}
+		s, err := measure(v, false)
+		if err != nil {
+			return notes, err
+		}
+		if s.Oversaturated != "" && v < limit {
+			limit = v
+		}
+	}
+	if len(skipped) > 0 {
+		notes = append(notes, fmt.Sprintf("the step at %s stopped over-saturated, so no higher load was measured: %s left out",
+			Load{p.Kind, limit}, strings.Join(skipped, ", ")))
+	}
 	return notes, nil
 }
 

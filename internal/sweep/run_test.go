@@ -2,7 +2,9 @@ package sweep
 
 import (
 	"context"
+	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,6 +120,56 @@ func TestRoundSig(t *testing.T) {
 	for _, c := range [][2]float64{{47.5683, 47.6}, {56.5685, 56.6}, {0.70711, 0.707}, {1414.2, 1410}} {
 		if got := roundSig(c[0], 3); math.Abs(got-c[1]) > 1e-9 {
 			t.Errorf("roundSig(%v) = %v, want %v", c[0], got, c[1])
+		}
+	}
+}
+
+// oversatRunner stops every step above its capacity over-saturated.
+type oversatRunner struct{ capRunner }
+
+func (o *oversatRunner) Run(ctx context.Context, l Load) (Step, error) {
+	s, err := o.capRunner.Run(ctx, l)
+	if l.Value > o.capacity {
+		s.Oversaturated = "stopped at 4s: over-saturated"
+	}
+	return s, err
+}
+
+// TestOversaturatedStepEndsTheLoads: after a step that stopped
+// over-saturated, the explicit loads above it are left out and named; an
+// automatic sweep stops growing there and bisects below it.
+func TestOversaturatedStepEndsTheLoads(t *testing.T) {
+	r := &oversatRunner{capRunner{capacity: 10}}
+	res, err := Run(context.Background(), r, Plan{Kind: Rate, Loads: []float64{2, 5, 20, 40, 80}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.seen) != 3 || r.seen[2] != 20 {
+		t.Fatalf("measured %v, want 2, 5, 20 and nothing above the over-saturated 20", r.seen)
+	}
+	found := false
+	for _, n := range res.Notes {
+		found = found || strings.Contains(n, "20 req/s stopped over-saturated") && strings.Contains(n, "40 req/s, 80 req/s left out")
+	}
+	if !found {
+		t.Errorf("no note names the loads left out: %q", res.Notes)
+	}
+	b, err := json.Marshal(res.Steps[2])
+	if err != nil || !strings.Contains(string(b), `"oversaturated":"stopped at 4s: over-saturated"`) {
+		t.Errorf("step JSON %s (%v): want the over-saturation said", b, err)
+	}
+	var back Step
+	if err := json.Unmarshal(b, &back); err != nil || back.Oversaturated == "" {
+		t.Errorf("read back %+v (%v): the over-saturation is lost", back, err)
+	}
+
+	r = &oversatRunner{capRunner{capacity: 10}}
+	if _, err = Run(context.Background(), r, Plan{Kind: Rate, Min: 1, Max: 1000}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range r.seen {
+		if v > 16 {
+			t.Fatalf("automatic sweep measured %v: beyond the first over-saturated step (16)", r.seen)
 		}
 	}
 }

@@ -68,6 +68,12 @@ type Step struct {
 	// Server is what the server's /metrics showed during the step (nil:
 	// not scraped).
 	Server *ServerStep
+	// ProbeTTFTP95 is the p95 TTFT (ms) of the probes sent beside the step
+	// (knee sweep --probe-rate; nil: none). Probes stay out of Summary.
+	ProbeTTFTP95 *float64
+	// Oversaturated says why the step stopped early, its queue growing
+	// without bound (knee sweep --stop-oversaturated; "" otherwise).
+	Oversaturated string
 }
 
 // Throughput returns the step's throughput by metric name: "output_tps" or
@@ -181,6 +187,8 @@ type stepJSON struct {
 	Refined       bool           `json:"refined,omitempty"`
 	Warnings      []string       `json:"warnings,omitempty"`
 	Server        *ServerStep    `json:"server,omitempty"`
+	ProbeTTFTP95  *float64       `json:"probe_ttft_p95_ms,omitempty"`
+	Oversaturated string         `json:"oversaturated,omitempty"`
 	Summary       *stats.Summary `json:"summary,omitempty"`
 }
 
@@ -221,6 +229,7 @@ func (s Step) MarshalJSON() ([]byte, error) {
 		ErrorRate: given(sum.ErrorRate), RejectionRate: given(sum.RejectionRate),
 		Requests: sum.Requests, PeakInFlight: sum.PeakInFlight,
 		SLOMet: s.SLOMet, SLOs: s.SLOs, Refined: s.Refined, Warnings: s.Warnings, Server: s.Server,
+		ProbeTTFTP95: s.ProbeTTFTP95, Oversaturated: s.Oversaturated,
 	}
 	if s.Full {
 		w.Summary = &sum
@@ -238,7 +247,8 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 	if w.LoadKind != Concurrency && w.LoadKind != Rate {
 		return fmt.Errorf("step load_kind %q: want %q or %q", w.LoadKind, Concurrency, Rate)
 	}
-	*s = Step{Load: Load{Kind: w.LoadKind, Value: w.Load}, SLOMet: w.SLOMet, SLOs: w.SLOs, Refined: w.Refined, Warnings: w.Warnings, Server: w.Server}
+	*s = Step{Load: Load{Kind: w.LoadKind, Value: w.Load}, SLOMet: w.SLOMet, SLOs: w.SLOs, Refined: w.Refined, Warnings: w.Warnings, Server: w.Server,
+		ProbeTTFTP95: w.ProbeTTFTP95, Oversaturated: w.Oversaturated}
 	if w.Summary != nil {
 		s.Summary, s.Full = *w.Summary, true
 		return nil
@@ -246,6 +256,7 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 	// Without a summary only the flat fields are known: the rest is missing.
 	*s = NewStep(w.LoadKind, w.Load)
 	s.SLOMet, s.SLOs, s.Refined, s.Warnings = w.SLOMet, w.SLOs, w.Refined, w.Warnings
+	s.ProbeTTFTP95, s.Oversaturated = w.ProbeTTFTP95, w.Oversaturated
 	sum := &s.Summary
 	sum.OfferedRateRPS, sum.RequestThroughputRPS, sum.OutputTokenThroughputTPS = orNaN(w.OfferedRPS), orNaN(w.ThroughputRPS), orNaN(w.OutputTPS)
 	sum.InputTokenThroughputTPS, sum.GoodputRPS = orNaN(w.InputTPS), w.GoodputRPS

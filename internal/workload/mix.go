@@ -2,11 +2,14 @@ package workload
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -25,8 +28,19 @@ import (
 //	    output_tokens: "128:256"
 //	    model: adapter-chat     # a LoRA adapter's name, or omit for the base model
 //	    slo: ["p95(ttft)<1s"]
+//	  - name: batch             # its own load instead of a share:
+//	    rate: 4                 #   an open-loop rate (arrival poisson, constant, gamma with cv)
+//	    arrival: gamma
+//	    cv: 2
+//	    dataset: prompts.jsonl  #   prompts from a dataset file, as --dataset reads
 //	slos:                       # objectives by class name, beside each class's own
 //	  chat: ["p99(itl)<80ms"]
+//
+// A class takes a share of the run's load (--rate or --concurrency), or
+// brings its own: a rate (open loop, merged with the others' arrivals in
+// time order) or a concurrency (a pool of users of its own in the closed
+// loop). One run is open or closed loop, so a file's own loads are all
+// rates or all concurrencies.
 
 // Mix is a parsed mix file.
 type Mix struct {
@@ -34,13 +48,25 @@ type Mix struct {
 	Seed    uint64
 	HasSeed bool
 	Classes []MixClass
-	cum     []float64 // cumulative shares, the last exactly 1
+	cum     []float64 // cumulative shares of the share classes, the last exactly 1
+	shareOf []int     // the class index of each cum entry
 }
 
 // MixClass is one class of a mix.
 type MixClass struct {
-	Name          string
-	Share         float64
+	Name  string
+	Share float64 // 0 for a class with its own load
+	// RateRPS > 0: the class's own open-loop arrivals, of Arrival (poisson,
+	// constant, gamma) with gaps of coefficient of variation CV (gamma).
+	RateRPS float64
+	Arrival string
+	CV      float64
+	// Concurrency > 0: the class's own pool of closed-loop users.
+	Concurrency int
+	// Dataset is a prompt file (as --dataset reads), relative paths
+	// resolved from the mix file's folder; Input is then unused and
+	// Output fills in entries without an output length.
+	Dataset       string
 	Input, Output Dist
 	// Model is the model name the class's requests send ("" = the run's):
 	// a LoRA adapter served beside the base model, or another model.
@@ -61,6 +87,11 @@ type mixFile struct {
 type mixClassFile struct {
 	Name         string   `yaml:"name"`
 	Share        *float64 `yaml:"share"`
+	Rate         *float64 `yaml:"rate"`
+	Arrival      string   `yaml:"arrival"`
+	CV           *float64 `yaml:"cv"`
+	Concurrency  *int     `yaml:"concurrency"`
+	Dataset      string   `yaml:"dataset"`
 	InputTokens  string   `yaml:"input_tokens"`
 	OutputTokens string   `yaml:"output_tokens"`
 	Model        string   `yaml:"model"`
@@ -109,7 +140,7 @@ func ParseMix(path string, b []byte) (*Mix, error) {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
 		if rest, ok := strings.CutPrefix(msg, "line "); ok {
-			return nil, fmt.Errorf("%s:%s (known keys: seed, classes, slos; in a class: name, share, input_tokens, output_tokens, model, slo)", path, rest)
+			return nil, fmt.Errorf("%s:%s (known keys: seed, classes, slos; in a class: name, share, rate, arrival, cv, concurrency, dataset, input_tokens, output_tokens, model, slo)", path, rest)
 		}
 		return nil, fail(0, "%s", msg)
 	}
@@ -130,41 +161,87 @@ func ParseMix(path string, b []byte) (*Mix, error) {
 	}
 	seen := map[string]int{}
 	sum := 0.0
+	firstShare, firstRate, firstUsers := 0, 0, 0 // lines of the first class of each kind
 	for k, c := range mf.Classes {
 		line := classLines[k]
+		loads := 0
+		for _, given := range []bool{c.Share != nil, c.Rate != nil, c.Concurrency != nil} {
+			if given {
+				loads++
+			}
+		}
 		switch {
 		case c.Name == "":
 			return nil, fail(line, "class %d has no name", k+1)
 		case c.Name == "probe" || c.Name == "main":
 			return nil, fail(line, "class name %q is reserved (probes and the unclassed requests use it)", c.Name)
-		case c.Share == nil:
-			return nil, fail(line, "class %s has no share; want a fraction of the requests, the shares summing to 1", c.Name)
-		case *c.Share <= 0 || *c.Share > 1 || math.IsNaN(*c.Share):
+		case loads == 0:
+			return nil, fail(line, "class %s has no share, rate or concurrency; want a share of the run's load (the shares summing to 1) or a load of its own", c.Name)
+		case loads > 1:
+			return nil, fail(line, "class %s gives more than one of share, rate and concurrency; want one: a share of the run's load, or its own rate or concurrency", c.Name)
+		case c.Share != nil && (*c.Share <= 0 || *c.Share > 1 || math.IsNaN(*c.Share)):
 			return nil, fail(line, "class %s: share %g; want a fraction in (0, 1]", c.Name, *c.Share)
-		case c.InputTokens == "" || c.OutputTokens == "":
-			return nil, fail(line, "class %s needs input_tokens and output_tokens (e.g. \"512\" or \"256:1024\")", c.Name)
+		case c.Rate != nil && (!(*c.Rate > 0) || *c.Rate > maxClassRate):
+			return nil, fail(line, "class %s: rate %g; want requests per second in (0, %d]", c.Name, *c.Rate, maxClassRate)
+		case c.Concurrency != nil && (*c.Concurrency < 1 || *c.Concurrency > maxClassUsers):
+			return nil, fail(line, "class %s: concurrency %d; want 1 to %d users", c.Name, *c.Concurrency, maxClassUsers)
+		case c.Rate == nil && (c.Arrival != "" || c.CV != nil):
+			return nil, fail(line, "class %s: arrival and cv describe a class's own rate; give rate with them", c.Name)
+		case c.CV != nil && c.Arrival != ArrivalGamma:
+			return nil, fail(line, "class %s: cv applies to arrival gamma (the gaps' coefficient of variation), not %s", c.Name, cmp.Or(c.Arrival, "poisson (the default)"))
+		case c.CV != nil && (!(*c.CV > 0) || *c.CV > 100):
+			return nil, fail(line, "class %s: cv %g; want the gaps' coefficient of variation in (0, 100] (1: Poisson)", c.Name, *c.CV)
+		case c.Dataset == "" && (c.InputTokens == "" || c.OutputTokens == ""):
+			return nil, fail(line, "class %s needs input_tokens and output_tokens (e.g. \"512\" or \"256:1024\"), or a dataset", c.Name)
+		case c.Dataset != "" && c.InputTokens != "":
+			return nil, fail(line, "class %s: its dataset gives the prompts: give no input_tokens with it", c.Name)
 		}
 		if prev, dup := seen[c.Name]; dup {
 			return nil, fail(line, "class %s is also defined at line %d", c.Name, prev)
 		}
 		seen[c.Name] = line
-		in, err := ParseDist(c.InputTokens)
-		if err != nil {
-			return nil, fail(line, "class %s: input_tokens: %v", c.Name, err)
+		mc := MixClass{Name: c.Name, Model: c.Model, SLOs: c.SLO, Line: line, Dataset: c.Dataset}
+		var err error
+		if c.InputTokens != "" {
+			if mc.Input, err = ParseDist(c.InputTokens); err != nil {
+				return nil, fail(line, "class %s: input_tokens: %v", c.Name, err)
+			}
 		}
-		out, err := ParseDist(c.OutputTokens)
-		if err != nil {
-			return nil, fail(line, "class %s: output_tokens: %v", c.Name, err)
+		if c.OutputTokens != "" {
+			if mc.Output, err = ParseDist(c.OutputTokens); err != nil {
+				return nil, fail(line, "class %s: output_tokens: %v", c.Name, err)
+			}
 		}
-		mc := MixClass{Name: c.Name, Share: *c.Share, Input: in, Output: out, Model: c.Model, SLOs: c.SLO, Line: line}
+		switch {
+		case c.Share != nil:
+			mc.Share = *c.Share
+			sum += *c.Share
+			firstShare = cmp.Or(firstShare, line)
+		case c.Rate != nil:
+			mc.RateRPS, mc.Arrival = *c.Rate, cmp.Or(c.Arrival, ArrivalPoisson)
+			if c.CV != nil {
+				mc.CV = *c.CV
+			}
+			// The arrival kind is checked here, where the line is known.
+			if _, err := NewArrivals(mc.Arrival, mc.RateRPS, mc.burstiness(), 1); err != nil {
+				return nil, fail(line, "class %s: %v", c.Name, err)
+			}
+			firstRate = cmp.Or(firstRate, line)
+		default:
+			mc.Concurrency = *c.Concurrency
+			firstUsers = cmp.Or(firstUsers, line)
+		}
+		if firstRate > 0 && firstUsers > 0 {
+			return nil, fail(max(firstRate, firstUsers), "class %s: one run is open or closed loop: a class with its own rate (line %d) and one with its own concurrency (line %d) cannot run together",
+				c.Name, firstRate, firstUsers)
+		}
 		for range c.SLO {
 			mc.SLOLines = append(mc.SLOLines, line)
 		}
 		m.Classes = append(m.Classes, mc)
-		sum += *c.Share
 	}
-	if math.Abs(sum-1) > 1e-6 {
-		return nil, fail(classLines[0], "the classes' shares sum to %g; want 1", sum)
+	if firstShare > 0 && math.Abs(sum-1) > 1e-6 {
+		return nil, fail(firstShare, "the classes' shares sum to %g; want 1 (classes with their own rate or concurrency take no share)", sum)
 	}
 	for name, exprs := range mf.SLOs {
 		k := -1
@@ -186,12 +263,49 @@ func ParseMix(path string, b []byte) (*Mix, error) {
 		}
 	}
 	acc := 0.0
-	for _, c := range m.Classes {
-		acc += c.Share
-		m.cum = append(m.cum, acc/sum)
+	for k, c := range m.Classes {
+		if c.Share > 0 {
+			acc += c.Share
+			m.cum = append(m.cum, acc/sum)
+			m.shareOf = append(m.shareOf, k)
+		}
 	}
-	m.cum[len(m.cum)-1] = 1
+	if len(m.cum) > 0 {
+		m.cum[len(m.cum)-1] = 1
+	}
 	return m, nil
+}
+
+// Bounds of a class's own load.
+const (
+	maxClassRate  = 100_000
+	maxClassUsers = 100_000
+)
+
+// burstiness is the gamma shape of the class's gaps: CV² = 1/shape.
+func (c *MixClass) burstiness() float64 {
+	if c.Arrival != ArrivalGamma || c.CV == 0 {
+		return 0
+	}
+	return 1 / (c.CV * c.CV)
+}
+
+// OwnLoad reports whether the class brings its own rate or concurrency
+// instead of a share of the run's load.
+func (c *MixClass) OwnLoad() bool { return c.RateRPS > 0 || c.Concurrency > 0 }
+
+// HasShares reports whether some class takes a share of the run's load
+// (which then needs --rate or --concurrency).
+func (m *Mix) HasShares() bool { return len(m.cum) > 0 }
+
+// OwnRates reports whether some class brings its own rate; OwnUsers,
+// its own concurrency.
+func (m *Mix) OwnRates() bool {
+	return slices.ContainsFunc(m.Classes, func(c MixClass) bool { return c.RateRPS > 0 })
+}
+
+func (m *Mix) OwnUsers() bool {
+	return slices.ContainsFunc(m.Classes, func(c MixClass) bool { return c.Concurrency > 0 })
 }
 
 // mixLines finds the line of each class and of each slos key and item.
@@ -235,46 +349,70 @@ func (m *Mix) Names() []string {
 // streamMix is the random stream of class draws.
 const streamMix uint64 = 0x6d69780000000000 // "mix"
 
-// Class returns the index of request i's class: a pure function of
-// (seed, i), drawn by the shares.
+// Class returns the index of request i's class among those that take a
+// share: a pure function of (seed, i), drawn by the shares (-1 when no
+// class takes one).
 func (m *Mix) Class(seed uint64, i int64) int {
+	if len(m.cum) == 0 {
+		return -1
+	}
 	u := float64(mix64(seed^streamMix^mix64(uint64(i)))>>11) / (1 << 53)
 	for k, c := range m.cum {
 		if u < c {
-			return k
+			return m.shareOf[k]
 		}
 	}
-	return len(m.cum) - 1
+	return m.shareOf[len(m.cum)-1]
 }
 
 // MixGenerator gives request i its class and that class's workload.
 type MixGenerator struct {
-	mix  *Mix
-	seed uint64
-	gens []*Generator
+	mix   *Mix
+	seed  uint64
+	gens  []*Generator
+	sched *MixSchedule // own-rate classes: it says each arrival's class
 }
 
 // NewMixGenerator builds one generator per class from base (its tokenizer,
-// overhead and prefixes), each on a seed of its own derived from seed.
+// overhead and prefixes), each on a seed of its own derived from seed. A
+// class's dataset is read here.
 func NewMixGenerator(m *Mix, base Spec, seed uint64) (*MixGenerator, error) {
 	mg := &MixGenerator{mix: m, seed: seed}
 	for k, c := range m.Classes {
 		spec := base
-		spec.Dataset = ""
+		spec.Dataset = m.datasetPath(c.Dataset)
+		if spec.Dataset != "" {
+			spec.SharedPrefixTokens, spec.PrefixGroups = 0, 0
+		}
 		spec.Input, spec.Output = c.Input, c.Output
 		spec.Seed = mix64(seed + uint64(k) + 1)
 		g, err := NewGenerator(spec)
 		if err != nil {
-			return nil, fmt.Errorf("%s: class %s: %w", m.Path, c.Name, err)
+			return nil, fmt.Errorf("%s:%d: class %s: %w", m.Path, c.Line, c.Name, err)
 		}
 		mg.gens = append(mg.gens, g)
 	}
 	return mg, nil
 }
 
+// datasetPath resolves a class's dataset from the mix file's folder.
+func (m *Mix) datasetPath(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(m.Path), p)
+}
+
+// WithSchedule makes the classes of open-loop arrival i those s gave it
+// (s merges the own-rate classes' arrivals with the shared ones).
+func (g *MixGenerator) WithSchedule(s *MixSchedule) *MixGenerator {
+	g.sched = s
+	return g
+}
+
 // Item is request i's workload and the index of its class.
 func (g *MixGenerator) Item(i int64) (Item, int) {
-	k := g.mix.Class(g.seed, i)
+	k := g.ClassOf(i)
 	return g.gens[k].Item(i), k
 }
 
@@ -284,8 +422,16 @@ func (g *MixGenerator) Generator(k int) *Generator { return g.gens[k] }
 // Lengths is request i's prompt and output lengths, from its class (the
 // simulator's view of the mix).
 func (g *MixGenerator) Lengths(i int64) (in, out int) {
-	return g.gens[g.mix.Class(g.seed, i)].Lengths(i)
+	return g.gens[g.ClassOf(i)].Lengths(i)
 }
 
-// ClassOf is the index of request i's class.
-func (g *MixGenerator) ClassOf(i int64) int { return g.mix.Class(g.seed, i) }
+// ClassOf is the index of request i's class: its schedule's, for an arrival
+// of an own-rate class, else drawn by the shares.
+func (g *MixGenerator) ClassOf(i int64) int {
+	if g.sched != nil {
+		if k := g.sched.ClassAt(i); k >= 0 {
+			return k
+		}
+	}
+	return max(0, g.mix.Class(g.seed, i))
+}

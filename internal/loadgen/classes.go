@@ -1,0 +1,93 @@
+package loadgen
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// UserClass is a pool of closed-loop users of its own (a mix class with
+// its own concurrency): Concurrency users, each sending Source's next
+// request when its previous one ends, beside the main pool
+// (Config.Concurrency, which may then be 0). All pools number their
+// requests from one counter and Config.Requests bounds them together.
+// Users are numbered across pools, the main pool's first, so a shard takes
+// every Count-th user of the whole run whatever its pool.
+type UserClass struct {
+	Name        string
+	Concurrency int
+	Source      Source
+}
+
+// users is every closed-loop user: the main pool's and the classes'.
+func (c *Config) users() int {
+	n := c.Concurrency
+	for _, uc := range c.UserClasses {
+		n += uc.Concurrency
+	}
+	return n
+}
+
+// pool is one closed loop's users and what they send.
+type pool struct {
+	users int
+	src   Source // nil: the run's Source
+	class string
+}
+
+// pools are the closed loop's user pools, the main one first.
+func (r *Run) pools() []pool {
+	ps := []pool{{users: r.cfg.Concurrency}}
+	for _, uc := range r.cfg.UserClasses {
+		ps = append(ps, pool{users: uc.Concurrency, src: uc.Source, class: uc.Name})
+	}
+	return ps
+}
+
+// user is closed-loop user w of total, sending p's requests.
+func (r *Run) user(wg *sync.WaitGroup, next *atomic.Int64, p pool, w, total int) {
+	defer wg.Done()
+	if r.cfg.Ramp > 0 && w > 0 {
+		delay := r.cfg.Ramp * time.Duration(w) / time.Duration(total)
+		t := time.NewTimer(delay - time.Since(r.start))
+		select {
+		case <-t.C:
+		case <-r.issueCtx.Done():
+			t.Stop()
+			return
+		}
+	}
+	for r.issueCtx.Err() == nil {
+		i := next.Add(1) - 1
+		if r.cfg.Requests > 0 && i >= r.cfg.Requests {
+			r.stopFor(StopRequests)
+			return
+		}
+		scheduled := time.Since(r.start)
+		if p.src == nil {
+			r.do(i, scheduled)
+			continue
+		}
+		req, ok := r.buildFrom(p.src, i)
+		if !ok {
+			return
+		}
+		req.Class = p.class
+		r.send(i, scheduled, r.encode(req), nil)
+	}
+}
+
+// buildFrom is build (client.go) for a class's own source: the same bound
+// on prompts built at once, the same refusal after the hard stop.
+func (r *Run) buildFrom(src Source, i int64) (Request, bool) {
+	select {
+	case r.building <- struct{}{}:
+	case <-r.hardCtx.Done():
+		return Request{}, false
+	}
+	defer func() { <-r.building }()
+	if r.hardCtx.Err() != nil {
+		return Request{}, false
+	}
+	return src(i), true
+}
