@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/knee-dev/knee/internal/cmdhelp"
 	"github.com/knee-dev/knee/internal/compare"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/store"
@@ -192,7 +193,7 @@ func uiBench(ctx context.Context, db, target, model string, p web.BenchParams) e
 	go func() {
 		bench := newBenchCmd(ctx, env)
 		bench.SilenceErrors, bench.SilenceUsage = true, true
-		bench.SetFlagErrorFunc(flagError)
+		bench.SetFlagErrorFunc(cmdhelp.FlagError)
 		bench.SetArgs(args)
 		done <- bench.ExecuteContext(ctx)
 	}()
