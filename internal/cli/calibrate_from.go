@@ -17,6 +17,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/calibrate"
 	"github.com/knee-dev/knee/internal/ingest"
+	"github.com/knee-dev/knee/internal/runs"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/sweep"
@@ -265,14 +266,14 @@ func readStoredRun(env *Env, db, ref string) ([]fromSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	lr, err := loadRun(st, id)
+	lr, err := runs.Load(st, id)
 	if err != nil {
 		return nil, err
 	}
 	name := fmt.Sprintf("run %d", id)
 	var srcs []fromSource
-	if lr.sweep != nil {
-		for _, s := range lr.sweep.Steps {
+	if lr.Sweep != nil {
+		for _, s := range lr.Sweep.Steps {
 			conc, rate := 0.0, 0.0
 			if s.Load.Kind == sweep.Rate {
 				rate = s.Load.Value
@@ -280,13 +281,13 @@ func readStoredRun(env *Env, db, ref string) ([]fromSource, error) {
 				conc = s.Load.Value
 			}
 			if o, err := calibrate.ObservationOf(name+" step "+s.Load.String(), s.Summary, conc, rate); err == nil {
-				srcs = append(srcs, fromSource{obs: o, model: lr.info.Model})
+				srcs = append(srcs, fromSource{obs: o, model: lr.Info.Model})
 			}
 		}
 	} else {
-		conc, rate := loadOfConfig(lr.report.Config, lr.report.Summary)
-		if o, err := calibrate.ObservationOf(name, lr.report.Summary, conc, rate); err == nil {
-			srcs = append(srcs, fromSource{obs: o, model: lr.info.Model})
+		conc, rate := loadOfConfig(lr.Report.Config, lr.Report.Summary)
+		if o, err := calibrate.ObservationOf(name, lr.Report.Summary, conc, rate); err == nil {
+			srcs = append(srcs, fromSource{obs: o, model: lr.Info.Model})
 		}
 	}
 	if len(srcs) == 0 {

@@ -126,20 +126,6 @@ func saveServerSeries(st *storedRun, out string, step int, s *scrape.Series) err
 	return nil
 }
 
-// loadServerView rebuilds a stored run's server view (nil when it scraped
-// nothing or the series is unreadable, which a note says).
-func loadServerView(st *store.Store, id int64, step int, recs []record.Request, sum *stats.Summary) (*scrape.View, string) {
-	all, err := st.ServerSeries(id)
-	if err != nil || all[step] == nil {
-		return nil, ""
-	}
-	var s scrape.Series
-	if err := json.Unmarshal(all[step], &s); err != nil {
-		return nil, fmt.Sprintf("the stored server metrics are unreadable (%v); the server view is left out", err)
-	}
-	return scrape.BuildView(&s, recs, sum.Window.StartMS, sum.Window.EndMS), ""
-}
-
 // serverStep is a sweep step's share of the server view.
 func serverStep(v *scrape.View) *sweep.ServerStep {
 	if v == nil || v.Window == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/knee-dev/knee/internal/cmdhelp"
 	"github.com/knee-dev/knee/internal/compare"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/runs"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/web"
 	"github.com/knee-dev/knee/internal/workload"
@@ -144,7 +145,7 @@ func openBrowser(page string) error {
 
 // uiReport renders a stored run as knee report --format html does.
 func uiReport(st *store.Store, id int64) ([]byte, error) {
-	lr, err := loadRun(st, id)
+	lr, err := runs.Load(st, id)
 	if err != nil {
 		return nil, err
 	}
@@ -154,9 +155,9 @@ func uiReport(st *store.Store, id int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	lr.report.Notes = append(lr.report.Notes, notes...)
+	lr.Report.Notes = append(lr.Report.Notes, notes...)
 	var buf bytes.Buffer
-	err = report.HTML(&buf, lr.report, report.HTMLData{Records: lr.records, Sweep: lr.sweep})
+	err = report.HTML(&buf, lr.Report, report.HTMLData{Records: lr.Records, Sweep: lr.Sweep})
 	return buf.Bytes(), err
 }
 
@@ -164,11 +165,11 @@ func uiReport(st *store.Store, id int64) ([]byte, error) {
 func uiCompare(st *store.Store, a, b int64) (any, error) {
 	var sides [2]compare.Side
 	for i, id := range []int64{a, b} {
-		lr, err := loadRun(st, id)
+		lr, err := runs.Load(st, id)
 		if err != nil {
 			return nil, err
 		}
-		sides[i] = compare.Side{ID: strconv.FormatInt(id, 10), Summary: lr.report.Summary, Records: lr.records}
+		sides[i] = compare.Side{ID: strconv.FormatInt(id, 10), Summary: lr.Report.Summary, Records: lr.Records}
 	}
 	res := compare.Compare(sides[0], sides[1], compare.Options{Resamples: 1000, Seed: 1, MinChange: compare.DefaultMinChange,
 		MinDiffMS: compare.DefaultMinDiffMS})
