@@ -1,7 +1,6 @@
 package cli
 
 import (
-
 	"github.com/knee-dev/knee/internal/cluster"
 	"github.com/spf13/cobra"
 )
