@@ -69,12 +69,12 @@ func TestApplyAndSave(t *testing.T) {
 func TestApplyBadInput(t *testing.T) {
 	dir := t.TempDir()
 	for body, want := range map[string]string{
-		"":                 "empty file",
-		"- 1\n":            "want a mapping of flag names",
+		"":                  "empty file",
+		"- 1\n":             "want a mapping of flag names",
 		"rate: 2\nratee: 3": `:2: "ratee" is not a setting of bench`,
-		"rate: abc\n":      `:1: rate "abc"`,
-		"rate: {a: 1}\n":   "want a value or a list of values",
-		"rate: [\n":        "not YAML",
+		"rate: abc\n":       `:1: rate "abc"`,
+		"rate: {a: 1}\n":    "want a value or a list of values",
+		"rate: [\n":         "not YAML",
 	} {
 		path := filepath.Join(dir, "s.yaml")
 		os.WriteFile(path, []byte(body), 0o644)
