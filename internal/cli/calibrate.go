@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,19 +28,20 @@ func newCalibrateCmd(ctx context.Context, env *Env) *cobra.Command {
 	eng.register(fs)
 	url := fs.String("url", "", "base URL of the OpenAI-compatible server (none: calibrate knee's own simulated server, started in-process)")
 	served := fs.String("served-model", "", "model name the server serves (default: the --model preset's name)")
-	api := fs.String("api", "chat", "chat or completions")
+	var cfg calibrate.Config
+	fs.StringVar(&cfg.API, "api", "chat", "chat or completions")
 	apiKeyEnv := fs.String("api-key-env", "", "name of the environment variable holding the API key (never printed or stored)")
 	tokName := fs.String("tokenizer", workload.DefaultTokenizer, "tokenizer that builds prompts of exact lengths: cl100k_base, o200k_base or a tokenizer.json path")
 	prefill := fs.String("prefill-lengths", intsString(calibrate.DefaultPrefillLengths), "prompt lengths whose TTFT is measured at concurrency 1 (kept: those one engine step prefills whole)")
-	prefillN := fs.Int("prefill-requests", 5, "requests measured per prompt length (after one warm-up)")
+	fs.IntVar(&cfg.PrefillRequests, "prefill-requests", 5, "requests measured per prompt length (after one warm-up)")
 	decode := fs.String("decode-points", "", "decode measurements as BATCHxPROMPT, comma-separated (default: 1x64,16x64,64x64 and 64 streams of a context whose KV reads match the weights)")
-	decodeDur := fs.Duration("decode-duration", 5*time.Second, "measured time per decode point")
-	decodeOut := fs.Int("decode-output-tokens", 256, "output tokens per decode request")
-	hoC := fs.Int("holdout-concurrency", 16, "held-out step (never fitted, only predicted): concurrency")
-	hoIn := fs.Int("holdout-input-tokens", 512, "held-out step: prompt tokens")
-	hoOut := fs.Int("holdout-output-tokens", 128, "held-out step: output tokens")
-	hoDur := fs.Duration("holdout-duration", 10*time.Second, "held-out step: measured time, after a 2 s warm-up (both stretched to a few request times on a slow server)")
-	stepModel := fs.String("step-model", calibrate.StepModelRoofline, "roofline (a GPU server running --gpu and --model) or linear (a server that is no GPU preset, such as Ollama on CPUs: a step time linear in prompt tokens, decoding sequences and attention pairs (new tokens × context tokens); needs --parallel)")
+	fs.DurationVar(&cfg.DecodeDuration, "decode-duration", 5*time.Second, "measured time per decode point")
+	fs.IntVar(&cfg.DecodeOutput, "decode-output-tokens", 256, "output tokens per decode request")
+	fs.IntVar(&cfg.HoldOut.Concurrency, "holdout-concurrency", 16, "held-out step (never fitted, only predicted): concurrency")
+	fs.IntVar(&cfg.HoldOut.Input, "holdout-input-tokens", 512, "held-out step: prompt tokens")
+	fs.IntVar(&cfg.HoldOut.Output, "holdout-output-tokens", 128, "held-out step: output tokens")
+	fs.DurationVar(&cfg.HoldOut.Duration, "holdout-duration", 10*time.Second, "held-out step: measured time, after a 2 s warm-up (both stretched to a few request times on a slow server)")
+	fs.StringVar(&cfg.StepModel, "step-model", calibrate.StepModelRoofline, "roofline (a GPU server running --gpu and --model) or linear (a server that is no GPU preset, such as Ollama on CPUs: a step time linear in prompt tokens, decoding sequences and attention pairs (new tokens × context tokens); needs --parallel)")
 	parallel := fs.Int("parallel", 0, "with --step-model linear: the server's parallel slots (OLLAMA_NUM_PARALLEL, llama.cpp's --parallel), simulated as max_num_seqs")
 	out := fs.String("out", "", "write the profile (YAML) to this file, for knee sim/serve --profile")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -71,37 +69,21 @@ true constants are known (a check of the method).`)
 		if fromFlags.from != "" {
 			return runCalibrateFrom(ctx, env, fs, &eng, fromFlags, *out, *asJSON)
 		}
-		lengths, err := parseIntList("--prefill-lengths", *prefill)
-		if err != nil {
+		var err error
+		if cfg.PrefillLengths, err = parseIntList("--prefill-lengths", *prefill); err != nil {
 			return err
 		}
-		points, err := calibrate.ParseDecodePoints(*decode)
-		if err != nil {
+		if cfg.DecodePoints, err = calibrate.ParseDecodePoints(*decode); err != nil {
 			return err
 		}
-		switch {
-		case *prefillN < 1:
-			return Usagef("--prefill-requests %d: want 1 or more", *prefillN)
-		case *decodeDur <= 0:
-			return Usagef("--decode-duration %v: want a positive duration such as 5s", *decodeDur)
-		case *decodeOut < 8:
-			return Usagef("--decode-output-tokens %d: want 8 or more (gaps to measure)", *decodeOut)
-		case *hoC < 1 || *hoIn < 1 || *hoOut < 2:
-			return Usagef("--holdout-concurrency %d, --holdout-input-tokens %d, --holdout-output-tokens %d: want >= 1, >= 1, >= 2", *hoC, *hoIn, *hoOut)
-		case *hoDur <= 0:
-			return Usagef("--holdout-duration %v: want a positive duration", *hoDur)
-		case *api != "chat" && *api != "completions":
-			return Usagef("--api %q: want chat or completions", *api)
-		case *stepModel != calibrate.StepModelRoofline && *stepModel != calibrate.StepModelLinear:
-			return Usagef("--step-model %q: want roofline or linear", *stepModel)
-		case *stepModel == calibrate.StepModelLinear && *parallel < 1:
-			return Usagef("--step-model linear needs --parallel N: the server's parallel slots (OLLAMA_NUM_PARALLEL; Ollama's default is 1 or 4 by memory)")
-		case *stepModel != calibrate.StepModelLinear && *parallel != 0:
-			return Usagef("--parallel is for --step-model linear; a roofline calibration takes --max-num-seqs")
+		if err := cfg.Check(*parallel); err != nil {
+			return err
 		}
-		linear := *stepModel == calibrate.StepModelLinear
+		linear := cfg.StepModel == calibrate.StepModelLinear
 		if linear {
-			lengths, points = linearDefaults(fs, lengths, points, hoC, hoIn, hoOut, *parallel)
+			set := map[string]bool{}
+			fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
+			cfg.LinearDefaults(set, *parallel)
 		}
 		metrics.noteSet(fs)
 		if err := metrics.validate(); err != nil {
@@ -144,7 +126,7 @@ true constants are known (a check of the method).`)
 			target = base
 			fmt.Fprintf(progress, "knee calibrate: no --url, calibrating knee's own simulated server at %s (%s)\n", base, srv.Describe())
 		} else {
-			if _, err := openai.Endpoint(target, *api); err != nil {
+			if _, err := openai.Endpoint(target, cfg.API); err != nil {
 				return Usagef("--url %q: %v", target, err)
 			}
 			if linear {
@@ -153,13 +135,9 @@ true constants are known (a check of the method).`)
 				fmt.Fprintf(progress, "knee calibrate: %s (model %s), fitting against %s × %d running %s\n", redactURL(target), model, ec.GPU.Name, ec.TP, ec.Model.Name)
 			}
 		}
-		cfg := calibrate.Config{
-			BaseURL: target, Model: model, API: *api, APIKey: apiKey, Engine: ec, Tokenizer: tok, Seed: workload.RandomSeed(),
-			PrefillLengths: lengths, PrefillRequests: *prefillN,
-			DecodePoints: points, DecodeDuration: *decodeDur, DecodeOutput: *decodeOut, StepModel: *stepModel,
-			HoldOut:  calibrate.HoldOutConfig{Concurrency: *hoC, Input: *hoIn, Output: *hoOut, Duration: *hoDur, Warmup: 2 * time.Second},
-			Progress: func(s string) { fmt.Fprintf(progress, "  measuring %s\n", s) },
-		}
+		cfg.BaseURL, cfg.Model, cfg.APIKey, cfg.Engine, cfg.Tokenizer, cfg.Seed = target, model, apiKey, ec, tok, workload.RandomSeed()
+		cfg.HoldOut.Warmup = 2 * time.Second
+		cfg.Progress = func(s string) { fmt.Fprintf(progress, "  measuring %s\n", s) }
 		scraper := metrics.start(ctx, target)
 		res, err := calibrate.Run(ctx, cfg)
 		var server *scrape.View
@@ -168,7 +146,7 @@ true constants are known (a check of the method).`)
 			server = scrape.BuildView(s, nil, math.Inf(-1), math.Inf(1))
 		}
 		if err != nil && res != nil && res.Interrupted {
-			return calibrationInterrupted(env, ec, redactURL(target), *out, res, err)
+			return calibrate.Interrupted(env.Stdout, ec, redactURL(target), *out, res, err)
 		}
 		if err != nil {
 			return err
@@ -178,12 +156,8 @@ true constants are known (a check of the method).`)
 			prof.Target = "knee's simulated server (" + ec.GPU.Name + ", " + ec.Model.Name + ")"
 		}
 		if *out != "" {
-			var buf bytes.Buffer
-			if err := prof.Write(&buf); err != nil {
+			if err := prof.Save(*out); err != nil {
 				return err
-			}
-			if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
-				return fmt.Errorf("--out: %w", err)
 			}
 		}
 		warnings := res.Warnings()
@@ -210,69 +184,10 @@ true constants are known (a check of the method).`)
 	return cmd
 }
 
-// linearDefaults replaces the roofline's default measurements, which a
-// CPU server would take hours over, with short ones for those flags not
-// given: short prompts, decode at every batch up to the slots (1, half
-// and all of many), and a held-out concurrency the decode points never
-// ran (one below the slots where that batch is not measured, else one
-// above).
-func linearDefaults(fs *pflag.FlagSet, lengths []int, points []calibrate.DecodePoint, hoC, hoIn, hoOut *int, slots int) ([]int, []calibrate.DecodePoint) {
-	set := map[string]bool{}
-	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
-	if !set["prefill-lengths"] {
-		lengths = nil // calibrate's linear defaults
-	}
-	if !set["holdout-concurrency"] {
-		measured := points
-		if len(measured) == 0 {
-			measured = calibrate.DefaultLinearDecodePoints(slots)
-		}
-		*hoC = slots + 1
-		if slots >= 3 && !slices.ContainsFunc(measured, func(d calibrate.DecodePoint) bool { return d.Batch == slots-1 }) {
-			*hoC = slots - 1
-		}
-	}
-	if !set["holdout-input-tokens"] {
-		*hoIn = 64
-	}
-	if !set["holdout-output-tokens"] {
-		*hoOut = 64
-	}
-	return lengths, points
-}
-
 func intsString(v []int) string {
 	s := make([]string, len(v))
 	for i, n := range v {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, ",")
-}
-
-// calibrationInterrupted keeps what an interrupted calibration measured:
-// its points on stdout and, when they were enough for a fit, the profile
-// (in --out when given), then says what is missing.
-func calibrationInterrupted(env *Env, ec simengine.Config, target, out string, res *calibrate.Result, cause error) error {
-	fmt.Fprintf(env.Stdout, "\nInterrupted: the %d points measured before the stop:\n", len(res.Points))
-	for _, p := range res.Points {
-		fmt.Fprintf(env.Stdout, "  %-8s batch %4d  %6d tokens  %9.3f ms  (%d samples)\n", p.Kind, p.Batch, p.InputTokens, p.MeasuredMS, p.Samples)
-	}
-	if !res.Fitted {
-		return fmt.Errorf("interrupted (%v): %d points kept above, too few for a profile (want two prefill and two decode points)", cause, len(res.Points))
-	}
-	prof := calibrate.NewProfile(ec, target, res)
-	var buf bytes.Buffer
-	if err := prof.Write(&buf); err != nil {
-		return err
-	}
-	where := "printed above"
-	if out != "" {
-		if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
-		where = "written to " + out
-	} else {
-		fmt.Fprintf(env.Stdout, "\nProfile fitted from them (no held-out check):\n%s", buf.String())
-	}
-	return fmt.Errorf("interrupted (%v): a profile fitted from the %d points measured is %s, without its held-out check", cause, len(res.Points), where)
 }

@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/knee-dev/knee/internal/calibrate"
@@ -78,12 +76,8 @@ func runCalibrateFrom(ctx context.Context, env *Env, fs *pflag.FlagSet, eng *sim
 	res.Notes = append(notes, res.Notes...)
 	prof := calibrate.NewProfileFrom(ec, "measurements: "+f.from, res)
 	if out != "" {
-		var buf bytes.Buffer
-		if err := prof.Write(&buf); err != nil {
+		if err := prof.Save(out); err != nil {
 			return err
-		}
-		if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("--out: %w", err)
 		}
 	}
 	if asJSON {
