@@ -76,7 +76,9 @@ func newCompareCmd(env *Env) *cobra.Command {
 		}
 		res := compare.Compare(sides[0], sides[1], compare.Options{Resamples: *resamples, Seed: *seed, MinChange: mc,
 			MinDiffMS: float64(*minDiff) / 1e6})
-		res.Server = serverRows(servers[0], servers[1])
+		if a, b := servers[0], servers[1]; a != nil && b != nil && a.Window != nil && b.Window != nil {
+			res.Server = compare.ServerRows(serverStep(a), serverStep(b), a.Window.GenerationTPS, b.Window.GenerationTPS)
+		}
 		if *asJSON {
 			enc := json.NewEncoder(env.Stdout)
 			enc.SetIndent("", "  ")
@@ -119,41 +121,6 @@ func compareSetup(lr *runs.Loaded) [][2]string {
 			continue
 		}
 		out = append(out, kv)
-	}
-	return out
-}
-
-// serverRows set two runs' scraped server figures side by side (nil unless
-// both runs scraped a server knee knows).
-func serverRows(a, b *scrape.View) []compare.ServerRow {
-	if a == nil || b == nil || a.Window == nil || b.Window == nil {
-		return nil
-	}
-	sa, sb := serverStep(a), serverStep(b)
-	f := func(x float64) *float64 { return &x }
-	tps := func(w *scrape.Window) *float64 { return w.GenerationTPS }
-	rows := []compare.ServerRow{
-		{Metric: "server_queue_mean_ms", Label: "server queue mean (ms)", A: sa.QueueMeanMS, B: sb.QueueMeanMS},
-		{Metric: "server_prefill_mean_ms", Label: "server prefill mean (ms)", A: sa.PrefillMeanMS, B: sb.PrefillMeanMS},
-		{Metric: "server_running_max", Label: "server running max", A: sa.RunningMax, B: sb.RunningMax},
-		{Metric: "server_waiting_max", Label: "server waiting max", A: sa.WaitingMax, B: sb.WaitingMax},
-		{Metric: "server_preemptions", Label: "server preemptions", A: sa.Preemptions, B: sb.Preemptions},
-		{Metric: "server_generation_tps", Label: "server generation tok/s", A: tps(a.Window), B: tps(b.Window)},
-	}
-	if sa.KVUsageMax != nil || sb.KVUsageMax != nil {
-		pctOf := func(x *float64) *float64 {
-			if x == nil {
-				return nil
-			}
-			return f(100 * *x)
-		}
-		rows = append(rows, compare.ServerRow{Metric: "server_kv_usage_max_pct", Label: "server KV usage max (%)", A: pctOf(sa.KVUsageMax), B: pctOf(sb.KVUsageMax)})
-	}
-	var out []compare.ServerRow
-	for _, r := range rows {
-		if r.A != nil || r.B != nil {
-			out = append(out, r)
-		}
 	}
 	return out
 }
