@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/badinput"
+	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/simengine"
 )
 
@@ -220,5 +221,33 @@ func WriteFromText(w io.Writer, ec simengine.Config, res *FromResult, prof Profi
 	} else {
 		fmt.Fprintln(w, "\nprofile (--out FILE to save it):")
 		prof.Write(w)
+	}
+}
+
+// WriteServerSummary is calibrate's account of what the server's own
+// metrics showed over the whole calibration.
+func WriteServerSummary(w io.Writer, v *scrape.View) {
+	if v == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nserver metrics (%s at %s):", scrape.ServerLabel(v.Server), v.URL)
+	if win := v.Window; win != nil {
+		if g, ok := win.Gauges[scrape.Running]; ok {
+			fmt.Fprintf(w, " running at most %.0f (the batch or parallel slots used);", g.Max)
+		}
+		if g, ok := win.Gauges[scrape.Waiting]; ok {
+			fmt.Fprintf(w, " waiting at most %.0f;", g.Max)
+		}
+		if d, ok := win.Deltas[scrape.Preemptions]; ok {
+			fmt.Fprintf(w, " %.0f preemptions;", d)
+		}
+		if h, ok := win.Hists[scrape.TTFT]; ok {
+			fmt.Fprintf(w, " server TTFT mean %.1f ms over %.0f requests;", h.MeanMS, h.Count)
+		}
+		fmt.Fprintf(w, " %d scrapes", win.Scrapes)
+	}
+	fmt.Fprintln(w)
+	for _, n := range v.Notes {
+		fmt.Fprintf(w, "  - %s\n", n)
 	}
 }

@@ -3,6 +3,8 @@ package calibrate
 import (
 	"strings"
 	"testing"
+
+	"github.com/knee-dev/knee/internal/scrape"
 )
 
 // A held-out step predicted more than 10% off warns; within 10% does not.
@@ -35,5 +37,18 @@ func TestParseDecodePoints(t *testing.T) {
 		if _, err := ParseDecodePoints(bad); err == nil || !strings.Contains(err.Error(), "want BATCHxPROMPT pairs") {
 			t.Errorf("%q: %v", bad, err)
 		}
+	}
+}
+
+func TestWriteServerSummary(t *testing.T) {
+	var b strings.Builder
+	WriteServerSummary(&b, nil)
+	if b.Len() != 0 {
+		t.Errorf("no view: %q", b.String())
+	}
+	WriteServerSummary(&b, &scrape.View{Server: "vllm", URL: "http://h/metrics", Notes: []string{"n1"}, Window: &scrape.Window{Scrapes: 12,
+		Gauges: map[scrape.Metric]scrape.GaugeStats{scrape.Running: {Max: 4}}, Deltas: map[scrape.Metric]float64{scrape.Preemptions: 3}}})
+	if out := b.String(); !strings.Contains(out, "at http://h/metrics): running at most 4 (the batch or parallel slots used); 3 preemptions; 12 scrapes\n  - n1\n") {
+		t.Errorf("%q", out)
 	}
 }

@@ -175,7 +175,7 @@ true constants are known (a check of the method).`)
 			}{prof, res, server, warnings})
 		}
 		calibrate.WriteText(env.Stdout, res, prof, *out)
-		printServerSummary(env.Stdout, server)
+		calibrate.WriteServerSummary(env.Stdout, server)
 		for _, w := range warnings {
 			fmt.Fprintln(env.Stdout, "\nwarning: "+w)
 		}
