@@ -2,11 +2,8 @@ package cli
 
 import (
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/knee-dev/knee/internal/badinput"
-	"golang.org/x/term"
 )
 
 // Exit codes (SPEC §3).
@@ -29,8 +26,3 @@ func Usagef(format string, args ...any) error { return badinput.Errorf(format, a
 type SLOError struct{ Failed []string }
 
 func (e *SLOError) Error() string { return fmt.Sprintf("SLO failed: %v", e.Failed) }
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}

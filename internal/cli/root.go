@@ -12,7 +12,6 @@ import (
 	"github.com/knee-dev/knee/internal/cmdhelp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 )
 
 // newCommand is the cobra command for "knee PATH" (PATH: "bench", "sim
@@ -74,22 +73,8 @@ func newRootCmd(ctx context.Context, env *Env) *cobra.Command {
 // Main runs knee with args (without the program name) and returns the exit
 // code: 0 ok, 1 runtime failure, 2 bad usage or input, 3 an SLO failed.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, IsTerminal: isTerminal(stdout), helpWidth: terminalWidth(stdout)}
+	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, IsTerminal: cmdhelp.IsTerminal(stdout), helpWidth: cmdhelp.TerminalWidth(stdout)}
 	return MainEnv(ctx, env, args)
-}
-
-// terminalWidth is w's width when it is a terminal, else 0 (help then wraps
-// at 80).
-func terminalWidth(w io.Writer) int {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return 0
-	}
-	cols, _, err := term.GetSize(int(f.Fd()))
-	if err != nil {
-		return 0
-	}
-	return cols
 }
 
 // MainEnv is Main with an explicit environment.

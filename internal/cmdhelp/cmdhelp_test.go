@@ -2,6 +2,8 @@ package cmdhelp
 
 import (
 	"bytes"
+	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +156,20 @@ func TestComplete(t *testing.T) {
 	out.Reset()
 	if err := run(root, "__complete", "report", ""); err != nil || !strings.Contains(out.String(), "7\tsim\n") {
 		t.Errorf("run id completion: %v\n%s", err, out)
+	}
+}
+
+// Off a terminal (a buffer, a file) help wraps at 80 and nothing is
+// redrawn.
+func TestNotATerminal(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, w := range []io.Writer{f, &bytes.Buffer{}} {
+		if IsTerminal(w) || TerminalWidth(w) != 0 {
+			t.Errorf("%T is taken for a terminal", w)
+		}
 	}
 }

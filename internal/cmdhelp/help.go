@@ -8,6 +8,8 @@ package cmdhelp
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 )
 
 // Help goes to stdout, wrapped to the terminal (80 columns when stdout is
@@ -288,4 +291,24 @@ func wrapHanging(line string, width, indent int) string {
 		col += len(word)
 	}
 	return b.String()
+}
+
+// TerminalWidth is w's width when it is a terminal, else 0 (help then
+// wraps at 80).
+func TerminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	cols, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return cols
+}
+
+// IsTerminal reports whether w is an interactive terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
