@@ -30,15 +30,16 @@ func newSelftestCmd(ctx context.Context, env *Env) *cobra.Command {
 	eng.stepTimeScale = selftestStepScale
 	fs.Lookup("step-time-scale").DefValue = strconv.FormatFloat(selftestStepScale, 'g', -1, 64)
 	conc := fs.String("concurrency", "1,64,256,1000", "closed-loop concurrency steps, comma-separated")
-	dur := fs.Duration("duration", 5*time.Second, "measured time per step")
-	warm := fs.Duration("warmup", time.Second, "warm-up per step, not measured")
-	in := fs.Int("input-tokens", 64, "prompt tokens per request")
-	out := fs.Int("output-tokens", 64, "output tokens per request (ignore_eos is sent)")
-	api := fs.String("api", "chat", "chat or completions")
+	var cfg selftest.Config
+	fs.DurationVar(&cfg.Duration, "duration", 5*time.Second, "measured time per step")
+	fs.DurationVar(&cfg.Warmup, "warmup", time.Second, "warm-up per step, not measured")
+	fs.IntVar(&cfg.InputTokens, "input-tokens", 64, "prompt tokens per request")
+	fs.IntVar(&cfg.OutputTokens, "output-tokens", 64, "output tokens per request (ignore_eos is sent)")
+	fs.StringVar(&cfg.API, "api", "chat", "chat or completions")
 	tokName := fs.String("tokenizer", workload.DefaultTokenizer, "tokenizer the server counts prompts with")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	slowSteps := fs.Int("slow-steps", 2, "when the highest concurrency misses 1 ms, repeat it up to N times with the engine twice as slow each time (half the token rate) to find a rate at which it holds; 0: off")
-	profDir := fs.String("profile-dir", "", "write each step's CPU profile (client and server) to DIR/step-N.pprof")
+	fs.IntVar(&cfg.SlowSteps, "slow-steps", 2, "when the highest concurrency misses 1 ms, repeat it up to N times with the engine twice as slow each time (half the token rate) to find a rate at which it holds; 0: off")
+	fs.StringVar(&cfg.ProfileDir, "profile-dir", "", "write each step's CPU profile (client and server) to DIR/step-N.pprof")
 	cmd.Long = helpText(func(w io.Writer) {
 		fmt.Fprintln(w, "Usage: knee selftest [flags]\n\nRun knee's client against knee's simulated server in this process at rising\nconcurrency and report knee's own measurement error (reported TTFT and ITL\nvs the server's actual write times), the server's pacing lag (actual vs\nsimulated write times), the token rate and the CPU per streamed\ntoken: the overhead floor of this machine.")
 	})
@@ -50,19 +51,9 @@ func newSelftestCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		switch {
-		case *dur <= 0:
-			return Usagef("--duration %v: want a positive duration such as 4s", *dur)
-		case *warm < 0:
-			return Usagef("--warmup %v: want 0 or more", *warm)
-		case *in < 1:
-			return Usagef("--input-tokens %d: want 1 or more", *in)
-		case *out < 2:
-			return Usagef("--output-tokens %d: want 2 or more (one gap at least)", *out)
-		case *slowSteps < 0:
-			return Usagef("--slow-steps %d: want 0 or more", *slowSteps)
-		case *api != "chat" && *api != "completions":
-			return Usagef("--api %q: want chat or completions", *api)
+		cfg.Concurrency = steps
+		if err := cfg.Check(); err != nil {
+			return err
 		}
 		ec, err := eng.resolve(fs)
 		if err != nil {
@@ -72,14 +63,9 @@ func newSelftestCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err != nil {
 			return Usagef("--tokenizer: %v", err)
 		}
-		cfg := selftest.Config{
-			Server:      simserver.Config{Engine: ec, Tokenizer: tok},
-			Concurrency: steps, Duration: *dur, Warmup: *warm,
-			InputTokens: *in, OutputTokens: *out, API: *api, ProfileDir: *profDir,
-			SlowSteps: *slowSteps,
-		}
+		cfg.Server = simserver.Config{Engine: ec, Tokenizer: tok}
 		if !*asJSON {
-			fmt.Fprintf(env.Stdout, "knee selftest: %d step(s) of %v (+%v warm-up), %d input / %d output tokens per request\n", len(steps), *dur, *warm, *in, *out)
+			fmt.Fprintf(env.Stdout, "knee selftest: %d step(s) of %v (+%v warm-up), %d input / %d output tokens per request\n", len(steps), cfg.Duration, cfg.Warmup, cfg.InputTokens, cfg.OutputTokens)
 			cfg.Progress = func(s selftest.Step) { selftest.WriteStep(env.Stdout, s) }
 			selftest.WriteHeader(env.Stdout)
 		}
@@ -94,7 +80,7 @@ func newSelftestCmd(ctx context.Context, env *Env) *cobra.Command {
 				return e
 			}
 		} else {
-			selftest.WriteFooter(env.Stdout, res, *profDir)
+			selftest.WriteFooter(env.Stdout, res, cfg.ProfileDir)
 		}
 		if err != nil {
 			return fmt.Errorf("selftest stopped early: %w", err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/knee-dev/knee/internal/badinput"
 )
 
 // WriteHeader writes the head of the steps table knee selftest prints.
@@ -84,4 +86,24 @@ func WriteFooter(w io.Writer, res *Result, profDir string) {
 	if profDir != "" {
 		fmt.Fprintf(w, "CPU profiles: %s/step-N.pprof (go tool pprof -top -tagfocus knee=server FILE)\n", profDir)
 	}
+}
+
+// Check refuses settings a selftest cannot run with, naming the flag of
+// knee selftest that gave them.
+func (c *Config) Check() error {
+	switch {
+	case c.Duration <= 0:
+		return badinput.Errorf("--duration %v: want a positive duration such as 4s", c.Duration)
+	case c.Warmup < 0:
+		return badinput.Errorf("--warmup %v: want 0 or more", c.Warmup)
+	case c.InputTokens < 1:
+		return badinput.Errorf("--input-tokens %d: want 1 or more", c.InputTokens)
+	case c.OutputTokens < 2:
+		return badinput.Errorf("--output-tokens %d: want 2 or more (one gap at least)", c.OutputTokens)
+	case c.SlowSteps < 0:
+		return badinput.Errorf("--slow-steps %d: want 0 or more", c.SlowSteps)
+	case c.API != "chat" && c.API != "completions":
+		return badinput.Errorf("--api %q: want chat or completions", c.API)
+	}
+	return nil
 }

@@ -3,6 +3,9 @@ package selftest
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/knee-dev/knee/internal/badinput"
 )
 
 func TestTextRowsAndFooter(t *testing.T) {
@@ -18,6 +21,27 @@ func TestTextRowsAndFooter(t *testing.T) {
 		"* the client did not record", "CPU profiles: /tmp/p/step-N.pprof"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestCheckNamesTheFlag(t *testing.T) {
+	ok := Config{Duration: time.Second, InputTokens: 1, OutputTokens: 2, API: "chat"}
+	if err := ok.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for want, change := range map[string]func(*Config){
+		"--duration 0s":     func(c *Config) { c.Duration = 0 },
+		"--warmup -1s":      func(c *Config) { c.Warmup = -time.Second },
+		"--input-tokens 0":  func(c *Config) { c.InputTokens = 0 },
+		"--output-tokens 1": func(c *Config) { c.OutputTokens = 1 },
+		"--slow-steps -1":   func(c *Config) { c.SlowSteps = -1 },
+		`--api "messages"`:  func(c *Config) { c.API = "messages" },
+	} {
+		c := ok
+		change(&c)
+		if err := c.Check(); !badinput.Is(err) || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v", want, err)
 		}
 	}
 }
