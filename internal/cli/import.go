@@ -25,10 +25,7 @@ func newImportCmd(env *Env) *cobra.Command {
 	fs.StringVar(&o.Model, "model", "", "model name (overrides what the file says)")
 	fs.StringVar(&o.Target, "target", "", "what was measured (default: what the file says, else the file name)")
 	asJSON := fs.Bool("json", false, "print the new run ids as JSON")
-	cmd.Long = helpText(func(w io.Writer) {
-		fmt.Fprintln(w, "Usage: knee import FILE [--label L]   (FILE: a vLLM bench serve result JSON, GuideLLM benchmarks.json, AIPerf profile_export_aiperf.json,")
-		fmt.Fprintln(w, "       an inference-perf stage_N_lifecycle_metrics.json, or knee records.jsonl; - for stdin)")
-	})
+	cmd.Long = "Usage: knee import FILE [--label L]   (FILE: a vLLM bench serve result JSON, GuideLLM benchmarks.json, AIPerf profile_export_aiperf.json,\n       an inference-perf stage_N_lifecycle_metrics.json, or knee records.jsonl; - for stdin)"
 	cmd.RunE = func(c *cobra.Command, pos []string) error {
 		if len(pos) != 1 {
 			return Usagef("want one file: knee import FILE, got %d arguments", len(pos))

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/knee-dev/knee/internal/runs"
@@ -24,9 +23,7 @@ func newRunsCmd(env *Env) *cobra.Command {
 	since := fs.String("since", "", "only runs started since: a duration back from now (24h, 7d) or a date (2026-11-01)")
 	fs.IntVar(&f.Limit, "limit", 50, "at most this many runs (0: all)")
 	asJSON := fs.Bool("json", false, "print the runs as JSON")
-	cmd.Long = helpText(func(w io.Writer) {
-		fmt.Fprintln(w, "Usage: knee runs [--target T] [--model M] [--label L] [--kind K] [--since 7d|2026-11-01] [--json]")
-	})
+	cmd.Long = "Usage: knee runs [--target T] [--model M] [--label L] [--kind K] [--since 7d|2026-11-01] [--json]"
 	cmd.RunE = func(_ *cobra.Command, pos []string) error {
 		if len(pos) > 0 {
 			return Usagef("unexpected argument %q (runs takes only flags; see knee runs -h)", pos[0])

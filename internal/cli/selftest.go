@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -40,9 +39,7 @@ func newSelftestCmd(ctx context.Context, env *Env) *cobra.Command {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	fs.IntVar(&cfg.SlowSteps, "slow-steps", 2, "when the highest concurrency misses 1 ms, repeat it up to N times with the engine twice as slow each time (half the token rate) to find a rate at which it holds; 0: off")
 	fs.StringVar(&cfg.ProfileDir, "profile-dir", "", "write each step's CPU profile (client and server) to DIR/step-N.pprof")
-	cmd.Long = helpText(func(w io.Writer) {
-		fmt.Fprintln(w, "Usage: knee selftest [flags]\n\nRun knee's client against knee's simulated server in this process at rising\nconcurrency and report knee's own measurement error (reported TTFT and ITL\nvs the server's actual write times), the server's pacing lag (actual vs\nsimulated write times), the token rate and the CPU per streamed\ntoken: the overhead floor of this machine.")
-	})
+	cmd.Long = "Usage: knee selftest [flags]\n\nRun knee's client against knee's simulated server in this process at rising\nconcurrency and report knee's own measurement error (reported TTFT and ITL\nvs the server's actual write times), the server's pacing lag (actual vs\nsimulated write times), the token rate and the CPU per streamed\ntoken: the overhead floor of this machine."
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		if fs.NArg() > 0 {
 			return Usagef("unexpected argument %q (knee selftest takes only flags)", fs.Arg(0))

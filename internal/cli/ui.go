@@ -36,9 +36,7 @@ func newUICmd(ctx context.Context, env *Env) *cobra.Command {
 	model := fs.String("model", "", "model name for benches against --url")
 	trace := fs.String("trace", "", "a trace file the Learn page replays on the simulator beside fixed lengths (formats as knee bench --trace)")
 	export := fs.String("export", "", "write the interface to `DIR` as static files any web server can host (the simulator as WebAssembly), then exit")
-	cmd.Long = helpText(func(w io.Writer) {
-		fmt.Fprintln(w, "Usage: knee ui [--addr 127.0.0.1:8321] [--open] [--db FILE] [--url URL --model NAME] [--trace FILE] [--export DIR]\n\nThe web interface: an interactive simulator, the request lifecycle, the lab\nscenarios, stored runs and a live view of a running knee bench.")
-	})
+	cmd.Long = "Usage: knee ui [--addr 127.0.0.1:8321] [--open] [--db FILE] [--url URL --model NAME] [--trace FILE] [--export DIR]\n\nThe web interface: an interactive simulator, the request lifecycle, the lab\nscenarios, stored runs and a live view of a running knee bench."
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		if fs.NArg() > 0 {
 			return Usagef("unexpected argument %q (knee ui takes only flags)", fs.Arg(0))
