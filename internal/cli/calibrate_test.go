@@ -121,24 +121,6 @@ func TestCalibrateBadInput(t *testing.T) {
 	}
 }
 
-// A held-out step predicted more than 10% off warns; within 10% does not.
-func TestCalibrationWarnsOnHeldOutError(t *testing.T) {
-	var res calibrate.Result
-	res.HoldOut.TTFTError, res.HoldOut.TPOTError, res.HoldOut.ThroughputError = 0.15, -0.04, 0.02
-	w := calibrationWarnings(&res)
-	if len(w) != 1 || !strings.Contains(w[0], "TTFT p50 +15.0%") || strings.Contains(w[0], "TPOT") {
-		t.Errorf("warnings %q", w)
-	}
-	res.HoldOut.TTFTError, res.HoldOut.ThroughputError = 0.03, -0.12
-	if w := calibrationWarnings(&res); len(w) != 1 || !strings.Contains(w[0], "output tokens/s -12.0%") {
-		t.Errorf("warnings %q", w)
-	}
-	res.HoldOut.ThroughputError = 0.099
-	if w := calibrationWarnings(&res); len(w) != 0 {
-		t.Errorf("warned within 10%%: %q", w)
-	}
-}
-
 // knee sim --profile runs a linear profile's step model and its parallel
 // slots: a lone request's TTFT is one prefill step priced by the profile,
 // and at 4 streams over 2 slots two wait for a whole request.

@@ -3,51 +3,20 @@ package cli
 import (
 	"strconv"
 
+	"github.com/knee-dev/knee/internal/cmdhelp"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/workload"
 	"github.com/spf13/cobra"
 )
 
-// Shell completion is cobra's (knee completion bash|zsh|fish|powershell);
-// the scripts ask knee itself (knee __complete …), so they complete what
-// this binary accepts. Here: the values of flags that take one of a few
-// words, the presets of --gpu and --model, and stored run ids.
-
-// flagChoices are the values of flags that take one of a few words.
-var flagChoices = map[string][]string{
-	"api":          {"chat", "completions"},
-	"arrival":      {"constant", "poisson", "gamma"},
-	"ignore-eos":   {"auto", "true", "false"},
-	"tokenizer":    {"cl100k_base", "o200k_base"},
-	"knee-metric":  {"output_tps", "throughput_rps"},
-	"fail-on":      {"worse", "change", "none"},
-	"trace-format": workload.TraceFormats,
-}
-
-// formatChoices are each command's --format values.
-var formatChoices = map[string][]string{
-	"report":   {"text", "md", "csv", "json", "html"},
-	"records":  {"jsonl", "csv"},
-	"diagnose": {"text", "json"},
-}
-
-// runArgCommands take stored run ids (or last, last~1) as arguments.
-var runArgCommands = map[string]bool{"report": true, "records": true, "compare": true}
-
+// addCompletions completes --gpu and --model with the presets, trace
+// formats, and stored run ids (cmdhelp registers them).
 func addCompletions(root *cobra.Command, env *Env) {
 	cat := simengine.NewCatalog()
-	walk(root, func(c *cobra.Command) {
-		fs := c.Flags()
-		for name, values := range flagChoices {
-			if fs.Lookup(name) != nil {
-				_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
-			}
-		}
-		if values, ok := formatChoices[c.Name()]; ok {
-			_ = c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
-		}
-		presets := map[string]func() []string{
+	cmdhelp.Complete(root, cmdhelp.Completions{
+		Choices: map[string][]string{"trace-format": workload.TraceFormats},
+		Presets: map[string]func() []string{
 			"gpu": func() (names []string) {
 				for _, g := range cat.GPUs() {
 					names = append(names, g.Name)
@@ -60,19 +29,8 @@ func addCompletions(root *cobra.Command, env *Env) {
 				}
 				return names
 			},
-		}
-		for flagName, names := range presets {
-			if fs.Lookup(flagName) != nil {
-				_ = c.RegisterFlagCompletionFunc(flagName, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-					return names(), cobra.ShellCompDirectiveNoFileComp
-				})
-			}
-		}
-		if runArgCommands[c.Name()] && c.Parent() == root {
-			c.ValidArgsFunction = func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-				return storedRunIDs(env, c), cobra.ShellCompDirectiveNoFileComp
-			}
-		}
+		},
+		RunIDs: func(c *cobra.Command) []string { return storedRunIDs(env, c) },
 	})
 }
 

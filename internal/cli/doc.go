@@ -4,9 +4,9 @@
 //
 // Reading order:
 //   - main.go and root.go: Main, the cobra command tree and exit codes
-//     (errors.go: usage errors exit 2, failed SLOs 3).
-//   - help.go and constants.go: the help groups every flag is placed in,
-//     and help topics.
+//     (errors.go: bad input, internal/badinput, exits 2; failed SLOs 3).
+//     internal/cmdhelp renders help (flag groups, topics), flag errors and
+//     completion values on cobra's templates.
 //   - the shared flag sets each command registers: targetFlags,
 //     workloadFlags, sessionFlags, simEngineFlags, runOutputFlags
 //     (output_flags.go: SLOs, --out, --json, --detail, JUnit, the store).
@@ -14,4 +14,10 @@
 //     report.go, runs.go, compare.go, ...): its command, flags and RunE,
 //     which turns flags into a loadgen, sim or sweep run and hands the
 //     records to report and store.
+//
+// Logic lives in library packages with their own tests; a command file
+// declares flags and wires: internal/runs (the run database: open, load,
+// list, export, import), internal/liveview (bench's progress),
+// internal/scenario (scenario files), and calibrate, compare, ingest,
+// report and selftest for their commands' checks and text.
 package cli

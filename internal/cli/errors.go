@@ -2,10 +2,8 @@ package cli
 
 import (
 	"fmt"
-	"io"
-	"os"
 
-	"golang.org/x/term"
+	"github.com/knee-dev/knee/internal/badinput"
 )
 
 // Exit codes (SPEC §3).
@@ -16,24 +14,15 @@ const (
 	ExitSLO     = 3
 )
 
-// UsageError is bad usage or bad input: exit code 2.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
+// UsageError is bad usage or bad input: exit code 2. Library packages
+// return badinput errors; this is the same type.
+type UsageError = badinput.Error
 
 // Usagef builds a UsageError; the message should name the flag, file or line
 // that was wrong and what was expected.
-func Usagef(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
+func Usagef(format string, args ...any) error { return badinput.Errorf(format, args...) }
 
 // SLOError means the run finished but an objective failed: exit code 3.
 type SLOError struct{ Failed []string }
 
 func (e *SLOError) Error() string { return fmt.Sprintf("SLO failed: %v", e.Failed) }
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -126,59 +125,6 @@ func saveServerSeries(st *storedRun, out string, step int, s *scrape.Series) err
 	return nil
 }
 
-// loadServerView rebuilds a stored run's server view (nil when it scraped
-// nothing or the series is unreadable, which a note says).
-func loadServerView(st *store.Store, id int64, step int, recs []record.Request, sum *stats.Summary) (*scrape.View, string) {
-	all, err := st.ServerSeries(id)
-	if err != nil || all[step] == nil {
-		return nil, ""
-	}
-	var s scrape.Series
-	if err := json.Unmarshal(all[step], &s); err != nil {
-		return nil, fmt.Sprintf("the stored server metrics are unreadable (%v); the server view is left out", err)
-	}
-	return scrape.BuildView(&s, recs, sum.Window.StartMS, sum.Window.EndMS), ""
-}
-
-// serverStep is a sweep step's share of the server view.
-func serverStep(v *scrape.View) *sweep.ServerStep {
-	if v == nil || v.Window == nil {
-		return nil
-	}
-	w := v.Window
-	st := &sweep.ServerStep{Server: v.Server, WaitingGrowing: w.WaitingGrowing}
-	f := func(x float64) *float64 { return &x }
-	if h, ok := w.Hists[scrape.Queue]; ok {
-		st.QueueMeanMS = f(h.MeanMS)
-		if h.Buckets {
-			p95 := h.P95MS
-			if hi, coarse := h.Coarse(p95); coarse {
-				p95, st.QueueP95Bound = hi, true
-			}
-			st.QueueP95MS = f(p95)
-		}
-	}
-	if h, ok := w.Hists[scrape.Prefill]; ok {
-		st.PrefillMeanMS = f(h.MeanMS)
-		if h.Buckets {
-			st.PrefillP95MS = f(h.P95MS)
-		}
-	}
-	if g, ok := w.Gauges[scrape.Running]; ok {
-		st.RunningMean, st.RunningMax = f(g.Mean), f(g.Max)
-	}
-	if g, ok := w.Gauges[scrape.Waiting]; ok {
-		st.WaitingMean, st.WaitingMax = f(g.Mean), f(g.Max)
-	}
-	if g, ok := w.Gauges[scrape.KVUsage]; ok {
-		st.KVUsageMax = f(g.Max)
-	}
-	if d, ok := w.Deltas[scrape.Preemptions]; ok {
-		st.Preemptions = f(d)
-	}
-	return st
-}
-
 // watchSaturation stops an automatic sweep's step early once the server's
 // waiting queue has grown through the step without draining: more load
 // cannot tell anything new. The channel yields why ("" when it did not).
@@ -256,30 +202,5 @@ func serverFacts(s *scrape.Series, recs []record.Request) *diagnose.ServerFacts 
 		RunningMax: v.RunningMax, WaitingMax: v.WaitingMax, WaitingGrowing: v.WaitingGrowing, KVUsageMax: v.KVUsageMax, Preemptions: v.Preemptions}
 }
 
-// printServerSummary is calibrate's account of what the server's own
-// metrics showed over the whole calibration.
-func printServerSummary(w io.Writer, v *scrape.View) {
-	if v == nil {
-		return
-	}
-	fmt.Fprintf(w, "\nserver metrics (%s at %s):", scrape.ServerLabel(v.Server), v.URL)
-	if win := v.Window; win != nil {
-		if g, ok := win.Gauges[scrape.Running]; ok {
-			fmt.Fprintf(w, " running at most %.0f (the batch or parallel slots used);", g.Max)
-		}
-		if g, ok := win.Gauges[scrape.Waiting]; ok {
-			fmt.Fprintf(w, " waiting at most %.0f;", g.Max)
-		}
-		if d, ok := win.Deltas[scrape.Preemptions]; ok {
-			fmt.Fprintf(w, " %.0f preemptions;", d)
-		}
-		if h, ok := win.Hists[scrape.TTFT]; ok {
-			fmt.Fprintf(w, " server TTFT mean %.1f ms over %.0f requests;", h.MeanMS, h.Count)
-		}
-		fmt.Fprintf(w, " %d scrapes", win.Scrapes)
-	}
-	fmt.Fprintln(w)
-	for _, n := range v.Notes {
-		fmt.Fprintf(w, "  - %s\n", n)
-	}
-}
+// serverStep is a sweep step's share of the server view (sweep.ServerStepOf).
+var serverStep = sweep.ServerStepOf

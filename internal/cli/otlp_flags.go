@@ -16,57 +16,28 @@ import (
 // (package otelexport). The SDK's OTEL_EXPORTER_OTLP_* variables are
 // honoured: an endpoint there turns the export on without the flag.
 type otlpFlags struct {
-	endpoint, protocol string
-	traces             bool
-	exp                *otelexport.Exporter
-	closeOnce          sync.Once
+	s         otelexport.Settings
+	exp       *otelexport.Exporter
+	closeOnce sync.Once
 }
 
 func (o *otlpFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&o.endpoint, "otlp-endpoint", "", "send metrics (and with --otlp-traces, spans) to this OpenTelemetry collector, e.g. http://localhost:4318 (default: $OTEL_EXPORTER_OTLP_ENDPOINT; none: no export); see docs/ci.md")
-	fs.StringVar(&o.protocol, "otlp-protocol", "", "OTLP transport: http (protobuf, port 4318) or grpc (port 4317) (default: $OTEL_EXPORTER_OTLP_PROTOCOL, else http)")
-	fs.BoolVar(&o.traces, "otlp-traces", false, "also export one span per request, with sent, first_token and done events")
+	fs.StringVar(&o.s.Endpoint, "otlp-endpoint", "", "send metrics (and with --otlp-traces, spans) to this OpenTelemetry collector, e.g. http://localhost:4318 (default: $OTEL_EXPORTER_OTLP_ENDPOINT; none: no export); see docs/ci.md")
+	fs.StringVar(&o.s.Protocol, "otlp-protocol", "", "OTLP transport: http (protobuf, port 4318) or grpc (port 4317) (default: $OTEL_EXPORTER_OTLP_PROTOCOL, else http)")
+	fs.BoolVar(&o.s.Traces, "otlp-traces", false, "also export one span per request, with sent, first_token and done events")
 }
 
 // start begins the export when an endpoint is set; bad flags are exit 2.
 func (o *otlpFlags) start(env *Env, kind, run, model, server, api string) error {
-	endpoint := o.endpoint
-	envEndpoint := env.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") + env.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
-	if endpoint == "" && envEndpoint == "" {
-		if o.traces || o.protocol != "" {
-			return Usagef("--otlp-traces and --otlp-protocol need a collector: --otlp-endpoint URL or $OTEL_EXPORTER_OTLP_ENDPOINT")
-		}
-		return nil
+	cfg := otelexport.Config{Kind: kind, Run: run, Model: model, Server: redactURL(server), API: api}
+	shown, on, err := o.s.Resolve(env.Getenv, &cfg)
+	if err != nil || !on {
+		return err
 	}
-	if endpoint != "" {
-		if err := otelexport.CheckEndpoint(endpoint); err != nil {
-			return Usagef("--otlp-endpoint %v", err)
-		}
+	cfg.OnError = func(err error) {
+		fmt.Fprintf(env.Stderr, "knee %s: OpenTelemetry export to %s failed (the run goes on; further export errors are not shown): %v\n", kind, shown, err)
 	}
-	proto := o.protocol
-	from := "--otlp-protocol"
-	if proto == "" {
-		proto, from = env.Getenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"), "$OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"
-		if proto == "" {
-			proto, from = env.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL"), "$OTEL_EXPORTER_OTLP_PROTOCOL"
-		}
-	}
-	protocol, err := otelexport.ParseProtocol(proto)
-	if err != nil {
-		return Usagef("%s %v", from, err)
-	}
-	shown := endpoint
-	if shown == "" {
-		shown = "$OTEL_EXPORTER_OTLP_ENDPOINT"
-	} else {
-		shown = redactURL(shown)
-	}
-	o.exp, err = otelexport.Start(otelexport.Config{Endpoint: endpoint, Protocol: protocol, Traces: o.traces,
-		Kind: kind, Run: run, Model: model, Server: redactURL(server), API: api,
-		OnError: func(err error) {
-			fmt.Fprintf(env.Stderr, "knee %s: OpenTelemetry export to %s failed (the run goes on; further export errors are not shown): %v\n", kind, shown, err)
-		}})
-	if err != nil {
+	if o.exp, err = otelexport.Start(cfg); err != nil {
 		return Usagef("--otlp-endpoint %s: %v", shown, err)
 	}
 	return nil

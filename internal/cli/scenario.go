@@ -1,137 +1,22 @@
 package cli
 
 import (
-	"bytes"
-	"fmt"
-	"os"
-	"sort"
-	"strings"
-
-	"github.com/spf13/cobra"
+	"github.com/knee-dev/knee/internal/scenario"
 	"github.com/spf13/pflag"
-	"go.yaml.in/yaml/v3"
 )
 
-// Scenario files (SPEC §4) hold a run's settings as YAML, one key per flag:
-//
-//	rate: 20
-//	arrival: gamma
-//	burstiness: 0.5
-//	input-tokens: normal:1024,256
-//	slo: ["p95(ttft)<2s", "p99(itl)<100ms"]
-//	seed: 42
-//
-// --scenario-file loads one before the command line is read, so flags given
-// on the command line override it; --save-scenario writes the resolved
-// settings (the seed included) so a run can be repeated exactly.
-
+// Scenario files (--scenario-file, --save-scenario) are internal/scenario's.
 const (
-	scenarioFileFlag = "scenario-file"
-	saveScenarioFlag = "save-scenario"
+	scenarioFileFlag = scenario.FileFlag
+	saveScenarioFlag = scenario.SaveFlag
 )
 
-// applyScenarioFile loads the --scenario-file given, if any, into the
-// command's flags that the command line left unset: the command line wins.
-func applyScenarioFile(cmd *cobra.Command) error {
-	fs := cmd.Flags()
-	path := fs.Lookup(scenarioFileFlag).Value.String()
-	if path == "" {
-		return nil
-	}
-	onLine := map[string]bool{}
-	fs.Visit(func(f *pflag.Flag) { onLine[f.Name] = true })
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return Usagef("--%s: %v", scenarioFileFlag, err)
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return Usagef("--%s %s: not YAML: %v", scenarioFileFlag, path, err)
-	}
-	if len(doc.Content) == 0 {
-		return Usagef("--%s %s: empty file; want one key per flag, e.g. \"rate: 20\"", scenarioFileFlag, path)
-	}
-	m := doc.Content[0]
-	if m.Kind != yaml.MappingNode {
-		return Usagef("--%s %s:%d: want a mapping of flag names to values, e.g. \"rate: 20\"", scenarioFileFlag, path, m.Line)
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		key, val := m.Content[i], m.Content[i+1]
-		name := strings.TrimLeft(key.Value, "-")
-		if name == scenarioFileFlag || name == saveScenarioFlag || fs.Lookup(name) == nil {
-			return Usagef("--%s %s:%d: %q is not a setting of %s (see %s -h)", scenarioFileFlag, path, key.Line, key.Value, cmd.CommandPath(), cmd.CommandPath())
-		}
-		if onLine[name] {
-			continue
-		}
-		var values []string
-		switch val.Kind {
-		case yaml.ScalarNode:
-			values = []string{val.Value}
-		case yaml.SequenceNode:
-			for _, item := range val.Content {
-				if item.Kind != yaml.ScalarNode {
-					return Usagef("--%s %s:%d: %s: want a value or a list of values", scenarioFileFlag, path, item.Line, name)
-				}
-				values = append(values, item.Value)
-			}
-		default:
-			return Usagef("--%s %s:%d: %s: want a value or a list of values", scenarioFileFlag, path, val.Line, name)
-		}
-		for _, v := range values {
-			if err := fs.Set(name, v); err != nil {
-				return Usagef("--%s %s:%d: %s %q: %v", scenarioFileFlag, path, val.Line, name, v, err)
-			}
-		}
-	}
-	return nil
+var applyScenarioFile = scenario.Apply
+
+// saveScenario writes the settings given, and the resolved ones, to path.
+func saveScenario(fs *pflag.FlagSet, path string, resolved [][2]string) error {
+	return scenario.Save(fs, path, resolved, Version)
 }
 
-// saveScenario writes every setting given (from a file or the command line)
-// to path as a scenario file, with the resolved values of the workload
-// settings left at their defaults (resolved: flag name to value), so the
-// file states the whole workload even if a default changes.
-func saveScenario(fs *pflag.FlagSet, path string, resolved [][2]string) error {
-	settings := map[string]any{}
-	for _, kv := range resolved {
-		settings[kv[0]] = kv[1]
-	}
-	fs.Visit(func(f *pflag.Flag) {
-		if f.Name == scenarioFileFlag || f.Name == saveScenarioFlag {
-			return
-		}
-		if looksLikeSecret(f.Value.String()) {
-			return // a credential given by mistake is never written down
-		}
-		if list, ok := f.Value.(*stringList); ok {
-			settings[f.Name] = []string(*list)
-			return
-		}
-		settings[f.Name] = f.Value.String()
-	})
-	names := make([]string, 0, len(settings))
-	for n := range settings {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var doc yaml.Node
-	doc.Kind = yaml.MappingNode
-	for _, n := range names {
-		var k, v yaml.Node
-		k.SetString(n)
-		if err := v.Encode(settings[n]); err != nil {
-			return err
-		}
-		doc.Content = append(doc.Content, &k, &v)
-	}
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "# %s scenario, written by knee %s; repeat with: %s --%s %s\n", fs.Name(), Version, fs.Name(), scenarioFileFlag, path)
-	enc := yaml.NewEncoder(&buf)
-	if err := enc.Encode(&doc); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return Usagef("--%s: %v", saveScenarioFlag, err)
-	}
-	return nil
-}
+// Values makes a repeated --slo a YAML list in a saved scenario.
+func (s *stringList) Values() []string { return *s }

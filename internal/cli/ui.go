@@ -15,8 +15,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/knee-dev/knee/internal/cmdhelp"
 	"github.com/knee-dev/knee/internal/compare"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/runs"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/web"
 	"github.com/knee-dev/knee/internal/workload"
@@ -34,9 +36,7 @@ func newUICmd(ctx context.Context, env *Env) *cobra.Command {
 	model := fs.String("model", "", "model name for benches against --url")
 	trace := fs.String("trace", "", "a trace file the Learn page replays on the simulator beside fixed lengths (formats as knee bench --trace)")
 	export := fs.String("export", "", "write the interface to `DIR` as static files any web server can host (the simulator as WebAssembly), then exit")
-	cmd.Long = helpText(func(w io.Writer) {
-		fmt.Fprintln(w, "Usage: knee ui [--addr 127.0.0.1:8321] [--open] [--db FILE] [--url URL --model NAME] [--trace FILE] [--export DIR]\n\nThe web interface: an interactive simulator, the request lifecycle, the lab\nscenarios, stored runs and a live view of a running knee bench.")
-	})
+	cmd.Long = "Usage: knee ui [--addr 127.0.0.1:8321] [--open] [--db FILE] [--url URL --model NAME] [--trace FILE] [--export DIR]\n\nThe web interface: an interactive simulator, the request lifecycle, the lab\nscenarios, stored runs and a live view of a running knee bench."
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		if fs.NArg() > 0 {
 			return Usagef("unexpected argument %q (knee ui takes only flags)", fs.Arg(0))
@@ -143,7 +143,7 @@ func openBrowser(page string) error {
 
 // uiReport renders a stored run as knee report --format html does.
 func uiReport(st *store.Store, id int64) ([]byte, error) {
-	lr, err := loadRun(st, id)
+	lr, err := runs.Load(st, id)
 	if err != nil {
 		return nil, err
 	}
@@ -153,9 +153,9 @@ func uiReport(st *store.Store, id int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	lr.report.Notes = append(lr.report.Notes, notes...)
+	lr.Report.Notes = append(lr.Report.Notes, notes...)
 	var buf bytes.Buffer
-	err = report.HTML(&buf, lr.report, report.HTMLData{Records: lr.records, Sweep: lr.sweep})
+	err = report.HTML(&buf, lr.Report, report.HTMLData{Records: lr.Records, Sweep: lr.Sweep})
 	return buf.Bytes(), err
 }
 
@@ -163,11 +163,11 @@ func uiReport(st *store.Store, id int64) ([]byte, error) {
 func uiCompare(st *store.Store, a, b int64) (any, error) {
 	var sides [2]compare.Side
 	for i, id := range []int64{a, b} {
-		lr, err := loadRun(st, id)
+		lr, err := runs.Load(st, id)
 		if err != nil {
 			return nil, err
 		}
-		sides[i] = compare.Side{ID: strconv.FormatInt(id, 10), Summary: lr.report.Summary, Records: lr.records}
+		sides[i] = compare.Side{ID: strconv.FormatInt(id, 10), Summary: lr.Report.Summary, Records: lr.Records}
 	}
 	res := compare.Compare(sides[0], sides[1], compare.Options{Resamples: 1000, Seed: 1, MinChange: compare.DefaultMinChange,
 		MinDiffMS: compare.DefaultMinDiffMS})
@@ -192,7 +192,7 @@ func uiBench(ctx context.Context, db, target, model string, p web.BenchParams) e
 	go func() {
 		bench := newBenchCmd(ctx, env)
 		bench.SilenceErrors, bench.SilenceUsage = true, true
-		bench.SetFlagErrorFunc(flagError)
+		bench.SetFlagErrorFunc(cmdhelp.FlagError)
 		bench.SetArgs(args)
 		done <- bench.ExecuteContext(ctx)
 	}()

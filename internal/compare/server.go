@@ -1,5 +1,7 @@
 package compare
 
+import "github.com/knee-dev/knee/internal/sweep"
+
 // ServerRow is one figure of the servers' own scraped metrics side by
 // side. Scraped figures are aggregates (histogram means, gauge maxima)
 // with no per-request samples to resample, so they are shown, not judged.
@@ -8,4 +10,35 @@ type ServerRow struct {
 	Label  string   `json:"label"`
 	A      *float64 `json:"a"` // nil: that run's server did not expose it
 	B      *float64 `json:"b"`
+}
+
+// ServerRows set two runs' scraped server figures side by side: their
+// steps' share of the server view and generation tokens/s (nil: not
+// scraped). Rows neither run has are left out.
+func ServerRows(sa, sb *sweep.ServerStep, tpsA, tpsB *float64) []ServerRow {
+	f := func(x float64) *float64 { return &x }
+	rows := []ServerRow{
+		{Metric: "server_queue_mean_ms", Label: "server queue mean (ms)", A: sa.QueueMeanMS, B: sb.QueueMeanMS},
+		{Metric: "server_prefill_mean_ms", Label: "server prefill mean (ms)", A: sa.PrefillMeanMS, B: sb.PrefillMeanMS},
+		{Metric: "server_running_max", Label: "server running max", A: sa.RunningMax, B: sb.RunningMax},
+		{Metric: "server_waiting_max", Label: "server waiting max", A: sa.WaitingMax, B: sb.WaitingMax},
+		{Metric: "server_preemptions", Label: "server preemptions", A: sa.Preemptions, B: sb.Preemptions},
+		{Metric: "server_generation_tps", Label: "server generation tok/s", A: tpsA, B: tpsB},
+	}
+	if sa.KVUsageMax != nil || sb.KVUsageMax != nil {
+		pctOf := func(x *float64) *float64 {
+			if x == nil {
+				return nil
+			}
+			return f(100 * *x)
+		}
+		rows = append(rows, ServerRow{Metric: "server_kv_usage_max_pct", Label: "server KV usage max (%)", A: pctOf(sa.KVUsageMax), B: pctOf(sb.KVUsageMax)})
+	}
+	var out []ServerRow
+	for _, r := range rows {
+		if r.A != nil || r.B != nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }

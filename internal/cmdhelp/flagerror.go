@@ -1,4 +1,4 @@
-package cli
+package cmdhelp
 
 import (
 	"errors"
@@ -6,14 +6,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/knee-dev/knee/internal/badinput"
+	"github.com/knee-dev/knee/internal/redact"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// flagError rewrites pflag's parse errors into knee's one-line form, a
-// usage error (exit 2): "--rate abc: want a number such as 8 or 2.5",
-// "unknown flag --rat; did you mean --rate? (see knee bench -h)".
-func flagError(cmd *cobra.Command, err error) error {
+// FlagError rewrites pflag's parse errors into knee's one-line form, bad
+// input (exit 2): "--rate abc: want a number such as 8 or 2.5",
+// "unknown flag --rat; did you mean --rate? (see knee bench -h)". A value
+// that looks like a credential is never echoed.
+func FlagError(cmd *cobra.Command, err error) error {
 	fs := cmd.Flags()
 	var notExist *pflag.NotExistError
 	var needsValue *pflag.ValueRequiredError
@@ -22,22 +25,22 @@ func flagError(cmd *cobra.Command, err error) error {
 	case errors.As(err, &notExist):
 		name := notExist.GetSpecifiedName()
 		if name == "" {
-			return Usagef("unknown flag -%s (see %s -h)", notExist.GetSpecifiedShortnames(), cmd.CommandPath())
+			return badinput.Errorf("unknown flag -%s (see %s -h)", notExist.GetSpecifiedShortnames(), cmd.CommandPath())
 		}
 		hint := ""
 		if near := nearestFlag(fs, name); near != "" {
 			hint = fmt.Sprintf("; did you mean --%s?", near)
 		}
-		if looksLikeSecret(name) {
-			name = "(a value that looks like a credential, not shown)"
+		if redact.LooksLikeSecret(name) {
+			name = redact.Hidden
 		}
-		return Usagef("unknown flag --%s%s (see %s -h)", name, hint, cmd.CommandPath())
+		return badinput.Errorf("unknown flag --%s%s (see %s -h)", name, hint, cmd.CommandPath())
 	case errors.As(err, &needsValue):
 		fl := needsValue.GetFlag()
 		if want := wantOf(fl); want != "" {
-			return Usagef("--%s needs a value: %s", fl.Name, want)
+			return badinput.Errorf("--%s needs a value: %s", fl.Name, want)
 		}
-		return Usagef("--%s needs a value", fl.Name)
+		return badinput.Errorf("--%s needs a value", fl.Name)
 	case errors.As(err, &invalid):
 		fl, value := invalid.GetFlag(), invalid.GetValue()
 		want := wantOf(fl)
@@ -47,20 +50,20 @@ func flagError(cmd *cobra.Command, err error) error {
 				want = "a valid value"
 			}
 			if errors.Is(num.Err, strconv.ErrRange) {
-				return Usagef("--%s %s: out of range (want %s)", fl.Name, shown(value), want)
+				return badinput.Errorf("--%s %s: out of range (want %s)", fl.Name, redact.Quoted(value), want)
 			}
-			return Usagef("--%s %s: want %s", fl.Name, shown(value), want)
+			return badinput.Errorf("--%s %s: want %s", fl.Name, redact.Quoted(value), want)
 		}
 		why := invalid.Unwrap()
 		if why == nil {
 			why = err
 		}
 		if want != "" && strings.Contains(why.Error(), "invalid") {
-			return Usagef("--%s %s: want %s", fl.Name, shown(value), want)
+			return badinput.Errorf("--%s %s: want %s", fl.Name, redact.Quoted(value), want)
 		}
-		return Usagef("--%s %s: %s", fl.Name, shown(value), redactSecrets(why.Error()))
+		return badinput.Errorf("--%s %s: %s", fl.Name, redact.Quoted(value), redact.Secrets(why.Error()))
 	}
-	return &UsageError{Err: errors.New(redactSecrets(err.Error()))}
+	return &badinput.Error{Err: errors.New(redact.Secrets(err.Error()))}
 }
 
 // wantOf says in words what form a flag's value takes, from its type.

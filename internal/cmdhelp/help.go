@@ -1,20 +1,30 @@
-package cli
+// Package cmdhelp is how knee's cobra commands present themselves: help a
+// person can scan (on stdout, wrapped to the terminal, flags in groups, the
+// finer flags on topic pages), one-line flag errors with a did-you-mean,
+// the command catalogue knee -h lists, and shell-completion values. The
+// cli package declares flags and wires; Install puts all of this on cobra's
+// templates and hooks.
+package cmdhelp
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 )
 
-// Help a person can scan, on stdout, wrapped to the terminal (80 columns
-// when stdout is not one): knee -h lists the commands by what they are for;
-// knee <command> -h prints a header and the flags in groups. The groups are
-// flag annotations set from flagGroups, so every command shares them.
+// Help goes to stdout, wrapped to the terminal (80 columns when stdout is
+// not one): knee -h lists the commands by what they are for; knee <command>
+// -h prints a header and the flags in groups. The groups are flag
+// annotations set from FlagGroups, so every command shares them.
 
 // flagGroupAnnotation is the pflag annotation naming a flag's help group.
 const flagGroupAnnotation = "knee_help_group"
@@ -23,9 +33,9 @@ const flagGroupAnnotation = "knee_help_group"
 // template functions (global in cobra) find it.
 const widthAnnotation = "knee_help_width"
 
-// flagGroups places each flag in a help section by name; a flag in none is
+// FlagGroups places each flag in a help section by name; a flag in none is
 // listed under "Other flags".
-var flagGroups = []struct {
+var FlagGroups = []struct {
 	title string
 	names []string
 }{
@@ -47,7 +57,7 @@ var flagGroups = []struct {
 // annotateFlagGroups tags each of fs's flags with its help group.
 func annotateFlagGroups(fs *pflag.FlagSet) {
 	fs.VisitAll(func(fl *pflag.Flag) {
-		for _, g := range flagGroups {
+		for _, g := range FlagGroups {
 			if slices.Contains(g.names, fl.Name) {
 				_ = fs.SetAnnotation(fl.Name, flagGroupAnnotation, []string{g.title})
 				return
@@ -56,17 +66,10 @@ func annotateFlagGroups(fs *pflag.FlagSet) {
 	})
 }
 
-func init() {
-	cobra.AddTemplateFuncs(template.FuncMap{
-		"kneeHeader":   helpHeader,
-		"kneeCommands": commandList,
-		"kneeFlags":    flagSections,
-		"kneeTopics":   topicFooter,
-	})
-}
+var templateFuncs sync.Once
 
 // helpTemplate is every command's help: a header, its subcommands, its
-// flags in groups.
+// flags in groups, the topics that describe the rest.
 const helpTemplate = `{{kneeHeader .}}{{kneeCommands .}}{{kneeFlags .}}{{kneeTopics .}}`
 
 // usageTemplate is shown after a usage error only when asked (errors are
@@ -74,13 +77,37 @@ const helpTemplate = `{{kneeHeader .}}{{kneeCommands .}}{{kneeFlags .}}{{kneeTop
 const usageTemplate = `Usage: {{.UseLine}}   (see {{.CommandPath}} -h)
 `
 
-func setHelp(root *cobra.Command, width int) {
+// Install gives root and every command below it knee's help, wrapped to
+// width columns (80 when width <= 0): flags annotated with their groups,
+// topic flags hidden from -h and described by knee help TOPIC pages (added
+// to root), the command groups of knee -h, and one-line flag errors.
+// Commands added after Install get the templates but not the groups.
+func Install(root *cobra.Command, width int) {
+	templateFuncs.Do(func() {
+		cobra.AddTemplateFuncs(template.FuncMap{
+			"kneeHeader":   helpHeader,
+			"kneeCommands": commandList,
+			"kneeFlags":    flagSections,
+			"kneeTopics":   topicFooter,
+		})
+	})
+	if width <= 0 {
+		width = 80
+	}
 	if root.Annotations == nil {
 		root.Annotations = map[string]string{}
 	}
 	root.Annotations[widthAnnotation] = strconv.Itoa(width)
 	root.SetHelpTemplate(helpTemplate)
 	root.SetUsageTemplate(usageTemplate)
+	root.SetFlagErrorFunc(FlagError)
+	root.SetHelpCommandGroupID("")
+	groupCommands(root)
+	Walk(root, func(c *cobra.Command) {
+		annotateFlagGroups(c.Flags())
+		hideTopicFlags(c.Flags())
+	})
+	root.AddCommand(topicCommands(root)...)
 }
 
 func helpWidth(c *cobra.Command) int {
@@ -178,8 +205,8 @@ func flagSections(c *cobra.Command) string {
 	if len(groups) == 0 {
 		return ""
 	}
-	titles := make([]string, 0, len(flagGroups)+1)
-	for _, g := range flagGroups {
+	titles := make([]string, 0, len(FlagGroups)+1)
+	for _, g := range FlagGroups {
 		titles = append(titles, g.title)
 	}
 	titles = append(titles, "Other flags")
@@ -264,4 +291,24 @@ func wrapHanging(line string, width, indent int) string {
 		col += len(word)
 	}
 	return b.String()
+}
+
+// TerminalWidth is w's width when it is a terminal, else 0 (help then
+// wraps at 80).
+func TerminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	cols, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return cols
+}
+
+// IsTerminal reports whether w is an interactive terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

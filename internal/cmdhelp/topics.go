@@ -1,4 +1,4 @@
-package cli
+package cmdhelp
 
 import (
 	"fmt"
@@ -8,12 +8,12 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// flagTopics are flags -h does not describe, each set on its own help page
+// topics are flags -h does not describe, each set on its own help page
 // (knee help TOPIC): the constants of particular measured hosts, and the
 // finer settings of trace replay, fleets, engine limits and workloads. They
 // stay accepted; -h names them on one line so none is undiscoverable, and
 // knee sim -h stays one screen of the flags most runs need.
-var flagTopics = []struct {
+var topics = []struct {
 	name, short, intro string
 	flags              []string
 }{
@@ -42,7 +42,7 @@ var flagTopics = []struct {
 
 // topicOf is the help topic that describes flag name, or "".
 func topicOf(name string) string {
-	for _, t := range flagTopics {
+	for _, t := range topics {
 		for _, f := range t.flags {
 			if f == name {
 				return t.name
@@ -61,14 +61,14 @@ func hideTopicFlags(fs *pflag.FlagSet) {
 	})
 }
 
-// newTopicCommands are knee help TOPIC for every flag topic: each flag's
+// topicCommands are knee help TOPIC for every flag topic: each flag's
 // type, default and help and the commands that take it, read from the
 // commands themselves so the page cannot drift from the flags.
-func newTopicCommands(root *cobra.Command) []*cobra.Command {
+func topicCommands(root *cobra.Command) []*cobra.Command {
 	var all []*cobra.Command
-	walk(root, func(c *cobra.Command) { all = append(all, c) })
-	var topics []*cobra.Command
-	for _, t := range flagTopics {
+	Walk(root, func(c *cobra.Command) { all = append(all, c) })
+	var pages []*cobra.Command
+	for _, t := range topics {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Usage: knee COMMAND --NAME VALUE   (knee help %s)\n\n%s\n", t.name, t.intro)
 		for _, name := range t.flags {
@@ -92,9 +92,9 @@ func newTopicCommands(root *cobra.Command) []*cobra.Command {
 			}
 			fmt.Fprintf(&b, "\n%s   [%s]\n    %s\n", head, strings.Join(takers, ", "), fl.Usage)
 		}
-		topics = append(topics, &cobra.Command{Use: t.name, Short: t.short, Long: strings.TrimRight(b.String(), "\n")})
+		pages = append(pages, &cobra.Command{Use: t.name, Short: t.short, Long: strings.TrimRight(b.String(), "\n")})
 	}
-	return topics
+	return pages
 }
 
 // topicFooter names c's flags that -h leaves to a topic page, by topic.
@@ -110,7 +110,7 @@ func topicFooter(c *cobra.Command) string {
 	}
 	var b strings.Builder
 	b.WriteString("\nMore flags, described by knee help TOPIC:\n")
-	for _, t := range flagTopics {
+	for _, t := range topics {
 		if names := byTopic[t.name]; len(names) > 0 {
 			b.WriteString(wrapHanging(fmt.Sprintf("  %-10s %s", t.name, strings.Join(names, " ")), helpWidth(c), 13) + "\n")
 		}

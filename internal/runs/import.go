@@ -1,0 +1,168 @@
+package runs
+
+import (
+	"bytes"
+	"fmt"
+	"hash"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/knee-dev/knee/internal/badinput"
+	"github.com/knee-dev/knee/internal/ingest"
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/store"
+)
+
+// Imported is what knee import says of each run it stored.
+type Imported struct {
+	ID       int64  `json:"id"`
+	Format   string `json:"format"`
+	Requests int    `json:"requests"`
+	Records  int    `json:"records"`
+}
+
+// Import is a file to store as runs, with the flags that override what it
+// says.
+type Import struct {
+	Path, Label, Model, Target string
+	Version                    string // knee's, stored with the run
+	// Say prints a warning or note about the import (one line, no newline).
+	Say func(msg string)
+}
+
+// Meta is the stored description of an imported run: its names (the flags
+// win over the file), configuration and notes; and the summary as stored,
+// with what the file lacked noted.
+func (o Import) Meta(r *ingest.Run, digest string) (store.RunMeta, stats.Summary) {
+	meta := store.RunMeta{Kind: store.KindImport, Label: r.Label, Model: r.Model, Target: r.Target, Version: o.Version, Start: r.Start}
+	if meta.Label == "" {
+		meta.Label = r.Source // one of several runs in the file (GuideLLM: its benchmark)
+	}
+	if o.Label != "" {
+		meta.Label = o.Label
+	}
+	if o.Model != "" {
+		meta.Model = o.Model
+	}
+	if o.Target != "" {
+		meta.Target = o.Target
+	}
+	if meta.Target == "" {
+		meta.Target = filepath.Base(o.Path)
+	}
+	cfg := [][2]string{{"imported_from", o.Path}, {"format", r.Format}}
+	if digest != "" {
+		cfg = append(cfg, [2]string{"file_sha256", digest})
+	}
+	if r.Source != "" {
+		cfg = append(cfg, [2]string{"run", r.Source})
+	}
+	switch {
+	case r.Concurrency > 0 && r.RateRPS > 0:
+		cfg = append(cfg, [2]string{"load", fmt.Sprintf("%g req/s, at most %g in flight", r.RateRPS, r.Concurrency)})
+	case r.Concurrency > 0:
+		cfg = append(cfg, [2]string{"load", fmt.Sprintf("%g in flight", r.Concurrency)})
+	case r.RateRPS > 0:
+		cfg = append(cfg, [2]string{"load", fmt.Sprintf("%g req/s", r.RateRPS)})
+	}
+	cfg = append(cfg, r.Config...)
+	sum, missing := ingest.StorableSummary(r.Summary)
+	notes := append(r.Notes, r.Warnings...)
+	if len(missing) > 0 {
+		notes = append(notes, "not in the file (shown as 0): "+strings.Join(missing, ", "))
+	}
+	for _, n := range notes {
+		cfg = append(cfg, [2]string{"note", n})
+	}
+	meta.Config = PairsJSON(cfg)
+	return meta, sum
+}
+
+// Parsed stores the runs read whole from a file whose content has sha256
+// digest, saying first when that content was imported before.
+func (o Import) Parsed(st *store.Store, parsed []ingest.Run, digest string) ([]Imported, error) {
+	o.sayImportedBefore(st, digest, 0)
+	var out []Imported
+	for i := range parsed {
+		r := &parsed[i]
+		meta, sum := o.Meta(r, digest)
+		id, err := st.ImportRun(meta, r.Records, &sum, store.StatusComplete)
+		if err != nil {
+			return out, fmt.Errorf("storing %s: %w", o.Path, err)
+		}
+		out = append(out, Imported{ID: id, Format: r.Format, Requests: r.Summary.Requests, Records: len(r.Records)})
+	}
+	return out, nil
+}
+
+// Stream stores a knee records.jsonl while it reads it, a batch at a time,
+// so a file of any size is imported in bounded memory; sum hashes what src
+// yields. The run is stored as running and completed at the end; a file
+// that turns out malformed leaves nothing stored (its run is deleted), as
+// the other formats, which are parsed whole first.
+func (o Import) Stream(st *store.Store, src io.Reader, sum hash.Hash) (Imported, error) {
+	meta, _ := o.Meta(&ingest.Run{Format: ingest.FormatRecords}, "")
+	w, err := st.BeginRun(meta)
+	if err != nil {
+		return Imported{}, fmt.Errorf("storing %s: %w", o.Path, err)
+	}
+	n := 0
+	var storeErr error
+	run, err := ingest.ScanRecords(src, func(r *record.Request) error {
+		w.Add(r)
+		n++
+		// Write each full batch now: the writer's queue must not grow
+		// faster than the database takes it.
+		if n%store.BatchRecords == 0 {
+			if storeErr = w.Flush(); storeErr != nil {
+				return storeErr
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		w.Finish(stats.Summary{}, store.StatusFailed)
+		if derr := st.DeleteRun(w.ID()); derr != nil {
+			o.Say(fmt.Sprintf("could not remove the partial run %d: %v", w.ID(), derr))
+		}
+		if storeErr != nil {
+			return Imported{}, fmt.Errorf("storing %s: %w", o.Path, err)
+		}
+		return Imported{}, badinput.Errorf("%s: %v", o.Path, err)
+	}
+	for _, warn := range run.Warnings {
+		o.Say(fmt.Sprintf("warning: %s: %s", o.Path, warn))
+	}
+	digest := fmt.Sprintf("%x", sum.Sum(nil))
+	o.sayImportedBefore(st, digest, w.ID())
+	meta, summary := o.Meta(run, digest)
+	if err := st.SetConfig(w.ID(), meta.Config); err != nil {
+		w.Finish(summary, store.StatusFailed)
+		return Imported{}, fmt.Errorf("storing %s: %w", o.Path, err)
+	}
+	if err := w.Finish(summary, store.StatusComplete); err != nil {
+		return Imported{}, fmt.Errorf("storing %s: %w", o.Path, err)
+	}
+	return Imported{ID: w.ID(), Format: run.Format, Requests: run.Summary.Requests, Records: n}, nil
+}
+
+// sayImportedBefore notes the imported runs other than self whose file had
+// this content (sha256): importing a file twice is worth saying.
+func (o Import) sayImportedBefore(st *store.Store, digest string, self int64) {
+	list, err := st.ListRuns(store.Filter{Kind: store.KindImport})
+	if err != nil {
+		return
+	}
+	var ids []string
+	for _, r := range list {
+		if r.ID != self && bytes.Contains(r.Config, []byte(`"file_sha256":"`+digest+`"`)) {
+			ids = append(ids, strconv.FormatInt(r.ID, 10))
+		}
+	}
+	if len(ids) > 0 {
+		o.Say(fmt.Sprintf("note: %s has the same content as run(s) %s imported before; storing it again as new run(s)", o.Path, strings.Join(ids, ", ")))
+	}
+}
