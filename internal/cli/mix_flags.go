@@ -11,6 +11,7 @@ import (
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/knee-dev/knee/internal/workload"
 	"github.com/spf13/pflag"
 )
@@ -80,6 +81,53 @@ func (m *mixFlags) names() []string {
 		return nil
 	}
 	return m.mix.Names()
+}
+
+// classes are the mix's classes as a sweep judges them (nil without a mix).
+func (m *mixFlags) classes() *sweep.Classes {
+	if m.mix == nil {
+		return nil
+	}
+	return &sweep.Classes{Names: m.mix.Names(), Own: m.slos}
+}
+
+// embed makes the embedded server answer for the mix's adapters with the
+// --max-loras limits.
+func (m *mixFlags) embed(e *embeddedFlags, l *loraFlags) error {
+	if m.mix == nil {
+		return nil
+	}
+	e.adapters = m.adapters()
+	var ecfg simengine.Config
+	if _, err := l.apply(&ecfg, m); err != nil {
+		return err
+	}
+	e.lora = ecfg.LoRA
+	return nil
+}
+
+// classSteps are a measured step's classes (nil without a mix).
+func classSteps(c *sweep.Classes, recs []record.Request, opts stats.Options, set slo.Set, step *stats.Summary) []sweep.ClassStep {
+	acc := c.Accumulate(opts, set)
+	for i := range recs {
+		acc.Add(&recs[i])
+	}
+	return acc.Steps(step)
+}
+
+// failingClasses names a step's classes that failed (", classes chat, sql"),
+// for the progress line.
+func failingClasses(s sweep.Step) string {
+	var out []string
+	for _, c := range s.Classes {
+		if !c.SLOMet {
+			out = append(out, c.Name)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return " (class " + strings.Join(out, ", ") + ")"
 }
 
 // seed is the mix's seed unless --seed was given (load made it the run's).

@@ -65,6 +65,12 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		if err := f.mix.load(fs, &f.wl); err != nil {
+			return err
+		}
+		if f.mix.mix != nil && replicas > 1 {
+			return Usagef("--mix is not supported with --replicas yet (a fleet's engines do not serve classes or LoRA adapters)")
+		}
 		cat, err := engine.catalog()
 		if err != nil {
 			return err
@@ -73,12 +79,18 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		var adapterOf []int32
+		if f.mix.mix != nil {
+			if adapterOf, err = f.lora.apply(&ecfg, &f.mix); err != nil {
+				return err
+			}
+		}
 		eng, err := simengine.NewEngine(ecfg)
 		if err != nil {
 			return Usagef("%v", err)
 		}
 		f.wl.simMaxContext = eng.Config().MaxModelLen
-		runner, err := f.simRunner(ecfg)
+		runner, err := f.simRunner(ecfg, adapterOf)
 		if err == nil {
 			runner.Replicas, runner.Router = replicas, router
 		}
@@ -110,7 +122,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			target = fmt.Sprintf("%d replicas of %s behind %s", replicas, target, router)
 		}
 		res.Notes = append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
-			target, stepBound(&f.wl), f.wl.describe(), f.wl.resolvedSeed())}, res.Notes...)
+			target, stepBound(&f.wl), f.workloadNote(), f.wl.resolvedSeed())}, res.Notes...)
 		if n := client.note(); n != "" {
 			res.Notes = append(res.Notes, n)
 		}
@@ -138,8 +150,9 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 }
 
 // simRunner builds the simulator runner from the workload flags: the same
-// lengths and (for rate steps) the same arrival seed at every step.
-func (f *sweepFlags) simRunner(ecfg simengine.Config) (*sweep.SimRunner, error) {
+// lengths and (for rate steps) the same arrival seed at every step. With a
+// mix, adapterOf is each class's LoRA adapter (loraFlags.apply).
+func (f *sweepFlags) simRunner(ecfg simengine.Config, adapterOf []int32) (*sweep.SimRunner, error) {
 	warmupDur, warmupN, _ := f.wl.warmupValue()
 	if f.wl.trace.path != "" {
 		tr, err := f.wl.openTrace()
@@ -166,8 +179,21 @@ func (f *sweepFlags) simRunner(ecfg simengine.Config) (*sweep.SimRunner, error) 
 	}
 	seed := f.wl.resolvedSeed() ^ 0x9e3779b97f4a7c15
 	ecfg.Seed = int64(f.wl.resolvedSeed())
+	var lengths sim.Lengths = gen
+	var class func(int64) (string, int32)
+	if f.mix.mix != nil {
+		mg, err := workload.NewMixGenerator(f.mix.mix, gen.Spec(), f.wl.resolvedSeed())
+		if err != nil {
+			return nil, Usagef("--mix %v", err)
+		}
+		lengths = mg
+		class = func(i int64) (string, int32) {
+			k := mg.ClassOf(i)
+			return f.mix.mix.Classes[k].Name, adapterOf[k]
+		}
+	}
 	return &sweep.SimRunner{
-		Engine: ecfg, Gen: gen, Requests: f.wl.requests, Duration: f.wl.duration,
+		Engine: ecfg, Gen: lengths, Class: class, Classes: f.mix.classes(), Requests: f.wl.requests, Duration: f.wl.duration,
 		Warmup: warmupDur, WarmupRequests: warmupN,
 		Arrivals: func(rate float64) (sim.Arrivals, error) {
 			a, err := workload.NewArrivals(f.wl.arrival, rate, f.wl.burstiness, seed)
@@ -188,4 +214,13 @@ func stepBound(w *workloadFlags) string {
 		return fmt.Sprintf("%d requests", w.requests)
 	}
 	return w.duration.String()
+}
+
+// workloadNote describes every step's workload: the mix's classes, or the
+// lengths or trace.
+func (f *sweepFlags) workloadNote() string {
+	if f.mix.mix != nil {
+		return f.mix.note(f.wl.resolvedSeed())
+	}
+	return f.wl.describe()
 }

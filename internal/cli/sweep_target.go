@@ -59,6 +59,7 @@ type targetRunner struct {
 	minTok   bool
 	rec      *stepRecords // per-step records under --out (nil: none)
 	describe string
+	mixSrc   loadgen.Source // a --mix's requests (nil: no mix)
 }
 
 func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, set slo.Set) (sweep.Runner, func(), error) {
@@ -97,6 +98,12 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	if t.loadgenGrace, err = graceFlags(t.grace, t.requestTimeout); err != nil {
 		return nil, nil, err
 	}
+	if err := f.mix.load(f.wl.fs, &f.wl); err != nil {
+		return nil, nil, err
+	}
+	if err := f.mix.embed(&t.embedded, &f.lora); err != nil {
+		return nil, nil, err
+	}
 	r := &targetRunner{t: t, f: f, set: set, eos: eos}
 	if r.apiKey, err = apiKeyFrom(env, t.apiKeyEnv); err != nil {
 		return nil, nil, err
@@ -119,6 +126,11 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 		}
 	default:
 		if r.gen, err = f.wl.generator(); err != nil {
+			return nil, nil, err
+		}
+	}
+	if f.mix.mix != nil {
+		if r.mixSrc, err = f.mix.source(r.gen, f.wl.resolvedSeed()); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -147,7 +159,7 @@ func (t *sweepTargetFlags) notes(f *sweepFlags) []string {
 		target = "knee's embedded simulated server, fresh for every step"
 	}
 	return append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
-		target, stepBound(&f.wl), f.wl.describe(), f.wl.resolvedSeed())}, t.promptNotes...)
+		target, stepBound(&f.wl), f.workloadNote(), f.wl.resolvedSeed())}, t.promptNotes...)
 }
 
 // Run measures one load level against the target.
@@ -199,6 +211,9 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		it := items.Item(i)
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens}
 	}
+	if r.mixSrc != nil {
+		src = r.mixSrc
+	}
 	cfg.OnRecord = func(rec *record.Request) {
 		if r.rec != nil {
 			r.rec.add(rec)
@@ -236,7 +251,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		}
 		return sweep.Step{}, ctx.Err()
 	}
-	step := sweep.Step{Load: load, Summary: sum, Full: true}
+	step := sweep.Step{Load: load, Summary: sum, Full: true, Classes: classSteps(r.f.mix.classes(), res.Records, opts, r.set, &sum)}
 	// The client's own limits would bend the curve too: say so per step.
 	for _, w := range clientFloorWarnings(sum, res, meter) {
 		step.Warnings = append(step.Warnings, strings.TrimPrefix(w, "warning: "))

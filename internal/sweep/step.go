@@ -68,6 +68,9 @@ type Step struct {
 	// Server is what the server's /metrics showed during the step (nil:
 	// not scraped).
 	Server *ServerStep
+	// Classes are a traffic mix's classes at this step, in the mix's
+	// order, each judged on its own (nil: no mix).
+	Classes []ClassStep
 }
 
 // Throughput returns the step's throughput by metric name: "output_tps" or
@@ -181,6 +184,7 @@ type stepJSON struct {
 	Refined       bool           `json:"refined,omitempty"`
 	Warnings      []string       `json:"warnings,omitempty"`
 	Server        *ServerStep    `json:"server,omitempty"`
+	Classes       []ClassStep    `json:"classes,omitempty"`
 	Summary       *stats.Summary `json:"summary,omitempty"`
 }
 
@@ -220,7 +224,7 @@ func (s Step) MarshalJSON() ([]byte, error) {
 		E2EP50MS: givenNonZero(sum.E2E.P50), E2EP95MS: givenNonZero(sum.E2E.P95), E2EP99MS: givenNonZero(sum.E2E.P99),
 		ErrorRate: given(sum.ErrorRate), RejectionRate: given(sum.RejectionRate),
 		Requests: sum.Requests, PeakInFlight: sum.PeakInFlight,
-		SLOMet: s.SLOMet, SLOs: s.SLOs, Refined: s.Refined, Warnings: s.Warnings, Server: s.Server,
+		SLOMet: s.SLOMet, SLOs: s.SLOs, Refined: s.Refined, Warnings: s.Warnings, Server: s.Server, Classes: s.Classes,
 	}
 	if s.Full {
 		w.Summary = &sum
@@ -238,14 +242,14 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 	if w.LoadKind != Concurrency && w.LoadKind != Rate {
 		return fmt.Errorf("step load_kind %q: want %q or %q", w.LoadKind, Concurrency, Rate)
 	}
-	*s = Step{Load: Load{Kind: w.LoadKind, Value: w.Load}, SLOMet: w.SLOMet, SLOs: w.SLOs, Refined: w.Refined, Warnings: w.Warnings, Server: w.Server}
+	*s = Step{Load: Load{Kind: w.LoadKind, Value: w.Load}, SLOMet: w.SLOMet, SLOs: w.SLOs, Refined: w.Refined, Warnings: w.Warnings, Server: w.Server, Classes: w.Classes}
 	if w.Summary != nil {
 		s.Summary, s.Full = *w.Summary, true
 		return nil
 	}
 	// Without a summary only the flat fields are known: the rest is missing.
 	*s = NewStep(w.LoadKind, w.Load)
-	s.SLOMet, s.SLOs, s.Refined, s.Warnings = w.SLOMet, w.SLOs, w.Refined, w.Warnings
+	s.SLOMet, s.SLOs, s.Refined, s.Warnings, s.Classes = w.SLOMet, w.SLOs, w.Refined, w.Warnings, w.Classes
 	sum := &s.Summary
 	sum.OfferedRateRPS, sum.RequestThroughputRPS, sum.OutputTokenThroughputTPS = orNaN(w.OfferedRPS), orNaN(w.ThroughputRPS), orNaN(w.OutputTPS)
 	sum.InputTokenThroughputTPS, sum.GoodputRPS = orNaN(w.InputTPS), w.GoodputRPS
