@@ -8,6 +8,7 @@ import (
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
@@ -128,6 +129,58 @@ func failingClasses(s sweep.Step) string {
 		return ""
 	}
 	return " (class " + strings.Join(out, ", ") + ")"
+}
+
+// classSLOs lists the classes' own objectives as "class: objective".
+func (m *mixFlags) classSLOs() []string {
+	if m.mix == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range m.mix.Classes {
+		for _, o := range m.slos[c.Name] {
+			out = append(out, c.Name+": "+o.String())
+		}
+	}
+	return out
+}
+
+// judged reports whether some class has its own objectives.
+func (m *mixFlags) judged() bool {
+	for _, objs := range m.slos {
+		if len(objs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// simClasses makes a simulated run serve the mix: each request's lengths
+// from its class, its class name and LoRA adapter (the engine's adapter
+// slots set on ecfg from l).
+func (m *mixFlags) simClasses(ecfg *simengine.Config, l *loraFlags, base *workload.Generator, seed uint64) (sim.Lengths, func(int64) (string, int32), error) {
+	adapterOf, err := l.apply(ecfg, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	mg, err := workload.NewMixGenerator(m.mix, base.Spec(), seed)
+	if err != nil {
+		return nil, nil, Usagef("--mix %v", err)
+	}
+	return mg, func(i int64) (string, int32) {
+		k := mg.ClassOf(i)
+		return m.mix.Classes[k].Name, adapterOf[k]
+	}, nil
+}
+
+// longestMean is the largest class's mean prompt + output tokens (what
+// must fit the context).
+func (m *mixFlags) longestMean() float64 {
+	most := 0.0
+	for _, c := range m.mix.Classes {
+		most = max(most, c.Input.Mean()+c.Output.Mean())
+	}
+	return most
 }
 
 // seed is the mix's seed unless --seed was given (load made it the run's).

@@ -68,9 +68,6 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err := f.mix.load(fs, &f.wl); err != nil {
 			return err
 		}
-		if f.mix.mix != nil && replicas > 1 {
-			return Usagef("--mix is not supported with --replicas yet (a fleet's engines do not serve classes or LoRA adapters)")
-		}
 		cat, err := engine.catalog()
 		if err != nil {
 			return err
@@ -79,9 +76,8 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		var adapterOf []int32
 		if f.mix.mix != nil {
-			if adapterOf, err = f.lora.apply(&ecfg, &f.mix); err != nil {
+			if _, err = f.lora.apply(&ecfg, &f.mix); err != nil {
 				return err
 			}
 		}
@@ -90,7 +86,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			return Usagef("%v", err)
 		}
 		f.wl.simMaxContext = eng.Config().MaxModelLen
-		runner, err := f.simRunner(ecfg, adapterOf)
+		runner, err := f.simRunner(ecfg)
 		if err == nil {
 			runner.Replicas, runner.Router = replicas, router
 		}
@@ -150,9 +146,8 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 }
 
 // simRunner builds the simulator runner from the workload flags: the same
-// lengths and (for rate steps) the same arrival seed at every step. With a
-// mix, adapterOf is each class's LoRA adapter (loraFlags.apply).
-func (f *sweepFlags) simRunner(ecfg simengine.Config, adapterOf []int32) (*sweep.SimRunner, error) {
+// lengths and (for rate steps) the same arrival seed at every step.
+func (f *sweepFlags) simRunner(ecfg simengine.Config) (*sweep.SimRunner, error) {
 	warmupDur, warmupN, _ := f.wl.warmupValue()
 	if f.wl.trace.path != "" {
 		tr, err := f.wl.openTrace()
@@ -182,14 +177,8 @@ func (f *sweepFlags) simRunner(ecfg simengine.Config, adapterOf []int32) (*sweep
 	var lengths sim.Lengths = gen
 	var class func(int64) (string, int32)
 	if f.mix.mix != nil {
-		mg, err := workload.NewMixGenerator(f.mix.mix, gen.Spec(), f.wl.resolvedSeed())
-		if err != nil {
-			return nil, Usagef("--mix %v", err)
-		}
-		lengths = mg
-		class = func(i int64) (string, int32) {
-			k := mg.ClassOf(i)
-			return f.mix.mix.Classes[k].Name, adapterOf[k]
+		if lengths, class, err = f.mix.simClasses(&ecfg, &f.lora, gen, f.wl.resolvedSeed()); err != nil {
+			return nil, err
 		}
 	}
 	return &sweep.SimRunner{

@@ -128,6 +128,8 @@ type fleetReq struct {
 	in, out, inFlight  int
 	user               int
 	replica            int
+	class              string // Config.Class's name and LoRA adapter
+	adapter            int32
 	segs               []simengine.Segment
 	times              []time.Duration
 	phases             simengine.Phases
@@ -272,6 +274,9 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 			TokenSource: record.TokensFromSim, PromptTokensRequested: in, MaxTokens: out,
 			InFlightAtSend: inFl, ErrorMessage: err.Error(),
 		}
+		if cfg.Class != nil {
+			rec.Class, _ = cfg.Class(id)
+		}
 		if rep >= 0 {
 			rec.Replica = reps[rep].res.Name
 		}
@@ -310,7 +315,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 			moved = p.in - 1
 		}
 		err := r.eng.SubmitRequest(simengine.Request{ID: int64(slot), InputTokens: p.in, OutputTokens: out, At: int64(now),
-			Content: p.segs, NoGapStats: warm(p.id, p.sched) || (pd && p.stage == 0), TransferredTokens: moved})
+			Content: p.segs, NoGapStats: warm(p.id, p.sched) || (pd && p.stage == 0), TransferredTokens: moved, Adapter: p.adapter})
 		if err == nil {
 			return
 		}
@@ -361,6 +366,9 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 		p := &reqs[slot]
 		*p = fleetReq{id: id, sched: sched, sent: now, in: in, out: out, inFlight: inFlight, user: user, replica: ri,
 			times: p.times[:0], segs: append(p.segs[:0], segBuf...), session: rt.session}
+		if cfg.Class != nil {
+			p.class, p.adapter = cfg.Class(id)
+		}
 		if c := r.eng.FrontEnd(id, in); !c.Zero() {
 			r.frontEnd++
 			p.feRest = c
@@ -400,7 +408,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig, onRecord func(*record.Reques
 			FirstToken: p.first, Done: t, StreamEnd: t,
 			InputTokens: p.in, OutputTokens: p.out, TokenSource: record.TokensFromSim,
 			PromptTokensRequested: p.in, MaxTokens: p.out, InFlightAtSend: p.inFlight,
-			ServerPhases: ph, FinishReason: "length", Replica: name,
+			ServerPhases: ph, FinishReason: "length", Replica: name, Class: p.class,
 		}
 		switch {
 		case cfg.KeepTokenTimes:
