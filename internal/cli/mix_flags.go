@@ -145,6 +145,23 @@ func (m *mixFlags) classSLOs() []string {
 	return out
 }
 
+// mixClasses reads a mix file for knee diagnose: the classes' order and
+// each one's adapter (nil, nil without a file).
+func mixClasses(path string) ([]string, map[string]string, error) {
+	if path == "" {
+		return nil, nil, nil
+	}
+	m, err := workload.LoadMix(path)
+	if err != nil {
+		return nil, nil, Usagef("--mix %v", err)
+	}
+	adapters := map[string]string{}
+	for _, c := range m.Classes {
+		adapters[c.Name] = c.Model
+	}
+	return m.Names(), adapters, nil
+}
+
 // judged reports whether some class has its own objectives.
 func (m *mixFlags) judged() bool {
 	for _, objs := range m.slos {
