@@ -885,6 +885,7 @@ func (f *benchFlags) runMeta(target, model string) runMeta {
 		meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})
 	}
 	meta.config = append(meta.config, f.metrics.config()...)
+	meta.config = append(meta.config, f.mix.configKV()...)
 	redactPairs(meta.config)
 	return meta
 }

@@ -162,6 +162,42 @@ func mixClasses(path string) ([]string, map[string]string, error) {
 	return m.Names(), adapters, nil
 }
 
+// Stored runs keep a mix's classes in the file's order and their own
+// objectives, so a report rebuilt from the records lists them as the run
+// did (records are stored in completion order).
+const (
+	configClasses   = "classes"
+	configClassSLOs = "class_slos"
+)
+
+// configKV is what a stored run keeps of the mix.
+func (m *mixFlags) configKV() [][2]string {
+	if m.mix == nil {
+		return nil
+	}
+	return [][2]string{{"mix", m.path}, {configClasses, strings.Join(m.mix.Names(), ",")}, {configClassSLOs, strings.Join(m.classSLOs(), "; ")}}
+}
+
+// storedClasses reads configKV back: the order and each class's own
+// objectives (nil without a mix).
+func storedClasses(cfg [][2]string) (order []string, own map[string]slo.Set) {
+	for _, kv := range cfg {
+		switch kv[0] {
+		case configClasses:
+			order = splitList(kv[1])
+		case configClassSLOs:
+			own = map[string]slo.Set{}
+			for _, item := range strings.Split(kv[1], "; ") {
+				name, expr, ok := strings.Cut(item, ": ")
+				if o, err := slo.Parse(expr); ok && err == nil {
+					own[name] = append(own[name], o)
+				}
+			}
+		}
+	}
+	return order, own
+}
+
 // judged reports whether some class has its own objectives.
 func (m *mixFlags) judged() bool {
 	for _, objs := range m.slos {

@@ -176,6 +176,13 @@ func loadRun(st *store.Store, id int64) (*loadedRun, error) {
 			}
 		}
 	}
+	if order, own := storedClasses(cfg); len(order) > 0 && len(lr.records) > 0 {
+		var objectives slo.Set
+		for _, r := range rep.SLOs {
+			objectives = append(objectives, r.Objective)
+		}
+		_, rep.Classes = classSummaries(lr.records, stats.Options{}, objectives, own, order)
+	}
 	view, note := loadServerView(st, id, max(step, store.WholeRun), lr.records, &sum)
 	rep.Server = view
 	if note != "" {

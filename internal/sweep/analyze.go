@@ -84,14 +84,13 @@ func Analyze(steps []Step, opts Options) (*Result, error) {
 	}
 	r := &Result{LoadKind: kind, KneeMetric: metric, SLOs: opts.SLOs, Steps: sorted}
 	r.Knee = FindKnee(sorted, metric)
-	r.ClassSLOs = classObjectives(sorted)
+	r.ClassVerdicts()
 	judged := opts.SLOs
 	if classesJudged(sorted) {
 		judged = append(append([]string{}, opts.SLOs...), r.ClassSLOs...)
 		if len(judged) == 0 {
 			judged = []string{"every class's objectives"}
 		}
-		r.BreaksFirst = findBreaksFirst(sorted)
 	}
 	r.SLOSafe = SafePoint(sorted, judged)
 	for i := range sorted {
@@ -170,6 +169,15 @@ func safeWarnings(steps []Step, safe Point) []string {
 			steps[safe.Index].Load, steps[firstFail].Load))
 	}
 	return w
+}
+
+// ClassVerdicts sets ClassSLOs and BreaksFirst from the steps' classes
+// (sorted by load): a stored sweep keeps its steps, and these follow.
+func (r *Result) ClassVerdicts() {
+	r.ClassSLOs, r.BreaksFirst = classObjectives(r.Steps), nil
+	if classesJudged(r.Steps) {
+		r.BreaksFirst = findBreaksFirst(r.Steps)
+	}
 }
 
 // Judged reports whether the sweep had objectives to judge: the run's, or
