@@ -165,3 +165,28 @@ func TestSweepMixAgainstEmbeddedServer(t *testing.T) {
 		t.Errorf("--mix with --input-tokens: exit %d, %q; want 2 naming the flag", code, stderr)
 	}
 }
+
+// TestSimSweepMixOnAFleet: fleets serve a mix's classes and adapters too;
+// two replicas hold every class to a higher load than one.
+func TestSimSweepMixOnAFleet(t *testing.T) {
+	safe := func(replicas string) float64 {
+		t.Helper()
+		code, out, stderr := kneeCmd(t, "sim", "sweep", "--mix", mixExample, "--rate", "5,10,20,40", "--requests", "300", "--max-loras", "2",
+			"--replicas", replicas, "--json", "--no-store", "--quiet")
+		if code != ExitOK {
+			t.Fatalf("--replicas %s: exit %d: %s", replicas, code, stderr)
+		}
+		var res sweep.Result
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		checkClassesAddUp(t, &res, []string{"chat", "summarize", "sql"})
+		if !res.SLOSafe.Found() {
+			t.Fatalf("--replicas %s: no SLO-safe load", replicas)
+		}
+		return res.SLOSafe.Load
+	}
+	if one, two := safe("1"), safe("2"); !(two > one) {
+		t.Errorf("SLO-safe at %v req/s on two replicas, %v on one; want two to carry more", two, one)
+	}
+}

@@ -130,35 +130,11 @@ func SweepText(w io.Writer, r *sweep.Result) error {
 		fmt.Fprintf(bw, "SLOs: %s\n", strings.Join(r.SLOs, ", "))
 	}
 	fmt.Fprintln(bw)
-	var table strings.Builder
-	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	header, rows := sweepTable(r)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
-	for _, row := range rows {
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-	}
-	tw.Flush()
-	for _, line := range strings.SplitAfter(table.String(), "\n") {
-		bw.WriteString(strings.TrimRight(line, " \n"))
-		if strings.HasSuffix(line, "\n") {
-			bw.WriteByte('\n')
-		}
-	}
+	alignedTable(bw, header, rows)
 	if t := sweepClassTable(r); t != nil {
 		fmt.Fprintln(bw, "\nPer class (latency in ms)")
-		table.Reset()
-		tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.Join(t.header, "\t"))
-		for _, row := range t.rows {
-			fmt.Fprintln(tw, strings.Join(row, "\t"))
-		}
-		tw.Flush()
-		for _, line := range strings.SplitAfter(table.String(), "\n") {
-			bw.WriteString(strings.TrimRight(line, " \n"))
-			if strings.HasSuffix(line, "\n") {
-				bw.WriteByte('\n')
-			}
-		}
+		alignedTable(bw, t.header, t.rows)
 	}
 	if len(r.ClassSLOs) > 0 {
 		fmt.Fprintf(bw, "\nClass SLOs: %s\n", strings.Join(r.ClassSLOs, ", "))
@@ -194,26 +170,10 @@ func sweepMarkdownBody(bw *bufio.Writer, r *sweep.Result, heading string) error 
 		fmt.Fprintf(bw, "SLOs: `%s`\n\n", strings.Join(r.SLOs, "`, `"))
 	}
 	header, rows := sweepTable(r)
-	mdRow(bw, header)
-	sep := make([]string, len(header))
-	for i := range sep {
-		sep[i] = "---"
-	}
-	mdRow(bw, sep)
-	for _, row := range rows {
-		mdRow(bw, row)
-	}
+	mdGrid(bw, header, rows)
 	if t := sweepClassTable(r); t != nil {
 		fmt.Fprintf(bw, "\n%sPer class (latency in ms)\n\n", strings.Repeat("#", strings.Count(heading, "#")+1)+" ")
-		mdRow(bw, t.header)
-		sep := make([]string, len(t.header))
-		for i := range sep {
-			sep[i] = "---"
-		}
-		mdRow(bw, sep)
-		for _, row := range t.rows {
-			mdRow(bw, row)
-		}
+		mdGrid(bw, t.header, t.rows)
 	}
 	if len(r.ClassSLOs) > 0 {
 		fmt.Fprintf(bw, "\nClass SLOs: `%s`\n", strings.Join(r.ClassSLOs, "`, `"))
@@ -293,4 +253,35 @@ func sweepClassTable(r *sweep.Result) *table {
 		}
 	}
 	return t
+}
+
+// alignedTable writes a header and rows in tab-aligned columns, without
+// trailing spaces.
+func alignedTable(bw *bufio.Writer, header []string, rows [][]string) {
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	for _, line := range strings.SplitAfter(table.String(), "\n") {
+		bw.WriteString(strings.TrimRight(line, " \n"))
+		if strings.HasSuffix(line, "\n") {
+			bw.WriteByte('\n')
+		}
+	}
+}
+
+// mdGrid writes a Markdown table.
+func mdGrid(bw *bufio.Writer, header []string, rows [][]string) {
+	mdRow(bw, header)
+	sep := make([]string, len(header))
+	for i := range sep {
+		sep[i] = "---"
+	}
+	mdRow(bw, sep)
+	for _, row := range rows {
+		mdRow(bw, row)
+	}
 }

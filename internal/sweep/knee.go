@@ -223,6 +223,13 @@ func SafePoint(steps []Step, slos []string) Point {
 				advice = "" // the failure says what to fix; a lower load would fail alike
 			}
 		}
+		for _, cl := range steps[0].Classes {
+			for _, c := range cl.SLOs {
+				if c.NoData {
+					advice = ""
+				}
+			}
+		}
 		return none("the lowest load (%s) already fails %s: no measured load is safe%s",
 			steps[0].Load, failed(&steps[0]), advice)
 	case -1:
