@@ -23,13 +23,16 @@ func checkClassesAddUp(t *testing.T, res *sweep.Result, names []string) {
 	for _, s := range res.Steps {
 		var got []string
 		req, done, errs := 0, 0, 0
-		var tps float64
+		var tps, good float64
 		for _, c := range s.Classes {
 			got = append(got, c.Name)
 			req += c.Summary.Requests
 			done += c.Summary.Completed
 			errs += c.Summary.Errors
 			tps += c.Summary.OutputTokenThroughputTPS
+			if c.Summary.GoodputRPS != nil {
+				good += *c.Summary.GoodputRPS
+			}
 		}
 		if !slices.Equal(got, names) {
 			t.Fatalf("step %s: classes %v, want %v in the mix file's order", s.Load, got, names)
@@ -42,6 +45,11 @@ func checkClassesAddUp(t *testing.T, res *sweep.Result, names []string) {
 		// Class rates are over the step's span: they add up.
 		if o := sum.OutputTokenThroughputTPS; math.Abs(tps-o) > 1e-6*o {
 			t.Errorf("step %s: classes' output tok/s add up to %.1f, the step's is %.1f", s.Load, tps, o)
+		}
+		// Judged only by the classes' own objectives, the step's goodput
+		// is theirs.
+		if sum.GoodputRPS == nil || math.Abs(*sum.GoodputRPS-good) > 1e-6*(good+1) {
+			t.Errorf("step %s: goodput %v; the classes' add up to %.3f", s.Load, sum.GoodputRPS, good)
 		}
 	}
 }

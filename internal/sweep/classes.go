@@ -124,6 +124,24 @@ func judgeClasses(s *Step, set slo.Set) {
 		}
 		s.SLOMet = s.SLOMet && c.SLOMet
 	}
+	// With no run-wide objective the step's goodput is its classes': the
+	// requests meeting their own class's objectives, per second.
+	if len(set) == 0 && s.Summary.GoodputRPS == nil {
+		var rps float64
+		var good int
+		judged := false
+		for _, c := range s.Classes {
+			if c.Summary.GoodputRPS != nil {
+				rps, judged = rps+*c.Summary.GoodputRPS, true
+			}
+			if c.Summary.GoodRequests != nil {
+				good += *c.Summary.GoodRequests
+			}
+		}
+		if judged {
+			s.Summary.GoodputRPS, s.Summary.GoodRequests = &rps, &good
+		}
+	}
 }
 
 // classesJudged reports whether any step's classes carry objectives.
