@@ -328,6 +328,7 @@ func storePlanWinner(env *Env, f *planFlags, model string, start time.Time, ans 
 		[2]string{"max_num_seqs", strconv.Itoa(w.MaxNumSeqs)}, [2]string{"max_num_batched_tokens", strconv.Itoa(w.MaxBatchedTokens)},
 		[2]string{"replicas", strconv.Itoa(w.Replicas)}, [2]string{"router", w.Router},
 		[2]string{"cost_usd_per_hour", strconv.FormatFloat(w.CostPerHour, 'f', 2, 64)})
+	config = append(config, f.mix.configKV()...)
 	load := fmt.Sprintf("open loop, %g req/s %s, %d requests (knee plan's validation run)", f.wl.rate, f.wl.arrival, v.Requests)
 	stored, err := f.storeFlags.begin(env, runMeta{kind: "sim", target: target, model: model, label: f.label, load: load, config: config})
 	if err != nil || stored == nil {
@@ -340,8 +341,12 @@ func storePlanWinner(env *Env, f *planFlags, model string, start time.Time, ans 
 	if nc := ans.NextCheaper; nc != nil {
 		notes = append(notes, fmt.Sprintf("next cheaper: %s — %s", nc.Candidate, strings.Join(nc.Verdicts, "; ")))
 	}
+	workloadText := fmt.Sprintf("input %s, output %s tokens", f.wl.input, f.wl.output)
+	if f.mix.mix != nil {
+		workloadText = f.mix.note(f.wl.resolvedSeed())
+	}
 	rep := &report.Run{Kind: "sim", Version: Version, Target: target, Model: model, Load: load,
-		Workload: fmt.Sprintf("input %s, output %s tokens", f.wl.input, f.wl.output), Config: config, Start: start,
+		Workload: workloadText, Config: config, Start: start,
 		Summary: v.Summary, SLOs: objectives.Evaluate(v.Summary), Notes: notes}
 	rep.ID = stored.id()
 	return rep.ID, stored.finish(rep, "complete")
