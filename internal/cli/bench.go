@@ -19,7 +19,6 @@ import (
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/redact"
 	"github.com/knee-dev/knee/internal/report"
-	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
@@ -113,13 +112,8 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if err := f.mix.load(fs, &f.wl); err != nil {
 		return err
 	}
-	f.embedded.adapters = f.mix.adapters()
-	if f.mix.mix != nil {
-		var ecfg simengine.Config
-		if _, err := f.lora.apply(&ecfg, &f.mix); err != nil {
-			return err
-		}
-		f.embedded.lora = ecfg.LoRA
+	if err := f.mix.embed(&f.embedded, &f.lora); err != nil {
+		return err
 	}
 	f.metrics.noteSet(fs)
 	turns, think, err := f.sess.parse(fs)

@@ -107,17 +107,8 @@ func (m *mixFlags) embed(e *embeddedFlags, l *loraFlags) error {
 	return nil
 }
 
-// classSteps are a measured step's classes (nil without a mix).
-func classSteps(c *sweep.Classes, recs []record.Request, opts stats.Options, set slo.Set, step *stats.Summary) []sweep.ClassStep {
-	acc := c.Accumulate(opts, set)
-	for i := range recs {
-		acc.Add(&recs[i])
-	}
-	return acc.Steps(step)
-}
-
-// failingClasses names a step's classes that failed (", classes chat, sql"),
-// for the progress line.
+// failingClasses names a step's classes that failed (" (class chat,
+// sql)"), for the progress line.
 func failingClasses(s sweep.Step) string {
 	var out []string
 	for _, c := range s.Classes {

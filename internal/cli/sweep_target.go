@@ -251,7 +251,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		}
 		return sweep.Step{}, ctx.Err()
 	}
-	step := sweep.Step{Load: load, Summary: sum, Full: true, Classes: classSteps(r.f.mix.classes(), res.Records, opts, r.set, &sum)}
+	step := sweep.Step{Load: load, Summary: sum, Full: true, Classes: r.f.mix.classes().Summarize(res.Records, opts, r.set, &sum)}
 	// The client's own limits would bend the curve too: say so per step.
 	for _, w := range clientFloorWarnings(sum, res, meter) {
 		step.Warnings = append(step.Warnings, strings.TrimPrefix(w, "warning: "))

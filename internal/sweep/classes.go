@@ -61,6 +61,16 @@ func (c *Classes) Accumulate(opts stats.Options, set slo.Set) *ClassAccumulator 
 	return a
 }
 
+// Summarize is a measured step's classes from its records (nil without
+// classes); step is the step's own summary.
+func (c *Classes) Summarize(recs []record.Request, opts stats.Options, set slo.Set, step *stats.Summary) []ClassStep {
+	acc := c.Accumulate(opts, set)
+	for i := range recs {
+		acc.Add(&recs[i])
+	}
+	return acc.Steps(step)
+}
+
 // Add counts r in its class; records of no class of the mix (probes) are
 // left out.
 func (a *ClassAccumulator) Add(r *record.Request) {
