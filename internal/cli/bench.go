@@ -19,7 +19,6 @@ import (
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/redact"
 	"github.com/knee-dev/knee/internal/report"
-	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
@@ -119,13 +118,8 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if err := f.mix.checkOwnLoads(fs); err != nil {
 		return err
 	}
-	f.embedded.adapters = f.mix.adapters()
-	if f.mix.mix != nil {
-		var ecfg simengine.Config
-		if _, err := f.lora.apply(&ecfg, &f.mix); err != nil {
-			return err
-		}
-		f.embedded.lora = ecfg.LoRA
+	if err := f.mix.embed(&f.embedded, &f.lora); err != nil {
+		return err
 	}
 	f.metrics.noteSet(fs)
 	turns, think, err := f.sess.parse(fs)
@@ -899,6 +893,7 @@ func (f *benchFlags) runMeta(target, model string) runMeta {
 		meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})
 	}
 	meta.config = append(meta.config, f.metrics.config()...)
+	meta.config = append(meta.config, f.mix.configKV()...)
 	redactPairs(meta.config)
 	return meta
 }

@@ -39,6 +39,8 @@ func newDiagnoseCmd(env *Env) *cobra.Command {
 	fs.StringVar(&serverMetrics, "server-metrics", "", "the run's scraped server metrics (server_metrics.json from knee bench --out): the server's own queue, prefill and batch figures join the evidence")
 	fs.StringVar(&baseServerMetrics, "baseline-server-metrics", "", "the baseline run's server_metrics.json (with --baseline; --split and --baseline-window use --server-metrics)")
 	fs.StringVar(&format, "format", "text", "output: text or json")
+	var mixPath string
+	fs.StringVar(&mixPath, "mix", "", "the run's traffic mix YAML: its classes' order and which send a LoRA adapter, so a class waiting for an adapter slot is told apart (the per-class diagnosis runs without it too)")
 	fs.BoolVar(&jsonOut, "json", false, "same as --format json")
 	var ref diagnoseRefFlags
 	ref.register(fs)
@@ -131,6 +133,9 @@ func newDiagnoseCmd(env *Env) *cobra.Command {
 			}
 		} else if baseServerMetrics != "" {
 			return Usagef("--baseline-server-metrics needs --server-metrics for the window")
+		}
+		if opts.ClassOrder, opts.Adapters, err = mixClasses(mixPath); err != nil {
+			return err
 		}
 		d := diagnose.Diagnose(win, opts)
 		if format == "json" {
@@ -257,6 +262,12 @@ func diagnoseText(w io.Writer, path string, kind diagnose.Format, d *diagnose.Di
 	for _, e := range d.Evidence {
 		fmt.Fprintf(w, "  - %s\n", e.Text)
 	}
-	_, err := fmt.Fprintf(w, "\nAction:   %s\n", d.Action)
-	return err
+	if _, err := fmt.Fprintf(w, "\nAction:   %s\n", d.Action); err != nil || d.Classes == nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nBy class: %s\n", d.Classes.Text)
+	for _, c := range d.Classes.Classes {
+		fmt.Fprintf(w, "  - %s: %d requests, waits %.1f ms, E2E %.1f ms; time goes to %s\n", c.Class, c.Facts.Requests, c.WaitMS, c.Facts.E2EMS, c.Cause)
+	}
+	return nil
 }

@@ -8,9 +8,11 @@ import (
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/knee-dev/knee/internal/workload"
 	"github.com/spf13/pflag"
 )
@@ -80,6 +82,126 @@ func (m *mixFlags) names() []string {
 		return nil
 	}
 	return m.mix.Names()
+}
+
+// classes are the mix's classes as a sweep judges them (nil without a mix).
+func (m *mixFlags) classes() *sweep.Classes {
+	if m.mix == nil {
+		return nil
+	}
+	return &sweep.Classes{Names: m.mix.Names(), Own: m.slos}
+}
+
+// embed makes the embedded server answer for the mix's adapters with the
+// --max-loras limits.
+func (m *mixFlags) embed(e *embeddedFlags, l *loraFlags) error {
+	if m.mix == nil {
+		return nil
+	}
+	e.adapters = m.adapters()
+	var ecfg simengine.Config
+	if _, err := l.apply(&ecfg, m); err != nil {
+		return err
+	}
+	e.lora = ecfg.LoRA
+	return nil
+}
+
+// failingClasses names a step's classes that failed (" (class chat,
+// sql)"), for the progress line.
+func failingClasses(s sweep.Step) string {
+	var out []string
+	for _, c := range s.Classes {
+		if !c.SLOMet {
+			out = append(out, c.Name)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return " (class " + strings.Join(out, ", ") + ")"
+}
+
+// classSLOs lists the classes' own objectives as "class: objective".
+func (m *mixFlags) classSLOs() []string {
+	if m.mix == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range m.mix.Classes {
+		for _, o := range m.slos[c.Name] {
+			out = append(out, c.Name+": "+o.String())
+		}
+	}
+	return out
+}
+
+// mixClasses reads a mix file for knee diagnose: the classes' order and
+// each one's adapter (nil, nil without a file).
+func mixClasses(path string) ([]string, map[string]string, error) {
+	if path == "" {
+		return nil, nil, nil
+	}
+	m, err := workload.LoadMix(path)
+	if err != nil {
+		return nil, nil, Usagef("--mix %v", err)
+	}
+	adapters := map[string]string{}
+	for _, c := range m.Classes {
+		adapters[c.Name] = c.Model
+	}
+	return m.Names(), adapters, nil
+}
+
+const (
+	configClasses   = report.ConfigClasses
+	configClassSLOs = report.ConfigClassSLOs
+)
+
+// configKV is what a stored run keeps of the mix.
+func (m *mixFlags) configKV() [][2]string {
+	if m.mix == nil {
+		return nil
+	}
+	return [][2]string{{"mix", m.path}, {configClasses, strings.Join(m.mix.Names(), ",")}, {configClassSLOs, strings.Join(m.classSLOs(), "; ")}}
+}
+
+// judged reports whether some class has its own objectives.
+func (m *mixFlags) judged() bool {
+	for _, objs := range m.slos {
+		if len(objs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// simClasses makes a simulated run serve the mix: each request's lengths
+// from its class, its class name and LoRA adapter (the engine's adapter
+// slots set on ecfg from l).
+func (m *mixFlags) simClasses(ecfg *simengine.Config, l *loraFlags, base *workload.Generator, seed uint64) (sim.Lengths, func(int64) (string, int32), error) {
+	adapterOf, err := l.apply(ecfg, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	mg, err := workload.NewMixGenerator(m.mix, base.Spec(), seed)
+	if err != nil {
+		return nil, nil, Usagef("--mix %v", err)
+	}
+	return mg, func(i int64) (string, int32) {
+		k := mg.ClassOf(i)
+		return m.mix.Classes[k].Name, adapterOf[k]
+	}, nil
+}
+
+// longestMean is the largest class's mean prompt + output tokens (what
+// must fit the context).
+func (m *mixFlags) longestMean() float64 {
+	most := 0.0
+	for _, c := range m.mix.Classes {
+		most = max(most, c.Input.Mean()+c.Output.Mean())
+	}
+	return most
 }
 
 // seed is the mix's seed unless --seed was given (load made it the run's).

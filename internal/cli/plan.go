@@ -38,6 +38,8 @@ type planFlags struct {
 	workers                  int
 	label                    string
 	source                   modelSourceFlags
+	mix                      mixFlags
+	lora                     loraFlags
 	storeFlags
 }
 
@@ -70,6 +72,8 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 	fs.Float64Var(&f.confidence, "confidence", 0.8, "plan with the headroom that covers this share of knee's held-out prediction errors: latencies at the high end of that range, capacity at the low end (0: the point estimate; docs/validation.md)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the answer as JSON")
 	fs.StringVar(&f.label, "label", "", "label of the stored run (the winner's validation run)")
+	f.mix.register(fs)
+	f.lora.register(fs)
 	f.storeFlags.register(fs)
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		if fs.NArg() > 0 {
@@ -98,8 +102,11 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err != nil {
 			return Usagef("--slo: %v", err)
 		}
-		if len(objectives) == 0 {
-			return Usagef("give at least one --slo (e.g. --slo 'p95(ttft)<2s' --slo 'p99(itl)<100ms')")
+		if err := f.mix.load(fs, &f.wl); err != nil {
+			return err
+		}
+		if len(objectives) == 0 && !f.mix.judged() {
+			return Usagef("give at least one --slo (e.g. --slo 'p95(ttft)<2s' --slo 'p99(itl)<100ms'), or a --mix whose classes have their own")
 		}
 		cat := simengine.NewCatalog()
 		if f.presetFile != "" {
@@ -186,8 +193,18 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 			}
 			sp.Apply(&base)
 		}
+		var lengths sim.Lengths = gen
+		meanTokens := in.Mean() + out.Mean()
+		var classOf func(int64) (string, int32)
+		if f.mix.mix != nil {
+			if lengths, classOf, err = f.mix.simClasses(&base, &f.lora, gen, f.wl.resolvedSeed()); err != nil {
+				return err
+			}
+			meanTokens = f.mix.longestMean()
+		}
 		q := plan.Question{
-			Base: base, Gen: gen, RateRPS: f.wl.rate, MeanTokens: in.Mean() + out.Mean(), SLOs: objectives,
+			Base: base, Gen: lengths, RateRPS: f.wl.rate, MeanTokens: meanTokens, SLOs: objectives,
+			Class: classOf, ClassNames: f.mix.names(), ClassSLOs: f.mix.slos,
 			Arrivals: func() sim.Arrivals {
 				a, _ := f.wl.arrivals() // validated above
 				return a
@@ -221,6 +238,10 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 			Headroom: headroom, HeadroomNote: headroom.String()}
 		if v := ans.Validation; ans.Winner != nil && v != nil {
 			hdr.WinnerRanges = heldOutRanges(&v.Summary, f.serverProfile != "" && f.serverProfile != "vllm" && f.serverProfile != "sglang")
+		}
+		if f.mix.mix != nil {
+			hdr.Input, hdr.Output = "by class", "by class"
+			hdr.Mix, hdr.ClassSLOs = f.mix.note(f.wl.resolvedSeed()), f.mix.classSLOs()
 		}
 		if hdr.Workers == 0 {
 			hdr.Workers = runtime.GOMAXPROCS(0)
@@ -284,6 +305,9 @@ type planHeader struct {
 	SLOs     []string `json:"slos"`
 	ElapsedS float64  `json:"elapsed_s"`
 	Workers  int      `json:"workers"`
+	// Mix describes a --mix's classes; ClassSLOs are their own objectives.
+	Mix       string   `json:"mix,omitempty"`
+	ClassSLOs []string `json:"class_slos,omitempty"`
 	// StoredRun is the run id the winner's validation run was stored as.
 	StoredRun string `json:"stored_run,omitempty"`
 	// Headroom is what plan allowed for the simulator's error.
@@ -304,6 +328,7 @@ func storePlanWinner(env *Env, f *planFlags, model string, start time.Time, ans 
 		[2]string{"max_num_seqs", strconv.Itoa(w.MaxNumSeqs)}, [2]string{"max_num_batched_tokens", strconv.Itoa(w.MaxBatchedTokens)},
 		[2]string{"replicas", strconv.Itoa(w.Replicas)}, [2]string{"router", w.Router},
 		[2]string{"cost_usd_per_hour", strconv.FormatFloat(w.CostPerHour, 'f', 2, 64)})
+	config = append(config, f.mix.configKV()...)
 	load := fmt.Sprintf("open loop, %g req/s %s, %d requests (knee plan's validation run)", f.wl.rate, f.wl.arrival, v.Requests)
 	stored, err := f.storeFlags.begin(env, runMeta{kind: "sim", target: target, model: model, label: f.label, load: load, config: config})
 	if err != nil || stored == nil {
@@ -316,8 +341,12 @@ func storePlanWinner(env *Env, f *planFlags, model string, start time.Time, ans 
 	if nc := ans.NextCheaper; nc != nil {
 		notes = append(notes, fmt.Sprintf("next cheaper: %s — %s", nc.Candidate, strings.Join(nc.Verdicts, "; ")))
 	}
+	workloadText := fmt.Sprintf("input %s, output %s tokens", f.wl.input, f.wl.output)
+	if f.mix.mix != nil {
+		workloadText = f.mix.note(f.wl.resolvedSeed())
+	}
 	rep := &report.Run{Kind: "sim", Version: Version, Target: target, Model: model, Load: load,
-		Workload: fmt.Sprintf("input %s, output %s tokens", f.wl.input, f.wl.output), Config: config, Start: start,
+		Workload: workloadText, Config: config, Start: start,
 		Summary: v.Summary, SLOs: objectives.Evaluate(v.Summary), Notes: notes}
 	rep.ID = stored.id()
 	return rep.ID, stored.finish(rep, "complete")
@@ -350,7 +379,10 @@ func intList(flagName, s string, least int) ([]int, error) {
 
 func printPlan(w io.Writer, h planHeader, sp plan.Space, searchN int64, a plan.Answer) {
 	fmt.Fprintf(w, "knee plan: %s at %g req/s (%s), input %s / output %s tokens; SLOs %s; seed %d\n",
-		h.Model, h.RateRPS, h.Arrival, h.Input, h.Output, strings.Join(h.SLOs, ", "), h.Seed)
+		h.Model, h.RateRPS, h.Arrival, h.Input, h.Output, strings.Join(append(append([]string{}, h.SLOs...), h.ClassSLOs...), ", "), h.Seed)
+	if h.Mix != "" {
+		fmt.Fprintf(w, "%s\n", h.Mix)
+	}
 	var gpus []string
 	for _, g := range sp.GPUs {
 		gpus = append(gpus, g.Name)

@@ -3,12 +3,10 @@ package cli
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
-	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/workload"
 	"github.com/spf13/pflag"
@@ -85,45 +83,7 @@ func (p *probeFlags) note() string {
 		p.rateRPS, p.inputTokens, p.outputTokens)
 }
 
-// classSummaries splits recs by class: the overall records (probes left
-// out) and every class's summary with its objectives (the run's own, and a
-// class's own in classSLOs). It returns recs itself and no classes for a run
-// of one class.
-func classSummaries(recs []record.Request, opts stats.Options, objectives slo.Set, classSLOs map[string]slo.Set, order []string) (overall []record.Request, classes []report.Class) {
-	names, byClass := report.SplitClasses(recs)
-	if names == nil {
-		return recs, nil
-	}
-	// A mix's classes in the file's order, a class with no request too.
-	if len(order) > 0 {
-		rest := names
-		names = append([]string{}, order...)
-		for _, n := range rest {
-			if !slices.Contains(names, n) {
-				names = append(names, n)
-			}
-		}
-	}
-	classOpts := opts
-	classOpts.Series = false
-	for _, name := range names {
-		objs := append(append(slo.Set{}, objectives...), classSLOs[name]...)
-		o := classOpts
-		if len(objs) > 0 {
-			o.Good = objs.Good
-		}
-		sum := stats.Summarize(byClass[name], o)
-		probe := name == record.ProbeClass
-		classes = append(classes, report.Class{Name: name, Summary: sum, SLOs: objs.Evaluate(sum), Probe: probe})
-		if !probe {
-			overall = append(overall, byClass[name]...)
-		}
-	}
-	if len(overall) != len(recs) {
-		return overall, classes
-	}
-	return recs, classes
-}
+var classSummaries = report.ClassSummaries
 
 // splitProbes returns recs without the probes, and the probes' p95 TTFT in
 // ms (nil: no probe answered): a step's summary and verdicts are the main

@@ -380,7 +380,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 
 // configKV is the run's resolved settings for reports and the store.
 func (f *simFlags) configKV(eng *simengine.Engine) [][2]string {
-	return append(append(append(f.wl.config(), f.engine.configKV(eng.Config())...), f.client.configKV()...), f.fleet.configKV()...)
+	return append(append(append(append(f.wl.config(), f.engine.configKV(eng.Config())...), f.client.configKV()...), f.fleet.configKV()...), f.mix.configKV()...)
 }
 
 // maxStoredSimRecords bounds the records a simulation puts in the database.

@@ -32,6 +32,8 @@ type sweepFlags struct {
 	wl                workloadFlags
 	maxStepLoad       float64 // the highest load plan() may step to
 	junit             junitFlag
+	mix               mixFlags
+	lora              loraFlags
 }
 
 func (f *sweepFlags) register(fs *pflag.FlagSet, defaultRequests int64) {
@@ -48,6 +50,8 @@ func (f *sweepFlags) register(fs *pflag.FlagSet, defaultRequests int64) {
 	fs.StringVar(&f.out, "out", "", "directory for sweep.json, sweep.md, sweep.csv (readable by knee sweep --from) and each step's records_<kind>_<load>.jsonl")
 	fs.BoolVar(&f.quiet, "quiet", false, "no per-step progress on stderr")
 	f.junit.register(fs, "the verdicts (a test case per step and SLO, and the SLO-safe point)")
+	f.mix.register(fs)
+	f.lora.register(fs)
 	// The shared workload flags, except the single load level: here
 	// --concurrency and --rate are lists. --requests/--duration are per step.
 	tmp := pflag.NewFlagSet("workload", pflag.ContinueOnError)
@@ -169,10 +173,10 @@ func (f *sweepFlags) progress(w io.Writer) func(sweep.Step) {
 	}
 	return func(s sweep.Step) {
 		verdict := ""
-		if len(s.SLOs) > 0 {
+		if len(s.SLOs) > 0 || len(s.Classes) > 0 {
 			verdict = ", SLOs met"
 			if !s.SLOMet {
-				verdict = ", SLO failed"
+				verdict = ", SLO failed" + failingClasses(s)
 			}
 		}
 		// No completed request: no latency, and "0 ms" would read as fast.
@@ -216,8 +220,8 @@ func (f *sweepFlags) emit(env *Env, res *sweep.Result) error {
 // (higher steps failing is the point of sweeping); with no safe load at all
 // it exits 3.
 func sweepExit(res *sweep.Result) error {
-	if len(res.SLOs) > 0 && !res.SLOSafe.Found() {
-		return &SLOError{Failed: []string{"no measured load meets " + strings.Join(res.SLOs, ", ") + ": " + res.SLOSafe.Reason}}
+	if res.Judged() && !res.SLOSafe.Found() {
+		return &SLOError{Failed: []string{"no measured load meets " + strings.Join(append(append([]string{}, res.SLOs...), res.ClassSLOs...), ", ") + ": " + res.SLOSafe.Reason}}
 	}
 	return nil
 }
@@ -268,6 +272,7 @@ func (f *sweepFlags) stepConfig(res *sweep.Result) [][2]string {
 		loads = append(loads, strconv.FormatFloat(s.Load.Value, 'g', -1, 64))
 	}
 	out = append(out, [2]string{"sweep_" + sweep.LoadColumn(res.LoadKind), strings.Join(loads, ",")})
+	out = append(out, f.mix.configKV()...)
 	if len(res.SLOs) > 0 {
 		out = append(out, [2]string{"slos", strings.Join(res.SLOs, " ")})
 	}

@@ -65,6 +65,9 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		if err := f.mix.load(fs, &f.wl); err != nil {
+			return err
+		}
 		cat, err := engine.catalog()
 		if err != nil {
 			return err
@@ -72,6 +75,11 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		ecfg, err := engine.config(cat)
 		if err != nil {
 			return err
+		}
+		if f.mix.mix != nil {
+			if _, err = f.lora.apply(&ecfg, &f.mix); err != nil {
+				return err
+			}
 		}
 		eng, err := simengine.NewEngine(ecfg)
 		if err != nil {
@@ -110,7 +118,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			target = fmt.Sprintf("%d replicas of %s behind %s", replicas, target, router)
 		}
 		res.Notes = append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
-			target, stepBound(&f.wl), f.wl.describe(), f.wl.resolvedSeed())}, res.Notes...)
+			target, stepBound(&f.wl), f.workloadNote(), f.wl.resolvedSeed())}, res.Notes...)
 		if n := client.note(); n != "" {
 			res.Notes = append(res.Notes, n)
 		}
@@ -166,8 +174,15 @@ func (f *sweepFlags) simRunner(ecfg simengine.Config) (*sweep.SimRunner, error) 
 	}
 	seed := f.wl.resolvedSeed() ^ 0x9e3779b97f4a7c15
 	ecfg.Seed = int64(f.wl.resolvedSeed())
+	var lengths sim.Lengths = gen
+	var class func(int64) (string, int32)
+	if f.mix.mix != nil {
+		if lengths, class, err = f.mix.simClasses(&ecfg, &f.lora, gen, f.wl.resolvedSeed()); err != nil {
+			return nil, err
+		}
+	}
 	return &sweep.SimRunner{
-		Engine: ecfg, Gen: gen, Requests: f.wl.requests, Duration: f.wl.duration,
+		Engine: ecfg, Gen: lengths, Class: class, Classes: f.mix.classes(), Requests: f.wl.requests, Duration: f.wl.duration,
 		Warmup: warmupDur, WarmupRequests: warmupN,
 		Arrivals: func(rate float64) (sim.Arrivals, error) {
 			a, err := workload.NewArrivals(f.wl.arrival, rate, f.wl.burstiness, seed)
@@ -188,4 +203,13 @@ func stepBound(w *workloadFlags) string {
 		return fmt.Sprintf("%d requests", w.requests)
 	}
 	return w.duration.String()
+}
+
+// workloadNote describes every step's workload: the mix's classes, or the
+// lengths or trace.
+func (f *sweepFlags) workloadNote() string {
+	if f.mix.mix != nil {
+		return f.mix.note(f.wl.resolvedSeed())
+	}
+	return f.wl.describe()
 }

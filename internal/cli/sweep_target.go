@@ -65,6 +65,7 @@ type targetRunner struct {
 	minTok   bool
 	rec      *stepRecords // per-step records under --out (nil: none)
 	describe string
+	mixSrc   loadgen.Source // a --mix's requests (nil: no mix)
 }
 
 func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, set slo.Set) (sweep.Runner, func(), error) {
@@ -109,6 +110,12 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	if t.loadgenGrace, err = graceFlags(t.grace, t.requestTimeout); err != nil {
 		return nil, nil, err
 	}
+	if err := f.mix.load(f.wl.fs, &f.wl); err != nil {
+		return nil, nil, err
+	}
+	if err := f.mix.embed(&t.embedded, &f.lora); err != nil {
+		return nil, nil, err
+	}
 	r := &targetRunner{t: t, f: f, set: set, eos: eos}
 	if r.apiKey, err = apiKeyFrom(env, t.apiKeyEnv); err != nil {
 		return nil, nil, err
@@ -131,6 +138,11 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 		}
 	default:
 		if r.gen, err = f.wl.generator(); err != nil {
+			return nil, nil, err
+		}
+	}
+	if f.mix.mix != nil {
+		if r.mixSrc, err = f.mix.source(r.gen, f.wl.resolvedSeed()); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -159,7 +171,7 @@ func (t *sweepTargetFlags) notes(f *sweepFlags) []string {
 		target = "knee's embedded simulated server, fresh for every step"
 	}
 	notes := append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
-		target, stepBound(&f.wl), f.wl.describe(), f.wl.resolvedSeed())}, t.promptNotes...)
+		target, stepBound(&f.wl), f.workloadNote(), f.wl.resolvedSeed())}, t.promptNotes...)
 	if p := t.probe; p.rateRPS > 0 {
 		notes = append(notes, fmt.Sprintf("probes: %g/s of %d input, %d output tokens beside every step; the steps' figures and verdicts leave them out, the probe TTFT p95 column shows them",
 			p.rateRPS, p.inputTokens, p.outputTokens))
@@ -220,6 +232,9 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		it := items.Item(i)
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens}
 	}
+	if r.mixSrc != nil {
+		src = r.mixSrc
+	}
 	cfg.OnRecord = func(rec *record.Request) {
 		if r.rec != nil {
 			r.rec.add(rec)
@@ -258,7 +273,8 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		}
 		return sweep.Step{}, ctx.Err()
 	}
-	step := sweep.Step{Load: load, Summary: sum, Full: true, ProbeTTFTP95: probeTTFT, Oversaturated: res.Oversaturation}
+	step := sweep.Step{Load: load, Summary: sum, Full: true, ProbeTTFTP95: probeTTFT, Oversaturated: res.Oversaturation,
+		Classes: r.f.mix.classes().Summarize(res.Records, opts, r.set, &sum)}
 	if res.Oversaturation != "" {
 		step.Warnings = append(step.Warnings, res.Oversaturation+"; the step's figures cover it until then")
 	}

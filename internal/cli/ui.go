@@ -162,16 +162,22 @@ func uiReport(st *store.Store, id int64) ([]byte, error) {
 // uiCompare is knee compare --json with its default options.
 func uiCompare(st *store.Store, a, b int64) (any, error) {
 	var sides [2]compare.Side
+	var classes [2][]report.ClassRow
 	for i, id := range []int64{a, b} {
 		lr, err := runs.Load(st, id)
 		if err != nil {
 			return nil, err
 		}
 		sides[i] = compare.Side{ID: strconv.FormatInt(id, 10), Summary: lr.Report.Summary, Records: lr.Records}
+		classes[i] = report.ClassRows(lr.Report.Classes)
 	}
 	res := compare.Compare(sides[0], sides[1], compare.Options{Resamples: 1000, Seed: 1, MinChange: compare.DefaultMinChange,
 		MinDiffMS: compare.DefaultMinDiffMS})
-	return res, nil
+	// Each run's traffic classes beside the comparison (none: no mix).
+	return struct {
+		compare.Result
+		Classes [2][]report.ClassRow `json:"classes"`
+	}{res, classes}, nil
 }
 
 // uiBench starts knee bench against the --url the user gave knee ui, in

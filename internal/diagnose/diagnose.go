@@ -64,6 +64,9 @@ type Diagnosis struct {
 	Baseline      *Facts  `json:"baseline_facts,omitempty"`
 	// Server is the server's scraped view of the window, when given.
 	Server *ServerFacts `json:"server_facts,omitempty"`
+	// Classes judges a mix's classes on their own: which suffers, and why
+	// (nil: fewer than two classes).
+	Classes *ClassDiagnosis `json:"classes,omitempty"`
 }
 
 // Options steer Diagnose.
@@ -83,6 +86,12 @@ type Options struct {
 	// for per-request server phases when the records have none, and their
 	// gauges (running, waiting, KV usage) are cited as evidence.
 	Server, BaselineServer *ServerFacts
+	// ClassOrder lists a mix's classes in its file's order, and Adapters
+	// each class's LoRA adapter name (its model, "" for the base model);
+	// both nil when the mix file is not given (classes still come from
+	// the records, in name order, with no adapter known).
+	ClassOrder []string
+	Adapters   map[string]string
 }
 
 // Thresholds of the rules (docs/diagnosis.md explains each).
@@ -117,6 +126,7 @@ func Diagnose(window []record.Request, opts Options) Diagnosis {
 		d.DominantPhase, d.DominantShare = phase, share
 		d.Evidence = append(d.Evidence, ev)
 	}
+	d.Classes = Classes(window, opts.ClassOrder, opts.Adapters)
 	return d
 }
 

@@ -213,3 +213,30 @@ func TestCompareVerdictsParse(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepClassVerdictsParse: a mix's classes are judged per step, so a
+// class failing at the lowest load fails the JUnit report and names itself,
+// even with no run-wide objective.
+func TestSweepClassVerdictsParse(t *testing.T) {
+	var steps []sweep.Step
+	for i, ttft := range []float64{200, 400} {
+		var s sweep.Step
+		s.Load = sweep.Load{Kind: sweep.Rate, Value: float64(i + 1)}
+		s.Summary.Requests, s.Summary.Completed = 10, 10
+		s.Classes = []sweep.ClassStep{{Name: "chat", Own: []string{"p95(ttft)<150ms"},
+			Summary: stats.Summary{Requests: 10, Completed: 10, TTFT: stats.Dist{Count: 10, P95: ttft}}}}
+		sweep.Judge(&s, nil)
+		steps = append(steps, s)
+	}
+	res, err := sweep.Analyze(steps, sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot, _, text := parsed(t, SweepSuites(res, nil, nil))
+	if tot.Tests != 4 || tot.Failed != 3 {
+		t.Errorf("%+v, want 4 tests (2 steps' chat objective, sweep, slo_safe_point), 3 failures\n%s", tot, text)
+	}
+	if !strings.Contains(text, "chat: p95(ttft)&lt;150ms: measured 200") && !strings.Contains(text, "chat: p95(ttft)<150ms: measured 200") {
+		t.Errorf("the failure must name the class and its value:\n%s", text)
+	}
+}

@@ -130,9 +130,20 @@ func SweepSuites(res *sweep.Result, props [][2]string, interrupted error) []Suit
 		s := Suite{Name: "knee sweep step " + st.Load.String(),
 			Duration:   time.Duration(st.Summary.DurationS * float64(time.Second)),
 			Properties: append(append([][2]string{}, props...), [2]string{"knee.step_load", st.Load.String()})}
-		for _, chk := range st.SLOs {
+		// A mix's classes are judged beside the step: "chat: p95(ttft)<150ms".
+		checks := append([]sweep.Check{}, st.SLOs...)
+		for _, cl := range st.Classes {
+			for _, chk := range cl.SLOs {
+				chk.Objective = cl.Name + ": " + chk.Objective
+				checks = append(checks, chk)
+			}
+		}
+		for _, chk := range checks {
 			c := Case{Name: chk.Objective, Classname: class}
 			value := fmt.Sprintf("measured %s", checkValue(chk))
+			if _, obj, ok := strings.Cut(chk.Objective, ": "); ok {
+				value = fmt.Sprintf("measured %s", checkValue(sweep.Check{Objective: obj, Value: chk.Value}))
+			}
 			switch {
 			case chk.Met:
 				c.SystemOut = value
@@ -156,12 +167,13 @@ func SweepSuites(res *sweep.Result, props [][2]string, interrupted error) []Suit
 		}
 	}
 	verdict := Suite{Name: "knee sweep verdict", Properties: props}
-	if len(res.SLOs) > 0 {
+	if res.Judged() {
 		c := Case{Name: "slo_safe_point", Classname: "knee.sweep"}
 		if res.SLOSafe.Found() {
 			c.SystemOut = res.SLOSafe.Reason
 		} else {
-			c.Failure = &Problem{Message: "no measured load meets " + strings.Join(res.SLOs, ", ") + ": " + res.SLOSafe.Reason, Type: TypeSLO}
+			all := append(append([]string{}, res.SLOs...), res.ClassSLOs...)
+			c.Failure = &Problem{Message: "no measured load meets " + strings.Join(all, ", ") + ": " + res.SLOSafe.Reason, Type: TypeSLO}
 		}
 		verdict.Cases = append(verdict.Cases, c)
 	}

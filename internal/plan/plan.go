@@ -66,6 +66,22 @@ type Question struct {
 	// OnWinnerRecord, when set, sees every record of the winner's
 	// validation run (to store it like any run); the record is reused.
 	OnWinnerRecord func(*record.Request)
+	// A traffic mix (--mix): Class names request i's class and LoRA
+	// adapter; each class of ClassNames is judged by SLOs and its own
+	// ClassSLOs, and a deployment meets only when every class does.
+	Class      func(i int64) (name string, adapter int32)
+	ClassNames []string
+	ClassSLOs  map[string]slo.Set
+}
+
+// ClassOutcome is one class of a mix on a candidate.
+type ClassOutcome struct {
+	Name       string       `json:"name"`
+	Met        bool         `json:"met"`
+	TTFTP95MS  float64      `json:"ttft_p95_ms"`
+	GoodputRPS float64      `json:"goodput_rps"`
+	SLOs       []slo.Result `json:"-"`
+	Verdicts   []string     `json:"slos"`
 }
 
 // Candidate is one deployment.
@@ -88,17 +104,18 @@ func (c Candidate) String() string {
 // Outcome is a simulated candidate.
 type Outcome struct {
 	Candidate
-	Requests      int64         `json:"requests"` // simulated, warm-up included
-	TTFTP95MS     float64       `json:"ttft_p95_ms"`
-	ITLP99MS      float64       `json:"itl_p99_ms"`
-	ThroughputRPS float64       `json:"throughput_rps"`
-	GoodputRPS    float64       `json:"goodput_rps"`
-	Met           bool          `json:"met"`
-	SLOs          []slo.Result  `json:"-"`
-	Verdicts      []string      `json:"slos"`
-	Saturated     bool          `json:"saturated"`
-	Elapsed       time.Duration `json:"-"`
-	Summary       stats.Summary `json:"-"`
+	Requests      int64          `json:"requests"` // simulated, warm-up included
+	TTFTP95MS     float64        `json:"ttft_p95_ms"`
+	ITLP99MS      float64        `json:"itl_p99_ms"`
+	ThroughputRPS float64        `json:"throughput_rps"`
+	GoodputRPS    float64        `json:"goodput_rps"`
+	Met           bool           `json:"met"`
+	SLOs          []slo.Result   `json:"-"`
+	Verdicts      []string       `json:"slos"`
+	Saturated     bool           `json:"saturated"`
+	Classes       []ClassOutcome `json:"classes,omitempty"`
+	Elapsed       time.Duration  `json:"-"`
+	Summary       stats.Summary  `json:"-"`
 }
 
 // Family is one (GPU, TP) and what became of it.
@@ -149,7 +166,7 @@ func Search(ctx context.Context, q Question) (Answer, error) {
 	if q.Gen == nil || q.Arrivals == nil || !(q.RateRPS > 0) || q.SearchRequests <= 0 {
 		return ans, errors.New("plan: need a workload, an arrival process, a rate and a number of search requests")
 	}
-	if len(q.SLOs) == 0 {
+	if len(q.SLOs) == 0 && !q.classesJudged() {
 		return ans, errors.New("plan: give at least one SLO")
 	}
 	sp := q.Space
@@ -443,9 +460,13 @@ func simulateSeen(ctx context.Context, q Question, v *variant, replicas int, rou
 	o := &Outcome{Candidate: Candidate{GPU: c.GPU.Name, TP: c.TP, Replicas: replicas, MaxNumSeqs: c.MaxNumSeqs,
 		MaxBatchedTokens: c.MaxNumBatchedTokens, Router: router, GPUs: replicas * c.TP, CostPerHour: v.costHour * float64(replicas)}, Requests: n}
 	acc := stats.NewAccumulator(stats.Options{OfferedRateRPS: q.RateRPS, Good: q.SLOs.Good})
+	classes := newClassAccs(q)
 	_, err := sim.RunFleet(ctx, sim.FleetConfig{Config: sim.Config{Engine: c, Gen: q.Gen, Arrivals: q.Arrivals(), Requests: n,
-		WarmupRequests: int(n / 10), StreamTokenTimes: true, TooLongAsErrors: true}, Count: replicas, Router: router}, func(r *record.Request) {
+		WarmupRequests: int(n / 10), StreamTokenTimes: true, TooLongAsErrors: true, Class: q.Class}, Count: replicas, Router: router}, func(r *record.Request) {
 		acc.Add(r)
+		if a := classes[r.Class]; a != nil {
+			a.Add(r)
+		}
 		if seen != nil {
 			seen(r)
 		}
@@ -457,6 +478,14 @@ func simulateSeen(ctx context.Context, q Question, v *variant, replicas int, rou
 	for _, r := range o.SLOs {
 		o.Met = o.Met && r.Met
 		o.Verdicts = append(o.Verdicts, r.String())
+	}
+	for _, name := range q.ClassNames {
+		co := judgeClass(q, name, classes[name].Summary())
+		o.Met = o.Met && co.Met
+		for _, v := range co.Verdicts {
+			o.Verdicts = append(o.Verdicts, name+": "+v)
+		}
+		o.Classes = append(o.Classes, co)
 	}
 	if err != nil {
 		o.Verdicts = append(o.Verdicts, "simulation failed: "+err.Error())
@@ -553,6 +582,13 @@ func explain(ans *Answer, variants []*variant, lines []*line, q Question) {
 				failed = append(failed, r.String())
 			}
 		}
+		for _, c := range closest.Classes {
+			for _, r := range c.SLOs {
+				if !r.Met {
+					failed = append(failed, "class "+c.Name+": "+r.String())
+				}
+			}
+		}
 		f.Verdict = "slo"
 		f.Reason = fmt.Sprintf("even at %d replicas (%s): %s", maxR, closest.Candidate.String(), strings.Join(failed, "; "))
 	}
@@ -590,4 +626,50 @@ func nextCheaper(vs []*variant, sp Space, w Candidate, all []*Outcome) (Candidat
 		}
 	}
 	return best, bv
+}
+
+// classObjectives are a class's objectives: the run's and its own.
+func classObjectives(q Question, name string) slo.Set {
+	return append(append(slo.Set{}, q.SLOs...), q.ClassSLOs[name]...)
+}
+
+// newClassAccs sums a run's records per class of the mix (nil: no mix).
+func newClassAccs(q Question) map[string]*stats.Accumulator {
+	if len(q.ClassNames) == 0 {
+		return nil
+	}
+	out := map[string]*stats.Accumulator{}
+	for _, name := range q.ClassNames {
+		opts := stats.Options{}
+		if objs := classObjectives(q, name); len(objs) > 0 {
+			opts.Good = objs.Good
+		}
+		out[name] = stats.NewAccumulator(opts)
+	}
+	return out
+}
+
+// judgeClass judges one class's figures, with the same headroom as the
+// overall ones.
+func judgeClass(q Question, name string, sum stats.Summary) ClassOutcome {
+	co := ClassOutcome{Name: name, Met: true, TTFTP95MS: sum.TTFT.P95}
+	if sum.GoodputRPS != nil {
+		co.GoodputRPS = *sum.GoodputRPS
+	}
+	co.SLOs = classObjectives(q, name).Evaluate(q.Headroom.apply(sum))
+	for _, r := range co.SLOs {
+		co.Met = co.Met && r.Met
+		co.Verdicts = append(co.Verdicts, r.String())
+	}
+	return co
+}
+
+// classesJudged reports whether some class of a mix has its own objectives.
+func (q Question) classesJudged() bool {
+	for _, name := range q.ClassNames {
+		if len(q.ClassSLOs[name]) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -98,3 +98,47 @@ func classSection(classes []Class) section {
 	}
 	return section{title: "Per class (latency in ms)", table: t, bullets: bullets}
 }
+
+// ClassRow is one class's headline figures for knee ui (latency in ms;
+// nil where nothing was measured).
+type ClassRow struct {
+	Name          string   `json:"name"`
+	Probe         bool     `json:"probe,omitempty"`
+	Requests      int      `json:"requests"`
+	Completed     int      `json:"completed"`
+	Errors        int      `json:"errors"`
+	ThroughputRPS float64  `json:"throughput_rps"`
+	OutputTPS     float64  `json:"output_tps"`
+	GoodputRPS    *float64 `json:"goodput_rps,omitempty"`
+	TTFTP95MS     *float64 `json:"ttft_p95_ms,omitempty"`
+	ITLP95MS      *float64 `json:"itl_p95_ms,omitempty"`
+	E2EP95MS      *float64 `json:"e2e_p95_ms,omitempty"`
+	// SLOMet: every objective held (nil: none to judge); Failed lists
+	// those that did not.
+	SLOMet *bool    `json:"slo_met,omitempty"`
+	Failed []string `json:"failed,omitempty"`
+}
+
+// ClassRows are the classes' rows, in the classes' order.
+func ClassRows(classes []Class) []ClassRow {
+	out := []ClassRow{}
+	p95 := func(d stats.Dist) *float64 {
+		if d.Count == 0 {
+			return nil
+		}
+		v := d.P95
+		return &v
+	}
+	for _, c := range classes {
+		s := &c.Summary
+		row := ClassRow{Name: c.Name, Probe: c.Probe, Requests: s.Requests, Completed: s.Completed, Errors: s.Errors,
+			ThroughputRPS: s.RequestThroughputRPS, OutputTPS: s.OutputTokenThroughputTPS, GoodputRPS: s.GoodputRPS,
+			TTFTP95MS: p95(s.TTFT), ITLP95MS: p95(s.ITL), E2EP95MS: p95(s.E2E), Failed: c.Failed()}
+		if len(c.SLOs) > 0 {
+			met := len(row.Failed) == 0
+			row.SLOMet = &met
+		}
+		out = append(out, row)
+	}
+	return out
+}

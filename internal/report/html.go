@@ -62,6 +62,10 @@ func HTML(w io.Writer, run *Run, extra ...HTMLData) error {
 		sweepPoints(bw, sw)
 		header, rows := sweepTable(sw)
 		htmlSection(bw, section{table: &table{header: header, rows: rows}})
+		if t := sweepClassTable(sw); t != nil {
+			p("<h3>Per class (latency in ms)</h3>\n")
+			htmlSection(bw, section{table: t})
+		}
 		p("<div class=\"charts\">\n")
 		sweepCharts(bw, sw)
 		p("</div>\n")
@@ -492,6 +496,9 @@ func sweepPoints(bw *bufio.Writer, r *sweep.Result) {
 			at = sweep.Load{Kind: r.LoadKind, Value: p.pt.Load}.String()
 		}
 		fmt.Fprintf(bw, "<li><b>%s:</b> %s — %s</li>\n", p.name, esc(at), esc(p.pt.Reason))
+	}
+	if b := breaksFirstLine(r); b != "" {
+		fmt.Fprintf(bw, "<li class=\"breaks-first\"><b>Breaks first:</b> %s</li>\n", esc(b))
 	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(bw, "<li class=\"note\">%s</li>\n", esc(w))

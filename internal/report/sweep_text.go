@@ -39,13 +39,20 @@ func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
 			good = fnum(*sum.GoodputRPS, 2)
 		}
 		slos := "-"
-		if len(s.SLOs) > 0 {
+		if len(s.SLOs) > 0 || r.Judged() {
 			slos = "met"
 			if !s.SLOMet {
 				var failed []string
 				for _, c := range s.SLOs {
 					if !c.Met {
 						failed = append(failed, c.Objective)
+					}
+				}
+				for _, c := range s.Classes {
+					for _, ch := range c.SLOs {
+						if !ch.Met {
+							failed = append(failed, c.Name+":"+ch.Objective)
+						}
 					}
 				}
 				slos = "FAIL " + strings.Join(failed, " ")
@@ -138,22 +145,20 @@ func SweepText(w io.Writer, r *sweep.Result) error {
 		fmt.Fprintf(bw, "SLOs: %s\n", strings.Join(r.SLOs, ", "))
 	}
 	fmt.Fprintln(bw)
-	var table strings.Builder
-	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	header, rows := sweepTable(r)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
-	for _, row := range rows {
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	alignedTable(bw, header, rows)
+	if t := sweepClassTable(r); t != nil {
+		fmt.Fprintln(bw, "\nPer class (latency in ms)")
+		alignedTable(bw, t.header, t.rows)
 	}
-	tw.Flush()
-	for _, line := range strings.SplitAfter(table.String(), "\n") {
-		bw.WriteString(strings.TrimRight(line, " \n"))
-		if strings.HasSuffix(line, "\n") {
-			bw.WriteByte('\n')
-		}
+	if len(r.ClassSLOs) > 0 {
+		fmt.Fprintf(bw, "\nClass SLOs: %s\n", strings.Join(r.ClassSLOs, ", "))
 	}
 	fmt.Fprintf(bw, "\nKnee:      %s\n", pointLine(r.Knee, r.LoadKind))
 	fmt.Fprintf(bw, "SLO-safe:  %s\n", pointLine(r.SLOSafe, r.LoadKind))
+	if b := breaksFirstLine(r); b != "" {
+		fmt.Fprintf(bw, "Breaks first: %s\n", b)
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(bw, "Note:      %s\n", n)
 	}
@@ -180,6 +185,111 @@ func sweepMarkdownBody(bw *bufio.Writer, r *sweep.Result, heading string) error 
 		fmt.Fprintf(bw, "SLOs: `%s`\n\n", strings.Join(r.SLOs, "`, `"))
 	}
 	header, rows := sweepTable(r)
+	mdGrid(bw, header, rows)
+	if t := sweepClassTable(r); t != nil {
+		fmt.Fprintf(bw, "\n%sPer class (latency in ms)\n\n", strings.Repeat("#", strings.Count(heading, "#")+1)+" ")
+		mdGrid(bw, t.header, t.rows)
+	}
+	if len(r.ClassSLOs) > 0 {
+		fmt.Fprintf(bw, "\nClass SLOs: `%s`\n", strings.Join(r.ClassSLOs, "`, `"))
+	}
+	fmt.Fprintf(bw, "\n- **Knee:** %s\n- **SLO-safe point:** %s\n", mdEscape(pointLine(r.Knee, r.LoadKind)), mdEscape(pointLine(r.SLOSafe, r.LoadKind)))
+	if b := breaksFirstLine(r); b != "" {
+		fmt.Fprintf(bw, "- **Breaks first:** %s\n", mdEscape(b))
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(bw, "- Note: %s\n", mdEscape(n))
+	}
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(bw, "- **Warning:** %s\n", mdEscape(wn))
+	}
+	return nil
+}
+
+// breaksFirstLine says which class of a mix fails at the lowest load ("" when
+// none is judged).
+func breaksFirstLine(r *sweep.Result) string {
+	switch {
+	case r.BreaksFirst != nil:
+		return r.BreaksFirst.Reason
+	case len(r.ClassSLOs) > 0 || sweepHasClasses(r):
+		if r.Judged() {
+			return "no class fails its objectives at any measured load"
+		}
+	}
+	return ""
+}
+
+func sweepHasClasses(r *sweep.Result) bool {
+	for i := range r.Steps {
+		if len(r.Steps[i].Classes) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// sweepClassTable is a mix's classes at every step, in the mix's order:
+// volume, goodput, latency and what each failed (nil without classes).
+func sweepClassTable(r *sweep.Result) *table {
+	if !sweepHasClasses(r) {
+		return nil
+	}
+	t := &table{header: []string{sweep.LoadColumn(r.LoadKind), "class", "requests", "req/s", "out tok/s", "goodput/s",
+		"TTFT p95", "ITL p95", "E2E p95", "errors", "SLOs"}, left: 2}
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		for _, c := range s.Classes {
+			sum := &c.Summary
+			good := none
+			if sum.GoodputRPS != nil {
+				good = fnum(*sum.GoodputRPS, 2)
+			}
+			verdict := "-"
+			if len(c.SLOs) > 0 {
+				verdict = "met"
+				var failed []string
+				for _, ch := range c.SLOs {
+					if !ch.Met {
+						failed = append(failed, ch.Objective)
+					}
+				}
+				if len(failed) > 0 {
+					verdict = "FAIL " + strings.Join(failed, " ")
+				}
+			}
+			name := c.Name
+			if b := r.BreaksFirst; b != nil && b.Class == c.Name && b.Load == s.Load.Value {
+				name += " ◀ breaks first"
+			}
+			t.rows = append(t.rows, []string{strconv.FormatFloat(s.Load.Value, 'g', 6, 64), name, strconv.Itoa(sum.Requests),
+				fnum(sum.RequestThroughputRPS, 2), fnum(sum.OutputTokenThroughputTPS, 0), good,
+				msCell(sum.TTFT.P95), msCell(sum.ITL.P95), msCell(sum.E2E.P95), pct(sum.ErrorRate), verdict})
+		}
+	}
+	return t
+}
+
+// alignedTable writes a header and rows in tab-aligned columns, without
+// trailing spaces.
+func alignedTable(bw *bufio.Writer, header []string, rows [][]string) {
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	for _, line := range strings.SplitAfter(table.String(), "\n") {
+		bw.WriteString(strings.TrimRight(line, " \n"))
+		if strings.HasSuffix(line, "\n") {
+			bw.WriteByte('\n')
+		}
+	}
+}
+
+// mdGrid writes a Markdown table.
+func mdGrid(bw *bufio.Writer, header []string, rows [][]string) {
 	mdRow(bw, header)
 	sep := make([]string, len(header))
 	for i := range sep {
@@ -189,12 +299,4 @@ func sweepMarkdownBody(bw *bufio.Writer, r *sweep.Result, heading string) error 
 	for _, row := range rows {
 		mdRow(bw, row)
 	}
-	fmt.Fprintf(bw, "\n- **Knee:** %s\n- **SLO-safe point:** %s\n", mdEscape(pointLine(r.Knee, r.LoadKind)), mdEscape(pointLine(r.SLOSafe, r.LoadKind)))
-	for _, n := range r.Notes {
-		fmt.Fprintf(bw, "- Note: %s\n", mdEscape(n))
-	}
-	for _, wn := range r.Warnings {
-		fmt.Fprintf(bw, "- **Warning:** %s\n", mdEscape(wn))
-	}
-	return nil
 }

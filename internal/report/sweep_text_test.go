@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"html"
 	"strings"
 	"testing"
 
@@ -77,5 +78,49 @@ func TestSweepTextMissingColumns(t *testing.T) {
 	}
 	if strings.Contains(txt.String(), "0.00%") || strings.Contains(txt.String(), " 0 ") {
 		t.Errorf("a missing value printed as 0:\n%s", txt.String())
+	}
+}
+
+// TestSweepClassesRendered: a mix's sweep names its breaking class and
+// lists every class at every step in text, Markdown and HTML.
+func TestSweepClassesRendered(t *testing.T) {
+	r := sweepFixture(t)
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		ttft := s.Summary.TTFT.P95
+		for _, c := range []struct {
+			name  string
+			ttft  float64
+			limit float64
+		}{{"chat", ttft * 2, 150}, {"batch", ttft, 5000}} {
+			met := c.ttft < c.limit
+			s.Classes = append(s.Classes, sweep.ClassStep{Name: c.name, Summary: stats.Summary{Requests: 10, TTFT: stats.Dist{Count: 10, P95: c.ttft}},
+				SLOMet: met, SLOs: []sweep.Check{{Objective: "p95(ttft)<" + strings.TrimSuffix(fnum(c.limit, 0), ".0") + "ms", Value: c.ttft, Met: met}}})
+			s.SLOMet = s.SLOMet && met
+		}
+	}
+	r, err := sweep.Analyze(r.Steps, sweep.Options{SLOs: r.SLOs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var txt, md, page bytes.Buffer
+	if err := SweepText(&txt, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := SweepMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&page, &Run{Kind: "sweep", Sweep: r, Summary: r.Steps[0].Summary}, HTMLData{}); err != nil {
+		t.Fatal(err)
+	}
+	// chat's p95 TTFT is 2×300 = 600 ms at 16 in flight, past 150 ms.
+	want := "class chat fails first, at 16 in flight: p95(ttft)<150ms (measured 600 ms); every other class still holds there"
+	for name, out := range map[string]string{"text": txt.String(), "markdown": md.String(), "html": html.UnescapeString(page.String())} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s lacks %q:\n%s", name, want, out)
+		}
+		if !strings.Contains(out, "Per class (latency in ms)") || !strings.Contains(out, "batch") {
+			t.Errorf("%s lacks the per-class table", name)
+		}
 	}
 }

@@ -108,6 +108,13 @@ func Load(st *store.Store, id int64) (*Loaded, error) {
 			}
 		}
 	}
+	if order, own := report.StoredClasses(cfg); len(order) > 0 && len(lr.Records) > 0 {
+		var objectives slo.Set
+		for _, r := range rep.SLOs {
+			objectives = append(objectives, r.Objective)
+		}
+		_, rep.Classes = report.ClassSummaries(lr.Records, stats.Options{}, objectives, own, order)
+	}
 	view, note := serverView(st, id, max(step, store.WholeRun), lr.Records, &sum)
 	rep.Server = view
 	if note != "" {

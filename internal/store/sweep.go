@@ -183,5 +183,6 @@ func (st *Store) SweepResult(id int64) (*sweep.Result, error) {
 	if r.SLOSafe, err = point(sw.SLOSafe); err != nil {
 		return nil, err
 	}
+	r.ClassVerdicts() // a mix's breaking class follows from the steps
 	return r, nil
 }

@@ -24,6 +24,11 @@ type Result struct {
 	// point's headline figures with the range knee's held-out errors give
 	// each (docs/validation.md).
 	Ranges []PredictionRange `json:"prediction_ranges,omitempty"`
+	// ClassSLOs are a mix's classes' own objectives ("class: objective"),
+	// judged beside SLOs; BreaksFirst is the class failing at the lowest
+	// load (nil: no mix, or no class failed).
+	ClassSLOs   []string     `json:"class_slos,omitempty"`
+	BreaksFirst *BreaksFirst `json:"breaks_first,omitempty"`
 }
 
 // PredictionRange is one predicted figure of a sweep's point with its
@@ -79,14 +84,22 @@ func Analyze(steps []Step, opts Options) (*Result, error) {
 	}
 	r := &Result{LoadKind: kind, KneeMetric: metric, SLOs: opts.SLOs, Steps: sorted}
 	r.Knee = FindKnee(sorted, metric)
-	r.SLOSafe = SafePoint(sorted, opts.SLOs)
+	r.ClassVerdicts()
+	judged := opts.SLOs
+	if classesJudged(sorted) {
+		judged = append(append([]string{}, opts.SLOs...), r.ClassSLOs...)
+		if len(judged) == 0 {
+			judged = []string{"every class's objectives"}
+		}
+	}
+	r.SLOSafe = SafePoint(sorted, judged)
 	for i := range sorted {
 		for _, w := range sorted[i].Warnings {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("step %s: %s", sorted[i].Load, w))
 		}
 	}
 	r.Warnings = append(r.Warnings, kneeWarnings(sorted, r.Knee, metric)...)
-	if len(opts.SLOs) > 0 {
+	if len(judged) > 0 {
 		r.Warnings = append(r.Warnings, safeWarnings(sorted, r.SLOSafe)...)
 	}
 	return r, nil
@@ -157,6 +170,19 @@ func safeWarnings(steps []Step, safe Point) []string {
 	}
 	return w
 }
+
+// ClassVerdicts sets ClassSLOs and BreaksFirst from the steps' classes
+// (sorted by load): a stored sweep keeps its steps, and these follow.
+func (r *Result) ClassVerdicts() {
+	r.ClassSLOs, r.BreaksFirst = classObjectives(r.Steps), nil
+	if classesJudged(r.Steps) {
+		r.BreaksFirst = findBreaksFirst(r.Steps)
+	}
+}
+
+// Judged reports whether the sweep had objectives to judge: the run's, or
+// a mix's classes' own.
+func (r *Result) Judged() bool { return len(r.SLOs) > 0 || len(r.ClassSLOs) > 0 }
 
 // allGiven reports whether every step has the throughput metric (a table
 // may leave it out: NaN).

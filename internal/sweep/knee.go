@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/knee-dev/knee/internal/record"
@@ -222,6 +223,13 @@ func SafePoint(steps []Step, slos []string) Point {
 				advice = "" // the failure says what to fix; a lower load would fail alike
 			}
 		}
+		for _, cl := range steps[0].Classes {
+			for _, c := range cl.SLOs {
+				if c.NoData {
+					advice = ""
+				}
+			}
+		}
 		return none("the lowest load (%s) already fails %s: no measured load is safe%s",
 			steps[0].Load, failed(&steps[0]), advice)
 	case -1:
@@ -265,6 +273,13 @@ func held(s *Step) string {
 	for _, c := range s.SLOs {
 		parts = append(parts, fmt.Sprintf("%s: %s", c.Objective, checkValue(c)))
 	}
+	for _, c := range s.Classes { // each class's own objectives
+		for _, ch := range c.SLOs {
+			if slices.Contains(c.Own, ch.Objective) {
+				parts = append(parts, fmt.Sprintf("class %s %s: %s", c.Name, ch.Objective, checkValue(ch)))
+			}
+		}
+	}
 	if len(parts) == 0 {
 		return "SLOs met"
 	}
@@ -279,6 +294,16 @@ func failed(s *Step) string {
 			parts = append(parts, fmt.Sprintf("%s (%s)", c.Objective, noData(s)))
 		case !c.Met:
 			parts = append(parts, fmt.Sprintf("%s (measured %s)", c.Objective, checkValue(c)))
+		}
+	}
+	for _, c := range s.Classes {
+		for _, ch := range c.SLOs {
+			switch {
+			case ch.NoData:
+				parts = append(parts, fmt.Sprintf("class %s: %s (no completed request)", c.Name, ch.Objective))
+			case !ch.Met:
+				parts = append(parts, fmt.Sprintf("class %s: %s (measured %s)", c.Name, ch.Objective, checkValue(ch)))
+			}
 		}
 	}
 	if len(parts) == 0 {

@@ -42,12 +42,18 @@ type SimRunner struct {
 	// ServerLoop is the server's streaming loop (sim.ServerLoop; zero: one
 	// that keeps up).
 	ServerLoop sim.ServerLoop
+	// Class names request i's traffic class and LoRA adapter (sim.Config's),
+	// and Classes the classes each step is summarised and judged by (a
+	// --mix; nil: none).
+	Class   func(i int64) (name string, adapter int32)
+	Classes *Classes
 }
 
 // Run simulates one step.
 func (sr *SimRunner) Run(ctx context.Context, load Load) (Step, error) {
 	cfg := sim.Config{Engine: sr.Engine, Gen: sr.Gen, Requests: sr.Requests, Duration: sr.Duration,
-		Warmup: sr.Warmup, WarmupRequests: sr.WarmupRequests, StreamTokenTimes: true, Client: sr.Client, ServerLoop: sr.ServerLoop}
+		Warmup: sr.Warmup, WarmupRequests: sr.WarmupRequests, StreamTokenTimes: true, Client: sr.Client, ServerLoop: sr.ServerLoop,
+		Class: sr.Class}
 	opts := stats.Options{}
 	if len(sr.SLOs) > 0 {
 		opts.Good = sr.SLOs.Good
@@ -74,8 +80,10 @@ func (sr *SimRunner) Run(ctx context.Context, load Load) (Step, error) {
 		}
 	}
 	acc := stats.NewAccumulator(opts)
+	classes := sr.Classes.Accumulate(opts, sr.SLOs)
 	onRecord := func(r *record.Request) {
 		acc.Add(r)
+		classes.Add(r)
 		if sr.OnRecord != nil {
 			sr.OnRecord(load, r)
 		}
@@ -89,5 +97,6 @@ func (sr *SimRunner) Run(ctx context.Context, load Load) (Step, error) {
 	if err != nil {
 		return Step{}, err
 	}
-	return Step{Load: load, Summary: acc.Summary(), Full: true}, nil
+	sum := acc.Summary()
+	return Step{Load: load, Summary: sum, Full: true, Classes: classes.Steps(&sum)}, nil
 }

@@ -9,13 +9,16 @@ import (
 )
 
 // Judge evaluates a step's summary against the objectives and fills SLOMet
-// and SLOs. With no objectives every step is met.
+// and SLOs; each class of a mix is judged too (the objectives and its own),
+// and the step is met only when every class is. With no objectives every
+// step is met.
 func Judge(s *Step, set slo.Set) {
 	s.SLOs, s.SLOMet = nil, true
 	for _, r := range set.Evaluate(s.Summary) {
 		s.SLOs = append(s.SLOs, Check{Objective: r.Objective.String(), Value: r.Value, Met: r.Met, NoData: r.NoData})
 		s.SLOMet = s.SLOMet && r.Met
 	}
+	judgeClasses(s, set)
 }
 
 // Objectives returns the objectives' canonical texts.

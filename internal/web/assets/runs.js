@@ -155,6 +155,25 @@ async function showCompare(el, a, b) {
       h('td', {}, m.unit === 'ratio' ? (100 * m.diff).toFixed(2) + ' pp' : (m.a ? (100 * m.change).toFixed(1) + '%' : '–')),
       h('td', {}, {worse: 'worse ✗', better: 'better ✓', same: 'within noise', untested: 'not judged'}[m.effect] || m.effect)))))),
   h('p', {id: 'compare-verdict'}, 'Verdict: ' + r.verdict), h('p', {class: 'notes'}, 'Beyond noise: ' + r.method));
+  const cls = classCompare(r.classes || [[], []]);
+  if (cls) el.append(cls);
+}
+
+// classCompare: both runs' traffic classes side by side (a --mix's, or
+// probes), in A's order then B's own; null when neither run has classes.
+function classCompare([ca, cb]) {
+  if (!ca.length && !cb.length) return null;
+  const names = [...ca.map(c => c.name), ...cb.map(c => c.name).filter(n => !ca.some(c => c.name === n))];
+  const by = (list, n) => list.find(c => c.name === n);
+  const slo = c => !c ? '–' : c.slo_met === undefined ? '–' : c.slo_met ? 'met' : 'FAILED ' + (c.failed || []).join(', ');
+  const cols = [['requests', c => String(c.requests)], ['req/s', c => fmt(c.throughput_rps)], ['goodput req/s', c => c.goodput_rps === undefined ? '–' : fmt(c.goodput_rps)],
+    ['TTFT p95', c => fmt(c.ttft_p95_ms, 'ms')], ['E2E p95', c => fmt(c.e2e_p95_ms, 'ms')], ['SLOs', slo]];
+  const cell = (c, f) => h('td', {}, c ? f(c) : '–');
+  return h('section', {id: 'compare-classes'}, h('h2', {}, 'Traffic classes'),
+    h('div', {class: 'table-wrap'}, h('table', {},
+      h('thead', {}, h('tr', {}, h('th', {}, 'class'), ...cols.flatMap(([t]) => [h('th', {}, t + ' A'), h('th', {}, t + ' B')]))),
+      h('tbody', {}, names.map(n => h('tr', {dataset: {class: n}}, h('th', {}, n),
+        ...cols.flatMap(([, f]) => [cell(by(ca, n), f), cell(by(cb, n), f)])))))));
 }
 
 async function showLive(el, id) {

@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/knee-dev/knee/internal/sweep"
+)
+
+// mixExample is the documented three-class mix: chat on the base model
+// with the tightest objective (p95 TTFT < 150 ms), two LoRA adapters.
+var mixExample = filepath.Join("..", "..", "docs", "examples", "mix-three-classes.yaml")
+
+// checkClassesAddUp checks that every step has the mix's classes in the
+// file's order and that their counts add up to the step's.
+func checkClassesAddUp(t *testing.T, res *sweep.Result, names []string) {
+	t.Helper()
+	for _, s := range res.Steps {
+		var got []string
+		req, done, errs := 0, 0, 0
+		var tps, good float64
+		for _, c := range s.Classes {
+			got = append(got, c.Name)
+			req += c.Summary.Requests
+			done += c.Summary.Completed
+			errs += c.Summary.Errors
+			tps += c.Summary.OutputTokenThroughputTPS
+			if c.Summary.GoodputRPS != nil {
+				good += *c.Summary.GoodputRPS
+			}
+		}
+		if !slices.Equal(got, names) {
+			t.Fatalf("step %s: classes %v, want %v in the mix file's order", s.Load, got, names)
+		}
+		sum := &s.Summary
+		if req != sum.Requests || done != sum.Completed || errs != sum.Errors {
+			t.Errorf("step %s: classes add up to %d requests, %d completed, %d errors; the step has %d, %d, %d",
+				s.Load, req, done, errs, sum.Requests, sum.Completed, sum.Errors)
+		}
+		// Class rates are over the step's span: they add up.
+		if o := sum.OutputTokenThroughputTPS; math.Abs(tps-o) > 1e-6*o {
+			t.Errorf("step %s: classes' output tok/s add up to %.1f, the step's is %.1f", s.Load, tps, o)
+		}
+		// Judged only by the classes' own objectives, the step's goodput
+		// is theirs.
+		if sum.GoodputRPS == nil || math.Abs(*sum.GoodputRPS-good) > 1e-6*(good+1) {
+			t.Errorf("step %s: goodput %v; the classes' add up to %.3f", s.Load, sum.GoodputRPS, good)
+		}
+	}
+}
+
+func TestSimSweepMixTightestClassBreaksFirst(t *testing.T) {
+	args := []string{"sim", "sweep", "--mix", mixExample, "--rate", "2,5,10,20,40", "--requests", "300", "--max-loras", "2", "--no-store", "--quiet"}
+	code, out, stderr := kneeCmd(t, append(args, "--json")...)
+	if code != ExitOK {
+		t.Fatalf("sim sweep --mix: exit %d: %s", code, stderr)
+	}
+	validate(t, compileSchema(t, "sweep.schema.json"), "knee sim sweep --mix --json", out)
+	var res sweep.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	checkClassesAddUp(t, &res, []string{"chat", "summarize", "sql"})
+
+	// The first failing step fails chat alone, and breaks_first says so.
+	first := -1
+	for i, s := range res.Steps {
+		if !s.SLOMet {
+			first = i
+			break
+		}
+	}
+	if first <= 0 {
+		t.Fatalf("want some step to fail after a safe one; first failing step index %d:\n%s", first, out)
+	}
+	fs := res.Steps[first]
+	for _, c := range fs.Classes {
+		if (c.Name == "chat") == c.SLOMet {
+			t.Errorf("at %s class %s slo_met=%v; want chat alone to fail", fs.Load, c.Name, c.SLOMet)
+		}
+	}
+	b := res.BreaksFirst
+	if b == nil || b.Class != "chat" || b.Load != fs.Load.Value || b.Objective != "p95(ttft)<150ms" || !(b.Value > 150) || len(b.Also) > 0 {
+		t.Fatalf("breaks_first = %+v; want chat alone at %s, p95(ttft)<150ms, its value above 150 ms", b, fs.Load)
+	}
+	if !res.SLOSafe.Found() || res.SLOSafe.Load != res.Steps[first-1].Load.Value {
+		t.Errorf("SLO-safe point %+v; want %s, the step below chat's failure", res.SLOSafe, res.Steps[first-1].Load)
+	}
+
+	// The report says which class breaks first.
+	code, text, stderr := kneeCmd(t, args...)
+	if code != ExitOK {
+		t.Fatalf("sim sweep --mix (text): exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Breaks first: class chat fails first, at " + fs.Load.String(), "chat ◀ breaks first", "Per class (latency in ms)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the text report lacks %q:\n%s", want, text)
+		}
+	}
+
+	// A seed reproduces the output byte for byte; another seed differs.
+	if _, again, _ := kneeCmd(t, append(args, "--json")...); again != out {
+		t.Error("the same mix file and seed gave different output")
+	}
+	if _, other, _ := kneeCmd(t, append(args, "--json", "--seed", "8")...); other == out {
+		t.Error("another seed gave the same output: the seed is not used")
+	}
+}
+
+// TestSweepMixAgainstEmbeddedServer runs the mix against knee serve's
+// engine: each class's requests reach it under their own model name (an
+// unknown adapter would fail), every class is judged at every step, and
+// breaks_first agrees with the classes' verdicts. Real time on a shared
+// machine decides which class fails, so the test checks consistency.
+func TestSweepMixAgainstEmbeddedServer(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := kneeEnv(t, benchEnv(t), "sweep", "--mix", mixExample, "--rate", "2,8", "--requests", "30",
+		"--max-loras", "2", "--json", "--quiet", "--no-store", "--out", dir)
+	if code != ExitOK && code != ExitSLO {
+		t.Fatalf("sweep --mix: exit %d: %s", code, stderr)
+	}
+	var res sweep.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	checkClassesAddUp(t, &res, []string{"chat", "summarize", "sql"})
+	var firstFail *sweep.Step
+	for i := range res.Steps {
+		s := &res.Steps[i]
+		classesMet := true
+		for _, c := range s.Classes {
+			if c.Summary.Requests == 0 || c.Summary.Errors > 0 {
+				t.Errorf("step %s class %s: %d requests, %d errors (%v); want each class served", s.Load, c.Name, c.Summary.Requests, c.Summary.Errors, c.Summary.ErrorKinds)
+			}
+			if len(c.SLOs) == 0 {
+				t.Errorf("step %s class %s was not judged", s.Load, c.Name)
+			}
+			classesMet = classesMet && c.SLOMet
+		}
+		if !classesMet && s.SLOMet {
+			t.Errorf("step %s is met although a class failed", s.Load)
+		}
+		if !classesMet && firstFail == nil {
+			firstFail = s
+		}
+	}
+	b := res.BreaksFirst
+	switch {
+	case firstFail == nil && b != nil:
+		t.Errorf("no class failed, yet breaks_first = %+v", b)
+	case firstFail != nil && (b == nil || b.Load != firstFail.Load.Value):
+		t.Errorf("breaks_first = %+v; want the lowest failing load %s", b, firstFail.Load)
+	case firstFail != nil:
+		for _, c := range firstFail.Classes {
+			if c.Name == b.Class && c.SLOMet {
+				t.Errorf("breaks_first names %s, which met its objectives at %s", b.Class, firstFail.Load)
+			}
+		}
+	}
+	// sweep.json under --out carries the classes too.
+	if _, err := os.Stat(filepath.Join(dir, "sweep.json")); err != nil {
+		t.Error(err)
+	}
+
+	// A mix gives each class its lengths: --input-tokens beside it is usage.
+	code, _, stderr = kneeEnv(t, benchEnv(t), "sweep", "--mix", mixExample, "--rate", "2", "--input-tokens", "64", "--no-store")
+	if code != ExitUsage || !strings.Contains(stderr, "--input-tokens") {
+		t.Errorf("--mix with --input-tokens: exit %d, %q; want 2 naming the flag", code, stderr)
+	}
+}
+
+// TestSimSweepMixOnAFleet: fleets serve a mix's classes and adapters too;
+// two replicas hold every class to a higher load than one.
+func TestSimSweepMixOnAFleet(t *testing.T) {
+	safe := func(replicas string) float64 {
+		t.Helper()
+		code, out, stderr := kneeCmd(t, "sim", "sweep", "--mix", mixExample, "--rate", "5,10,20,40", "--requests", "300", "--max-loras", "2",
+			"--replicas", replicas, "--json", "--no-store", "--quiet")
+		if code != ExitOK {
+			t.Fatalf("--replicas %s: exit %d: %s", replicas, code, stderr)
+		}
+		var res sweep.Result
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		checkClassesAddUp(t, &res, []string{"chat", "summarize", "sql"})
+		if !res.SLOSafe.Found() {
+			t.Fatalf("--replicas %s: no SLO-safe load", replicas)
+		}
+		return res.SLOSafe.Load
+	}
+	if one, two := safe("1"), safe("2"); !(two > one) {
+		t.Errorf("SLO-safe at %v req/s on two replicas, %v on one; want two to carry more", two, one)
+	}
+}

@@ -1,0 +1,82 @@
+package report
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/stats"
+)
+
+// Stored runs keep a mix's classes in the file's order and their own
+// objectives, so a report rebuilt from the records lists them as the run
+// did (records are stored in completion order).
+const (
+	ConfigClasses   = "classes"
+	ConfigClassSLOs = "class_slos"
+)
+
+// StoredClasses reads a stored run's configuration back: the mix's class
+// order and each class's own objectives (nil without a mix).
+func StoredClasses(cfg [][2]string) (order []string, own map[string]slo.Set) {
+	for _, kv := range cfg {
+		switch kv[0] {
+		case ConfigClasses:
+			for _, p := range strings.Split(kv[1], ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					order = append(order, p)
+				}
+			}
+		case ConfigClassSLOs:
+			own = map[string]slo.Set{}
+			for _, item := range strings.Split(kv[1], "; ") {
+				name, expr, ok := strings.Cut(item, ": ")
+				if o, err := slo.Parse(expr); ok && err == nil {
+					own[name] = append(own[name], o)
+				}
+			}
+		}
+	}
+	return order, own
+}
+
+// ClassSummaries splits recs by class: the overall records (probes left
+// out) and every class's summary with its objectives (the run's own, and a
+// class's own in classSLOs), in order first and then any other class seen.
+// It returns recs itself and no classes for a run of one class.
+func ClassSummaries(recs []record.Request, opts stats.Options, objectives slo.Set, classSLOs map[string]slo.Set, order []string) (overall []record.Request, classes []Class) {
+	names, byClass := SplitClasses(recs)
+	if names == nil {
+		return recs, nil
+	}
+	// A mix's classes in the file's order, a class with no request too.
+	if len(order) > 0 {
+		rest := names
+		names = append([]string{}, order...)
+		for _, n := range rest {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	classOpts := opts
+	classOpts.Series = false
+	for _, name := range names {
+		objs := append(append(slo.Set{}, objectives...), classSLOs[name]...)
+		o := classOpts
+		if len(objs) > 0 {
+			o.Good = objs.Good
+		}
+		sum := stats.Summarize(byClass[name], o)
+		probe := name == record.ProbeClass
+		classes = append(classes, Class{Name: name, Summary: sum, SLOs: objs.Evaluate(sum), Probe: probe})
+		if !probe {
+			overall = append(overall, byClass[name]...)
+		}
+	}
+	if len(overall) != len(recs) {
+		return overall, classes
+	}
+	return recs, classes
+}
