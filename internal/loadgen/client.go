@@ -110,20 +110,21 @@ func (r *Run) prepare(i int64) (outgoing, bool) {
 	if !ok {
 		return outgoing{}, false
 	}
-	return r.encode(req), true
+	return r.encode(i, req), true
 }
 
 // encode writes req's body. The body is per request, never pooled: the
 // transport may still write it after Do returns (a server that answers
 // before reading the whole request).
-func (r *Run) encode(req Request) outgoing {
+func (r *Run) encode(i int64, req Request) outgoing {
 	model := r.cfg.Model
 	if req.Model != "" {
 		model = req.Model
 	}
 	p := openai.Params{API: r.cfg.API, Model: model, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
 		IgnoreEOS: r.cfg.IgnoreEOS, ContinuousUsage: r.cfg.ContinuousUsage,
-		Temperature: r.cfg.Temperature, HasTemperature: r.cfg.HasTemperature, History: req.History}
+		Temperature: r.cfg.Temperature, HasTemperature: r.cfg.HasTemperature, History: req.History,
+		Items: r.cfg.Items, RerankPath: r.cfg.RerankPath, Images: r.images(i)}
 	if r.cfg.MinTokens {
 		p.MinTokens = req.MaxTokens
 	}
@@ -149,9 +150,23 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	if req.RequestedTokens > 0 {
 		rec.PromptTokensRequested = req.RequestedTokens
 	}
+	items := openai.ItemsAPI(r.cfg.API)
+	if items {
+		// Nothing is generated; an embeddings batch asks for its inputs'
+		// tokens, a rerank's count depends on how the server pairs the
+		// query with each document, so it asks for none.
+		rec.MaxTokens = 0
+		rec.PromptTokensRequested *= max(r.cfg.Items, 1)
+		if r.cfg.API == openai.APIRerank {
+			rec.PromptTokensRequested = 0
+		}
+	}
 	st := streamPool.Get().(*stream)
 	defer streamPool.Put(st)
 	st.promptTokens = req.PromptTokens
+	if items {
+		st.promptTokens *= max(r.cfg.Items, 1)
+	}
 	st.keepText = res != nil
 	st.text = st.text[:0]
 	st.stamp.start, st.stamp.clock = r.start, &r.clock
@@ -245,8 +260,19 @@ func (r *Run) newHTTPRequest(ctx context.Context, body []byte) *http.Request {
 		panic(err) // cannot happen: the endpoint was validated in Start
 	}
 	hreq.Header["Content-Type"] = []string{"application/json"}
-	hreq.Header["Accept"] = []string{"text/event-stream"}
-	if r.cfg.APIKey != "" {
+	if openai.ItemsAPI(r.cfg.API) {
+		hreq.Header["Accept"] = []string{"application/json"}
+	} else {
+		hreq.Header["Accept"] = []string{"text/event-stream"}
+	}
+	switch {
+	case r.cfg.API == openai.APIMessages:
+		// Anthropic's authentication and version headers.
+		hreq.Header["Anthropic-Version"] = []string{openai.AnthropicVersion}
+		if r.cfg.APIKey != "" {
+			hreq.Header["X-Api-Key"] = []string{r.cfg.APIKey}
+		}
+	case r.cfg.APIKey != "":
 		hreq.Header["Authorization"] = []string{"Bearer " + r.cfg.APIKey}
 	}
 	return hreq
@@ -291,6 +317,10 @@ func (r *Run) readResponse(ctx context.Context, st *stream, resp *http.Response,
 		rec.StreamEnd = time.Since(r.start)
 		rec.Error = record.ErrBadPayload
 		rec.ErrorMessage = fmt.Sprintf("response is %s-encoded, which knee did not ask for (an event stream must come unencoded)", oneLine([]byte(ce)))
+		return
+	}
+	if openai.ItemsAPI(r.cfg.API) {
+		r.readItems(ctx, st, resp.Body, rec, max(r.cfg.Items, 1))
 		return
 	}
 	if ct := resp.Header.Get("Content-Type"); ct != "" {
@@ -339,8 +369,11 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 	c := &st.chunk
 	ollama := r.cfg.API == openai.APIOllama
 	decode := openai.DecodeChunk
-	if ollama {
+	switch r.cfg.API {
+	case openai.APIOllama:
 		decode = openai.DecodeOllama
+	case openai.APIMessages:
+		decode = openai.DecodeMessages
 	}
 	var server openai.ServerTimings
 	haveServer, cached := false, -1
@@ -434,7 +467,10 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 		if c.HasUsage {
 			usage = true
 			prevCompletion = c.CompletionTokens
-			rec.InputTokens, rec.OutputTokens = c.PromptTokens, c.CompletionTokens
+			rec.OutputTokens = c.CompletionTokens
+			if !c.NoPromptTokens {
+				rec.InputTokens = c.PromptTokens
+			}
 		}
 		if c.FinishReason != "" {
 			rec.FinishReason = c.FinishReason
@@ -497,7 +533,7 @@ func setServerTimings(rec *record.Request, t *openai.ServerTimings) {
 // status when the server gives one, else the stream broke.
 func streamErrorKind(code int) record.ErrorKind {
 	switch {
-	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable || code == statusOverloaded:
 		return record.ErrRejected
 	case code >= 400 && code < 500:
 		return record.ErrHTTP4xx
@@ -506,6 +542,10 @@ func streamErrorKind(code int) record.ErrorKind {
 	}
 	return record.ErrStreamBroken
 }
+
+// statusOverloaded is Anthropic's 529, overloaded_error: an admission
+// refusal like 503.
+const statusOverloaded = 529
 
 // readError classifies a failed body read.
 func (r *Run) readError(ctx context.Context, rec *record.Request, err error) {
@@ -531,7 +571,7 @@ func (r *Run) httpError(resp *http.Response, rec *record.Request) {
 	rec.StreamEnd = time.Since(r.start)
 	code := resp.StatusCode
 	switch {
-	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable || code == statusOverloaded:
 		rec.Error = record.ErrRejected
 	case code >= 500:
 		rec.Error = record.ErrHTTP5xx

@@ -62,6 +62,18 @@ type Config struct {
 	// Temperature is sent when HasTemperature (else the server's default).
 	Temperature    float64
 	HasTemperature bool
+	// Items is the number of inputs of an embeddings request, or of
+	// documents of a rerank request (0: 1); RerankPath is the rerank
+	// endpoint's path (openai.RerankVLLM or RerankTEI, "" the first).
+	Items      int
+	RerankPath string
+	// Images > 0 sends that many ImageWidth×ImageHeight images of
+	// ImageFormat (png, jpeg) with each chat or messages prompt, drawn
+	// from ImageSeed and the request's number.
+	Images                  int
+	ImageWidth, ImageHeight int
+	ImageFormat             string
+	ImageSeed               uint64
 
 	// Closed loop: Concurrency > 0 workers, each sending its next request
 	// when its previous one ends.
@@ -154,9 +166,12 @@ func (c *Config) validate() error {
 	switch c.API {
 	case "":
 		c.API = openai.APIChat
-	case openai.APIChat, openai.APICompletions, openai.APIOllama:
+	case openai.APIChat, openai.APICompletions, openai.APIOllama, openai.APIEmbeddings, openai.APIRerank, openai.APIMessages:
 	default:
-		return configErr("api %q: want chat, completions or ollama", c.API)
+		return configErr("api %q: want one of %s", c.API, strings.Join(openai.APIs, ", "))
+	}
+	if err := c.validateEndpoints(); err != nil {
+		return err
 	}
 	open := c.Arrivals != nil || c.RateRPS > 0
 	if c.Sessions != 0 {
@@ -194,7 +209,7 @@ func (c *Config) validate() error {
 	case c.Requests > 0 && int64(c.WarmupRequests) >= c.Requests:
 		return configErr("%d warm-up requests leave nothing of %d to measure", c.WarmupRequests, c.Requests)
 	}
-	if _, err := openai.Endpoint(c.BaseURL, c.API); err != nil {
+	if _, err := openai.EndpointFor(c.BaseURL, c.API, c.RerankPath); err != nil {
 		return configErr("%v", err)
 	}
 	return nil
@@ -320,7 +335,7 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 	if src == nil {
 		return nil, configErr("no request source")
 	}
-	endpoint, _ := openai.Endpoint(cfg.BaseURL, cfg.API)
+	endpoint, _ := openai.EndpointFor(cfg.BaseURL, cfg.API, cfg.RerankPath)
 	r := &Run{cfg: cfg, src: src, endpoint: endpoint, done: make(chan struct{}), wallNow: wallNow,
 		building: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	tr := cfg.Transport
