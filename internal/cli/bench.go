@@ -149,6 +149,12 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if err != nil {
 		return Usagef("--slo: %v", err)
 	}
+	if err := checkAPIObjectives(f.api, objectives); err != nil {
+		return err
+	}
+	if err := f.endpoints.check(f.api, uint64(f.wl.resolvedSeed())); err != nil {
+		return err
+	}
 	f.wl.trace.ctx = ctx // Ctrl-C stops reading a huge trace
 	wp, err := f.wl.plan()
 	if err != nil {
@@ -227,6 +233,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		cfg.Turn = f.sess.turnSource(gen, turns, think, f.wl.resolvedSeed())
 	}
 	f.temperature.apply(&cfg)
+	f.endpoints.set(&cfg)
 	cfg.StopOversaturated = f.stopOversaturated
 	if err := f.probe.apply(&cfg, gen, f.wl.resolvedSeed()); err != nil {
 		return err
@@ -849,6 +856,10 @@ func benchIgnoreEOS(ctx context.Context, cfg *loadgen.Config, ignoreEOS triState
 		}
 		cfg.IgnoreEOS, cfg.MinTokens = false, false
 		notes = append(notes, note)
+	} else if !eosApplies(api) {
+		// Anthropic's API has no such fields; embeddings and rerank
+		// generate nothing.
+		cfg.IgnoreEOS, cfg.MinTokens = false, false
 	} else if ignoreEOS.auto {
 		endpoint, eerr := openai.Endpoint(target, api)
 		if eerr != nil {

@@ -2,24 +2,26 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
+	"github.com/knee-dev/knee/internal/slo"
 	"github.com/spf13/pflag"
 )
 
 // apiUsage is the --api help of the commands that measure a target.
-const apiUsage = "API: chat (/v1/chat/completions), completions (/v1/completions), or ollama (Ollama's native /api/chat, which reports per-request server durations)"
+const apiUsage = "API: chat (/v1/chat/completions), completions (/v1/completions), ollama (Ollama's native /api/chat, which reports per-request server durations), embeddings (/v1/embeddings), rerank (--rerank-path) or messages (Anthropic's /v1/messages)"
 
 // checkAPI validates --api for bench and sweep.
 func checkAPI(api string) error {
-	switch api {
-	case openai.APIChat, openai.APICompletions, openai.APIOllama:
+	if slices.Contains(openai.APIs, api) {
 		return nil
 	}
-	return Usagef("--api %q: want chat, completions or ollama", api)
+	return Usagef("--api %q: want one of %s", api, strings.Join(openai.APIs, ", "))
 }
 
 // ollamaEOS says what --ignore-eos means with --api ollama: the native API
@@ -67,6 +69,7 @@ type targetFlags struct {
 	requestTimeout, grace      time.Duration
 	ignoreEOS                  string
 	temperature                optFloat
+	endpoints                  endpointFlags
 }
 
 // register adds the Target flags; noURL says what runs without --url and
@@ -80,4 +83,132 @@ func (t *targetFlags) register(fs *pflag.FlagSet, noURL, graceWhen string) {
 	fs.DurationVar(&t.requestTimeout, "request-timeout", 5*time.Minute, "give up on one request after this long")
 	fs.DurationVar(&t.grace, "grace", 30*time.Second, graceWhen+", wait this long for in-flight requests before canceling them (0: cancel at once)")
 	fs.StringVar(&t.ignoreEOS, "ignore-eos", "auto", "ask the server to ignore EOS so outputs have the requested length: auto (probe), true, false")
+	t.endpoints.register(fs)
 }
+
+// endpointFlags shape the requests of the APIs beyond chat and completions:
+// embeddings' batches, rerank's documents and path, and image prompts.
+// Zero means not given, so a flag given to an API it does not apply to
+// is refused.
+type endpointFlags struct {
+	batchSize, documents int
+	rerankPath           string
+	images               int
+	imageSize            string
+	imageFormat          string
+	// resolved holds the checked values (check) for set.
+	resolved loadgen.Config
+}
+
+func (e *endpointFlags) register(fs *pflag.FlagSet) {
+	fs.IntVar(&e.batchSize, "batch-size", 0, "--api embeddings: inputs per request, each a rotation of the prompt (default 1)")
+	fs.IntVar(&e.documents, "documents", 0, "--api rerank: documents per request, each a rotation of the prompt, with its first 16 words as the query (default 1)")
+	fs.StringVar(&e.rerankPath, "rerank-path", "", "--api rerank: "+openai.RerankVLLM+" (vLLM's request shape, the default) or "+openai.RerankTEI+" (TEI's)")
+	fs.IntVar(&e.images, "images", 0, "images drawn from the seed and sent with every chat or messages prompt (their token cost is the server's usage)")
+	fs.StringVar(&e.imageSize, "image-size", "", "with --images: WIDTHxHEIGHT in pixels (default 512x512)")
+	fs.StringVar(&e.imageFormat, "image-format", "", "with --images: png or jpeg (default png)")
+}
+
+// set puts the checked values into cfg.
+func (e *endpointFlags) set(cfg *loadgen.Config) {
+	r := &e.resolved
+	cfg.Items, cfg.RerankPath = r.Items, r.RerankPath
+	cfg.Images, cfg.ImageWidth, cfg.ImageHeight, cfg.ImageFormat, cfg.ImageSeed = r.Images, r.ImageWidth, r.ImageHeight, r.ImageFormat, r.ImageSeed
+}
+
+// check checks the flags against api and keeps their values for set;
+// seed draws the images.
+func (e *endpointFlags) check(api string, seed uint64) error {
+	cfg := &e.resolved
+	*cfg = loadgen.Config{}
+	need := func(flag string, given bool, apis ...string) error {
+		if given && !slices.Contains(apis, api) {
+			return Usagef("%s applies to --api %s, not %s", flag, strings.Join(apis, " or "), api)
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		flag  string
+		given bool
+		apis  []string
+	}{
+		{"--batch-size", e.batchSize != 0, []string{openai.APIEmbeddings}},
+		{"--documents", e.documents != 0, []string{openai.APIRerank}},
+		{"--rerank-path", e.rerankPath != "", []string{openai.APIRerank}},
+		{"--images", e.images != 0, []string{openai.APIChat, openai.APIMessages}},
+	} {
+		if err := need(c.flag, c.given, c.apis...); err != nil {
+			return err
+		}
+	}
+	switch {
+	case e.batchSize < 0:
+		return Usagef("--batch-size %d: want 1 or more inputs per request", e.batchSize)
+	case e.documents < 0:
+		return Usagef("--documents %d: want 1 or more documents per request", e.documents)
+	case e.images < 0:
+		return Usagef("--images %d: want 0 or more images per prompt", e.images)
+	case e.images == 0 && (e.imageSize != "" || e.imageFormat != ""):
+		return Usagef("--image-size and --image-format need --images N")
+	}
+	if e.rerankPath != "" {
+		if err := openai.CheckRerankPath(e.rerankPath); err != nil {
+			return Usagef("--rerank-path %q: want %s (vLLM's request shape) or %s (TEI's)", e.rerankPath, openai.RerankVLLM, openai.RerankTEI)
+		}
+	}
+	cfg.Items = max(e.batchSize, e.documents)
+	if openai.ItemsAPI(api) {
+		cfg.Items = max(cfg.Items, 1)
+	}
+	cfg.RerankPath = e.rerankPath
+	if e.images == 0 {
+		return nil
+	}
+	w, h, err := parseImageSize(e.imageSize)
+	if err != nil {
+		return err
+	}
+	format := e.imageFormat
+	if format == "" {
+		format = "png"
+	}
+	if !slices.Contains(openai.ImageFormats, format) {
+		return Usagef("--image-format %q: want png or jpeg", format)
+	}
+	cfg.Images, cfg.ImageWidth, cfg.ImageHeight, cfg.ImageFormat, cfg.ImageSeed = e.images, w, h, format, seed
+	return nil
+}
+
+// parseImageSize reads WIDTHxHEIGHT ("" is 512x512).
+func parseImageSize(s string) (w, h int, err error) {
+	if s == "" {
+		return 512, 512, nil
+	}
+	ws, hs, ok := strings.Cut(strings.ToLower(s), "x")
+	w, errW := strconv.Atoi(ws)
+	h, errH := strconv.Atoi(hs)
+	if !ok || errW != nil || errH != nil || w < 1 || h < 1 || w > 8192 || h > 8192 {
+		return 0, 0, Usagef("--image-size %q: want WIDTHxHEIGHT in pixels, each 1 to 8192, e.g. 512x512", s)
+	}
+	return w, h, nil
+}
+
+// checkAPIObjectives refuses objectives an API cannot be judged by: an
+// embeddings or rerank answer comes whole, with no first token and no
+// gaps between tokens.
+func checkAPIObjectives(api string, set slo.Set) error {
+	if !openai.ItemsAPI(api) {
+		return nil
+	}
+	for _, o := range set {
+		switch o.Metric {
+		case "ttft", "ttft_sched", "itl", "tpot":
+			return Usagef("--slo %s: --api %s is answered whole, with no first token or token gaps, so it has no %s; judge it by e2e, e.g. 'p95(e2e)<500ms'", o, api, o.Metric)
+		}
+	}
+	return nil
+}
+
+// eosApplies reports whether ignore_eos and min_tokens mean anything to
+// api: only the OpenAI-compatible generation APIs take them.
+func eosApplies(api string) bool { return api == openai.APIChat || api == openai.APICompletions }

@@ -16,9 +16,13 @@ import (
 // the SLO-safe point marked.
 func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
 	header = []string{sweep.LoadColumn(r.LoadKind), "req/s", "out tok/s", "goodput/s", "TTFT p50", "TTFT p95", "TTFT p99", "ITL p95", "E2E p95"}
-	withServer := false
+	withServer, items := false, false
 	for i := range r.Steps {
 		withServer = withServer || r.Steps[i].Server != nil
+		items = items || r.Steps[i].Summary.Items > 0
+	}
+	if items {
+		header[2] = "items/s" // embeddings or rerank: nothing generated
 	}
 	if withServer {
 		// The server's own view, where it was scraped (↑: its waiting
@@ -56,8 +60,12 @@ func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
 		if s.Refined {
 			marks = append(marks, "(refined)")
 		}
+		tput := fnum(sum.OutputTokenThroughputTPS, 0)
+		if items {
+			tput = fnum(sum.ItemThroughputPS, 1)
+		}
 		row := []string{
-			strconv.FormatFloat(s.Load.Value, 'g', 6, 64), fnum(sum.RequestThroughputRPS, 2), fnum(sum.OutputTokenThroughputTPS, 0), good,
+			strconv.FormatFloat(s.Load.Value, 'g', 6, 64), fnum(sum.RequestThroughputRPS, 2), tput, good,
 			msCell(sum.TTFT.P50), msCell(sum.TTFT.P95), msCell(sum.TTFT.P99), msCell(sum.ITL.P95), msCell(sum.E2E.P95),
 		}
 		if withServer {
