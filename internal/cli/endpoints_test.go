@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -229,4 +230,27 @@ func TestSweepEmbeddings(t *testing.T) {
 	if !strings.Contains(stdout, "items/s") || !strings.Contains(stdout, "E2E p95") {
 		t.Errorf("sweep table:\n%s", stdout)
 	}
+}
+
+// knee serve --image-tokens sets every image's cost; a bench with images
+// against it reads that cost from the usage.
+func TestServeImageTokens(t *testing.T) {
+	if code, _, errs := runKnee(t, "serve", "--image-tokens", "-1"); code != ExitUsage || !strings.Contains(errs, "--image-tokens -1") {
+		t.Errorf("--image-tokens -1: exit %d, %q", code, errs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url, codeCh := startServe(t, ctx, "--model", "llama-3.1-8b", "--image-tokens", "100")
+	out := t.TempDir()
+	code, stdout, stderr := kneeEnv(t, benchEnv(t), benchArgs("--url", url, "--model", "llama-3.1-8b", "--images", "3", "--image-size", "640x480", "--out", out)...)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, r := range readRecords(t, filepath.Join(out, "records.jsonl")) {
+		if !r.OK() || r.InputTokens-r.PromptTokensRequested != 300 {
+			t.Errorf("record %d: %s, input %d for a %d-token prompt and 3 images of 100", r.ID, r.Error, r.InputTokens, r.PromptTokensRequested)
+		}
+	}
+	cancel()
+	<-codeCh
 }

@@ -21,6 +21,7 @@ type serveFlags struct {
 	servedModelName  string
 	tokenizer        string
 	defaultMaxTokens int
+	imageTokens      int
 	seed             uint64
 	faults           simserver.Faults
 }
@@ -30,6 +31,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.servedModelName, "served-model-name", "", "model name clients send (default: the model preset's name)")
 	fs.StringVar(&f.tokenizer, "tokenizer", workload.DefaultTokenizer, "tokenizer that counts prompt tokens: cl100k_base, o200k_base, or a HF tokenizer.json path")
 	fs.IntVar(&f.defaultMaxTokens, "default-max-tokens", 256, "output length of requests that send no max_tokens")
+	fs.IntVar(&f.imageTokens, "image-tokens", 0, "tokens every image of a prompt costs (0: ⌈W/28⌉·⌈H/28⌉ from its size, as Qwen2-VL's merged patches)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the fault draws (the n-th request gets the same faults on every run)")
 	fs.Float64Var(&f.faults.ErrorRate, "fault-error-rate", 0, "share of requests answered 500 at once (0..1)")
 	fs.Float64Var(&f.faults.StallRate, "fault-stall-rate", 0, "share of streams that stall mid-way for --fault-stall (0..1)")
@@ -51,13 +53,16 @@ func (f *serveFlags) config(fs *pflag.FlagSet) (simserver.Config, error) {
 	if f.defaultMaxTokens < 1 {
 		return simserver.Config{}, Usagef("--default-max-tokens %d: want 1 or more", f.defaultMaxTokens)
 	}
+	if f.imageTokens < 0 {
+		return simserver.Config{}, Usagef("--image-tokens %d: want 0 (count from the image's size) or more", f.imageTokens)
+	}
 	tok, err := workload.LoadTokenizer(f.tokenizer)
 	if err != nil {
 		return simserver.Config{}, Usagef("--tokenizer: %v", err)
 	}
 	return simserver.Config{
 		Engine: ec, ModelName: f.servedModelName, Tokenizer: tok,
-		DefaultMaxTokens: f.defaultMaxTokens, Faults: f.faults, Seed: f.seed,
+		DefaultMaxTokens: f.defaultMaxTokens, Faults: f.faults, Seed: f.seed, ImageTokens: f.imageTokens,
 	}, nil
 }
 
