@@ -537,8 +537,12 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *Config) { c.Concurrency, c.API, c.RerankPath = 2, "embeddings", "/rerank" }, "rerank path"},
 		{func(c *Config) { c.Concurrency, c.API, c.RerankPath = 2, "rerank", "/v3/rank" }, "want /v1/rerank"},
 		{func(c *Config) { c.Concurrency, c.API, c.Images = 2, "embeddings", 1 }, "chat or messages"},
-		{func(c *Config) { c.Concurrency, c.Images, c.ImageWidth, c.ImageHeight, c.ImageFormat = 2, 1, 0, 10, "png" }, "image size"},
-		{func(c *Config) { c.Concurrency, c.Images, c.ImageWidth, c.ImageHeight, c.ImageFormat = 2, 1, 10, 10, "gif" }, "png or jpeg"},
+		{func(c *Config) {
+			c.Concurrency, c.Images, c.ImageWidth, c.ImageHeight, c.ImageFormat = 2, 1, 0, 10, "png"
+		}, "image size"},
+		{func(c *Config) {
+			c.Concurrency, c.Images, c.ImageWidth, c.ImageHeight, c.ImageFormat = 2, 1, 10, 10, "gif"
+		}, "png or jpeg"},
 		{func(c *Config) { c.Concurrency, c.BaseURL = 2, "localhost:8000" }, "base URL"},
 		{func(c *Config) { c.Concurrency, c.Duration, c.Warmup = 2, time.Second, time.Second }, "warm-up"},
 		{func(c *Config) { c.RateRPS = -1 }, "rate"},
