@@ -65,10 +65,11 @@ func EndpointFor(baseURL, api, rerankPath string) (string, error) {
 	return u.String(), nil
 }
 
-// Texts derives n distinct texts of about the prompt's length from it:
-// text k is the prompt rotated at the k-th n-th of its length (on a space
-// where there is one), so a batch neither repeats itself nor shares a
-// prefix a server could cache.
+// Texts derives n distinct texts of the prompt's length from it: text k
+// is the prompt rotated at the space after the k-th n-th of its length
+// (at a character boundary where no space follows), so a batch neither
+// repeats itself nor shares a prefix a server could cache, and holds the
+// same words.
 func Texts(prompt string, n int) []string {
 	if n <= 1 {
 		return []string{prompt}
@@ -78,12 +79,14 @@ func Texts(prompt string, n int) []string {
 	for k := 1; k < n; k++ {
 		cut := k * len(prompt) / n
 		if sp := strings.IndexByte(prompt[cut:], ' '); sp >= 0 {
-			cut += sp + 1
+			cut += sp
+			out[k] = prompt[cut+1:] + " " + prompt[:cut]
+			continue
 		}
-		for cut < len(prompt) && cut > 0 && !isRuneStart(prompt[cut]) {
+		for cut < len(prompt) && !isRuneStart(prompt[cut]) {
 			cut++
 		}
-		out[k] = prompt[cut:] + " " + prompt[:cut]
+		out[k] = prompt[cut:] + prompt[:cut]
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	_ "image/png"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestEndpointsOfTheNewAPIs(t *testing.T) {
@@ -33,6 +34,9 @@ func TestEndpointsOfTheNewAPIs(t *testing.T) {
 
 func TestTextsAreDistinctAndAsLong(t *testing.T) {
 	p := "the quick brown fox jumps over the lazy dog again and again ünïcode"
+	if ts := Texts("ünïcödé", 3); ts[1] == ts[0] || !utf8.ValidString(ts[1]+ts[2]) {
+		t.Errorf("no spaces: %q", ts)
+	}
 	ts := Texts(p, 5)
 	seen := map[string]bool{}
 	for _, s := range ts {
@@ -40,10 +44,10 @@ func TestTextsAreDistinctAndAsLong(t *testing.T) {
 			t.Errorf("text repeated: %q", s)
 		}
 		seen[s] = true
-		if len(s) < len(p) || len(s) > len(p)+1 {
-			t.Errorf("len %d, want about %d: %q", len(s), len(p), s)
+		if len(s) != len(p) || len(strings.Fields(s)) != len(strings.Fields(p)) {
+			t.Errorf("len %d, %d words; want the prompt's %d, %d: %q", len(s), len(strings.Fields(s)), len(p), len(strings.Fields(p)), s)
 		}
-		if !json.Valid(AppendString(nil, s)) || strings.ContainsRune(s, '\uFFFD') {
+		if !utf8.ValidString(s) {
 			t.Errorf("text cut inside a rune: %q", s)
 		}
 	}
