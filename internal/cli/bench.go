@@ -152,7 +152,10 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if err := checkAPIObjectives(f.api, objectives); err != nil {
 		return err
 	}
-	if err := f.endpoints.check(f.api, uint64(f.wl.resolvedSeed())); err != nil {
+	if err := checkMixAPIs(f.api, &f.mix, objectives); err != nil {
+		return err
+	}
+	if err := f.endpoints.check(runAPIs(f.api, &f.mix), f.wl.resolvedSeed()); err != nil {
 		return err
 	}
 	f.wl.trace.ctx = ctx // Ctrl-C stops reading a huge trace

@@ -254,3 +254,73 @@ func TestServeImageTokens(t *testing.T) {
 	cancel()
 	<-codeCh
 }
+
+// A mix's classes may each speak their own API: every request goes to its
+// class's endpoint and is read as that API; objectives an API cannot be
+// judged by exit 2 naming the mix line.
+func TestMixClassesOwnAPI(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mix := write("mix.yaml", `seed: 3
+classes:
+  - name: talk
+    share: 0.4
+    input_tokens: "32"
+    output_tokens: "4"
+  - name: embed
+    share: 0.3
+    input_tokens: "32"
+    output_tokens: "1"
+    api: embeddings
+    slo: ["p95(e2e)<60s"]
+  - name: claude
+    share: 0.3
+    input_tokens: "32"
+    output_tokens: "4"
+    api: messages
+`)
+	out := t.TempDir()
+	code, stdout, stderr := kneeEnv(t, benchEnv(t), "bench", "--mix", mix, "--requests", "12", "--concurrency", "3", "--batch-size", "2",
+		"--quiet", "--no-store", "--out", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	seen := map[string]int{}
+	for _, r := range readRecords(t, filepath.Join(out, "records.jsonl")) {
+		seen[r.Class]++
+		_, hasTTFT := r.TTFT()
+		switch {
+		case !r.OK():
+			t.Errorf("record %d (%s): %s %s", r.ID, r.Class, r.Error, r.ErrorMessage)
+		case r.Class == "embed" && (r.Items != 2 || hasTTFT):
+			t.Errorf("record %d (embed): %d items, TTFT %v", r.ID, r.Items, hasTTFT)
+		case r.Class != "embed" && (r.Items != 0 || !hasTTFT || r.OutputTokens != 4):
+			t.Errorf("record %d (%s): %d items, TTFT %v, %d output tokens", r.ID, r.Class, r.Items, hasTTFT, r.OutputTokens)
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("classes seen: %v", seen)
+	}
+
+	for _, c := range []struct {
+		file, body string
+		args       []string
+		want       string
+	}{
+		{"bad-api.yaml", "classes:\n  - name: a\n    share: 1\n    input_tokens: \"8\"\n    output_tokens: \"2\"\n    api: images\n", nil, "bad-api.yaml:2: class a: api \"images\""},
+		{"ttft-embed.yaml", "classes:\n  - name: a\n    share: 0.5\n    input_tokens: \"8\"\n    output_tokens: \"2\"\n  - name: e\n    share: 0.5\n    input_tokens: \"8\"\n    output_tokens: \"2\"\n    api: rerank\n    slo: [\"p95(ttft)<1s\"]\n", nil, "ttft-embed.yaml:6: class e speaks rerank"},
+		{"run-ttft.yaml", "classes:\n  - name: e\n    share: 1\n    input_tokens: \"8\"\n    output_tokens: \"2\"\n    api: embeddings\n", []string{"--slo", "p95(ttft)<1s"}, "class e at"},
+	} {
+		p := write(c.file, c.body)
+		code, _, stderr := kneeEnv(t, benchEnv(t), append([]string{"bench", "--mix", p, "--requests", "4", "--concurrency", "1", "--quiet", "--no-store"}, c.args...)...)
+		if code != ExitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, %q; want 2 saying %q", c.file, code, stderr, c.want)
+		}
+	}
+}

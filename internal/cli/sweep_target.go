@@ -71,7 +71,7 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	if err := checkAPIObjectives(t.api, set); err != nil {
 		return nil, nil, err
 	}
-	if err := t.endpoints.check(t.api, uint64(f.wl.resolvedSeed())); err != nil {
+	if err := t.endpoints.check([]string{t.api}, f.wl.resolvedSeed()); err != nil {
 		return nil, nil, err
 	}
 	if t.url != "" && t.model == "" {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -116,14 +117,16 @@ func (e *endpointFlags) set(cfg *loadgen.Config) {
 	cfg.Images, cfg.ImageWidth, cfg.ImageHeight, cfg.ImageFormat, cfg.ImageSeed = r.Images, r.ImageWidth, r.ImageHeight, r.ImageFormat, r.ImageSeed
 }
 
-// check checks the flags against api and keeps their values for set;
-// seed draws the images.
-func (e *endpointFlags) check(api string, seed uint64) error {
+// check checks the flags against the APIs the run speaks (--api, and a
+// mix's classes': runAPIs) and keeps their values for set; seed draws the
+// images.
+func (e *endpointFlags) check(apis []string, seed uint64) error {
 	cfg := &e.resolved
 	*cfg = loadgen.Config{}
-	need := func(flag string, given bool, apis ...string) error {
-		if given && !slices.Contains(apis, api) {
-			return Usagef("%s applies to --api %s, not %s", flag, strings.Join(apis, " or "), api)
+	api := strings.Join(apis, ", ")
+	need := func(flag string, given bool, want ...string) error {
+		if given && !slices.ContainsFunc(apis, func(a string) bool { return slices.Contains(want, a) }) {
+			return Usagef("%s applies to --api %s, not %s", flag, strings.Join(want, " or "), api)
 		}
 		return nil
 	}
@@ -157,9 +160,6 @@ func (e *endpointFlags) check(api string, seed uint64) error {
 		}
 	}
 	cfg.Items = max(e.batchSize, e.documents)
-	if openai.ItemsAPI(api) {
-		cfg.Items = max(cfg.Items, 1)
-	}
 	cfg.RerankPath = e.rerankPath
 	if e.images == 0 {
 		return nil
@@ -212,3 +212,41 @@ func checkAPIObjectives(api string, set slo.Set) error {
 // eosApplies reports whether ignore_eos and min_tokens mean anything to
 // api: only the OpenAI-compatible generation APIs take them.
 func eosApplies(api string) bool { return api == openai.APIChat || api == openai.APICompletions }
+
+// runAPIs are the APIs a run speaks: --api, and each mix class's own.
+func runAPIs(api string, m *mixFlags) []string {
+	apis := []string{api}
+	if m.mix == nil {
+		return apis
+	}
+	for _, c := range m.mix.Classes {
+		if c.API != "" && !slices.Contains(apis, c.API) {
+			apis = append(apis, c.API)
+		}
+	}
+	return apis
+}
+
+// checkMixAPIs refuses what a mix class's API cannot be judged by: a
+// class's own TTFT, ITL or TPOT objective on embeddings or rerank (naming
+// its line), and the run's when any class speaks one of those APIs.
+func checkMixAPIs(api string, m *mixFlags, run slo.Set) error {
+	if m.mix == nil {
+		return nil
+	}
+	for _, c := range m.mix.Classes {
+		capi := cmp.Or(c.API, api)
+		if !openai.ItemsAPI(capi) {
+			continue
+		}
+		for j, o := range m.slos[c.Name] {
+			if err := checkAPIObjectives(capi, slo.Set{o}); err != nil {
+				return Usagef("--mix %s:%d: class %s speaks %s, answered whole, with no first token or token gaps: %s has no %s; judge it by e2e", m.path, c.SLOLines[j], c.Name, capi, o, o.Metric)
+			}
+		}
+		if err := checkAPIObjectives(capi, run); err != nil {
+			return Usagef("%v (class %s at %s:%d speaks %s; give the other classes that objective in the mix file instead)", err, c.Name, m.path, c.Line, capi)
+		}
+	}
+	return nil
+}

@@ -9,19 +9,16 @@ import (
 	"github.com/knee-dev/knee/internal/record"
 )
 
-// validateEndpoints checks the fields of the non-chat APIs.
+// validateEndpoints checks the fields of the non-chat APIs. Each applies
+// to the requests of its APIs only (Items to embeddings and rerank,
+// RerankPath to rerank, Images to chat and messages), whatever Config.API
+// is: a request may name its own API.
 func (c *Config) validateEndpoints() error {
 	switch {
 	case c.Items < 0:
 		return configErr("items %d: want inputs (or documents) per request >= 1", c.Items)
-	case c.Items > 0 && !openai.ItemsAPI(c.API):
-		return configErr("items per request apply to embeddings and rerank, not %s", c.API)
-	case c.RerankPath != "" && c.API != openai.APIRerank:
-		return configErr("a rerank path applies to --api rerank, not %s", c.API)
 	case c.Images < 0:
 		return configErr("images %d: want >= 0", c.Images)
-	case c.Images > 0 && c.API != openai.APIChat && c.API != openai.APIMessages:
-		return configErr("images go with chat or messages prompts, not %s", c.API)
 	}
 	if c.RerankPath != "" {
 		if err := openai.CheckRerankPath(c.RerankPath); err != nil {
@@ -94,7 +91,7 @@ func (r *Run) readItems(ctx context.Context, st *stream, body io.Reader, rec *re
 		rec.StreamEnd = st.stamp.at
 	}
 	decode, noun := openai.DecodeEmbeddings, "embeddings"
-	if r.cfg.API == openai.APIRerank {
+	if st.api == openai.APIRerank {
 		decode, noun = openai.DecodeRerank, "scored documents"
 	}
 	a, err := decode(data, want)

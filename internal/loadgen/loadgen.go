@@ -42,6 +42,9 @@ type Request struct {
 	// Model, when set, replaces Config.Model for this request (a mix
 	// class's LoRA adapter or other served model).
 	Model string
+	// API, when set, replaces Config.API for this request (a mix class
+	// of another API): one of openai.APIs, sent to that API's endpoint.
+	API string
 }
 
 // Source returns request i. It is called from many goroutines at once and
@@ -297,7 +300,7 @@ type Run struct {
 	// (reqTrace.unseen), on a connection of its own.
 	retryClient *http.Client
 	connRetries atomic.Int64
-	endpoint    string
+	endpoints   map[string]string // by API: every API's URL under BaseURL
 
 	issueCtx, hardCtx       context.Context
 	parent                  context.Context // the caller's: canceled on Ctrl-C
@@ -335,8 +338,11 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 	if src == nil {
 		return nil, configErr("no request source")
 	}
-	endpoint, _ := openai.EndpointFor(cfg.BaseURL, cfg.API, cfg.RerankPath)
-	r := &Run{cfg: cfg, src: src, endpoint: endpoint, done: make(chan struct{}), wallNow: wallNow,
+	endpoints := map[string]string{}
+	for _, api := range openai.APIs {
+		endpoints[api], _ = openai.EndpointFor(cfg.BaseURL, api, cfg.RerankPath) // the base URL was validated
+	}
+	r := &Run{cfg: cfg, src: src, endpoints: endpoints, done: make(chan struct{}), wallNow: wallNow,
 		building: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	tr := cfg.Transport
 	if tr == nil {

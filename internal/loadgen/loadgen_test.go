@@ -533,10 +533,8 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *Config) { c.Concurrency, c.RateRPS = 2, 5 }, "not both"},
 		{func(c *Config) { c.Concurrency, c.MaxConcurrency = 2, 5 }, "open loop"},
 		{func(c *Config) { c.Concurrency, c.API = 2, "images" }, "images"},
-		{func(c *Config) { c.Concurrency, c.Items = 2, 4 }, "embeddings and rerank, not chat"},
-		{func(c *Config) { c.Concurrency, c.API, c.RerankPath = 2, "embeddings", "/rerank" }, "rerank path"},
 		{func(c *Config) { c.Concurrency, c.API, c.RerankPath = 2, "rerank", "/v3/rank" }, "want /v1/rerank"},
-		{func(c *Config) { c.Concurrency, c.API, c.Images = 2, "embeddings", 1 }, "chat or messages"},
+		{func(c *Config) { c.Concurrency, c.API, c.Items = 2, "embeddings", -1 }, "items -1"},
 		{func(c *Config) {
 			c.Concurrency, c.Images, c.ImageWidth, c.ImageHeight, c.ImageFormat = 2, 1, 0, 10, "png"
 		}, "image size"},

@@ -95,3 +95,35 @@ func TestClientClassifiesMessagesErrorEvent(t *testing.T) {
 		}
 	}
 }
+
+// Requests of one run may each name their API (a mix's classes): each goes
+// to its API's endpoint, is built and read as that API, with the items and
+// images of that API only.
+func TestClientMixedAPIsPerRequest(t *testing.T) {
+	url, _ := startTest(t, nil)
+	apis := []string{openai.APIChat, openai.APIEmbeddings, openai.APIMessages, openai.APIRerank, ""}
+	prompt := strings.TrimSpace(strings.Repeat("hello world ", 16))
+	run, err := loadgen.Start(context.Background(), loadgen.Config{BaseURL: url, API: openai.APICompletions, Concurrency: 3, Requests: 15,
+		Items: 2, Images: 1, ImageWidth: 28, ImageHeight: 28, ImageFormat: "png", RequestTimeout: 60 * time.Second}, func(i int64) loadgen.Request {
+		return loadgen.Request{Prompt: prompt, PromptTokens: 32, MaxTokens: 5, API: apis[i%int64(len(apis))]}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run.Wait()
+	if len(res.Records) != 15 {
+		t.Fatalf("%d records", len(res.Records))
+	}
+	for _, r := range res.Records {
+		api := apis[r.ID%int64(len(apis))]
+		_, hasTTFT := r.TTFT()
+		switch {
+		case !r.OK():
+			t.Errorf("request %d (%q): %s %s", r.ID, api, r.Error, r.ErrorMessage)
+		case openai.ItemsAPI(api) && (r.Items != 2 || hasTTFT):
+			t.Errorf("request %d (%s): %d items, TTFT %v", r.ID, api, r.Items, hasTTFT)
+		case !openai.ItemsAPI(api) && (r.Items != 0 || !hasTTFT || r.OutputTokens != 5):
+			t.Errorf("request %d (%q): %d items, TTFT %v, %d output tokens", r.ID, api, r.Items, hasTTFT, r.OutputTokens)
+		}
+	}
+}

@@ -7,7 +7,10 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
+
+	"github.com/knee-dev/knee/internal/openai"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -24,6 +27,7 @@ import (
 //	    input_tokens: "512"
 //	    output_tokens: "128:256"
 //	    model: adapter-chat     # a LoRA adapter's name, or omit for the base model
+//	    api: chat               # chat, completions, ollama, embeddings, rerank or messages; omit for --api
 //	    slo: ["p95(ttft)<1s"]
 //	slos:                       # objectives by class name, beside each class's own
 //	  chat: ["p99(itl)<80ms"]
@@ -45,6 +49,9 @@ type MixClass struct {
 	// Model is the model name the class's requests send ("" = the run's):
 	// a LoRA adapter served beside the base model, or another model.
 	Model string
+	// API is the API the class's requests speak (openai.APIs; "" = the
+	// run's --api), each sent to that API's endpoint.
+	API string
 	// SLOs are the class's own objectives (unparsed: the slo package
 	// parses them), with the file's line of each for errors.
 	SLOs     []string
@@ -64,6 +71,7 @@ type mixClassFile struct {
 	InputTokens  string   `yaml:"input_tokens"`
 	OutputTokens string   `yaml:"output_tokens"`
 	Model        string   `yaml:"model"`
+	API          string   `yaml:"api"`
 	SLO          []string `yaml:"slo"`
 }
 
@@ -109,7 +117,7 @@ func ParseMix(path string, b []byte) (*Mix, error) {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
 		if rest, ok := strings.CutPrefix(msg, "line "); ok {
-			return nil, fmt.Errorf("%s:%s (known keys: seed, classes, slos; in a class: name, share, input_tokens, output_tokens, model, slo)", path, rest)
+			return nil, fmt.Errorf("%s:%s (known keys: seed, classes, slos; in a class: name, share, input_tokens, output_tokens, model, api, slo)", path, rest)
 		}
 		return nil, fail(0, "%s", msg)
 	}
@@ -143,6 +151,8 @@ func ParseMix(path string, b []byte) (*Mix, error) {
 			return nil, fail(line, "class %s: share %g; want a fraction in (0, 1]", c.Name, *c.Share)
 		case c.InputTokens == "" || c.OutputTokens == "":
 			return nil, fail(line, "class %s needs input_tokens and output_tokens (e.g. \"512\" or \"256:1024\")", c.Name)
+		case c.API != "" && !slices.Contains(openai.APIs, c.API):
+			return nil, fail(line, "class %s: api %q; want one of %s", c.Name, c.API, strings.Join(openai.APIs, ", "))
 		}
 		if prev, dup := seen[c.Name]; dup {
 			return nil, fail(line, "class %s is also defined at line %d", c.Name, prev)
@@ -156,7 +166,7 @@ func ParseMix(path string, b []byte) (*Mix, error) {
 		if err != nil {
 			return nil, fail(line, "class %s: output_tokens: %v", c.Name, err)
 		}
-		mc := MixClass{Name: c.Name, Share: *c.Share, Input: in, Output: out, Model: c.Model, SLOs: c.SLO, Line: line}
+		mc := MixClass{Name: c.Name, Share: *c.Share, Input: in, Output: out, Model: c.Model, API: c.API, SLOs: c.SLO, Line: line}
 		for range c.SLO {
 			mc.SLOLines = append(mc.SLOLines, line)
 		}
