@@ -19,9 +19,6 @@ func checkAnswer(t *testing.T, body []byte, want int, a Answer, err error, list 
 		return
 	}
 	if !json.Valid(body) {
-		if strings.Contains(string(body), "\\") || !validUTF8JSON(body) {
-			return // the scanner, like a server's, is lenient with escapes and UTF-8 it skips
-		}
 		t.Fatalf("%q is not JSON but decoded as %+v", body, a)
 	}
 	if a.Err != nil {
@@ -51,11 +48,6 @@ func checkAnswer(t *testing.T, body []byte, want int, a Answer, err error, list 
 	if n != a.Items {
 		t.Fatalf("%q: decoded %d items, encoding/json finds %d", body, a.Items, n)
 	}
-}
-
-func validUTF8JSON(b []byte) bool {
-	var v any
-	return json.Unmarshal(b, &v) == nil
 }
 
 func FuzzDecodeEmbeddings(f *testing.F) {
