@@ -862,6 +862,9 @@ func benchIgnoreEOS(ctx context.Context, cfg *loadgen.Config, ignoreEOS triState
 	} else if !eosApplies(api) {
 		// Anthropic's API has no such fields; embeddings and rerank
 		// generate nothing.
+		if err := refuseEOS(api, ignoreEOS); err != nil {
+			return nil, err
+		}
 		cfg.IgnoreEOS, cfg.MinTokens = false, false
 	} else if ignoreEOS.auto {
 		endpoint, eerr := openai.Endpoint(target, api)

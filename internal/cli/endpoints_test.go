@@ -207,6 +207,8 @@ func TestBenchAPIFlagsRefused(t *testing.T) {
 		{[]string{"--images", "1", "--image-size", "big"}, "WIDTHxHEIGHT"},
 		{[]string{"--images", "1", "--image-format", "gif"}, "want png or jpeg"},
 		{[]string{"--api", "images"}, "want one of chat, completions, ollama, embeddings, rerank, messages"},
+		{[]string{"--api", "messages", "--ignore-eos", "true"}, "--api messages has no ignore_eos"},
+		{[]string{"--api", "embeddings", "--ignore-eos", "true"}, "--api embeddings has no ignore_eos"},
 	} {
 		code, _, stderr := kneeEnv(t, benchEnv(t), benchArgs(c.args...)...)
 		if code != ExitUsage || !strings.Contains(stderr, c.want) {

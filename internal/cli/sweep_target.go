@@ -90,6 +90,9 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 		}
 		eos = triState{} // never sent: the native API has no such fields
 	} else if !eosApplies(t.api) {
+		if err := refuseEOS(t.api, eos); err != nil {
+			return nil, nil, err
+		}
 		eos = triState{}
 	}
 	if err := t.embedded.refuseWithURL(t.url); err != nil {

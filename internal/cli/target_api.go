@@ -213,6 +213,15 @@ func checkAPIObjectives(api string, set slo.Set) error {
 // api: only the OpenAI-compatible generation APIs take them.
 func eosApplies(api string) bool { return api == openai.APIChat || api == openai.APICompletions }
 
+// refuseEOS refuses --ignore-eos true for an API without it (Ollama's has
+// its own message, ollamaEOS).
+func refuseEOS(api string, eos triState) error {
+	if eos.value && !eos.auto && !eosApplies(api) && api != openai.APIOllama {
+		return Usagef("--ignore-eos true: --api %s has no ignore_eos or min_tokens (messages: outputs end at the model's stop or max_tokens; embeddings and rerank generate nothing); use auto or false", api)
+	}
+	return nil
+}
+
 // runAPIs are the APIs a run speaks: --api, and each mix class's own.
 func runAPIs(api string, m *mixFlags) []string {
 	apis := []string{api}
