@@ -312,3 +312,17 @@ func TestDecodeMessagesErrorsClassified(t *testing.T) {
 		t.Errorf("an unknown event type must be ignored: %v %+v", err, c)
 	}
 }
+
+// BenchmarkSyntheticImage is the client's cost of one 512×512 image,
+// drawn and encoded (paid before the request's send, in prepare).
+func BenchmarkSyntheticImage(b *testing.B) {
+	for _, f := range ImageFormats {
+		b.Run(f, func(b *testing.B) {
+			for i := range b.N {
+				if _, err := SyntheticImage(uint64(i), 512, 512, f); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
