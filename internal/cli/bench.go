@@ -893,6 +893,7 @@ func (f *benchFlags) runMeta(target, model string) runMeta {
 	meta := runMeta{kind: "bench", target: redactURL(target), model: model, label: f.label,
 		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", redactURL(target)})}
 	meta.config = append(meta.config, f.sess.config()...)
+	meta.config = append(meta.config, f.endpoints.config()...)
 	if f.url == "" {
 		// The port is random; "embedded" keeps runs filterable by target.
 		meta.target = "embedded"

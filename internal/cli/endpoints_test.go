@@ -65,6 +65,9 @@ func TestBenchEmbeddings(t *testing.T) {
 	if !strings.Contains(glance, "items/s") || !strings.Contains(glance, "E2E") || strings.Contains(glance, "TTFT") {
 		t.Errorf("one-screen report lacks items/s or E2E, or shows TTFT:\n%s", glance)
 	}
+	if !strings.Contains(detail, "batch_size") {
+		t.Errorf("--detail's configuration lacks batch_size:\n%s", detail)
+	}
 	if !strings.Contains(detail, "items/s (32 items") {
 		t.Errorf("--detail lacks the items line:\n%s", detail)
 	}

@@ -110,6 +110,25 @@ func (e *endpointFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&e.imageFormat, "image-format", "", "with --images: png or jpeg (default png)")
 }
 
+// config is what the report's configuration says of the flags given.
+func (e *endpointFlags) config() [][2]string {
+	var out [][2]string
+	r := &e.resolved
+	if e.batchSize > 0 {
+		out = append(out, [2]string{"batch_size", strconv.Itoa(e.batchSize)})
+	}
+	if e.documents > 0 {
+		out = append(out, [2]string{"documents", strconv.Itoa(e.documents)})
+	}
+	if r.RerankPath != "" {
+		out = append(out, [2]string{"rerank_path", r.RerankPath})
+	}
+	if r.Images > 0 {
+		out = append(out, [2]string{"images", fmt.Sprintf("%d × %dx%d %s", r.Images, r.ImageWidth, r.ImageHeight, r.ImageFormat)})
+	}
+	return out
+}
+
 // set puts the checked values into cfg.
 func (e *endpointFlags) set(cfg *loadgen.Config) {
 	r := &e.resolved
