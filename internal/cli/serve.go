@@ -86,7 +86,7 @@ func newServeCmd(ctx context.Context, env *Env) *cobra.Command {
 	var f serveFlags
 	f.register(fs)
 	cmd.Long = helpText(func(w io.Writer) {
-		fmt.Fprintln(w, "Usage: knee serve [flags]\n\nRun an OpenAI-compatible streaming server whose tokens leave at the times\nthe simulated engine says (/v1/chat/completions, /v1/completions, /v1/models,\n/health, /metrics with vLLM's metric names).")
+		fmt.Fprintln(w, "Usage: knee serve [flags]\n\nRun an OpenAI-compatible streaming server whose tokens leave at the times\nthe simulated engine says (/v1/chat/completions, /v1/completions, Anthropic's\n/v1/messages; /v1/embeddings, /v1/rerank and TEI's /rerank answered whole;\n/v1/models, /health, /metrics with vLLM's metric names).")
 	})
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		if fs.NArg() > 0 {
