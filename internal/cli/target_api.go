@@ -183,9 +183,9 @@ func (e *endpointFlags) check(apis []string, seed uint64) error {
 	if e.images == 0 {
 		return nil
 	}
-	w, h, err := parseImageSize(e.imageSize)
+	w, h, err := openai.ParseImageSize(e.imageSize)
 	if err != nil {
-		return err
+		return Usagef("--image-size %q: %v", e.imageSize, err)
 	}
 	format := e.imageFormat
 	if format == "" {
@@ -196,20 +196,6 @@ func (e *endpointFlags) check(apis []string, seed uint64) error {
 	}
 	cfg.Images, cfg.ImageWidth, cfg.ImageHeight, cfg.ImageFormat, cfg.ImageSeed = e.images, w, h, format, seed
 	return nil
-}
-
-// parseImageSize reads WIDTHxHEIGHT ("" is 512x512).
-func parseImageSize(s string) (w, h int, err error) {
-	if s == "" {
-		return 512, 512, nil
-	}
-	ws, hs, ok := strings.Cut(strings.ToLower(s), "x")
-	w, errW := strconv.Atoi(ws)
-	h, errH := strconv.Atoi(hs)
-	if !ok || errW != nil || errH != nil || w < 1 || h < 1 || w > 8192 || h > 8192 {
-		return 0, 0, Usagef("--image-size %q: want WIDTHxHEIGHT in pixels, each 1 to 8192, e.g. 512x512", s)
-	}
-	return w, h, nil
 }
 
 // checkAPIObjectives refuses objectives an API cannot be judged by: an

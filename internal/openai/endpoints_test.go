@@ -326,3 +326,16 @@ func BenchmarkSyntheticImage(b *testing.B) {
 		})
 	}
 }
+
+func TestParseImageSize(t *testing.T) {
+	for in, want := range map[string][2]int{"": {512, 512}, "640x480": {640, 480}, "28X28": {28, 28}} {
+		if w, h, err := ParseImageSize(in); err != nil || w != want[0] || h != want[1] {
+			t.Errorf("%q: %d×%d %v", in, w, h, err)
+		}
+	}
+	for _, bad := range []string{"512", "0x5", "5x0", "axb", "9000x10", "-1x5", "5x5x5"} {
+		if _, _, err := ParseImageSize(bad); err == nil || !strings.Contains(err.Error(), "WIDTHxHEIGHT") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"image/jpeg"
 	"image/png"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 )
 
 // ImageFormats are the --image-format values.
@@ -61,4 +63,18 @@ func SyntheticImage(seed uint64, w, h int, format string) (Image, error) {
 		return Image{MediaType: "image/jpeg", Data: buf.Bytes()}, nil
 	}
 	return Image{}, fmt.Errorf("image format %q: want png or jpeg", format)
+}
+
+// ParseImageSize reads WIDTHxHEIGHT in pixels ("" is 512x512).
+func ParseImageSize(s string) (w, h int, err error) {
+	if s == "" {
+		return 512, 512, nil
+	}
+	ws, hs, ok := strings.Cut(strings.ToLower(s), "x")
+	w, errW := strconv.Atoi(ws)
+	h, errH := strconv.Atoi(hs)
+	if !ok || errW != nil || errH != nil || w < 1 || h < 1 || w > 8192 || h > 8192 {
+		return 0, 0, fmt.Errorf("want WIDTHxHEIGHT in pixels, each 1 to 8192, e.g. 512x512")
+	}
+	return w, h, nil
 }
