@@ -149,6 +149,15 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if err != nil {
 		return Usagef("--slo: %v", err)
 	}
+	if err := checkAPIObjectives(f.api, objectives); err != nil {
+		return err
+	}
+	if err := checkMixAPIs(f.api, &f.mix, objectives); err != nil {
+		return err
+	}
+	if err := f.endpoints.check(runAPIs(f.api, &f.mix), f.wl.resolvedSeed()); err != nil {
+		return err
+	}
 	f.wl.trace.ctx = ctx // Ctrl-C stops reading a huge trace
 	wp, err := f.wl.plan()
 	if err != nil {
@@ -227,6 +236,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		cfg.Turn = f.sess.turnSource(gen, turns, think, f.wl.resolvedSeed())
 	}
 	f.temperature.apply(&cfg)
+	f.endpoints.set(&cfg)
 	cfg.StopOversaturated = f.stopOversaturated
 	if err := f.probe.apply(&cfg, gen, f.wl.resolvedSeed()); err != nil {
 		return err
@@ -857,6 +867,13 @@ func benchIgnoreEOS(ctx context.Context, cfg *loadgen.Config, ignoreEOS triState
 		}
 		cfg.IgnoreEOS, cfg.MinTokens = false, false
 		notes = append(notes, note)
+	} else if !eosApplies(api) {
+		// Anthropic's API has no such fields; embeddings and rerank
+		// generate nothing.
+		if err := refuseEOS(api, ignoreEOS); err != nil {
+			return nil, err
+		}
+		cfg.IgnoreEOS, cfg.MinTokens = false, false
 	} else if ignoreEOS.auto {
 		endpoint, eerr := openai.Endpoint(target, api)
 		if eerr != nil {
@@ -884,6 +901,7 @@ func (f *benchFlags) runMeta(target, model string) runMeta {
 	meta := runMeta{kind: "bench", target: redactURL(target), model: model, label: f.label,
 		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", redactURL(target)})}
 	meta.config = append(meta.config, f.sess.config()...)
+	meta.config = append(meta.config, f.endpoints.config()...)
 	if f.url == "" {
 		// The port is random; "embedded" keeps runs filterable by target.
 		meta.target = "embedded"

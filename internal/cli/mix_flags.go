@@ -225,7 +225,7 @@ func (m *mixFlags) source(base any, seed uint64) (loadgen.Source, error) {
 		it, k := mg.Item(i)
 		c := &m.mix.Classes[k]
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens,
-			Class: c.Name, Model: c.Model}
+			Class: c.Name, Model: c.Model, API: c.API}
 	}, nil
 }
 

@@ -20,6 +20,7 @@ type serveFlags struct {
 	servedModelName  string
 	tokenizer        string
 	defaultMaxTokens int
+	imageTokens      int
 	seed             uint64
 	faults           simserver.Faults
 }
@@ -29,6 +30,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.servedModelName, "served-model-name", "", "model name clients send (default: the model preset's name)")
 	fs.StringVar(&f.tokenizer, "tokenizer", workload.DefaultTokenizer, "tokenizer that counts prompt tokens: cl100k_base, o200k_base, or a HF tokenizer.json path")
 	fs.IntVar(&f.defaultMaxTokens, "default-max-tokens", 256, "output length of requests that send no max_tokens")
+	fs.IntVar(&f.imageTokens, "image-tokens", 0, "tokens every image of a prompt costs (0: ⌈W/28⌉·⌈H/28⌉ from its size, as Qwen2-VL's merged patches)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the fault draws (the n-th request gets the same faults on every run)")
 	fs.Float64Var(&f.faults.ErrorRate, "fault-error-rate", 0, "share of requests answered 500 at once (0..1)")
 	fs.Float64Var(&f.faults.StallRate, "fault-stall-rate", 0, "share of streams that stall mid-way for --fault-stall (0..1)")
@@ -50,13 +52,16 @@ func (f *serveFlags) config(fs *pflag.FlagSet) (simserver.Config, error) {
 	if f.defaultMaxTokens < 1 {
 		return simserver.Config{}, Usagef("--default-max-tokens %d: want 1 or more", f.defaultMaxTokens)
 	}
+	if f.imageTokens < 0 {
+		return simserver.Config{}, Usagef("--image-tokens %d: want 0 (count from the image's size) or more", f.imageTokens)
+	}
 	tok, err := workload.LoadTokenizer(f.tokenizer)
 	if err != nil {
 		return simserver.Config{}, Usagef("--tokenizer: %v", err)
 	}
 	return simserver.Config{
 		Engine: ec, ModelName: f.servedModelName, Tokenizer: tok,
-		DefaultMaxTokens: f.defaultMaxTokens, Faults: f.faults, Seed: f.seed,
+		DefaultMaxTokens: f.defaultMaxTokens, Faults: f.faults, Seed: f.seed, ImageTokens: f.imageTokens,
 	}, nil
 }
 
@@ -79,7 +84,7 @@ func newServeCmd(ctx context.Context, env *Env) *cobra.Command {
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address (loopback by default; 0.0.0.0:8000 to expose it)")
 	var f serveFlags
 	f.register(fs)
-	cmd.Long = "Usage: knee serve [flags]\n\nRun an OpenAI-compatible streaming server whose tokens leave at the times\nthe simulated engine says (/v1/chat/completions, /v1/completions, /v1/models,\n/health, /metrics with vLLM's metric names)."
+	cmd.Long = "Usage: knee serve [flags]\n\nRun an OpenAI-compatible streaming server whose tokens leave at the times\nthe simulated engine says (/v1/chat/completions, /v1/completions, Anthropic's\n/v1/messages; /v1/embeddings, /v1/rerank and TEI's /rerank answered whole;\n/v1/models, /health, /metrics with vLLM's metric names)."
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		if fs.NArg() > 0 {
 			return Usagef("unexpected argument %q (knee serve takes only flags)", fs.Arg(0))

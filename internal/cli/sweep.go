@@ -124,7 +124,7 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			res.Notes = append(res.Notes, fmt.Sprintf("stopped early: %v (the steps measured before are analysed)", runErr))
 		}
 		meta.load = fmt.Sprintf("%s sweep over %d steps", res.LoadKind, len(res.Steps))
-		meta.config = append(f.stepConfig(res), [2]string{"api", t.api})
+		meta.config = append(append(f.stepConfig(res), [2]string{"api", t.api}), t.endpoints.config()...)
 		if t.url == "" {
 			meta.config = append(meta.config, t.embedded.config(t.model)...)
 		} else {

@@ -75,6 +75,12 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	if err := checkAPI(t.api); err != nil {
 		return nil, nil, err
 	}
+	if err := checkAPIObjectives(t.api, set); err != nil {
+		return nil, nil, err
+	}
+	if err := t.endpoints.check([]string{t.api}, f.wl.resolvedSeed()); err != nil {
+		return nil, nil, err
+	}
 	if t.url != "" && t.model == "" {
 		return nil, nil, Usagef("--model is required with --url (the model name the server serves)")
 	}
@@ -96,6 +102,11 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 			return nil, nil, err
 		}
 		eos = triState{} // never sent: the native API has no such fields
+	} else if !eosApplies(t.api) {
+		if err := refuseEOS(t.api, eos); err != nil {
+			return nil, nil, err
+		}
+		eos = triState{}
 	}
 	if err := t.embedded.refuseWithURL(t.url); err != nil {
 		return nil, nil, err
@@ -199,6 +210,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		RequestTimeout: r.t.requestTimeout, Grace: r.t.loadgenGrace,
 	}
 	r.t.temperature.apply(&cfg)
+	r.t.endpoints.set(&cfg)
 	opts := stats.Options{}
 	if len(r.set) > 0 {
 		opts.Good = r.set.Good

@@ -9,7 +9,9 @@ import "github.com/spf13/cobra"
 
 // flagChoices are the values of flags that take one of a few words.
 var flagChoices = map[string][]string{
-	"api":          {"chat", "completions"},
+	"api":          {"chat", "completions", "ollama", "embeddings", "rerank", "messages"},
+	"rerank-path":  {"/v1/rerank", "/rerank"},
+	"image-format": {"png", "jpeg"},
 	"arrival":      {"constant", "poisson", "gamma"},
 	"ignore-eos":   {"auto", "true", "false"},
 	"tokenizer":    {"cl100k_base", "o200k_base"},

@@ -40,6 +40,7 @@ var FlagGroups = []struct {
 	names []string
 }{
 	{"Target", []string{"url", "model", "api", "api-key-env", "served-model", "served-model-name", "tokenizer-endpoint", "request-timeout", "grace", "ignore-eos", "connect-retries", "retries", "temperature"}},
+	{"Endpoints", []string{"batch-size", "documents", "rerank-path", "images", "image-size", "image-format", "image-tokens"}},
 	{"Load", []string{"concurrency", "rate", "arrival", "burstiness", "max-concurrency", "requests", "duration", "warmup", "ramp",
 		"auto", "min", "max", "factor", "refine", "trace", "sessions", "turns", "think-time",
 		"trace-format", "trace-start", "trace-end", "trace-speedup", "trace-rate", "trace-max-context", "trace-sample"}},

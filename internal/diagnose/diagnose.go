@@ -221,6 +221,11 @@ func ptr(v float64) *float64 { return &v }
 // lagging client, rejections.
 func gate(w Facts, b *Facts) (Diagnosis, bool) {
 	d := Diagnosis{Window: w, Baseline: b}
+	if w.Requests == 0 && w.ItemAnswers > 0 {
+		d.Verdict = Healthy
+		d.Evidence = []Evidence{{Metric: "item_answers", Text: fmt.Sprintf("the window's %d completed requests are embeddings or rerank answers, answered whole: diagnosis reads the phases of streamed answers (TTFT, prefill, decode), which they do not have; nothing to diagnose", w.ItemAnswers)}}
+		return finish(d), true
+	}
 	if w.Requests == 0 {
 		d.Verdict = Healthy
 		d.Evidence = []Evidence{{Metric: "requests", Text: "no measured requests in the window: nothing to diagnose"}}

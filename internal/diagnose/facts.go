@@ -10,8 +10,11 @@ import (
 // Facts are the numbers of one set of requests that the rules read. Means
 // are over completed requests; milliseconds unless the name says otherwise.
 type Facts struct {
-	Requests      int            `json:"requests"`
-	Completed     int            `json:"completed"`
+	Requests  int `json:"requests"`
+	Completed int `json:"completed"`
+	// ItemAnswers are completed embeddings or rerank requests: answered
+	// whole, without the phases diagnosis reads, so left out of the rest.
+	ItemAnswers   int            `json:"item_answers,omitempty"`
 	ErrorRate     float64        `json:"error_rate"`     // failed, neither rejected nor canceled, 0..1
 	RejectionRate float64        `json:"rejection_rate"` // 429/503 admission, 0..1
 	ErrorKinds    map[string]int `json:"error_kinds,omitempty"`
@@ -52,6 +55,10 @@ func facts(recs []record.Request) Facts {
 	for i := range recs {
 		r := &recs[i]
 		if r.Warmup {
+			continue
+		}
+		if r.OK() && r.Items > 0 {
+			f.ItemAnswers++
 			continue
 		}
 		f.Requests++

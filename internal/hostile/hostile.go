@@ -20,7 +20,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -89,9 +88,7 @@ type Entry struct {
 // Server injects the faults its plan gives, per request.
 type Server struct {
 	plan func(id int64) Fault
-
-	mu  sync.Mutex
-	log []Entry
+	log  logOf[Entry]
 }
 
 // New returns a server that answers request id with plan(id).
@@ -99,24 +96,7 @@ func New(plan func(id int64) Fault) *Server { return &Server{plan: plan} }
 
 // Log returns a copy of the entries so far, in the order requests were
 // read.
-func (s *Server) Log() []Entry {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Entry(nil), s.log...)
-}
-
-func (s *Server) logRead(e Entry) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.log = append(s.log, e)
-	return len(s.log) - 1
-}
-
-func (s *Server) answered(i int) {
-	s.mu.Lock()
-	s.log[i].Answered = true
-	s.mu.Unlock()
-}
+func (s *Server) Log() []Entry { return s.log.entries() }
 
 const (
 	roleChunk    = `{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`
@@ -141,7 +121,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id, _ = strconv.ParseInt(string(m[1]), 10, 64)
 	}
 	f := s.plan(id)
-	i := s.logRead(Entry{ID: id, Fault: f})
+	i := s.log.add(Entry{ID: id, Fault: f})
 	ctx := r.Context()
 	fl := w.(http.Flusher)
 	event := func(data string) bool {
@@ -198,7 +178,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		s.answered(i)
+		s.log.update(i, func(e *Entry) { e.Answered = true })
 	case Stall:
 		select {
 		case <-ctx.Done():

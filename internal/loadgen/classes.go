@@ -73,7 +73,7 @@ func (r *Run) user(wg *sync.WaitGroup, next *atomic.Int64, p pool, w, total int)
 			return
 		}
 		req.Class = p.class
-		r.send(i, scheduled, r.encode(req), nil)
+		r.send(i, scheduled, r.encode(i, req), nil)
 	}
 }
 

@@ -54,6 +54,8 @@ type stream struct {
 	stamp stampReader
 	sse   *sse.Reader
 	chunk openai.Chunk
+	// api is the request's API (Config.API or its Request.API).
+	api string
 	// promptTokens is the prompt's length as built: the input count when
 	// the server gives no usage.
 	promptTokens int
@@ -101,6 +103,7 @@ func (r *Run) do(i int64, scheduled time.Duration) {
 // be send lag if done at the request's time.
 type outgoing struct {
 	req  Request
+	api  string
 	body []byte
 }
 
@@ -110,24 +113,33 @@ func (r *Run) prepare(i int64) (outgoing, bool) {
 	if !ok {
 		return outgoing{}, false
 	}
-	return r.encode(req), true
+	return r.encode(i, req), true
 }
 
 // encode writes req's body. The body is per request, never pooled: the
 // transport may still write it after Do returns (a server that answers
 // before reading the whole request).
-func (r *Run) encode(req Request) outgoing {
+func (r *Run) encode(i int64, req Request) outgoing {
 	model := r.cfg.Model
 	if req.Model != "" {
 		model = req.Model
 	}
-	p := openai.Params{API: r.cfg.API, Model: model, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
+	api := r.cfg.API
+	if req.API != "" {
+		api = req.API
+	}
+	var images []openai.Image
+	if api == openai.APIChat || api == openai.APIMessages {
+		images = r.images(i)
+	}
+	p := openai.Params{API: api, Model: model, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
 		IgnoreEOS: r.cfg.IgnoreEOS, ContinuousUsage: r.cfg.ContinuousUsage,
-		Temperature: r.cfg.Temperature, HasTemperature: r.cfg.HasTemperature, History: req.History}
+		Temperature: r.cfg.Temperature, HasTemperature: r.cfg.HasTemperature, History: req.History,
+		Items: r.cfg.Items, RerankPath: r.cfg.RerankPath, Images: images}
 	if r.cfg.MinTokens {
 		p.MinTokens = req.MaxTokens
 	}
-	return outgoing{req: req, body: openai.AppendBody(make([]byte, 0, len(req.Prompt)+256), p)}
+	return outgoing{req: req, api: api, body: openai.AppendBody(make([]byte, 0, len(req.Prompt)+256), p)}
 }
 
 // turnResult is what a session's next turn needs of this one.
@@ -140,7 +152,7 @@ type turnResult struct {
 // send runs o as request i; with res set it keeps the answer's text and
 // the served lengths there (multi-turn sessions).
 func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult) {
-	req, body := o.req, o.body
+	req, body, api := o.req, o.body, o.api
 	rec := &record.Request{
 		ID: i, Scheduled: scheduled, Warmup: r.warmup(i, scheduled),
 		PromptTokensRequested: req.PromptTokens, MaxTokens: req.MaxTokens,
@@ -149,9 +161,24 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	if req.RequestedTokens > 0 {
 		rec.PromptTokensRequested = req.RequestedTokens
 	}
+	items := openai.ItemsAPI(api)
+	if items {
+		// Nothing is generated; an embeddings batch asks for its inputs'
+		// tokens, a rerank's count depends on how the server pairs the
+		// query with each document, so it asks for none.
+		rec.MaxTokens = 0
+		rec.PromptTokensRequested *= max(r.cfg.Items, 1)
+		if api == openai.APIRerank {
+			rec.PromptTokensRequested = 0
+		}
+	}
 	st := streamPool.Get().(*stream)
 	defer streamPool.Put(st)
 	st.promptTokens = req.PromptTokens
+	st.api = api
+	if items {
+		st.promptTokens *= max(r.cfg.Items, 1)
+	}
 	st.keepText = res != nil
 	st.text = st.text[:0]
 	st.stamp.start, st.stamp.clock = r.start, &r.clock
@@ -191,7 +218,7 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 			// as lag.
 			client = r.retryClient
 		}
-		resp, err = client.Do(r.newHTTPRequest(ctx, body))
+		resp, err = client.Do(r.newHTTPRequest(ctx, api, body))
 		if err == nil || attempt == maxConnRetries || !tr.unseen(err) || ctx.Err() != nil {
 			break
 		}
@@ -239,14 +266,29 @@ const maxConnRetries = 3
 
 // newHTTPRequest builds one attempt of the request: a resend needs its own
 // (the transport may still hold the failed one's body).
-func (r *Run) newHTTPRequest(ctx context.Context, body []byte) *http.Request {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, r.endpoint, bytes.NewReader(body))
+func (r *Run) newHTTPRequest(ctx context.Context, api string, body []byte) *http.Request {
+	endpoint, ok := r.endpoints[api]
+	if !ok {
+		panic(fmt.Sprintf("request of unknown API %q (want one of %v)", api, openai.APIs))
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		panic(err) // cannot happen: the endpoint was validated in Start
 	}
 	hreq.Header["Content-Type"] = []string{"application/json"}
-	hreq.Header["Accept"] = []string{"text/event-stream"}
-	if r.cfg.APIKey != "" {
+	if openai.ItemsAPI(api) {
+		hreq.Header["Accept"] = []string{"application/json"}
+	} else {
+		hreq.Header["Accept"] = []string{"text/event-stream"}
+	}
+	switch {
+	case api == openai.APIMessages:
+		// Anthropic's authentication and version headers.
+		hreq.Header["Anthropic-Version"] = []string{openai.AnthropicVersion}
+		if r.cfg.APIKey != "" {
+			hreq.Header["X-Api-Key"] = []string{r.cfg.APIKey}
+		}
+	case r.cfg.APIKey != "":
 		hreq.Header["Authorization"] = []string{"Bearer " + r.cfg.APIKey}
 	}
 	return hreq
@@ -293,11 +335,15 @@ func (r *Run) readResponse(ctx context.Context, st *stream, resp *http.Response,
 		rec.ErrorMessage = fmt.Sprintf("response is %s-encoded, which knee did not ask for (an event stream must come unencoded)", oneLine([]byte(ce)))
 		return
 	}
+	if openai.ItemsAPI(st.api) {
+		r.readItems(ctx, st, resp.Body, rec, max(r.cfg.Items, 1))
+		return
+	}
 	if ct := resp.Header.Get("Content-Type"); ct != "" {
 		mt, _, _ := mime.ParseMediaType(ct)
 		// Ollama's native stream is application/x-ndjson; a JSON body in
 		// place of an event stream is a server that did not stream.
-		if mt == "text/html" || (mt == "application/json" && r.cfg.API != openai.APIOllama) {
+		if mt == "text/html" || (mt == "application/json" && st.api != openai.APIOllama) {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 			rec.StreamEnd = time.Since(r.start)
 			rec.Error = record.ErrBadPayload
@@ -337,10 +383,13 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 		events         int
 	)
 	c := &st.chunk
-	ollama := r.cfg.API == openai.APIOllama
+	ollama := st.api == openai.APIOllama
 	decode := openai.DecodeChunk
-	if ollama {
+	switch st.api {
+	case openai.APIOllama:
 		decode = openai.DecodeOllama
+	case openai.APIMessages:
+		decode = openai.DecodeMessages
 	}
 	var server openai.ServerTimings
 	haveServer, cached := false, -1
@@ -434,7 +483,10 @@ func (r *Run) readStream(ctx context.Context, st *stream, body io.Reader, rec *r
 		if c.HasUsage {
 			usage = true
 			prevCompletion = c.CompletionTokens
-			rec.InputTokens, rec.OutputTokens = c.PromptTokens, c.CompletionTokens
+			rec.OutputTokens = c.CompletionTokens
+			if !c.NoPromptTokens {
+				rec.InputTokens = c.PromptTokens
+			}
 		}
 		if c.FinishReason != "" {
 			rec.FinishReason = c.FinishReason
@@ -497,7 +549,7 @@ func setServerTimings(rec *record.Request, t *openai.ServerTimings) {
 // status when the server gives one, else the stream broke.
 func streamErrorKind(code int) record.ErrorKind {
 	switch {
-	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable || code == statusOverloaded:
 		return record.ErrRejected
 	case code >= 400 && code < 500:
 		return record.ErrHTTP4xx
@@ -506,6 +558,10 @@ func streamErrorKind(code int) record.ErrorKind {
 	}
 	return record.ErrStreamBroken
 }
+
+// statusOverloaded is Anthropic's 529, overloaded_error: an admission
+// refusal like 503.
+const statusOverloaded = 529
 
 // readError classifies a failed body read.
 func (r *Run) readError(ctx context.Context, rec *record.Request, err error) {
@@ -531,7 +587,7 @@ func (r *Run) httpError(resp *http.Response, rec *record.Request) {
 	rec.StreamEnd = time.Since(r.start)
 	code := resp.StatusCode
 	switch {
-	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable || code == statusOverloaded:
 		rec.Error = record.ErrRejected
 	case code >= 500:
 		rec.Error = record.ErrHTTP5xx

@@ -42,6 +42,9 @@ type Request struct {
 	// Model, when set, replaces Config.Model for this request (a mix
 	// class's LoRA adapter or other served model).
 	Model string
+	// API, when set, replaces Config.API for this request (a mix class
+	// of another API): one of openai.APIs, sent to that API's endpoint.
+	API string
 }
 
 // Source returns request i. It is called from many goroutines at once and
@@ -62,6 +65,18 @@ type Config struct {
 	// Temperature is sent when HasTemperature (else the server's default).
 	Temperature    float64
 	HasTemperature bool
+	// Items is the number of inputs of an embeddings request, or of
+	// documents of a rerank request (0: 1); RerankPath is the rerank
+	// endpoint's path (openai.RerankVLLM or RerankTEI, "" the first).
+	Items      int
+	RerankPath string
+	// Images > 0 sends that many ImageWidth×ImageHeight images of
+	// ImageFormat (png, jpeg) with each chat or messages prompt, drawn
+	// from ImageSeed and the request's number.
+	Images                  int
+	ImageWidth, ImageHeight int
+	ImageFormat             string
+	ImageSeed               uint64
 
 	// Closed loop: Concurrency > 0 workers, each sending its next request
 	// when its previous one ends; UserClasses add pools of their own.
@@ -155,9 +170,12 @@ func (c *Config) validate() error {
 	switch c.API {
 	case "":
 		c.API = openai.APIChat
-	case openai.APIChat, openai.APICompletions, openai.APIOllama:
+	case openai.APIChat, openai.APICompletions, openai.APIOllama, openai.APIEmbeddings, openai.APIRerank, openai.APIMessages:
 	default:
-		return configErr("api %q: want chat, completions or ollama", c.API)
+		return configErr("api %q: want one of %s", c.API, strings.Join(openai.APIs, ", "))
+	}
+	if err := c.validateEndpoints(); err != nil {
+		return err
 	}
 	open := c.Arrivals != nil || c.RateRPS > 0
 	if c.Sessions != 0 {
@@ -204,7 +222,7 @@ func (c *Config) validate() error {
 	case c.Requests > 0 && int64(c.WarmupRequests) >= c.Requests:
 		return configErr("%d warm-up requests leave nothing of %d to measure", c.WarmupRequests, c.Requests)
 	}
-	if _, err := openai.Endpoint(c.BaseURL, c.API); err != nil {
+	if _, err := openai.EndpointFor(c.BaseURL, c.API, c.RerankPath); err != nil {
 		return configErr("%v", err)
 	}
 	return nil
@@ -292,7 +310,7 @@ type Run struct {
 	// (reqTrace.unseen), on a connection of its own.
 	retryClient *http.Client
 	connRetries atomic.Int64
-	endpoint    string
+	endpoints   map[string]string // by API: every API's URL under BaseURL
 
 	issueCtx, hardCtx       context.Context
 	parent                  context.Context // the caller's: canceled on Ctrl-C
@@ -330,8 +348,11 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 	if src == nil {
 		return nil, configErr("no request source")
 	}
-	endpoint, _ := openai.Endpoint(cfg.BaseURL, cfg.API)
-	r := &Run{cfg: cfg, src: src, endpoint: endpoint, done: make(chan struct{}), wallNow: wallNow,
+	endpoints := map[string]string{}
+	for _, api := range openai.APIs {
+		endpoints[api], _ = openai.EndpointFor(cfg.BaseURL, api, cfg.RerankPath) // the base URL was validated
+	}
+	r := &Run{cfg: cfg, src: src, endpoints: endpoints, done: make(chan struct{}), wallNow: wallNow,
 		building: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	tr := cfg.Transport
 	if tr == nil {

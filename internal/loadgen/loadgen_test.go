@@ -532,7 +532,15 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *Config) {}, "give a concurrency"},
 		{func(c *Config) { c.Concurrency, c.RateRPS = 2, 5 }, "not both"},
 		{func(c *Config) { c.Concurrency, c.MaxConcurrency = 2, 5 }, "open loop"},
-		{func(c *Config) { c.Concurrency, c.API = 2, "embeddings" }, "embeddings"},
+		{func(c *Config) { c.Concurrency, c.API = 2, "images" }, "images"},
+		{func(c *Config) { c.Concurrency, c.API, c.RerankPath = 2, "rerank", "/v3/rank" }, "want /v1/rerank"},
+		{func(c *Config) { c.Concurrency, c.API, c.Items = 2, "embeddings", -1 }, "items -1"},
+		{func(c *Config) {
+			c.Concurrency, c.Images, c.ImageWidth, c.ImageHeight, c.ImageFormat = 2, 1, 0, 10, "png"
+		}, "image size"},
+		{func(c *Config) {
+			c.Concurrency, c.Images, c.ImageWidth, c.ImageHeight, c.ImageFormat = 2, 1, 10, 10, "gif"
+		}, "png or jpeg"},
 		{func(c *Config) { c.Concurrency, c.BaseURL = 2, "localhost:8000" }, "base URL"},
 		{func(c *Config) { c.Concurrency, c.Duration, c.Warmup = 2, time.Second, time.Second }, "warm-up"},
 		{func(c *Config) { c.RateRPS = -1 }, "rate"},

@@ -292,7 +292,7 @@ func (r *Run) sessionLoop(wg *sync.WaitGroup) {
 					req.RequestedTokens += historyTokens
 				}
 				var res turnResult
-				r.send(i, time.Since(r.start), r.encode(req), &res)
+				r.send(i, time.Since(r.start), r.encode(i, req), &res)
 				if !res.ok {
 					return
 				}
@@ -340,7 +340,7 @@ func (r *Run) probeLoop(wg *sync.WaitGroup) {
 		}
 		probe := r.cfg.Probe(k)
 		probe.Class = record.ProbeClass
-		o := r.encode(probe)
+		o := r.encode(ProbeIDBase+k, probe)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

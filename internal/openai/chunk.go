@@ -1,6 +1,8 @@
 // Package openai speaks the streaming side of the OpenAI-compatible
 // /v1/chat/completions and /v1/completions APIs as vLLM, SGLang, TGI,
-// llama.cpp and Ollama implement them.
+// llama.cpp and Ollama implement them, and the APIs beside them:
+// embeddings and rerank (items.go), Anthropic's Messages (messages.go),
+// image prompts (image.go).
 //
 // Reading order: DecodeChunk (this file) classifies one SSE data payload by
 // the rules of SPEC §2 — which chunks start TTFT and count as token
@@ -38,6 +40,9 @@ type Chunk struct {
 	// usage on every chunk, as vLLM's continuous_usage_stats does).
 	HasUsage                       bool
 	PromptTokens, CompletionTokens int
+	// NoPromptTokens: the usage left out the prompt count (an Anthropic
+	// message_delta without input_tokens), so an earlier one stands.
+	NoPromptTokens bool
 	// Err is set when the payload is an error object ({"error": ...}, or a
 	// top-level "object": "error" as older vLLM sends) rather than a chunk.
 	Err *APIError
@@ -480,6 +485,9 @@ func AppendDeltaText(dst, data []byte) []byte {
 		Message struct {
 			Content string `json:"content"`
 		} `json:"message"`
+		Delta struct { // Anthropic's content_block_delta
+			Text string `json:"text"`
+		} `json:"delta"`
 	}
 	if json.Unmarshal(data, &c) != nil {
 		return dst
@@ -488,5 +496,6 @@ func AppendDeltaText(dst, data []byte) []byte {
 		dst = append(dst, ch.Delta.Content...)
 		dst = append(dst, ch.Text...)
 	}
+	dst = append(dst, c.Delta.Text...)
 	return append(dst, c.Message.Content...)
 }

@@ -28,13 +28,19 @@ func Endpoint(baseURL, api string) (string, error) {
 		tail = "/chat/completions"
 	case APICompletions:
 		tail = "/completions"
+	case APIEmbeddings:
+		tail = "/embeddings"
+	case APIRerank:
+		tail = "/rerank"
+	case APIMessages:
+		tail = "/messages"
 	case APIOllama:
 		// The native API lives beside /v1, not under it.
 		u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1") + "/api/chat"
 		u.RawPath = ""
 		return u.String(), nil
 	default:
-		return "", fmt.Errorf("api %q: want chat, completions or ollama", api)
+		return "", fmt.Errorf("api %q: want one of %s", api, strings.Join(APIs, ", "))
 	}
 	path := strings.TrimRight(u.Path, "/")
 	if !strings.HasSuffix(path, "/v1") {
@@ -69,6 +75,13 @@ type Params struct {
 	// chat sends it as messages before the user's; completions prefixes
 	// the prompt with its contents.
 	History []Message
+	// Items is the number of inputs of an embeddings request, or of
+	// documents of a rerank request (0: 1), each derived from Prompt
+	// (Texts); RerankPath picks the rerank request's shape.
+	Items      int
+	RerankPath string
+	// Images go with the user's prompt (chat and messages).
+	Images []Image
 }
 
 // Message is one earlier message of a conversation.
@@ -88,15 +101,20 @@ func appendMessages(dst []byte, p Params) []byte {
 		dst = append(dst, "},"...)
 	}
 	dst = append(dst, `{"role":"user","content":`...)
-	dst = AppendString(dst, p.Prompt)
+	dst = appendUserContent(dst, p, false)
 	return append(dst, "}]"...)
 }
 
 // AppendBody appends the JSON request body for p to dst. Streaming bodies
 // ask for usage at the end of the stream (stream_options.include_usage).
 func AppendBody(dst []byte, p Params) []byte {
-	if p.API == APIOllama {
+	switch p.API {
+	case APIOllama:
 		return appendOllamaBody(dst, p)
+	case APIEmbeddings, APIRerank:
+		return appendItemsBody(dst, p)
+	case APIMessages:
+		return appendMessagesBody(dst, p)
 	}
 	dst = append(dst, `{"model":`...)
 	dst = AppendString(dst, p.Model)

@@ -24,7 +24,7 @@ func TestEndpoint(t *testing.T) {
 			t.Errorf("Endpoint(%q, %q) = %q, %v; want %q", tc.base, tc.api, got, err, tc.want)
 		}
 	}
-	for _, bad := range [][2]string{{"h:8000", "chat"}, {"ftp://h", "chat"}, {"http://h", "embeddings"}, {"http://", "chat"}} {
+	for _, bad := range [][2]string{{"h:8000", "chat"}, {"ftp://h", "chat"}, {"http://h", "images"}, {"http://", "chat"}} {
 		if _, err := Endpoint(bad[0], bad[1]); err == nil {
 			t.Errorf("Endpoint(%q, %q) accepted", bad[0], bad[1])
 		}

@@ -47,6 +47,7 @@ type wire struct {
 	ErrorMessage          string    `json:"error_message,omitempty"`
 	Replica               string    `json:"replica,omitempty"`
 	Class                 string    `json:"class,omitempty"`
+	Items                 int       `json:"items,omitempty"`
 }
 
 // ms converts a duration to milliseconds, rounded to the nanosecond so the
@@ -93,6 +94,7 @@ func (r Request) MarshalJSON() ([]byte, error) {
 		ServerTokenTimesMS: msSlice(r.ServerTokenTimes), ServerWriteTimesMS: msSlice(r.ServerWriteTimes),
 		HTTPStatus: r.HTTPStatus, FinishReason: r.FinishReason,
 		Error: string(r.Error), ErrorMessage: r.ErrorMessage, Replica: r.Replica, Class: r.Class,
+		Items: r.Items,
 	}
 	if r.HasFirstToken() {
 		w.FirstTokenMS, w.DoneMS = msPtr(r.FirstToken), msPtr(r.Done)
@@ -103,6 +105,8 @@ func (r Request) MarshalJSON() ([]byte, error) {
 		if tpot, ok := r.TPOT(); ok {
 			w.TPOTMS = msPtr(tpot)
 		}
+	} else if e2e, ok := r.E2E(); ok {
+		w.DoneMS, w.E2EMS = msPtr(r.Done), msPtr(e2e)
 	}
 	if p := r.ServerPhases; p != nil {
 		w.ServerPrefillMS, w.ServerDecodeMS = msPtr(p.Prefill), msPtr(p.Decode)
@@ -134,6 +138,7 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 		ServerTokenTimes: durSlice(w.ServerTokenTimesMS), ServerWriteTimes: durSlice(w.ServerWriteTimesMS),
 		HTTPStatus: w.HTTPStatus, FinishReason: w.FinishReason,
 		Error: kind, ErrorMessage: w.ErrorMessage, Replica: w.Replica, Class: w.Class,
+		Items: w.Items,
 	}
 	if w.FirstTokenMS != nil {
 		r.FirstToken = fromMS(*w.FirstTokenMS)

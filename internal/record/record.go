@@ -133,6 +133,10 @@ type Request struct {
 	// --mix file, or ProbeClass for --probe-rate probes; "" for a run of
 	// one class.
 	Class string
+	// Items is the number of items an embeddings or rerank answer
+	// carried (vectors, scored documents); 0 for a streamed answer. Such
+	// a record has no first token: its E2E is Done − Sent.
+	Items int
 }
 
 // ProbeClass is the class of probe requests (--probe-rate): short requests
@@ -161,8 +165,12 @@ func (r *Request) TTFTSched() (time.Duration, bool) {
 	return r.FirstToken - r.Scheduled, true
 }
 
-// E2E is done − sent.
+// E2E is done − sent: to the last content chunk, or for an answer of
+// items (embeddings, rerank) to its end.
 func (r *Request) E2E() (time.Duration, bool) {
+	if r.Items > 0 && !r.HasFirstToken() {
+		return r.Done - r.Sent, r.Done > 0
+	}
 	if !r.HasFirstToken() {
 		return 0, false
 	}

@@ -58,6 +58,10 @@ func glance(r *Run) []section {
 		{"rate", fmt.Sprintf("%s req/s · output %s tok/s · input %s tok/s",
 			fnum(s.RequestThroughputRPS, 2), fnum(s.OutputTokenThroughputTPS, 1), fnum(s.InputTokenThroughputTPS, 1))},
 	}
+	if s.Items > 0 { // embeddings or rerank: nothing generated, items answered
+		tp.kv[1][1] = fmt.Sprintf("%s req/s · %s items/s · input %s tok/s",
+			fnum(s.RequestThroughputRPS, 2), fnum(s.ItemThroughputPS, 1), fnum(s.InputTokenThroughputTPS, 1))
+	}
 	out = append(out, tp)
 
 	out = append(out, latencySection(r, true))

@@ -224,6 +224,9 @@ func build(r *Run) []section {
 	tadd("requests", fmt.Sprintf("%d measured · %d completed · %d failed (%s) · %d rejected (%s)",
 		s.Requests, s.Completed, s.Errors, pct(s.ErrorRate), s.Rejected, pct(s.RejectionRate)))
 	tadd("request rate", fnum(s.RequestThroughputRPS, 2)+" req/s")
+	if s.Items > 0 {
+		tadd("items", fmt.Sprintf("%s items/s (%d items: embeddings or scored documents)", fnum(s.ItemThroughputPS, 1), s.Items))
+	}
 	tadd("output tokens", fmt.Sprintf("%s tok/s (%d tokens)", fnum(s.OutputTokenThroughputTPS, 1), s.OutputTokens))
 	tadd("input tokens", fmt.Sprintf("%s tok/s (%d tokens)", fnum(s.InputTokenThroughputTPS, 1), s.InputTokens))
 	tadd("total tokens", fnum(s.TotalTokenThroughputTPS, 1)+" tok/s")
@@ -346,9 +349,16 @@ func durationTable(rows []namedDist) (*table, durationUnit) {
 func latencySection(r *Run, glance bool) section {
 	s := &r.Summary
 	var rows []namedDist
-	if glance {
+	switch {
+	case s.Items > 0 && s.TTFT.Count == 0:
+		// Embeddings or rerank: answered whole, E2E is the latency.
+		rows = []namedDist{{"E2E", s.E2E}}
+		if !glance {
+			rows = append(rows, namedDist{"Lag", s.Lag})
+		}
+	case glance:
 		rows = []namedDist{{"TTFT", s.TTFT}, {"TPOT", s.TPOT}, {"ITL", s.ITL}, {"E2E", s.E2E}}
-	} else {
+	default:
 		rows = []namedDist{{"TTFT", s.TTFT}, {"TTFT (sched)", s.TTFTSched}, {"ITL", s.ITL}, {"TPOT", s.TPOT}, {"E2E", s.E2E}, {"Lag", s.Lag}}
 		if s.AdjustedTTFT.Count != s.TTFT.Count {
 			rows = append(rows, namedDist{"TTFT adjusted", s.AdjustedTTFT}) // else nothing failed: identical to TTFT

@@ -16,10 +16,14 @@ import (
 // the SLO-safe point marked.
 func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
 	header = []string{sweep.LoadColumn(r.LoadKind), "req/s", "out tok/s", "goodput/s", "TTFT p50", "TTFT p95", "TTFT p99", "ITL p95", "E2E p95"}
-	withServer, withProbes := false, false
+	withServer, withProbes, items := false, false, false
 	for i := range r.Steps {
 		withServer = withServer || r.Steps[i].Server != nil
 		withProbes = withProbes || r.Steps[i].ProbeTTFTP95 != nil
+		items = items || r.Steps[i].Summary.Items > 0
+	}
+	if items {
+		header[2] = "items/s" // embeddings or rerank: nothing generated
 	}
 	if withProbes {
 		// Probes beside each step: what the load did to an unrelated user.
@@ -71,8 +75,12 @@ func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
 		if s.Oversaturated != "" {
 			marks = append(marks, "(stopped: over-saturated)")
 		}
+		tput := fnum(sum.OutputTokenThroughputTPS, 0)
+		if items {
+			tput = fnum(sum.ItemThroughputPS, 1)
+		}
 		row := []string{
-			strconv.FormatFloat(s.Load.Value, 'g', 6, 64), fnum(sum.RequestThroughputRPS, 2), fnum(sum.OutputTokenThroughputTPS, 0), good,
+			strconv.FormatFloat(s.Load.Value, 'g', 6, 64), fnum(sum.RequestThroughputRPS, 2), tput, good,
 			msCell(sum.TTFT.P50), msCell(sum.TTFT.P95), msCell(sum.TTFT.P99), msCell(sum.ITL.P95), msCell(sum.E2E.P95),
 		}
 		if withProbes {

@@ -70,6 +70,10 @@ type chunkTemplate struct {
 	suffix  []byte // from the closing quote of the text to "\n\n"
 	chat    bool
 	created int64
+	// messages: Anthropic's events (endpoints.go); input is the prompt's
+	// tokens, which its message_start reports.
+	messages bool
+	input    int
 }
 
 func newChunkTemplate(chat bool, id int64, created int64, modelJSON []byte) chunkTemplate {
@@ -108,6 +112,9 @@ func newChunkTemplate(chat bool, id int64, created int64, modelJSON []byte) chun
 // appendRole appends the chat role chunk that precedes the first token, as
 // OpenAI and vLLM send it (a role-only delta never counts as a token).
 func (t *chunkTemplate) appendRole(b []byte) []byte {
+	if t.messages {
+		return t.appendMessagesStart(b)
+	}
 	b = append(b, "data: "...)
 	b = append(b, t.head...)
 	return append(b, `"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
@@ -178,6 +185,9 @@ func appendUsage(b []byte, prompt, completion int) []byte {
 // appendFinal appends the finish chunk, the usage chunk when asked for, and
 // [DONE]. knee_timing rides on the last JSON chunk.
 func (t *chunkTemplate) appendFinal(b []byte, reason string, includeUsage bool, prompt, completion int, tm *timing) []byte {
+	if t.messages {
+		return t.appendMessagesFinal(b, reason, completion, tm)
+	}
 	b = append(b, "data: "...)
 	b = append(b, t.head...)
 	if t.chat {

@@ -19,6 +19,8 @@ import (
 type stream struct {
 	// Set by the handler before the stream is visible to anyone else.
 	id           int64
+	ep           endpoint
+	items        int // texts of an embeddings or rerank request
 	streaming    bool
 	includeUsage bool
 	inputTokens  int
@@ -68,45 +70,54 @@ const (
 	writeFailed
 )
 
-// serveGenerate serves both generation endpoints; recv is the server time
-// the request arrived.
-func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool, recv int64) {
+// serveGenerate serves every endpoint the engine answers (generation,
+// embeddings, rerank); recv is the server time the request arrived.
+func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, ep endpoint, recv int64) {
+	fail := func(e *apiError) { writeErrorAs(w, ep, e) }
 	if r.Method != http.MethodPost {
-		writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Message: "use POST for " + r.URL.Path})
+		fail(&apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Message: "use POST for " + r.URL.Path})
 		return
 	}
 	release, aerr := s.admitBody(w, r)
 	if aerr != nil {
-		writeError(w, aerr)
+		fail(aerr)
 		return
 	}
-	g, aerr := parseRequest(r, chat, s.tok.Encode, !s.cfg.Engine.NoPrefixCaching)
+	g, aerr := parseRequest(r, ep, s.tok.Encode, !s.cfg.Engine.NoPrefixCaching, s.cfg.ImageTokens)
 	release(aerr == nil)
 	if aerr != nil {
-		writeError(w, aerr)
+		fail(aerr)
 		return
 	}
 	if g.model != "" && !s.servesModel(g.model) {
-		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: strp("model"), Code: strp("model_not_found"),
+		fail(&apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: strp("model"), Code: strp("model_not_found"),
 			Message: fmt.Sprintf("The model `%s` does not exist. This server serves `%s`.", g.model, s.model)})
 		return
 	}
 	in := max(g.inputTokens, 1) // an empty prompt still feeds the model one (BOS) token
 	limit := s.cfg.Engine.MaxModelLen
-	param := "prompt"
-	if chat {
-		param = "messages"
-	}
+	param := ep.promptParam()
 	out := g.maxTokens
 	if out == 0 {
 		out = min(s.cfg.DefaultMaxTokens, limit-in)
+	}
+	if ep.items() {
+		// Nothing is generated: the engine runs the prefill (a batch as
+		// one sequence) and its one step ends the request.
+		out = 1
+		if in >= limit {
+			fail(badRequest(param, "context_length_exceeded", fmt.Sprintf(
+				"The %d texts hold %d tokens; knee serve runs a batch as one sequence, and this model's maximum context length is %d tokens. Send fewer or shorter texts.",
+				g.items, in, limit)))
+			return
+		}
 	}
 	if in >= limit || in+out > limit {
 		req := in + max(out, 1)
 		if g.maxTokens == 0 {
 			req = in
 		}
-		writeError(w, badRequest(param, "context_length_exceeded", fmt.Sprintf(
+		fail(badRequest(param, "context_length_exceeded", fmt.Sprintf(
 			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the %s, %d in the completion). Please reduce the length of the %s or completion.",
 			limit, req, in, param, max(out, 0), param)))
 		return
@@ -115,14 +126,18 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 	// simulated model never stops early, so runs are reproducible.
 	n := s.seq.Add(1) - 1
 	p := s.cfg.Faults.plan(s.cfg.Seed, n, out)
+	if p.fail && ep == epMessages {
+		writeMessagesFault(w, int64(n), s.modelJSON, in)
+		return
+	}
 	if p.fail {
-		writeError(w, &apiError{Status: http.StatusInternalServerError, Type: "InternalServerError", Code: strp("injected_fault"),
+		fail(&apiError{Status: http.StatusInternalServerError, Type: "InternalServerError", Code: strp("injected_fault"),
 			Message: "injected fault: the simulated server failed this request (--fault-error-rate)"})
 		return
 	}
 	st := &stream{
 		streaming: g.stream, includeUsage: g.includeUsage,
-		inputTokens: in, outputTokens: out, recvS: recv, plan: p,
+		inputTokens: in, outputTokens: out, recvS: recv, plan: p, ep: ep, items: g.items,
 		w: w, rc: http.NewResponseController(w), done: make(chan struct{}),
 		hdrQueue: -1, hdrPrefill: -1, reason: "length",
 		reusable:   g.stream && r.ProtoAtLeast(1, 1) && !r.Close,
@@ -156,13 +171,17 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
-		writeError(w, &apiError{Status: http.StatusServiceUnavailable, Type: "ServiceUnavailableError", Message: "server shutting down"})
+		fail(&apiError{Status: http.StatusServiceUnavailable, Type: "ServiceUnavailableError", Message: "server shutting down"})
 		return
 	}
 	id := s.nextID
 	s.nextID++
 	st.id = id
-	st.tmpl = newChunkTemplate(chat, id, s.created, s.modelJSON)
+	if ep == epMessages {
+		st.tmpl = newMessagesTemplate(id, s.modelJSON, in)
+	} else {
+		st.tmpl = newChunkTemplate(ep.chat(), id, s.created, s.modelJSON)
+	}
 	v := s.clk.toVirtual(recv + fe)
 	if !s.eng.HasWork() {
 		s.eng.AdvanceTo(v)
@@ -177,12 +196,12 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 		case errors.Is(err, simengine.ErrQueueFull):
 			s.metrics.rejected.Inc()
 			w.Header().Set("Retry-After", strconv.Itoa(retryAfter(stats)))
-			writeError(w, &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: strp("queue_full"),
+			fail(&apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: strp("queue_full"),
 				Message: fmt.Sprintf("The server's waiting queue is full (%d requests waiting, limit %d). Retry later.", stats.Waiting, s.cfg.Engine.QueueLimit)})
 		case errors.Is(err, simengine.ErrTooLong):
-			writeError(w, badRequest(param, "context_length_exceeded", err.Error()))
+			fail(badRequest(param, "context_length_exceeded", err.Error()))
 		default:
-			writeError(w, badRequest("", "", err.Error()))
+			fail(badRequest("", "", err.Error()))
 		}
 		return
 	}
@@ -235,7 +254,7 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 	case oc == finished || gone:
 		return
 	case !hdr && oc == running: // shutting down before the first token
-		writeError(w, &apiError{Status: http.StatusServiceUnavailable, Type: "ServiceUnavailableError", Message: "server shutting down"})
+		fail(&apiError{Status: http.StatusServiceUnavailable, Type: "ServiceUnavailableError", Message: "server shutting down"})
 		return
 	}
 	// A cut stream, a failed write or a shutdown mid-stream: drop the

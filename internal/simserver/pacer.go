@@ -137,7 +137,9 @@ func (s *Server) processOne(ep *simengine.Emission, endS int64, batches [][]item
 	}
 	if e.Index == 0 {
 		m.promptTokens.Add(float64(st.inputTokens))
-		m.ttft.Observe(sec(due - st.recvS))
+		if st.items == 0 { // embeddings and rerank have no first token
+			m.ttft.Observe(sec(due - st.recvS))
+		}
 		if q, p := e.Phases.Queue, e.Phases.Prefill; q+p > 0 || e.Finished {
 			// The engine's phases, as vLLM reports them: the front end
 			// is in TTFT but in neither.
@@ -169,7 +171,9 @@ func (s *Server) processOne(ep *simengine.Emission, endS int64, batches [][]item
 			m.tpot.Observe(sec(f.decode) / float64(len(f.tokenTimes)-1))
 		}
 		m.reqPrompt.Observe(float64(st.inputTokens))
-		m.reqGeneration.Observe(float64(len(f.tokenTimes)))
+		if st.items == 0 {
+			m.reqGeneration.Observe(float64(len(f.tokenTimes)))
+		}
 	}
 	if held {
 		if len(st.held) == 0 {
@@ -181,6 +185,9 @@ func (s *Server) processOne(ep *simengine.Emission, endS int64, batches [][]item
 	}
 	w := st.id % nw
 	batches[w] = append(batches[w], it)
+	if st.items > 0 {
+		return 0 // the engine's step ended the prefill; nothing was generated
+	}
 	return 1
 }
 

@@ -99,7 +99,7 @@ func TestAnswerBlocksHitNextTurn(t *testing.T) {
 	}
 	parse := func(body string) *genRequest {
 		req, _ := http.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body))
-		g, aerr := parseRequest(req, true, srv.tok.Encode, true)
+		g, aerr := parseRequest(req, epChat, srv.tok.Encode, true, 0)
 		if aerr != nil {
 			t.Fatal(aerr.Message)
 		}

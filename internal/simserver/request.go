@@ -14,7 +14,9 @@ import (
 
 // genRequest is what the server needs of a chat or completions request.
 type genRequest struct {
+	ep           endpoint
 	chat         bool
+	items        int    // embeddings inputs or rerank documents; 0 for generation
 	model        string // "" = the served model
 	stream       bool
 	includeUsage bool
@@ -38,6 +40,7 @@ type wireRequest struct {
 	MinTokens           *int             `json:"min_tokens"`
 	IgnoreEOS           *bool            `json:"ignore_eos"`
 	N                   *int             `json:"n"`
+	System              *json.RawMessage `json:"system"` // Anthropic's system prompt
 }
 
 type wireMessage struct {
@@ -46,8 +49,15 @@ type wireMessage struct {
 }
 
 type wirePart struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL *struct {
+		URL string `json:"url"`
+	} `json:"image_url"`
+	Source *struct { // Anthropic's image part
+		Type string `json:"type"`
+		Data string `json:"data"`
+	} `json:"source"`
 }
 
 const maxBodyBytes = 64 << 20
@@ -55,7 +65,9 @@ const maxBodyBytes = 64 << 20
 // parseRequest reads and validates a request body. encode tokenizes a piece
 // of prompt text; with content set, the prompt's tokens are also named block
 // by block (g.content) so the engine's prefix cache sees the reuse.
-func parseRequest(r *http.Request, chat bool, encode func(string) []int, content bool) (*genRequest, *apiError) {
+// imageTokens > 0 is every image's cost (else imageCost's patches).
+func parseRequest(r *http.Request, ep endpoint, encode func(string) []int, content bool, imageTokens int) (*genRequest, *apiError) {
+	chat := ep.chat()
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -72,6 +84,14 @@ func parseRequest(r *http.Request, chat bool, encode func(string) []int, content
 		}
 		return nil, badRequest("", "", "could not read the request body: "+err.Error())
 	}
+	if ep.items() {
+		g := &genRequest{ep: ep}
+		count := func(s string) int { return len(encode(s)) }
+		if aerr := parseItems(body, ep, g, count); aerr != nil {
+			return nil, aerr
+		}
+		return g, nil
+	}
 	var w wireRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&w); err != nil {
@@ -81,7 +101,7 @@ func parseRequest(r *http.Request, chat bool, encode func(string) []int, content
 	if dec.More() {
 		return nil, badRequest("", "invalid_json", "We could not parse the JSON body of your request: trailing data after the JSON object.")
 	}
-	g := &genRequest{chat: chat}
+	g := &genRequest{ep: ep, chat: chat}
 	if w.Model != nil {
 		g.model = *w.Model
 	}
@@ -121,6 +141,15 @@ func parseRequest(r *http.Request, chat bool, encode func(string) []int, content
 			return nil, badRequest("min_tokens", "", fmt.Sprintf("min_tokens must be between 0 and max_tokens (%d), got %d.", g.maxTokens, g.minTokens))
 		}
 	}
+	if ep == epMessages {
+		// The Messages API requires max_tokens; knee serve streams only.
+		if w.MaxTokens == nil {
+			return nil, badRequest("max_tokens", "", "max_tokens: Field required")
+		}
+		if !g.stream {
+			return nil, badRequest("stream", "", "knee serve answers /v1/messages only as a stream: send \"stream\": true")
+		}
+	}
 	var perr *apiError
 	var ph promptHasher
 	count := func(s string) int { return len(encode(s)) }
@@ -134,7 +163,23 @@ func parseRequest(r *http.Request, chat bool, encode func(string) []int, content
 		}
 	}
 	if chat {
-		g.inputTokens, perr = countMessages(w.Messages, count)
+		image := func(p wirePart) (int, *apiError) {
+			n, ids, aerr := imageCost(p, imageTokens)
+			if content {
+				ph.add(ids)
+			}
+			return n, aerr
+		}
+		if w.System != nil && ep == epMessages {
+			n, aerr := countContent(*w.System, "system", count, image)
+			if aerr != nil {
+				return nil, aerr
+			}
+			g.inputTokens += n
+		}
+		var n int
+		n, perr = countMessages(w.Messages, count, image)
+		g.inputTokens += n
 	} else {
 		g.inputTokens, perr = countPrompt(w.Prompt, count, addIDs)
 	}
@@ -168,7 +213,7 @@ func (g *genRequest) content(id int64, out int, wordIDs *[len(words)][]int) []si
 // countMessages counts the tokens of the messages' text. No chat template is
 // applied: the simulated model's prompt is exactly the contents, so a prompt
 // built to N tokens is reported as N prompt tokens.
-func countMessages(raw *json.RawMessage, count func(string) int) (int, *apiError) {
+func countMessages(raw *json.RawMessage, count func(string) int, image func(wirePart) (int, *apiError)) (int, *apiError) {
 	if raw == nil || string(*raw) == "null" {
 		return 0, badRequest("messages", "", "Missing required parameter: 'messages'.")
 	}
@@ -184,29 +229,49 @@ func countMessages(raw *json.RawMessage, count func(string) int) (int, *apiError
 		if m.Role == "" {
 			return 0, badRequest(fmt.Sprintf("messages.[%d].role", i), "", fmt.Sprintf("Missing required parameter: 'messages.[%d].role'.", i))
 		}
-		c := bytes.TrimSpace(m.Content)
-		switch {
-		case len(c) == 0 || string(c) == "null":
-			// an assistant message with tool calls may have no content
-		case c[0] == '"':
-			var s string
-			if err := json.Unmarshal(c, &s); err != nil {
-				return 0, badRequest(fmt.Sprintf("messages.[%d].content", i), "", err.Error())
-			}
-			n += count(s)
-		case c[0] == '[':
-			var parts []wirePart
-			if err := json.Unmarshal(c, &parts); err != nil {
-				return 0, badRequest(fmt.Sprintf("messages.[%d].content", i), "", "content parts must be objects such as {\"type\":\"text\",\"text\":\"...\"}: "+err.Error())
-			}
-			for _, p := range parts {
-				n += count(p.Text)
-			}
-		default:
-			return 0, badRequest(fmt.Sprintf("messages.[%d].content", i), "", "content must be a string or an array of content parts")
+		k, aerr := countContent(m.Content, fmt.Sprintf("messages.[%d].content", i), count, image)
+		if aerr != nil {
+			return 0, aerr
 		}
+		n += k
 	}
 	return n, nil
+}
+
+// countContent counts one message's content: a string, or parts of text
+// and images.
+func countContent(raw json.RawMessage, param string, count func(string) int, image func(wirePart) (int, *apiError)) (int, *apiError) {
+	c := bytes.TrimSpace(raw)
+	switch {
+	case len(c) == 0 || string(c) == "null":
+		// an assistant message with tool calls may have no content
+		return 0, nil
+	case c[0] == '"':
+		var s string
+		if err := json.Unmarshal(c, &s); err != nil {
+			return 0, badRequest(param, "", err.Error())
+		}
+		return count(s), nil
+	case c[0] == '[':
+		var parts []wirePart
+		if err := json.Unmarshal(c, &parts); err != nil {
+			return 0, badRequest(param, "", "content parts must be objects such as {\"type\":\"text\",\"text\":\"...\"}: "+err.Error())
+		}
+		n := 0
+		for _, p := range parts {
+			if p.Type == "image_url" || p.Type == "image" {
+				k, aerr := image(p)
+				if aerr != nil {
+					return 0, aerr
+				}
+				n += k
+				continue
+			}
+			n += count(p.Text)
+		}
+		return n, nil
+	}
+	return 0, badRequest(param, "", "content must be a string or an array of content parts")
 }
 
 // countPrompt counts a completions prompt: a string, a one-element array of

@@ -36,6 +36,9 @@ type Config struct {
 	// DefaultMaxTokens is the output length of a request without
 	// max_tokens (0 = 256), capped by the context left after the prompt.
 	DefaultMaxTokens int
+	// ImageTokens > 0 is what every image of a prompt costs, in tokens;
+	// 0 counts ⌈W/28⌉·⌈H/28⌉ from its size (Qwen2-VL's merged patches).
+	ImageTokens int
 	// Faults to inject; Seed makes them deterministic.
 	Faults Faults
 	Seed   uint64
@@ -169,7 +172,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.Handle("/metrics", s.metrics.handler())
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: strp("not_found"),
-			Message: fmt.Sprintf("no route %s %s (this server serves /v1/chat/completions, /v1/completions, /v1/models, /health, /metrics)", r.Method, r.URL.Path)})
+			Message: fmt.Sprintf("no route %s %s (this server serves /v1/chat/completions, /v1/completions, /v1/messages, /v1/embeddings, /v1/rerank, /rerank, /v1/models, /health, /metrics)", r.Method, r.URL.Path)})
 	})
 	s.pacerWG.Add(1)
 	go func() {
@@ -255,14 +258,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}()
 	}
-	switch r.URL.Path {
-	case "/v1/chat/completions":
-		s.serveGenerate(w, r, true, recv)
-	case "/v1/completions":
-		s.serveGenerate(w, r, false, recv)
-	default:
-		s.mux.ServeHTTP(w, r)
+	if ep, ok := endpointOf(r.URL.Path); ok {
+		s.serveGenerate(w, r, ep, recv)
+		return
 	}
+	s.mux.ServeHTTP(w, r)
 }
 
 // Model is the served model name.

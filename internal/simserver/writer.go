@@ -72,7 +72,11 @@ func (w *writer) write(it *item, flush bool) {
 			for range f.tokenTimes {
 				f.writeTimes = append(f.writeTimes, wt)
 			}
-			w.buf = st.tmpl.appendWhole(w.buf[:0], st.id, len(st.final.tokenTimes), st.reason, st.inputTokens, st.final)
+			if st.items > 0 {
+				w.buf = appendItemsAnswer(w.buf[:0], st.ep, st.id, s.created, s.modelJSON, st.items, st.inputTokens)
+			} else {
+				w.buf = st.tmpl.appendWhole(w.buf[:0], st.id, len(st.final.tokenTimes), st.reason, st.inputTokens, st.final)
+			}
 			if it.idx == int32(st.plan.malformAt) {
 				w.buf = w.buf[:len(w.buf)/2]
 			}

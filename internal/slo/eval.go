@@ -121,7 +121,7 @@ func (s Set) Evaluate(sum stats.Summary) []Result {
 // throughput objectives are properties of a run, not of a request; a failed
 // request, or one that carried no content, is never good.
 func (s Set) Good(r *record.Request) bool {
-	if !r.OK() || !r.HasFirstToken() {
+	if !r.OK() || (!r.HasFirstToken() && r.Items == 0) {
 		return false
 	}
 	for _, o := range s {

@@ -46,6 +46,7 @@ type Accumulator struct {
 	kinds                                       map[record.ErrorKind]int
 	sources                                     map[record.TokenSource]int
 	inSum, outSum                               int64
+	items                                       int64 // embeddings and rerank answers' items
 	chunks, multiChunks, coalesced              int
 	connRetries                                 int
 	// Served against requested prompt lengths (completed, counts from usage).
@@ -174,6 +175,11 @@ func (a *Accumulator) Add(r *record.Request) {
 		a.ttftSched.add(int64(sched))
 		e2e, _ := r.E2E()
 		a.e2e.add(int64(e2e))
+	} else if e2e, ok := r.E2E(); ok && r.Items > 0 {
+		// An answer of items (embeddings, rerank) has no first token;
+		// its latency is the whole answer's.
+		a.e2e.add(int64(e2e))
+		a.items += int64(r.Items)
 	} else {
 		// Completed without any content: the user never saw a first token.
 		a.noContent++
@@ -287,7 +293,9 @@ func (a *Accumulator) Summary() Summary {
 		s.InputTokenThroughputTPS = float64(a.inSum) / d
 		s.OutputTokenThroughputTPS = float64(a.outSum) / d
 		s.TotalTokenThroughputTPS = float64(a.inSum+a.outSum) / d
+		s.ItemThroughputPS = float64(a.items) / d
 	}
+	s.Items = a.items
 	if a.opts.Good != nil {
 		good := a.good
 		var rps float64

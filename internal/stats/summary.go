@@ -157,6 +157,10 @@ type Summary struct {
 
 	InputTokens  int64 `json:"input_tokens"`  // total over completed requests
 	OutputTokens int64 `json:"output_tokens"` // total over completed requests
+	// Items answered by embeddings and rerank requests (completed), and
+	// per second of the window; 0 for the generation APIs.
+	Items            int64   `json:"items,omitempty"`
+	ItemThroughputPS float64 `json:"item_throughput_ps,omitempty"`
 
 	TTFT      Dist `json:"ttft_ms"`
 	TTFTSched Dist `json:"ttft_sched_ms"`

@@ -27,6 +27,7 @@ import (
 //	    input_tokens: "512"
 //	    output_tokens: "128:256"
 //	    model: adapter-chat     # a LoRA adapter's name, or omit for the base model
+//	    api: chat               # chat, completions, ollama, embeddings, rerank or messages; omit for --api
 //	    slo: ["p95(ttft)<1s"]
 //	  - name: batch             # its own load instead of a share:
 //	    rate: 4                 #   an open-loop rate (arrival poisson, constant, gamma with cv)
@@ -71,6 +72,9 @@ type MixClass struct {
 	// Model is the model name the class's requests send ("" = the run's):
 	// a LoRA adapter served beside the base model, or another model.
 	Model string
+	// API is the API the class's requests speak (openai.APIs; "" = the
+	// run's --api), each sent to that API's endpoint.
+	API string
 	// SLOs are the class's own objectives (unparsed: the slo package
 	// parses them), with the file's line of each for errors.
 	SLOs     []string
@@ -95,8 +99,14 @@ type mixClassFile struct {
 	InputTokens  string   `yaml:"input_tokens"`
 	OutputTokens string   `yaml:"output_tokens"`
 	Model        string   `yaml:"model"`
+	API          string   `yaml:"api"`
 	SLO          []string `yaml:"slo"`
 }
+
+// mixAPIs are openai.APIs, written out: importing openai would pull its
+// HTTP client and image encoders into the WebAssembly build (a test holds
+// the two lists equal).
+var mixAPIs = []string{"chat", "completions", "ollama", "embeddings", "rerank", "messages"}
 
 // maxMixBytes and maxMixClasses bound what a mix file may make knee hold.
 const (
@@ -140,7 +150,7 @@ func ParseMix(path string, b []byte) (*Mix, error) {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
 		if rest, ok := strings.CutPrefix(msg, "line "); ok {
-			return nil, fmt.Errorf("%s:%s (known keys: seed, classes, slos; in a class: name, share, rate, arrival, cv, concurrency, dataset, input_tokens, output_tokens, model, slo)", path, rest)
+			return nil, fmt.Errorf("%s:%s (known keys: seed, classes, slos; in a class: name, share, rate, arrival, cv, concurrency, dataset, input_tokens, output_tokens, model, api, slo)", path, rest)
 		}
 		return nil, fail(0, "%s", msg)
 	}
@@ -195,12 +205,14 @@ func ParseMix(path string, b []byte) (*Mix, error) {
 			return nil, fail(line, "class %s needs input_tokens and output_tokens (e.g. \"512\" or \"256:1024\"), or a dataset", c.Name)
 		case c.Dataset != "" && c.InputTokens != "":
 			return nil, fail(line, "class %s: its dataset gives the prompts: give no input_tokens with it", c.Name)
+		case c.API != "" && !slices.Contains(mixAPIs, c.API):
+			return nil, fail(line, "class %s: api %q; want one of %s", c.Name, c.API, strings.Join(mixAPIs, ", "))
 		}
 		if prev, dup := seen[c.Name]; dup {
 			return nil, fail(line, "class %s is also defined at line %d", c.Name, prev)
 		}
 		seen[c.Name] = line
-		mc := MixClass{Name: c.Name, Model: c.Model, SLOs: c.SLO, Line: line, Dataset: c.Dataset}
+		mc := MixClass{Name: c.Name, Model: c.Model, API: c.API, SLOs: c.SLO, Line: line, Dataset: c.Dataset}
 		var err error
 		if c.InputTokens != "" {
 			if mc.Input, err = ParseDist(c.InputTokens); err != nil {
