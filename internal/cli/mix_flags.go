@@ -221,12 +221,7 @@ func (m *mixFlags) source(base any, seed uint64) (loadgen.Source, error) {
 	if err != nil {
 		return nil, Usagef("--mix %v", err)
 	}
-	return func(i int64) loadgen.Request {
-		it, k := mg.Item(i)
-		c := &m.mix.Classes[k]
-		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens,
-			Class: c.Name, Model: c.Model, API: c.API}
-	}, nil
+	return func(i int64) loadgen.Request { return m.request(mg, mg.ClassOf(i), i) }, nil
 }
 
 // note describes the mix for the report.

@@ -64,12 +64,7 @@ func (m *mixFlags) applyLoad(cfg *loadgen.Config, base any, shared workload.Arri
 	if err != nil {
 		return nil, Usagef("--mix %v", err)
 	}
-	classReq := func(k int, i int64) loadgen.Request {
-		c := &m.mix.Classes[k]
-		it := mg.Generator(k).Item(i)
-		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens,
-			Class: c.Name, Model: c.Model}
-	}
+	classReq := func(k int, i int64) loadgen.Request { return m.request(mg, k, i) }
 	switch {
 	case m.mix.OwnRates():
 		sched, err := m.schedule(mg, shared, seed)
@@ -89,6 +84,15 @@ func (m *mixFlags) applyLoad(cfg *loadgen.Config, base any, shared workload.Arri
 		}
 	}
 	return func(i int64) loadgen.Request { return classReq(mg.ClassOf(i), i) }, nil
+}
+
+// request is request i of class k: its prompt from that class's lengths,
+// its model (a LoRA adapter) and API the class's.
+func (m *mixFlags) request(mg *workload.MixGenerator, k int, i int64) loadgen.Request {
+	c := &m.mix.Classes[k]
+	it := mg.Generator(k).Item(i)
+	return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens,
+		Class: c.Name, Model: c.Model, API: c.API}
 }
 
 // schedule is the arrival schedule of a mix with own-rate classes (knee
