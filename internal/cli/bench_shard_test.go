@@ -18,6 +18,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" for the test schema
 
+	"github.com/knee-dev/knee/internal/cluster"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
@@ -146,21 +147,23 @@ func testShardedBench(t *testing.T, db string) {
 			if err != nil || len(shards) != 4 {
 				t.Fatalf("shards %v %v", shards, err)
 			}
-			var first, last time.Time
+			var zeros, began []time.Time
+			var unc time.Duration
 			for _, s := range shards {
-				if s.Status != store.StatusComplete || s.Started.IsZero() {
+				if s.Status != store.StatusComplete || s.Started.IsZero() || s.Began.IsZero() {
 					t.Errorf("shard %+v", s)
 				}
-				if first.IsZero() || s.Started.Before(first) {
-					first = s.Started
-				}
-				if s.Started.After(last) {
-					last = s.Started
-				}
+				zeros, began = append(zeros, s.Started), append(began, s.Began)
+				unc = max(unc, s.ClockUncertainty)
 			}
-			// Logged, not asserted: on a machine shared by many builds a
+			// Each shard's schedule is anchored on the common start, so its
+			// zero point is computed, not measured: it cannot flake.
+			if z := cluster.Spread(zeros); z > cluster.StartTolerance+unc {
+				t.Errorf("the shards' schedules start %v apart; want within %v plus the clocks' uncertainty %v", z, cluster.StartTolerance, unc)
+			}
+			// Measured, so logged: on a machine shared by many builds a
 			// process can be off its CPU for longer than 5 ms at any time.
-			t.Logf("shards' starts spread over %v", last.Sub(first))
+			t.Logf("shards' processes began within %v", cluster.Spread(began))
 			merged := stats.Summarize(all, stats.Options{OfferedRateRPS: sharded.Summary.OfferedRateRPS, Series: true})
 			a, _ := json.Marshal(merged)
 			b, _ := json.Marshal(sharded.Summary)

@@ -70,6 +70,12 @@ func (r *Run) closedLoop(wg *sync.WaitGroup) {
 					return
 				}
 			}
+			// On a common start (Config.Origin) a worker's first request is
+			// due at its ramp offset, so a late start shows as its lag.
+			due := time.Duration(-1)
+			if !r.cfg.Origin.IsZero() {
+				due = r.cfg.Ramp * time.Duration(w) / time.Duration(n)
+			}
 			for r.issueCtx.Err() == nil {
 				i := next.Add(1) - 1
 				if r.cfg.Requests > 0 && i >= r.cfg.Requests {
@@ -77,6 +83,9 @@ func (r *Run) closedLoop(wg *sync.WaitGroup) {
 					return
 				}
 				scheduled := time.Since(r.start)
+				if due >= 0 {
+					scheduled, due = min(scheduled, due), -1
+				}
 				r.do(i, scheduled)
 			}
 		}()

@@ -134,6 +134,11 @@ func (s Shard) Apply(cfg Config, src Source) (Config, Source, error) {
 			cfg.MaxConcurrency = max(1, int(s.Part(int64(cfg.MaxConcurrency))))
 		}
 	}
+	if s.Index != 0 {
+		// Probes measure what the load does to one unrelated user: one
+		// stream of them for the whole run, not one per shard.
+		cfg.ProbeRateRPS = 0
+	}
 	if src != nil {
 		src = s.Source(src)
 	}

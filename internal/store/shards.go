@@ -45,6 +45,9 @@ type ShardJoin struct {
 	RunID   int64
 	Spec    ShardSpec
 	Attempt int // 2 and up: the index was registered before (a restart)
+	// met is the sweep step this process last met at before its start
+	// was fixed (a sharded sweep; see MeetStep).
+	met int
 }
 
 // ShardInfo is a shard as stored.
@@ -53,8 +56,10 @@ type ShardInfo struct {
 	Status  string // effective: a running shard whose heartbeat is stale reads interrupted
 	Attempt int
 	Host    string
-	// Started and Ended are on the shared timeline (the database's clock).
-	Started, Ended time.Time
+	// Started (its schedule's zero), Began (when its process actually
+	// began the load) and Ended are on the shared timeline (the database's
+	// clock).
+	Started, Began, Ended time.Time
 	// ClockOffset is the database clock minus the shard's; Uncertainty
 	// bounds its error (half the smallest round trip).
 	ClockOffset, ClockUncertainty time.Duration
@@ -99,8 +104,9 @@ func (st *Store) JoinShard(meta RunMeta, sp ShardSpec) (*ShardJoin, error) {
 		count  int
 		runFP  string
 		status string
+		kind   string
 	)
-	err = tx.QueryRowContext(ctx, `SELECT id, shards, fingerprint, status FROM runs WHERE run_name = ?`, sp.RunName).Scan(&id, &count, &runFP, &status)
+	err = tx.QueryRowContext(ctx, `SELECT id, shards, fingerprint, status, kind FROM runs WHERE run_name = ?`, sp.RunName).Scan(&id, &count, &runFP, &status, &kind)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		if id, err = st.insertRun(ctx, tx, meta, StatusRunning); err != nil {
@@ -121,10 +127,16 @@ func (st *Store) JoinShard(meta RunMeta, sp ShardSpec) (*ShardJoin, error) {
 		if diff := fingerprintDiff(runFP, sp.Fingerprint); diff != "" {
 			return nil, fmt.Errorf("%w: run %q was started with other settings: %s", ErrShard, sp.RunName, diff)
 		}
+		// The other shards of a sweep stop at a step one of them left
+		// partial and close the run: no later step will be met.
+		if kind == KindSweep && status != StatusRunning {
+			return nil, fmt.Errorf("%w: run %q ended %s: its other shards closed the sweep, so nothing is left to join (a new sweep needs another --run-name)",
+				ErrShard, sp.RunName, status)
+		}
 	}
 	host, _ := os.Hostname()
 	now := st.now()
-	join := &ShardJoin{st: st, RunID: id, Spec: sp, Attempt: 1}
+	join := &ShardJoin{st: st, RunID: id, Spec: sp, Attempt: 1, met: -1}
 	var (
 		shStatus, shHost string
 		pid              int
@@ -321,11 +333,12 @@ func (w *RunWriter) FinishShard(status string) (complete int, ended bool, err er
 		status, now, now, w.id, w.shard); err != nil {
 		return 0, false, errors.Join(append(errs, err)...)
 	}
-	var shards, open int
-	if err := tx.QueryRowContext(ctx, `SELECT r.shards,
-		(SELECT COUNT(*) FROM shards s WHERE s.run_id = r.id AND s.status = ?),
-		(SELECT COUNT(*) FROM shards s WHERE s.run_id = r.id AND s.status IN (?, ?))
-		FROM runs r WHERE r.id = ?`, StatusComplete, ShardRegistered, StatusRunning, w.id).Scan(&shards, &complete, &open); err != nil {
+	var shards int
+	if err := tx.QueryRowContext(ctx, `SELECT shards FROM runs WHERE id = ?`, w.id).Scan(&shards); err != nil {
+		return 0, false, errors.Join(append(errs, err)...)
+	}
+	complete, open, err := w.countShards(ctx, tx)
+	if err != nil {
 		return 0, false, errors.Join(append(errs, err)...)
 	}
 	if open == 0 {
@@ -341,6 +354,44 @@ func (w *RunWriter) FinishShard(status string) (complete int, ended bool, err er
 		errs = append(errs, err)
 	}
 	return complete, open == 0, errors.Join(errs...)
+}
+
+// countShards counts the run's complete shards and those still open: a
+// shard whose process is gone (killed, its pod lost) does not hold the run
+// open, and is stored as interrupted.
+func (w *RunWriter) countShards(ctx context.Context, tx *sqlTx) (complete, open int, err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT shard, status, host, pid, heartbeat_ns FROM shards WHERE run_id = ?`, w.id)
+	if err != nil {
+		return 0, 0, err
+	}
+	var gone []int
+	for rows.Next() {
+		var (
+			i, pid       int
+			status, host string
+			hb           int64
+		)
+		if err := rows.Scan(&i, &status, &host, &pid, &hb); err != nil {
+			rows.Close()
+			return 0, 0, err
+		}
+		switch {
+		case status == StatusComplete:
+			complete++
+		case status != ShardRegistered && status != StatusRunning:
+		case i != w.shard && w.st.writerGone(time.Unix(0, hb), host, pid):
+			gone = append(gone, i)
+		default:
+			open++
+		}
+	}
+	rows.Close()
+	for _, i := range gone {
+		if _, err := tx.ExecContext(ctx, `UPDATE shards SET status = ? WHERE run_id = ? AND shard = ?`, StatusInterrupted, w.id, i); err != nil {
+			return 0, 0, err
+		}
+	}
+	return complete, open, rows.Err()
 }
 
 // RunShards returns the shards of run id by index (none for a run that is
@@ -366,7 +417,7 @@ func (st *Store) RunShards(id int64) ([]ShardInfo, int, error) {
 		recs[s] = n
 	}
 	rows.Close()
-	rows, err = st.db.Query(`SELECT shard, status, attempt, host, pid, heartbeat_ns, started_ns, ended_ns, clock_offset_ns, clock_uncertainty_ns
+	rows, err = st.db.Query(`SELECT shard, status, attempt, host, pid, heartbeat_ns, started_ns, began_ns, ended_ns, clock_offset_ns, clock_uncertainty_ns
 		FROM shards WHERE run_id = ? ORDER BY shard`, id)
 	if err != nil {
 		return nil, 0, err
@@ -375,13 +426,13 @@ func (st *Store) RunShards(id int64) ([]ShardInfo, int, error) {
 	var out []ShardInfo
 	for rows.Next() {
 		var (
-			si             ShardInfo
-			pid            int
-			hb             int64
-			started, ended sql.NullInt64
-			off, unc       int64
+			si                    ShardInfo
+			pid                   int
+			hb                    int64
+			started, began, ended sql.NullInt64
+			off, unc              int64
 		)
-		if err := rows.Scan(&si.Index, &si.Status, &si.Attempt, &si.Host, &pid, &hb, &started, &ended, &off, &unc); err != nil {
+		if err := rows.Scan(&si.Index, &si.Status, &si.Attempt, &si.Host, &pid, &hb, &started, &began, &ended, &off, &unc); err != nil {
 			return nil, 0, err
 		}
 		if (si.Status == StatusRunning || si.Status == ShardRegistered) && st.writerGone(time.Unix(0, hb), si.Host, pid) {
@@ -389,6 +440,9 @@ func (st *Store) RunShards(id int64) ([]ShardInfo, int, error) {
 		}
 		if started.Valid {
 			si.Started = time.Unix(0, started.Int64)
+		}
+		if began.Valid {
+			si.Began = time.Unix(0, began.Int64)
 		}
 		if ended.Valid {
 			si.Ended = time.Unix(0, ended.Int64)
