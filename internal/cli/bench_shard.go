@@ -31,6 +31,9 @@ type shardFlags struct {
 	clock  cluster.ClockOffset
 	start  time.Time // the common start, on the database's clock
 	merged stats.Options
+	// othersStopped: a sharded sweep ended at a step another shard left
+	// partial; this shard measured all it was asked to.
+	othersStopped bool
 }
 
 func (s *shardFlags) register(fs *pflag.FlagSet) {

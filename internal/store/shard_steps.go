@@ -237,10 +237,15 @@ func (j *ShardJoin) liveShards(ctx context.Context, tx *sqlTx) (map[int]bool, er
 }
 
 // StepBegan records this shard's part of step as running: its schedule's
-// zero and when the process actually began, both on the shared timeline.
+// zero (a zero time: not on the common start, as a restarted shard's part)
+// and when the process actually began, both on the shared timeline.
 func (j *ShardJoin) StepBegan(step int, zero, began time.Time) error {
+	var z any
+	if !zero.IsZero() {
+		z = zero.UnixNano()
+	}
 	_, err := j.st.db.Exec(`UPDATE shard_step_parts SET status = ?, started_ns = ?, began_ns = ? WHERE run_id = ? AND step = ? AND shard = ?`,
-		PartRunning, zero.UnixNano(), began.UnixNano(), j.RunID, step, j.Spec.Index)
+		PartRunning, z, began.UnixNano(), j.RunID, step, j.Spec.Index)
 	return err
 }
 

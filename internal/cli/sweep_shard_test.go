@@ -1,0 +1,228 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/knee-dev/knee/internal/cluster"
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/store"
+	"github.com/knee-dev/knee/internal/sweep"
+)
+
+// startSimServer starts the simulated server in-process for a shard test.
+func startSimServer(t *testing.T) (url, model string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	c := simengine.NewCatalog()
+	g, _ := c.LookupGPU("h100")
+	m, _ := c.LookupModel("llama-3.1-8b")
+	url, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return url, srv.Model()
+}
+
+// runSweepShards runs n in-process shards of one sweep (JOB_COMPLETION_INDEX
+// 0..n-1) and returns each one's exit code and stderr.
+func runSweepShards(t *testing.T, n int, args []string) ([]int, []string) {
+	t.Helper()
+	codes, errs := make([]int, n), make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			codes[i], _, errs[i] = kneeEnv(t, map[string]string{"JOB_COMPLETION_INDEX": strconv.Itoa(i)}, slices.Clip(args)...)
+		})
+	}
+	wg.Wait()
+	return codes, errs
+}
+
+// Four shards of one sweep against one server: every step sends exactly the
+// one-process sweep's requests (at its scheduled times in open loop), the
+// shards choose the same loads without a leader, every step's schedules
+// start together, and the stored steps, knee and SLO-safe point are those
+// computed over all shards' records.
+func TestShardedSweep(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { testShardedSweep(t, filepath.Join(t.TempDir(), "knee.db")) })
+	t.Run("postgres", func(t *testing.T) { testShardedSweep(t, testPostgresURL(t)) })
+}
+
+func testShardedSweep(t *testing.T, db string) {
+	url, model := startSimServer(t)
+	for _, load := range []struct {
+		name string
+		args []string
+		open bool
+	}{
+		{"open", []string{"--rate", "20,40", "--arrival", "poisson", "--requests", "24"}, true},
+		{"closed", []string{"--concurrency", "4,8", "--requests", "24"}, false},
+		{"auto", []string{"--rate", "auto", "--min", "20", "--max", "80", "--refine", "1", "--requests", "24", "--slo", "p95(ttft)<2s"}, true},
+	} {
+		t.Run(load.name, func(t *testing.T) {
+			common := append([]string{"sweep", "--url", url, "--model", model, "--input-tokens", "32", "--output-tokens", "4",
+				"--seed", "5", "--quiet", "--json", "--db", db, "--request-timeout", "30s"}, load.args...)
+			if code, _, errs := kneeCmd(t, common...); code != 0 {
+				t.Fatalf("one process: exit %d: %s", code, errs)
+			}
+			codes, errs := runSweepShards(t, 4, append(slices.Clip(common), "--shards", "4", "--run-name", "sweep-"+load.name))
+			for i, c := range codes {
+				if c != 0 {
+					t.Fatalf("shard %d: exit %d: %s", i, c, errs[i])
+				}
+			}
+			st, err := store.OpenReadOnly(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			runs, err := st.ListRuns(store.Filter{Limit: 2})
+			if err != nil || len(runs) != 2 {
+				t.Fatalf("runs: %v %v", runs, err)
+			}
+			sharded, one := runs[0], runs[1]
+			if sharded.Status != store.StatusComplete {
+				t.Fatalf("sharded sweep: %s", sharded.Status)
+			}
+			key := func(r *record.Request) string {
+				if load.open {
+					return fmt.Sprint(r.ID, " ", r.Scheduled)
+				}
+				return fmt.Sprint(r.ID)
+			}
+			oneRes, err := st.SweepResult(one.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := st.SweepResult(sharded.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			byStep := func(id int64, res *sweep.Result) map[float64][]record.Request {
+				out := map[float64][]record.Request{}
+				st.StepRecords(id, func(step int, r *record.Request) error {
+					if step < 0 || step >= len(res.Steps) {
+						t.Errorf("run %d: record %d of step %d, out of the sweep's %d steps", id, r.ID, step, len(res.Steps))
+						return nil
+					}
+					c := *r
+					c.ID = store.SweepRequestID(c.ID)
+					out[res.Steps[step].Load.Value] = append(out[res.Steps[step].Load.Value], c)
+					return nil
+				})
+				return out
+			}
+			oneRecs, recs := byStep(one.ID, oneRes), byStep(sharded.ID, res)
+			set, _ := slo.ParseAll(sloArgs(load.args))
+			var judged []sweep.Step
+			for i, s := range res.Steps {
+				v := s.Load.Value
+				var got, want []string
+				for _, r := range recs[v] {
+					got = append(got, key(&r))
+				}
+				for _, r := range oneRecs[v] {
+					want = append(want, key(&r))
+				}
+				slices.Sort(got)
+				slices.Sort(want)
+				if len(got) != 24 || (len(want) > 0 && !slices.Equal(got, want)) {
+					t.Errorf("step %s: the shards sent %d requests %v; one process %v", s.Load, len(got), got, want)
+				}
+				opts := stats.Options{}
+				if len(set) > 0 {
+					opts.Good = set.Good
+				}
+				if s.Load.Kind == sweep.Rate {
+					opts.OfferedRateRPS = v
+				}
+				sum := stats.Summarize(recs[v], opts)
+				a, _ := json.Marshal(sum)
+				b, _ := json.Marshal(s.Summary)
+				if string(a) != string(b) {
+					t.Errorf("step %d (%s): stored summary is not the one over all records:\nstored %s\n   all %s", i, s.Load, b, a)
+				}
+				j := sweep.Step{Load: s.Load, Summary: sum, Full: true, Refined: s.Refined}
+				sweep.Judge(&j, set)
+				judged = append(judged, j)
+			}
+			again, err := sweep.Analyze(judged, sweep.Options{SLOs: sweep.Objectives(set)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []struct {
+				name      string
+				got, want sweep.Point
+			}{{"knee", res.Knee, again.Knee}, {"SLO-safe point", res.SLOSafe, again.SLOSafe}} {
+				a, _ := json.Marshal(p.got)
+				b, _ := json.Marshal(p.want)
+				if string(a) != string(b) {
+					t.Errorf("stored %s %s; over all records %s", p.name, a, b)
+				}
+			}
+			if load.name != "auto" && len(res.Steps) != len(oneRes.Steps) {
+				t.Errorf("%d steps, one process %d", len(res.Steps), len(oneRes.Steps))
+			}
+			assertStepStarts(t, st, sharded.ID, len(res.Steps), 4)
+		})
+	}
+}
+
+// sloArgs are the --slo values among args.
+func sloArgs(args []string) []string {
+	var out []string
+	for i, a := range args {
+		if a == "--slo" && i+1 < len(args) {
+			out = append(out, args[i+1])
+		}
+	}
+	return out
+}
+
+// assertStepStarts checks that every step of sharded sweep id had all n
+// shards' parts, and that their schedules' zero points agree within 5 ms
+// plus the clocks' stated uncertainty: each is anchored on the step's
+// common start, so this is computed, not measured, and cannot flake. When
+// the processes actually began is measured, and logged.
+func assertStepStarts(t *testing.T, st *store.Store, id int64, steps, n int) {
+	t.Helper()
+	shards, _, err := st.RunShards(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var unc time.Duration
+	for _, s := range shards {
+		unc = max(unc, s.ClockUncertainty)
+	}
+	parts, err := st.StepParts(id)
+	if err != nil || len(parts) != steps*n {
+		t.Fatalf("step parts: %d (%v); want %d steps of %d shards", len(parts), err, steps, n)
+	}
+	for k := range steps {
+		var zeros, began []time.Time
+		for _, p := range parts[k*n : (k+1)*n] {
+			if p.Status != store.PartComplete || p.Zero.IsZero() {
+				t.Errorf("step %d shard %d: %s, zero %v", p.Step+1, p.Shard, p.Status, p.Zero)
+			}
+			zeros, began = append(zeros, p.Zero), append(began, p.Began)
+		}
+		if z := cluster.Spread(zeros); z > cluster.StartTolerance+unc {
+			t.Errorf("step %d: the shards' schedules start %v apart; want within %v plus %v", k+1, z, cluster.StartTolerance, unc)
+		}
+		t.Logf("step %d: shards' processes began within %v", k+1, cluster.Spread(began))
+	}
+}
