@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -224,5 +225,151 @@ func assertStepStarts(t *testing.T, st *store.Store, id int64, steps, n int) {
 			t.Errorf("step %d: the shards' schedules start %v apart; want within %v plus %v", k+1, z, cluster.StartTolerance, unc)
 		}
 		t.Logf("step %d: shards' processes began within %v", k+1, cluster.Spread(began))
+	}
+}
+
+// A shard stopped mid-step leaves the step partial, naming itself; the
+// other shards finish that step, stop there (exit 1, naming the shard),
+// and the run reads partial with the partial step kept.
+func TestShardedSweepShardInterrupted(t *testing.T) {
+	url, model := startSimServer(t)
+	db := filepath.Join(t.TempDir(), "knee.db")
+	args := []string{"sweep", "--url", url, "--model", model, "--input-tokens", "32", "--output-tokens", "4", "--seed", "3",
+		"--rate", "15,20", "--requests", "45", "--quiet", "--json", "--db", db, "--shards", "3", "--run-name", "stopped"}
+	shard := func(ctx context.Context, i int) (int, string) {
+		var out, errb strings.Builder
+		env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string {
+			if k == "JOB_COMPLETION_INDEX" {
+				return strconv.Itoa(i)
+			}
+			return ""
+		}}
+		return MainEnv(ctx, env, args), errb.String()
+	}
+	ctx := context.Background()
+	stopped, stop := context.WithCancel(ctx)
+	defer stop()
+	codes, errs := make([]int, 3), make([]string, 3)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() {
+			c := ctx
+			if i == 1 {
+				c = stopped
+			}
+			codes[i], errs[i] = shard(c, i)
+		})
+	}
+	// Stop shard 1 once it has stored a few records of the second step.
+	go func() {
+		for stopped.Err() == nil {
+			time.Sleep(50 * time.Millisecond)
+			st, err := store.OpenReadOnly(db)
+			if err != nil {
+				continue
+			}
+			n := 0
+			st.SweepStepRecords(1, 1, func(s int, _ *record.Request) error {
+				if s == 1 {
+					n++
+				}
+				return nil
+			})
+			st.Close()
+			if n >= 3 {
+				stop()
+			}
+		}
+	}()
+	wg.Wait()
+	stop()
+	if codes[1] == 0 {
+		t.Errorf("the stopped shard exited 0: %s", errs[1])
+	}
+	for _, i := range []int{0, 2} {
+		if codes[i] != 1 || !strings.Contains(errs[i], "shard 1 stopped during step 2 (20 req/s)") {
+			t.Errorf("shard %d: exit %d: %s; want 1, naming shard 1", i, codes[i], errs[i])
+		}
+	}
+	st, err := store.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ri, err := st.Run(1)
+	if err != nil || ri.Status != store.StatusInterrupted {
+		t.Fatalf("run: %+v %v; want interrupted", ri, err)
+	}
+	res, err := st.SweepResult(1)
+	if err != nil || len(res.Steps) != 2 || res.Steps[0].Summary.Requests != 45 {
+		t.Fatalf("stored sweep: %+v %v; want the whole first step and the partial second", res, err)
+	}
+	if last := res.Steps[1]; last.Summary.Requests >= 45 || !strings.Contains(strings.Join(last.Warnings, " "), "partial step") {
+		t.Errorf("second step: %d requests, warnings %q; want partial, said so", last.Summary.Requests, last.Warnings)
+	}
+	parts, _ := st.StepParts(1)
+	if len(parts) != 6 || parts[4].Status != store.PartPartial || parts[3].Status != store.PartComplete || parts[5].Status != store.PartComplete {
+		t.Errorf("step parts: %+v", parts)
+	}
+	code, out, rerr := kneeEnv(t, nil, "report", "--db", db, "1")
+	if code != 0 || !strings.Contains(out, "partial: 2 of 3 shards complete (not: 1)") {
+		t.Errorf("report: exit %d\n%s%s", code, out, rerr)
+	}
+}
+
+// What a sharded sweep cannot do is refused as bad input, naming it.
+func TestShardedSweepRefusals(t *testing.T) {
+	url, model := startSimServer(t)
+	db := filepath.Join(t.TempDir(), "knee.db")
+	base := []string{"sweep", "--model", model, "--input-tokens", "32", "--output-tokens", "4", "--rate", "5,10", "--requests", "8", "--quiet", "--db", db}
+	with := func(extra ...string) []string { return append(slices.Clip(base), extra...) }
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{with("--seed", "1", "--shards", "2", "--shard", "0", "--run-name", "r"), "want --url"},
+		{with("--url", url, "--shards", "2", "--shard", "0", "--run-name", "r"), "want --seed"},
+		{with("--url", url, "--seed", "1", "--shards", "2", "--shard", "0"), "want --run-name"},
+		{with("--url", url, "--seed", "1", "--shards", "2", "--shard", "2", "--run-name", "r"), "want an index from 0 to 1"},
+		{with("--url", url, "--seed", "1", "--shards", "2", "--shard", "0", "--run-name", "r", "--no-store"), "--shards and --no-store"},
+		{with("--url", url, "--seed", "1", "--shards", "2", "--shard", "0", "--run-name", "r", "--metrics-url", url+"/metrics"), "does not scrape the server's metrics"},
+		{with("--url", url, "--seed", "1", "--shards", "2", "--shard", "0", "--run-name", "r", "--shard-timeout", "300ms"), "shard(s) 1 of 2 never registered"},
+	}
+	if newSweepCmd(context.Background(), &Env{}).Flags().Lookup("stop-oversaturated") != nil {
+		cases = append(cases, struct {
+			args []string
+			want string
+		}{with("--url", url, "--seed", "1", "--shards", "2", "--shard", "0", "--run-name", "r", "--stop-oversaturated"), "--stop-oversaturated with --shards"})
+	}
+	for _, c := range cases {
+		code, _, errs := kneeCmd(t, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %s; want 2 and %q", c.args[len(base):], code, errs, c.want)
+		}
+	}
+	// A shard started with other loads than the run's is refused, naming
+	// the difference.
+	first := make(chan int)
+	go func() {
+		code, _, _ := kneeCmd(t, with("--url", url, "--seed", "1", "--shards", "2", "--shard", "0", "--run-name", "other", "--shard-timeout", "3s")...)
+		first <- code
+	}()
+	// Once shard 0 has made the run (the second, after the timed-out one).
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if st, err := store.OpenReadOnly(db); err == nil {
+			runs, _ := st.ListRuns(store.Filter{})
+			st.Close()
+			if len(runs) == 2 {
+				break
+			}
+		}
+	}
+	other := with("--url", url, "--seed", "1", "--shards", "2", "--shard", "1", "--run-name", "other", "--shard-timeout", "3s")
+	other[slices.Index(other, "5,10")] = "5,20"
+	if code, _, errs := kneeCmd(t, other...); code != 2 || !strings.Contains(errs, `rate is "5,20" here, "5,10" in the run`) {
+		t.Errorf("a shard with other loads: exit %d, %s", code, errs)
+	}
+	if code := <-first; code != 2 {
+		t.Errorf("the shard left alone: exit %d, want 2 (its partner never came)", code)
 	}
 }
