@@ -1,14 +1,19 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -371,5 +376,107 @@ func TestShardedSweepRefusals(t *testing.T) {
 	}
 	if code := <-first; code != 2 {
 		t.Errorf("the shard left alone: exit %d, want 2 (its partner never came)", code)
+	}
+}
+
+// Two knee sweep processes as one sharded sweep against one `knee serve`:
+// SIGKILL of shard 1 mid-step keeps what it stored; shard 0 finishes the
+// step, stops there naming shard 1 (exit 1) and ends the run, which reads
+// partial; shard 1 restarted after that is refused at once, since nothing
+// is left to join (exit 2).
+func TestShardedSweepKill9(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildKnee(t, dir)
+	base, model := startServeProcess(t, bin)
+	db := shardTestDB(t, dir)
+	args := []string{"sweep", "--url", base, "--model", model, "--rate", "10,20", "--requests", "40",
+		"--input-tokens", "32", "--output-tokens", "8", "--seed", "9", "--shards", "2", "--run-name", "kill9-sweep",
+		"--db", db, "--quiet", "--json", "--request-timeout", "30s", "--shard-timeout", "30s"}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	shard := func(i int) (*exec.Cmd, *bytes.Buffer) {
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX="+strconv.Itoa(i), "KNEE_DB=")
+		var b bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &b, &b
+		return cmd, &b
+	}
+	var cmds [2]*exec.Cmd
+	var outs [2]*bytes.Buffer
+	for i := range 2 {
+		cmds[i], outs[i] = shard(i)
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() {
+		for _, c := range cmds {
+			c.Process.Kill()
+		}
+	}()
+	// Kill shard 1 once it has stored 3 of its 20 records of the first
+	// step (which lasts 4 s).
+	var runID int64
+	stored := func(id int64) (n int) {
+		st, err := store.OpenReadOnly(db)
+		if err != nil {
+			return 0
+		}
+		defer st.Close()
+		st.SweepStepRecords(id, 0, func(s int, _ *record.Request) error {
+			if s == 1 {
+				n++
+			}
+			return nil
+		})
+		return n
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("shard 1 stored no records in 60 s; its output:\n%s", outs[1])
+		}
+		if id, _ := shardStored(db, 1); id != 0 && stored(id) >= 3 {
+			runID = id
+			break
+		}
+	}
+	if err := cmds[1].Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmds[1].Wait()
+	kept := stored(runID)
+	err := cmds[0].Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(outs[0].String(), "shard 1 stopped during step 1 (10 req/s)") {
+		t.Fatalf("shard 0: %v; want exit 1 naming shard 1:\n%s", err, outs[0])
+	}
+	st, err := store.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ri, _ := st.Run(runID)
+	shards, _, _ := st.RunShards(runID)
+	res, serr := st.SweepResult(runID)
+	st.Close()
+	if ri == nil || ri.Status != store.StatusInterrupted || len(shards) != 2 || shards[1].Status != store.StatusInterrupted ||
+		shards[0].Status != store.StatusComplete || shards[1].Records < kept || kept < 3 {
+		t.Fatalf("after the kill: run %+v, shards %+v; want interrupted with shard 1's %d records kept", ri, shards, kept)
+	}
+	if serr != nil || len(res.Steps) != 1 || res.Steps[0].Summary.Requests >= 40 || res.Steps[0].Summary.Requests < 20+kept {
+		t.Errorf("stored sweep: %+v %v; want the partial first step", res, serr)
+	}
+	code, text, errs := kneeEnv(t, nil, "report", "--db", db, strconv.FormatInt(runID, 10))
+	if code != 0 || !strings.Contains(text, "partial: 1 of 2 shards complete (not: 1)") {
+		t.Errorf("report: exit %d\n%s%s", code, text, errs)
+	}
+	// Kubernetes restarts the failed index: the sweep is closed.
+	began := time.Now()
+	re, reOut := shard(1)
+	err = re.Run()
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(reOut.String(), "nothing is left to join") {
+		t.Errorf("restarted shard 1: %v\n%s; want exit 2, nothing left to join", err, reOut)
+	}
+	if d := time.Since(began); d > 20*time.Second {
+		t.Errorf("the refusal took %v; want it at once", d)
 	}
 }
