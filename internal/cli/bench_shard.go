@@ -210,6 +210,10 @@ func shardNotes(st *store.Store, id int64) ([]string, error) {
 		head = fmt.Sprintf("partial: %d of %d shards complete (not: %s); figures merged over the records stored so far", complete, count, strings.Join(missing, ", "))
 	}
 	out := []string{head, fmt.Sprintf("largest clock offset uncertainty among shards: %.3f ms", float64(worst)/1e6)}
-	out = append(out, cluster.StartNotes(cluster.Spread(zeros), cluster.Spread(began), worst)...)
+	zero, beganSpread := cluster.Spread(zeros), cluster.Spread(began)
+	if parts, err := st.StepParts(id); err == nil && len(parts) > 0 { // a sweep: its worst step
+		zero, beganSpread = cluster.StepSpreads(parts)
+	}
+	out = append(out, cluster.StartNotes(zero, beganSpread, worst)...)
 	return append(out, lines...), nil
 }

@@ -317,7 +317,7 @@ func TestShardedSweepShardInterrupted(t *testing.T) {
 		t.Errorf("step parts: %+v", parts)
 	}
 	code, out, rerr := kneeEnv(t, nil, "report", "--db", db, "1")
-	if code != 0 || !strings.Contains(out, "partial: 2 of 3 shards complete (not: 1)") {
+	if code != 0 || !strings.Contains(out, "partial: 2 of 3 shards complete (not: 1)") || !strings.Contains(out, "shards' schedules start together within") {
 		t.Errorf("report: exit %d\n%s%s", code, out, rerr)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+
+	"github.com/knee-dev/knee/internal/store"
 )
 
 // StartTolerance is how closely the shards' starts must agree: their
@@ -75,4 +77,23 @@ func StartNotes(zero, began time.Duration, uncertainty time.Duration) []string {
 			ms(began), ms(StartTolerance)))
 	}
 	return out
+}
+
+// StepSpreads are the widest spreads over a sharded sweep's steps of the
+// shards' schedule zeros and of when their processes began (a part rerun
+// by a restarted shard has no zero on the common start and is left out).
+func StepSpreads(parts []store.StepPart) (zero, began time.Duration) {
+	byStep := map[int][2][]time.Time{}
+	for _, p := range parts {
+		if p.Zero.IsZero() {
+			continue
+		}
+		b := byStep[p.Step]
+		b[0], b[1] = append(b[0], p.Zero), append(b[1], p.Began)
+		byStep[p.Step] = b
+	}
+	for _, b := range byStep {
+		zero, began = max(zero, Spread(b[0])), max(began, Spread(b[1]))
+	}
+	return zero, began
 }

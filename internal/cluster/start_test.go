@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/knee-dev/knee/internal/store"
 )
 
 // The report says how far apart the shards started, and warns only past
@@ -39,6 +41,22 @@ func TestStartNotes(t *testing.T) {
 			!strings.Contains(text, c.warn) {
 			t.Errorf("%+v: notes %q; want warning %q", c, notes, c.warn)
 		}
+	}
+}
+
+// A sweep's start agreement is its worst step's; a part rerun off the
+// common start is left out.
+func TestStepSpreads(t *testing.T) {
+	at := func(ms float64) time.Time { return time.Unix(1000, 0).Add(time.Duration(ms * 1e6)) }
+	parts := []store.StepPart{
+		{Step: 0, Shard: 0, Zero: at(0), Began: at(0.5)},
+		{Step: 0, Shard: 1, Zero: at(0), Began: at(2)},
+		{Step: 1, Shard: 0, Zero: at(10), Began: at(10.1)},
+		{Step: 1, Shard: 1, Zero: at(10), Began: at(10.2)},
+		{Step: 1, Shard: 2, Began: at(900)}, // a restarted shard's rerun
+	}
+	if z, b := StepSpreads(parts); z != 0 || b != 1500*time.Microsecond {
+		t.Errorf("spreads %v %v, want 0 and 1.5 ms (step 1's)", z, b)
 	}
 }
 
