@@ -99,6 +99,11 @@ func (j *ShardJoin) MeetStep(ctx context.Context, step int, load string, timeout
 		case <-ctx.Done():
 			return StepStart{}, ctx.Err()
 		case <-deadline.C:
+			// A last look: the others may have met while this shard
+			// waited on the database.
+			if s, present, err = j.tryMeet(ctx, step, load, lead); err != nil || !s.Start.IsZero() {
+				return s, err
+			}
 			var missing []string
 			for i := range j.Spec.Count {
 				if !slices.Contains(present, i) {
