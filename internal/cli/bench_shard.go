@@ -160,7 +160,13 @@ func (r *storedRun) finishShard(status string) error {
 		return err
 	}
 	var recs []record.Request
-	if err := r.st.Records(r.w.ID(), func(x *record.Request) error { recs = append(recs, *x); return nil }); err != nil {
+	// Probes are left out, as one process's summary leaves them out.
+	if err := r.st.Records(r.w.ID(), func(x *record.Request) error {
+		if x.Class != record.ProbeClass {
+			recs = append(recs, *x)
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
 	return r.st.SetSummary(r.w.ID(), stats.Summarize(recs, r.shard.merged))

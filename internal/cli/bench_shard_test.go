@@ -262,3 +262,41 @@ func TestShardInterruptedThenRestarted(t *testing.T) {
 		return nil
 	})
 }
+
+// A sharded bench with probes sends one stream of them, from shard 0 (as
+// one process sends them), and its merged summary leaves them out as one
+// process's does.
+func TestShardedBenchProbesFromShardZero(t *testing.T) {
+	url, model := startSimServer(t)
+	db := filepath.Join(t.TempDir(), "knee.db")
+	args := []string{"bench", "--url", url, "--model", model, "--rate", "40", "--requests", "40", "--input-tokens", "32", "--output-tokens", "4",
+		"--probe-rate", "5", "--seed", "2", "--quiet", "--json", "--db", db, "--shards", "2", "--run-name", "probes"}
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			if code, _, errs := kneeEnv(t, map[string]string{"JOB_COMPLETION_INDEX": strconv.Itoa(i)}, slices.Clip(args)...); code != 0 {
+				t.Errorf("shard %d: exit %d: %s", i, code, errs)
+			}
+		})
+	}
+	wg.Wait()
+	st, err := store.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	probes := map[int]int{}
+	st.ShardRecords(1, func(shard int, r *record.Request) error {
+		if r.Class == record.ProbeClass {
+			probes[shard]++
+		}
+		return nil
+	})
+	if probes[0] == 0 || probes[1] != 0 {
+		t.Errorf("probes by shard %v; want them all from shard 0", probes)
+	}
+	ri, err := st.Run(1)
+	if err != nil || ri.Summary.Requests != 40 {
+		t.Errorf("merged summary: %d requests (%v); want the 40 of the load, probes left out", ri.Summary.Requests, err)
+	}
+}
