@@ -75,12 +75,14 @@ func testShardedSweep(t *testing.T, db string) {
 		args []string
 		open bool
 	}{
-		{"open", []string{"--rate", "20,40", "--arrival", "poisson", "--requests", "24"}, true},
-		{"closed", []string{"--concurrency", "4,8", "--requests", "24"}, false},
-		{"auto", []string{"--rate", "auto", "--min", "20", "--max", "80", "--refine", "1", "--requests", "24", "--slo", "p95(ttft)<2s"}, true},
+		{"open", []string{"--rate", "20,40", "--arrival", "poisson", "--requests", "24", "--input-tokens", "32", "--output-tokens", "4"}, true},
+		{"closed", []string{"--concurrency", "4,8", "--requests", "24", "--input-tokens", "32", "--output-tokens", "4"}, false},
+		{"trace", []string{"--trace", "../workload/testdata/trace_mooncake.jsonl", "--rate", "40,80", "--trace-max-context", "600", "--requests", "24"}, true},
+		{"auto", []string{"--rate", "auto", "--min", "20", "--max", "80", "--refine", "1", "--requests", "24", "--slo", "p95(ttft)<2s",
+			"--input-tokens", "32", "--output-tokens", "4"}, true},
 	} {
 		t.Run(load.name, func(t *testing.T) {
-			common := append([]string{"sweep", "--url", url, "--model", model, "--input-tokens", "32", "--output-tokens", "4",
+			common := append([]string{"sweep", "--url", url, "--model", model,
 				"--seed", "5", "--quiet", "--json", "--db", db, "--request-timeout", "30s"}, load.args...)
 			if code, _, errs := kneeCmd(t, common...); code != 0 {
 				t.Fatalf("one process: exit %d: %s", code, errs)

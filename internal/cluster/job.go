@@ -1,7 +1,9 @@
 // Package cluster runs one knee load as N shard processes: the Kubernetes
-// Indexed Job that starts them (job.go), their rendezvous and common start
-// through the run database (start.go), and the clock offset each measures
-// to the database server (clock.go). knee has no coordinator of its own:
+// Indexed Job that starts them (job.go), the common start each waits for
+// and how well they agreed (start.go), a sharded sweep's step-by-step
+// meeting (sweep.go; the rendezvous itself is in the run database,
+// internal/store), and the clock offset each measures to the database
+// server (clock.go). knee has no coordinator of its own:
 // Kubernetes runs the pods, PostgreSQL is where they meet.
 package cluster
 
