@@ -134,16 +134,23 @@ func (s Shard) Apply(cfg Config, src Source) (Config, Source, error) {
 			cfg.MaxConcurrency = max(1, int(s.Part(int64(cfg.MaxConcurrency))))
 		}
 	}
-	if s.Index != 0 {
-		// Probes measure what the load does to one unrelated user: one
-		// stream of them for the whole run, not one per shard.
-		cfg.ProbeRateRPS = 0
-	}
 	if src != nil {
 		src = s.Source(src)
 	}
+	if s.Index > 0 {
+		// Probes come from the first shard alone: N shards sending the
+		// whole probe rate each would send N times the probes asked for.
+		cfg.ProbeRateRPS, cfg.Probe = 0, nil
+	}
 	onRecord := cfg.OnRecord
 	cfg.OnRecord = func(r *record.Request) {
+		if r.Class == record.ProbeClass {
+			// A probe keeps its number: only the first shard sends any.
+			if onRecord != nil {
+				onRecord(r)
+			}
+			return
+		}
 		r.ID = s.Global(r.ID)
 		if r.Session != "" {
 			if n, err := strconv.ParseInt(r.Session, 10, 64); err == nil {

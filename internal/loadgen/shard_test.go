@@ -299,21 +299,3 @@ func TestOriginAnchorsTheSchedule(t *testing.T) {
 		t.Errorf("an origin an hour ahead: %v", err)
 	}
 }
-
-// N shards of a run with probes send one stream of probes, not N: only the
-// first shard keeps the probe rate.
-func TestShardProbesFromTheFirstShardOnly(t *testing.T) {
-	for i := range 3 {
-		cfg, _, err := Shard{Index: i, Count: 3}.Apply(Config{RateRPS: 10, Requests: 30, ProbeRateRPS: 2}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := 0.0
-		if i == 0 {
-			want = 2
-		}
-		if cfg.ProbeRateRPS != want {
-			t.Errorf("shard %d: probe rate %v, want %v", i, cfg.ProbeRateRPS, want)
-		}
-	}
-}

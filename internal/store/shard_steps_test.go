@@ -222,16 +222,21 @@ func testSweepShardRestartedAfterTheRunEnded(t *testing.T, db string) {
 	}
 }
 
-// A shard whose process is gone does not hold its run open: the last live
-// shard to finish ends the run, and the gone one reads interrupted.
-func TestShardGoneDoesNotHoldTheRun(t *testing.T) { eachDialect(t, testShardGoneDoesNotHoldTheRun) }
+// A sweep shard whose process is gone does not hold its run open: the last
+// live shard to finish ends the run, and the gone one reads interrupted.
+func TestGoneSweepShardDoesNotHoldTheRun(t *testing.T) {
+	eachDialect(t, testGoneSweepShardDoesNotHoldTheRun)
+}
 
-func testShardGoneDoesNotHoldTheRun(t *testing.T, db string) {
+func testGoneSweepShardDoesNotHoldTheRun(t *testing.T, db string) {
 	st := openT(t, db)
 	clock := time.Now()
 	var mu sync.Mutex
 	st.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-	_, writers := sweepShards(t, st, "gone", 2, 1)
+	joins, writers := sweepShards(t, st, "gone", 2, 1)
+	if err := joins[1].SetStarted(clock); err != nil { // it began, then its process went
+		t.Fatal(err)
+	}
 	// Shard 1 stops writing (its process is gone): its heartbeat goes stale
 	// while shard 0's own finish refreshes shard 0's.
 	mu.Lock()

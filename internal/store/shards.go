@@ -334,10 +334,12 @@ func (w *RunWriter) FinishShard(status string) (complete int, ended bool, err er
 		return 0, false, errors.Join(append(errs, err)...)
 	}
 	var shards int
-	if err := tx.QueryRowContext(ctx, `SELECT shards FROM runs WHERE id = ?`, w.id).Scan(&shards); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT r.shards,
+		(SELECT COUNT(*) FROM shards s WHERE s.run_id = r.id AND s.status = ?)
+		FROM runs r WHERE r.id = ?`, StatusComplete, w.id).Scan(&shards, &complete); err != nil {
 		return 0, false, errors.Join(append(errs, err)...)
 	}
-	complete, open, err := w.countShards(ctx, tx)
+	open, err := w.st.liveShards(ctx, tx, w.id)
 	if err != nil {
 		return 0, false, errors.Join(append(errs, err)...)
 	}
@@ -356,42 +358,32 @@ func (w *RunWriter) FinishShard(status string) (complete int, ended bool, err er
 	return complete, open == 0, errors.Join(errs...)
 }
 
-// countShards counts the run's complete shards and those still open: a
-// shard whose process is gone (killed, its pod lost) does not hold the run
-// open, and is stored as interrupted.
-func (w *RunWriter) countShards(ctx context.Context, tx *sqlTx) (complete, open int, err error) {
-	rows, err := tx.QueryContext(ctx, `SELECT shard, status, host, pid, heartbeat_ns FROM shards WHERE run_id = ?`, w.id)
+// liveShards counts the shards of run id that are registered or running
+// and whose process is not gone: a shard killed without finishing must not
+// hold the run open, or no shard would ever end it and store its merged
+// result.
+func (st *Store) liveShards(ctx context.Context, tx *sqlTx, id int64) (int, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT host, pid, heartbeat_ns FROM shards WHERE run_id = ? AND status IN (?, ?)`,
+		id, ShardRegistered, StatusRunning)
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
-	var gone []int
+	defer rows.Close()
+	live := 0
 	for rows.Next() {
 		var (
-			i, pid       int
-			status, host string
-			hb           int64
+			host string
+			pid  int
+			hb   int64
 		)
-		if err := rows.Scan(&i, &status, &host, &pid, &hb); err != nil {
-			rows.Close()
-			return 0, 0, err
+		if err := rows.Scan(&host, &pid, &hb); err != nil {
+			return 0, err
 		}
-		switch {
-		case status == StatusComplete:
-			complete++
-		case status != ShardRegistered && status != StatusRunning:
-		case i != w.shard && w.st.writerGone(time.Unix(0, hb), host, pid):
-			gone = append(gone, i)
-		default:
-			open++
+		if !st.writerGone(time.Unix(0, hb), host, pid) {
+			live++
 		}
 	}
-	rows.Close()
-	for _, i := range gone {
-		if _, err := tx.ExecContext(ctx, `UPDATE shards SET status = ? WHERE run_id = ? AND shard = ?`, StatusInterrupted, w.id, i); err != nil {
-			return 0, 0, err
-		}
-	}
-	return complete, open, rows.Err()
+	return live, rows.Err()
 }
 
 // RunShards returns the shards of run id by index (none for a run that is
