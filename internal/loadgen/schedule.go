@@ -70,12 +70,7 @@ func (r *Run) closedLoop(wg *sync.WaitGroup) {
 					return
 				}
 			}
-			// On a common start (Config.Origin) a worker's first request is
-			// due at its ramp offset, so a late start shows as its lag.
-			due := time.Duration(-1)
-			if !r.cfg.Origin.IsZero() {
-				due = r.cfg.Ramp * time.Duration(w) / time.Duration(n)
-			}
+			due := r.firstDue(w, n)
 			for r.issueCtx.Err() == nil {
 				i := next.Add(1) - 1
 				if r.cfg.Requests > 0 && i >= r.cfg.Requests {
