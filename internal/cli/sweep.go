@@ -73,7 +73,7 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			}
 		}
 		meta := runMeta{kind: "sweep", target: target, model: model, label: label, load: "sweep (running)"}
-		if err := sh.resolve(env, fs, &t, st.noStore, &meta); err != nil {
+		if err := sh.resolve(env, fs, &t, &f, plan, st.noStore, &meta); err != nil {
 			return err
 		}
 		runner, cleanup, err := t.runner(ctx, env, &f, set)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/knee-dev/knee/internal/cluster"
@@ -35,11 +36,20 @@ const (
 // sweep cannot do, turns the server-metrics scrape off (each shard would
 // see the server at its own moment), and makes the run's settings, which
 // every shard must share, its stored configuration until the sweep ends.
-func (s *sweepShard) resolve(env *Env, fs *pflag.FlagSet, t *sweepTargetFlags, noStore bool, meta *runMeta) error {
+func (s *sweepShard) resolve(env *Env, fs *pflag.FlagSet, t *sweepTargetFlags, f *sweepFlags, plan sweep.Plan, noStore bool, meta *runMeta) error {
 	if err := s.shardFlags.resolve(env, flagGiven(fs, "seed"), noStore); err != nil || !s.active() {
 		return err
 	}
+	// Every shard needs a part of every step: refused now, not at the step.
+	lowest := plan.Min
+	if !plan.Auto() {
+		lowest = slices.Min(plan.Loads)
+	}
 	switch {
+	case plan.Kind == sweep.Concurrency && lowest < float64(s.shards):
+		return Usagef("--shards %d: the sweep's lowest concurrency is %g; want at least one user per shard at every step (raise the lowest step or --min)", s.shards, lowest)
+	case f.wl.requests > 0 && f.wl.requests < int64(s.shards):
+		return Usagef("--shards %d: --requests %d per step leaves a shard without a request; want at least one per shard", s.shards, f.wl.requests)
 	case t.url == "":
 		return Usagef("--shards %d: want --url: every shard must load one server (without it each would start an embedded server of its own; knee serve runs one)", s.shards)
 	case flagGiven(fs, "stop-oversaturated"):

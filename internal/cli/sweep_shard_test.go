@@ -341,6 +341,9 @@ func TestShardedSweepRefusals(t *testing.T) {
 		{with("--url", url, "--seed", "1", "--shards", "2", "--shard", "0", "--run-name", "r", "--no-store"), "--shards and --no-store"},
 		{with("--url", url, "--seed", "1", "--shards", "2", "--shard", "0", "--run-name", "r", "--metrics-url", url+"/metrics"), "does not scrape the server's metrics"},
 		{with("--url", url, "--seed", "1", "--shards", "2", "--shard", "0", "--run-name", "r", "--shard-timeout", "300ms"), "shard(s) 1 of 2 never registered"},
+		{append(slices.Clip(base[:7]), "--concurrency", "1,4", "--requests", "8", "--quiet", "--db", db, "--url", url, "--seed", "1", "--shards", "2", "--shard", "0", "--run-name", "r"),
+			"the sweep's lowest concurrency is 1"},
+		{with("--url", url, "--seed", "1", "--shards", "3", "--shard", "0", "--run-name", "r", "--requests", "2"), "--requests 2 per step leaves a shard without a request"},
 	}
 	if newSweepCmd(context.Background(), &Env{}).Flags().Lookup("stop-oversaturated") != nil {
 		cases = append(cases, struct {
