@@ -315,7 +315,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	meter := startClientMeter()
 	scraper := f.metrics.start(ctx, target)
 	// Last before the load: the shards' starts agree to what this wait does.
-	if err := f.shard.waitStart(ctx); err != nil {
+	if err := f.shard.waitStart(ctx, &cfg); err != nil {
 		if scraper != nil {
 			scraper.Stop()
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/spf13/pflag"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +31,9 @@ type shardFlags struct {
 	clock  cluster.ClockOffset
 	start  time.Time // the common start, on the database's clock
 	merged stats.Options
+	// othersStopped: a sharded sweep ended at a step another shard left
+	// partial; this shard measured all it was asked to.
+	othersStopped bool
 }
 
 func (s *shardFlags) register(fs *pflag.FlagSet) {
@@ -123,34 +125,26 @@ func shardErr(err error) error {
 	return err
 }
 
-// waitStart sleeps until the common start on this machine's clock (at
-// once for a restarted shard whose run began long ago).
-func (s *shardFlags) waitStart(ctx context.Context) error {
+// waitStart sleeps until the common start on this machine's clock and
+// anchors cfg's schedule on it, so a late wake-up shows as send lag; it
+// records when the process actually began. A restarted shard, whose run
+// began long ago, starts at once on a schedule of its own.
+func (s *shardFlags) waitStart(ctx context.Context, cfg *loadgen.Config) error {
 	if s.join == nil {
 		return nil
 	}
-	at := s.clock.ToLocal(s.start)
-	// A timer can wake a busy machine's process a millisecond or more
-	// late: sleep to just before the start, then spin to it.
-	if d := time.Until(at) - startSpin; d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if s.join.Attempt > 1 {
+		return nil
 	}
-	for time.Now().Before(at) {
-		runtime.Gosched()
+	origin, err := cluster.WaitUntil(ctx, s.clock.ToLocal(s.start))
+	if err != nil {
+		return err
 	}
-	return ctx.Err()
+	cfg.Origin = origin
+	return s.join.SetBegan(s.clock.ToServer(time.Now()))
 }
 
-// startSpin is how long before the common start a shard stops sleeping.
-const startSpin = 3 * time.Millisecond
-
-// started records when this shard's load began, on the shared timeline.
+// started records this shard's schedule zero, on the shared timeline.
 func (s *shardFlags) started(at time.Time) error {
 	if s.join == nil {
 		return nil
@@ -166,7 +160,10 @@ func (r *storedRun) finishShard(status string) error {
 		return err
 	}
 	var recs []record.Request
-	if err := r.st.Records(r.w.ID(), func(x *record.Request) error { recs = append(recs, *x); return nil }); err != nil {
+	if err := r.st.Records(r.w.ID(), func(x *record.Request) error {
+		recs = append(recs, *x)
+		return nil
+	}); err != nil {
 		return err
 	}
 	recs, _ = splitProbes(recs) // the probes are a class apart, not the load's
@@ -188,7 +185,11 @@ func shardNotes(st *store.Store, id int64) ([]string, error) {
 	complete := 0
 	var worst time.Duration
 	var lines []string
+	var zeros, began []time.Time
 	for _, s := range shards {
+		if s.Attempt == 1 { // a restarted shard runs on a schedule of its own
+			zeros, began = append(zeros, s.Started), append(began, s.Began)
+		}
 		if s.Status == store.StatusComplete {
 			complete++
 		}
@@ -213,5 +214,10 @@ func shardNotes(st *store.Store, id int64) ([]string, error) {
 		head = fmt.Sprintf("partial: %d of %d shards complete (not: %s); figures merged over the records stored so far", complete, count, strings.Join(missing, ", "))
 	}
 	out := []string{head, fmt.Sprintf("largest clock offset uncertainty among shards: %.3f ms", float64(worst)/1e6)}
+	zero, beganSpread := cluster.Spread(zeros), cluster.Spread(began)
+	if parts, err := st.StepParts(id); err == nil && len(parts) > 0 { // a sweep: its worst step
+		zero, beganSpread = cluster.StepSpreads(parts)
+	}
+	out = append(out, cluster.StartNotes(zero, beganSpread, worst)...)
 	return append(out, lines...), nil
 }

@@ -18,6 +18,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" for the test schema
 
+	"github.com/knee-dev/knee/internal/cluster"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
@@ -146,21 +147,23 @@ func testShardedBench(t *testing.T, db string) {
 			if err != nil || len(shards) != 4 {
 				t.Fatalf("shards %v %v", shards, err)
 			}
-			var first, last time.Time
+			var zeros, began []time.Time
+			var unc time.Duration
 			for _, s := range shards {
-				if s.Status != store.StatusComplete || s.Started.IsZero() {
+				if s.Status != store.StatusComplete || s.Started.IsZero() || s.Began.IsZero() {
 					t.Errorf("shard %+v", s)
 				}
-				if first.IsZero() || s.Started.Before(first) {
-					first = s.Started
-				}
-				if s.Started.After(last) {
-					last = s.Started
-				}
+				zeros, began = append(zeros, s.Started), append(began, s.Began)
+				unc = max(unc, s.ClockUncertainty)
 			}
-			// Logged, not asserted: on a machine shared by many builds a
+			// Each shard's schedule is anchored on the common start, so its
+			// zero point is computed, not measured: it cannot flake.
+			if z := cluster.Spread(zeros); z > cluster.StartTolerance+unc {
+				t.Errorf("the shards' schedules start %v apart; want within %v plus the clocks' uncertainty %v", z, cluster.StartTolerance, unc)
+			}
+			// Measured, so logged: on a machine shared by many builds a
 			// process can be off its CPU for longer than 5 ms at any time.
-			t.Logf("shards' starts spread over %v", last.Sub(first))
+			t.Logf("shards' processes began within %v", cluster.Spread(began))
 			merged := stats.Summarize(all, stats.Options{OfferedRateRPS: sharded.Summary.OfferedRateRPS, Series: true})
 			a, _ := json.Marshal(merged)
 			b, _ := json.Marshal(sharded.Summary)
@@ -258,4 +261,42 @@ func TestShardInterruptedThenRestarted(t *testing.T) {
 		ids[r.ID] = true
 		return nil
 	})
+}
+
+// A sharded bench with probes sends one stream of them, from shard 0 (as
+// one process sends them), and its merged summary leaves them out as one
+// process's does.
+func TestShardedBenchProbesFromShardZero(t *testing.T) {
+	url, model := startSimServer(t)
+	db := filepath.Join(t.TempDir(), "knee.db")
+	args := []string{"bench", "--url", url, "--model", model, "--rate", "40", "--requests", "40", "--input-tokens", "32", "--output-tokens", "4",
+		"--probe-rate", "5", "--seed", "2", "--quiet", "--json", "--db", db, "--shards", "2", "--run-name", "probes"}
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			if code, _, errs := kneeEnv(t, map[string]string{"JOB_COMPLETION_INDEX": strconv.Itoa(i)}, slices.Clip(args)...); code != 0 {
+				t.Errorf("shard %d: exit %d: %s", i, code, errs)
+			}
+		})
+	}
+	wg.Wait()
+	st, err := store.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	probes := map[int]int{}
+	st.ShardRecords(1, func(shard int, r *record.Request) error {
+		if r.Class == record.ProbeClass {
+			probes[shard]++
+		}
+		return nil
+	})
+	if probes[0] == 0 || probes[1] != 0 {
+		t.Errorf("probes by shard %v; want them all from shard 0", probes)
+	}
+	ri, err := st.Run(1)
+	if err != nil || ri.Summary.Requests != 40 {
+		t.Errorf("merged summary: %d requests (%v); want the 40 of the load, probes left out", ri.Summary.Requests, err)
+	}
 }

@@ -22,7 +22,7 @@ func newClusterCmd(env *Env) *cobra.Command {
 
 // newClusterJobCmd prints the Indexed Job manifest that runs a bench or
 // sweep as --pods shards meeting in the PostgreSQL database named by a
-// Secret: knee cluster job [flags] -- bench [its flags].
+// Secret: knee cluster job [flags] -- bench|sweep [its flags].
 func newClusterJobCmd(env *Env) *cobra.Command {
 	cmd := newCommand(env, "cluster job")
 	fs := cmd.Flags()
@@ -83,11 +83,21 @@ func clusterJob(env *Env, s cluster.JobSpec, secret string, retries int, expectT
 	return err
 }
 
-// tokensPerSecondOf estimates the streamed tokens/s of a bench's arguments:
-// --rate times the mean of --output-tokens (0 when either is missing).
+// tokensPerSecondOf estimates the streamed tokens/s of a bench's or a
+// sweep's arguments: --rate (a sweep's highest step, or --max of --rate
+// auto) times the mean of --output-tokens (0 when either is missing).
 func tokensPerSecondOf(args []string) float64 {
-	rate, err := strconv.ParseFloat(argValue(args, "rate"), 64)
-	if err != nil || rate <= 0 {
+	rate := 0.0
+	steps := argValue(args, "rate")
+	if steps == "auto" {
+		steps = argValue(args, "max")
+	}
+	for _, v := range strings.Split(steps, ",") {
+		if r, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+			rate = max(rate, r)
+		}
+	}
+	if rate <= 0 {
 		return 0
 	}
 	out := argValue(args, "output-tokens")

@@ -28,6 +28,21 @@ func TestClusterJobCommand(t *testing.T) {
 	if !strings.Contains(out, "# sizing: 20000 tokens/s") {
 		t.Errorf("no sizing advice:\n%s", out)
 	}
+	// A sweep: each pod runs every step's part; sized for its highest step.
+	code, out, errOut = kneeCmd(t, "cluster", "job", "--run-name", "nightly-sweep", "--image", "knee:v1", "--pods", "3",
+		"--", "sweep", "--url", "http://gw:8000", "--model", "m", "--rate", "50,100,200", "--output-tokens", "100", "--slo", "p95(ttft)<1s")
+	if code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, errOut)
+	}
+	job = batchv1.Job{}
+	if err := yaml.UnmarshalStrict([]byte(out), &job); err != nil {
+		t.Fatalf("strict decode of the sweep's Job: %v\n%s", err, out)
+	}
+	args = strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
+	if *job.Spec.Completions != 3 || !strings.HasPrefix(args, "sweep --url http://gw:8000") || !strings.Contains(args, "--shards 3 --run-name nightly-sweep") ||
+		!strings.Contains(args, "--seed ") || !strings.Contains(out, "# sizing: 20000 tokens/s") {
+		t.Errorf("sweep Job: args %q\n%s", args, out)
+	}
 	code, _, errOut = kneeCmd(t, "cluster", "job", "--run-name", "nightly", "--image", "knee:v1", "--", "bench", "--db", "postgres://x")
 	if code != 2 || !strings.Contains(errOut, "--db is the Job's to set") {
 		t.Errorf("--db in the bench arguments: exit %d, %s", code, errOut)

@@ -22,6 +22,7 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 	var t sweepTargetFlags
 	var from, label string
 	var st storeFlags
+	var sh sweepShard
 	cmd := newCommand(env, "sweep")
 	fs := cmd.Flags()
 	cmd.Long = helpText(func(w io.Writer) {
@@ -37,6 +38,8 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.register(fs, 200)
 	t.register(fs)
 	st.register(fs)
+	sh.register(fs)
+	st.sharding = &sh.shardFlags
 	fs.StringVar(&label, "label", "", "label stored with the sweep")
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		t.noteSet(fs)
@@ -70,6 +73,9 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			}
 		}
 		meta := runMeta{kind: "sweep", target: target, model: model, label: label, load: "sweep (running)"}
+		if err := sh.resolve(env, fs, &t, &f, plan, st.noStore, &meta); err != nil {
+			return err
+		}
 		runner, cleanup, err := t.runner(ctx, env, &f, set)
 		if err != nil {
 			return err
@@ -80,6 +86,7 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			return err
 		}
 		t.stored = stored
+		runner = sh.wrap(env, runner, &t, set)
 		if err := t.live.start(env, livemetrics.Info{Kind: "sweep", Model: model, Target: target}); err != nil {
 			stored.finish(meta, nil, "failed")
 			return err

@@ -101,7 +101,7 @@ func (ss *sweepStore) place(res *sweep.Result) (map[int]int, error) {
 // summary a finished sweep would carry, so a sweep killed between steps
 // keeps them (Ctrl-C reaches finish; kill -9 does not).
 func (ss *sweepStore) checkpoint(steps []sweep.Step, opts sweep.Options) {
-	if ss == nil || len(steps) == 0 {
+	if ss == nil || len(steps) == 0 || ss.sr.shard != nil { // a sharded sweep is stored once, at its end
 		return
 	}
 	res, err := sweep.Analyze(append([]sweep.Step(nil), steps...), opts)
@@ -119,7 +119,7 @@ func (ss *sweepStore) checkpoint(steps []sweep.Step, opts sweep.Options) {
 
 func (ss *sweepStore) add(r *record.Request) {
 	if ss != nil {
-		ss.sr.add(r)
+		ss.sr.add(ss.storeID(r))
 	}
 }
 
@@ -128,6 +128,9 @@ func (ss *sweepStore) add(r *record.Request) {
 func (ss *sweepStore) finish(meta runMeta, res *sweep.Result, status string) (string, error) {
 	if ss == nil {
 		return "", nil
+	}
+	if ss.sr.shard != nil {
+		return ss.finishSharded(meta, res, status)
 	}
 	st, id := ss.sr.st, ss.sr.w.ID()
 	if res == nil || len(res.Steps) == 0 {

@@ -37,6 +37,7 @@ type sweepTargetFlags struct {
 	// step whose queue grows without bound (and the sweep there).
 	probe             probeFlags
 	stopOversaturated bool
+	shard             *sweepShard // sweep --shards (nil: one process)
 }
 
 func (t *sweepTargetFlags) register(fs *pflag.FlagSet) {
@@ -255,9 +256,13 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		r.t.live.observe(rec)
 		r.t.otlp.observe(rec)
 	}
+	cfg, part, err := r.t.shard.begin(ctx, cfg, src) // sweep --shards: this shard's part, from the step's start
+	if err != nil {
+		return sweep.Step{}, err
+	}
 	meter := startClientMeter()
 	scraper := r.t.metrics.start(ctx, base)
-	run, err := loadgen.Start(ctx, cfg, src)
+	run, err := loadgen.Start(ctx, cfg, part)
 	if err != nil {
 		if scraper != nil {
 			scraper.Stop()

@@ -1,7 +1,9 @@
 // Package cluster runs one knee load as N shard processes: the Kubernetes
-// Indexed Job that starts them (job.go), their rendezvous and common start
-// through the run database (start.go), and the clock offset each measures
-// to the database server (clock.go). knee has no coordinator of its own:
+// Indexed Job that starts them (job.go), the common start each waits for
+// and how well they agreed (start.go), a sharded sweep's step-by-step
+// meeting (sweep.go; the rendezvous itself is in the run database,
+// internal/store), and the clock offset each measures to the database
+// server (clock.go). knee has no coordinator of its own:
 // Kubernetes runs the pods, PostgreSQL is where they meet.
 package cluster
 
@@ -33,7 +35,7 @@ type JobSpec struct {
 	Namespace string   // "" leaves it to kubectl's context
 	Image     string   // a knee image
 	Pods      int      // shards: completions = parallelism = Pods
-	Args      []string // the knee command each pod runs: bench …
+	Args      []string // the knee command each pod runs: bench … or sweep …
 	// SecretName and SecretKey name the Secret entry holding the
 	// database URL (postgres://…), passed to knee as KNEE_DB.
 	SecretName, SecretKey string
@@ -58,9 +60,8 @@ func (s *JobSpec) Validate() error {
 		return fmt.Errorf("--pods %d: want 1 to 1000", s.Pods)
 	case s.SecretName == "" || s.SecretKey == "":
 		return fmt.Errorf("--secret %q: want SECRET or SECRET/KEY, the Secret holding the postgres:// URL", s.SecretName)
-	case len(s.Args) == 0 || s.Args[0] != "bench":
-		// knee sweep does not shard yet.
-		return fmt.Errorf("after --: want the knee command each pod runs, bench … (got %q)", strings.Join(s.Args, " "))
+	case len(s.Args) == 0 || (s.Args[0] != "bench" && s.Args[0] != "sweep"):
+		return fmt.Errorf("after --: want the knee command each pod runs, bench … or sweep … (got %q)", strings.Join(s.Args, " "))
 	}
 	for _, a := range s.Args[1:] {
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
@@ -68,6 +69,8 @@ func (s *JobSpec) Validate() error {
 			switch name {
 			case "shards", "shard", "run-name", "db", "no-store":
 				return fmt.Errorf("after --: %s is the Job's to set (shards from --pods, the index from %s, the run name from --run-name, the database from the Secret)", a, IndexEnv)
+			case "stop-oversaturated", "metrics-url":
+				return fmt.Errorf("after --: %s does not go with shards (docs/cluster.md)", a)
 			}
 		}
 	}

@@ -29,8 +29,8 @@ var Summaries = map[string]string{
 	"import":      "store a vLLM bench serve result or a knee records.jsonl as a run",
 	"ui":          "the web interface: simulator, request lifecycle, lab, runs and live benches (loopback)",
 	"version":     "print knee's version",
-	"cluster":     "run a bench as N shards on Kubernetes: knee cluster job prints the Indexed Job",
-	"cluster job": "print the Kubernetes Indexed Job that runs a bench as N shards meeting in PostgreSQL",
+	"cluster":     "run a bench or sweep as N shards on Kubernetes: knee cluster job prints the Indexed Job",
+	"cluster job": "print the Kubernetes Indexed Job that runs a bench or sweep as N shards meeting in PostgreSQL",
 }
 
 // commandGroups orders knee -h by what the commands are for; a command in

@@ -51,6 +51,7 @@ var FlagGroups = []struct {
 		"gpu-memory-utilization", "max-model-len", "queue-limit", "no-chunked-prefill", "no-prefix-caching", "step-time-scale", "default-max-tokens",
 		"replicas", "router", "gateway-queue-limit", "prefill-replicas", "decode-replicas", "fleet-file",
 		"fault-error-rate", "fault-cut-rate", "fault-malformed-rate", "fault-stall", "fault-stall-rate", "fault-slow-after", "fault-slow-factor"}},
+	{"Shards (docs/cluster.md)", []string{"shards", "shard", "run-name", "shard-timeout"}},
 	{"Output", []string{"out", "json", "detail", "format", "quiet", "label", "db", "no-store", "list"}},
 	{"CI and dashboards", []string{"junit", "metrics-addr", "otlp-endpoint", "otlp-protocol", "otlp-traces"}},
 }

@@ -57,6 +57,7 @@ func (r *Run) user(wg *sync.WaitGroup, next *atomic.Int64, p pool, w, total int)
 			return
 		}
 	}
+	due := r.firstDue(w, total)
 	for r.issueCtx.Err() == nil {
 		i := next.Add(1) - 1
 		if r.cfg.Requests > 0 && i >= r.cfg.Requests {
@@ -64,6 +65,9 @@ func (r *Run) user(wg *sync.WaitGroup, next *atomic.Int64, p pool, w, total int)
 			return
 		}
 		scheduled := time.Since(r.start)
+		if due >= 0 {
+			scheduled, due = min(scheduled, due), -1
+		}
 		if p.src == nil {
 			r.do(i, scheduled)
 			continue

@@ -139,6 +139,13 @@ type Config struct {
 	// run (StoppedBy is StopUnreachable).
 	StopIfUnreachable time.Duration
 
+	// Origin, when set, is the run's time origin instead of the moment
+	// Start is called: every scheduled time is an offset from it. Shards of
+	// one run pass their common start, so a shard that wakes late shows it
+	// as lag of its first sends instead of a schedule shifted later. It
+	// must not be after the call to Start.
+	Origin time.Time
+
 	// OnRecord, when set, is called once per finished request from worker
 	// goroutines. It must be cheap and must not keep r.
 	OnRecord func(r *record.Request)
@@ -378,6 +385,14 @@ func Start(ctx context.Context, cfg Config, src Source) (*Run, error) {
 	r.hardCtx, r.hardStop = context.WithCancel(ctx)
 	r.issueCtx, r.stopIssue = context.WithCancel(r.hardCtx)
 	r.start = time.Now()
+	if !cfg.Origin.IsZero() {
+		if cfg.Origin.After(r.start) {
+			return nil, configErr("origin %v is %v after the start: wait for it first", cfg.Origin, cfg.Origin.Sub(r.start))
+		}
+		// Add keeps the monotonic reading (an Origin read from a database
+		// has none): the run's times stay immune to wall-clock steps.
+		r.start = r.start.Add(cfg.Origin.Sub(r.start))
+	}
 	r.clock.advance(wallSample(r.start, r.wallNow))
 	if r.kernelStamps {
 		go r.trackWallClock()
@@ -444,7 +459,7 @@ func (r *Run) run() {
 		}
 	}()
 	if r.cfg.Duration > 0 {
-		t := time.AfterFunc(r.cfg.Duration, func() { r.stopFor(StopDuration) })
+		t := time.AfterFunc(r.cfg.Duration-time.Since(r.start), func() { r.stopFor(StopDuration) })
 		defer t.Stop()
 	}
 	if r.cfg.StopIfUnreachable > 0 {

@@ -177,3 +177,14 @@ func (s Shard) Apply(cfg Config, src Source) (Config, Source, error) {
 	}
 	return cfg, src, nil
 }
+
+// firstDue is when closed-loop user w of n is due to send its first
+// request on a common start (Config.Origin): at its ramp offset, so that a
+// late start shows as that request's lag. -1 without an Origin: a user's
+// requests are due when it sends them.
+func (r *Run) firstDue(w, n int) time.Duration {
+	if r.cfg.Origin.IsZero() {
+		return -1
+	}
+	return r.cfg.Ramp * time.Duration(w) / time.Duration(n)
+}

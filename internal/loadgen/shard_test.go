@@ -259,3 +259,43 @@ func TestShardApplyErrors(t *testing.T) {
 		}
 	}
 }
+
+// A run given an Origin keeps its schedule on it: a start that comes late
+// shows as lag of the first sends, not as a schedule shifted later, in the
+// open loop and the closed loop; an Origin still ahead is refused.
+func TestOriginAnchorsTheSchedule(t *testing.T) {
+	ts := newTruthServer(t, func(string) plan { return plan{tokens: 2, gap: time.Millisecond} })
+	const late = 40 * time.Millisecond
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"open", Config{RateRPS: 1000, Requests: 3}},
+		{"closed", Config{Concurrency: 3, Requests: 3}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := c.cfg
+			cfg.BaseURL, cfg.Model, cfg.API = ts.URL, "m", "completions"
+			// A wall-clock time without a monotonic reading, as a common
+			// start read from a database is.
+			cfg.Origin = time.Unix(0, time.Now().Add(-late).UnixNano())
+			res := run(t, cfg, promptSource(3))
+			if !res.Start.Equal(cfg.Origin) {
+				t.Errorf("run start %v, want the origin %v", res.Start, cfg.Origin)
+			}
+			if len(res.Records) != 3 {
+				t.Fatalf("%d records", len(res.Records))
+			}
+			for _, r := range res.Records {
+				// Sent at least late after the origin, when Start was called.
+				if r.Scheduled > 3*time.Millisecond || r.Sent < late {
+					t.Errorf("request %d scheduled %v sent %v: want it due within 3 ms of the origin and sent %v or more after it", r.ID, r.Scheduled, r.Sent, late)
+				}
+			}
+		})
+	}
+	cfg := Config{BaseURL: ts.URL, Model: "m", API: "completions", RateRPS: 1, Requests: 1, Origin: time.Now().Add(time.Hour)}
+	if _, err := Start(context.Background(), cfg, promptSource(3)); err == nil || !strings.Contains(err.Error(), "wait for it first") {
+		t.Errorf("an origin an hour ahead: %v", err)
+	}
+}

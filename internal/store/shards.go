@@ -50,6 +50,9 @@ type ShardJoin struct {
 	RunID   int64
 	Spec    ShardSpec
 	Attempt int // 2 and up: the index was registered before (a restart)
+	// met is the sweep step this process last met at before its start
+	// was fixed (a sharded sweep; see MeetStep).
+	met int
 }
 
 // ShardInfo is a shard as stored.
@@ -61,8 +64,10 @@ type ShardInfo struct {
 	Status  string
 	Attempt int
 	Host    string
-	// Started and Ended are on the shared timeline (the database's clock).
-	Started, Ended time.Time
+	// Started (its schedule's zero), Began (when its process actually
+	// began the load) and Ended are on the shared timeline (the database's
+	// clock).
+	Started, Began, Ended time.Time
 	// ClockOffset is the database clock minus the shard's; Uncertainty
 	// bounds its error (half the smallest round trip).
 	ClockOffset, ClockUncertainty time.Duration
@@ -107,8 +112,9 @@ func (st *Store) JoinShard(meta RunMeta, sp ShardSpec) (*ShardJoin, error) {
 		count  int
 		runFP  string
 		status string
+		kind   string
 	)
-	err = tx.QueryRowContext(ctx, `SELECT id, shards, fingerprint, status FROM runs WHERE run_name = ?`, sp.RunName).Scan(&id, &count, &runFP, &status)
+	err = tx.QueryRowContext(ctx, `SELECT id, shards, fingerprint, status, kind FROM runs WHERE run_name = ?`, sp.RunName).Scan(&id, &count, &runFP, &status, &kind)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		if id, err = st.insertRun(ctx, tx, meta, StatusRunning); err != nil {
@@ -129,10 +135,16 @@ func (st *Store) JoinShard(meta RunMeta, sp ShardSpec) (*ShardJoin, error) {
 		if diff := fingerprintDiff(runFP, sp.Fingerprint); diff != "" {
 			return nil, fmt.Errorf("%w: run %q was started with other settings: %s", ErrShard, sp.RunName, diff)
 		}
+		// The other shards of a sweep stop at a step one of them left
+		// partial and close the run: no later step will be met.
+		if kind == KindSweep && status != StatusRunning {
+			return nil, fmt.Errorf("%w: run %q ended %s: its other shards closed the sweep, so nothing is left to join (a new sweep needs another --run-name)",
+				ErrShard, sp.RunName, status)
+		}
 	}
 	host, _ := os.Hostname()
 	now := st.now()
-	join := &ShardJoin{st: st, RunID: id, Spec: sp, Attempt: 1}
+	join := &ShardJoin{st: st, RunID: id, Spec: sp, Attempt: 1, met: -1}
 	var (
 		shStatus, shHost string
 		pid              int
@@ -402,7 +414,7 @@ func (st *Store) RunShards(id int64) ([]ShardInfo, int, error) {
 		recs[s] = n
 	}
 	rows.Close()
-	rows, err = st.db.Query(`SELECT shard, status, attempt, host, pid, heartbeat_ns, started_ns, ended_ns, clock_offset_ns, clock_uncertainty_ns
+	rows, err = st.db.Query(`SELECT shard, status, attempt, host, pid, heartbeat_ns, started_ns, began_ns, ended_ns, clock_offset_ns, clock_uncertainty_ns
 		FROM shards WHERE run_id = ? ORDER BY shard`, id)
 	if err != nil {
 		return nil, 0, err
@@ -411,13 +423,13 @@ func (st *Store) RunShards(id int64) ([]ShardInfo, int, error) {
 	var out []ShardInfo
 	for rows.Next() {
 		var (
-			si             ShardInfo
-			pid            int
-			hb             int64
-			started, ended sql.NullInt64
-			off, unc       int64
+			si                    ShardInfo
+			pid                   int
+			hb                    int64
+			started, began, ended sql.NullInt64
+			off, unc              int64
 		)
-		if err := rows.Scan(&si.Index, &si.Status, &si.Attempt, &si.Host, &pid, &hb, &started, &ended, &off, &unc); err != nil {
+		if err := rows.Scan(&si.Index, &si.Status, &si.Attempt, &si.Host, &pid, &hb, &started, &began, &ended, &off, &unc); err != nil {
 			return nil, 0, err
 		}
 		if (si.Status == StatusRunning || si.Status == ShardRegistered) && st.writerGone(time.Unix(0, hb), si.Host, pid) {
@@ -428,6 +440,9 @@ func (st *Store) RunShards(id int64) ([]ShardInfo, int, error) {
 		}
 		if started.Valid {
 			si.Started = time.Unix(0, started.Int64)
+		}
+		if began.Valid {
+			si.Began = time.Unix(0, began.Int64)
 		}
 		if ended.Valid {
 			si.Ended = time.Unix(0, ended.Int64)

@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/knee-dev/knee/internal/cluster"
+	"github.com/knee-dev/knee/internal/loadgen"
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/store"
+	"github.com/knee-dev/knee/internal/sweep"
+	"github.com/spf13/pflag"
+)
+
+// sweepShard is knee sweep --shards N: one shard of a sweep whose steps are
+// split as a bench run is, meeting in the run database once per step
+// (cluster.SweepShard; docs/cluster.md).
+type sweepShard struct {
+	shardFlags
+	run *cluster.SweepShard // set once the run is joined
+}
+
+// stepLead is how far ahead a step's start is fixed once the last shard
+// met there: enough for the others to see it (they look every stepPoll).
+const (
+	stepLead = time.Second
+	stepPoll = 50 * time.Millisecond
+)
+
+// resolve checks the shard flags; with --shards it refuses what a sharded
+// sweep cannot do, turns the server-metrics scrape off (each shard would
+// see the server at its own moment), and makes the run's settings, which
+// every shard must share, its stored configuration until the sweep ends.
+func (s *sweepShard) resolve(env *Env, fs *pflag.FlagSet, t *sweepTargetFlags, f *sweepFlags, plan sweep.Plan, noStore bool, meta *runMeta) error {
+	if err := s.shardFlags.resolve(env, flagGiven(fs, "seed"), noStore); err != nil || !s.active() {
+		return err
+	}
+	// Every shard needs a part of every step: refused now, not at the step.
+	lowest := plan.Min
+	if !plan.Auto() {
+		lowest = slices.Min(plan.Loads)
+	}
+	switch {
+	case plan.Kind == sweep.Concurrency && lowest < float64(s.shards):
+		return Usagef("--shards %d: the sweep's lowest concurrency is %g; want at least one user per shard at every step (raise the lowest step or --min)", s.shards, lowest)
+	case f.wl.requests > 0 && f.wl.requests < int64(s.shards):
+		return Usagef("--shards %d: --requests %d per step leaves a shard without a request; want at least one per shard", s.shards, f.wl.requests)
+	case t.url == "":
+		return Usagef("--shards %d: want --url: every shard must load one server (without it each would start an embedded server of its own; knee serve runs one)", s.shards)
+	case flagGiven(fs, "stop-oversaturated"):
+		return Usagef("--stop-oversaturated with --shards: one shard would stop alone and leave the rest of the step's schedule unsent; drop one of them")
+	case flagGiven(fs, "metrics-url"):
+		return Usagef("--metrics-url with --shards: a sharded sweep does not scrape the server's metrics (each shard would see them at its own moment); drop one of them")
+	}
+	t.metrics.off = true
+	t.shard = s
+	meta.config = shardSettings(fs)
+	return nil
+}
+
+// shardSettings are the flags given, less those that may differ between
+// the shards of one run (where each stores, what it prints).
+func shardSettings(fs *pflag.FlagSet) [][2]string {
+	own := map[string]bool{"shard": true, "db": true, "out": true, "quiet": true, "json": true, "junit": true, "label": true,
+		"shard-timeout": true, "live": true, "otlp-endpoint": true}
+	var out [][2]string
+	fs.Visit(func(fl *pflag.Flag) {
+		if !own[fl.Name] {
+			out = append(out, [2]string{fl.Name, fl.Value.String()})
+		}
+	})
+	return out
+}
+
+// wrap returns the runner a sharded sweep measures with (inner itself when
+// the sweep is not sharded).
+func (s *sweepShard) wrap(env *Env, inner sweep.Runner, t *sweepTargetFlags, set slo.Set) sweep.Runner {
+	if !s.active() || t.stored == nil {
+		return inner
+	}
+	ss := t.stored
+	say := func(msg string) { fmt.Fprintf(env.Stderr, "knee: shard %d of run %q: %s\n", s.shard, s.runName, msg) }
+	s.run = &cluster.SweepShard{
+		Join: s.join, Store: ss.sr.st, Clock: s.clock, Shard: s.spec, Inner: inner,
+		Options: func(load sweep.Load) stats.Options {
+			opts := stats.Options{}
+			if len(set) > 0 {
+				opts.Good = set.Good
+			}
+			if load.Kind == sweep.Rate { // as one process's run reports it
+				opts.OfferedRateRPS = load.Value
+			}
+			return opts
+		},
+		Flush:   ss.sr.w.Flush,
+		Tag:     func(_ int, load sweep.Load) { ss.step(load) },
+		Say:     say,
+		Timeout: s.timeout, Lead: stepLead, Poll: stepPoll,
+	}
+	return &shardedRunner{s: s, t: t}
+}
+
+// shardedRunner hands sweep.Run the steps judged over every shard's
+// records; a step another shard left partial is kept as the partial step
+// and ends the sweep (exit 1, naming the shard).
+type shardedRunner struct {
+	s *sweepShard
+	t *sweepTargetFlags
+}
+
+func (r *shardedRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, error) {
+	step, err := r.s.run.Run(ctx, load)
+	var stopped *store.StepStopped
+	switch {
+	case errors.As(err, &stopped):
+		r.t.partial = r.s.run.Partial
+		r.s.othersStopped = ctx.Err() == nil
+	case errors.Is(err, store.ErrShard):
+		return step, &UsageError{Err: err} // another load than the other shards'
+	}
+	return step, err
+}
+
+// begin cuts a step's load to this shard's part and waits for the step's
+// common start (nothing to do when the sweep is not sharded).
+func (s *sweepShard) begin(ctx context.Context, cfg loadgen.Config, src loadgen.Source) (loadgen.Config, loadgen.Source, error) {
+	if s == nil || s.run == nil {
+		return cfg, src, nil
+	}
+	cfg, src, err := s.run.Begin(ctx, cfg, src)
+	if errors.Is(err, loadgen.ErrConfig) {
+		return cfg, src, &UsageError{Err: err}
+	}
+	return cfg, src, err
+}
+
+// storeID is the ID a record of a sharded sweep's step is stored under:
+// each step numbers its requests from 0, and a shard's records are keyed
+// by it.
+func (ss *sweepStore) storeID(r *record.Request) *record.Request {
+	if ss.sr.shard == nil {
+		return r
+	}
+	ss.mu.Lock()
+	step := len(ss.loads) - 1
+	ss.mu.Unlock()
+	c := *r
+	c.ID = store.SweepRecordID(step, r.ID)
+	return &c
+}
+
+// finishSharded ends this shard's part of a sharded sweep; the shard that
+// ends the run stores the sweep: its steps were judged over every shard's
+// records, so its result is the run's.
+func (ss *sweepStore) finishSharded(meta runMeta, res *sweep.Result, status string) (string, error) {
+	sr := ss.sr
+	defer sr.st.Close()
+	if status == store.StatusInterrupted && sr.shard.othersStopped {
+		status = store.StatusComplete // this shard measured all it was asked to
+	}
+	_, ended, err := sr.shardW.FinishShard(status)
+	id := sr.id()
+	if err != nil || !ended || res == nil || len(res.Steps) == 0 {
+		return id, err
+	}
+	st, runID := sr.st, sr.w.ID()
+	cfg := append([][2]string{{"load", meta.load}}, meta.config...)
+	if err := st.SetConfig(runID, pairsJSON(cfg)); err != nil {
+		return id, fmt.Errorf("storing the sweep: %w", err)
+	}
+	if err := st.SaveSweepResult(runID, res); err != nil {
+		return id, fmt.Errorf("storing the sweep: %w", err)
+	}
+	// Records carry the step's index in measured order, the same on every
+	// shard; the stored sweep lists its steps by load.
+	renumber := map[int]int{}
+	for measured, load := range ss.loads {
+		for i := range res.Steps {
+			if res.Steps[i].Load.Value == load && measured != i {
+				renumber[measured] = i
+			}
+		}
+	}
+	if err := st.RenumberRecordSteps(runID, renumber); err != nil {
+		return id, fmt.Errorf("storing the sweep: %w", err)
+	}
+	pick, _ := sweepSummaryStep(res)
+	if err := st.SetSummary(runID, res.Steps[pick].Summary); err != nil {
+		return id, fmt.Errorf("storing the sweep: %w", err)
+	}
+	return id, nil
+}
