@@ -30,6 +30,7 @@ type simEngineFlags struct {
 	profile                          string
 	gpuSet, modelSet, tpSet          bool                         // given on the command line
 	costShares                       [len(costShareFlags)]float64 // by costShareFlags
+	costSharesSet                    [len(costShareFlags)]bool    // given explicitly (noteSet)
 	cost                             *simengine.CostParams
 	serverProfileName                string                 // --server-profile
 	serverProfile                    *serverprofile.Profile // resolved
@@ -57,21 +58,23 @@ var costDurationFlags = [...]struct {
 }
 
 // costShareFlags are the cost flags given as a share from 0 to 1: each,
-// when above 0, overrides one field of the profile's cost (or the
-// default's) and shows in the run's config as key.
+// when above 0 (or given at all, where 0 is a value: zero), overrides one
+// field of the profile's cost (or the default's) and shows in the run's
+// config as key.
 var costShareFlags = [...]struct {
 	name, key, help, example string
 	field                    func(*simengine.CostParams) *float64
+	zero                     bool
 }{
 	{"front-end-serial-split", "front_end_serial_split",
-		"share of --front-end-serial a request's handler does before it first yields, after which the rest queues again behind every request that arrived meanwhile: in a burst no request reaches the engine until this share of the burst's admission time has passed (0.6 for the GPUStack vLLM 0.11 hosts, 0.2 for the kvcached host of docs/simulator.md; 0: one turn)",
-		"0.6", func(p *simengine.CostParams) *float64 { return &p.FrontEndSerialSplit }},
+		"share of --front-end-serial a request's handler does before it first yields, after which the rest queues again behind every request that arrived meanwhile: in a burst no request reaches the engine until this share of the burst's admission time has passed (knee's default 0.5, fitted across the validation sources; 0.6 for the GPUStack vLLM 0.11 hosts, 0.2 for the kvcached host of docs/simulator.md; 0: one turn)",
+		"0.6", func(p *simengine.CostParams) *float64 { return &p.FrontEndSerialSplit }, true},
 	{"compute-efficiency", "compute_efficiency",
 		"share of the GPU's achievable matmul rate the GEMMs and attention reach, the prefill side of the roofline (e.g. 0.62 and 0.41 for the GPUStack A100 and H100 machines of docs/simulator.md; 0: the profile's, or 1)",
-		"0.62", func(p *simengine.CostParams) *float64 { return &p.ComputeEfficiency }},
+		"0.62", func(p *simengine.CostParams) *float64 { return &p.ComputeEfficiency }, false},
 	{"all-reduce-efficiency", "all_reduce_efficiency",
 		"share of the GPU link's bandwidth a tensor-parallel all-reduce reaches (e.g. 0.133 for the GPUStack A100 machine of docs/simulator.md, whose all-reduce runs at a PCIe rate; 0: the default 0.75)",
-		"0.75", func(p *simengine.CostParams) *float64 { return &p.AllReduceBWEfficiency }},
+		"0.75", func(p *simengine.CostParams) *float64 { return &p.AllReduceBWEfficiency }, false},
 }
 
 func (e *simEngineFlags) register(fs *pflag.FlagSet) {
@@ -115,6 +118,11 @@ func (e *simEngineFlags) noteSet(fs *pflag.FlagSet) {
 			e.tpSet = true
 		case "front-end-ms":
 			e.frontEndSet = e.frontEndMS != -1
+		}
+		for i, f := range costShareFlags {
+			if fl.Name == f.name {
+				e.costSharesSet[i] = true
+			}
 		}
 	})
 }
@@ -266,7 +274,7 @@ func (e *simEngineFlags) config(cat *simengine.Catalog) (simengine.Config, error
 		}
 	}
 	for i, f := range costShareFlags {
-		if v := e.costShares[i]; v > 0 {
+		if v := e.costShares[i]; v > 0 || (f.zero && e.costSharesSet[i]) {
 			override(func(p *simengine.CostParams) { *f.field(p) = v })
 		}
 	}
@@ -299,7 +307,7 @@ func (e *simEngineFlags) configKV(c simengine.Config) [][2]string {
 		}
 	}
 	for i, f := range costShareFlags {
-		if v := e.costShares[i]; v > 0 {
+		if v := e.costShares[i]; v > 0 || (f.zero && e.costSharesSet[i]) {
 			kv = append(kv, [2]string{f.key, strconv.FormatFloat(v, 'g', -1, 64)})
 		}
 	}

@@ -11,7 +11,7 @@ func beforeRefit(p Profile) Profile {
 	for _, c := range []struct {
 		dst **float64
 		v   float64
-	}{{&p.StepOverheadMS, 0.6}, {&p.StepPerSeqUS, 0}, {&p.FrontEndMS, 7.3}, {&p.FrontEndSerialMS, 0}, {&p.ComputeEfficiency, 1}, {&p.AllReducePerPeerUS, 0}} {
+	}{{&p.StepOverheadMS, 0.6}, {&p.StepPerSeqUS, 0}, {&p.FrontEndMS, 7.3}, {&p.FrontEndSerialMS, 0}, {&p.FrontEndSerialSplit, 0}, {&p.ComputeEfficiency, 1}, {&p.AllReducePerPeerUS, 0}} {
 		if *c.dst == nil {
 			*c.dst = f(c.v)
 		}

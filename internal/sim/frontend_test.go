@@ -35,10 +35,12 @@ func TestShortPromptTTFTIncludesFrontEnd(t *testing.T) {
 	}
 	ttft, prefill := run(nil)
 	none := simengine.DefaultCost
-	none.FrontEndNS, none.FrontEndPerTokenNS = 0, 0
+	none.FrontEndNS, none.FrontEndPerTokenNS, none.FrontEndSerialNS = 0, 0, 0
 	bare, _ := run(&none)
 	t.Logf("200-token prompt, 1 in flight: TTFT %v (prefill step %v); without the front end %v", ttft, prefill, bare)
-	fe := time.Duration(simengine.FittedFrontEndNS)
+	// One request at a time finds the serial lane idle: it pays the
+	// fitted latency, the serial admission and its tokenization.
+	fe := time.Duration(simengine.FittedFrontEndNS + simengine.DefaultCost.FrontEndSerialNS + int64(200*simengine.DefaultCost.FrontEndPerTokenNS))
 	// The jitter averages out over 20 requests to within a few ms.
 	if d := ttft - bare; d < fe*7/10 || d > fe*13/10 {
 		t.Errorf("front end adds %v to TTFT, want about the fitted %v", d, fe)
@@ -201,7 +203,9 @@ func TestFrontEndSerialPacesABurst(t *testing.T) {
 	spread := func(serialNS int64) (time.Duration, time.Duration) {
 		cfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
 		cost := simengine.DefaultCost
-		cost.FrontEndSerialNS, cost.FrontEndJitter = serialNS, 0 // no jitter: the gaps are the pacing and the steps'
+		// No jitter: the gaps are the pacing and the steps'. One turn a
+		// request (no split): the lane's order is the arrivals'.
+		cost.FrontEndSerialNS, cost.FrontEndJitter, cost.FrontEndSerialSplit = serialNS, 0, 0
 		cfg.Cost = &cost
 		recs, _, err := Collect(context.Background(), Config{Engine: cfg, Gen: fixed{64, 4}, Concurrency: n, Requests: n})
 		if err != nil {

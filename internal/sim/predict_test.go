@@ -84,6 +84,9 @@ var validationSources = []validationSource{
 	{"gpustack-h100", familyVLLM, "GPUStack's H100 machine, vLLM 0.11, Qwen3-8B/14B and 235B-A22B TP8", "github.com/gpustack/gpustack docs/performance-lab"},
 	{"nim", familyTRTLLM, "NVIDIA NIM 1.8.0, Llama-3.3-70B FP8 TP2, H100", "docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance"},
 	{"trtllm", familyTRTLLM, "TensorRT-LLM v1.0 trtllm-bench, H100/H200, FP8 8B and 70B", "github.com/NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md"},
+	{"oci-mi300x", familyVLLM, "Oracle Cloud, BM.GPU.MI300X.8, Llama-3.1-405B FP8 TP8, vLLM for ROCm (2024, V0), benchmark_latency 128/128, batch 1-256", "blogs.oracle.com/cloud-infrastructure/post/serving-llama-31-405b-model-with-amd-mi300x-gpus (2024-10-10), latency table"},
+	{"amd-mi300x", familyVLLM, "AMD, rocm/vllm:rocm7.0.0_vllm_0.10.2_20251006 on 8× MI300X, Llama-3.1-70B and 405B FP8-KV TP8, every prompt queued at once, 128-token prompts", "amd.com/en/developer/resources/rocm-hub/dev-ai/performance-results.html, MI300X throughput table"},
+	{"rtx4090-mistral", familyVLLM, "Mistral-7B-Instruct-v0.3 BF16 on one RTX 4090 24GB, vLLM (version not stated), vllm bench serve 300 prompts of 256 in at --max-concurrency 4-48", "mushfiqrahman.dev/?p=1668 (Part 1: full concurrency sweep)"},
 	{"splitwise", familyUnscored, "SplitwiseSim's engine profile, Llama-2-70B TP2, H100/A100", "github.com/Mutinifni/splitwise-sim data/perf_model.csv"},
 }
 
@@ -104,39 +107,83 @@ func sourceByID(id string) (validationSource, bool) {
 // experts' expert GEMMs reach at one token an expert).
 type defaultsCandidate struct {
 	t0NS, perSeqNS, frontEndNS, serialNS int64
-	cmpEff, expertEff                    float64
+	// split is the share of the serial admission a request's handler
+	// does before it first yields (CostParams.FrontEndSerialSplit).
+	split             float64
+	cmpEff, expertEff float64
+	// kernelEff is the MI300X preset's GPU.KernelEfficiency.
+	kernelEff float64
 }
 
 func (c defaultsCandidate) cost(base simengine.CostParams) simengine.CostParams {
 	base.StepOverheadNS, base.StepPerSeqNS, base.FrontEndNS, base.FrontEndSerialNS = c.t0NS, c.perSeqNS, c.frontEndNS, c.serialNS
+	base.FrontEndSerialSplit = c.split
 	base.ComputeEfficiency, base.ExpertSmallBatchEfficiency = c.cmpEff, c.expertEff
 	return base
 }
 
 // candidateOf reads a cost's fitted constants.
 func candidateOf(p simengine.CostParams) defaultsCandidate {
-	return defaultsCandidate{p.StepOverheadNS, p.StepPerSeqNS, p.FrontEndNS, p.FrontEndSerialNS, p.ComputeEfficiency, p.ExpertSmallBatchEfficiency}
+	return defaultsCandidate{p.StepOverheadNS, p.StepPerSeqNS, p.FrontEndNS, p.FrontEndSerialNS, p.FrontEndSerialSplit, p.ComputeEfficiency, p.ExpertSmallBatchEfficiency, mi300xKernelEfficiency()}
 }
 
+// mi300xKernelEfficiency is the MI300X preset's kernel efficiency (unset
+// reads 1).
+func mi300xKernelEfficiency() float64 {
+	if k := mi300xPreset().KernelEfficiency; k > 0 {
+		return k
+	}
+	return 1
+}
+
+// mi300xPreset is the MI300X GPU preset as knee ships it.
+func mi300xPreset() simengine.GPU {
+	g, err := simengine.LookupGPU("mi300x")
+	if err != nil {
+		panic(err)
+	}
+	return g
+}
+
+// mi300xKernelEff is, while predicting, the kernel efficiency of the
+// candidate being simulated: the MI300X rows run with it in place of the
+// preset's.
+var mi300xKernelEff float64
+
+// kernelEffSources are the sources whose rows run on a GPU with a
+// kernel efficiency of its own (the others do not depend on it).
+var kernelEffSources = map[string]bool{"oci-mi300x": true, "amd-mi300x": true}
+
 func (c defaultsCandidate) String() string {
-	return fmt.Sprintf("T0 %.1f ms, %d µs a sequence, front end %.1f ms, serial admission %.0f ms, compute efficiency %.2f, small-batch expert efficiency %.1f",
-		float64(c.t0NS)/1e6, c.perSeqNS/1000, float64(c.frontEndNS)/1e6, float64(c.serialNS)/1e6, c.cmpEff, c.expertEff)
+	return fmt.Sprintf("T0 %.1f ms, %d µs a sequence, front end %.1f ms, serial admission %.0f ms (%.1f before it yields), compute efficiency %.2f, small-batch expert efficiency %.1f, MI300X kernel efficiency %.2f",
+		float64(c.t0NS)/1e6, c.perSeqNS/1000, float64(c.frontEndNS)/1e6, float64(c.serialNS)/1e6, c.split, c.cmpEff, c.expertEff, c.kernelEff)
 }
 
 // defaultsGrid is every combination of a few values of each constant,
-// spanning what the hosts of the table were fitted to one by one. T0
-// 0.6 ms, tried before the all-reduce's per-peer latency and the expert
-// efficiency were added, was chosen by no fold and is left out to keep
-// the grid under a minute of CPU.
+// spanning what the hosts of the table were fitted to one by one. The
+// serial admission comes with its split (0: one turn; 0.5: half of it
+// before the handler yields, the rest behind every request that arrived
+// meanwhile, as vLLM's API server awaits its tokenizer thread), which
+// only matters when there is one. The MI300X's kernel efficiency
+// (GPU.KernelEfficiency) reaches only the MI300X rows. Values chosen by no fold are left out
+// to keep the grid near two minutes: T0 0.6 ms (tried before the
+// all-reduce's per-peer latency and the expert efficiency were added),
+// compute efficiency 1 (no fold of 10 sources chose it).
 func defaultsGrid() []defaultsCandidate {
+	type admission struct {
+		serialNS int64
+		split    float64
+	}
 	var g []defaultsCandidate
 	for _, t0 := range []int64{1_200_000, 2_000_000} {
 		for _, perSeq := range []int64{0, 20_000} {
 			for _, fe := range []int64{7_300_000, 14_000_000} {
-				for _, serial := range []int64{0, 4_000_000} {
-					for _, eff := range []float64{1, 0.7} {
+				for _, a := range []admission{{0, 0}, {4_000_000, 0}, {4_000_000, 0.5}, {8_000_000, 0}, {8_000_000, 0.5}} {
+					for _, eff := range []float64{0.7} {
 						for _, expertEff := range []float64{1, 0.4} {
-							g = append(g, defaultsCandidate{t0, perSeq, fe, serial, eff, expertEff})
+							for _, kEff := range []float64{1, 0.75, 0.6, 0.45} {
+								g = append(g, defaultsCandidate{t0, perSeq, fe, a.serialNS, a.split, eff, expertEff, kEff})
+							}
 						}
 					}
 				}
@@ -196,7 +243,7 @@ func fitCandidate(rows []scoredRow, nCand int, exclude string) int {
 // offlineSources ran the engine without an API server (offline
 // batches): the front end's constants do not reach their rows, so a row
 // is simulated once per distinct step constants only.
-var offlineSources = map[string]bool{"trtllm": true, "vllm-nightly": true}
+var offlineSources = map[string]bool{"trtllm": true, "vllm-nightly": true, "oci-mi300x": true, "amd-mi300x": true}
 
 // runLeaveOneSourceOut simulates every scored row under every candidate
 // once (rows in parallel, candidates one after the other: the candidate
@@ -220,7 +267,7 @@ func runLeaveOneSourceOut(t *testing.T) looResult {
 	}
 	memo := map[string]float64{}
 	for ci, cand := range res.grid {
-		simengine.DefaultCost = cand.cost(saved)
+		simengine.DefaultCost, mi300xKernelEff = cand.cost(saved), cand.kernelEff
 		var todo []int
 		var pts []validationPoint
 		for _, p := range validationPoints() {
@@ -232,7 +279,10 @@ func runLeaveOneSourceOut(t *testing.T) looResult {
 		for i, p := range pts {
 			k := cand
 			if offlineSources[p.source] {
-				k.frontEndNS, k.serialNS = 0, 0
+				k.frontEndNS, k.serialNS, k.split = 0, 0, 0
+			}
+			if !kernelEffSources[p.source] {
+				k.kernelEff = 0
 			}
 			keys[i] = fmt.Sprint(p.name, k)
 			if v, ok := memo[keys[i]]; ok {
@@ -475,7 +525,7 @@ func syncDocRegion(t *testing.T, region, content string) {
 		return
 	}
 	if !*updateDocs {
-		t.Errorf("%s: the %s region differs from what the test measures; rerun with -update-docs (go test -run 'TestLeaveOneSourceOut|TestValidationTable' -update-docs ./internal/sim)", validationDoc, region)
+		t.Errorf("%s: the %s region differs from what the test measures; rerun with -update-docs (go test -run 'TestLeaveOneSourceOut|TestValidationTable' ./internal/sim -args -update-docs)", validationDoc, region)
 		return
 	}
 	doc = doc[:i+len(begin)] + content + doc[j:]

@@ -34,6 +34,9 @@ import (
 //   - [wmx] ai.wmx.dev/benchmarks (serving/raw-vllm at commit 8e78aaa, its benchmarks/ Job): Qwen/Qwen2.5-0.5B-Instruct BF16 on one NVIDIA L4 (23 GB, a GKE g2-standard-4 node: 4 vCPUs), vLLM 0.23.0 (V1), vllm serve --gpu-memory-utilization 0.6 --max-model-len 8192; vllm bench serve random 256 in / 128 out --ignore-eos, --request-rate inf at --max-concurrency 1-32 (a closed loop of C users; the prompt count is not published: C × 20 assumed); TTFT p50, ITL p50 and output tok/s.
 //   - [gpustack] github.com/gpustack/gpustack docs/performance-lab/qwen3-14b/a100.md and h100.md, qwen3-235b-a22b/h100.md and a100.md ("Other Benchmark Cases", the vLLM baseline) and qwen3-8b/h100-latency.md (vllm serve Qwen/Qwen3-8B on one H100 SXM, vLLM 0.11.0; vllm bench serve --backend openai-chat --dataset-name sharegpt --num-prompts 100 --max-concurrency 4: 23,260 prompt and 22,061 output tokens, run at their means 233 / 221; mean TTFT, mean TPOT, output tok/s): Qwen/Qwen3-14B BF16 on one A100 80GB and one H100, Qwen3-235B-A22B-Instruct-2507 BF16 on eight H100s and on eight A100 80GB at TP8 (vllm serve -tp 8; its answers end early: 82, 184 and 99 tokens on average on the H100s, 82, 183 and 99 on the A100s, run at those lengths), vLLM 0.11.0, vllm serve Qwen/Qwen3-14B (defaults); vllm bench serve --backend openai-chat --dataset-name random --seed 42 with every request sent at once: 500 of 2000 in / 100 out and of 4000 / 200, 100 of 32000 / 100, 1000 of 128 / 4; total tok/s (input and output over the run), mean TTFT and mean TPOT.
 //   - [trtllm] github.com/NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md (v1.0, PyTorch backend): trtllm-bench throughput, total output tok/s, on DGX H100 (H100 SXM 80GB) and DGX H200; nvidia/Llama-3.3-70B-Instruct-FP8 at TP2 on H100s and TP1 on an H200, nvidia/Llama-3.1-8B-Instruct-FP8 at TP1; fixed lengths (prepare_dataset.py token-norm-dist, stdev 0), the table's request counts queued at once. Assumed: both checkpoints' KV cache in FP8 (the 70B preset's; with BF16 KV the 70B rows read 32-43% low, so the rows hinge on it), knee's memory fraction 0.9 where the page used 0.95 "in many cases", batch limits knee's defaults (trtllm-bench's heuristic ones are not published).
+//   - [oci-mi300x] Oracle Cloud Infrastructure blog, "Serving Llama 3.1 405B model with AMD Instinct MI300X Accelerators" (blogs.oracle.com/cloud-infrastructure/post/serving-llama-31-405b-model-with-amd-mi300x-gpus, 2024-10-10): Llama 3.1 405B FP8 on one BM.GPU.MI300X.8 (eight MI300X, TP8), vLLM for ROCm of 2024 (the V0 engine), "Latency measurements": vLLM's benchmark_latency.py, one offline batch of 128 in / 128 out at batch 1-256, the average latency of the batch (the output TPS column is batch × 128 over it). Assumed: AMD's FP8 checkpoint with its FP8 KV cache (amd/Llama-3.1-405B-Instruct-FP8-KV, what AMD's ROCm images served then); at 256 tokens of context the KV dtype moves a step by under 4%. The blog's throughput table is not used (its rows are cut in the copy at hand).
+//   - [amd-mi300x] AMD ROCm "Performance results" page (amd.com/en/developer/resources/rocm-hub/dev-ai/performance-results.html), MI300X vLLM throughput table: container rocm/vllm:rocm7.0.0_vllm_0.10.2_20251006 (vLLM 0.10.2, V1), dual EPYC 9554 with 8× MI300X 750 W, amd/Llama-3.1-70B-Instruct-FP8-KV and amd/Llama-3.1-405B-Instruct-FP8-KV at TP8, every prompt sent at once ("fed requests at an infinite rate"), No. Prompts = Max. Seqs. Read before knee's error on it was seen: the column "Throughput" as total tokens a second (vLLM's throughput benchmark's headline figure), and only the 128-token-prompt rows (128/2048 and 128/4096), where total and output throughput differ by 6% and 3% at most, so the reading hardly matters; run as an offline batch (the API server's admission of 1,500-3,200 requests is a few seconds of a run of minutes).
+//   - [rtx4090-mistral] mushfiqrahman.dev/?p=1668, "Part 1 — Full Concurrency Sweep": mistralai/Mistral-7B-Instruct-v0.3 (BF16, vLLM with --tokenizer-mode mistral, version not stated) on one RTX 4090 24GB, 300 prompts of 256 input tokens with a 128-token limit at --request-rate inf and --max-concurrency 4, 8, 16, 32, 48 (a closed loop); req/s, output tok/s, mean, median and p99 TTFT. Read before knee's error on it was seen: the answers end at EOS (output tok/s over req/s is 100 tokens at every load), so knee runs them at 100; the median TTFT and output tok/s are scored. Part 2 of the post (Poisson arrivals, 512/256) is not used.
 type validationPoint struct {
 	name   string
 	source string
@@ -748,6 +751,110 @@ func validationPoints() []validationPoint {
 	// none of them saw: Qwen3-8B, 4 users of ShareGPT (run at its means).
 	pts = append(pts, gpustackRun{gpu: "h100", model: "qwen3-8b", tp: 1, host: gpustackH100, users: 4, n: 100, in: 233, out: 221}.rows("Qwen3-8B, H100, vLLM 0.11, C=4, ShareGPT 233/221",
 		burstMetric{"ttft", 64.00, 0.30, false, ""}, burstMetric{"tpot", 7.38, 0.30, false, ""}, burstMetric{"throughput", 496.88, 0.30, false, ""})...)
+	pts = append(pts, mi300xPoints()...)
+	return append(pts, rtx4090Points()...)
+}
+
+// rtx4090Points are the rtx4090-mistral source's rows: vllm bench serve
+// with 300 prompts of 256 tokens at --request-rate inf and
+// --max-concurrency C (a closed loop of C users), Mistral-7B-Instruct-v0.3
+// BF16 on one RTX 4090, vLLM's defaults. Read before knee's error on it
+// was seen: the answers end at EOS (no --ignore-eos is given, and output
+// tok/s over req/s is 100.5, 99.7, 100.0, 100.2 and 100.3 tokens at 4-48
+// users), so every request is run at 100 output tokens, as the GPUStack
+// rows run at their means; median TTFT is the pooled median, and output
+// tok/s is over the run.
+func rtx4090Points() []validationPoint {
+	// missLockstep is why the TTFT rows below 48 users miss.
+	const missLockstep = "knee's closed loop of identical requests stays in step: every answer runs to the same 100 tokens, so the users' answers end in the same step and their next prompts reach the engine together and share prefill steps (at 4 users, one step of 4 × 256 prompt tokens, ~0.16 s on this GPU in knee), where the published answers end at EOS at different lengths around their mean of 100, which spreads the users out so that most prompts are prefilled alone. At 48 users the queue decides and the row is within 31% either way; output tok/s is within 12% at every load"
+	var pts []validationPoint
+	for _, r := range []struct {
+		c              int
+		ttftP50, outTS float64
+	}{{4, 53, 210}, {8, 55, 377}, {16, 97, 644}, {32, 277, 975}, {48, 840, 1190}} {
+		run := func(t *testing.T) measured {
+			cfg := engineConfig(t, "rtx4090", "mistral-7b", 1)
+			return vllmBenchClosed(t, cfg, r.c, 300, 256, 100)
+		}
+		var once sync.Once
+		var got measured
+		get := func(t *testing.T) measured {
+			once.Do(func() { got = run(t) })
+			return got
+		}
+		name := fmt.Sprintf("Mistral-7B, RTX 4090, C=%d, 256/~100", r.c)
+		tol, miss := 0.4, missLockstep
+		if r.c < 48 {
+			tol = 3.6
+		}
+		pts = append(pts,
+			validationPoint{name + ": TTFT p50", "rtx4090-mistral", false, "ttft", r.ttftP50, tol, func(t *testing.T) float64 { return get(t).ttftMS }, miss},
+			validationPoint{name + ": output tok/s", "rtx4090-mistral", false, "throughput", r.outTS, 0.30, func(t *testing.T) float64 { return get(t).outputTPS }, ""})
+	}
+	return pts
+}
+
+// mi300xPoints are the two MI300X sources' rows (see the Sources comment:
+// oci-mi300x and amd-mi300x), both vLLM for ROCm at TP8 with FP8 weights
+// and an FP8 KV cache, run offline (no API server).
+func mi300xPoints() []validationPoint {
+	// missComputeBound is why the larger batches miss in the in-source
+	// table, which has no constants of these hosts.
+	const missComputeBound = "no host constants are fitted on this source, so the in-source table runs it at the defaults before the leave-one-source-out refit (compute efficiency 1) with the MI300X preset's kernel efficiency; its larger batches are compute-bound (the 405B's prefill of batch × 128 tokens and its decode GEMMs of up to 256 rows, the 70B's decode of up to 3,200 rows) and read high by about the compute efficiency the refit chose (0.7). The held-out table predicts the same rows with the fitted defaults (docs/validation.md)"
+	var pts []validationPoint
+	// Oracle: one batch of b prompts of 128 in / 128 out per
+	// benchmark_latency run; the published average latency of the batch,
+	// as output tok/s (b × 128 / latency; the blog's own TPS column is
+	// this, rounded). vLLM's 2024 engine: the V0 profile in the fit.
+	for _, r := range []struct {
+		batch   int
+		latency float64 // s
+	}{{1, 3.530}, {2, 3.583}, {4, 3.734}, {8, 3.974}, {16, 4.375}, {32, 5.130}, {64, 6.919}, {128, 10.340}, {256, 17.750}} {
+		tol, miss := 0.30, ""
+		if r.batch >= 64 {
+			tol, miss = 0.60, missComputeBound
+		}
+		pts = append(pts, validationPoint{fmt.Sprintf("Llama-3.1-405B-FP8 TP8, MI300X, vLLM V0, batch %d, 128/128 offline: output tok/s", r.batch), "oci-mi300x", false, "throughput",
+			float64(r.batch*128) / r.latency, tol, func(t *testing.T) float64 {
+				cfg := engineConfig(t, "mi300x", "llama-3.1-405b-fp8", 8)
+				cfg.Model.KVPrecision = "fp8"
+				cfg.Cost = vllmV0Profile()
+				if predicting {
+					cfg.GPU.KernelEfficiency = mi300xKernelEff
+				}
+				return offlineBatch(t, cfg, r.batch, 128, 128).outputTPS
+			}, miss})
+	}
+	// AMD: n prompts queued at once with max_num_seqs n (the table's "Max.
+	// Seqs"). Its "Throughput" is read as total tokens a second (prompt and
+	// answer: vLLM's throughput benchmark's tokens_per_second); the page
+	// does not say, so only its 128-token-prompt rows are used, where total
+	// and output tokens differ by 6% (2,048 out) and 3% (4,096) at most.
+	for _, r := range []struct {
+		model, label string
+		in, out, n   int
+		published    float64
+	}{
+		{"llama-3.1-70b-fp8", "Llama-3.1-70B-FP8", 128, 2048, 3200, 13212.5},
+		{"llama-3.1-70b-fp8", "Llama-3.1-70B-FP8", 128, 4096, 1500, 11312.8},
+		{"llama-3.1-405b-fp8", "Llama-3.1-405B-FP8", 128, 2048, 1500, 4201.7},
+		{"llama-3.1-405b-fp8", "Llama-3.1-405B-FP8", 128, 4096, 1500, 3176.3},
+	} {
+		tol, miss := 0.35, ""
+		if r.model == "llama-3.1-70b-fp8" {
+			tol, miss = 0.75, missComputeBound
+		}
+		pts = append(pts, validationPoint{fmt.Sprintf("%s TP8, MI300X, vLLM 0.10.2, %d at once, %d/%d: total tok/s", r.label, r.n, r.in, r.out), "amd-mi300x", false, "throughput",
+			r.published, tol, func(t *testing.T) float64 {
+				cfg := engineConfig(t, "mi300x", r.model, 8)
+				cfg.Model.KVPrecision = "fp8"
+				cfg.MaxNumSeqs = r.n
+				if predicting {
+					cfg.GPU.KernelEfficiency = mi300xKernelEff
+				}
+				return offlineBatch(t, cfg, r.n, r.in, r.out).outputTPS * float64(r.in+r.out) / float64(r.out)
+			}, miss})
+	}
 	return pts
 }
 
@@ -786,6 +893,12 @@ func isolatedBatch(t *testing.T, gpu, model string, tp, batch, in, out int, cost
 	t.Helper()
 	cfg := engineConfig(t, gpu, model, tp)
 	cfg.Cost = cost
+	return offlineBatch(t, cfg, batch, in, out)
+}
+
+// offlineBatch is isolatedBatch on a configuration of its own.
+func offlineBatch(t *testing.T, cfg simengine.Config, batch, in, out int) measured {
+	t.Helper()
 	// Long single prefills (8192 tokens on Llama-2's 4096 context) as the
 	// profiles measured them: unchunked, context extended.
 	cfg.MaxModelLen = max(in+out, 4096)

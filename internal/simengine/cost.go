@@ -210,13 +210,16 @@ func curveAt(c []CurvePoint, n int64) float64 {
 // sources they were not fitted to); the rest are assumed or measured as
 // each field says.
 var DefaultCost = CostParams{
-	StepOverheadNS:     1_200_000, // 1.2 ms: fitted
-	StepPerSeqNS:       0,         // fitted (0 and 20 µs tried)
-	MemEfficiency:      0.76,
-	ComputeEfficiency:  0.7,       // fitted (1 and 0.7 tried)
-	FrontEndSerialNS:   4_000_000, // 4 ms: fitted (0 and 4 ms tried)
-	KVMemEfficiency:    0.83,
-	AllReduceLatencyNS: 8_000, // 8 µs
+	StepOverheadNS:    1_200_000, // 1.2 ms: fitted
+	StepPerSeqNS:      0,         // fitted (0 and 20 µs tried)
+	MemEfficiency:     0.76,
+	ComputeEfficiency: 0.7,       // fitted (1 and 0.7 tried)
+	FrontEndSerialNS:  8_000_000, // 8 ms: fitted (0, 4 and 8 ms tried)
+	// Half of the serial admission before the handler first yields:
+	// fitted (0 and 0.5 tried with 4 and 8 ms)
+	FrontEndSerialSplit: 0.5,
+	KVMemEfficiency:     0.83,
+	AllReduceLatencyNS:  8_000, // 8 µs
 	// 2 µs a peer: 10 µs at TP2, 14 µs at TP4, 22 µs at TP8 per all-reduce
 	AllReducePerPeerNS:         2_000,
 	PCIeAllReduceLatencyScale:  3,
@@ -266,11 +269,13 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 	fTP := float64(tp)
 	h, v := float64(m.HiddenSize), float64(m.VocabSize)
 	layers := float64(m.Layers)
+	// The GPU's own kernels reach a share of the efficiencies (GPU.KernelEfficiency).
+	k := gpu.kernelEfficiency()
 	c := costModel{
 		t0NS:      float64(p.StepOverheadNS),
 		perSeqNS:  float64(p.StepPerSeqNS),
-		nsPerByte: 1e9 / (gpu.BandwidthGBps * 1e9 * p.MemEfficiency),
-		nsPerFLOP: 1e9 / (gpu.AchievableBF16TFLOPS() * 1e12 * p.ComputeEfficiency),
+		nsPerByte: 1e9 / (gpu.BandwidthGBps * 1e9 * p.MemEfficiency * k),
+		nsPerFLOP: 1e9 / (gpu.AchievableBF16TFLOPS() * 1e12 * p.ComputeEfficiency * k),
 		// Every dense linear weight and the LM head are read once per
 		// step; of the embedding table only the looked-up rows are read
 		// (negligible).
@@ -287,12 +292,12 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 	c.nsPerLinear = c.nsPerFLOP
 	c.nsPerKVByte = c.nsPerByte
 	if p.KVMemEfficiency > 0 {
-		c.nsPerKVByte = 1e9 / (gpu.BandwidthGBps * 1e9 * p.KVMemEfficiency)
+		c.nsPerKVByte = 1e9 / (gpu.BandwidthGBps * 1e9 * p.KVMemEfficiency * k)
 	}
 	if wb <= 1 && gpu.FP8TFLOPS > 0 && isFP8(m.WeightPrecision) {
 		// FP8 weights with FP8 activations (W8A8, as vLLM's FP8
 		// checkpoints run on Hopper and later) use the FP8 tensor cores.
-		c.nsPerLinear = 1e9 / (gpu.AchievableFP8TFLOPS() * 1e12 * p.ComputeEfficiency)
+		c.nsPerLinear = 1e9 / (gpu.AchievableFP8TFLOPS() * 1e12 * p.ComputeEfficiency * k)
 	}
 	if m.Experts > 0 {
 		c.experts, c.topK = float64(m.Experts), float64(m.ExpertsPerToken)

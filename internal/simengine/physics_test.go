@@ -1,6 +1,7 @@
 package simengine
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -139,4 +140,56 @@ func mustModel(t testing.TB, name string) Model {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// A GPU whose FP8 matmul rate was never measured takes the share of its
+// peak its BF16 rate reaches (the same matrix units and software); only a
+// GPU with neither measured takes DefaultMatmulFraction.
+func TestUnmeasuredFP8TakesMeasuredBF16Share(t *testing.T) {
+	mi := mustGPU(t, "mi300x")
+	if mi.FP8MatmulTFLOPS != 0 || mi.BF16MatmulTFLOPS == 0 {
+		t.Fatalf("the MI300X preset changed (FP8 measured %v, BF16 measured %v): pick another GPU for this test", mi.FP8MatmulTFLOPS, mi.BF16MatmulTFLOPS)
+	}
+	want := mi.FP8TFLOPS * mi.BF16MatmulTFLOPS / mi.BF16TFLOPS
+	if got := mi.AchievableFP8TFLOPS(); got < want*0.999 || got > want*1.001 {
+		t.Errorf("MI300X achievable FP8 %.0f TFLOP/s; want its BF16 share of the FP8 peak, %.0f", got, want)
+	}
+	h := mustGPU(t, "h100")
+	if got := h.AchievableFP8TFLOPS(); got != h.FP8MatmulTFLOPS {
+		t.Errorf("H100 achievable FP8 %.0f; want its measured %.0f", got, h.FP8MatmulTFLOPS)
+	}
+	l4 := mustGPU(t, "l4")
+	if got, want := l4.AchievableFP8TFLOPS(), l4.FP8TFLOPS*DefaultMatmulFraction; got != want {
+		t.Errorf("L4 achievable FP8 %.0f; want the default share %.0f", got, want)
+	}
+}
+
+// A GPU's kernel efficiency scales every memory and compute term of a
+// step (not T0, not the all-reduce), a preset file reads it, and a share
+// outside 0–1 is refused naming the field.
+func TestGPUKernelEfficiencyScalesMemoryAndCompute(t *testing.T) {
+	g, m := mustGPU(t, "h100"), mustModel(t, "llama-3.1-70b")
+	slow := g
+	slow.KernelEfficiency = 0.5
+	for _, s := range []StepShape{DecodeShape(8, 1000), PrefillShape(2048)} {
+		a, b := StepCostTerms(g, m, 2, s), StepCostTerms(slow, m, 2, s)
+		for _, c := range []struct {
+			name     string
+			at1, at5 float64
+		}{{"weights", a.WeightNS, b.WeightNS}, {"linear", a.LinearNS, b.LinearNS}, {"KV", a.KVNS, b.KVNS}, {"attention", a.AttnNS, b.AttnNS}} {
+			if c.at1 > 0 && (c.at5 < 1.999*c.at1 || c.at5 > 2.001*c.at1) {
+				t.Errorf("%+v: %s %.0f ns at kernel efficiency 0.5, want twice %.0f", s, c.name, c.at5, c.at1)
+			}
+		}
+		if a.AllReduceNS != b.AllReduceNS {
+			t.Errorf("%+v: all-reduce %.0f ns at kernel efficiency 0.5, want it unchanged (%.0f)", s, b.AllReduceNS, a.AllReduceNS)
+		}
+	}
+	base := "name: x\nmemory_gib: 8\nbandwidth_gbps: 100\nbf16_tflops: 50\ninterconnect_gbps: 16\n"
+	if p, err := ParseGPU([]byte(base + "kernel_efficiency: 0.6\n")); err != nil || p.KernelEfficiency != 0.6 {
+		t.Errorf("kernel_efficiency 0.6: got %v, %v", p.KernelEfficiency, err)
+	}
+	if _, err := ParseGPU([]byte(base + "kernel_efficiency: 1.5\n")); err == nil || !strings.Contains(err.Error(), "kernel_efficiency") {
+		t.Errorf("kernel_efficiency 1.5: want an error naming the field, got %v", err)
+	}
 }

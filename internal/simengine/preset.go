@@ -36,6 +36,21 @@ type GPU struct {
 	// times DefaultMatmulFraction.
 	BF16MatmulTFLOPS float64 `yaml:"bf16_matmul_tflops,omitempty"`
 	FP8MatmulTFLOPS  float64 `yaml:"fp8_matmul_tflops,omitempty"`
+	// KernelEfficiency is the share of the cost model's memory and compute
+	// efficiencies (CostParams, fitted on NVIDIA GPUs under CUDA) that the
+	// serving engine's kernels reach on this GPU: its attention, GEMV and
+	// fused kernels are another vendor's code, which a matmul benchmark
+	// does not measure. 0 = 1. Set for AMD Instinct presets, fitted across
+	// the MI300X sources of the validation table (docs/validation.md).
+	KernelEfficiency float64 `yaml:"kernel_efficiency,omitempty"`
+}
+
+// kernelEfficiency is KernelEfficiency with its default.
+func (g GPU) kernelEfficiency() float64 {
+	if g.KernelEfficiency <= 0 {
+		return 1
+	}
+	return g.KernelEfficiency
 }
 
 // The kinds of GPU-to-GPU link (GPU.Interconnect).
@@ -59,10 +74,17 @@ func (g GPU) AchievableBF16TFLOPS() float64 {
 }
 
 // AchievableFP8TFLOPS is the achievable dense FP8 matmul rate, 1e12 FLOP/s (0
-// without FP8 tensor cores).
+// without FP8 tensor cores). A GPU whose FP8 rate was never measured but
+// whose BF16 rate was takes the BF16 share of its peak: the same matrix
+// units, clocks and software stack set both (the MI300X reaches 51% of its
+// BF16 peak in Bekman's MAMF table, so 1,337 TFLOP/s of FP8, not the 2,092
+// the H100's 80% would give).
 func (g GPU) AchievableFP8TFLOPS() float64 {
 	if g.FP8MatmulTFLOPS > 0 {
 		return g.FP8MatmulTFLOPS
+	}
+	if g.BF16MatmulTFLOPS > 0 && g.BF16TFLOPS > 0 {
+		return g.FP8TFLOPS * g.BF16MatmulTFLOPS / g.BF16TFLOPS
 	}
 	return g.FP8TFLOPS * DefaultMatmulFraction
 }
@@ -158,6 +180,9 @@ func (g GPU) Validate() error {
 		if f.v < 0 || f.v > f.peak {
 			return fmt.Errorf("gpu %s: %s (a measured matmul rate) must be between 0 and %s (%v), got %v", g.Name, f.name, f.peakName, f.peak, f.v)
 		}
+	}
+	if !(g.KernelEfficiency >= 0 && g.KernelEfficiency <= 1) {
+		return fmt.Errorf("gpu %s: kernel_efficiency must be a share from 0 (unset) to 1, got %v", g.Name, g.KernelEfficiency)
 	}
 	return nil
 }
@@ -485,6 +510,8 @@ func ParseGPU(b []byte) (GPU, error) {
 			g.BF16MatmulTFLOPS, err = strconv.ParseFloat(v, 64)
 		case "fp8_matmul_tflops":
 			g.FP8MatmulTFLOPS, err = strconv.ParseFloat(v, 64)
+		case "kernel_efficiency":
+			g.KernelEfficiency, err = strconv.ParseFloat(v, 64)
 		default:
 			return fmt.Errorf("unknown key %q", k)
 		}
