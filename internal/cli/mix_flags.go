@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -194,7 +195,7 @@ func (c *classAccumulators) add(r *record.Request) {
 	if c == nil {
 		return
 	}
-	if a := c.acc[r.Class]; a != nil {
+	if a := c.acc[cmp.Or(r.Class, report.MainClass)]; a != nil {
 		a.Add(r)
 	}
 }
@@ -206,7 +207,7 @@ func (c *classAccumulators) summaries() []report.Class {
 	out := make([]report.Class, 0, len(c.names))
 	for _, n := range c.names {
 		sum := c.acc[n].Summary()
-		out = append(out, report.Class{Name: n, Summary: sum, SLOs: c.objs[n].Evaluate(sum)})
+		out = append(out, report.Class{Name: n, Summary: sum, SLOs: c.objs[n].Evaluate(sum), Probe: n == record.ProbeClass})
 	}
 	return out
 }

@@ -156,20 +156,6 @@ func (m *mixFlags) config(kv [][2]string) [][2]string {
 	return kv
 }
 
-// simOwnLoads checks a mix's own loads for knee sim: own rates run (the
-// simulator takes any arrival schedule); own concurrencies do not, since
-// the simulator's closed loop is one pool of users.
-func (m *mixFlags) simOwnLoads(fs *pflag.FlagSet) error {
-	if m.mix == nil {
-		return nil
-	}
-	if m.mix.OwnUsers() {
-		return Usagef("--mix %s: classes %s have their own concurrency, which knee sim does not run (its closed loop is one pool of users): give them shares of --concurrency, or own rates, or measure them with knee bench",
-			m.path, ownLoadClasses(m.mix))
-	}
-	return m.checkOwnLoads(fs)
-}
-
 // usersOf counts the classes' own users.
 func usersOf(classes []loadgen.UserClass) int {
 	n := 0
