@@ -122,3 +122,25 @@ func TestSimProbesShowBackgroundLoad(t *testing.T) {
 		t.Errorf("probe TTFT p50 beside a heavy load %.1f ms, beside a light one %.1f ms: want the heavy load's at least 4×", hp, lp)
 	}
 }
+
+// TestSimSweepProbes: knee sim sweep --probe-rate gives every step the
+// probes' p95 TTFT, higher beside the heavier step, in sweep.json and the
+// table.
+func TestSimSweepProbes(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := kneeEnv(t, benchEnv(t), "sim", "sweep", "--no-store", "--quiet", "--out", out, "--concurrency", "1,64", "--duration", "5s",
+		"--input-tokens", "2048", "--output-tokens", "64", "--probe-rate", "10")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, md := readSweepSteps(t, out)
+	if len(r.Steps) != 2 || r.Steps[0].ProbeTTFTP95 == nil || r.Steps[1].ProbeTTFTP95 == nil {
+		t.Fatalf("steps %+v: want two, each with the probes' TTFT", r.Steps)
+	}
+	if lo, hi := *r.Steps[0].ProbeTTFTP95, *r.Steps[1].ProbeTTFTP95; hi < 4*lo {
+		t.Errorf("probe TTFT p95 %.1f ms beside 64 users, %.1f beside 1: want the load to delay the probes", hi, lo)
+	}
+	if !strings.Contains(md, "probe TTFT p95") {
+		t.Errorf("sweep.md has no probe column:\n%s", md)
+	}
+}

@@ -42,12 +42,16 @@ type SimRunner struct {
 	// ServerLoop is the server's streaming loop (sim.ServerLoop; zero: one
 	// that keeps up).
 	ServerLoop sim.ServerLoop
+	// Probes are sent beside every step (sim.Probes); their p95 TTFT is the
+	// step's ProbeTTFTP95, and the step's figures are the main load's.
+	Probes sim.Probes
 }
 
 // Run simulates one step.
 func (sr *SimRunner) Run(ctx context.Context, load Load) (Step, error) {
 	cfg := sim.Config{Engine: sr.Engine, Gen: sr.Gen, Requests: sr.Requests, Duration: sr.Duration,
-		Warmup: sr.Warmup, WarmupRequests: sr.WarmupRequests, StreamTokenTimes: true, Client: sr.Client, ServerLoop: sr.ServerLoop}
+		Warmup: sr.Warmup, WarmupRequests: sr.WarmupRequests, StreamTokenTimes: true, Client: sr.Client, ServerLoop: sr.ServerLoop,
+		Probes: sr.Probes}
 	opts := stats.Options{}
 	if len(sr.SLOs) > 0 {
 		opts.Good = sr.SLOs.Good
@@ -73,9 +77,13 @@ func (sr *SimRunner) Run(ctx context.Context, load Load) (Step, error) {
 			defer c.Close()
 		}
 	}
-	acc := stats.NewAccumulator(opts)
+	acc, probes := stats.NewAccumulator(opts), stats.NewAccumulator(stats.Options{})
 	onRecord := func(r *record.Request) {
-		acc.Add(r)
+		if r.Class == record.ProbeClass {
+			probes.Add(r)
+		} else {
+			acc.Add(r)
+		}
 		if sr.OnRecord != nil {
 			sr.OnRecord(load, r)
 		}
@@ -89,5 +97,9 @@ func (sr *SimRunner) Run(ctx context.Context, load Load) (Step, error) {
 	if err != nil {
 		return Step{}, err
 	}
-	return Step{Load: load, Summary: acc.Summary(), Full: true}, nil
+	step := Step{Load: load, Summary: acc.Summary(), Full: true}
+	if p := probes.Summary(); p.TTFT.Count > 0 {
+		step.ProbeTTFTP95 = &p.TTFT.P95
+	}
+	return step, nil
 }
