@@ -144,3 +144,26 @@ func TestSimSweepProbes(t *testing.T) {
 		t.Errorf("sweep.md has no probe column:\n%s", md)
 	}
 }
+
+// TestSimMixLoadLine: the load line of a mix with own rates says what ran:
+// --rate and --arrival are the share classes' load, each own-rate class
+// keeps its own arrival, and the run's bound follows every load.
+func TestSimMixLoadLine(t *testing.T) {
+	path := writeMix(t, `seed: 11
+classes:
+  - name: steady
+    rate: 10
+    arrival: constant
+    input_tokens: "64"
+    output_tokens: "4"
+  - name: open
+    share: 1
+    input_tokens: "32"
+    output_tokens: "4"
+`)
+	_, top, _ := simOut(t, "--mix", path, "--rate", "5", "--arrival", "gamma", "--burstiness", "0.5", "--requests", "100")
+	load := top["run"].(map[string]any)["load"].(string)
+	if want := "open loop, 5 req/s gamma (burstiness 0.5) shared by open; own loads: steady open loop 10 req/s constant, 100 requests"; load != want {
+		t.Errorf("load line %q,\nwant %q", load, want)
+	}
+}
