@@ -42,3 +42,23 @@ func TestSimRunnerProbes(t *testing.T) {
 		t.Errorf("probe TTFT p95 %.1f ms at 64 users, %.1f at 1: want the load to delay the probes", p95[1], p95[0])
 	}
 }
+
+// TestSimRunnerPools: a step of a concurrency sweep runs its users beside
+// the runner's own pools, each request told its pool.
+func TestSimRunnerPools(t *testing.T) {
+	c := simengine.NewCatalog()
+	g, _ := c.LookupGPU("h100")
+	m, _ := c.LookupModel("llama-3.1-8b")
+	in, _ := workload.ParseDist("256")
+	out, _ := workload.ParseDist("16")
+	count := map[int]int{}
+	sr := &SimRunner{Engine: simengine.DefaultConfig(g, m, 1), Gen: fixed{in, out}, Requests: 300,
+		Pools: []int{4}, Pool: func(_ int64, pool int) { count[pool]++ }}
+	s, err := sr.Run(context.Background(), Load{Kind: Concurrency, Value: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Summary.Requests != 300 || count[0]+count[1] != 300 || count[0] == 0 || count[1] <= count[0] {
+		t.Errorf("%d requests, by pool %v: want 300, the 4 pool users sending more than the step's 2", s.Summary.Requests, count)
+	}
+}

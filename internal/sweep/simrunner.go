@@ -45,13 +45,18 @@ type SimRunner struct {
 	// Probes are sent beside every step (sim.Probes); their p95 TTFT is the
 	// step's ProbeTTFTP95, and the step's figures are the main load's.
 	Probes sim.Probes
+	// Pools and Pool are a mix's own-concurrency classes (sim.Config's):
+	// user pools beside every concurrency step's users, the same at every
+	// step (a rate step refuses them: a run is open or closed loop).
+	Pools []int
+	Pool  func(id int64, pool int)
 }
 
 // Run simulates one step.
 func (sr *SimRunner) Run(ctx context.Context, load Load) (Step, error) {
 	cfg := sim.Config{Engine: sr.Engine, Gen: sr.Gen, Requests: sr.Requests, Duration: sr.Duration,
 		Warmup: sr.Warmup, WarmupRequests: sr.WarmupRequests, StreamTokenTimes: true, Client: sr.Client, ServerLoop: sr.ServerLoop,
-		Probes: sr.Probes}
+		Probes: sr.Probes, Pools: sr.Pools, Pool: sr.Pool}
 	opts := stats.Options{}
 	if len(sr.SLOs) > 0 {
 		opts.Good = sr.SLOs.Good
