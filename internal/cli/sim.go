@@ -326,7 +326,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if f.fleet.active() {
 			rep.Notes = append(rep.Notes, fleetNotes(&f.fleet, fres, ttfts)...)
 		}
-		for _, n := range []string{f.client.note(), f.probe.note()} {
+		for _, n := range []string{f.mix.splitOf(rep.Classes), f.client.note(), f.probe.note()} {
 			if n != "" {
 				rep.Notes = append(rep.Notes, n)
 			}

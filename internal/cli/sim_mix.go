@@ -53,3 +53,17 @@ func (p *probeFlags) classes(names []string) []string {
 	}
 	return append(names, record.ProbeClass)
 }
+
+// splitOf says how a simulated run's measured requests were split among
+// the mix's classes when some brought their own load, as bench's note
+// does ("" otherwise).
+func (m *mixFlags) splitOf(classes []report.Class) string {
+	if m.mix == nil {
+		return ""
+	}
+	count := map[string]int{}
+	for _, c := range classes {
+		count[c.Name] = c.Summary.Requests
+	}
+	return m.mix.Split(count)
+}

@@ -81,6 +81,10 @@ func TestSimOwnConcurrencyMix(t *testing.T) {
 	if sum != overall {
 		t.Errorf("classes hold %g requests, the run %g", sum, overall)
 	}
+	notes, _ := json.Marshal(top["notes"])
+	if !strings.Contains(string(notes), "load split among the mix's classes, of 400 requests: agents ") || !strings.Contains(string(notes), "its own 6 users") {
+		t.Errorf("no note says how the load was split: %s", notes)
+	}
 	load := top["run"].(map[string]any)["load"].(string)
 	if !strings.Contains(load, "concurrency 3") || !strings.Contains(load, "agents closed loop 6 users; chat closed loop 2 users") {
 		t.Errorf("load line %q: want the shared users and each class's own", load)
