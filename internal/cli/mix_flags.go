@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -311,7 +312,7 @@ func (c *classAccumulators) add(r *record.Request) {
 	if c == nil {
 		return
 	}
-	if a := c.acc[r.Class]; a != nil {
+	if a := c.acc[cmp.Or(r.Class, report.MainClass)]; a != nil {
 		a.Add(r)
 	}
 }
@@ -323,7 +324,7 @@ func (c *classAccumulators) summaries() []report.Class {
 	out := make([]report.Class, 0, len(c.names))
 	for _, n := range c.names {
 		sum := c.acc[n].Summary()
-		out = append(out, report.Class{Name: n, Summary: sum, SLOs: c.objs[n].Evaluate(sum)})
+		out = append(out, report.Class{Name: n, Summary: sum, SLOs: c.objs[n].Evaluate(sum), Probe: n == record.ProbeClass})
 	}
 	return out
 }

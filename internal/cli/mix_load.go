@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -109,23 +108,21 @@ func (m *mixFlags) schedule(mg *workload.MixGenerator, shared workload.Arrivals,
 	return sched, nil
 }
 
-// loadLine is the run's load line with the mix's own loads: beside the
-// shared load when some class takes a share, instead of it otherwise.
-func (m *mixFlags) loadLine(shared string, wl *workloadFlags) string {
+// loadLine is the run's load line with the mix's own loads (workload's
+// words): the shared load named as the share classes', the run's bound
+// after every load, as it holds for all of them.
+func (m *mixFlags) loadLine(full string, wl *workloadFlags) string {
 	if m.mix == nil || m.mix.OwnLoads() == "" {
-		return shared
+		return full
 	}
-	own := "own loads: " + m.mix.OwnLoads()
-	if m.mix.HasShares() {
-		return shared + "; " + own
+	shared := *wl
+	shared.requests, shared.duration, shared.warmup = 0, 0, ""
+	sharedLoad := shared.loadString()
+	bound, ok := strings.CutPrefix(full, sharedLoad)
+	if !ok { // not the flags' own words: keep them whole
+		sharedLoad, bound = full, ""
 	}
-	if wl.requests > 0 {
-		own += fmt.Sprintf(", %d requests", wl.requests)
-	}
-	if wl.duration > 0 {
-		own += fmt.Sprintf(", %v", wl.duration)
-	}
-	return own
+	return m.mix.LoadLine(sharedLoad, bound)
 }
 
 // splitNote says how a run's requests were split among the classes when
@@ -158,20 +155,6 @@ func (m *mixFlags) config(kv [][2]string) [][2]string {
 		kv = append(kv, [2]string{"mix_own_loads", own})
 	}
 	return kv
-}
-
-// simOwnLoads checks a mix's own loads for knee sim: own rates run (the
-// simulator takes any arrival schedule); own concurrencies do not, since
-// the simulator's closed loop is one pool of users.
-func (m *mixFlags) simOwnLoads(fs *pflag.FlagSet) error {
-	if m.mix == nil {
-		return nil
-	}
-	if m.mix.OwnUsers() {
-		return Usagef("--mix %s: classes %s have their own concurrency, which knee sim does not run (its closed loop is one pool of users): give them shares of --concurrency, or own rates, or measure them with knee bench",
-			m.path, ownLoadClasses(m.mix))
-	}
-	return m.checkOwnLoads(fs)
 }
 
 // usersOf counts the classes' own users.

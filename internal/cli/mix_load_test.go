@@ -213,10 +213,6 @@ func TestMixFileRefusals(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", tc.name, code, stderr, tc.want)
 		}
 	}
-	code, _, stderr := kneeEnv(t, benchEnv(t), "sim", "--no-store", "--mix", writeMix(t, ownUsersMix), "--requests", "10")
-	if code != ExitUsage || !strings.Contains(stderr, "knee sim does not run") {
-		t.Errorf("knee sim with own-concurrency classes: exit %d, stderr %q; want 2", code, stderr)
-	}
 }
 
 // TestSimOwnRateMix: knee sim runs own-rate classes on the seed's merged

@@ -51,20 +51,9 @@ func (p *probeFlags) apply(cfg *loadgen.Config, gen any, seed uint64) error {
 	if p.rateRPS == 0 {
 		return nil
 	}
-	spec := workload.Spec{Seed: seed ^ 0x9e3779b97f4a7c15}
-	if g, ok := gen.(*workload.Generator); ok {
-		spec.Tokenizer, spec.PromptOverheadTokens = g.Spec().Tokenizer, g.Spec().PromptOverheadTokens
-	}
-	var err error
-	if spec.Input, err = workload.ParseDist(fmt.Sprint(p.inputTokens)); err != nil {
-		return Usagef("--probe-input-tokens: %v", err)
-	}
-	if spec.Output, err = workload.ParseDist(fmt.Sprint(p.outputTokens)); err != nil {
-		return Usagef("--probe-output-tokens: %v", err)
-	}
-	pg, err := workload.NewGenerator(spec)
+	pg, err := p.generator(gen, seed)
 	if err != nil {
-		return Usagef("--probe-rate: %v", err)
+		return err
 	}
 	cfg.ProbeRateRPS = p.rateRPS
 	cfg.Probe = func(k int64) loadgen.Request {
@@ -72,6 +61,26 @@ func (p *probeFlags) apply(cfg *loadgen.Config, gen any, seed uint64) error {
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens}
 	}
 	return nil
+}
+
+// generator is the probes' workload (bench's and the simulator's).
+func (p *probeFlags) generator(gen any, seed uint64) (*workload.Generator, error) {
+	spec := workload.Spec{Seed: seed ^ 0x9e3779b97f4a7c15}
+	if g, ok := gen.(*workload.Generator); ok {
+		spec.Tokenizer, spec.PromptOverheadTokens = g.Spec().Tokenizer, g.Spec().PromptOverheadTokens
+	}
+	var err error
+	if spec.Input, err = workload.ParseDist(fmt.Sprint(p.inputTokens)); err != nil {
+		return nil, Usagef("--probe-input-tokens: %v", err)
+	}
+	if spec.Output, err = workload.ParseDist(fmt.Sprint(p.outputTokens)); err != nil {
+		return nil, Usagef("--probe-output-tokens: %v", err)
+	}
+	pg, err := workload.NewGenerator(spec)
+	if err != nil {
+		return nil, Usagef("--probe-rate: %v", err)
+	}
+	return pg, nil
 }
 
 // note says what the probes were, for the report.

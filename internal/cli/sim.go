@@ -31,9 +31,10 @@ type simFlags struct {
 	client simClientFlags
 	fleet  fleetFlags
 	runOutputFlags
-	list bool
-	mix  mixFlags
-	lora loraFlags
+	list  bool
+	mix   mixFlags
+	lora  loraFlags
+	probe probeFlags
 }
 
 func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
@@ -53,6 +54,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.fleet.register(fs)
 	f.mix.register(fs)
 	f.lora.register(fs)
+	f.probe.register(fs)
 	f.runOutputFlags.register(fs, "records.jsonl (streamed), summary.json and report.md", "progress lines on stderr")
 	fs.BoolVar(&f.list, "list", false, "list the GPU and model presets (with any --preset-file, --gpu-file, --model-file) and exit")
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
@@ -86,7 +88,13 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if f.mix.mix != nil && f.sess.sessions > 0 {
 			return Usagef("--mix is not supported with --sessions yet")
 		}
-		if err := f.mix.simOwnLoads(fs); err != nil {
+		if f.probe.rateRPS > 0 && f.sess.sessions > 0 {
+			return Usagef("--probe-rate is not supported with --sessions in knee sim yet")
+		}
+		if err := f.mix.checkOwnLoads(fs); err != nil {
+			return err
+		}
+		if err := f.probe.validate(); err != nil {
 			return err
 		}
 		ecfg, err := f.engine.config(cat)
@@ -181,8 +189,12 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			cfg.MaxConcurrency = f.wl.maxConcurrency
 		default:
 			cfg.Concurrency = f.wl.concurrency
+			f.mix.simPools(&cfg, mixGen)
 		}
-		if cfg.Client, err = f.client.client(cfg.Concurrency > 0 || cfg.Sessions > 0, f.wl.duration); err != nil {
+		if cfg.Probes, err = f.probe.sim(wp.gen, f.wl.resolvedSeed()); err != nil {
+			return err
+		}
+		if cfg.Client, err = f.client.client(cfg.Concurrency > 0 || len(cfg.Pools) > 0 || cfg.Sessions > 0, f.wl.duration); err != nil {
 			return err
 		}
 		if cfg.ServerLoop, err = f.client.serverLoop(); err != nil {
@@ -213,7 +225,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			opts.Good = objectives.Good
 		}
 		acc := stats.NewAccumulator(opts)
-		classes := newClassAccumulators(f.mix.names(), opts, objectives, f.mix.slos)
+		classes := newClassAccumulators(f.probe.classes(f.mix.names()), opts, objectives, f.mix.slos)
 		target := simTarget(ecfg)
 		if f.fleet.active() {
 			target = fleetTarget(&f.fleet, ecfg)
@@ -246,7 +258,9 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		)
 		var turnRecs []record.Request // sessions: what their report needs of each turn
 		onRecord := func(r *record.Request) {
-			acc.Add(r)
+			if r.Class != record.ProbeClass { // the probes are a class apart, not the load's
+				acc.Add(r)
+			}
 			classes.add(r)
 			if r.Session != "" {
 				turnRecs = append(turnRecs, record.Request{Session: r.Session, Turn: r.Turn, Sent: r.Sent, FirstToken: r.FirstToken,
@@ -312,8 +326,10 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if f.fleet.active() {
 			rep.Notes = append(rep.Notes, fleetNotes(&f.fleet, fres, ttfts)...)
 		}
-		if n := f.client.note(); n != "" {
-			rep.Notes = append(rep.Notes, n)
+		for _, n := range []string{f.mix.splitOf(rep.Classes), f.client.note(), f.probe.note()} {
+			if n != "" {
+				rep.Notes = append(rep.Notes, n)
+			}
 		}
 		if c := eng.Config(); c.MaxModelLen < c.Model.MaxContext && f.engine.maxModelLen == 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("max model len lowered from %s's %d to %d tokens, what the KV cache holds (vLLM would refuse to start; set --max-model-len)",

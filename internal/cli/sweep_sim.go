@@ -24,6 +24,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 	var client simClientFlags
 	var st storeFlags
 	var label string
+	var probe probeFlags
 	cmd := newCommand(env, "sim sweep")
 	fs := cmd.Flags()
 	cmd.Long = helpText(func(w io.Writer) {
@@ -35,6 +36,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 	engine.register(fs)
 	client.register(fs)
 	st.register(fs)
+	probe.register(fs)
 	fs.StringVar(&label, "label", "", "label stored with the sweep")
 	var replicas int
 	var router string
@@ -56,6 +58,9 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			return err
 		}
 		if err := f.validateWorkload(); err != nil {
+			return err
+		}
+		if err := probe.validate(); err != nil {
 			return err
 		}
 		if f.wl.maxConcurrency > 0 || f.wl.ramp > 0 {
@@ -94,6 +99,9 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			return err
 		}
 		runner.SLOs = set
+		if runner.Probes, err = probe.sim(nil, f.wl.resolvedSeed()); err != nil {
+			return err
+		}
 		if runner.Client, err = client.client(plan.Kind == sweep.Concurrency, f.wl.duration); err != nil {
 			return err
 		}
@@ -119,8 +127,10 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		res.Notes = append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
 			target, stepBound(&f.wl), f.workloadNote(), f.wl.resolvedSeed())}, res.Notes...)
-		if n := client.note(); n != "" {
-			res.Notes = append(res.Notes, n)
+		for _, n := range []string{client.note(), probe.note()} {
+			if n != "" {
+				res.Notes = append(res.Notes, n)
+			}
 		}
 		addSweepRanges(res, engine.fittedHost())
 		status := "complete"

@@ -11,6 +11,9 @@
 //
 //   - arrive: an arrival, or a closed-loop user's or session's next
 //     request, is issued; under MaxConcurrency it may wait in the client.
+//     A closed loop's users may be in several pools (a mix's classes with
+//     their own concurrency); probes arrive beside the load at a constant
+//     rate, outside MaxConcurrency and the request count.
 //   - request: its content (a session's history and new message, a
 //     workload's shared prefix, or bare lengths).
 //   - route: the gateway admits it or refuses it (429), and the router

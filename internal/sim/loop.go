@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -49,6 +50,11 @@ type loop struct {
 	inFlight int
 	heldQ    []held // issued, waiting in the client for MaxConcurrency
 	heldHead int
+	// users is the closed loop's users, all pools together; poolEnd[p]
+	// is the number of the first user past pool p (Config.Pools).
+	users    int
+	poolEnd  []int
+	probing  int // probes in flight (Config.Probes), outside MaxConcurrency
 	arrivals Arrivals
 	contents Contents
 	sessions []session
@@ -133,7 +139,7 @@ type held struct {
 }
 
 const (
-	evArrival  = iota // ID: closed-loop user, or -1 (open loop)
+	evArrival  = iota // ID: closed-loop user, -1 (open loop) or probeUser
 	evSlotFree        // a refusal freed a slot: send the oldest held request
 	evDone            // ID: slot (or -1 once its record is out); a request is over at this instant
 	evSubmit          // ID: slot; a sent request clears the front end and reaches the engine
@@ -142,23 +148,46 @@ const (
 	evTransfer        // ID: slot; its prompt's KV reaches the decode side
 )
 
+// probeUser is a probe's user (Config.Probes): none, and no open-loop
+// arrival either. doneProbe is evDone's ID for a probe whose record is out.
+const (
+	probeUser = -2
+	doneProbe = -2
+)
+
 // newLoop checks cfg and builds its replicas.
 func newLoop(cfg FleetConfig, onRecord func(*record.Request)) (*loop, error) {
 	if cfg.Gen == nil && cfg.Sessions <= 0 {
 		return nil, errors.New("sim: no workload lengths (Config.Gen)")
 	}
 	if cfg.Sessions > 0 {
-		if cfg.Turn == nil || cfg.Arrivals != nil || cfg.Concurrency > 0 {
-			return nil, errors.New("sim: sessions need a turn source, and no arrivals or concurrency")
+		if cfg.Turn == nil || cfg.Arrivals != nil || cfg.Concurrency > 0 || len(cfg.Pools) > 0 {
+			return nil, errors.New("sim: sessions need a turn source, and no arrivals, concurrency or user pools")
+		}
+		if cfg.Probes.RateRPS > 0 {
+			return nil, errors.New("sim: probes beside sessions are not supported yet")
 		}
 		cfg.Concurrency = cfg.Sessions
 		if cfg.Gen == nil {
 			cfg.Gen = noLengths{}
 		}
 	}
+	users := max(cfg.Concurrency, 0)
+	poolEnd := []int{users}
+	for _, n := range cfg.Pools {
+		if n < 1 {
+			return nil, fmt.Errorf("sim: a user pool of %d users; want at least 1", n)
+		}
+		users += n
+		poolEnd = append(poolEnd, users)
+	}
 	switch {
-	case (cfg.Arrivals == nil) == (cfg.Concurrency <= 0):
+	case (cfg.Arrivals == nil) == (users <= 0):
 		return nil, errors.New("sim: give either arrivals (open loop) or a concurrency > 0 (closed loop), not both")
+	case !(cfg.Probes.RateRPS >= 0) || math.IsInf(cfg.Probes.RateRPS, 0):
+		return nil, fmt.Errorf("sim: probe rate %g; want probes per second >= 0", cfg.Probes.RateRPS)
+	case cfg.Probes.RateRPS > 0 && cfg.Probes.Gen == nil:
+		return nil, errors.New("sim: probes need their lengths (Probes.Gen)")
 	case cfg.Ramp < 0 || cfg.MaxConcurrency < 0 || cfg.GatewayQueueLimit < 0:
 		return nil, errors.New("sim: ramp, max concurrency and gateway queue limit must not be negative")
 	case cfg.Requests <= 0 && cfg.Duration <= 0:
@@ -168,10 +197,10 @@ func newLoop(cfg FleetConfig, onRecord func(*record.Request)) (*loop, error) {
 	case cfg.ServerLoop.ChunkCost > 0 && cfg.Client.ChunkCost > 0:
 		return nil, errors.New("sim: a server loop chunk cost and a client chunk cost are not supported together yet")
 	}
-	if err := cfg.Client.validate(cfg.Concurrency > 0); err != nil {
+	if err := cfg.Client.validate(users > 0); err != nil {
 		return nil, err
 	}
-	l := &loop{cfg: cfg, onRecord: onRecord, keep: cfg.KeepTokenTimes || cfg.StreamTokenTimes,
+	l := &loop{cfg: cfg, onRecord: onRecord, keep: cfg.KeepTokenTimes || cfg.StreamTokenTimes, users: users, poolEnd: poolEnd,
 		client: clientThread{cost: int64(cfg.Client.ChunkCost), current: -1}, serverLoop: cfg.ServerLoop.ChunkCost > 0}
 	l.threaded = l.client.cost > 0 || l.serverLoop
 	if l.threaded && cfg.OnGaps != nil {
@@ -277,9 +306,12 @@ func (l *loop) run(ctx context.Context) error {
 		}
 		l.schedule(l.arrivals.Next(), -1)
 	} else {
-		for u := 0; u < cfg.Concurrency; u++ {
-			l.schedule(cfg.Client.Start+time.Duration(int64(cfg.Ramp)*int64(u)/int64(cfg.Concurrency)), u)
+		for u := 0; u < l.users; u++ {
+			l.schedule(cfg.Client.Start+time.Duration(int64(cfg.Ramp)*int64(u)/int64(l.users)), u)
 		}
+	}
+	if cfg.Probes.RateRPS > 0 {
+		l.schedule(0, probeUser)
 	}
 	for {
 		next := -1
@@ -339,10 +371,15 @@ func (l *loop) handle(ev simengine.Event) {
 	case evTransfer:
 		l.transfer(int(ev.ID), t)
 	case evDone:
+		probe := ev.ID == doneProbe
 		if ev.ID >= 0 {
+			probe = l.reqs[ev.ID].user == probeUser
 			l.complete(int(ev.ID), t)
 		}
 		l.inFlight--
+		if probe {
+			l.probing--
+		}
 		l.sendHeld(t)
 	case evSlotFree:
 		l.sendHeld(t)
@@ -370,6 +407,10 @@ func (l *loop) arrive(t time.Duration, user int) {
 	if !l.accepting(t) {
 		return
 	}
+	if user == probeUser {
+		l.probe(t)
+		return
+	}
 	if l.sessions != nil {
 		if l.sessions[user].over {
 			return // its history outgrew the context: the conversation is over
@@ -381,7 +422,10 @@ func (l *loop) arrive(t time.Duration, user int) {
 	h := held{id: l.res.Issued, sched: t, user: user}
 	l.res.Issued++
 	l.res.Events++
-	if l.cfg.MaxConcurrency > 0 && l.inFlight >= l.cfg.MaxConcurrency {
+	if l.cfg.Pool != nil && user >= 0 && l.sessions == nil {
+		l.cfg.Pool(h.id, l.poolOf(user))
+	}
+	if l.cfg.MaxConcurrency > 0 && l.inFlight-l.probing >= l.cfg.MaxConcurrency {
 		l.heldQ = append(l.heldQ, h)
 	} else {
 		l.send(h, t)
@@ -391,9 +435,28 @@ func (l *loop) arrive(t time.Duration, user int) {
 	}
 }
 
+// poolOf is the pool of closed-loop user u (0: Concurrency's).
+func (l *loop) poolOf(u int) int {
+	p := 0
+	for p < len(l.poolEnd) && u >= l.poolEnd[p] {
+		p++
+	}
+	return p
+}
+
+// probe sends probe k at t, k/rate from the start as loadgen's constant
+// schedule, and schedules the next.
+func (l *loop) probe(t time.Duration) {
+	k := l.res.Probes
+	l.res.Probes++
+	l.res.Events++
+	l.send(held{id: ProbeIDBase + k, sched: t, user: probeUser}, t)
+	l.schedule(time.Duration(float64(k+1)/l.cfg.Probes.RateRPS*float64(time.Second)), probeUser)
+}
+
 // sendHeld sends the oldest held request if a slot is free.
 func (l *loop) sendHeld(now time.Duration) {
-	if l.heldHead < len(l.heldQ) && l.inFlight < l.cfg.MaxConcurrency {
+	if l.heldHead < len(l.heldQ) && l.inFlight-l.probing < l.cfg.MaxConcurrency {
 		h := l.heldQ[l.heldHead]
 		if l.heldHead++; l.heldHead == len(l.heldQ) {
 			l.heldQ, l.heldHead = l.heldQ[:0], 0
@@ -420,6 +483,9 @@ func (l *loop) send(h held, now time.Duration) {
 		slot = len(l.reqs) - 1
 	}
 	l.inFlight++
+	if h.user == probeUser {
+		l.probing++
+	}
 	l.res.PeakInFlight = max(l.res.PeakInFlight, l.inFlight)
 	r := &l.reps[ri]
 	r.outstanding++
@@ -428,9 +494,7 @@ func (l *loop) send(h held, now time.Duration) {
 	p := &l.reqs[slot]
 	*p = request{id: h.id, sched: h.sched, sent: now, in: in, out: out, inFlight: l.inFlight, user: h.user, replica: ri,
 		times: p.times[:0], counts: p.counts[:0], segs: append(p.segs[:0], l.segBuf...), turn: turn, outputID: outputID, session: session}
-	if l.cfg.Class != nil {
-		p.class, p.adapter = l.cfg.Class(h.id)
-	}
+	p.class, p.adapter = l.classOf(h)
 	l.frontEnd(slot, now)
 }
 
@@ -438,7 +502,7 @@ func (l *loop) send(h held, now time.Duration) {
 // workload's (a trace's session ids, asked before the content) or the
 // simulated conversation's.
 func (l *loop) routeSession(h held) string {
-	if l.rt.policy != SessionAffinity {
+	if l.rt.policy != SessionAffinity || h.user == probeUser {
 		return ""
 	}
 	if l.sessions != nil {
@@ -463,12 +527,25 @@ func (l *loop) request(h held) (in, out, turn int, outputID uint64) {
 		in, out = st.history+t.InputTokens, t.OutputTokens
 		l.segBuf = append(append(l.segBuf, st.segs...), simengine.Segment{ID: contentID(h.user, turn, false), Tokens: int32(t.InputTokens)})
 		outputID = contentID(h.user, turn, true)
+	case h.user == probeUser:
+		in, out = l.cfg.Probes.Gen.Lengths(h.id - ProbeIDBase)
 	case l.contents != nil:
 		in, out, l.segBuf = l.contents.Content(h.id, l.segBuf)
 	default:
 		in, out = l.cfg.Gen.Lengths(h.id)
 	}
 	return in, out, turn, outputID
+}
+
+// classOf is h's traffic class and adapter: a probe's, or Config.Class's.
+func (l *loop) classOf(h held) (string, int32) {
+	switch {
+	case h.user == probeUser:
+		return record.ProbeClass, 0
+	case l.cfg.Class != nil:
+		return l.cfg.Class(h.id)
+	}
+	return "", 0
 }
 
 // route admits the request at the gateway (or refuses it, 429) and picks
@@ -481,10 +558,7 @@ func (l *loop) route(h held, now time.Duration, in, out int, session string) (in
 			if l.sessions != nil {
 				turn = l.sessions[h.user].done + 1
 			}
-			cls := ""
-			if l.cfg.Class != nil {
-				cls, _ = l.cfg.Class(h.id)
-			}
+			cls, _ := l.classOf(h)
 			l.refuse(&request{id: h.id, sched: h.sched, sent: now, in: in, out: out, inFlight: l.inFlight + 1, user: h.user, turn: turn, class: cls},
 				-1, now, fmt.Errorf("%w: gateway: %d requests waiting in the fleet (limit %d)", simengine.ErrQueueFull, w, lim))
 			return 0, false
@@ -558,6 +632,9 @@ func (l *loop) submit(slot int, now time.Duration) {
 		return
 	}
 	l.inFlight--
+	if p.user == probeUser {
+		l.probing--
+	}
 	r.outstanding--
 	r.unprefilled -= blocksOf(p.in)
 	if errors.Is(err, simengine.ErrQueueFull) {
@@ -709,11 +786,16 @@ func (l *loop) observe(slot int, at int64, index, n int, last bool) {
 	if !last {
 		return
 	}
-	l.res.Completed++
+	done := int64(-1)
+	if p.user == probeUser {
+		done = doneProbe
+	} else {
+		l.res.Completed++
+	}
 	// Its slot in flight frees when the client has the last token, after
 	// any arrival during the step and before any arrival at that instant.
 	if l.direct {
-		l.q.Push(simengine.Event{Time: at, Priority: -1, Kind: evDone, ID: -1})
+		l.q.Push(simengine.Event{Time: at, Priority: -1, Kind: evDone, ID: done})
 		l.complete(slot, t)
 		return
 	}

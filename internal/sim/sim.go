@@ -107,7 +107,36 @@ type Config struct {
 	// record) and the LoRA adapter it runs with (0: the base model; the
 	// engine's Config.LoRA must serve adapters).
 	Class func(i int64) (name string, adapter int32)
+
+	// Pools are closed-loop user pools beside Concurrency's (which may then
+	// be 0): a mix's classes with their own concurrency, Pools[p] users
+	// each. Users are numbered across pools, Concurrency's first, as
+	// loadgen numbers them, and Requests bounds all pools together. Pool,
+	// when set, learns each request's pool (0: Concurrency's, p+1:
+	// Pools[p]) as it is issued, before Gen or Class is asked about it, so
+	// the workload can make it that pool's class.
+	Pools []int
+	Pool  func(id int64, pool int)
+
+	// Probes are short requests beside the main load, as knee bench's
+	// --probe-rate sends them: what the load does to an unrelated user.
+	Probes Probes
 }
+
+// Probes is a constant stream of short requests from the run's start
+// while the main load is issued (loadgen's probeLoop): they count neither
+// towards Requests nor under MaxConcurrency, take no closed-loop user,
+// and their records have Class record.ProbeClass and IDs from
+// ProbeIDBase up. Gen gives probe k's lengths (its prompt shares no
+// content with any other request's).
+type Probes struct {
+	RateRPS float64
+	Gen     Lengths
+}
+
+// ProbeIDBase is the ID of the first probe, as loadgen.ProbeIDBase: far
+// above any main request's, so IDs stay unique.
+const ProbeIDBase int64 = 1 << 40
 
 // SessionTurn is one turn of a simulated conversation.
 type SessionTurn struct {
@@ -138,7 +167,8 @@ func contentID(s, turn int, answer bool) uint64 {
 
 // Result says what a run did.
 type Result struct {
-	Issued, Completed, Rejected int64
+	Issued, Completed, Rejected int64 // Issued and Completed: the main load's, probes apart
+	Probes                      int64 // probes sent
 	Failed                      int64 // too long for the context (TooLongAsErrors)
 	PeakInFlight                int
 	End                         time.Duration // virtual time of the last event

@@ -47,13 +47,21 @@ type SimRunner struct {
 	// --mix; nil: none).
 	Class   func(i int64) (name string, adapter int32)
 	Classes *Classes
+	// Probes are sent beside every step (sim.Probes); their p95 TTFT is the
+	// step's ProbeTTFTP95, and the step's figures are the main load's.
+	Probes sim.Probes
+	// Pools and Pool are a mix's own-concurrency classes (sim.Config's):
+	// user pools beside every concurrency step's users, the same at every
+	// step (a rate step refuses them: a run is open or closed loop).
+	Pools []int
+	Pool  func(id int64, pool int)
 }
 
 // Run simulates one step.
 func (sr *SimRunner) Run(ctx context.Context, load Load) (Step, error) {
 	cfg := sim.Config{Engine: sr.Engine, Gen: sr.Gen, Requests: sr.Requests, Duration: sr.Duration,
 		Warmup: sr.Warmup, WarmupRequests: sr.WarmupRequests, StreamTokenTimes: true, Client: sr.Client, ServerLoop: sr.ServerLoop,
-		Class: sr.Class}
+		Class: sr.Class, Probes: sr.Probes, Pools: sr.Pools, Pool: sr.Pool}
 	opts := stats.Options{}
 	if len(sr.SLOs) > 0 {
 		opts.Good = sr.SLOs.Good
@@ -79,11 +87,15 @@ func (sr *SimRunner) Run(ctx context.Context, load Load) (Step, error) {
 			defer c.Close()
 		}
 	}
-	acc := stats.NewAccumulator(opts)
+	acc, probes := stats.NewAccumulator(opts), stats.NewAccumulator(stats.Options{})
 	classes := sr.Classes.Accumulate(opts, sr.SLOs)
 	onRecord := func(r *record.Request) {
-		acc.Add(r)
-		classes.Add(r)
+		if r.Class == record.ProbeClass {
+			probes.Add(r)
+		} else {
+			acc.Add(r)
+			classes.Add(r)
+		}
 		if sr.OnRecord != nil {
 			sr.OnRecord(load, r)
 		}
@@ -98,5 +110,9 @@ func (sr *SimRunner) Run(ctx context.Context, load Load) (Step, error) {
 		return Step{}, err
 	}
 	sum := acc.Summary()
-	return Step{Load: load, Summary: sum, Full: true, Classes: classes.Steps(&sum)}, nil
+	step := Step{Load: load, Summary: sum, Full: true, Classes: classes.Steps(&sum)}
+	if p := probes.Summary(); p.TTFT.Count > 0 {
+		step.ProbeTTFTP95 = &p.TTFT.P95
+	}
+	return step, nil
 }

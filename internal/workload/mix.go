@@ -382,8 +382,12 @@ type MixGenerator struct {
 	mix   *Mix
 	seed  uint64
 	gens  []*Generator
-	sched *MixSchedule // own-rate classes: it says each arrival's class
+	sched classSource // own-rate classes' schedule or own-concurrency pools: each request's class
 }
+
+// classSource says the class of request i that an own load sent (-1: drawn
+// by the shares): a MixSchedule's or MixPools'.
+type classSource interface{ ClassAt(i int64) int }
 
 // NewMixGenerator builds one generator per class from base (its tokenizer,
 // overhead and prefixes), each on a seed of its own derived from seed. A
@@ -419,6 +423,13 @@ func (m *Mix) datasetPath(p string) string {
 // (s merges the own-rate classes' arrivals with the shared ones).
 func (g *MixGenerator) WithSchedule(s *MixSchedule) *MixGenerator {
 	g.sched = s
+	return g
+}
+
+// WithPools makes the class of closed-loop request i its user pool's (the
+// simulator's own-concurrency classes).
+func (g *MixGenerator) WithPools(p *MixPools) *MixGenerator {
+	g.sched = p
 	return g
 }
 

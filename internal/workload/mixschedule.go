@@ -130,6 +130,27 @@ func (m *Mix) OwnLoads() string {
 	return strings.Join(parts, "; ")
 }
 
+// LoadLine is a run's load line with the mix's own loads: the shared load
+// (shared, the --rate or --concurrency without the run's bound) named as
+// the share classes', each class's own load, then bound (", 100
+// requests"), which holds for all of them together.
+func (m *Mix) LoadLine(shared, bound string) string {
+	own := m.OwnLoads()
+	switch {
+	case own == "":
+		return shared + bound
+	case !m.HasShares():
+		return "own loads: " + own + bound
+	}
+	var sharers []string
+	for _, c := range m.Classes {
+		if !c.OwnLoad() {
+			sharers = append(sharers, c.Name)
+		}
+	}
+	return fmt.Sprintf("%s shared by %s; own loads: %s%s", shared, strings.Join(sharers, ", "), own, bound)
+}
+
 // OfferedRate is a run's offered rate: shared (the rate the share classes
 // divide, if any) plus every own-rate class's.
 func (m *Mix) OfferedRate(shared float64) float64 {

@@ -188,6 +188,9 @@ func TestMixOwnLoadWords(t *testing.T) {
 	if got, want := m.OwnLoads(), "steady open loop 5 req/s constant; bursty open loop 20 req/s gamma (cv 2)"; got != want {
 		t.Errorf("OwnLoads %q, want %q", got, want)
 	}
+	if got, want := m.LoadLine("open loop, 10 req/s poisson", ", 100 requests"), "open loop, 10 req/s poisson shared by chat; own loads: steady open loop 5 req/s constant; bursty open loop 20 req/s gamma (cv 2), 100 requests"; got != want {
+		t.Errorf("LoadLine %q,\nwant %q", got, want)
+	}
 	if got := m.OfferedRate(10); got != 35 {
 		t.Errorf("offered rate %g beside a shared 10 req/s, want 35", got)
 	}
@@ -199,7 +202,7 @@ func TestMixOwnLoadWords(t *testing.T) {
 		t.Errorf("Split %q,\nwant %q", split, want)
 	}
 	shares, _ := ParseMix("mix.yaml", []byte(goodMix))
-	if shares.OwnLoads() != "" || shares.Split(map[string]int{"chat": 3}) != "" || shares.OfferedRate(7) != 7 {
+	if shares.OwnLoads() != "" || shares.LoadLine("closed loop, concurrency 4", ", 10s") != "closed loop, concurrency 4, 10s" || shares.Split(map[string]int{"chat": 3}) != "" || shares.OfferedRate(7) != 7 {
 		t.Error("a mix of shares only has no own loads to describe")
 	}
 }
