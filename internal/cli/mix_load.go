@@ -38,6 +38,27 @@ func (m *mixFlags) checkOwnLoads(fs *pflag.FlagSet) error {
 	return nil
 }
 
+// checkSweep refuses a mix a sweep cannot step: classes with their own
+// load run beside every step, so their loop must be the steps' (rate steps
+// for own rates, concurrency steps for own users), and some class must take
+// a share of the stepped load.
+func (m *mixFlags) checkSweep(rateSteps bool) error {
+	mix := m.mix
+	if mix == nil || mix.OwnLoads() == "" {
+		return nil
+	}
+	own := ownLoadClasses(mix)
+	switch {
+	case !mix.HasShares():
+		return Usagef("--mix %s: every class brings its own load (%s): a sweep steps the load that the classes with a share divide; give some class a share", m.path, own)
+	case mix.OwnRates() && !rateSteps:
+		return Usagef("--mix %s: classes %s have their own rate (open loop): sweep rate steps (--rate), not concurrency", m.path, own)
+	case mix.OwnUsers() && rateSteps:
+		return Usagef("--mix %s: classes %s have their own concurrency (closed loop): sweep concurrency steps (--concurrency), not rates", m.path, own)
+	}
+	return nil
+}
+
 // ownLoadClasses names the classes with their own load.
 func ownLoadClasses(mix *workload.Mix) string {
 	var names []string

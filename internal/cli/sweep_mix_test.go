@@ -198,3 +198,52 @@ func TestSimSweepMixOnAFleet(t *testing.T) {
 		t.Errorf("SLO-safe at %v req/s on two replicas, %v on one; want two to carry more", two, one)
 	}
 }
+
+// Classes with their own load run beside every step of a sweep (they were
+// silently left out before: 0 requests at every step), on the simulator
+// and against the embedded server; a sweep whose steps' loop is not the
+// classes' is refused.
+func TestSweepMixOwnLoadsBesideEveryStep(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"sim own users", []string{"sim", "sweep", "--mix", "../../docs/examples/mix-own-users.yaml", "--concurrency", "2,4", "--requests", "100"}},
+		{"sim own rates", []string{"sim", "sweep", "--mix", "../../docs/examples/mix-own-loads.yaml", "--rate", "2,4", "--requests", "100"}},
+		{"embedded own users", []string{"sweep", "--mix", "../../docs/examples/mix-own-users.yaml", "--concurrency", "2,4", "--requests", "40"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, stderr := kneeCmd(t, append(c.args, "--json", "--no-store", "--quiet")...)
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var res sweep.Result
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range res.Steps {
+				total := 0
+				for _, cl := range s.Classes {
+					if cl.Summary.Requests == 0 {
+						t.Errorf("step %v: class %s sent no request", s.Load, cl.Name)
+					}
+					total += cl.Summary.Requests
+				}
+				if total != s.Summary.Requests {
+					t.Errorf("step %v: classes' requests add up to %d, the step has %d", s.Load, total, s.Summary.Requests)
+				}
+			}
+		})
+	}
+	for _, args := range [][]string{
+		{"sim", "sweep", "--mix", "../../docs/examples/mix-own-users.yaml", "--rate", "2,4"},
+		{"sim", "sweep", "--mix", "../../docs/examples/mix-own-loads.yaml", "--concurrency", "2,4"},
+		{"sweep", "--mix", "../../docs/examples/mix-own-users.yaml", "--rate", "2,4"},
+	} {
+		code, _, stderr := kneeCmd(t, append(args, "--no-store", "--quiet")...)
+		if code != ExitUsage || !strings.Contains(stderr, "their own") {
+			t.Errorf("%v: exit %d, %q; want exit 2 naming the classes' own load", args, code, stderr)
+		}
+	}
+}

@@ -73,6 +73,9 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err := f.mix.load(fs, &f.wl); err != nil {
 			return err
 		}
+		if err := f.mix.checkSweep(f.rate != ""); err != nil {
+			return err
+		}
 		cat, err := engine.catalog()
 		if err != nil {
 			return err
@@ -191,17 +194,29 @@ func (f *sweepFlags) simRunner(ecfg simengine.Config) (*sweep.SimRunner, error) 
 			return nil, err
 		}
 	}
-	return &sweep.SimRunner{
+	runner := &sweep.SimRunner{
 		Engine: ecfg, Gen: lengths, Class: class, Classes: f.mix.classes(), Requests: f.wl.requests, Duration: f.wl.duration,
 		Warmup: warmupDur, WarmupRequests: warmupN,
-		Arrivals: func(rate float64) (sim.Arrivals, error) {
-			a, err := workload.NewArrivals(f.wl.arrival, rate, f.wl.burstiness, seed)
-			if err != nil {
-				return nil, Usagef("--arrival: %v", err)
-			}
-			return a, nil
-		},
-	}, nil
+	}
+	mg, _ := lengths.(*workload.MixGenerator)
+	if mg != nil && f.mix.mix.OwnUsers() {
+		// The own-concurrency classes' users run beside every step's.
+		pools := workload.NewMixPools(f.mix.mix)
+		mg.WithPools(pools)
+		runner.Pools, runner.Pool = pools.Users(), pools.Issue
+	}
+	runner.Arrivals = func(rate float64) (sim.Arrivals, error) {
+		a, err := workload.NewArrivals(f.wl.arrival, rate, f.wl.burstiness, seed)
+		if err != nil {
+			return nil, Usagef("--arrival: %v", err)
+		}
+		if mg != nil && f.mix.mix.OwnRates() {
+			// The own-rate classes' arrivals, merged with the step's.
+			return f.mix.schedule(mg, a, f.wl.resolvedSeed())
+		}
+		return a, nil
+	}
+	return runner, nil
 }
 
 // stepBound describes how long each step runs.

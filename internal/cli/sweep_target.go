@@ -128,6 +128,9 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	if err := f.mix.embed(&t.embedded, &f.lora); err != nil {
 		return nil, nil, err
 	}
+	if err := f.mix.checkSweep(f.rate != ""); err != nil {
+		return nil, nil, err
+	}
 	r := &targetRunner{t: t, f: f, set: set, eos: eos}
 	if r.apiKey, err = apiKeyFrom(env, t.apiKeyEnv); err != nil {
 		return nil, nil, err
@@ -217,6 +220,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		opts.Good = r.set.Good
 	}
 	var items interface{ Item(int64) workload.Item } = r.gen
+	var shared workload.Arrivals // a rate step's schedule, which own-rate classes merge with
 	if r.trace != nil {
 		s, err := r.trace.AtRate(load.Value).Stream(true)
 		if err != nil {
@@ -231,6 +235,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 			return sweep.Step{}, Usagef("--arrival: %v", err)
 		}
 		cfg.Arrivals, cfg.RateRPS, cfg.MaxConcurrency = a, load.Value, w.maxConcurrency
+		shared = a
 	} else {
 		cfg.Concurrency = int(load.Value)
 	}
@@ -245,7 +250,15 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		it := items.Item(i)
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens}
 	}
-	if r.mixSrc != nil {
+	switch {
+	case r.f.mix.mix != nil && r.f.mix.mix.OwnLoads() != "":
+		// Classes with their own rate or users run beside every step.
+		mixSrc, err := r.f.mix.applyLoad(&cfg, r.gen, shared, w.resolvedSeed())
+		if err != nil {
+			return sweep.Step{}, err
+		}
+		src = mixSrc
+	case r.mixSrc != nil:
 		src = r.mixSrc
 	}
 	cfg.OnRecord = func(rec *record.Request) {
