@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,8 +12,11 @@ import (
 // serve answers both: vLLM's, tried first) and the report says so, in its
 // notes and its configuration.
 func TestBenchRerankPathProbed(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url, _ := startServe(t, ctx, "--model", "llama-3.1-8b")
 	out := t.TempDir()
-	code, stdout, stderr := kneeEnv(t, benchEnv(t), benchArgs("--api", "rerank", "--documents", "3", "--out", out, "--detail")...)
+	code, stdout, stderr := kneeEnv(t, benchEnv(t), benchArgs("--url", url, "--model", "llama-3.1-8b", "--api", "rerank", "--documents", "3", "--out", out, "--detail")...)
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -28,5 +32,17 @@ func TestBenchRerankPathProbed(t *testing.T) {
 	}
 	if s := readSummary(t, out); s.Items != 24 {
 		t.Errorf("%d items, want 24", s.Items)
+	}
+}
+
+// A sweep probes once, at its first step, and its notes say which path.
+func TestSweepRerankPathProbed(t *testing.T) {
+	code, stdout, stderr := kneeCmd(t, "sweep", "--api", "rerank", "--documents", "2", "--concurrency", "1,2", "--requests", "6",
+		"--input-tokens", "32", "--seed", "3", "--quiet", "--no-store")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if strings.Count(stdout, "rerank path: /v1/rerank (vLLM's request shape), probed") != 1 {
+		t.Errorf("the sweep's notes do not say once which rerank path was probed:\n%s", stdout)
 	}
 }
