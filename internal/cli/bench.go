@@ -236,6 +236,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		cfg.Turn = f.sess.turnSource(gen, turns, think, f.wl.resolvedSeed())
 	}
 	f.temperature.apply(&cfg)
+	notes = append(notes, f.endpoints.probeRerank(ctx, runAPIs(f.api, &f.mix), target, apiKey, model)...)
 	f.endpoints.set(&cfg)
 	cfg.StopOversaturated = f.stopOversaturated
 	if err := f.probe.apply(&cfg, gen, f.wl.resolvedSeed()); err != nil {

@@ -257,7 +257,7 @@ func parseSpan(flag, s string) (from, to time.Duration, err error) {
 }
 
 func diagnoseText(w io.Writer, path string, kind diagnose.Format, d *diagnose.Diagnosis) error {
-	fmt.Fprintf(w, "Diagnosis of %s (%s, %d requests, %d completed; %s)\n\n", path, kind, d.Window.Requests, d.Window.Completed, d.Basis)
+	fmt.Fprintf(w, "Diagnosis of %s (%s, %s; %s)\n\n", path, kind, d.Window.Counts(), d.Basis)
 	fmt.Fprintf(w, "Verdict:  %s\n\nEvidence:\n", d.Verdict)
 	for _, e := range d.Evidence {
 		fmt.Fprintf(w, "  - %s\n", e.Text)

@@ -67,6 +67,10 @@ type targetRunner struct {
 	rec      *stepRecords // per-step records under --out (nil: none)
 	describe string
 	mixSrc   loadgen.Source // a --mix's requests (nil: no mix)
+
+	// rerankProbed: the rerank path was settled (probeRerank) at the
+	// first step.
+	rerankProbed bool
 }
 
 func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, set slo.Set) (sweep.Runner, func(), error) {
@@ -214,6 +218,10 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		RequestTimeout: r.t.requestTimeout, Grace: r.t.loadgenGrace,
 	}
 	r.t.temperature.apply(&cfg)
+	if !r.rerankProbed { // once: every step's server answers alike
+		r.rerankProbed = true
+		r.t.promptNotes = append(r.t.promptNotes, r.t.endpoints.probeRerank(ctx, []string{r.t.api}, base, r.apiKey, model)...)
+	}
 	r.t.endpoints.set(&cfg)
 	opts := stats.Options{}
 	if len(r.set) > 0 {

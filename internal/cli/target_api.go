@@ -2,7 +2,9 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,7 +106,7 @@ type endpointFlags struct {
 func (e *endpointFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&e.batchSize, "batch-size", 0, "--api embeddings: inputs per request, each a rotation of the prompt (default 1)")
 	fs.IntVar(&e.documents, "documents", 0, "--api rerank: documents per request, each a rotation of the prompt, with its first 16 words as the query (default 1)")
-	fs.StringVar(&e.rerankPath, "rerank-path", "", "--api rerank: "+openai.RerankVLLM+" (vLLM's request shape, the default) or "+openai.RerankTEI+" (TEI's)")
+	fs.StringVar(&e.rerankPath, "rerank-path", "", "--api rerank: "+openai.RerankVLLM+" (vLLM's request shape) or "+openai.RerankTEI+" (TEI's) (default: probe which the server answers)")
 	fs.IntVar(&e.images, "images", 0, "images drawn from the seed and sent with every chat or messages prompt (their token cost is the server's usage)")
 	fs.StringVar(&e.imageSize, "image-size", "", "with --images: WIDTHxHEIGHT in pixels (default 512x512)")
 	fs.StringVar(&e.imageFormat, "image-format", "", "with --images: png or jpeg (default png)")
@@ -196,6 +198,30 @@ func (e *endpointFlags) check(apis []string, seed uint64) error {
 	}
 	cfg.Images, cfg.ImageWidth, cfg.ImageHeight, cfg.ImageFormat, cfg.ImageSeed = e.images, w, h, format, seed
 	return nil
+}
+
+// probeRerank settles the rerank path when the run speaks rerank and
+// --rerank-path was not given: one probe of each path (openai's
+// ProbeRerankPath), its finding kept for set and the report's
+// configuration, and said in a note. A server answering neither keeps
+// vLLM's path; the run's records then show how it answers.
+func (e *endpointFlags) probeRerank(ctx context.Context, apis []string, target, apiKey, model string) []string {
+	if e.rerankPath != "" || !slices.Contains(apis, openai.APIRerank) {
+		return nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	path, err := openai.ProbeRerankPath(pctx, http.DefaultClient, target, apiKey, model)
+	if err != nil {
+		e.resolved.RerankPath = openai.RerankVLLM
+		return []string{fmt.Sprintf("rerank path: probing found none (%v); sending vLLM's shape to %s", err, openai.RerankVLLM)}
+	}
+	e.resolved.RerankPath = path
+	shape := "vLLM's request shape"
+	if path == openai.RerankTEI {
+		shape = "TEI's request shape"
+	}
+	return []string{fmt.Sprintf("rerank path: %s (%s), probed: no --rerank-path given, the server answered a rerank there", path, shape)}
 }
 
 // checkAPIObjectives refuses objectives an API cannot be judged by: an

@@ -159,6 +159,25 @@ func TestComplete(t *testing.T) {
 	}
 }
 
+// --api completes per command: bench offers every API, calibrate (chat or
+// completions only) just those two.
+func TestCompleteAPIPerCommand(t *testing.T) {
+	root, out := tree(80)
+	root.Commands()[0].Flags().String("api", "chat", "API") // bench
+	calibrate := &cobra.Command{Use: "calibrate", Run: func(*cobra.Command, []string) {}}
+	calibrate.Flags().String("api", "chat", "chat or completions")
+	root.AddCommand(calibrate)
+	Complete(root, Completions{})
+	root.InitDefaultCompletionCmd()
+	if err := run(root, "__complete", "bench", "--api", ""); err != nil || !strings.Contains(out.String(), "embeddings\nrerank\n") {
+		t.Errorf("bench --api completion: %v\n%s", err, out)
+	}
+	out.Reset()
+	if err := run(root, "__complete", "calibrate", "--api", ""); err != nil || !strings.HasPrefix(out.String(), "chat\ncompletions\n:4\n") {
+		t.Errorf("calibrate --api completion offers more than chat and completions: %v\n%s", err, out)
+	}
+}
+
 // Off a terminal (a buffer, a file) help wraps at 80 and nothing is
 // redrawn.
 func TestNotATerminal(t *testing.T) {

@@ -20,6 +20,14 @@ var flagChoices = map[string][]string{
 	"trace-format": nil, // set by Completions.Choices
 }
 
+// commandChoices narrow a flag's values for one command: calibrate and
+// selftest drive a streamed chat or completions load only, so offering
+// embeddings there would complete to a value they refuse.
+var commandChoices = map[string]map[string][]string{
+	"calibrate": {"api": {"chat", "completions"}},
+	"selftest":  {"api": {"chat", "completions"}},
+}
+
 // formatChoices are each command's --format values.
 var formatChoices = map[string][]string{
 	"report":   {"text", "md", "csv", "json", "html"},
@@ -55,6 +63,9 @@ func Complete(root *cobra.Command, v Completions) {
 	Walk(root, func(c *cobra.Command) {
 		fs := c.Flags()
 		for name, values := range choices {
+			if own, ok := commandChoices[c.Name()][name]; ok {
+				values = own
+			}
 			if fs.Lookup(name) != nil && values != nil {
 				_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 			}

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"math"
 	"sort"
 
@@ -44,6 +45,18 @@ type Facts struct {
 
 	// For the prefill model of a baseline: least-squares TTFT = a + b·input.
 	ttfts, inputs []float64
+}
+
+// Counts says how many requests the window holds and how many completed,
+// answers of items included: Requests and Completed leave those out (the
+// rules read streamed answers only), but a person reading a header counts
+// every request sent.
+func (f Facts) Counts() string {
+	s := fmt.Sprintf("%d requests, %d completed", f.Requests+f.ItemAnswers, f.Completed+f.ItemAnswers)
+	if f.ItemAnswers > 0 {
+		s += fmt.Sprintf(" (%d embeddings or rerank answers)", f.ItemAnswers)
+	}
+	return s
 }
 
 // facts computes Facts over recs, warm-up excluded.

@@ -19,8 +19,14 @@ func TestItemAnswersAreNotFailures(t *testing.T) {
 	if d.Verdict == Errors || len(d.Evidence) == 0 || d.Evidence[0].Metric != "item_answers" || d.Window.ItemAnswers != 10 {
 		t.Errorf("verdict %s, evidence %+v", d.Verdict, d.Evidence)
 	}
+	// The header counts them: never "0 requests, 0 completed".
+	if got, want := d.Window.Counts(), "10 requests, 10 completed (10 embeddings or rerank answers)"; got != want {
+		t.Errorf("counts %q, want %q", got, want)
+	}
 	recs[3].Error, recs[3].Items = record.ErrHTTP5xx, 0
 	if d := Diagnose(recs, Options{}); d.Window.Requests != 1 || d.Window.ItemAnswers != 9 {
 		t.Errorf("a failed one counts as a request: %d requests, %d item answers", d.Window.Requests, d.Window.ItemAnswers)
+	} else if got, want := d.Window.Counts(), "10 requests, 9 completed (9 embeddings or rerank answers)"; got != want {
+		t.Errorf("counts %q, want %q", got, want)
 	}
 }

@@ -30,11 +30,17 @@ type Snapshot struct {
 }
 
 // Latency summarises the last completed requests for the live view.
+// Answers given whole (embeddings, rerank) have no first token: they are
+// counted apart, by E2E and items, so an items run never reads 0 tok/s.
 type Latency struct {
 	N                int
 	TTFTP50, TTFTP95 time.Duration
 	TPOTP50, TPOTP95 time.Duration
 	ErrorKinds       map[record.ErrorKind]int
+
+	ItemN          int // answers of items in the window
+	E2EP50, E2EP95 time.Duration
+	Items          int64 // items answered since the start (a counter, for items/s)
 }
 
 // Recent keeps the latest completed requests' TTFT and TPOT so the
@@ -43,6 +49,9 @@ type Recent struct {
 	mu         sync.Mutex
 	ttft, tpot []time.Duration
 	next       int
+	e2e        []time.Duration // answers of items
+	nextE2E    int
+	items      int64
 	errs       map[record.ErrorKind]int
 }
 
@@ -65,6 +74,10 @@ func (w *Recent) Add(r *record.Request) {
 		return
 	}
 	if !ok {
+		if e2e, whole := r.E2E(); whole && r.Items > 0 {
+			w.items += int64(r.Items)
+			w.e2e, w.nextE2E = push(w.e2e, w.nextE2E, e2e)
+		}
 		return
 	}
 	if !tok {
@@ -78,10 +91,21 @@ func (w *Recent) Add(r *record.Request) {
 	w.next = (w.next + 1) % RecentSize
 }
 
+// push adds d to a ring of RecentSize.
+func push(ring []time.Duration, next int, d time.Duration) ([]time.Duration, int) {
+	if len(ring) < RecentSize {
+		return append(ring, d), next
+	}
+	ring[next] = d
+	return ring, (next + 1) % RecentSize
+}
+
 // Snapshot is the window now.
 func (w *Recent) Snapshot() Latency {
 	w.mu.Lock()
 	ttft := slices.Clone(w.ttft)
+	e2e := slices.Clone(w.e2e)
+	items := w.items
 	tpot := slices.DeleteFunc(slices.Clone(w.tpot), func(d time.Duration) bool { return d < 0 })
 	errs := make(map[record.ErrorKind]int, len(w.errs))
 	for k, v := range w.errs {
@@ -90,8 +114,10 @@ func (w *Recent) Snapshot() Latency {
 	w.mu.Unlock()
 	slices.Sort(ttft)
 	slices.Sort(tpot)
+	slices.Sort(e2e)
 	return Latency{N: len(ttft), TTFTP50: rank(ttft, 0.5), TTFTP95: rank(ttft, 0.95),
-		TPOTP50: rank(tpot, 0.5), TPOTP95: rank(tpot, 0.95), ErrorKinds: errs}
+		TPOTP50: rank(tpot, 0.5), TPOTP95: rank(tpot, 0.95), ErrorKinds: errs,
+		ItemN: len(e2e), E2EP50: rank(e2e, 0.5), E2EP95: rank(e2e, 0.95), Items: items}
 }
 
 // rank is a nearest-rank quantile, good enough for a live view (the report
@@ -182,13 +208,27 @@ func dashboard(s, last Snapshot, d time.Duration) string {
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\033[K\n", args...) }
 	line("knee bench  [%s%s] %s  %.1fs", strings.Repeat("█", n), strings.Repeat("·", width-n), completion(s), s.Elapsed.Seconds())
 	line("  in flight %-6d sent %-8d done %-8d errors %d", s.InFlight, s.Sent, s.Completed, s.Errors)
-	line("  throughput %.1f req/s · %.0f output tok/s", rateSince(s.Completed, last.Completed, d), rateSince(s.OutputTokens, last.OutputTokens, d))
 	r := s.Recent
+	switch {
+	case r.ItemN > 0 && r.N == 0: // items only: no tokens stream
+		line("  throughput %.1f req/s · %.0f items/s", rateSince(s.Completed, last.Completed, d), rateSince(r.Items, last.Recent.Items, d))
+	case r.ItemN > 0: // a mix of both
+		line("  throughput %.1f req/s · %.0f output tok/s · %.0f items/s", rateSince(s.Completed, last.Completed, d),
+			rateSince(s.OutputTokens, last.OutputTokens, d), rateSince(r.Items, last.Recent.Items, d))
+	default:
+		line("  throughput %.1f req/s · %.0f output tok/s", rateSince(s.Completed, last.Completed, d), rateSince(s.OutputTokens, last.OutputTokens, d))
+	}
 	if r.N > 0 {
 		line("  last %d: TTFT p50 %s p95 %s · TPOT p50 %s p95 %s", r.N, msStr(r.TTFTP50), msStr(r.TTFTP95), msStr(r.TPOTP50), msStr(r.TPOTP95))
-	} else if s.Errors > 0 {
+	}
+	if r.ItemN > 0 {
+		line("  last %d answers of items: E2E p50 %s p95 %s", r.ItemN, msStr(r.E2EP50), msStr(r.E2EP95))
+	}
+	switch {
+	case r.N > 0 || r.ItemN > 0:
+	case s.Errors > 0:
 		line("  TTFT –: no completed requests yet, only errors")
-	} else {
+	default:
 		line("  waiting for the first completed request")
 	}
 	if len(r.ErrorKinds) > 0 {
@@ -209,12 +249,24 @@ func errorKindsLine(kinds map[record.ErrorKind]int) string {
 }
 
 func plainLine(s, last Snapshot, d time.Duration) string {
-	line := fmt.Sprintf("progress: t=%.0fs %s in_flight=%d completed=%d errors=%d output_tps=%.0f",
-		s.Elapsed.Seconds(), completion(s), s.InFlight, s.Completed, s.Errors,
-		rateSince(s.OutputTokens, last.OutputTokens, d))
-	if r := s.Recent; r.N > 0 {
+	r := s.Recent
+	line := fmt.Sprintf("progress: t=%.0fs %s in_flight=%d completed=%d errors=%d",
+		s.Elapsed.Seconds(), completion(s), s.InFlight, s.Completed, s.Errors)
+	if r.N > 0 || r.ItemN == 0 {
+		line += fmt.Sprintf(" output_tps=%.0f", rateSince(s.OutputTokens, last.OutputTokens, d))
+	}
+	if r.ItemN > 0 {
+		line += fmt.Sprintf(" items_per_s=%.0f", rateSince(r.Items, last.Recent.Items, d))
+	}
+	switch {
+	case r.N > 0:
 		line += fmt.Sprintf(" ttft_p50_ms=%.1f ttft_p95_ms=%.1f", float64(r.TTFTP50)/1e6, float64(r.TTFTP95)/1e6)
-	} else if s.Errors > 0 {
+		if r.ItemN > 0 {
+			line += fmt.Sprintf(" e2e_p50_ms=%.1f e2e_p95_ms=%.1f", float64(r.E2EP50)/1e6, float64(r.E2EP95)/1e6)
+		}
+	case r.ItemN > 0:
+		line += fmt.Sprintf(" e2e_p50_ms=%.1f e2e_p95_ms=%.1f", float64(r.E2EP50)/1e6, float64(r.E2EP95)/1e6)
+	case s.Errors > 0:
 		// Nothing completed: no latency to show, and 0 would read as fast.
 		line += " ttft_p50_ms=– ttft_p95_ms=– (no completed requests; errors: " + errorKindsLine(r.ErrorKinds) + ")"
 	}

@@ -79,3 +79,40 @@ func TestStartPlainAndTerminal(t *testing.T) {
 		}
 	})
 }
+
+// An embeddings or rerank run streams no tokens: the view shows items/s and
+// E2E, never "0 output tok/s" or a TTFT it does not have.
+func TestItemsRunShowsItemsPerSecond(t *testing.T) {
+	w := NewRecent()
+	for i := 1; i <= 10; i++ {
+		w.Add(&record.Request{Sent: 0, Done: time.Duration(i) * 10 * time.Millisecond, Items: 8})
+	}
+	r := w.Snapshot()
+	if r.N != 0 || r.ItemN != 10 || r.Items != 80 || r.E2EP50 != 60*time.Millisecond {
+		t.Fatalf("window %+v: want no TTFT, 10 answers of 80 items, E2E p50 60ms", r)
+	}
+	s := Snapshot{Elapsed: 2 * time.Second, Sent: 10, Completed: 10, Target: 20, Recent: r}
+	last := Snapshot{Completed: 5, Recent: Latency{Items: 40}}
+	board := dashboard(s, last, 2*time.Second)
+	for _, want := range []string{"2.5 req/s · 20 items/s", "last 10 answers of items: E2E p50 60.0 ms p95 100.0 ms"} {
+		if !strings.Contains(board, want) {
+			t.Errorf("dashboard lacks %q:\n%s", want, board)
+		}
+	}
+	if strings.Contains(board, "tok/s") || strings.Contains(board, "TTFT") || strings.Contains(board, "waiting") {
+		t.Errorf("items dashboard shows tokens, a TTFT or waiting:\n%s", board)
+	}
+	plain := plainLine(s, last, 2*time.Second)
+	if !strings.Contains(plain, "items_per_s=20 e2e_p50_ms=60.0 e2e_p95_ms=100.0") || strings.Contains(plain, "output_tps") || strings.Contains(plain, "ttft") {
+		t.Errorf("items plain line: %q", plain)
+	}
+	// A mix of chat and embeddings shows both rates and both latencies.
+	w.Add(&record.Request{Sent: 0, FirstToken: 5 * time.Millisecond, Done: 50 * time.Millisecond, OutputTokens: 10, TokenTimes: []time.Duration{5 * time.Millisecond}})
+	s.Recent, s.OutputTokens = w.Snapshot(), 100
+	if plain := plainLine(s, last, 2*time.Second); !strings.Contains(plain, "output_tps=50 items_per_s=20 ttft_p50_ms=5.0") || !strings.Contains(plain, "e2e_p50_ms=60.0") {
+		t.Errorf("mixed plain line: %q", plain)
+	}
+	if board := dashboard(s, last, 2*time.Second); !strings.Contains(board, "50 output tok/s · 20 items/s") || !strings.Contains(board, "TTFT p50 5.0 ms") {
+		t.Errorf("mixed dashboard:\n%s", board)
+	}
+}

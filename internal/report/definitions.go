@@ -25,7 +25,7 @@ func Definitions(sum *stats.Summary) []Definition {
 		{"TTFT (sched)", "first_token − scheduled: includes time queued in the client and send lag; what a user feels in an open-loop run"},
 		{"ITL", "gap between consecutive content chunks, one value per gap: a chunk carrying k tokens counts once, not k times"},
 		{"TPOT", "(e2e − ttft) / (output_tokens − 1): excludes the first token (vLLM's convention); none for one-token answers; decode rate = 1/TPOT"},
-		{"E2E", "done − sent, done being the arrival of the last content chunk"},
+		{"E2E", "done − sent, done being the arrival of the last content chunk; for an answer given whole (embeddings, rerank), the end of its body"},
 		{"Lag", "sent − scheduled: how late knee sent the request (open loop: behind its schedule; closed loop: after a slot freed)"},
 		{"Latency sample", "completed requests only (lag: every measured request); failed requests are reported apart, and adjusted TTFT counts them as infinitely slow (∞; null in JSON)"},
 		{"Percentiles", "linear interpolation between closest ranks (numpy's default, as vLLM's benchmark reports them)"},

@@ -196,6 +196,9 @@ type liveUpdate struct {
 	Run     runRow        `json:"run"`
 	Summary stats.Summary `json:"summary"`
 	New     []phaseTimes  `json:"new"`
+	// Items is the per-second series of answers of items (embeddings,
+	// rerank), which the summary's TTFT series cannot show.
+	Items []itemSecond `json:"items_series,omitempty"`
 }
 
 // apiRunLive streams a run as it is stored, by any process: every livePoll
@@ -229,7 +232,7 @@ func (s *Server) apiRunLive(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			}
-			u := liveUpdate{Run: rowOf(info), Summary: stats.Summarize(recs, stats.Options{Series: true})}
+			u := liveUpdate{Run: rowOf(info), Summary: stats.Summarize(recs, stats.Options{Series: true}), Items: itemSeries(recs)}
 			from := max(sent, 0, len(recs)-maxLifecycle)
 			u.New = lifecycleOf(recs[from:])
 			sent = len(recs)

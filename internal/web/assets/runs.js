@@ -178,7 +178,7 @@ function classCompare([ca, cb]) {
 
 async function showLive(el, id) {
   const counts = h('div', {class: 'metrics', id: 'live-counts'});
-  const series = h('div', {class: 'curves'}, h('div', {id: 'live-inflight'}), h('div', {id: 'live-ttft'}));
+  const series = h('div', {class: 'curves'}, h('div', {id: 'live-inflight'}), h('div', {id: 'live-ttft'}), h('div', {id: 'live-items', hidden: true}));
   const holder = h('div', {id: 'live-lifecycle'});
   const state = h('p', {id: 'live-state', 'aria-live': 'polite'}, 'connecting…');
   el.append(back(), h('h1', {}, 'Run ' + id + ' live'), state, counts, series,
@@ -191,15 +191,29 @@ async function showLive(el, id) {
     state.textContent = `${r.kind} run ${r.id} against ${r.target || '–'} (${r.model || '–'}): ${r.status}`;
     state.dataset.status = r.status;
     const m = (mid, label, v, unit) => h('div', {class: 'metric', id: 'live-' + mid, dataset: {value: String(v ?? '')}}, h('span', {class: 'label'}, label), h('span', {class: 'value'}, unit === undefined ? String(v) : fmt(v, unit)));
+    // Embeddings and rerank answers come whole: items/s and E2E, not the
+    // TTFT and TPOT they do not have (a mix of both shows both).
+    const items = s.items > 0, streamed = (s.ttft_ms?.count || 0) > 0 || !items;
+    document.getElementById('live-ttft').hidden = !streamed;
     counts.replaceChildren(m('records', 'Records stored', r.records), m('completed', 'Completed', s.completed), m('errors', 'Errors', s.errors),
-      m('rps', 'Throughput', s.request_throughput_rps, 'req/s'), m('ttft-p95', 'TTFT p95', s.ttft_ms.p95, 'ms'), m('tpot-p50', 'TPOT p50', s.tpot_ms.p50, 'ms'));
+      m('rps', 'Throughput', s.request_throughput_rps, 'req/s'),
+      ...(items ? [m('items-rate', 'Items', s.item_throughput_ps, 'items/s'), m('e2e-p95', 'E2E p95', s.e2e_ms.p95, 'ms')] : []),
+      ...(streamed ? [m('ttft-p95', 'TTFT p95', s.ttft_ms.p95, 'ms'), m('tpot-p50', 'TPOT p50', s.tpot_ms.p50, 'ms')] : []));
     const ts = s.time_series || [];
     if (ts.length) {
       const xs = ts.map(x => x.t_s);
       lineChart(document.getElementById('live-inflight'), {title: 'In flight and completions per second', xLabel: 'seconds', yLabel: 'requests', x: xs,
         series: [{label: 'peak in flight', values: ts.map(x => x.in_flight)}, {label: 'completions/s', values: ts.map(x => x.completions)}], height: 200});
-      lineChart(document.getElementById('live-ttft'), {title: 'TTFT per second', xLabel: 'seconds', yLabel: 'ms', x: xs,
+      if (streamed) lineChart(document.getElementById('live-ttft'), {title: 'TTFT per second', xLabel: 'seconds', yLabel: 'ms', x: xs,
         series: [{label: 'TTFT p50', values: ts.map(x => x.ttft_p50_ms || null)}, {label: 'TTFT p95', values: ts.map(x => x.ttft_p95_ms || null), color: '#dc2626'}], height: 200});
+    }
+    const is = u.items_series || [];
+    if (is.length) {
+      const holder = document.getElementById('live-items');
+      holder.hidden = false;
+      lineChart(holder, {title: 'E2E per second (answers of items, given whole)', xLabel: 'seconds', yLabel: 'ms', x: is.map(x => x.t_s),
+        series: [{label: 'E2E p50', values: is.map(x => x.e2e_p50_ms)}, {label: 'E2E p95', values: is.map(x => x.e2e_p95_ms), color: '#dc2626'}], height: 200});
+      holder.dataset.items = String(is.reduce((a, x) => a + x.items, 0));
     }
     if (u.new && u.new.length) {
       reqs = reqs.concat(u.new).slice(-300);
