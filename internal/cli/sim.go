@@ -315,7 +315,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if n := f.client.note(); n != "" {
 			rep.Notes = append(rep.Notes, n)
 		}
-		if c := eng.Config(); c.MaxModelLen < c.Model.MaxContext && f.engine.maxModelLen == 0 {
+		if c := eng.Config(); c.MaxModelLen < c.Model.MaxContext && f.engine.MaxModelLen == 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("max model len lowered from %s's %d to %d tokens, what the KV cache holds (vLLM would refuse to start; set --max-model-len)",
 				c.Model.Name, c.Model.MaxContext, c.MaxModelLen))
 		}
