@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/knee-dev/knee/internal/enginesetup"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/sim"
@@ -70,7 +71,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err := f.junit.check(); err != nil {
 			return err
 		}
-		if err := f.fleet.validate(); err != nil {
+		if err := f.fleet.Validate(); err != nil {
 			return err
 		}
 		objectives, err := slo.ParseAll(f.slos)
@@ -96,7 +97,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 				return err
 			}
 		}
-		if err := f.fleet.loadFile(cat, ecfg); err != nil {
+		if err := f.fleet.LoadFile(cat, ecfg); err != nil {
 			return err
 		}
 		eng, err := simengine.NewEngine(ecfg) // validate up front: clear usage errors
@@ -212,8 +213,8 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		acc := stats.NewAccumulator(opts)
 		classes := newClassAccumulators(f.mix.names(), opts, objectives, f.mix.slos)
 		target := simTarget(ecfg)
-		if f.fleet.active() {
-			target = fleetTarget(&f.fleet, ecfg)
+		if f.fleet.Active() {
+			target = f.fleet.Target(ecfg)
 		}
 		meta := runMeta{kind: "sim", target: target, model: ecfg.Model.Name, label: f.label,
 			load: f.mix.loadLine(f.wl.loadString(), &f.wl), config: f.mix.config(f.configKV(eng))}
@@ -239,7 +240,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			res    sim.Result
 			fres   sim.FleetResult
 			runErr error
-			ttfts  = replicaTTFTs{}
+			ttfts  = enginesetup.ReplicaTTFTs{}
 		)
 		var turnRecs []record.Request // sessions: what their report needs of each turn
 		onRecord := func(r *record.Request) {
@@ -249,8 +250,8 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 				turnRecs = append(turnRecs, record.Request{Session: r.Session, Turn: r.Turn, Sent: r.Sent, FirstToken: r.FirstToken,
 					Done: r.Done, StreamEnd: r.StreamEnd, Error: r.Error, Warmup: r.Warmup})
 			}
-			if f.fleet.active() {
-				ttfts.add(r)
+			if f.fleet.Active() {
+				ttfts.Add(r)
 			}
 			lastSend = max(lastSend, r.Sent)
 			// Long simulations say they are alive every few seconds.
@@ -266,8 +267,8 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 				stored.add(&c)
 			}
 		}
-		if f.fleet.active() {
-			fres, runErr = sim.RunFleet(ctx, f.fleet.fleetConfig(cfg), onRecord)
+		if f.fleet.Active() {
+			fres, runErr = sim.RunFleet(ctx, f.fleet.Config(cfg), onRecord)
 			res = fres.Result
 		} else {
 			res, runErr = sim.Run(ctx, cfg, onRecord)
@@ -306,8 +307,8 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 				c.MaxLoRAs, c.MaxLoRARank, c.MaxLoRAs))
 		}
 		rep.Predictions = heldOutRanges(&sum, f.engine.fittedHost())
-		if f.fleet.active() {
-			rep.Notes = append(rep.Notes, fleetNotes(&f.fleet, fres, ttfts)...)
+		if f.fleet.Active() {
+			rep.Notes = append(rep.Notes, f.fleet.Notes(fres, ttfts)...)
 		}
 		if n := f.client.note(); n != "" {
 			rep.Notes = append(rep.Notes, n)
@@ -377,7 +378,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 
 // configKV is the run's resolved settings for reports and the store.
 func (f *simFlags) configKV(eng *simengine.Engine) [][2]string {
-	return append(append(append(f.wl.config(), f.engine.configKV(eng.Config())...), f.client.configKV()...), f.fleet.configKV()...)
+	return append(append(append(f.wl.config(), f.engine.configKV(eng.Config())...), f.client.configKV()...), f.fleet.ConfigKV()...)
 }
 
 // maxStoredSimRecords bounds the records a simulation puts in the database.
