@@ -500,17 +500,6 @@ func storedAs(id string) string {
 	return " (stored as run " + id + ", status interrupted)"
 }
 
-// errorKindsLine lists error counts by kind, e.g. "connect: 12, http_5xx: 3".
-func errorKindsLine(kinds map[string]int) string {
-	var parts []string
-	for _, k := range record.ErrorKinds {
-		if n := kinds[string(k)]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s: %d", k, n))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
 func failedSLOs(results []slo.Result) []string {
 	var failed []string
 	for _, r := range results {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"github.com/knee-dev/knee/internal/enginesetup"
 	"strconv"
 
 	"github.com/knee-dev/knee/internal/simengine"
@@ -87,9 +88,9 @@ func hasKey(kv [][2]string, key string) bool {
 
 // engineFlags are the simulator settings the embedded server runs with.
 func (e *embeddedFlags) engineFlags(model string) simEngineFlags {
-	flags := simEngineFlags{gpu: e.gpu, model: model, tp: e.tp, memUtil: 0.9, queueLimit: e.queueLimit, frontEndMS: -1, stepTimeScale: e.stepScale, profile: e.profile, noPrefixCaching: e.noPrefix}
-	if flags.model == "" {
-		flags.model = "llama-3.1-8b"
+	flags := simEngineFlags{enginesetup.Choice{GPU: e.gpu, Model: model, TP: e.tp, MemUtil: 0.9, QueueLimit: e.queueLimit, FrontEndMS: -1, StepTimeScale: e.stepScale, Profile: e.profile, NoPrefixCaching: e.noPrefix}}
+	if flags.Model == "" {
+		flags.Model = "llama-3.1-8b"
 	}
 	if e.fs != nil {
 		flags.noteSet(e.fs)

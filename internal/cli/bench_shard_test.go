@@ -2,12 +2,8 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,49 +12,14 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" for the test schema
-
 	"github.com/knee-dev/knee/internal/cluster"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
+	"github.com/knee-dev/knee/internal/store/storetest"
 )
-
-// testPostgresURL is KNEE_TEST_POSTGRES_URL with a schema of the test's own
-// (skipped without a server, failed in CI; see internal/store's suite).
-func testPostgresURL(t *testing.T) string {
-	base := os.Getenv("KNEE_TEST_POSTGRES_URL")
-	if base == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but KNEE_TEST_POSTGRES_URL is not (.ci/run starts PostgreSQL with scripts/postgres.sh)")
-		}
-		t.Skip("KNEE_TEST_POSTGRES_URL is not set; start one with: d=$(mktemp -d); scripts/postgres.sh start $d; set -a; . $d/env; set +a")
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "knee_cli_" + hex.EncodeToString(b)
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`CREATE SCHEMA ` + schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if db, err := sql.Open("pgx", base); err == nil {
-			db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
-			db.Close()
-		}
-	})
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	return base + sep + "search_path=" + schema
-}
 
 // Four shard processes' worth of knee bench (in-process, JOB_COMPLETION_INDEX
 // 0..3, one run name) against one server and one database send exactly the
@@ -66,7 +27,7 @@ func testPostgresURL(t *testing.T) string {
 // summary is the summary over all their records.
 func TestShardedBench(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) { testShardedBench(t, filepath.Join(t.TempDir(), "knee.db")) })
-	t.Run("postgres", func(t *testing.T) { testShardedBench(t, testPostgresURL(t)) })
+	t.Run("postgres", func(t *testing.T) { testShardedBench(t, storetest.PostgresURL(t)) })
 }
 
 func testShardedBench(t *testing.T, db string) {

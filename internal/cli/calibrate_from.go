@@ -45,11 +45,11 @@ func runCalibrateFrom(ctx context.Context, env *Env, fs *pflag.FlagSet, eng *sim
 	if err != nil {
 		return err
 	}
-	if !eng.modelSet && eng.profile == "" && eng.source.modelConfig == "" {
+	if !eng.ModelSet && eng.Profile == "" && eng.Source.ModelConfig == "" {
 		// The files usually name the model: use it when it is a preset.
 		for _, s := range srcs {
 			if m, err := cat.LookupModel(s.Model); s.Model != "" && err == nil {
-				eng.model = m.Name
+				eng.Model = m.Name
 				notes = append(notes, fmt.Sprintf("model %s, as the measurements name it (%s); --model overrides", m.Name, s.Model))
 				break
 			}

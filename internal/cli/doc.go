@@ -18,6 +18,8 @@
 // Logic lives in library packages with their own tests; a command file
 // declares flags and wires: internal/runs (the run database: open, load,
 // list, export, import), internal/liveview (bench's progress),
-// internal/scenario (scenario files), and calibrate, compare, ingest,
-// report and selftest for their commands' checks and text.
+// internal/scenario (scenario files), internal/enginesetup (the simulated
+// engine, fleet and client the flags choose), internal/prompttok (prompts
+// in the server's tokens), and calibrate, compare, ingest, junit, report
+// and selftest for their commands' checks and text.
 package cli

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"github.com/knee-dev/knee/internal/enginesetup"
 	"io"
 	"net/http"
 	"regexp"
@@ -94,12 +95,12 @@ func TestFrontEndSerialSplitHoldsTheBurstsFirstTokens(t *testing.T) {
 // the matmul rate, and longer again with the all-reduce at 0.133 of the
 // link; each shows in the run's config.
 func TestCostShareFlags(t *testing.T) {
-	for _, f := range costShareFlags {
+	for _, f := range enginesetup.CostShares {
 		for _, cmd := range [][]string{{"sim"}, {"sim", "sweep"}, {"serve"}} {
 			for _, v := range []string{"-0.1", "1.5"} {
-				code, _, errs := kneeCmd(t, append(cmd, "--"+f.name, v)...)
-				if code != ExitUsage || !strings.Contains(errs, "--"+f.name+" "+v+": want a share from 0 to 1") {
-					t.Errorf("%v --%s %s: exit %d: %s", cmd, f.name, v, code, errs)
+				code, _, errs := kneeCmd(t, append(cmd, "--"+f.Name, v)...)
+				if code != ExitUsage || !strings.Contains(errs, "--"+f.Name+" "+v+": want a share from 0 to 1") {
+					t.Errorf("%v --%s %s: exit %d: %s", cmd, f.Name, v, code, errs)
 				}
 			}
 		}

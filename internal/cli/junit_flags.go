@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/knee-dev/knee/internal/junit"
@@ -28,38 +25,12 @@ func (j *junitFlag) register(fs *pflag.FlagSet, what string) {
 	fs.StringVar(&j.path, "junit", "", "write "+what+" as JUnit XML to this file (for CI test reporters; see docs/ci.md)")
 }
 
-// check refuses, before any work, a file that cannot be written; its
-// folder is made as --out makes its own.
-func (j *junitFlag) check() error {
-	if j.path == "" {
-		return nil
-	}
-	if st, err := os.Stat(j.path); err == nil && st.IsDir() {
-		return Usagef("--junit %s: is a folder; want a file name", j.path)
-	}
-	if err := os.MkdirAll(filepath.Dir(j.path), 0o755); err != nil {
-		return Usagef("--junit %s: cannot make its folder: %v", j.path, err)
-	}
-	return nil
-}
+// check refuses, before any work, a file that cannot be written.
+func (j *junitFlag) check() error { return junit.CheckFile(j.path) }
 
 // write writes the suites; a file CI cannot read is a failed run (exit 1).
 func (j *junitFlag) write(name string, suites ...junit.Suite) error {
-	if j.path == "" {
-		return nil
-	}
-	f, err := os.Create(j.path)
-	if err != nil {
-		return fmt.Errorf("--junit: %w", err)
-	}
-	err = junit.Write(f, name, suites)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("--junit %s: %w", j.path, err)
-	}
-	return nil
+	return junit.WriteFile(j.path, name, suites)
 }
 
 // runSuite is a bench or sim run's verdicts: failure is why the run

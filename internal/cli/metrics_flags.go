@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/knee-dev/knee/internal/diagnose"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/runs"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
@@ -125,82 +124,14 @@ func saveServerSeries(st *storedRun, out string, step int, s *scrape.Series) err
 	return nil
 }
 
-// watchSaturation stops an automatic sweep's step early once the server's
-// waiting queue has grown through the step without draining: more load
-// cannot tell anything new. The channel yields why ("" when it did not).
+// The names bench.go, sweep_target.go and diagnose.go call.
+var (
+	readServerSeries = runs.ReadServerSeries
+	serverFacts      = runs.ServerFacts
+	serverStep       = sweep.ServerStepOf
+)
+
+// watchSaturation cuts a step short once the server saturates (scrape.WatchSaturation).
 func watchSaturation(ctx context.Context, sc *scrape.Scraper, run *loadgen.Run, every time.Duration, done <-chan struct{}) <-chan string {
-	out := make(chan string, 1)
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				out <- ""
-				return
-			case <-done:
-				out <- ""
-				return
-			case <-t.C:
-				snap := sc.Snapshot()
-				var waiting []float64
-				for _, s := range snap.Samples {
-					if v, ok := s.Values[scrape.Waiting]; ok {
-						waiting = append(waiting, v)
-					}
-				}
-				if len(waiting) >= minSaturationScrapes && scrape.WaitingGrows(waiting) {
-					run.Stop()
-					out <- fmt.Sprintf("step stopped early after %d scrapes: the server's waiting queue grew without bound (%.0f → %.0f requests), saturation seen directly",
-						len(waiting), waiting[0], waiting[len(waiting)-1])
-					return
-				}
-			}
-		}
-	}()
-	return out
+	return scrape.WatchSaturation(ctx, sc.Snapshot, run.Stop, every, done)
 }
-
-// minSaturationScrapes: readings of the waiting queue before a step may be
-// cut short (at 1 s, six seconds of growth).
-const minSaturationScrapes = 6
-
-// readServerSeries reads a server_metrics.json that knee bench wrote.
-func readServerSeries(path, flag string) (*scrape.Series, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, Usagef("%s: %v", flag, err)
-	}
-	var s scrape.Series
-	if err := json.Unmarshal(b, &s); err != nil || s.Samples == nil {
-		return nil, Usagef("%s %s: not a server_metrics.json written by knee bench --out (%v)", flag, path, err)
-	}
-	return &s, nil
-}
-
-// serverFacts is the server's view over the span recs were sent and done in
-// (nil when the series gives no window there).
-func serverFacts(s *scrape.Series, recs []record.Request) *diagnose.ServerFacts {
-	from, to := math.Inf(1), math.Inf(-1)
-	for i := range recs {
-		r := &recs[i]
-		if r.Warmup {
-			continue
-		}
-		from = math.Min(from, float64(r.Sent)/1e6)
-		to = math.Max(to, float64(max(r.Done, r.StreamEnd))/1e6)
-	}
-	if from > to || s.Server == "" {
-		return nil
-	}
-	v := serverStep(&scrape.View{Server: s.Server, Window: s.Window(from, to)})
-	if v == nil {
-		return nil
-	}
-	return &diagnose.ServerFacts{Source: scrape.ServerLabel(s.Server) + " /metrics at " + s.URL,
-		QueueMS: v.QueueMeanMS, PrefillMS: v.PrefillMeanMS, QueueP95MS: v.QueueP95MS, QueueP95Bound: v.QueueP95Bound, PrefillP95MS: v.PrefillP95MS,
-		RunningMax: v.RunningMax, WaitingMax: v.WaitingMax, WaitingGrowing: v.WaitingGrowing, KVUsageMax: v.KVUsageMax, Preemptions: v.Preemptions}
-}
-
-// serverStep is a sweep step's share of the server view (sweep.ServerStepOf).
-var serverStep = sweep.ServerStepOf

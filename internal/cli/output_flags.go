@@ -33,20 +33,7 @@ func (o *runOutputFlags) register(fs *pflag.FlagSet, outFiles, progress string) 
 	o.storeFlags.register(fs)
 }
 
-// writeReport prints the run's report on w: the summary JSON with --json,
-// the full text report with --detail, else the one screen read at a glance.
+// writeReport prints the run's report on w (report.Write).
 func (o *runOutputFlags) writeReport(w io.Writer, rep *report.Run) error {
-	switch {
-	case o.jsonOut:
-		return report.JSON(w, rep)
-	case o.detail:
-		return report.Text(w, rep)
-	}
-	more := "detail (every statistic, server view, notes, configuration, definitions): --detail"
-	if o.out != "" {
-		more += ", or report.md in " + o.out
-	} else {
-		more += ", or --out DIR for Markdown and HTML reports"
-	}
-	return report.Glance(w, rep, more)
+	return report.Write(w, rep, o.jsonOut, o.detail, o.out)
 }

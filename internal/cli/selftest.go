@@ -26,7 +26,7 @@ func newSelftestCmd(ctx context.Context, env *Env) *cobra.Command {
 	fs := cmd.Flags()
 	var eng simEngineFlags
 	eng.register(fs)
-	eng.stepTimeScale = selftestStepScale
+	eng.StepTimeScale = selftestStepScale
 	fs.Lookup("step-time-scale").DefValue = strconv.FormatFloat(selftestStepScale, 'g', -1, 64)
 	conc := fs.String("concurrency", "1,64,256,1000", "closed-loop concurrency steps, comma-separated")
 	var cfg selftest.Config

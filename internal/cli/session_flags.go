@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"math/rand/v2"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/sim"
@@ -28,59 +25,41 @@ func (s *sessionFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&s.think, "think-time", "0s", "with --sessions: the user's pause between an answer and the next turn: a duration (2s) or a uniform range (1s:5s)")
 }
 
-// thinkRange is the parsed --think-time.
-type thinkRange struct{ lo, hi time.Duration }
-
-func (s *sessionFlags) parse(fs *pflag.FlagSet) (workload.Dist, thinkRange, error) {
+func (s *sessionFlags) parse(fs *pflag.FlagSet) (workload.Dist, workload.Think, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
 	if s.sessions == 0 {
 		for _, n := range []string{"turns", "think-time"} {
 			if set[n] {
-				return nil, thinkRange{}, Usagef("--%s needs --sessions N", n)
+				return nil, workload.Think{}, Usagef("--%s needs --sessions N", n)
 			}
 		}
-		return nil, thinkRange{}, nil
+		return nil, workload.Think{}, nil
 	}
 	if s.sessions < 0 || s.sessions > maxInFlight {
-		return nil, thinkRange{}, Usagef("--sessions %d: want 1 to %d conversations", s.sessions, maxInFlight)
+		return nil, workload.Think{}, Usagef("--sessions %d: want 1 to %d conversations", s.sessions, maxInFlight)
 	}
 	for _, n := range []string{"concurrency", "rate", "trace", "max-concurrency", "arrival"} {
 		if set[n] {
-			return nil, thinkRange{}, Usagef("--%s does not apply with --sessions: each conversation sends its next turn when it has read the answer", n)
+			return nil, workload.Think{}, Usagef("--%s does not apply with --sessions: each conversation sends its next turn when it has read the answer", n)
 		}
 	}
 	turns, err := workload.ParseDist(s.turns)
 	if err != nil {
-		return nil, thinkRange{}, Usagef("--turns: %v", err)
+		return nil, workload.Think{}, Usagef("--turns: %v", err)
 	}
-	var tr thinkRange
-	lo, hi, isRange := strings.Cut(s.think, ":")
-	if tr.lo, err = time.ParseDuration(strings.TrimSpace(lo)); err == nil && isRange {
-		tr.hi, err = time.ParseDuration(strings.TrimSpace(hi))
-	} else {
-		tr.hi = tr.lo
-	}
-	if err != nil || tr.lo < 0 || tr.hi < tr.lo {
-		return nil, thinkRange{}, Usagef("--think-time %q: want a duration such as 2s or a range such as 1s:5s", s.think)
+	tr, ok := workload.ParseThink(s.think)
+	if !ok {
+		return nil, workload.Think{}, Usagef("--think-time %q: want a duration such as 2s or a range such as 1s:5s", s.think)
 	}
 	return turns, tr, nil
 }
 
-// turnSource gives conversation s its turn count (from --turns, seeded by
-// the run's seed and s), its think times and each turn's new message.
-func (s *sessionFlags) turnSource(gen interface{ Item(int64) workload.Item }, turns workload.Dist, think thinkRange, seed uint64) func(session, turn int) (loadgen.SessionTurn, bool) {
-	conv, _ := gen.(*workload.Generator)
+// turnSource gives each conversation its turns (workload.SessionItems).
+func (s *sessionFlags) turnSource(gen interface{ Item(int64) workload.Item }, turns workload.Dist, think workload.Think, seed uint64) func(session, turn int) (loadgen.SessionTurn, bool) {
+	next := workload.SessionItems(gen, turns, think, seed)
 	return func(session, turn int) (loadgen.SessionTurn, bool) {
-		i, d, ok := turnPlan(turns, think, seed, session, turn)
-		var it workload.Item
-		switch {
-		case conv != nil && conv.Conversations():
-			// ShareGPT: the conversation's own turns, as many as it had.
-			it, ok = conv.ConversationTurn(session, turn)
-		case ok:
-			it = gen.Item(i)
-		}
+		it, d, ok := next(session, turn)
 		if !ok {
 			return loadgen.SessionTurn{}, false
 		}
@@ -90,37 +69,15 @@ func (s *sessionFlags) turnSource(gen interface{ Item(int64) workload.Item }, tu
 }
 
 // simTurnSource is turnSource for the simulator: lengths, no text.
-func (s *sessionFlags) simTurnSource(gen sim.Lengths, turns workload.Dist, think thinkRange, seed uint64) func(session, turn int) (sim.SessionTurn, bool) {
-	conv, _ := gen.(*workload.Generator)
+func (s *sessionFlags) simTurnSource(gen sim.Lengths, turns workload.Dist, think workload.Think, seed uint64) func(session, turn int) (sim.SessionTurn, bool) {
+	next := workload.SessionLengths(gen, turns, think, seed)
 	return func(session, turn int) (sim.SessionTurn, bool) {
-		i, d, ok := turnPlan(turns, think, seed, session, turn)
-		var in, out int
-		switch {
-		case conv != nil && conv.Conversations():
-			var it workload.Item
-			it, ok = conv.ConversationTurn(session, turn)
-			in, out = it.InputTokens, it.MaxTokens
-		case ok:
-			in, out = gen.Lengths(i)
-		}
+		in, out, d, ok := next(session, turn)
 		if !ok {
 			return sim.SessionTurn{}, false
 		}
 		return sim.SessionTurn{InputTokens: in, OutputTokens: out, Think: d}, true
 	}
-}
-
-// turnPlan is conversation s's turn: the workload index of its new
-// message, the think time before it, and whether it has one (its turn count
-// is drawn from --turns, seeded by the run's seed and s).
-func turnPlan(turns workload.Dist, think thinkRange, seed uint64, session, turn int) (int64, time.Duration, bool) {
-	rng := rand.New(rand.NewPCG(seed^0x7468696e6b000000, uint64(session)<<20|uint64(turn)))
-	d := think.lo
-	if think.hi > think.lo {
-		d += time.Duration(rng.Int64N(int64(think.hi - think.lo)))
-	}
-	rng = rand.New(rand.NewPCG(seed^0x73657373696f6e73, uint64(session)))
-	return int64(session)<<20 | int64(turn), d, turn <= turns.Sample(rng)
 }
 
 // sessionNotes report the conversations (stats.SessionNotes).

@@ -20,6 +20,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/store"
+	"github.com/knee-dev/knee/internal/store/storetest"
 )
 
 // buildKnee builds the knee binary into dir (skipped with -short).
@@ -85,8 +86,8 @@ func startServeProcess(t *testing.T, bin string) (base, model string) {
 // shardTestDB is the PostgreSQL of KNEE_TEST_POSTGRES_URL (a schema of the
 // test's own) when set, else an SQLite file in dir.
 func shardTestDB(t *testing.T, dir string) string {
-	if os.Getenv("KNEE_TEST_POSTGRES_URL") != "" {
-		return testPostgresURL(t)
+	if os.Getenv(storetest.Env) != "" {
+		return storetest.PostgresURL(t)
 	}
 	return filepath.Join(dir, "knee.db")
 }

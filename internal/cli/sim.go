@@ -8,11 +8,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 	"time"
 
+	"github.com/knee-dev/knee/internal/enginesetup"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/sim"
@@ -67,7 +65,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			return err
 		}
 		if f.list {
-			return simListPresets(env.Stdout, cat)
+			return sim.ListPresets(env.Stdout, cat)
 		}
 		if err := f.wl.validate(); err != nil {
 			return err
@@ -75,7 +73,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err := f.junit.check(); err != nil {
 			return err
 		}
-		if err := f.fleet.validate(); err != nil {
+		if err := f.fleet.Validate(); err != nil {
 			return err
 		}
 		objectives, err := slo.ParseAll(f.slos)
@@ -107,7 +105,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 				return err
 			}
 		}
-		if err := f.fleet.loadFile(cat, ecfg); err != nil {
+		if err := f.fleet.LoadFile(cat, ecfg); err != nil {
 			return err
 		}
 		eng, err := simengine.NewEngine(ecfg) // validate up front: clear usage errors
@@ -227,8 +225,8 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		acc := stats.NewAccumulator(opts)
 		classes := newClassAccumulators(f.probe.classes(f.mix.names()), opts, objectives, f.mix.slos)
 		target := simTarget(ecfg)
-		if f.fleet.active() {
-			target = fleetTarget(&f.fleet, ecfg)
+		if f.fleet.Active() {
+			target = f.fleet.Target(ecfg)
 		}
 		meta := runMeta{kind: "sim", target: target, model: ecfg.Model.Name, label: f.label,
 			load: f.mix.loadLine(f.wl.loadString(), &f.wl), config: f.mix.config(f.configKV(eng))}
@@ -254,7 +252,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			res    sim.Result
 			fres   sim.FleetResult
 			runErr error
-			ttfts  = replicaTTFTs{}
+			ttfts  = enginesetup.ReplicaTTFTs{}
 		)
 		var turnRecs []record.Request // sessions: what their report needs of each turn
 		onRecord := func(r *record.Request) {
@@ -266,8 +264,8 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 				turnRecs = append(turnRecs, record.Request{Session: r.Session, Turn: r.Turn, Sent: r.Sent, FirstToken: r.FirstToken,
 					Done: r.Done, StreamEnd: r.StreamEnd, Error: r.Error, Warmup: r.Warmup})
 			}
-			if f.fleet.active() {
-				ttfts.add(r)
+			if f.fleet.Active() {
+				ttfts.Add(r)
 			}
 			lastSend = max(lastSend, r.Sent)
 			// Long simulations say they are alive every few seconds.
@@ -283,8 +281,8 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 				stored.add(&c)
 			}
 		}
-		if f.fleet.active() {
-			fres, runErr = sim.RunFleet(ctx, f.fleet.fleetConfig(cfg), onRecord)
+		if f.fleet.Active() {
+			fres, runErr = sim.RunFleet(ctx, f.fleet.Config(cfg), onRecord)
 			res = fres.Result
 		} else {
 			res, runErr = sim.Run(ctx, cfg, onRecord)
@@ -315,7 +313,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			Load: meta.load, Workload: workloadDesc,
 			Config: meta.config,
 			Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
-			Notes: simNotes(eng, res, elapsed), Engine: simEngineFigures(eng, res),
+			Notes: sim.Notes(eng, res, elapsed), Engine: report.SimEngineFigures(eng, res),
 			Classes: classes.summaries(),
 		}
 		if c := ecfg.LoRA; c.MaxLoRAs > 0 {
@@ -323,15 +321,15 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 				c.MaxLoRAs, c.MaxLoRARank, c.MaxLoRAs))
 		}
 		rep.Predictions = heldOutRanges(&sum, f.engine.fittedHost())
-		if f.fleet.active() {
-			rep.Notes = append(rep.Notes, fleetNotes(&f.fleet, fres, ttfts)...)
+		if f.fleet.Active() {
+			rep.Notes = append(rep.Notes, f.fleet.Notes(fres, ttfts)...)
 		}
 		for _, n := range []string{f.mix.splitOf(rep.Classes), f.client.note(), f.probe.note()} {
 			if n != "" {
 				rep.Notes = append(rep.Notes, n)
 			}
 		}
-		if c := eng.Config(); c.MaxModelLen < c.Model.MaxContext && f.engine.maxModelLen == 0 {
+		if c := eng.Config(); c.MaxModelLen < c.Model.MaxContext && f.engine.MaxModelLen == 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("max model len lowered from %s's %d to %d tokens, what the KV cache holds (vLLM would refuse to start; set --max-model-len)",
 				c.Model.Name, c.Model.MaxContext, c.MaxModelLen))
 		}
@@ -396,84 +394,11 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 
 // configKV is the run's resolved settings for reports and the store.
 func (f *simFlags) configKV(eng *simengine.Engine) [][2]string {
-	return append(append(append(append(f.wl.config(), f.engine.configKV(eng.Config())...), f.client.configKV()...), f.fleet.configKV()...), f.mix.configKV()...)
+	return append(append(append(append(f.wl.config(), f.engine.configKV(eng.Config())...), f.client.configKV()...), f.fleet.ConfigKV()...), f.mix.configKV()...)
 }
 
 // maxStoredSimRecords bounds the records a simulation puts in the database.
 const maxStoredSimRecords = 50000
 
-func simTarget(c simengine.Config) string {
-	return fmt.Sprintf("simulated vLLM-like engine: %s on %d× %s", c.Model.Name, c.TP, c.GPU.Name)
-}
-
-func simNotes(eng *simengine.Engine, res sim.Result, elapsed time.Duration) []string {
-	s := res.Engine
-	notes := []string{
-		"simulated: times are virtual (a discrete-event model of the engine; see docs/simulator.md), exact server phase times in every record",
-		fmt.Sprintf("memory per GPU: %s; KV cache %d tokens (%d blocks of %d)", eng.MemoryPlan(), s.KVCapacityTokens, s.KVBlocksTotal, simengine.BlockTokens),
-		fmt.Sprintf("engine: %d steps, %d preemptions, %d rejected; %.1f s of virtual time simulated in %.2f s",
-			s.Steps, s.Preemptions, s.Rejected, res.End.Seconds(), elapsed.Seconds()),
-	}
-	if eng.Config().NoPrefixCaching {
-		notes = append(notes, "prefix caching off (--no-prefix-caching): every prompt is prefilled in full")
-	} else if s.PrefixCacheQueries > 0 {
-		notes = append(notes, fmt.Sprintf("prefix cache: %d of %d prompt tokens hit (%.1f%%), %d tokens prefilled",
-			s.PrefixCacheHits, s.PrefixCacheQueries, 100*float64(s.PrefixCacheHits)/float64(s.PrefixCacheQueries), s.PrefillTokens))
-	}
-	return notes
-}
-
-// simEngineFigures are simNotes' figures for summary.json.
-func simEngineFigures(eng *simengine.Engine, res sim.Result) *report.EngineFigures {
-	s := res.Engine
-	f := &report.EngineFigures{Steps: s.Steps, Preemptions: s.Preemptions, Rejected: s.Rejected, VirtualTimeS: res.End.Seconds(),
-		KVCapacityTokens: s.KVCapacityTokens, KVBlocks: s.KVBlocksTotal, PrefillTokens: s.PrefillTokens}
-	if !eng.Config().NoPrefixCaching && s.PrefixCacheQueries > 0 {
-		f.PrefixCache = &report.PrefixCacheFigures{HitTokens: s.PrefixCacheHits, QueryTokens: s.PrefixCacheQueries,
-			HitRate: float64(s.PrefixCacheHits) / float64(s.PrefixCacheQueries)}
-	}
-	return f
-}
-
-// simListPresets prints the GPU and model presets with the numbers the model uses.
-func simListPresets(w io.Writer, cat *simengine.Catalog) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	// The achievable matmul rate is what prefill computes at; "~" marks one
-	// taken as the default share of the peak, not measured.
-	fmt.Fprintln(tw, "GPU\tmemory GiB\tbandwidth GB/s\tBF16 TFLOP/s\tachievable\tFP8 TFLOP/s\tinterconnect GB/s\tlink\taliases")
-	for _, g := range cat.GPUs() {
-		fp8 := "-"
-		if g.FP8TFLOPS > 0 {
-			fp8 = strconv.FormatFloat(g.FP8TFLOPS, 'g', -1, 64)
-		}
-		mm := strconv.FormatFloat(g.AchievableBF16TFLOPS(), 'f', 1, 64)
-		if g.BF16MatmulTFLOPS == 0 {
-			mm = "~" + mm
-		}
-		link := g.Interconnect
-		if link == "" {
-			link = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%s\t%s\t%g\t%s\t%s\n", g.Name, g.MemoryGiB, g.BandwidthGBps, g.BF16TFLOPS, mm, fp8, g.InterconnectGBps, link, strings.Join(g.Aliases, ", "))
-	}
-	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "model\tparams (active)\tlayers\thidden\theads/kv\tffn (experts)\tvocab\tcontext\tweights\tKV KiB/token\taliases")
-	for _, m := range cat.Models() {
-		prec := m.WeightPrecision
-		if prec == "" {
-			prec = "bf16"
-		}
-		params, ffn := fmt.Sprintf("%.2fB", m.Params()/1e9), strconv.Itoa(m.FFNSize)
-		if m.Experts > 0 {
-			params += fmt.Sprintf(" (%.2fB)", m.ActiveParams()/1e9)
-			ffn = fmt.Sprintf("%d (%d of %d)", m.ExpertFFNSize, m.ExpertsPerToken, m.Experts)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d/%d\t%s\t%d\t%d\t%s %.1f GiB\t%.0f\t%s\n", m.Name, params, m.Layers, m.HiddenSize,
-			m.Heads, m.KVHeads, ffn, m.VocabSize, m.MaxContext, prec, m.WeightBytes()/(1<<30), m.KVBytesPerToken(1)/1024, strings.Join(m.Aliases, ", "))
-	}
-	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "Select with --gpu NAME --model NAME --tp N (names and aliases match case-insensitively);")
-	fmt.Fprintln(tw, "add your own with --gpu-file, --model-file or --preset-file (YAML, same keys as docs/simulator.md),")
-	fmt.Fprintln(tw, "or simulate any model from its Hugging Face config.json with --model-config FILE.")
-	return tw.Flush()
-}
+// simTarget names the simulated engine (sweep_sim.go calls it too).
+var simTarget = sim.Target

@@ -11,11 +11,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/knee-dev/knee/internal/liveview"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/spf13/pflag"
 )
+
+// errorKindsLine lists a stored summary's error counts by kind.
+var errorKindsLine = liveview.ErrorKindsLine[string]
 
 // sweepFlags are the flags knee sweep and knee sim sweep share: which loads
 // to step through, the objectives, and the output.

@@ -189,7 +189,7 @@ func (ss *sweepStore) finishSharded(meta runMeta, res *sweep.Result, status stri
 	if err := st.RenumberRecordSteps(runID, renumber); err != nil {
 		return id, fmt.Errorf("storing the sweep: %w", err)
 	}
-	pick, _ := sweepSummaryStep(res)
+	pick, _ := res.SummaryStep()
 	if err := st.SetSummary(runID, res.Steps[pick].Summary); err != nil {
 		return id, fmt.Errorf("storing the sweep: %w", err)
 	}

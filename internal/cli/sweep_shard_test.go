@@ -24,6 +24,7 @@ import (
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
+	"github.com/knee-dev/knee/internal/store/storetest"
 	"github.com/knee-dev/knee/internal/sweep"
 )
 
@@ -65,7 +66,7 @@ func runSweepShards(t *testing.T, n int, args []string) ([]int, []string) {
 // computed over all shards' records.
 func TestShardedSweep(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) { testShardedSweep(t, filepath.Join(t.TempDir(), "knee.db")) })
-	t.Run("postgres", func(t *testing.T) { testShardedSweep(t, testPostgresURL(t)) })
+	t.Run("postgres", func(t *testing.T) { testShardedSweep(t, storetest.PostgresURL(t)) })
 }
 
 func testShardedSweep(t *testing.T, db string) {

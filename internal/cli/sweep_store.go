@@ -15,7 +15,7 @@ import (
 // begun before the first step, so every step's per-request records are
 // stored as they come (tagged with their step), and finished with every
 // step, the knee and the SLO-safe point (store.SaveSweepResult). Its summary
-// is the step sweepSummaryStep picks. A nil sweepStore (--no-store) ignores
+// is the step sweep.Result.SummaryStep picks. A nil sweepStore (--no-store) ignores
 // everything.
 type sweepStore struct {
 	sr *storedRun
@@ -112,7 +112,7 @@ func (ss *sweepStore) checkpoint(steps []sweep.Step, opts sweep.Options) {
 		return
 	}
 	if ss.sr.st.SaveSweepResult(ss.sr.w.ID(), res) == nil {
-		pick, _ := sweepSummaryStep(res)
+		pick, _ := res.SummaryStep()
 		_ = ss.sr.st.SetSummary(ss.sr.w.ID(), res.Steps[pick].Summary)
 	}
 }
@@ -157,7 +157,7 @@ func (ss *sweepStore) finish(meta runMeta, res *sweep.Result, status string) (st
 			}
 		}
 	}
-	pick, _ := sweepSummaryStep(res)
+	pick, _ := res.SummaryStep()
 	if err := ss.sr.finish(&report.Run{Summary: res.Steps[pick].Summary}, status); err != nil {
 		return "", err
 	}
@@ -173,17 +173,4 @@ func storeSweep(env *Env, s *storeFlags, meta runMeta, res *sweep.Result, status
 		return "", err
 	}
 	return ss.finish(meta, res, status)
-}
-
-// sweepSummaryStep is the step whose full summary a stored sweep carries
-// (and its report shows after the steps table): the SLO-safe point, else
-// the knee, else the highest load; why names which.
-func sweepSummaryStep(res *sweep.Result) (idx int, why string) {
-	switch {
-	case res.SLOSafe.Found() && res.SLOSafe.Index < len(res.Steps):
-		return res.SLOSafe.Index, "the SLO-safe point"
-	case res.Knee.Found() && res.Knee.Index < len(res.Steps):
-		return res.Knee.Index, "the knee"
-	}
-	return len(res.Steps) - 1, "the highest load measured"
 }

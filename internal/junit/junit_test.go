@@ -3,11 +3,14 @@ package junit
 import (
 	"bytes"
 	"encoding/xml"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	gojunit "github.com/joshdk/go-junit"
+	"github.com/knee-dev/knee/internal/badinput"
 
 	"github.com/knee-dev/knee/internal/compare"
 	"github.com/knee-dev/knee/internal/record"
@@ -238,5 +241,32 @@ func TestSweepClassVerdictsParse(t *testing.T) {
 	}
 	if !strings.Contains(text, "chat: p95(ttft)&lt;150ms: measured 200") && !strings.Contains(text, "chat: p95(ttft)<150ms: measured 200") {
 		t.Errorf("the failure must name the class and its value:\n%s", text)
+	}
+}
+
+// A folder, or a file under one that cannot be made, is refused before any
+// work as bad input; a written file holds the suites.
+func TestCheckAndWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := CheckFile(dir); err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "is a folder") {
+		t.Errorf("a folder: %v", err)
+	}
+	blocker := filepath.Join(dir, "file")
+	os.WriteFile(blocker, nil, 0o644)
+	if err := CheckFile(filepath.Join(blocker, "x.xml")); err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "cannot make its folder") {
+		t.Errorf("under a file: %v", err)
+	}
+	path := filepath.Join(dir, "new", "junit.xml")
+	if err := CheckFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(path, "knee sim", []Suite{{Name: "run"}}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), `name="knee sim"`) {
+		t.Errorf("written: %s", b)
+	}
+	if CheckFile("") != nil || WriteFile("", "x", nil) != nil {
+		t.Error("no --junit: want nothing done")
 	}
 }

@@ -232,16 +232,17 @@ func dashboard(s, last Snapshot, d time.Duration) string {
 		line("  waiting for the first completed request")
 	}
 	if len(r.ErrorKinds) > 0 {
-		line("  errors: %s", errorKindsLine(r.ErrorKinds))
+		line("  errors: %s", ErrorKindsLine(r.ErrorKinds))
 	}
 	return b.String()
 }
 
-// errorKindsLine lists the failures by kind, in record.ErrorKinds' order.
-func errorKindsLine(kinds map[record.ErrorKind]int) string {
+// ErrorKindsLine lists the failures by kind, in record.ErrorKinds' order,
+// e.g. "connect: 12, http_5xx: 3"; stored summaries key them by string.
+func ErrorKindsLine[K ~string](kinds map[K]int) string {
 	var parts []string
 	for _, k := range record.ErrorKinds {
-		if n := kinds[k]; n > 0 {
+		if n := kinds[K(k)]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s: %d", k, n))
 		}
 	}
@@ -268,7 +269,7 @@ func plainLine(s, last Snapshot, d time.Duration) string {
 		line += fmt.Sprintf(" e2e_p50_ms=%.1f e2e_p95_ms=%.1f", float64(r.E2EP50)/1e6, float64(r.E2EP95)/1e6)
 	case s.Errors > 0:
 		// Nothing completed: no latency to show, and 0 would read as fast.
-		line += " ttft_p50_ms=– ttft_p95_ms=– (no completed requests; errors: " + errorKindsLine(r.ErrorKinds) + ")"
+		line += " ttft_p50_ms=– ttft_p95_ms=– (no completed requests; errors: " + ErrorKindsLine(r.ErrorKinds) + ")"
 	}
 	return line
 }

@@ -366,3 +366,35 @@ func TestTextStatesWarningsOnce(t *testing.T) {
 		t.Errorf("the note that is not a warning is stated %d times, want once (in Notes)", n)
 	}
 }
+
+// Write picks the form a command's flags ask for, and its last line says
+// where the detail is.
+func TestWriteChoosesTheForm(t *testing.T) {
+	render := func(f func(*bytes.Buffer) error) string {
+		var b bytes.Buffer
+		if err := f(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	run := fixture(t)
+	for _, tc := range []struct {
+		asJSON, detail bool
+		out            string
+		want           func(*bytes.Buffer) error
+	}{
+		{true, true, "", func(b *bytes.Buffer) error { return JSON(b, run) }},
+		{false, true, "", func(b *bytes.Buffer) error { return Text(b, run) }},
+		{false, false, "", func(b *bytes.Buffer) error {
+			return Glance(b, run, "detail (every statistic, server view, notes, configuration, definitions): --detail, or --out DIR for Markdown and HTML reports")
+		}},
+		{false, false, "res", func(b *bytes.Buffer) error {
+			return Glance(b, run, "detail (every statistic, server view, notes, configuration, definitions): --detail, or report.md in res")
+		}},
+	} {
+		got := render(func(b *bytes.Buffer) error { return Write(b, run, tc.asJSON, tc.detail, tc.out) })
+		if want := render(tc.want); got != want {
+			t.Errorf("json %v detail %v out %q: got\n%s\nwant\n%s", tc.asJSON, tc.detail, tc.out, got, want)
+		}
+	}
+}

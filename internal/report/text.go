@@ -130,3 +130,22 @@ func writeWrapped(bw *bufio.Writer, first, rest, text string) {
 	}
 	bw.WriteString(line + "\n")
 }
+
+// Write prints a run's report as a command does: the summary JSON with
+// asJSON, the full text with detail, else the one screen, ending with
+// where the detail is (out: the --out folder, "" for none).
+func Write(w io.Writer, run *Run, asJSON, detail bool, out string) error {
+	switch {
+	case asJSON:
+		return JSON(w, run)
+	case detail:
+		return Text(w, run)
+	}
+	more := "detail (every statistic, server view, notes, configuration, definitions): --detail"
+	if out != "" {
+		more += ", or report.md in " + out
+	} else {
+		more += ", or --out DIR for Markdown and HTML reports"
+	}
+	return Glance(w, run, more)
+}

@@ -112,17 +112,29 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("want a duration back from now (90m, 24h, 7d) or a date (2026-11-01)")
 }
 
+// Row is one stored run as knee runs --json and the web UI's runs page
+// list it; each adds its own columns after these.
+type Row struct {
+	ID      int64     `json:"id"`
+	Kind    string    `json:"kind"`
+	Status  string    `json:"status"`
+	Label   string    `json:"label,omitempty"`
+	Target  string    `json:"target,omitempty"`
+	Model   string    `json:"model,omitempty"`
+	Version string    `json:"knee_version,omitempty"`
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end,omitzero"`
+	Records int       `json:"records"`
+}
+
+// RowOf is r's row.
+func RowOf(r *store.RunInfo) Row {
+	return Row{ID: r.ID, Kind: r.Kind, Status: r.Status, Label: r.Label, Target: r.Target, Model: r.Model, Version: r.Version,
+		Start: r.Start, End: r.End, Records: r.Records}
+}
+
 type runJSON struct {
-	ID      int64           `json:"id"`
-	Kind    string          `json:"kind"`
-	Status  string          `json:"status"`
-	Label   string          `json:"label,omitempty"`
-	Target  string          `json:"target,omitempty"`
-	Model   string          `json:"model,omitempty"`
-	Version string          `json:"knee_version,omitempty"`
-	Start   time.Time       `json:"start"`
-	End     *time.Time      `json:"end,omitempty"`
-	Records int             `json:"records"`
+	Row
 	Config  json.RawMessage `json:"config"`
 	Summary any             `json:"summary,omitempty"`
 }
@@ -131,12 +143,7 @@ type runJSON struct {
 func JSON(w io.Writer, list []store.RunInfo) error {
 	out := make([]runJSON, 0, len(list))
 	for _, r := range list {
-		j := runJSON{ID: r.ID, Kind: r.Kind, Status: r.Status, Label: r.Label, Target: r.Target, Model: r.Model, Version: r.Version,
-			Start: r.Start, Records: r.Records, Config: r.Config}
-		if !r.End.IsZero() {
-			end := r.End
-			j.End = &end
-		}
+		j := runJSON{Row: RowOf(&r), Config: r.Config}
 		if r.Summary != nil {
 			j.Summary = r.Summary
 		}

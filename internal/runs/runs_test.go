@@ -1,9 +1,12 @@
 package runs
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/knee-dev/knee/internal/store"
 )
 
 func TestConfigPairsKeepOrder(t *testing.T) {
@@ -31,5 +34,28 @@ func TestParseSince(t *testing.T) {
 	}
 	if got, err := ParseSince("2026-11-01", now); err != nil || got.Day() != 1 {
 		t.Errorf("date: %v %v", got, err)
+	}
+}
+
+// knee runs --json keeps its key order (the row, then config and summary)
+// and leaves out what a run lacks: an unfinished run has no end.
+func TestJSONRowKeysInOrder(t *testing.T) {
+	start := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	list := []store.RunInfo{
+		{ID: 1, Kind: "bench", Status: "complete", Version: "v1", Start: start, End: start.Add(time.Minute), Records: 3, Config: json.RawMessage(`{"a":"1"}`)},
+		{ID: 2, Kind: "sim", Status: "running", Start: start, Config: json.RawMessage(`{}`)},
+	}
+	var b bytes.Buffer
+	if err := JSON(&b, list); err != nil {
+		t.Fatal(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, b.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"id":1,"kind":"bench","status":"complete","knee_version":"v1","start":"2026-11-01T10:00:00Z","end":"2026-11-01T10:01:00Z","records":3,"config":{"a":"1"}},` +
+		`{"id":2,"kind":"sim","status":"running","start":"2026-11-01T10:00:00Z","records":0,"config":{}}]`
+	if compact.String() != want {
+		t.Errorf("got  %s\nwant %s", compact.String(), want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/runs"
 	"github.com/knee-dev/knee/internal/sse"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
@@ -25,25 +26,17 @@ const livePoll = store.FlushEvery
 // poll interval before it slows its polling down.
 const liveRecordsPerPoll = 20000
 
-// runRow is one stored run on the runs page.
+// runRow is one stored run on the runs page: knee runs' row, with the
+// page's columns.
 type runRow struct {
-	ID        int64     `json:"id"`
-	Kind      string    `json:"kind"`
-	Status    string    `json:"status"`
-	Label     string    `json:"label,omitempty"`
-	Target    string    `json:"target,omitempty"`
-	Model     string    `json:"model,omitempty"`
-	Start     time.Time `json:"start"`
-	End       time.Time `json:"end,omitzero"`
-	Records   int       `json:"records"`
-	Requests  int       `json:"requests"`
-	RPS       *float64  `json:"throughput_rps,omitempty"`
-	TTFTP95MS *float64  `json:"ttft_p95_ms,omitempty"`
+	runs.Row
+	Requests  int      `json:"requests"`
+	RPS       *float64 `json:"throughput_rps,omitempty"`
+	TTFTP95MS *float64 `json:"ttft_p95_ms,omitempty"`
 }
 
 func rowOf(r *store.RunInfo) runRow {
-	row := runRow{ID: r.ID, Kind: r.Kind, Status: r.Status, Label: r.Label, Target: r.Target, Model: r.Model, Start: r.Start,
-		End: r.End, Records: r.Records, Requests: r.Records}
+	row := runRow{Row: runs.RowOf(r), Requests: r.Records}
 	if s := r.Summary; s != nil {
 		row.Requests = s.Requests
 		rps := s.RequestThroughputRPS

@@ -1,5 +1,0 @@
-//go:build !unix
-
-package cli
-
-func openFileLimit() uint64 { return 0 }
