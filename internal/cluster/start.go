@@ -97,3 +97,24 @@ func StepSpreads(parts []store.StepPart) (zero, began time.Duration) {
 	}
 	return zero, began
 }
+
+// RunSpreads are sharded run id's start spreads, as StartNotes takes them:
+// a sweep's widest over its steps; a bench run's over its shards' first
+// attempts (a restarted shard runs on a schedule of its own).
+func RunSpreads(st *store.Store, id int64, shards []store.ShardInfo) (zero, began time.Duration, err error) {
+	parts, err := st.StepParts(id)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(parts) > 0 {
+		zero, began = StepSpreads(parts)
+		return zero, began, nil
+	}
+	var zeros, begans []time.Time
+	for _, s := range shards {
+		if s.Attempt == 1 {
+			zeros, begans = append(zeros, s.Started), append(begans, s.Began)
+		}
+	}
+	return Spread(zeros), Spread(begans), nil
+}

@@ -104,18 +104,18 @@ func (s *SweepShard) Run(ctx context.Context, load sweep.Load) (sweep.Step, erro
 }
 
 // merged summarizes step k over every shard's records, leaving out probes
-// (they measure an unrelated user, not the load).
+// (they measure an unrelated user, not the load) but for their TTFT column:
+// only shard 0 sends them, so they are that shard's.
 func (s *SweepShard) merged(k int, load sweep.Load) (sweep.Step, error) {
-	var recs []record.Request
+	var all []record.Request
 	if err := s.Store.SweepStepRecords(s.Join.RunID, k, func(_ int, r *record.Request) error {
-		if r.Class != record.ProbeClass {
-			recs = append(recs, *r)
-		}
+		all = append(all, *r)
 		return nil
 	}); err != nil {
 		return sweep.Step{}, err
 	}
-	return sweep.Step{Load: load, Summary: stats.Summarize(recs, s.Options(load)), Full: true}, nil
+	recs, probeTTFT := sweep.SplitProbes(all)
+	return sweep.Step{Load: load, Summary: stats.Summarize(recs, s.Options(load)), Full: true, ProbeTTFTP95: probeTTFT}, nil
 }
 
 // Begin cuts cfg and src to this shard's part of the step, waits until the
