@@ -13,8 +13,9 @@ import (
 )
 
 // A sharded sweep's merged step leaves the probes (shard 0's alone) out of
-// its summary but gives their TTFT p95 its column, as one process's step
-// does; a step without probes has none.
+// its summary but gives their TTFT p95 its column, and gives a mix's
+// classes their figures over every shard's records, as one process's step
+// does; a step without probes has no probe column.
 func TestMergedStepProbeTTFT(t *testing.T) {
 	st, err := store.Open(filepath.Join(t.TempDir(), "knee.db"))
 	if err != nil {
@@ -43,13 +44,14 @@ func TestMergedStepProbeTTFT(t *testing.T) {
 		r.FirstToken, r.Done, r.StreamEnd = r.Sent+ttft, r.Sent+ttft+30*time.Millisecond, r.Sent+ttft+31*time.Millisecond
 		return &r
 	}
-	// Step 0: 6 main requests (3 per shard, TTFT 100 ms) and, from shard 0,
+	// Step 0: 6 main requests (3 per shard, TTFT 100 ms; classes chat
+	// and batch, 3 of each, both shards sending both) and, from shard 0,
 	// 20 probes with TTFTs 1..20 ms. Step 1: main requests only.
 	for _, w := range writers {
 		w.SetStep(0)
 	}
 	for id := range int64(6) {
-		writers[id%2].Add(req(0, id, 100*time.Millisecond, ""))
+		writers[id%2].Add(req(0, id, 100*time.Millisecond, []string{"chat", "chat", "batch"}[id%3]))
 	}
 	var probes []record.Request
 	for n := range int64(20) {
@@ -69,7 +71,8 @@ func TestMergedStepProbeTTFT(t *testing.T) {
 		}
 	}
 
-	s := &SweepShard{Join: joins[1], Store: st, Options: func(sweep.Load) stats.Options { return stats.Options{} }}
+	s := &SweepShard{Join: joins[1], Store: st, Options: func(sweep.Load) stats.Options { return stats.Options{} },
+		Classes: &sweep.Classes{Names: []string{"chat", "batch"}}}
 	load := sweep.Load{Kind: sweep.Rate, Value: 2}
 	step, err := s.merged(0, load)
 	if err != nil {
@@ -81,6 +84,10 @@ func TestMergedStepProbeTTFT(t *testing.T) {
 	}
 	if step.ProbeTTFTP95 == nil || *step.ProbeTTFTP95 != want || want < 15 {
 		t.Errorf("step 1's probe TTFT p95 = %v, want %.3f ms (shard 0's probes)", step.ProbeTTFTP95, want)
+	}
+	if len(step.Classes) != 2 || step.Classes[0].Name != "chat" || step.Classes[0].Summary.Requests != 4 ||
+		step.Classes[1].Name != "batch" || step.Classes[1].Summary.Requests != 2 {
+		t.Errorf("step 1's classes %+v; want chat with 4 requests, batch with 2 (no probe)", step.Classes)
 	}
 	step, err = s.merged(1, load)
 	if err != nil {
