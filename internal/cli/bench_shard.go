@@ -210,7 +210,7 @@ func shardNotes(st *store.Store, id int64) ([]string, error) {
 		head = fmt.Sprintf("partial: %d of %d shards complete (not: %s); figures merged over the records stored so far", complete, count, strings.Join(missing, ", "))
 	}
 	out := []string{head, fmt.Sprintf("largest clock offset uncertainty among shards: %.3f ms", float64(worst)/1e6)}
-	zero, beganSpread, err := cluster.RunSpreads(st, id, shards)
+	zero, beganSpread, _, err := cluster.RunSpreads(st, id, shards)
 	if err != nil {
 		return nil, err
 	}

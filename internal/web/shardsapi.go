@@ -24,11 +24,12 @@ type shardsView struct {
 	LargestUncertaintyMS float64      `json:"largest_clock_uncertainty_ms"`
 	Shards               []shardRow   `json:"shards"`
 	// StartSpreadMS is how far apart the shards' processes actually began
-	// their load (a sweep: its widest step), as the report states it;
-	// ScheduleSpreadMS is the spread of their schedules' zero points, all
-	// anchored on the common start, so near 0 unless a clock was off.
-	StartSpreadMS    float64 `json:"start_spread_ms"`
-	ScheduleSpreadMS float64 `json:"schedule_spread_ms"`
+	// their load (a sweep: its widest step), as the report states it; null
+	// until two shards have begun. ScheduleSpreadMS is the spread of their
+	// schedules' zero points, all anchored on the common start, so near 0
+	// unless a clock was off.
+	StartSpreadMS    *float64 `json:"start_spread_ms"`
+	ScheduleSpreadMS float64  `json:"schedule_spread_ms"`
 }
 
 // shardFigures are what the page compares between a shard and the run.
@@ -96,8 +97,12 @@ func shardsOf(st *store.Store, id int64) (shardsView, error) {
 			v.Missing = append(v.Missing, i)
 		}
 	}
-	zero, began, err := cluster.RunSpreads(st, id, shards)
-	v.StartSpreadMS, v.ScheduleSpreadMS = ms(began), ms(zero)
+	zero, began, known, err := cluster.RunSpreads(st, id, shards)
+	if known {
+		b := ms(began)
+		v.StartSpreadMS = &b
+	}
+	v.ScheduleSpreadMS = ms(zero)
 	return v, err
 }
 
