@@ -89,6 +89,12 @@ func TestShardViewInBrowser(t *testing.T) {
 	if !strings.Contains(rows[1], "|1|1.00|") {
 		t.Errorf("shard 0's row %q does not show its 1 error and 1 ms lag", rows[1])
 	}
+	// No shard recorded when its process began: the spread is not known,
+	// and says so rather than 0 ms; the schedules' zeros are beside it.
+	if text := eval[string](b, `document.getElementById('shards-table').nextElementSibling.textContent`); !strings.Contains(text, "not known yet") ||
+		!strings.Contains(text, "schedules' zeros within") {
+		t.Errorf("shard view's start line %q; want the processes' begin spread said unknown, and the schedules' zeros", text)
+	}
 	b.shot("shards")
 	b.checkClean()
 }

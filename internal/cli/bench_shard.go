@@ -185,11 +185,7 @@ func shardNotes(st *store.Store, id int64) ([]string, error) {
 	complete := 0
 	var worst time.Duration
 	var lines []string
-	var zeros, began []time.Time
 	for _, s := range shards {
-		if s.Attempt == 1 { // a restarted shard runs on a schedule of its own
-			zeros, began = append(zeros, s.Started), append(began, s.Began)
-		}
 		if s.Status == store.StatusComplete {
 			complete++
 		}
@@ -214,9 +210,9 @@ func shardNotes(st *store.Store, id int64) ([]string, error) {
 		head = fmt.Sprintf("partial: %d of %d shards complete (not: %s); figures merged over the records stored so far", complete, count, strings.Join(missing, ", "))
 	}
 	out := []string{head, fmt.Sprintf("largest clock offset uncertainty among shards: %.3f ms", float64(worst)/1e6)}
-	zero, beganSpread := cluster.Spread(zeros), cluster.Spread(began)
-	if parts, err := st.StepParts(id); err == nil && len(parts) > 0 { // a sweep: its worst step
-		zero, beganSpread = cluster.StepSpreads(parts)
+	zero, beganSpread, _, err := cluster.RunSpreads(st, id, shards)
+	if err != nil {
+		return nil, err
 	}
 	out = append(out, cluster.StartNotes(zero, beganSpread, worst)...)
 	return append(out, lines...), nil

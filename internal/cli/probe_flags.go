@@ -5,9 +5,8 @@ import (
 	"math"
 
 	"github.com/knee-dev/knee/internal/loadgen"
-	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
-	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/knee-dev/knee/internal/workload"
 	"github.com/spf13/pflag"
 )
@@ -94,24 +93,5 @@ func (p *probeFlags) note() string {
 
 var classSummaries = report.ClassSummaries
 
-// splitProbes returns recs without the probes, and the probes' p95 TTFT in
-// ms (nil: no probe answered): a step's summary and verdicts are the main
-// load's alone.
-func splitProbes(recs []record.Request) (main []record.Request, probeTTFTP95 *float64) {
-	var probes []record.Request
-	for i := range recs {
-		if recs[i].Class == record.ProbeClass {
-			probes = append(probes, recs[i])
-		} else {
-			main = append(main, recs[i])
-		}
-	}
-	if probes == nil {
-		return recs, nil
-	}
-	if sum := stats.Summarize(probes, stats.Options{}); sum.TTFT.Count > 0 {
-		v := sum.TTFT.P95
-		probeTTFTP95 = &v
-	}
-	return main, probeTTFTP95
-}
+// splitProbes leaves the probes out of a step's records (sweep.SplitProbes).
+var splitProbes = sweep.SplitProbes

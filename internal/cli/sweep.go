@@ -86,7 +86,7 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			return err
 		}
 		t.stored = stored
-		runner = sh.wrap(env, runner, &t, set)
+		runner = sh.wrap(env, runner, &t, f.mix.classes(), set)
 		if err := t.live.start(env, livemetrics.Info{Kind: "sweep", Model: model, Target: target}); err != nil {
 			stored.finish(meta, nil, "failed")
 			return err

@@ -79,7 +79,7 @@ func shardSettings(fs *pflag.FlagSet) [][2]string {
 
 // wrap returns the runner a sharded sweep measures with (inner itself when
 // the sweep is not sharded).
-func (s *sweepShard) wrap(env *Env, inner sweep.Runner, t *sweepTargetFlags, set slo.Set) sweep.Runner {
+func (s *sweepShard) wrap(env *Env, inner sweep.Runner, t *sweepTargetFlags, classes *sweep.Classes, set slo.Set) sweep.Runner {
 	if !s.active() || t.stored == nil {
 		return inner
 	}
@@ -97,6 +97,7 @@ func (s *sweepShard) wrap(env *Env, inner sweep.Runner, t *sweepTargetFlags, set
 			}
 			return opts
 		},
+		Classes: classes, SLOs: set,
 		Flush:   ss.sr.w.Flush,
 		Tag:     func(_ int, load sweep.Load) { ss.step(load) },
 		Say:     say,

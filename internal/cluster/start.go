@@ -97,3 +97,37 @@ func StepSpreads(parts []store.StepPart) (zero, began time.Duration) {
 	}
 	return zero, began
 }
+
+// RunSpreads are sharded run id's start spreads, as StartNotes takes them:
+// a sweep's widest over its steps; a bench run's over its shards' first
+// attempts (a restarted shard runs on a schedule of its own). beganKnown
+// says whether two shards at least (of one step) recorded when their
+// processes began: until then began is 0 for want of data, not a measure.
+func RunSpreads(st *store.Store, id int64, shards []store.ShardInfo) (zero, began time.Duration, beganKnown bool, err error) {
+	parts, err := st.StepParts(id)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	if len(parts) > 0 {
+		zero, began = StepSpreads(parts)
+		perStep := map[int]int{}
+		for _, p := range parts {
+			if !p.Zero.IsZero() && !p.Began.IsZero() {
+				perStep[p.Step]++
+				beganKnown = beganKnown || perStep[p.Step] >= 2
+			}
+		}
+		return zero, began, beganKnown, nil
+	}
+	var zeros, begans []time.Time
+	n := 0
+	for _, s := range shards {
+		if s.Attempt == 1 {
+			zeros, begans = append(zeros, s.Started), append(begans, s.Began)
+			if !s.Began.IsZero() {
+				n++
+			}
+		}
+	}
+	return Spread(zeros), Spread(begans), n >= 2, nil
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/sweep"
@@ -30,6 +31,11 @@ type SweepShard struct {
 	// Options summarize a step's records as one process would (SLOs,
 	// offered rate).
 	Options func(sweep.Load) stats.Options
+	// Classes are a traffic mix's classes (nil: none), each step's figures
+	// per class computed over all shards' records as one process does;
+	// SLOs are the run's objectives, which each class's goodput counts.
+	Classes *sweep.Classes
+	SLOs    slo.Set
 	// Flush stores this shard's records so far. Tag counts a step this
 	// shard replays instead of measuring (Inner counts those it measures),
 	// so that records are tagged with the step's index in measured order,
@@ -104,18 +110,21 @@ func (s *SweepShard) Run(ctx context.Context, load sweep.Load) (sweep.Step, erro
 }
 
 // merged summarizes step k over every shard's records, leaving out probes
-// (they measure an unrelated user, not the load).
+// (they measure an unrelated user, not the load) but for their TTFT column:
+// only shard 0 sends them, so they are that shard's.
 func (s *SweepShard) merged(k int, load sweep.Load) (sweep.Step, error) {
-	var recs []record.Request
+	var all []record.Request
 	if err := s.Store.SweepStepRecords(s.Join.RunID, k, func(_ int, r *record.Request) error {
-		if r.Class != record.ProbeClass {
-			recs = append(recs, *r)
-		}
+		all = append(all, *r)
 		return nil
 	}); err != nil {
 		return sweep.Step{}, err
 	}
-	return sweep.Step{Load: load, Summary: stats.Summarize(recs, s.Options(load)), Full: true}, nil
+	recs, probeTTFT := sweep.SplitProbes(all)
+	opts := s.Options(load)
+	sum := stats.Summarize(recs, opts)
+	return sweep.Step{Load: load, Summary: sum, Full: true, ProbeTTFTP95: probeTTFT,
+		Classes: s.Classes.Summarize(all, opts, s.SLOs, &sum)}, nil
 }
 
 // Begin cuts cfg and src to this shard's part of the step, waits until the

@@ -51,7 +51,7 @@ func Load(st *store.Store, id int64) (*Loaded, error) {
 	if info.Records > 0 {
 		err = st.StepRecords(id, func(s int, r *record.Request) error {
 			if step < 0 || s == step {
-				lr.Records = append(lr.Records, *r)
+				lr.Records = append(lr.Records, *stepNumbered(s, r))
 			}
 			return nil
 		})

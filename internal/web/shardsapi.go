@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/knee-dev/knee/internal/cluster"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
@@ -22,7 +23,13 @@ type shardsView struct {
 	Merged               shardFigures `json:"merged"`
 	LargestUncertaintyMS float64      `json:"largest_clock_uncertainty_ms"`
 	Shards               []shardRow   `json:"shards"`
-	StartSpreadMS        float64      `json:"start_spread_ms"` // latest shard start minus earliest
+	// StartSpreadMS is how far apart the shards' processes actually began
+	// their load (a sweep: its widest step), as the report states it; null
+	// until two shards have begun. ScheduleSpreadMS is the spread of their
+	// schedules' zero points, all anchored on the common start, so near 0
+	// unless a clock was off.
+	StartSpreadMS    *float64 `json:"start_spread_ms"`
+	ScheduleSpreadMS float64  `json:"schedule_spread_ms"`
 }
 
 // shardFigures are what the page compares between a shard and the run.
@@ -75,21 +82,12 @@ func shardsOf(st *store.Store, id int64) (shardsView, error) {
 	}
 	v.Merged = figuresOf(all)
 	done := map[int]bool{}
-	var first, last time.Time
 	for _, s := range shards {
 		if s.Status == store.StatusComplete {
 			v.Complete++
 			done[s.Index] = true
 		}
 		v.LargestUncertaintyMS = max(v.LargestUncertaintyMS, ms(s.ClockUncertainty))
-		if !s.Started.IsZero() {
-			if first.IsZero() || s.Started.Before(first) {
-				first = s.Started
-			}
-			if s.Started.After(last) {
-				last = s.Started
-			}
-		}
 		v.Shards = append(v.Shards, shardRow{Index: s.Index, Status: s.Status, Attempt: s.Attempt, Host: s.Host,
 			Started: s.Started, Ended: s.Ended, ClockOffsetMS: ms(s.ClockOffset), ClockUncertaintyMS: ms(s.ClockUncertainty),
 			shardFigures: figuresOf(per[s.Index])})
@@ -99,8 +97,13 @@ func shardsOf(st *store.Store, id int64) (shardsView, error) {
 			v.Missing = append(v.Missing, i)
 		}
 	}
-	v.StartSpreadMS = ms(last.Sub(first))
-	return v, nil
+	zero, began, known, err := cluster.RunSpreads(st, id, shards)
+	if known {
+		b := ms(began)
+		v.StartSpreadMS = &b
+	}
+	v.ScheduleSpreadMS = ms(zero)
+	return v, err
 }
 
 // apiRunShards serves a run's shards (count 0 when it is not sharded).

@@ -42,6 +42,10 @@ func TestRunShardsAPI(t *testing.T) {
 			if writers[i], err = j.Begin(start.Add(time.Duration(i)*3*time.Millisecond), time.Duration(i+1)*time.Millisecond, time.Duration(i+1)*100*time.Microsecond); err != nil {
 				t.Fatal(err)
 			}
+			// The processes began 7 ms apart, their schedules' zeros 3 ms.
+			if err := j.SetBegan(start.Add(time.Millisecond + time.Duration(i)*7*time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	// Shard 0: requests 0, 3, 6, … (6 of them, one failed, lag 2 ms);
@@ -107,8 +111,13 @@ func TestRunShardsAPI(t *testing.T) {
 	if s2.Status != store.ShardRegistered || s2.Records != 0 {
 		t.Errorf("shard 2: %+v; want registered with no records", s2)
 	}
-	if v.LargestUncertaintyMS != 0.2 || v.StartSpreadMS != 3 {
-		t.Errorf("largest uncertainty %v ms, start spread %v ms; want 0.2 and 3", v.LargestUncertaintyMS, v.StartSpreadMS)
+	began := -1.0 // not known
+	if v.StartSpreadMS != nil {
+		began = *v.StartSpreadMS
+	}
+	if v.LargestUncertaintyMS != 0.2 || began != 7 || v.ScheduleSpreadMS != 3 {
+		t.Errorf("largest uncertainty %v ms, start spread %v ms, schedule spread %v ms; want 0.2, 7 (the processes' begin) and 3",
+			v.LargestUncertaintyMS, began, v.ScheduleSpreadMS)
 	}
 
 	// Once the shards' processes are gone (every heartbeat stale), shard 1

@@ -137,7 +137,7 @@ function shardView(v) {
     h('table', {id: 'shards-table'},
       h('thead', {}, h('tr', {}, ...['', 'status', 'attempt', 'records', 'req/s', 'errors', 'lag p95 (ms)', 'clock offset (ms)'].map(t => h('th', {}, t)))),
       h('tbody', {}, h('tr', {}, h('th', {}, 'merged'), h('td', {}, ''), h('td', {}, ''), ...cells(v.merged), h('td', {}, '')), ...rows)),
-    h('p', {}, `largest clock offset uncertainty ${v.largest_clock_uncertainty_ms.toFixed(3)} ms; shards' starts spread over ${fmt(v.start_spread_ms, 'ms')}`),
+    h('p', {}, `largest clock offset uncertainty ${v.largest_clock_uncertainty_ms.toFixed(3)} ms; ${v.start_spread_ms == null ? "when the shards' processes began is not known yet (fewer than two have begun)" : `shards' processes began within ${fmt(v.start_spread_ms, 'ms')}`} (their schedules' zeros within ${fmt(v.schedule_spread_ms, 'ms')})`),
   ];
 }
 
