@@ -9,9 +9,9 @@ go vet ./...
 # (the timing-truth tests run without it: the detector slows the client ~10x).
 # One package at a time (-p 1): several tests measure real timing against
 # the embedded server, and two packages' loads on two cores disturb them.
-go test -p 1 -count=1 $(go list ./... | grep -v '/internal/realserver$')
+go test -p 1 -count=1 -timeout 30m $(go list ./... | grep -v '/internal/realserver$')
 # The real-server tests verbose, so that the log shows what they measured
 # (the calibrated profile's held-out predictions against knee bench, the
 # sweep's knee); they skip, saying why, where no server is set up.
-go test -count=1 -v ./internal/realserver/ | grep -v -E '^(=== (RUN|PAUSE|CONT)|PASS$)'
-go test -p 1 -count=1 -race -short $(go list ./... | grep -E '/(loadgen|simserver|selftest|store|stats|cli|web|hostile|livemetrics|otelexport|cluster)$' || true)
+go test -count=1 -timeout 20m -v ./internal/realserver/ | grep -v -E '^(=== (RUN|PAUSE|CONT)|PASS$)'
+go test -p 1 -count=1 -timeout 30m -race -short $(go list ./... | grep -E '/(loadgen|simserver|selftest|store|stats|cli|web|hostile|livemetrics|otelexport|cluster)$' || true)
