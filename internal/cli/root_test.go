@@ -64,6 +64,9 @@ func TestSimHelpListsFewFlags(t *testing.T) {
 	if described < 20 {
 		t.Errorf("knee sim -h describes only %d flags; the count above is wrong:\n%s", described, out)
 	}
+	if strings.Contains(out, "\nOther flags:") {
+		t.Errorf("knee sim -h has flags in no group (Other flags):\n%s", out)
+	}
 	for _, hidden := range []string{"--front-end-serial", "--compute-efficiency", "--all-reduce-efficiency", "--step-per-seq", "--client-chunk-cost"} {
 		if strings.Contains(out, "\n      "+hidden+" ") {
 			t.Errorf("knee sim -h describes %s; want it on knee help constants", hidden)
