@@ -7,9 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/trace"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/knee-dev/knee/internal/livemetrics"
@@ -388,9 +386,9 @@ func (b *benchRun) buildSource() error {
 			return err
 		}
 	}
-	stopTrace, err := startRuntimeTrace(f.runtimeTrace)
+	stopTrace, err := loadgen.StartRuntimeTrace(f.runtimeTrace)
 	if err != nil {
-		return err
+		return Usagef("--runtime-trace: %v", err)
 	}
 	b.stopTrace = stopTrace
 	b.onClose(stopTrace)
@@ -625,29 +623,6 @@ func redactPairs(pairs [][2]string) {
 	}
 }
 
-// startRuntimeTrace starts a Go runtime trace into path ("": none); stop
-// ends it and closes the file, and may be called more than once.
-func startRuntimeTrace(path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, Usagef("--runtime-trace: %v", err)
-	}
-	if err := trace.Start(f); err != nil {
-		f.Close()
-		return nil, Usagef("--runtime-trace: %v", err)
-	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			trace.Stop()
-			f.Close()
-		})
-	}, nil
-}
-
 // recordSink receives every record as it finishes: it streams them to the
 // run database and to --out/records.jsonl so nothing measured is lost if the
 // run is cut short.
@@ -655,74 +630,36 @@ type recordSink struct {
 	env   *Env
 	out   string
 	file  *os.File
-	jsonl *record.Writer
-	recs  chan *record.Request
-	done  chan error
+	recs  *record.Sink
 	store *storedRun
 }
 
 func newRecordSink(env *Env, sf *storeFlags, out string, meta runMeta) (*recordSink, error) {
-	s := &recordSink{env: env, out: out, recs: make(chan *record.Request, 4096), done: make(chan error, 1)}
+	s := &recordSink{env: env, out: out}
+	var jsonl *record.Writer
 	if out != "" {
 		f, err := os.Create(filepath.Join(out, "records.jsonl"))
 		if err != nil {
 			return nil, Usagef("--out %s: %v", out, err)
 		}
-		s.file, s.jsonl = f, record.NewWriter(f)
+		s.file, jsonl = f, record.NewWriter(f)
 	}
 	st, err := sf.begin(env, meta)
 	if err != nil {
 		return nil, err
 	}
 	s.store = st
-	go s.loop()
+	s.recs = record.NewSink(jsonl, st.add)
 	return s, nil
 }
 
 // add is loadgen's OnRecord: cheap, hands the record to the writer goroutine.
-func (s *recordSink) add(r *record.Request) {
-	c := r.Clone()
-	s.recs <- &c
-}
-
-func (s *recordSink) loop() {
-	var firstErr error
-	flush := time.NewTicker(time.Second)
-	defer flush.Stop()
-	for {
-		select {
-		case r, ok := <-s.recs:
-			if !ok {
-				if s.jsonl != nil {
-					if err := s.jsonl.Flush(); err != nil && firstErr == nil {
-						firstErr = err
-					}
-				}
-				s.done <- firstErr
-				return
-			}
-			if s.jsonl != nil {
-				if err := s.jsonl.Write(r); err != nil && firstErr == nil {
-					firstErr = err
-				}
-			}
-			s.store.add(r)
-		case <-flush.C:
-			// Flush at least once a second so a kill loses at most the last second.
-			if s.jsonl != nil {
-				if err := s.jsonl.Flush(); err != nil && firstErr == nil {
-					firstErr = err
-				}
-			}
-		}
-	}
-}
+func (s *recordSink) add(r *record.Request) { s.recs.Add(r) }
 
 func (s *recordSink) runID() string { return s.store.id() }
 
 func (s *recordSink) abort() {
-	close(s.recs)
-	<-s.done
+	s.recs.Close()
 	if s.file != nil {
 		s.file.Close()
 	}
@@ -741,9 +678,8 @@ func (e sinkErrors) any() bool { return e.jsonl != nil || e.out != nil || e.stor
 // finish drains the records, closes the files, writes summary.json and the
 // reports into --out, and marks the stored run finished.
 func (s *recordSink) finish(rep *report.Run, status string, recs []record.Request) sinkErrors {
-	close(s.recs)
 	var errs sinkErrors
-	errs.jsonl = <-s.done
+	errs.jsonl = s.recs.Close()
 	if s.file != nil {
 		if cerr := s.file.Close(); errs.jsonl == nil {
 			errs.jsonl = cerr
