@@ -2,13 +2,15 @@ package cli
 
 import (
 	"context"
-	"slices"
 	"strconv"
 
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/stats"
 	"github.com/spf13/pflag"
 )
+
+var statsZero stats.Summary
 
 // embeddedFlags configure the in-process simulated server that knee bench
 // (and sweep) start when no --url is given.
@@ -68,10 +70,19 @@ func (e *embeddedFlags) config(model string) [][2]string {
 	if len(c) == 0 { // the server did not start either; keep what was asked
 		c = [][2]string{{"sim_gpu", e.gpu}, {"sim_tp", strconv.Itoa(e.tp)}}
 	}
-	if e.profile != "" && !slices.ContainsFunc(c, func(kv [2]string) bool { return kv[0] == "sim_profile" }) {
+	if e.profile != "" && !hasKey(c, "sim_profile") {
 		c = append(c, [2]string{"sim_profile", e.profile})
 	}
 	return c
+}
+
+func hasKey(kv [][2]string, key string) bool {
+	for _, p := range kv {
+		if p[0] == key {
+			return true
+		}
+	}
+	return false
 }
 
 // engineFlags are the simulator settings the embedded server runs with.

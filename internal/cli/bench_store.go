@@ -120,7 +120,7 @@ func (r *storedRun) finish(rep *report.Run, status string) error {
 		return r.finishShard(status)
 	}
 	if rep == nil {
-		return r.w.Finish(stats.Summary{}, status)
+		return r.w.Finish(statsZero, status)
 	}
 	return r.w.Finish(rep.Summary, status)
 }
