@@ -7,18 +7,17 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/trace"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/knee-dev/knee/internal/cpuclock"
 	"github.com/knee-dev/knee/internal/livemetrics"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/redact"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/runcheck"
+	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
@@ -78,17 +77,91 @@ func newBenchCmd(ctx context.Context, env *Env) *cobra.Command {
 	return cmd
 }
 
-// runBench is knee bench once its flags are parsed: check them, start the
-// target (the embedded server without --url), run the load, report.
+// runBench is knee bench once its flags are parsed, in the steps below:
+// check the flags and plan the workload, start the target, configure the
+// load, open where records go, build the request source, run the load,
+// summarize it, then store and report it (the exit code says how it went).
 func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) error {
-	if fs.NArg() > 0 {
-		return Usagef("unexpected argument %q (flags only; see knee bench -h)", fs.Arg(0))
+	b := &benchRun{ctx: ctx, env: env, fs: fs, f: f}
+	defer b.close()
+	if err := b.check(); err != nil {
+		return err
 	}
-	apiKey, err := apiKeyFrom(env, f.apiKeyEnv)
+	if err := b.startTarget(); err != nil {
+		return err
+	}
+	if err := b.configure(); err != nil {
+		return err
+	}
+	if err := b.openSinks(); err != nil {
+		return err
+	}
+	if err := b.buildSource(); err != nil {
+		b.sink.abort()
+		return err
+	}
+	res, err := b.runLoad()
 	if err != nil {
 		return err
 	}
-	if err := f.shard.resolve(env, flagGiven(fs, "seed"), f.noStore); err != nil {
+	rep, status, failure := b.summarize(res)
+	return b.finish(rep, status, failure, res)
+}
+
+// benchRun is one knee bench run's state, filled in step by step.
+type benchRun struct {
+	ctx context.Context
+	env *Env
+	fs  *pflag.FlagSet
+	f   *benchFlags
+
+	// check
+	apiKey     string
+	grace      time.Duration
+	turns      workload.Dist
+	think      workload.Think
+	ignoreEOS  triState
+	objectives slo.Set
+	wp         workloadPlan
+	// startTarget
+	target, model string
+	notes         []string
+	gen           interface{ Item(int64) workload.Item }
+	arrivals      workload.Arrivals
+	stream        *workload.TraceStream
+	// configure, openSinks, buildSource, runLoad
+	cfg         loadgen.Config
+	meta        runMeta
+	sink        *recordSink
+	recent      recentWindow
+	source      loadgen.Source
+	meter       *runcheck.Meter
+	scraper     *scrape.Scraper
+	stopTrace   func()
+	interrupted bool     // by Ctrl-C: the report covers what ran until then
+	closers     []func() // run last first when runBench returns
+}
+
+func (b *benchRun) onClose(c func()) { b.closers = append(b.closers, c) }
+
+func (b *benchRun) close() {
+	for i := len(b.closers) - 1; i >= 0; i-- {
+		b.closers[i]()
+	}
+}
+
+// check refuses bad flags (exit 2) before anything starts, and plans the
+// workload: its generator, arrivals and warm-up.
+func (b *benchRun) check() error {
+	f, fs := b.f, b.fs
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q (flags only; see knee bench -h)", fs.Arg(0))
+	}
+	var err error
+	if b.apiKey, err = apiKeyFrom(b.env, f.apiKeyEnv); err != nil {
+		return err
+	}
+	if err := f.shard.resolve(b.env, flagGiven(fs, "seed"), f.noStore); err != nil {
 		return err
 	}
 	f.storeFlags.sharding = &f.shard
@@ -101,9 +174,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if err := f.junit.check(); err != nil {
 		return err
 	}
-
-	grace, err := graceFlags(f.grace, f.requestTimeout)
-	if err != nil {
+	if b.grace, err = graceFlags(f.grace, f.requestTimeout); err != nil {
 		return err
 	}
 	if err := f.wl.validate(); err != nil {
@@ -122,8 +193,7 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		return err
 	}
 	f.metrics.noteSet(fs)
-	turns, think, err := f.sess.parse(fs)
-	if err != nil {
+	if b.turns, b.think, err = f.sess.parse(fs); err != nil {
 		return err
 	}
 	if f.sess.sessions > 0 && !flagGiven(fs, "requests") {
@@ -141,219 +211,250 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 	if err := checkBaseURL(f.url); err != nil {
 		return err
 	}
-	ignoreEOS, err := parseTriState("--ignore-eos", f.ignoreEOS)
-	if err != nil {
+	if b.ignoreEOS, err = parseTriState("--ignore-eos", f.ignoreEOS); err != nil {
 		return err
 	}
-	objectives, err := slo.ParseAll(f.slos)
-	if err != nil {
+	if b.objectives, err = slo.ParseAll(f.slos); err != nil {
 		return Usagef("--slo: %v", err)
 	}
-	if err := checkAPIObjectives(f.api, objectives); err != nil {
+	if err := checkAPIObjectives(f.api, b.objectives); err != nil {
 		return err
 	}
-	if err := checkMixAPIs(f.api, &f.mix, objectives); err != nil {
+	if err := checkMixAPIs(f.api, &f.mix, b.objectives); err != nil {
 		return err
 	}
 	if err := f.endpoints.check(runAPIs(f.api, &f.mix), f.wl.resolvedSeed()); err != nil {
 		return err
 	}
-	f.wl.trace.ctx = ctx // Ctrl-C stops reading a huge trace
-	wp, err := f.wl.plan()
-	if err != nil {
+	f.wl.trace.ctx = b.ctx // Ctrl-C stops reading a huge trace
+	if b.wp, err = f.wl.plan(); err != nil {
 		return err
 	}
-	var gen interface{ Item(int64) workload.Item } = wp.gen
-	arrivals, warmupDur, warmupN := wp.arrivals, wp.warmup, wp.warmupRequests
+	b.gen, b.arrivals = b.wp.gen, b.wp.arrivals
 	if f.out != "" {
 		if err := os.MkdirAll(f.out, 0o755); err != nil {
 			return Usagef("--out %s: %v", f.out, err)
 		}
 	}
+	return nil
+}
 
-	target, model := f.url, f.model
-	var notes []string
-	if target == "" {
+// startTarget starts the embedded server without --url, else checks the
+// server answers, and resolves the prompts in its tokens.
+func (b *benchRun) startTarget() error {
+	f, ctx := b.f, b.ctx
+	b.target, b.model = f.url, f.model
+	var err error
+	if b.target == "" {
 		srv, err := f.embedded.start(ctx, f.model)
 		if err != nil {
 			return err
 		}
-		defer srv.close()
-		target, model = srv.url, srv.model
-		msg := fmt.Sprintf("no --url given: using knee's embedded simulated server at %s (%s)", target, srv.describe)
-		fmt.Fprintln(env.Stderr, msg)
-		notes = append(notes, msg)
-	} else if model == "" {
+		b.onClose(srv.close)
+		b.target, b.model = srv.url, srv.model
+		msg := fmt.Sprintf("no --url given: using knee's embedded simulated server at %s (%s)", b.target, srv.describe)
+		fmt.Fprintln(b.env.Stderr, msg)
+		b.notes = append(b.notes, msg)
+	} else if b.model == "" {
 		return Usagef("--model is required with --url (the model name the server serves)")
-	} else if err := loadgen.CheckReachable(ctx, target); err != nil {
-		msg := fmt.Sprintf("--url %s: %v; nothing was run", redactURL(target), err)
-		unrun := &report.Run{Kind: "bench", Version: Version, Target: redactURL(target), Model: model}
+	} else if err := loadgen.CheckReachable(ctx, b.target); err != nil {
+		msg := fmt.Sprintf("--url %s: %v; nothing was run", redactURL(b.target), err)
+		unrun := &report.Run{Kind: "bench", Version: Version, Target: redactURL(b.target), Model: b.model}
 		if werr := f.junit.write("knee bench", runSuite(unrun, msg, false)); werr != nil {
 			return werr
 		}
 		return errors.New(msg)
-	} else if wp.trace != nil {
-		notes = append(notes, f.wl.resolvePrompts(ctx, target, apiKey, model, f.api)...)
+	} else if b.wp.trace != nil {
+		b.notes = append(b.notes, f.wl.resolvePrompts(ctx, b.target, b.apiKey, b.model, f.api)...)
 	} else {
 		var pn []string
-		if gen, pn, err = f.wl.promptsFor(ctx, target, apiKey, model, f.api); err != nil {
+		if b.gen, pn, err = f.wl.promptsFor(ctx, b.target, b.apiKey, b.model, f.api); err != nil {
 			return err
 		}
-		notes = append(notes, pn...)
+		b.notes = append(b.notes, pn...)
 	}
-	notes = append(notes, f.wl.promptsNote())
-	if g, ok := gen.(*workload.Generator); ok {
+	b.notes = append(b.notes, f.wl.promptsNote())
+	if g, ok := b.gen.(*workload.Generator); ok {
 		if note := f.wl.reuseNote(g, f.wl.requests); note != "" {
-			notes = append(notes, note)
+			b.notes = append(b.notes, note)
 		}
 	}
-	var traceNote string
-	var stream *workload.TraceStream
-	if wp.trace != nil {
+	if b.wp.trace != nil {
 		// Prompts in the server's tokens (resolved above), built ahead.
-		if stream, err = f.wl.traceForPrompts(wp.trace).Stream(true); err != nil {
+		if b.stream, err = f.wl.traceForPrompts(b.wp.trace).Stream(true); err != nil {
 			return Usagef("--trace: %v", err)
 		}
-		defer stream.Close()
-		gen, arrivals = stream, stream
-		traceNote = wp.trace.Info().String()
+		b.onClose(func() { b.stream.Close() })
+		b.gen, b.arrivals = b.stream, b.stream
 	}
+	return nil
+}
 
-	cfg := loadgen.Config{
-		BaseURL: target, Model: model, API: f.api, APIKey: apiKey,
+// configure builds the load generator's configuration from the flags, the
+// probes and what the server accepts (ignore_eos, min_tokens).
+func (b *benchRun) configure() error {
+	f, wp := b.f, b.wp
+	b.cfg = loadgen.Config{
+		BaseURL: b.target, Model: b.model, API: f.api, APIKey: b.apiKey,
 		Concurrency: f.wl.concurrency, RateRPS: f.wl.rate, MaxConcurrency: f.wl.maxConcurrency,
 		Duration: f.wl.duration, Requests: f.wl.requests,
-		Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,
-		RequestTimeout: f.requestTimeout, Grace: grace,
+		Warmup: wp.warmup, WarmupRequests: wp.warmupRequests, Ramp: f.wl.ramp,
+		RequestTimeout: f.requestTimeout, Grace: b.grace,
 		StopIfUnreachable: unreachableAfter,
 	}
-	if arrivals != nil {
-		cfg.Arrivals = arrivals
+	cfg := &b.cfg
+	if b.arrivals != nil {
+		cfg.Arrivals = b.arrivals
 		cfg.Concurrency = 0
 	}
 	if f.sess.sessions > 0 {
 		cfg.Sessions, cfg.Concurrency = f.sess.sessions, 0
-		cfg.Turn = f.sess.turnSource(gen, turns, think, f.wl.resolvedSeed())
+		cfg.Turn = f.sess.turnSource(b.gen, b.turns, b.think, f.wl.resolvedSeed())
 	}
-	f.temperature.apply(&cfg)
-	notes = append(notes, f.endpoints.probeRerank(ctx, runAPIs(f.api, &f.mix), target, apiKey, model)...)
-	f.endpoints.set(&cfg)
+	f.temperature.apply(cfg)
+	b.notes = append(b.notes, f.endpoints.probeRerank(b.ctx, runAPIs(f.api, &f.mix), b.target, b.apiKey, b.model)...)
+	f.endpoints.set(cfg)
 	cfg.StopOversaturated = f.stopOversaturated
-	if err := f.probe.apply(&cfg, gen, f.wl.resolvedSeed()); err != nil {
+	if err := f.probe.apply(cfg, b.gen, f.wl.resolvedSeed()); err != nil {
 		return err
 	}
 	if n := f.probe.note(); n != "" {
-		notes = append(notes, n)
+		b.notes = append(b.notes, n)
 	}
-	if traceNote != "" {
+	if wp.trace != nil {
 		cfg.RateRPS = wp.trace.Info().MeanRateRPS
-		notes = append(notes, traceNote)
+		b.notes = append(b.notes, wp.trace.Info().String())
 	}
-	eosNotes, err := benchIgnoreEOS(ctx, &cfg, ignoreEOS, f.api, target, apiKey, model)
+	eosNotes, err := benchIgnoreEOS(b.ctx, cfg, b.ignoreEOS, f.api, b.target, b.apiKey, b.model)
 	if err != nil {
 		return err
 	}
-	notes = append(notes, eosNotes...)
+	b.notes = append(b.notes, eosNotes...)
+	return nil
+}
 
-	meta := f.runMeta(target, model)
-	meta.load, meta.config = f.mix.loadLine(meta.load, &f.wl), f.mix.config(meta.config)
-	sink, err := newRecordSink(env, &f.storeFlags, f.out, meta)
+// openSinks opens where each record goes as it finishes: the run database,
+// --out, the live views and OTLP.
+func (b *benchRun) openSinks() error {
+	f, env := b.f, b.env
+	b.meta = f.runMeta(b.target, b.model)
+	b.meta.load, b.meta.config = f.mix.loadLine(b.meta.load, &f.wl), f.mix.config(b.meta.config)
+	sink, err := newRecordSink(env, &f.storeFlags, f.out, b.meta)
 	if err != nil {
 		return err
 	}
-	recent := newRecentWindow()
+	b.sink = sink
+	b.recent = newRecentWindow()
 	watch := &promptWatch{warn: func(med float64) {
 		fmt.Fprintf(env.Stderr, "warning: the server is serving prompts a median %+.1f%% off the requested length (usage.prompt_tokens); %s\n", med, f.wl.promptsNote())
 	}}
-	cfg.OnRecord = func(r *record.Request) {
-		recent.add(r)
+	b.cfg.OnRecord = func(r *record.Request) {
+		b.recent.add(r)
 		sink.add(r)
 		watch.add(r)
 		f.live.observe(r)
 		f.otlp.observe(r)
 	}
-	if err := f.live.start(env, livemetrics.Info{Kind: "bench", Run: sink.runID(), Model: model, Target: meta.target}); err != nil {
+	if err := f.live.start(env, livemetrics.Info{Kind: "bench", Run: sink.runID(), Model: b.model, Target: b.meta.target}); err != nil {
 		sink.abort()
 		return err
 	}
-	defer f.live.close()
-	if err := f.otlp.start(env, "bench", sink.runID(), model, target, f.api); err != nil {
+	b.onClose(f.live.close)
+	if err := f.otlp.start(env, "bench", sink.runID(), b.model, b.target, f.api); err != nil {
 		sink.abort()
 		return err
 	}
-	defer f.otlp.close()
+	b.onClose(f.otlp.close)
+	return nil
+}
 
-	source := func(i int64) loadgen.Request {
+// buildSource builds what each request sends: the workload's items, or a
+// traffic mix's classes; a shard keeps its part of the schedule.
+func (b *benchRun) buildSource() error {
+	f, gen := b.f, b.gen
+	b.source = func(i int64) loadgen.Request {
 		it := gen.Item(i)
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens, Session: it.Session}
 	}
+	var err error
 	if f.mix.mix != nil {
-		seed := f.mix.seed(fs, &f.wl)
-		if source, err = f.mix.applyLoad(&cfg, gen, arrivals, seed); err != nil {
-			sink.abort()
+		seed := f.mix.seed(b.fs, &f.wl)
+		if b.source, err = f.mix.applyLoad(&b.cfg, gen, b.arrivals, seed); err != nil {
 			return err
 		}
-		notes = append(notes, f.mix.note(seed))
-		if err := f.wl.checkOpenFiles(cfg.Concurrency+usersOf(cfg.UserClasses), f.url == ""); err != nil {
-			sink.abort()
+		b.notes = append(b.notes, f.mix.note(seed))
+		if err := f.wl.checkOpenFiles(b.cfg.Concurrency+usersOf(b.cfg.UserClasses), f.url == ""); err != nil {
 			return err
 		}
 	}
-	stopTrace, err := startRuntimeTrace(f.runtimeTrace)
+	stopTrace, err := loadgen.StartRuntimeTrace(f.runtimeTrace)
 	if err != nil {
-		sink.abort()
-		return err
+		return Usagef("--runtime-trace: %v", err)
 	}
-	defer stopTrace()
+	b.stopTrace = stopTrace
+	b.onClose(stopTrace)
 	if f.shard.active() {
 		// This shard's part of the whole schedule (after OnRecord is set:
 		// records are renumbered as in the whole run before they are kept).
-		if cfg, source, err = f.shard.spec.Apply(cfg, source); err != nil {
-			sink.abort()
+		if b.cfg, b.source, err = f.shard.spec.Apply(b.cfg, b.source); err != nil {
 			return Usagef("%v", err)
 		}
 	}
-	meter := startClientMeter()
-	scraper := f.metrics.start(ctx, target)
+	return nil
+}
+
+// runLoad runs the load to its end (or Ctrl-C) with the client meter,
+// the server's metrics and progress lines around it.
+func (b *benchRun) runLoad() (*loadgen.Result, error) {
+	f, env, ctx := b.f, b.env, b.ctx
+	b.meter = runcheck.StartMeter()
+	b.scraper = f.metrics.start(ctx, b.target)
+	failed := func(err error) (*loadgen.Result, error) {
+		if b.scraper != nil {
+			b.scraper.Stop()
+		}
+		b.sink.abort()
+		return nil, err
+	}
 	// Last before the load: the shards' starts agree to what this wait does.
-	if err := f.shard.waitStart(ctx, &cfg); err != nil {
-		if scraper != nil {
-			scraper.Stop()
-		}
-		sink.abort()
-		return err
+	if err := f.shard.waitStart(ctx, &b.cfg); err != nil {
+		return failed(err)
 	}
-	run, err := loadgen.Start(ctx, cfg, source)
+	run, err := loadgen.Start(ctx, b.cfg, b.source)
 	if err != nil {
-		if scraper != nil {
-			scraper.Stop()
-		}
-		sink.abort()
-		return Usagef("%v", err)
+		return failed(Usagef("%v", err))
 	}
-	f.live.running(run, liveLoad(&cfg))
-	f.otlp.running(run, liveLoad(&cfg))
+	f.live.running(run, liveLoad(&b.cfg))
+	f.otlp.running(run, liveLoad(&b.cfg))
 	var stopProgress func()
 	if !f.quiet {
 		stopProgress = progress(ctx, env.Stderr, env.IsTerminal, func() progressSnapshot {
 			s := run.Snapshot()
 			return progressSnapshot{Elapsed: s.Elapsed, Sent: s.Sent, Completed: s.Completed, Errors: s.Errors,
 				InFlight: int(s.InFlight), OutputTokens: s.OutputTokens, Target: f.wl.requests, Duration: f.wl.duration,
-				Recent: recent.snapshot()}
+				Recent: b.recent.snapshot()}
 		})
 	}
 	res := run.Wait()
 	if err := f.shard.started(res.Start); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: recording the shard's start: %v\n", err)
 	}
-	meter.stop()
-	stopTrace()
+	b.meter.Stop()
+	b.stopTrace()
 	f.otlp.close() // the last export before the report, within its bound
 	if stopProgress != nil {
 		stopProgress()
 	}
+	b.interrupted = ctx.Err() != nil
+	return res, nil
+}
 
-	interrupted := ctx.Err() != nil
+// summarize turns the records into the run's report: statistics overall
+// and per class, SLO verdicts, the server's view, and notes on anything
+// that bounds what the figures mean. failure is why the run measured
+// nothing worth its figures ("" when it did).
+func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, failure string) {
+	f, env, notes := b.f, b.env, b.notes
 	var lastSend time.Duration
 	for i := range res.Records {
 		lastSend = max(lastSend, res.Records[i].Sent)
@@ -372,14 +473,14 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", res.Interrupted))
 	}
 	opts := stats.Options{OfferedRateRPS: res.OfferedRateRPS, Series: true}
-	if len(objectives) > 0 {
-		opts.Good = objectives.Good
+	if len(b.objectives) > 0 {
+		opts.Good = b.objectives.Good
 	}
 	f.shard.merged = opts
-	overall, classes := classSummaries(res.Records, opts, objectives, f.mix.slos, f.mix.names())
+	overall, classes := classSummaries(res.Records, opts, b.objectives, f.mix.slos, f.mix.names())
 	sum := stats.Summarize(overall, opts)
-	status := "complete"
-	if interrupted {
+	status = "complete"
+	if b.interrupted {
 		status = "interrupted"
 		notes = append(notes, "interrupted: the report covers what was measured before the stop")
 	}
@@ -387,53 +488,60 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 		notes = append(notes, n)
 	}
 	notes = append(notes, sessionNotes(res.Records)...)
-	if stream != nil && stream.Err() != nil {
-		notes = append(notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", stream.Err()))
+	if b.stream != nil && b.stream.Err() != nil {
+		notes = append(notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", b.stream.Err()))
 	}
-	notes = append(notes, timestampNote(res))
-	notes = append(notes, clientFloorWarnings(sum, res, meter)...)
+	notes = append(notes, runcheck.TimestampNote(res))
+	notes = append(notes, runcheck.ClientFloorWarnings(sum, res, b.meter)...)
 	if w := overloadWarning(sum); w != "" {
 		notes = append(notes, w)
 		fmt.Fprintln(env.Stderr, "knee bench: "+w)
 	}
-	failure := ""
-	if !interrupted {
-		failure = measurementFailure(sum, len(res.Records), f.wl.warmup)
+	if !b.interrupted {
+		failure = runcheck.MeasurementFailure(sum, len(res.Records), f.wl.warmup)
 	}
 	if res.StoppedBy == loadgen.StopUnreachable {
 		failure = fmt.Sprintf("stopped early: every request of the first %v failed to connect to %s (%s)",
-			unreachableAfter, redactURL(target), errorKindsLine(sum.ErrorKinds))
+			unreachableAfter, redactURL(b.target), record.ErrorKindsLine(sum.ErrorKinds))
 	}
 	if failure != "" {
 		notes = append(notes, "warning: "+failure)
 	}
-	rep := &report.Run{
-		ID: sink.runID(), Kind: "bench", Version: Version, Target: redactURL(target), Model: model,
-		Load: meta.load, Config: meta.config, Start: res.Start, Summary: sum,
-		SLOs: objectives.Evaluate(sum), Notes: redactAll(notes), ErrorMessages: report.CommonErrors(res.Records, 5),
+	rep = &report.Run{
+		ID: b.sink.runID(), Kind: "bench", Version: Version, Target: redactURL(b.target), Model: b.model,
+		Load: b.meta.load, Config: b.meta.config, Start: res.Start, Summary: sum,
+		SLOs: b.objectives.Evaluate(sum), Notes: redactAll(notes), ErrorMessages: report.CommonErrors(res.Records, 5),
 		Classes: classes,
 	}
-	series, view := serverView(scraper, res.Start, res.Records, &sum)
+	return rep, status, failure
+}
+
+// finish stores the run and its server metrics, prints the report and
+// the JUnit verdicts, and says by its error how the run went: results not
+// all saved, interrupted, a failed measurement (exit 1), failed SLOs (3).
+func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.Result) error {
+	f, env := b.f, b.env
+	series, view := serverView(b.scraper, res.Start, res.Records, &rep.Summary)
 	rep.Server = view
 	// Before finish, which closes the database.
-	if err := saveServerSeries(sink.store, f.out, store.WholeRun, series); err != nil {
+	if err := saveServerSeries(b.sink.store, f.out, store.WholeRun, series); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: saving the server metrics: %v\n", err)
 	}
-	saveErrs := sink.finish(rep, status, res.Records)
+	saveErrs := b.sink.finish(rep, status, res.Records)
 	if err := f.writeReport(env.Stdout, rep); err != nil {
 		return err
 	}
-	if err := f.junit.write("knee bench", runSuite(rep, failure, interrupted)); err != nil {
+	if err := f.junit.write("knee bench", runSuite(rep, failure, b.interrupted)); err != nil {
 		return err
 	}
 	if saveErrs.any() {
-		return sink.lost(saveErrs, rep.ID, res.Records)
+		return b.sink.lost(saveErrs, rep.ID, res.Records)
 	}
-	if interrupted {
+	if b.interrupted {
 		return fmt.Errorf("interrupted: the report above covers what was measured before the stop%s", storedAs(rep.ID))
 	}
 	if failure != "" {
-		if sum.Requests > 0 {
+		if rep.Summary.Requests > 0 {
 			failure += whyFailed(rep.ID, f.out)
 		}
 		return errors.New(failure)
@@ -447,37 +555,6 @@ func runBench(ctx context.Context, env *Env, fs *pflag.FlagSet, f *benchFlags) e
 // unreachableAfter: a run whose every request of this first stretch
 // failed to connect stops there (exit 1) rather than run its course.
 const unreachableAfter = 5 * time.Second
-
-// maxErrorRate is the share of failed requests beyond which a run counts
-// as a failed measurement (exit 1): its figures describe mostly failures.
-const maxErrorRate = 0.5
-
-// measurementFailure says why a finished run measured nothing worth its
-// figures ("" when it did): nothing in the window (the warm-up took every
-// request), no completed request, or mostly errors. Such a run exits 1.
-func measurementFailure(sum stats.Summary, issued int, warmup string) string {
-	top := func() string {
-		kind, most := "", 0
-		for _, k := range record.ErrorKinds {
-			if n := sum.ErrorKinds[string(k)]; n > most {
-				kind, most = string(k), n
-			}
-		}
-		return record.ErrorKind(kind).Hint()
-	}
-	switch {
-	case sum.Requests == 0 && issued > 0 && warmup != "":
-		return fmt.Sprintf("nothing was measured: all %d requests fell in the warm-up (--warmup %s is as long as the run); shorten --warmup or lengthen the run", issued, warmup)
-	case sum.Requests == 0:
-		return "nothing was measured: no request was sent in the run's window; lengthen the run"
-	case sum.Completed == 0:
-		return fmt.Sprintf("all %d requests failed (%s): %s", sum.Requests, errorKindsLine(sum.ErrorKinds), top())
-	case sum.ErrorRate > maxErrorRate:
-		return fmt.Sprintf("%.0f%% of the %d measured requests failed (%s), so the figures describe mostly failures: %s",
-			100*sum.ErrorRate, sum.Requests, errorKindsLine(sum.ErrorKinds), top())
-	}
-	return ""
-}
 
 // graceFlags checks --grace and --request-timeout and returns the grace
 // for loadgen, where 0 means its default: --grace 0 is no grace at all.
@@ -525,6 +602,9 @@ func parseTriState(name, s string) (triState, error) {
 	return triState{}, Usagef("%s %q: want auto, true or false", name, s)
 }
 
+// writeOutDir is kept for sweep and sim.
+var writeOutDir = report.WriteDir
+
 // redactURL drops user info and query strings, which may hold credentials.
 func redactURL(u string) string { return redact.URL(u) }
 
@@ -544,102 +624,6 @@ func redactPairs(pairs [][2]string) {
 	}
 }
 
-// timestampNote says where token arrival times came from.
-func timestampNote(res *loadgen.Result) string {
-	switch {
-	case res.KernelTimestamps && res.WallClockSteps > 0:
-		return fmt.Sprintf("token arrival times: the kernel's receive timestamps (SO_TIMESTAMPNS); the system clock stepped %d time(s) during the run, and tokens received just before a step may be off by it", res.WallClockSteps)
-	case res.KernelTimestamps:
-		return "token arrival times: the kernel's receive timestamps (SO_TIMESTAMPNS), so knee's own scheduling delay is not in them"
-	case res.UserStampedStreams > 0:
-		return fmt.Sprintf("token arrival times: taken in user space after each socket read on %d streams (no kernel receive timestamps there)", res.UserStampedStreams)
-	}
-	return "token arrival times: taken in user space right after each socket read"
-}
-
-// startRuntimeTrace starts a Go runtime trace into path ("": none); stop
-// ends it and closes the file, and may be called more than once.
-func startRuntimeTrace(path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, Usagef("--runtime-trace: %v", err)
-	}
-	if err := trace.Start(f); err != nil {
-		f.Close()
-		return nil, Usagef("--runtime-trace: %v", err)
-	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			trace.Stop()
-			f.Close()
-		})
-	}, nil
-}
-
-// clientMeter measures, over a run, what bounds how well the client keeps
-// time: knee's own CPU and the host's steal of the machine's.
-type clientMeter struct {
-	cpu          time.Duration // knee's CPU: at start, then over the run
-	mach0, mach1 cpuclock.MachineTimes
-	machErr      error
-}
-
-func startClientMeter() *clientMeter {
-	m := &clientMeter{cpu: cpuclock.Process()}
-	m.mach0, m.machErr = cpuclock.Machine()
-	return m
-}
-
-// stop ends the measurement: call it when the run ends.
-func (m *clientMeter) stop() {
-	m.cpu = cpuclock.Process() - m.cpu
-	if m.machErr == nil {
-		m.mach1, m.machErr = cpuclock.Machine()
-	}
-}
-
-// stealShareOver is the host's share of the machine's CPU time beyond
-// which knee says the run's timing includes host stalls: on a VM whose
-// host takes a few percent, a vCPU is stopped for milliseconds at a time
-// (see package wake), and a send or a token read due then waits it out.
-const stealShareOver = 0.02
-
-// clientFloorWarnings says when a result may reflect knee's own limits
-// rather than the server's: the client fell behind its schedule, its CPU
-// was saturated, or the host stopped the machine's CPUs.
-func clientFloorWarnings(sum stats.Summary, res *loadgen.Result, m *clientMeter) []string {
-	var w []string
-	if sum.Lag.Count > 0 && sum.Lag.P99 > 10 {
-		w = append(w, fmt.Sprintf("warning: client lag p99 is %.1f ms: knee sent requests late; open-loop TTFT(sched) includes it. Results are beyond this machine's overhead floor (see knee selftest).", sum.Lag.P99))
-	}
-	if res.Elapsed > 0 {
-		util := m.cpu.Seconds() / res.Elapsed.Seconds() / float64(cpuclock.CPUs())
-		if util > 0.9 {
-			w = append(w, fmt.Sprintf("warning: knee's process used %.0f%% of all CPUs: timing may include client overhead (see knee selftest).", 100*util))
-		}
-	}
-	if m.machErr == nil {
-		if s := stealWarning(m.mach0, m.mach1); s != "" {
-			w = append(w, s)
-		}
-	}
-	return w
-}
-
-// stealWarning says when the host took more than stealShareOver of the
-// machine's CPU time between two readings.
-func stealWarning(from, to cpuclock.MachineTimes) string {
-	share := to.StealShare(from)
-	if share <= stealShareOver {
-		return ""
-	}
-	return fmt.Sprintf("warning: the host took %.1f%% of this machine's CPU time during the run (steal): a stopped vCPU delays sends and token reads by milliseconds, so lag and latency tails may be the host's, not the server's.", 100*share)
-}
-
 // recordSink receives every record as it finishes: it streams them to the
 // run database and to --out/records.jsonl so nothing measured is lost if the
 // run is cut short.
@@ -647,74 +631,36 @@ type recordSink struct {
 	env   *Env
 	out   string
 	file  *os.File
-	jsonl *record.Writer
-	recs  chan *record.Request
-	done  chan error
+	recs  *record.Sink
 	store *storedRun
 }
 
 func newRecordSink(env *Env, sf *storeFlags, out string, meta runMeta) (*recordSink, error) {
-	s := &recordSink{env: env, out: out, recs: make(chan *record.Request, 4096), done: make(chan error, 1)}
+	s := &recordSink{env: env, out: out}
+	var jsonl *record.Writer
 	if out != "" {
 		f, err := os.Create(filepath.Join(out, "records.jsonl"))
 		if err != nil {
 			return nil, Usagef("--out %s: %v", out, err)
 		}
-		s.file, s.jsonl = f, record.NewWriter(f)
+		s.file, jsonl = f, record.NewWriter(f)
 	}
 	st, err := sf.begin(env, meta)
 	if err != nil {
 		return nil, err
 	}
 	s.store = st
-	go s.loop()
+	s.recs = record.NewSink(jsonl, st.add)
 	return s, nil
 }
 
 // add is loadgen's OnRecord: cheap, hands the record to the writer goroutine.
-func (s *recordSink) add(r *record.Request) {
-	c := r.Clone()
-	s.recs <- &c
-}
-
-func (s *recordSink) loop() {
-	var firstErr error
-	flush := time.NewTicker(time.Second)
-	defer flush.Stop()
-	for {
-		select {
-		case r, ok := <-s.recs:
-			if !ok {
-				if s.jsonl != nil {
-					if err := s.jsonl.Flush(); err != nil && firstErr == nil {
-						firstErr = err
-					}
-				}
-				s.done <- firstErr
-				return
-			}
-			if s.jsonl != nil {
-				if err := s.jsonl.Write(r); err != nil && firstErr == nil {
-					firstErr = err
-				}
-			}
-			s.store.add(r)
-		case <-flush.C:
-			// Flush at least once a second so a kill loses at most the last second.
-			if s.jsonl != nil {
-				if err := s.jsonl.Flush(); err != nil && firstErr == nil {
-					firstErr = err
-				}
-			}
-		}
-	}
-}
+func (s *recordSink) add(r *record.Request) { s.recs.Add(r) }
 
 func (s *recordSink) runID() string { return s.store.id() }
 
 func (s *recordSink) abort() {
-	close(s.recs)
-	<-s.done
+	s.recs.Close()
 	if s.file != nil {
 		s.file.Close()
 	}
@@ -733,16 +679,15 @@ func (e sinkErrors) any() bool { return e.jsonl != nil || e.out != nil || e.stor
 // finish drains the records, closes the files, writes summary.json and the
 // reports into --out, and marks the stored run finished.
 func (s *recordSink) finish(rep *report.Run, status string, recs []record.Request) sinkErrors {
-	close(s.recs)
 	var errs sinkErrors
-	errs.jsonl = <-s.done
+	errs.jsonl = s.recs.Close()
 	if s.file != nil {
 		if cerr := s.file.Close(); errs.jsonl == nil {
 			errs.jsonl = cerr
 		}
 	}
 	if s.out != "" {
-		errs.out = writeOutDir(s.out, rep, recs)
+		errs.out = report.WriteDir(s.out, rep, recs)
 	}
 	errs.store = s.store.finish(rep, status)
 	return errs
@@ -778,7 +723,7 @@ func (s *recordSink) lost(errs sinkErrors, runID string, recs []record.Request) 
 	case errs.store == nil && runID != "":
 		return fmt.Errorf("%s; all %d records are stored as run %s (knee records %s --out FILE)", msg, len(recs), runID, runID)
 	}
-	path, err := keepRecords(tempDir(s.env), recs)
+	path, err := record.WriteTemp(tempDir(s.env), recs)
 	if err != nil {
 		return fmt.Errorf("%s; keeping the %d records in the temp folder failed too: %v", msg, len(recs), err)
 	}
@@ -791,58 +736,6 @@ func tempDir(env *Env) string {
 		return d
 	}
 	return os.TempDir()
-}
-
-// keepRecords writes recs to a new records file in dir and returns its path.
-func keepRecords(dir string, recs []record.Request) (string, error) {
-	f, err := os.CreateTemp(dir, "knee-records-*.jsonl")
-	if err != nil {
-		return "", err
-	}
-	w := record.NewWriter(f)
-	for i := range recs {
-		if err = w.Write(&recs[i]); err != nil {
-			break
-		}
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
-}
-
-// writeOutDir writes summary.json, report.md and report.html beside
-// records.jsonl; recs (when kept) feed the HTML distributions and waterfall.
-func writeOutDir(dir string, rep *report.Run, recs []record.Request) error {
-	files := []struct {
-		name   string
-		render func(*os.File) error
-	}{
-		{"summary.json", func(f *os.File) error { return report.JSON(f, rep) }},
-		{"report.md", func(f *os.File) error { return report.Markdown(f, rep) }},
-		{"report.html", func(f *os.File) error { return report.HTML(f, rep, report.HTMLData{Records: recs}) }},
-	}
-	for _, file := range files {
-		f, err := os.Create(filepath.Join(dir, file.name))
-		if err != nil {
-			return err
-		}
-		err = file.render(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", file.name, err)
-		}
-	}
-	return nil
 }
 
 // benchIgnoreEOS sets cfg's ignore_eos and min_tokens from --ignore-eos:

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/knee-dev/knee/internal/cpuclock"
 	"github.com/knee-dev/knee/internal/record"
 )
 
@@ -280,25 +279,6 @@ func TestBenchInterruptKeepsResults(t *testing.T) {
 	code, list, _ := kneeEnv(t, map[string]string{"KNEE_DB": db}, "runs")
 	if code != ExitOK || !strings.Contains(list, "interrupted") {
 		t.Errorf("stored run not marked interrupted:\n%s", list)
-	}
-}
-
-// The host's steal is named when it passes 2% of the machine's CPU time
-// over the run, with the share; below that, or with no readings to
-// compare (a counter that went back), nothing is said.
-func TestStealWarning(t *testing.T) {
-	at := func(steal, total uint64) cpuclock.MachineTimes {
-		return cpuclock.MachineTimes{Steal: steal, Total: total, Busy: total / 2}
-	}
-	if w := stealWarning(at(100, 10_000), at(115, 11_000)); w != "" {
-		t.Errorf("1.5%% steal: warned %q", w)
-	}
-	w := stealWarning(at(100, 10_000), at(145, 11_000))
-	if !strings.Contains(w, "4.5% of this machine's CPU time") || !strings.Contains(w, "host") {
-		t.Errorf("4.5%% steal: warned %q, want the share and the host named", w)
-	}
-	if w := stealWarning(at(100, 10_000), at(90, 10_000)); w != "" {
-		t.Errorf("counters that did not advance: warned %q", w)
 	}
 }
 

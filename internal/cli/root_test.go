@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // Help goes to stdout (knee bench --help | head shows it), with the flags
@@ -23,6 +26,39 @@ func TestHelpOnStdoutGrouped(t *testing.T) {
 	code, out, _ := kneeCmd(t, "sim", "sweep", "-h")
 	if code != ExitOK || !strings.Contains(out, "Usage: knee sim sweep") || !strings.Contains(out, "Engine (simulated server):") {
 		t.Errorf("knee sim sweep -h: exit %d\n%s", code, out)
+	}
+}
+
+// Every command and subcommand, those added since included, prints its
+// help on stdout (knee CMD --help | head shows it) and nothing on stderr.
+func TestEveryCommandHelpOnStdout(t *testing.T) {
+	var paths [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		for _, sub := range c.Commands() {
+			if sub.Hidden || sub.Name() == "help" || sub.IsAdditionalHelpTopicCommand() || strings.HasPrefix(sub.Name(), "__") {
+				continue
+			}
+			p := append(append([]string{}, path...), sub.Name())
+			paths = append(paths, p)
+			walk(sub, p)
+		}
+	}
+	walk(newRootCmd(t.Context(), &Env{Stdout: io.Discard, Stderr: io.Discard}), nil)
+	if len(paths) < 15 {
+		t.Fatalf("found %d commands; the walk is wrong: %v", len(paths), paths)
+	}
+	t.Logf("%d commands", len(paths))
+	for _, p := range paths {
+		want := "Usage: knee " + strings.Join(p, " ")
+		if p[0] == "completion" { // cobra's own: its text, no usage line
+			want = "autocompletion script"
+		}
+		code, out, errs := kneeCmd(t, append(p, "--help")...)
+		if code != ExitOK || errs != "" || !strings.Contains(out, want) {
+			t.Errorf("knee %s --help: exit %d, stderr %q, stdout %q; want %q on stdout",
+				strings.Join(p, " "), code, errs, out[:min(len(out), 200)], want)
+		}
 	}
 }
 
@@ -63,6 +99,9 @@ func TestSimHelpListsFewFlags(t *testing.T) {
 	}
 	if described < 20 {
 		t.Errorf("knee sim -h describes only %d flags; the count above is wrong:\n%s", described, out)
+	}
+	if strings.Contains(out, "\nOther flags:") {
+		t.Errorf("knee sim -h has flags in no group (Other flags):\n%s", out)
 	}
 	for _, hidden := range []string{"--front-end-serial", "--compute-efficiency", "--all-reduce-efficiency", "--step-per-seq", "--client-chunk-cost"} {
 		if strings.Contains(out, "\n      "+hidden+" ") {

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/knee-dev/knee/internal/liveview"
+	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/sweep"
@@ -19,7 +19,7 @@ import (
 )
 
 // errorKindsLine lists a stored summary's error counts by kind.
-var errorKindsLine = liveview.ErrorKindsLine[string]
+var errorKindsLine = record.ErrorKindsLine[string]
 
 // sweepFlags are the flags knee sweep and knee sim sweep share: which loads
 // to step through, the objectives, and the output.

@@ -10,6 +10,7 @@ import (
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/runcheck"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/sweep"
@@ -281,7 +282,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	if err != nil {
 		return sweep.Step{}, err
 	}
-	meter := startClientMeter()
+	meter := runcheck.StartMeter()
 	scraper := r.t.metrics.start(ctx, base)
 	run, err := loadgen.Start(ctx, cfg, part)
 	if err != nil {
@@ -298,7 +299,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		stoppedEarly = watchSaturation(ctx, scraper, run, r.t.metrics.interval, stepDone)
 	}
 	res := run.Wait()
-	meter.stop()
+	meter.Stop()
 	close(stepDone)
 	opts.OfferedRateRPS = res.OfferedRateRPS
 	recs, probeTTFT := splitProbes(res.Records)
@@ -317,7 +318,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		step.Warnings = append(step.Warnings, res.Oversaturation+"; the step's figures cover it until then")
 	}
 	// The client's own limits would bend the curve too: say so per step.
-	for _, w := range clientFloorWarnings(sum, res, meter) {
+	for _, w := range runcheck.ClientFloorWarnings(sum, res, meter) {
 		step.Warnings = append(step.Warnings, strings.TrimPrefix(w, "warning: "))
 	}
 	if res.Dropped > 0 {

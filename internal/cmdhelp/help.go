@@ -47,7 +47,7 @@ var FlagGroups = []struct {
 	{"Workload", []string{"input-tokens", "output-tokens", "dataset", "tokenizer", "shared-prefix", "prefix-groups", "prefix-tokens", "seed", "scenario-file", "save-scenario"}},
 	{"Traffic classes", []string{"probe-rate", "probe-input-tokens", "probe-output-tokens", "mix", "max-loras", "max-lora-rank", "lora-load-ms", "stop-oversaturated"}},
 	{"Objectives", []string{"slo", "knee-metric"}},
-	{"Engine (simulated server)", []string{"gpu", "tp", "model-config", "kv-cache-dtype", "gpu-file", "model-file", "preset-file", "profile", "max-num-seqs", "max-num-batched-tokens",
+	{"Engine (simulated server)", []string{"gpu", "tp", "model-config", "kv-cache-dtype", "gpu-file", "model-file", "preset-file", "profile", "server-profile", "max-num-seqs", "max-num-batched-tokens",
 		"gpu-memory-utilization", "max-model-len", "queue-limit", "no-chunked-prefill", "no-prefix-caching", "step-time-scale", "default-max-tokens",
 		"replicas", "router", "gateway-queue-limit", "prefill-replicas", "decode-replicas", "fleet-file",
 		"fault-error-rate", "fault-cut-rate", "fault-malformed-rate", "fault-stall", "fault-stall-rate", "fault-slow-after", "fault-slow-factor"}},

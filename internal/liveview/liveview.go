@@ -232,21 +232,9 @@ func dashboard(s, last Snapshot, d time.Duration) string {
 		line("  waiting for the first completed request")
 	}
 	if len(r.ErrorKinds) > 0 {
-		line("  errors: %s", ErrorKindsLine(r.ErrorKinds))
+		line("  errors: %s", record.ErrorKindsLine(r.ErrorKinds))
 	}
 	return b.String()
-}
-
-// ErrorKindsLine lists the failures by kind, in record.ErrorKinds' order,
-// e.g. "connect: 12, http_5xx: 3"; stored summaries key them by string.
-func ErrorKindsLine[K ~string](kinds map[K]int) string {
-	var parts []string
-	for _, k := range record.ErrorKinds {
-		if n := kinds[K(k)]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s: %d", k, n))
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 func plainLine(s, last Snapshot, d time.Duration) string {
@@ -269,7 +257,7 @@ func plainLine(s, last Snapshot, d time.Duration) string {
 		line += fmt.Sprintf(" e2e_p50_ms=%.1f e2e_p95_ms=%.1f", float64(r.E2EP50)/1e6, float64(r.E2EP95)/1e6)
 	case s.Errors > 0:
 		// Nothing completed: no latency to show, and 0 would read as fast.
-		line += " ttft_p50_ms=– ttft_p95_ms=– (no completed requests; errors: " + ErrorKindsLine(r.ErrorKinds) + ")"
+		line += " ttft_p50_ms=– ttft_p95_ms=– (no completed requests; errors: " + record.ErrorKindsLine(r.ErrorKinds) + ")"
 	}
 	return line
 }

@@ -116,17 +116,3 @@ func TestItemsRunShowsItemsPerSecond(t *testing.T) {
 		t.Errorf("mixed dashboard:\n%s", board)
 	}
 }
-
-// The line keeps record.ErrorKinds' order for either key type and leaves
-// out kinds with no failure.
-func TestErrorKindsLineOrderAndKeys(t *testing.T) {
-	byKind := map[record.ErrorKind]int{record.ErrorKinds[2]: 3, record.ErrorKinds[0]: 12, record.ErrorKinds[1]: 0}
-	byName := map[string]int{string(record.ErrorKinds[2]): 3, string(record.ErrorKinds[0]): 12}
-	want := string(record.ErrorKinds[0]) + ": 12, " + string(record.ErrorKinds[2]) + ": 3"
-	if got := ErrorKindsLine(byKind); got != want {
-		t.Errorf("by kind: %q, want %q", got, want)
-	}
-	if got := ErrorKindsLine(byName); got != want {
-		t.Errorf("by name: %q, want %q", got, want)
-	}
-}

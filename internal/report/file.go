@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/knee-dev/knee/internal/badinput"
+	"github.com/knee-dev/knee/internal/record"
 )
 
 // Formats are the formats a run's report renders in.
@@ -130,4 +131,32 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// WriteDir writes summary.json, report.md and report.html into dir (beside
+// a run's records.jsonl); recs, when kept, feed the HTML distributions and
+// waterfall.
+func WriteDir(dir string, rep *Run, recs []record.Request) error {
+	files := []struct {
+		name   string
+		render func(io.Writer) error
+	}{
+		{"summary.json", func(w io.Writer) error { return JSON(w, rep) }},
+		{"report.md", func(w io.Writer) error { return Markdown(w, rep) }},
+		{"report.html", func(w io.Writer) error { return HTML(w, rep, HTMLData{Records: recs}) }},
+	}
+	for _, file := range files {
+		f, err := os.Create(filepath.Join(dir, file.name))
+		if err != nil {
+			return err
+		}
+		err = file.render(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", file.name, err)
+		}
+	}
+	return nil
 }
