@@ -222,15 +222,7 @@ func DecodeChunk(data []byte, c *Chunk) error {
 			}
 			return ok
 		case "knee_timing":
-			c.Timing = nil
-			if s.null() {
-				return true
-			}
-			c.timing.TokenTimesMS = c.timing.TokenTimesMS[:0]
-			c.timing.WriteTimesMS = c.timing.WriteTimesMS[:0]
-			c.timing.QueueMS, c.timing.PrefillMS, c.timing.DecodeMS = 0, 0, 0
-			c.Timing = &c.timing
-			return decodeTiming(&s, &c.timing)
+			return c.decodeKneeTiming(&s)
 		default:
 			return s.skip()
 		}
@@ -498,4 +490,18 @@ func AppendDeltaText(dst, data []byte) []byte {
 	}
 	dst = append(dst, c.Delta.Text...)
 	return append(dst, c.Message.Content...)
+}
+
+// decodeKneeTiming reads knee serve's knee_timing object into the chunk's
+// reused buffers (the chat chunk's and the Messages event's field alike).
+func (c *Chunk) decodeKneeTiming(s *scanner) bool {
+	c.Timing = nil
+	if s.null() {
+		return true
+	}
+	c.timing.TokenTimesMS = c.timing.TokenTimesMS[:0]
+	c.timing.WriteTimesMS = c.timing.WriteTimesMS[:0]
+	c.timing.QueueMS, c.timing.PrefillMS, c.timing.DecodeMS = 0, 0, 0
+	c.Timing = &c.timing
+	return decodeTiming(s, &c.timing)
 }

@@ -101,15 +101,7 @@ func DecodeMessages(data []byte, c *Chunk) error {
 			e = &APIError{}
 			return decodeError(&s, e)
 		case "knee_timing":
-			c.Timing = nil
-			if s.null() {
-				return true
-			}
-			c.timing.TokenTimesMS = c.timing.TokenTimesMS[:0]
-			c.timing.WriteTimesMS = c.timing.WriteTimesMS[:0]
-			c.timing.QueueMS, c.timing.PrefillMS, c.timing.DecodeMS = 0, 0, 0
-			c.Timing = &c.timing
-			return decodeTiming(&s, &c.timing)
+			return c.decodeKneeTiming(&s)
 		default:
 			return s.skip()
 		}
