@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -32,13 +31,7 @@ func TestShardedSweepRestartRejoins(t *testing.T) {
 		"--db", db, "--quiet", "--json", "--request-timeout", "30s", "--shard-timeout", "30s"}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	shard := func(i int) (*exec.Cmd, *bytes.Buffer) {
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX="+strconv.Itoa(i), "KNEE_DB=")
-		var b bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &b, &b
-		return cmd, &b
-	}
+	shard := func(i int) (*exec.Cmd, *bytes.Buffer) { return shardProcess(ctx, bin, args, i) }
 	var cmds [3]*exec.Cmd
 	var outs [3]*bytes.Buffer
 	for i := range 2 {

@@ -400,13 +400,7 @@ func TestShardedSweepKill9(t *testing.T) {
 		"--db", db, "--quiet", "--json", "--request-timeout", "30s", "--shard-timeout", "30s"}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	shard := func(i int) (*exec.Cmd, *bytes.Buffer) {
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX="+strconv.Itoa(i), "KNEE_DB=")
-		var b bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &b, &b
-		return cmd, &b
-	}
+	shard := func(i int) (*exec.Cmd, *bytes.Buffer) { return shardProcess(ctx, bin, args, i) }
 	var cmds [2]*exec.Cmd
 	var outs [2]*bytes.Buffer
 	for i := range 2 {
@@ -485,4 +479,14 @@ func TestShardedSweepKill9(t *testing.T) {
 	if d := time.Since(began); d > 20*time.Second {
 		t.Errorf("the refusal took %v; want it at once", d)
 	}
+}
+
+// shardProcess is knee (bin) run with args as shard i of a Kubernetes
+// Indexed Job would be, its output in the buffer.
+func shardProcess(ctx context.Context, bin string, args []string, i int) (*exec.Cmd, *bytes.Buffer) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX="+strconv.Itoa(i), "KNEE_DB=")
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	return cmd, &b
 }
