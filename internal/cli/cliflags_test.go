@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -49,5 +51,96 @@ func TestExplicitZeroCostFlagIsHonoured(t *testing.T) {
 				t.Errorf("%v %s 0: exit %d: %s", cmd, flag, code, errs)
 			}
 		}
+	}
+}
+
+// helpSection is the flags help lists under title, "" when it has none.
+func helpSection(help, title string) string {
+	i := strings.Index(help, "\n"+title+":\n")
+	if i < 0 {
+		return ""
+	}
+	s := help[i+len(title)+3:]
+	if j := strings.Index(s, "\n\n"); j >= 0 {
+		s = s[:j]
+	}
+	return s
+}
+
+// knee bench -h lists the server-metrics flags in their own group and the
+// runtime trace under Output, not under "Other flags"; sweep and calibrate,
+// which scrape too, show the same group.
+func TestBenchHelpGroupsMetricsAndTraceFlags(t *testing.T) {
+	for _, cmd := range [][]string{{"bench"}, {"sweep"}, {"calibrate"}} {
+		code, out, _ := kneeCmd(t, append(cmd, "-h")...)
+		if code != ExitOK {
+			t.Fatalf("knee %v -h: exit %d", cmd, code)
+		}
+		metrics := helpSection(out, "Server metrics (Prometheus)")
+		for _, f := range []string{"--metrics-url", "--metrics-interval", "--no-metrics"} {
+			if !strings.Contains(metrics, "      "+f+" ") {
+				t.Errorf("knee %v -h: %s is not in the Server metrics group:\n%s", cmd, f, out)
+			}
+			if strings.Contains(helpSection(out, "Other flags"), f+" ") {
+				t.Errorf("knee %v -h: %s under Other flags", cmd, f)
+			}
+		}
+	}
+	_, out, _ := kneeCmd(t, "bench", "-h")
+	if o := helpSection(out, "Other flags"); o != "" {
+		t.Errorf("knee bench -h has flags in no group:\n%s", o)
+	}
+	if !strings.Contains(helpSection(out, "Output"), "      --runtime-trace ") {
+		t.Errorf("knee bench -h: --runtime-trace not under Output:\n%s", out)
+	}
+}
+
+// knee sim sweep -h fits about one screen, as knee sim -h does
+// (TestSimHelpListsFewFlags): the automatic sweep's tuning is on knee help
+// autosweep, named in the footer, and still changes the run.
+func TestSimSweepHelpListsFewFlags(t *testing.T) {
+	_, out, _ := kneeCmd(t, "sim", "sweep", "-h")
+	described := strings.Count(out, "\n      --")
+	if described > 35 || described < 20 {
+		t.Errorf("knee sim sweep -h describes %d flags, want 20 to 35:\n%s", described, out)
+	}
+	if strings.Contains(out, "\nOther flags:") {
+		t.Errorf("knee sim sweep -h has flags in no group:\n%s", out)
+	}
+	for _, f := range []string{"--min", "--max", "--factor", "--refine"} {
+		if strings.Contains(out, "\n      "+f+" ") {
+			t.Errorf("knee sim sweep -h describes %s; want it on knee help autosweep", f)
+		}
+		if !strings.Contains(out, f+" ") && !strings.Contains(out, f+"\n") {
+			t.Errorf("knee sim sweep -h does not name %s at all", f)
+		}
+	}
+	code, page, _ := kneeCmd(t, "help", "autosweep")
+	for _, want := range []string{"--min float64 (default 1)   [sim sweep, sweep]", "--refine int (default 3)", "--factor float64 (default 2)", "--max float64"} {
+		if code != ExitOK || !strings.Contains(page, want) {
+			t.Errorf("knee help autosweep: exit %d, lacks %q:\n%s", code, want, page)
+		}
+	}
+	// Hidden is not refused: --min 2 --max 8 --factor 2 --refine 0 sweeps
+	// 2, 4 and 8 in flight and no more.
+	code, js, errs := kneeCmd(t, "sim", "sweep", "--auto", "--min", "2", "--max", "8", "--factor", "2", "--refine", "0",
+		"--requests", "16", "--input-tokens", "32", "--output-tokens", "4", "--seed", "1", "--json", "--quiet", "--no-store")
+	if code != ExitOK {
+		t.Fatalf("knee sim sweep --auto --min 2 --max 8: exit %d: %s", code, errs)
+	}
+	var sw struct {
+		Steps []struct {
+			Load float64 `json:"load"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(js), &sw); err != nil {
+		t.Fatal(err)
+	}
+	var loads []float64
+	for _, s := range sw.Steps {
+		loads = append(loads, s.Load)
+	}
+	if !slices.Equal(loads, []float64{2, 4, 8}) {
+		t.Errorf("--min 2 --max 8 --factor 2 --refine 0: loads %v, want [2 4 8]", loads)
 	}
 }
