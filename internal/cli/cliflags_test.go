@@ -144,3 +144,31 @@ func TestSimSweepHelpListsFewFlags(t *testing.T) {
 		t.Errorf("--min 2 --max 8 --factor 2 --refine 0: loads %v, want [2 4 8]", loads)
 	}
 }
+
+// knee diagnose of a stored sweep diagnoses the step knee report
+// summarises, its records read as knee report and knee records read them
+// (runs.Load: numbered within their step), and says so on stderr; before,
+// it overlaid every step's records, each step's send times counted from
+// its own start, as one run of 24 requests.
+func TestDiagnoseStoredSweepReadsOneStep(t *testing.T) {
+	env := map[string]string{"KNEE_DB": filepath.Join(t.TempDir(), "knee.db")}
+	if code, _, errs := kneeEnv(t, env, "sweep", "--concurrency", "1,4", "--requests", "12", "--input-tokens", "32", "--output-tokens", "4", "--seed", "1", "--quiet"); code != ExitOK {
+		t.Fatalf("knee sweep: exit %d: %s", code, errs)
+	}
+	code, out, errs := kneeEnv(t, env, "diagnose", "last", "--json")
+	if code != ExitOK {
+		t.Fatalf("knee diagnose last: exit %d: %s", code, errs)
+	}
+	var d struct {
+		Window struct{ Requests int } `json:"window_facts"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Window.Requests != 12 {
+		t.Errorf("knee diagnose of a sweep of two 12-request steps judged %d requests, want one step's 12", d.Window.Requests)
+	}
+	if !strings.Contains(errs, "is a sweep: diagnosing its step 1, 4 in flight") || !strings.Contains(errs, "--step N | knee diagnose -") {
+		t.Errorf("knee diagnose of a sweep does not say which step it judged: %q", errs)
+	}
+}
