@@ -2,11 +2,16 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/knee-dev/knee/internal/record"
 )
 
 // --front-end-serial 0 switches off the default's 8 ms serial admission:
@@ -170,5 +175,61 @@ func TestDiagnoseStoredSweepReadsOneStep(t *testing.T) {
 	}
 	if !strings.Contains(errs, "is a sweep: diagnosing its step 1, 4 in flight") || !strings.Contains(errs, "--step N | knee diagnose -") {
 		t.Errorf("knee diagnose of a sweep does not say which step it judged: %q", errs)
+	}
+}
+
+// knee diagnose's text header and --format json count a run with
+// embeddings answers alike: 40 requests, 39 completed, 10 of them item
+// answers, in both.
+func TestDiagnoseCountsItemAnswersAlikeInTextAndJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "records.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := record.NewWriter(f)
+	for i := range 40 {
+		at := time.Duration(i) * 100 * time.Millisecond
+		r := record.Request{ID: int64(i), Scheduled: at, Sent: at, FirstToken: at + 10*time.Millisecond, Done: at + 50*time.Millisecond,
+			StreamEnd: at + 50*time.Millisecond, InputTokens: 16, OutputTokens: 8, HTTPStatus: 200}
+		switch {
+		case i%4 == 0:
+			r.FirstToken, r.OutputTokens, r.Items = 0, 0, 4
+		case i == 1:
+			r.Error, r.FirstToken, r.Done, r.HTTPStatus = record.ErrHTTP5xx, 0, 0, 500
+		}
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	code, text, errs := kneeCmd(t, "diagnose", path)
+	if code != ExitOK {
+		t.Fatalf("knee diagnose: exit %d: %s", code, errs)
+	}
+	m := regexp.MustCompile(`(\d+) requests, (\d+) completed \((\d+) embeddings or rerank answers\)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("knee diagnose header lacks the counts:\n%s", text)
+	}
+	code, js, errs := kneeCmd(t, "diagnose", "--format", "json", path)
+	if code != ExitOK {
+		t.Fatalf("knee diagnose --format json: exit %d: %s", code, errs)
+	}
+	var d struct {
+		Window struct {
+			Requests    int `json:"requests"`
+			Completed   int `json:"completed"`
+			ItemAnswers int `json:"item_answers"`
+		} `json:"window_facts"`
+	}
+	if err := json.Unmarshal([]byte(js), &d); err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprintf("%d %d %d", d.Window.Requests, d.Window.Completed, d.Window.ItemAnswers)
+	if want := m[1] + " " + m[2] + " " + m[3]; got != want || want != "40 39 10" {
+		t.Errorf("requests, completed, item answers: text %s, JSON %s; want 40 39 10 in both", want, got)
 	}
 }

@@ -278,7 +278,7 @@ func diagnoseText(w io.Writer, path string, kind diagnose.Format, d *diagnose.Di
 	}
 	fmt.Fprintf(w, "\nBy class: %s\n", d.Classes.Text)
 	for _, c := range d.Classes.Classes {
-		fmt.Fprintf(w, "  - %s: %d requests, waits %.1f ms, E2E %.1f ms; time goes to %s\n", c.Class, c.Facts.Requests, c.WaitMS, c.Facts.E2EMS, c.Cause)
+		fmt.Fprintf(w, "  - %s: %d requests, waits %.1f ms, E2E %.1f ms; time goes to %s\n", c.Class, c.Facts.AllRequests(), c.WaitMS, c.Facts.E2EMS, c.Cause)
 	}
 	return nil
 }
