@@ -74,7 +74,7 @@ var CostShares = [...]struct {
 	zero                     bool // 0 is a value; else an explicit 0 is refused
 }{
 	{"front-end-serial-split", "front_end_serial_split",
-		"share of --front-end-serial a request's handler does before it first yields, after which the rest queues again behind every request that arrived meanwhile: in a burst no request reaches the engine until this share of the burst's admission time has passed (knee's default 0.5, fitted across the validation sources; 0.6 for the GPUStack vLLM 0.11 hosts, 0.2 for the kvcached host of docs/simulator.md; 0: one turn; not given: the profile's, or 0.5)",
+		"share of --front-end-serial a request's handler does before it first yields, after which the rest queues again behind every request that arrived meanwhile: in a burst no request reaches the engine until this share of the burst's admission time has passed (knee's default 0.5, fitted across the validation sources; 0.6 for the GPUStack vLLM 0.11 hosts, 0.2 for the kvcached host of docs/simulator.md; 0: one turn; not given: the profile's, or that default)",
 		"0.6", func(p *simengine.CostParams) *float64 { return &p.FrontEndSerialSplit }, true},
 	{"compute-efficiency", "compute_efficiency",
 		"share of the GPU's achievable matmul rate the GEMMs and attention reach, the prefill side of the roofline (e.g. 0.62 and 0.41 for the GPUStack A100 and H100 machines of docs/simulator.md; not given: the profile's, or the default 0.7)",
