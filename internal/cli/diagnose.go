@@ -13,6 +13,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/diagnose"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/runs"
 	"github.com/spf13/cobra"
 )
 
@@ -188,7 +189,11 @@ func isRunRef(arg string) bool {
 	return err == nil
 }
 
-// diagnoseStoredRun reads a stored run's records (the default database).
+// diagnoseStoredRun reads a stored run's records (the default database)
+// as knee report reads them (runs.Load): a sweep's are the records of the
+// step its report summarises, numbered within that step as knee records
+// numbers them. Every step's records together would overlay steps that
+// each count their send times from their own start.
 func diagnoseStoredRun(env *Env, ref string) ([]record.Request, diagnose.Format, error) {
 	st, err := openDBRead(env, "")
 	if err != nil {
@@ -199,9 +204,15 @@ func diagnoseStoredRun(env *Env, ref string) ([]record.Request, diagnose.Format,
 	if err != nil {
 		return nil, "", err
 	}
-	recs, err := st.AllRecords(id)
+	lr, err := runs.Load(st, id)
 	if err != nil {
 		return nil, "", dbErr(err)
+	}
+	recs := lr.Records
+	if lr.Sweep != nil && len(recs) > 0 {
+		step, _ := lr.Sweep.SummaryStep()
+		fmt.Fprintf(env.Stderr, "knee diagnose: run %d is a sweep: diagnosing its step %d, %s, as knee report summarises it; another step: knee records %d --step N | knee diagnose -\n",
+			id, step, lr.Report.Step, id)
 	}
 	if len(recs) == 0 {
 		return nil, "", Usagef("run %d has no per-request records to diagnose (a summary-only import, or a simulated run stored without them)", id)
@@ -267,7 +278,7 @@ func diagnoseText(w io.Writer, path string, kind diagnose.Format, d *diagnose.Di
 	}
 	fmt.Fprintf(w, "\nBy class: %s\n", d.Classes.Text)
 	for _, c := range d.Classes.Classes {
-		fmt.Fprintf(w, "  - %s: %d requests, waits %.1f ms, E2E %.1f ms; time goes to %s\n", c.Class, c.Facts.Requests, c.WaitMS, c.Facts.E2EMS, c.Cause)
+		fmt.Fprintf(w, "  - %s: %d requests, waits %.1f ms, E2E %.1f ms; time goes to %s\n", c.Class, c.Facts.AllRequests(), c.WaitMS, c.Facts.E2EMS, c.Cause)
 	}
 	return nil
 }

@@ -47,6 +47,9 @@ func (e *simEngineFlags) noteSet(fs *pflag.FlagSet) {
 	for i, f := range enginesetup.CostShares {
 		e.CostSharesSet[i] = fs.Changed(f.Name)
 	}
+	for i, f := range enginesetup.CostDurations {
+		e.CostDurationsSet[i] = fs.Changed(f.Name)
+	}
 }
 
 // resolve is noteSet, catalog and config in one: the engine configuration

@@ -47,12 +47,13 @@ var FlagGroups = []struct {
 	{"Workload", []string{"input-tokens", "output-tokens", "dataset", "tokenizer", "shared-prefix", "prefix-groups", "prefix-tokens", "seed", "scenario-file", "save-scenario"}},
 	{"Traffic classes", []string{"probe-rate", "probe-input-tokens", "probe-output-tokens", "mix", "max-loras", "max-lora-rank", "lora-load-ms", "stop-oversaturated"}},
 	{"Objectives", []string{"slo", "knee-metric"}},
+	{"Server metrics (Prometheus)", []string{"metrics-url", "metrics-interval", "no-metrics"}},
 	{"Engine (simulated server)", []string{"gpu", "tp", "model-config", "kv-cache-dtype", "gpu-file", "model-file", "preset-file", "profile", "server-profile", "max-num-seqs", "max-num-batched-tokens",
 		"gpu-memory-utilization", "max-model-len", "queue-limit", "no-chunked-prefill", "no-prefix-caching", "step-time-scale", "default-max-tokens",
 		"replicas", "router", "gateway-queue-limit", "prefill-replicas", "decode-replicas", "fleet-file",
 		"fault-error-rate", "fault-cut-rate", "fault-malformed-rate", "fault-stall", "fault-stall-rate", "fault-slow-after", "fault-slow-factor"}},
 	{"Shards (docs/cluster.md)", []string{"shards", "shard", "run-name", "shard-timeout"}},
-	{"Output", []string{"out", "json", "detail", "format", "quiet", "label", "db", "no-store", "list"}},
+	{"Output", []string{"out", "json", "detail", "format", "quiet", "label", "db", "no-store", "list", "runtime-trace"}},
 	{"CI and dashboards", []string{"junit", "metrics-addr", "otlp-endpoint", "otlp-protocol", "otlp-traces"}},
 }
 

@@ -35,6 +35,9 @@ var topics = []struct {
 	{"workload", "workload details: shared prefixes, conversations' turns and think time, arrival burstiness, ramp",
 		"Finer settings of the requests knee sends beyond the token counts, the load and --sessions.",
 		[]string{"prefix-groups", "prefix-tokens", "turns", "think-time", "burstiness", "ramp", "save-scenario"}},
+	{"autosweep", "automatic sweeps: the first and last load, the growth per step, the bisection",
+		"How --auto (or --concurrency auto, --rate auto) grows the load: from --min, ×--factor a step, up to --max, until an SLO fails or throughput stops growing; then --refine bisection steps between the last good and the first bad load.",
+		[]string{"min", "max", "factor", "refine"}},
 	{"probes", "probes beside the load: their rate and shape",
 		"Short requests sent at a constant rate beside the main load and reported apart (the class probe; a sweep's probe TTFT p95 column): how long an unrelated user waits while the load runs.",
 		[]string{"probe-rate", "probe-input-tokens", "probe-output-tokens"}},
@@ -74,6 +77,7 @@ func topicCommands(root *cobra.Command) []*cobra.Command {
 	for _, t := range topics {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Usage: knee COMMAND --NAME VALUE   (knee help %s)\n\n%s\n", t.name, t.intro)
+		described := 0
 		for _, name := range t.flags {
 			var fl *pflag.Flag
 			var takers []string
@@ -94,6 +98,10 @@ func topicCommands(root *cobra.Command) []*cobra.Command {
 				head += " (default " + d + ")"
 			}
 			fmt.Fprintf(&b, "\n%s   [%s]\n    %s\n", head, strings.Join(takers, ", "), fl.Usage)
+			described++
+		}
+		if described == 0 {
+			continue // no command takes its flags: a page would be empty
 		}
 		pages = append(pages, &cobra.Command{Use: t.name, Short: t.short, Long: strings.TrimRight(b.String(), "\n")})
 	}

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -11,6 +12,9 @@ import (
 // Facts are the numbers of one set of requests that the rules read. Means
 // are over completed requests; milliseconds unless the name says otherwise.
 type Facts struct {
+	// Requests and Completed are what the rules read: every request but
+	// the item answers. The JSON's requests and completed count as the text
+	// does, item answers included (AllRequests, AllCompleted).
 	Requests  int `json:"requests"`
 	Completed int `json:"completed"`
 	// ItemAnswers are completed embeddings or rerank requests: answered
@@ -52,11 +56,28 @@ type Facts struct {
 // rules read streamed answers only), but a person reading a header counts
 // every request sent.
 func (f Facts) Counts() string {
-	s := fmt.Sprintf("%d requests, %d completed", f.Requests+f.ItemAnswers, f.Completed+f.ItemAnswers)
+	s := fmt.Sprintf("%d requests, %d completed", f.AllRequests(), f.AllCompleted())
 	if f.ItemAnswers > 0 {
 		s += fmt.Sprintf(" (%d embeddings or rerank answers)", f.ItemAnswers)
 	}
 	return s
+}
+
+// AllRequests is every request of the set, item answers included: the
+// count a person reads, in the text and the JSON alike.
+func (f Facts) AllRequests() int { return f.Requests + f.ItemAnswers }
+
+// AllCompleted is every completed request, item answers included.
+func (f Facts) AllCompleted() int { return f.Completed + f.ItemAnswers }
+
+// MarshalJSON writes requests and completed as the text counts them
+// (AllRequests, AllCompleted); item_answers says how many of them were
+// item answers. Before, the JSON left them out where the text did not.
+func (f Facts) MarshalJSON() ([]byte, error) {
+	type plain Facts // the same fields without this method
+	p := plain(f)
+	p.Requests, p.Completed = f.AllRequests(), f.AllCompleted()
+	return json.Marshal(p)
 }
 
 // facts computes Facts over recs, warm-up excluded.

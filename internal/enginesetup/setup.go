@@ -31,10 +31,11 @@ type Choice struct {
 	FrontEndMS                       float64
 	FrontEndSet                      bool                              // --front-end-ms given; embedded servers built from a literal keep the default
 	CostDurations                    [len(CostDurations)]time.Duration // by CostDurations
+	CostDurationsSet                 [len(CostDurations)]bool          // given explicitly (the command's noteSet): 0 is then a value
 	Profile                          string                            // --profile, written by knee calibrate
 	GPUSet, ModelSet, TPSet          bool                              // given on the command line
 	CostShares                       [len(CostShares)]float64          // by CostShares
-	CostSharesSet                    [len(CostShares)]bool             // given explicitly (the command's noteSet)
+	CostSharesSet                    [len(CostShares)]bool             // given explicitly (the command's noteSet): 0 is then a value
 	Cost                             *simengine.CostParams
 	ServerProfileName                string                 // --server-profile
 	ServerProfile                    *serverprofile.Profile // resolved
@@ -42,41 +43,44 @@ type Choice struct {
 	Source                           ModelSource
 }
 
-// CostDurations are the cost flags given as a duration: each, when above
-// 0, overrides one field of the profile's cost (or the default's) and
-// shows in the run's config as Key.
+// CostDurations are the cost flags given as a duration: each, when given
+// (0 included) or above 0, overrides one field of the profile's cost (or
+// the default's) and shows in the run's config as Key. An explicit 0 is a
+// value, not "the default": --front-end-serial 0 switches off the
+// default's serial admission.
 var CostDurations = [...]struct {
 	Name, Key, Help string
 	Per, Example    string // in the message for a negative value
 	field           func(*simengine.CostParams) *int64
 }{
 	{"front-end-serial", "front_end_serial",
-		"front-end work per request done one request at a time, so a burst reaches the engine one request per this long (e.g. 9ms for the kvcached H100 host of docs/validation.md; 0: the profile's, or the default 8ms fitted across the validation's sources)",
+		"front-end work per request done one request at a time, so a burst reaches the engine one request per this long (e.g. 9ms for the kvcached H100 host of docs/validation.md; 0: none; not given: the profile's, or the default 8ms fitted across the validation's sources)",
 		"", "10ms", func(p *simengine.CostParams) *int64 { return &p.FrontEndSerialNS }},
 	{"front-end-load", "front_end_load_per_ktok_s",
-		"front-end latency added per 1,000 output tokens a second the server streams, for a host whose API server slows as it streams more (e.g. 22ms for the wmx L4 host of docs/simulator.md; 0: none)",
+		"front-end latency added per 1,000 output tokens a second the server streams, for a host whose API server slows as it streams more (e.g. 22ms for the wmx L4 host of docs/simulator.md; 0: none; not given: the profile's, or none)",
 		" per 1,000 tok/s streamed", "20ms", func(p *simengine.CostParams) *int64 { return &p.FrontEndLoadNS }},
 	{"step-per-seq", "step_per_seq",
-		"engine time per sequence of every step on top of its fixed overhead: the CPU a step spends on each request of the batch (e.g. 50us for a CPU-bound host; knee calibrate fits it; 0: none, or the profile's)",
+		"engine time per sequence of every step on top of its fixed overhead: the CPU a step spends on each request of the batch (e.g. 50us for a CPU-bound host; knee calibrate fits it; 0: none; not given: the profile's, or none)",
 		"", "50us", func(p *simengine.CostParams) *int64 { return &p.StepPerSeqNS }},
 }
 
 // CostShares are the cost flags given as a share from 0 to 1: each, when
-// above 0, overrides one field of the profile's cost (or the default's)
-// and shows in the run's config as Key.
+// given or above 0, overrides one field of the profile's cost (or the
+// default's) and shows in the run's config as Key. An efficiency of 0
+// would price work at infinite time, so only the split takes 0.
 var CostShares = [...]struct {
 	Name, Key, Help, Example string
 	field                    func(*simengine.CostParams) *float64
-	zero                     bool // given at all, 0 is a value (zero), not "the profile's"
+	zero                     bool // 0 is a value; else an explicit 0 is refused
 }{
 	{"front-end-serial-split", "front_end_serial_split",
-		"share of --front-end-serial a request's handler does before it first yields, after which the rest queues again behind every request that arrived meanwhile: in a burst no request reaches the engine until this share of the burst's admission time has passed (knee's default 0.5, fitted across the validation sources; 0.6 for the GPUStack vLLM 0.11 hosts, 0.2 for the kvcached host of docs/simulator.md; 0: one turn)",
+		"share of --front-end-serial a request's handler does before it first yields, after which the rest queues again behind every request that arrived meanwhile: in a burst no request reaches the engine until this share of the burst's admission time has passed (knee's default 0.5, fitted across the validation sources; 0.6 for the GPUStack vLLM 0.11 hosts, 0.2 for the kvcached host of docs/simulator.md; 0: one turn; not given: the profile's, or that default)",
 		"0.6", func(p *simengine.CostParams) *float64 { return &p.FrontEndSerialSplit }, true},
 	{"compute-efficiency", "compute_efficiency",
-		"share of the GPU's achievable matmul rate the GEMMs and attention reach, the prefill side of the roofline (e.g. 0.62 and 0.41 for the GPUStack A100 and H100 machines of docs/simulator.md; 0: the profile's, or 1)",
+		"share of the GPU's achievable matmul rate the GEMMs and attention reach, the prefill side of the roofline (e.g. 0.62 and 0.41 for the GPUStack A100 and H100 machines of docs/simulator.md; not given: the profile's, or the default 0.7)",
 		"0.62", func(p *simengine.CostParams) *float64 { return &p.ComputeEfficiency }, false},
 	{"all-reduce-efficiency", "all_reduce_efficiency",
-		"share of the GPU link's bandwidth a tensor-parallel all-reduce reaches (e.g. 0.133 for the GPUStack A100 machine of docs/simulator.md, whose all-reduce runs at a PCIe rate; 0: the default 0.75)",
+		"share of the GPU link's bandwidth a tensor-parallel all-reduce reaches (e.g. 0.133 for the GPUStack A100 machine of docs/simulator.md, whose all-reduce runs at a PCIe rate; not given: the profile's, or the default 0.75)",
 		"0.75", func(p *simengine.CostParams) *float64 { return &p.AllReduceBWEfficiency }, false},
 }
 
@@ -190,17 +194,25 @@ func (e *Choice) Config(cat *simengine.Catalog) (simengine.Config, error) {
 		})
 	}
 	for i, f := range CostDurations {
-		if d := e.CostDurations[i]; d > 0 {
+		if d := e.CostDurations[i]; e.durationGiven(i) {
 			override(func(p *simengine.CostParams) { *f.field(p) = int64(d) })
 		}
 	}
 	for i, f := range CostShares {
-		if v := e.CostShares[i]; v > 0 || (f.zero && e.CostSharesSet[i]) {
+		if v := e.CostShares[i]; e.shareGiven(i) {
 			override(func(p *simengine.CostParams) { *f.field(p) = v })
 		}
 	}
 	return c, nil
 }
+
+// durationGiven and shareGiven say whether cost flag i overrides the
+// profile's field: given on the command line (0 included), or set above 0
+// by a caller that builds a Choice without flags.
+func (e *Choice) durationGiven(i int) bool {
+	return e.CostDurationsSet[i] || e.CostDurations[i] > 0
+}
+func (e *Choice) shareGiven(i int) bool { return e.CostSharesSet[i] || e.CostShares[i] > 0 }
 
 // check refuses numbers out of their range.
 func (e *Choice) check() error {
@@ -225,6 +237,8 @@ func (e *Choice) check() error {
 	for i, f := range CostShares {
 		if v := e.CostShares[i]; !(v >= 0 && v <= 1) {
 			return badinput.Errorf("--%s %v: want a share from 0 to 1, such as %s", f.Name, v, f.Example)
+		} else if v == 0 && !f.zero && e.CostSharesSet[i] {
+			return badinput.Errorf("--%s 0: want a share above 0, at most 1, such as %s (leave it out for the profile's or the default)", f.Name, f.Example)
 		}
 	}
 	for i, f := range CostDurations {
@@ -256,12 +270,12 @@ func (e *Choice) ConfigKV(c simengine.Config) [][2]string {
 		kv = append(kv, [2]string{"front_end_ms", strconv.FormatFloat(e.FrontEndMS, 'g', -1, 64)})
 	}
 	for i, f := range CostDurations {
-		if d := e.CostDurations[i]; d > 0 {
+		if d := e.CostDurations[i]; e.durationGiven(i) {
 			kv = append(kv, [2]string{f.Key, d.String()})
 		}
 	}
 	for i, f := range CostShares {
-		if v := e.CostShares[i]; v > 0 || (f.zero && e.CostSharesSet[i]) {
+		if v := e.CostShares[i]; e.shareGiven(i) {
 			kv = append(kv, [2]string{f.Key, strconv.FormatFloat(v, 'g', -1, 64)})
 		}
 	}

@@ -218,8 +218,9 @@ func (s *Server) apiRunLive(w http.ResponseWriter, r *http.Request) {
 		}
 		if info.Records != sent || info.Finished() {
 			var recs []record.Request
+			var steps []int
 			if info.Records > 0 {
-				if recs, err = s.cfg.Store.AllRecords(id); err != nil {
+				if recs, steps, err = stepRecords(s.cfg.Store, id); err != nil {
 					sw.Event("error", []byte(strconv.Quote(err.Error())))
 					sw.Flush()
 					return
@@ -227,7 +228,7 @@ func (s *Server) apiRunLive(w http.ResponseWriter, r *http.Request) {
 			}
 			u := liveUpdate{Run: rowOf(info), Summary: stats.Summarize(recs, stats.Options{Series: true}), Items: itemSeries(recs)}
 			from := max(sent, 0, len(recs)-maxLifecycle)
-			u.New = lifecycleOf(recs[from:])
+			u.New = lifecycleOf(recs[from:], steps[from:])
 			sent = len(recs)
 			b, _ := json.Marshal(u)
 			if sw.Data(b) != nil {
@@ -278,6 +279,21 @@ func (s *Server) apiBench(w http.ResponseWriter, r *http.Request) {
 	}
 	err := s.cfg.StartBench(BenchParams{Concurrency: q.Concurrency, Requests: q.Requests, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens})
 	reply(w, map[string]any{"started": err == nil, "url": s.cfg.BenchURL}, err)
+}
+
+// stepRecords is every record of run id with its sweep step (-1 outside
+// sweeps), a sweep's numbered within its step as knee records numbers them:
+// a sharded sweep stores step × 2^44 + number (store.SweepRecordID), a key
+// nobody should read as a request's number.
+func stepRecords(st *store.Store, id int64) (recs []record.Request, steps []int, err error) {
+	err = st.StepRecords(id, func(step int, r *record.Request) error {
+		if step >= 0 {
+			r.ID = store.SweepRequestID(r.ID)
+		}
+		recs, steps = append(recs, *r), append(steps, step)
+		return nil
+	})
+	return recs, steps, err
 }
 
 func finiteOK(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }

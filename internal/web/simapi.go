@@ -259,7 +259,8 @@ type engineFacts struct {
 // run start: arrival (scheduled), sent, then the server's queue, prefill and
 // decode, first token and done.
 type phaseTimes struct {
-	ID         int64   `json:"id"`
+	ID         int64   `json:"id"`             // a sweep's: its number within its step
+	Step       *int    `json:"step,omitempty"` // a stored sweep's step, in load order
 	ArrivalMS  float64 `json:"arrival_ms"`
 	SentMS     float64 `json:"sent_ms"`
 	QueueMS    float64 `json:"queue_ms"` // server queue (client wait is sent − arrival)
@@ -422,7 +423,7 @@ func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 	}
 	out.Pressure = judgePressure(recs, su.slos)
 	if p.Lifecycle {
-		out.Lifecycle = lifecycleOf(recs)
+		out.Lifecycle = lifecycleOf(recs, nil)
 	}
 	out.Warnings = sum.Warnings
 	if refused > 0 {
@@ -481,7 +482,9 @@ func (k *kvTrack) mean(fromNS int64) float64 {
 	return area / span
 }
 
-func lifecycleOf(recs []record.Request) []phaseTimes {
+// lifecycleOf is recs' phase times; steps, when not nil, is each record's
+// sweep step (-1 outside sweeps).
+func lifecycleOf(recs []record.Request, steps []int) []phaseTimes {
 	out := make([]phaseTimes, 0, min(len(recs), maxLifecycle))
 	// The requests after warm-up first: they are the steady state.
 	skip := 0
@@ -492,6 +495,9 @@ func lifecycleOf(recs []record.Request) []phaseTimes {
 		r := &recs[i]
 		pt := phaseTimes{ID: r.ID, ArrivalMS: ms(r.Scheduled), SentMS: ms(r.Sent), FirstMS: ms(r.FirstToken), DoneMS: ms(r.Done),
 			InTokens: r.InputTokens, OutTokens: r.OutputTokens, Error: string(r.Error), WarmupFlag: r.Warmup}
+		if steps != nil && steps[i] >= 0 {
+			pt.Step = &steps[i]
+		}
 		if r.ServerPhases != nil {
 			pt.QueueMS, pt.PrefillMS = ms(serverWait(r)), ms(r.ServerPhases.Prefill)
 		}

@@ -103,8 +103,10 @@ export class LifecycleView {
       const wait = Math.max(0, r.sent_ms - r.arrival_ms), q = r.queue_ms, p = r.prefill_ms;
       const dec = Math.max(0, r.done_ms - (r.first_token_ms || r.done_ms));
       const segs = [['w', wait], ['q', q], ['p', Math.max(0, (r.first_token_ms || r.done_ms) - r.sent_ms - q)], ['d', dec]];
-      const title = `request ${r.id}: wait ${fmt(wait, 'ms')}, queue ${fmt(q, 'ms')}, prefill ${fmt(p, 'ms')}, decode ${fmt(dec, 'ms')}, ${r.input_tokens} in / ${r.output_tokens} out`;
-      return h('div', {class: 'bar', title, dataset: {id: String(r.id)}},
+      // A stored sweep numbers its requests within each step (knee records).
+      const name = r.step === undefined ? `request ${r.id}` : `request ${r.id} of step ${r.step}`;
+      const title = `${name}: wait ${fmt(wait, 'ms')}, queue ${fmt(q, 'ms')}, prefill ${fmt(p, 'ms')}, decode ${fmt(dec, 'ms')}, ${r.input_tokens} in / ${r.output_tokens} out`;
+      return h('div', {class: 'bar', title, dataset: r.step === undefined ? {id: String(r.id)} : {id: String(r.id), step: String(r.step)}},
         h('span', {style: `width:${pct(r.arrival_ms - this.start)};background:transparent`}),
         ...segs.map(([c, v]) => h('span', {class: c, style: `width:${pct(v)}`})));
     })));

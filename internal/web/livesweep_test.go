@@ -1,0 +1,107 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/store"
+)
+
+// The live view numbers a sharded sweep's requests within their step, as
+// knee records does (runs.TestExportShardedSweepNumbersWithinStep), and
+// names the step: the stored key, step × 2^44 + number, is no request's
+// number. Two shards store steps 0 and 1 of four requests each.
+func TestLiveShardedSweepNumbersWithinStep(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "knee.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var joins [2]*store.ShardJoin
+	for i := range 2 {
+		if joins[i], err = st.JoinShard(store.RunMeta{Kind: store.KindSweep}, store.ShardSpec{RunName: "live", Index: i, Count: 2, Fingerprint: map[string]string{"seed": "1"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var writers [2]*store.RunWriter
+	for i, j := range joins {
+		start, err := j.WaitStart(context.Background(), time.Second, 0, 5*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if writers[i], err = j.Begin(start, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runID := joins[0].RunID
+	for step := range 2 {
+		for _, w := range writers {
+			w.SetStep(step)
+		}
+		for id := range int64(4) {
+			at := time.Duration(id+1) * time.Millisecond
+			writers[id%2].Add(&record.Request{ID: store.SweepRecordID(step, id), Scheduled: at, Sent: at, FirstToken: 2 * at, Done: 3 * at, StreamEnd: 3 * at, OutputTokens: 4, InputTokens: 8})
+		}
+		for _, w := range writers {
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s, err := New(Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ts := newTestServerWith(t, s)
+	res, err := ts.Client().Get(ts.URL + "/api/runs/" + itoa(runID) + "/live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var u liveUpdate
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, "data: ") {
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &u); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	seen := map[[2]int64]int{}
+	for _, p := range u.New {
+		if p.Step == nil {
+			t.Errorf("request %d: no step", p.ID)
+			continue
+		}
+		seen[[2]int64{int64(*p.Step), p.ID}]++
+	}
+	for step := range int64(2) {
+		for id := range int64(4) {
+			if seen[[2]int64{step, id}] != 1 {
+				t.Errorf("step %d request %d listed %d times, want once; the live view's requests: %+v", step, id, seen[[2]int64{step, id}], u.New)
+			}
+		}
+	}
+	if len(u.New) != 8 {
+		t.Errorf("%d requests in the live view, want 8", len(u.New))
+	}
+	// The page shows the step beside the number.
+	js, err := ts.Client().Get(ts.URL + "/static/lifecycle.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer js.Body.Close()
+	b, _ := io.ReadAll(js.Body)
+	if !strings.Contains(string(b), "`request ${r.id} of step ${r.step}`") {
+		t.Errorf("lifecycle.js served does not name a sweep request's step")
+	}
+}
