@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"math"
 	"sort"
 	"testing"
 	"time"
@@ -107,5 +108,99 @@ func TestClosedLoopLockstep(t *testing.T) {
 	// front end the loop groups the same way.
 	if bare := runClosedLoop16(t, 0, false, 0); bare.maxGroup < 7 || bare.ttftP50 < 120 {
 		t.Errorf("budget 8192 without a front end: TTFT p50 %.1f ms, groups up to %d; want the same grouping", bare.ttftP50, bare.maxGroup)
+	}
+}
+
+// eosAnswers are answers that end at EOS under a max_tokens limit: each
+// token ends the answer with the same probability (a memoryless stop),
+// set so that the mean answer, limit included, is a given one; the prompt
+// is fixed. Request i's length is a deterministic function of i.
+type eosAnswers struct {
+	in, limit int
+	stop      float64 // the chance that a token is the last
+}
+
+// newEOSAnswers solves (1 − (1 − p)^limit) / p = mean for p (the mean of
+// min(geometric(p), limit)) by bisection.
+func newEOSAnswers(in, limit int, mean float64) eosAnswers {
+	lo, hi := 1e-9, 1.0
+	for range 100 {
+		p := (lo + hi) / 2
+		if (1-math.Pow(1-p, float64(limit)))/p > mean {
+			lo = p
+		} else {
+			hi = p
+		}
+	}
+	return eosAnswers{in: in, limit: limit, stop: (lo + hi) / 2}
+}
+
+func (a eosAnswers) Lengths(i int64) (int, int) {
+	x := uint64(i) + 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	x ^= x >> 31
+	u := (float64(x>>11) + 0.5) / (1 << 53) // (0, 1)
+	// Inverse of the geometric CDF on 1, 2, …: the first k with
+	// 1 − (1 − p)^k ≥ u.
+	k := int(math.Ceil(math.Log1p(-u) / math.Log1p(-a.stop)))
+	return a.in, min(max(k, 1), a.limit)
+}
+
+// Answers that end at EOS take a closed loop out of step where answers of
+// one length keep it in step: vllm bench serve at --max-concurrency 4 with
+// 256-token prompts on Mistral-7B / RTX 4090 (the rtx4090-mistral source's
+// first row, whose answers end at EOS around a mean of 100 under a limit
+// of 128). At one length the users' answers end together and their next
+// prompts share prefill steps (~40 ms of compute per 256-token prompt on
+// this GPU in knee; pairs with the constants below, all four with the
+// refitted defaults' serial admission); with EOS lengths each prompt is
+// prefilled alone. The
+// validation rows of that source run at one length (the mean), and their
+// TTFT misses below 48 users are this lockstep (docs/simulator.md, "What
+// the held-out TTFT misses are").
+func TestClosedLoopEOSAnswersFallOutOfStep(t *testing.T) {
+	eos := newEOSAnswers(256, 128, 100)
+	var sum float64
+	for i := range int64(100_000) {
+		in, out := eos.Lengths(i)
+		if in != 256 || out < 1 || out > 128 {
+			t.Fatalf("request %d: %d / %d tokens; want 256 / 1-128", i, in, out)
+		}
+		sum += float64(out)
+	}
+	if mean := sum / 100_000; math.Abs(mean-100) > 1 {
+		t.Errorf("mean answer %.2f tokens; want 100 ± 1", mean)
+	}
+	run := func(gen Lengths) (ttftP50, meanGroup float64) {
+		cfg := engineConfig(t, "rtx4090", "mistral-7b", 1)
+		cfg.Seed = 1
+		c := legacyDefaultCost
+		cfg.Cost = &c
+		recs, _, err := Collect(context.Background(), Config{Engine: cfg, Gen: gen, Concurrency: 4, Requests: 300, WarmupRequests: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ttft []float64
+		groups := map[time.Duration]int{}
+		for _, r := range recs {
+			if r.Warmup {
+				continue
+			}
+			v, _ := r.TTFT()
+			ttft = append(ttft, float64(v)/1e6)
+			groups[r.Done]++
+		}
+		sort.Float64s(ttft)
+		return ttft[len(ttft)/2], float64(len(ttft)) / float64(len(groups))
+	}
+	fixedP50, fixedGroup := run(fixed{256, 100})
+	eosP50, eosGroup := run(eos)
+	t.Logf("answers of 100 tokens: TTFT p50 %.1f ms, %.2f requests finishing together; EOS answers (mean 100, limit 128): %.1f ms, %.2f", fixedP50, fixedGroup, eosP50, eosGroup)
+	if fixedGroup < 1.8 || fixedP50 < 100 {
+		t.Errorf("answers of one length: TTFT p50 %.1f ms, groups of %.2f; want the users in step (groups of 2 or more, p50 over 100 ms: shared prefills)", fixedP50, fixedGroup)
+	}
+	if eosGroup > 1.2 || eosP50 > fixedP50/1.5 {
+		t.Errorf("EOS answers: TTFT p50 %.1f ms, groups of %.2f; want the users out of step (groups under 1.2, p50 under %.1f ms)", eosP50, eosGroup, fixedP50/1.5)
 	}
 }
