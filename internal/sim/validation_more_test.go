@@ -57,11 +57,14 @@ import (
 //   - [systalyze-h200] github.com/systalyze/vllm-benchmarks (README.md;
 //     configs/qwen3-32b/h200/baseline/row.json and launch.sh;
 //     workload/build_workload.py): AWS p5en.48xlarge (eight H200 SXM, one
-//     TP1 replica a GPU), vllm/vllm-openai:v0.27.1, Qwen/Qwen3-32B BF16,
-//     `--max-model-len 12288 --no-enable-prefix-caching`, every other flag
-//     the default (BF16 KV cache, async scheduling). Load: AIPerf 0.12.0,
-//     Poisson arrivals, 512 requests a rate after 16 warm-up requests, the
-//     frozen workload of 160 chat requests cycled in order: prompt lengths
+//     TP1 replica a GPU), vllm/vllm-openai:v0.27.1 (stock: the baseline's
+//     launch line mounts none of the repository's patched files),
+//     Qwen/Qwen3-32B BF16, `--max-model-len 12288
+//     --no-enable-prefix-caching`, every other flag the default (BF16 KV
+//     cache, async scheduling). Load: AIPerf 0.12.0, Poisson arrivals, 512
+//     requests a rate after 16 warm-up requests, from the frozen workload
+//     of 160 chat requests (sequential sampling; assumed to start over
+//     once the 160 are used): prompt lengths
 //     the inverse-CDF ladder of a lognormal with p50 3,500 and p90 10,000
 //     (cap 11,200), answers one with p50 200 and p90 400 (cap 800), held
 //     to length by ignore_eos (systalyzeLengths rebuilds both ladders; the
@@ -167,8 +170,8 @@ func missing(metric string, published, tol float64, why string) burstMetric {
 // them; the tolerances only guard against the errors growing (each about
 // a quarter above the in-source error it had when added).
 const (
-	missGPUStackHost      = "no host constants: this GPUStack machine runs its bursts well below knee's defaults (knee's total tok/s reads 2-3.2x the published, its mean TTFT a quarter to a half of it, and on the H200 machine its mean TPOT about half), as the gpustack-h100 source's machine does, whose fitted compute efficiency is 0.41 of the achievable matmul rate (hostConstants); knee's defaults carry none of that"
-	missGPUStackAdmission = "the 128 / 4 bursts are admission-bound: the published mean TTFT (19.4 s for 1,000 requests on the H200 machine, 4.9 s on the H100 machine's gpt-oss) is ~19 and ~5 ms of serial admission a request, which the gpustack sources' host profiles fit (front_end_serial_ms) and knee's defaults do not have"
+	missGPUStackHost      = "no host constants: this GPUStack machine runs its bursts well below knee's defaults (knee's total tok/s reads 2-3.2x the published and its mean TTFT a quarter to a half of it; its mean TPOT 0.35-0.5 of it on the H200 machine and in the H100 machine's TP2 burst, while the TP1 2,000- and 4,000-token bursts' TPOT are within 30%), as the gpustack-h100 source's machine does, whose fitted compute efficiency is 0.41 of the achievable matmul rate (hostConstants); knee's defaults carry none of that"
+	missGPUStackAdmission = "the 128 / 4 bursts are admission-bound: each run (22.1 s for 1,000 requests on the H200 machine, 7.7 s on the H100 machine's gpt-oss) is ~22 and ~8 ms of serial front-end work a request, with the TTFTs bunched near the run's end (median 19.0 of 22.1 s), the shape the gpustack sources' host profiles fit (front_end_serial_ms and its split, 8.8-20 ms a request); the cost differs by host and model, so no one default carries it"
 	missSmallBatchMoE     = "a mixture of experts at 4 users decodes far slower than knee's defaults (DeepSeek-R1 TP8 on H200s: 19.4 ms a token published, ~5 ms in knee; gpt-oss-120b on one H100: 8.3 against ~3.6): the small-batch MoE miss issue 28 names; the loop's throughput reads high by about the same factor, and its TTFT, which waits on the same steps, low"
 	missLongBurstTPOT     = "the 32,000-token burst's mean TPOT reads high: knee decodes those 100 requests in steps that also carry other requests' prefill chunks, where the published median ITL (7.3 ms around a mean of 25) says most of their decode steps carried none; not investigated further"
 	missSystalyzeTPOT     = "at 1.290 req/s (85% of the published capacity) knee's median TPOT is that of a server near or past its own capacity: with prompts of 4,426 tokens on average most decode steps share a prefill chunk; the plateau throughput row (within 30%) says where knee's capacity sits"
