@@ -113,6 +113,16 @@ import (
 //     knee's vLLM-default SGLang profile cannot predict).
 //   - pavlokhmel.com (vLLM TP vs DP on 8x H100; RTX 4090/A100/H100/H200):
 //     the copy at hand stops before its results.
+//   - Azure HPC blog (Llama 3.1 8B, vLLM on ND-H100-v5 and other GPUs) and
+//     Ori's BeFOri post (H100/A100): ShareGPT-based profiles, and the
+//     copies at hand stop before the result tables.
+//   - A DeepSeek-R1 FP8 TP8 guide on MI300X (rocm/vllm:latest, 128 users
+//     of 3,200 / 800): engine version "latest", and the copy at hand does
+//     not name its publisher.
+//   - vllm-project/vllm issue 13412 (Llama-3.3-70B TP8 on H200): V0 with
+//     --num-scheduler-steps 10 and chunked prefill off.
+//   - systalyze's G7 and G7e rows (RTX PRO 4500 / 6000) and its Gemma-4 and
+//     Nemotron rows: no knee preset for those GPUs or models.
 
 // servedBurst is one vllm bench serve run of fixed lengths against vLLM's
 // defaults (no host constants): users at a time (users = n: every request
