@@ -87,6 +87,9 @@ var validationSources = []validationSource{
 	{"oci-mi300x", familyVLLM, "Oracle Cloud, BM.GPU.MI300X.8, Llama-3.1-405B FP8 TP8, vLLM for ROCm (2024, V0), benchmark_latency 128/128, batch 1-256", "blogs.oracle.com/cloud-infrastructure/post/serving-llama-31-405b-model-with-amd-mi300x-gpus (2024-10-10), latency table"},
 	{"amd-mi300x", familyVLLM, "AMD, rocm/vllm:rocm7.0.0_vllm_0.10.2_20251006 on 8× MI300X, Llama-3.1-70B and 405B FP8-KV TP8, every prompt queued at once, 128-token prompts", "amd.com/en/developer/resources/rocm-hub/dev-ai/performance-results.html, MI300X throughput table"},
 	{"rtx4090-mistral", familyVLLM, "Mistral-7B-Instruct-v0.3 BF16 on one RTX 4090 24GB, vLLM (version not stated), vllm bench serve 300 prompts of 256 in at --max-concurrency 4-48", "mushfiqrahman.dev/?p=1668 (Part 1: full concurrency sweep)"},
+	{"gpustack-h200", familyVLLM, "GPUStack's H200 machine, vLLM 0.11, DeepSeek-R1-0528 TP8 (MLA, MoE)", "github.com/gpustack/gpustack docs/performance-lab/deepseek-r1/h200.md"},
+	{"gpustack-h100-v0.10", familyVLLM, "GPUStack's H100 machine (gpustack-h100's host), vLLM 0.10.2, gpt-oss-120b (MoE) TP1 and TP2", "github.com/gpustack/gpustack docs/performance-lab/gpt-oss-120b/h100.md"},
+	{"systalyze-h200", familyVLLM, "AWS p5en (H200), vLLM 0.27.1, Qwen3-32B BF16 TP1, AIPerf Poisson, ISL p50 3500 / OSL p50 200", "github.com/systalyze/vllm-benchmarks README.md, configs/qwen3-32b/h200/baseline"},
 	{"splitwise", familyUnscored, "SplitwiseSim's engine profile, Llama-2-70B TP2, H100/A100", "github.com/Mutinifni/splitwise-sim data/perf_model.csv"},
 }
 

@@ -752,6 +752,7 @@ func validationPoints() []validationPoint {
 	pts = append(pts, gpustackRun{gpu: "h100", model: "qwen3-8b", tp: 1, host: gpustackH100, users: 4, n: 100, in: 233, out: 221}.rows("Qwen3-8B, H100, vLLM 0.11, C=4, ShareGPT 233/221",
 		burstMetric{"ttft", 64.00, 0.30, false, ""}, burstMetric{"tpot", 7.38, 0.30, false, ""}, burstMetric{"throughput", 496.88, 0.30, false, ""})...)
 	pts = append(pts, mi300xPoints()...)
+	pts = append(pts, morePoints()...)
 	return append(pts, rtx4090Points()...)
 }
 

@@ -1,0 +1,367 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/workload"
+)
+
+// More sources of the validation table (issue 28): three publishers' hosts
+// and engine versions that no constant of knee was fitted on, added for
+// leave-one-source-out. Every row runs knee's defaults (no host constants
+// of its own), so the in-source table and the held-out one differ only by
+// the defaults each runs under. Facts carried over are numbers and setups;
+// every assumption is stated at its row.
+//
+// Sources:
+//   - [gpustack-h200] github.com/gpustack/gpustack docs/performance-lab/deepseek-r1/h200.md
+//     (the "Other Benchmark Cases" baseline and §1's vLLM run): GPUStack's
+//     H200 machine (eight H200s; a host none of the other GPUStack sources
+//     ran on), vLLM 0.11.0, `vllm serve deepseek-ai/DeepSeek-R1-0528 -tp 8`
+//     (every other setting vLLM's default: FP8 weights as published, KV
+//     cache BF16 ("auto"), max-model-len the model's 163,840, max-num-seqs
+//     1024, max-num-batched-tokens 8192), vllm bench serve --backend
+//     openai-chat. Rows: bursts (every prompt sent at once) of the random
+//     dataset, seed 42: 500 of 2,000 in / 100 out, 500 of 4,000 / 200, 100
+//     of 32,000 / 100 and 1,000 of 128 / 4, each run at the prompt lengths
+//     the files report (total input tokens over requests: 1,997, 3,995,
+//     31,999 and 127) and at its full output (the totals show every answer
+//     ran to its limit); and ShareGPT at --max-concurrency 4, 100 prompts
+//     (22,836 prompt and 21,338 output tokens: run at their means, 228 and
+//     213, as the gpustack-h100 source's ShareGPT row is). Metrics: "Total
+//     Token throughput" (prompt and answer tokens a second), mean TTFT and
+//     mean TPOT of each burst; mean TTFT, mean TPOT and output tok/s of the
+//     ShareGPT loop. Assumed: vLLM 0.11 schedules synchronously (async
+//     scheduling became vLLM's default after it, vllm-project/vllm#27614;
+//     the gpt-oss page below shows --async-scheduling as an opt-in for
+//     0.10.2).
+//   - [gpustack-h100-v0.10] github.com/gpustack/gpustack docs/performance-lab/gpt-oss-120b/h100.md:
+//     GPUStack's H100 machine (the gpustack-h100 source's host, so this
+//     source is not independent of that one in hardware; it is a source
+//     of its own by engine version and model), vLLM 0.10.2, openai/gpt-oss-120b
+//     (MoE, 128 experts, 4 a token; MXFP4 experts). Baseline: `vllm serve
+//     openai/gpt-oss-120b --max-model-len 32768` on one H100, synchronous
+//     scheduling (0.10.2's default: the page's §2 turns --async-scheduling
+//     on as an optimisation); "optimized": `--async-scheduling -tp 2`
+//     (max-model-len the model's 131,072). Rows: the same bursts as above,
+//     run at the reported means (in 1,998, 3,998, 32,000 and 128; out
+//     98, 134, 99 and 4: these answers end at EOS), and ShareGPT at
+//     --max-concurrency 4 (100 prompts, 22,946 / 21,691 tokens: run at 229
+//     / 217); at TP2 the ShareGPT loop and the 2,000-token burst (out 98).
+//   - [systalyze-h200] github.com/systalyze/vllm-benchmarks (README.md;
+//     configs/qwen3-32b/h200/baseline/row.json and launch.sh;
+//     workload/build_workload.py): AWS p5en.48xlarge (eight H200 SXM, one
+//     TP1 replica a GPU), vllm/vllm-openai:v0.27.1 (stock: the baseline's
+//     launch line mounts none of the repository's patched files),
+//     Qwen/Qwen3-32B BF16, `--max-model-len 12288
+//     --no-enable-prefix-caching`, every other flag the default (BF16 KV
+//     cache, async scheduling). Load: AIPerf 0.12.0, Poisson arrivals, 512
+//     requests a rate after 16 warm-up requests, from the frozen workload
+//     of 160 chat requests (sequential sampling; assumed to start over
+//     once the 160 are used): prompt lengths
+//     the inverse-CDF ladder of a lognormal with p50 3,500 and p90 10,000
+//     (cap 11,200), answers one with p50 200 and p90 400 (cap 800), held
+//     to length by ignore_eos (systalyzeLengths rebuilds both ladders; the
+//     file's pairing of the two, a Python shuffle, is not reproduced, so
+//     they are paired by a fixed scramble: independent, as in the file).
+//     Rows: the baseline's capacity, 343 output tok/s a GPU at its
+//     throughput plateau (the README's capacity table), simulated as the
+//     best of three Poisson runs at 1.0, 1.15 and 1.3 × the closed-loop
+//     saturation rate the driver found (row.json lambda_sat 1.5034 req/s;
+//     the driver steps the rate up by 0.1 × it until throughput stops
+//     growing); and the baseline's per-user tok/s p50 at the README's load
+//     point (1.290 req/s, 85% of its capacity): 42, read as AIPerf's
+//     output token throughput per user (1 / each request's inter-token
+//     latency, (E2E − TTFT) / (tokens − 1)), so the median request's TPOT
+//     is 1000/42 = 23.8 ms (±1.2% for the rounding). Assumed: the per-user
+//     figure is at that load point (the README's table sits under the
+//     sentence that sets it).
+//
+// Searched and not used (why), so that nobody searches them again:
+//   - Vultr inference cookbook, B200 (docs.vultr.com/inference-cookbook): vLLM 0.12/0.16,
+//     2048/512 sweeps, but only Nemotron Nano/Super, GLM-5, DeepSeek V3.2
+//     and MiniMax M2.5: no knee preset but DeepSeek's, whose V3.2 sparse
+//     attention knee does not model.
+//   - NVIDIA NIM benchmarking page, Llama-3.1-8B (1.3.0, 1.8.0) and
+//     Llama-3.1-70B (1.3.0) tables: the copies at hand lose the GPU,
+//     precision and sequence-length headers of those tables.
+//   - runinfra.ai vLLM/SGLang/TensorRT-LLM post (H100, L40S, Llama-3.1-8B):
+//     the copy at hand gives headline figures without prompt and answer
+//     lengths.
+//   - FreedomIntelligence/AccelMark result files (SGLang 0.5.6 on
+//     A100-40GB, ShareGPT): answers end at EOS and their lengths are not
+//     in the request file (only the prompts' token counts).
+//   - LambdaLabsML/vllm-benchmark results (vLLM 0.5/0.6, H100/A100, TP1-8):
+//     V0 multi-step scheduling streams tokens ten at a time (ITL ~193 ms
+//     at a ~20 ms TPOT, every TTFT equal), which knee does not model.
+//   - tim-wang blog (vLLM 0.9 V0/V1 and SGLang 0.4.9, H100, evalscope):
+//     prompt lengths given as a 5,000-10,000 range of evalscope's
+//     min/max-prompt-length, characters or tokens depending on its version.
+//   - ngkore docs (gpt-oss-20b/120b, Gemma-3, Qwen3-Omni): GPU not named;
+//     TTFT ~0.5 s at one user on 256-token prompts points at a client or
+//     network knee does not see.
+//   - Jiten-Bhalavat/SGLang-vLLM-benchmarks: results only as screenshots.
+//   - gpustack's SGLang and TensorRT-LLM runs on the same pages: each a
+//     single 1,000-prompt ShareGPT burst (no fixed lengths), and SGLang's
+//     gpt-oss run is 3.4x below vLLM's on the same GPU (an engine problem
+//     knee's vLLM-default SGLang profile cannot predict).
+//   - pavlokhmel.com (vLLM TP vs DP on 8x H100; RTX 4090/A100/H100/H200):
+//     the copy at hand stops before its results.
+//   - Azure HPC blog (Llama 3.1 8B, vLLM on ND-H100-v5 and other GPUs) and
+//     Ori's BeFOri post (H100/A100): ShareGPT-based profiles, and the
+//     copies at hand stop before the result tables.
+//   - A DeepSeek-R1 FP8 TP8 guide on MI300X (rocm/vllm:latest, 128 users
+//     of 3,200 / 800): engine version "latest", and the copy at hand does
+//     not name its publisher.
+//   - vllm-project/vllm issue 13412 (Llama-3.3-70B TP8 on H200): V0 with
+//     --num-scheduler-steps 10 and chunked prefill off.
+//   - systalyze's G7 and G7e rows (RTX PRO 4500 / 6000) and its Gemma-4 and
+//     Nemotron rows: no knee preset for those GPUs or models.
+
+// servedBurst is one vllm bench serve run of fixed lengths against vLLM's
+// defaults (no host constants): users at a time (users = n: every request
+// sent at once), n requests.
+type servedBurst struct {
+	source            string
+	cfg               func(*testing.T) simengine.Config
+	users, n, in, out int
+	// totalTPS: the throughput published is total tok/s (prompt and
+	// answer tokens a second), not output tok/s.
+	totalTPS bool
+}
+
+func (b servedBurst) measure(t *testing.T) measured {
+	t.Helper()
+	r := meanRun(t, Config{Engine: b.cfg(t), Gen: fixed{b.in, b.out}, Concurrency: b.users, Requests: int64(b.n)}, b.out)
+	if b.totalTPS {
+		r.outputTPS *= float64(b.in+b.out) / float64(b.out)
+	}
+	return r
+}
+
+// rows is the run's published figures as rows sharing one simulated run.
+func (b servedBurst) rows(name string, metrics ...burstMetric) []validationPoint {
+	var once sync.Once
+	var got measured
+	label := map[string]string{"throughput": "output tok/s", "ttft": "TTFT", "tpot": "TPOT"}
+	if b.totalTPS {
+		label["throughput"] = "total tok/s"
+	}
+	var rows []validationPoint
+	for _, m := range metrics {
+		rows = append(rows, validationPoint{name + ": " + label[m.metric], b.source, false, m.metric, m.published, m.tol,
+			func(t *testing.T) float64 {
+				once.Do(func() { got = b.measure(t) })
+				return got.get(m.metric)
+			}, m.miss})
+	}
+	return rows
+}
+
+// check is a check-only published figure (tol 0.30 unless its miss says
+// why not).
+func check(metric string, published float64) burstMetric {
+	return burstMetric{metric: metric, published: published, tol: 0.30}
+}
+
+// missing is a check-only figure beyond 30%, with the bound that guards
+// its error from growing and the reason.
+func missing(metric string, published, tol float64, why string) burstMetric {
+	return burstMetric{metric: metric, published: published, tol: tol, miss: why}
+}
+
+// Why the new sources' rows miss. No constant of knee was fitted on
+// them; the tolerances only guard against the errors growing (each about
+// a quarter above the in-source error it had when added).
+const (
+	missGPUStackHost      = "no host constants: this GPUStack machine runs its bursts well below knee's defaults (knee's total tok/s reads 2-3.2x the published and its mean TTFT a quarter to a half of it; its mean TPOT 0.35-0.5 of it on the H200 machine and in the H100 machine's TP2 burst, while the TP1 2,000- and 4,000-token bursts' TPOT are within 30%), as the gpustack-h100 source's machine does, whose fitted compute efficiency is 0.41 of the achievable matmul rate (hostConstants); knee's defaults carry none of that"
+	missGPUStackAdmission = "the 128 / 4 bursts are admission-bound: each run (22.1 s for 1,000 requests on the H200 machine, 7.7 s on the H100 machine's gpt-oss) is ~22 and ~8 ms of serial front-end work a request, with the TTFTs bunched near the run's end (median 19.0 of 22.1 s), the shape the gpustack sources' host profiles fit (front_end_serial_ms and its split, 8.8-20 ms a request); the cost differs by host and model, so no one default carries it"
+	missSmallBatchMoE     = "a mixture of experts at 4 users decodes far slower than knee's defaults (DeepSeek-R1 TP8 on H200s: 19.4 ms a token published, ~5 ms in knee; gpt-oss-120b on one H100: 8.3 against ~3.6): the small-batch MoE miss issue 28 names; the loop's throughput reads high by about the same factor, and its TTFT, which waits on the same steps, low"
+	missLongBurstTPOT     = "the 32,000-token burst's mean TPOT reads high: knee decodes those 100 requests in steps that also carry other requests' prefill chunks, where the published median ITL (7.3 ms around a mean of 25) says most of their decode steps carried none; not investigated further"
+	missSystalyzeTPOT     = "at 1.290 req/s (85% of the published capacity) knee's median TPOT is that of a server near or past its own capacity: with prompts of 4,426 tokens on average most decode steps share a prefill chunk; the plateau throughput row (within 30%) says where knee's capacity sits"
+)
+
+// morePoints are the rows of the sources above.
+func morePoints() []validationPoint {
+	pts := gpustackH200Points()
+	pts = append(pts, gpustackGptOSSPoints()...)
+	return append(pts, systalyzePoints()...)
+}
+
+// syncScheduling is a vLLM before async scheduling became its default.
+func syncScheduling(c simengine.Config) simengine.Config {
+	c.NoAsyncScheduling = true
+	return c
+}
+
+func gpustackH200Points() []validationPoint {
+	const src = "gpustack-h200"
+	r1 := func(t *testing.T) simengine.Config { return syncScheduling(engineConfig(t, "h200", "deepseek-r1", 8)) }
+	burst := func(n, in, out int) servedBurst {
+		return servedBurst{source: src, cfg: r1, users: n, n: n, in: in, out: out, totalTPS: true}
+	}
+	var pts []validationPoint
+	name := "DeepSeek-R1 TP8, H200, vLLM 0.11, "
+	pts = append(pts, servedBurst{source: src, cfg: r1, users: 4, n: 100, in: 228, out: 213}.rows(name+"C=4, ShareGPT 228/213",
+		missing("ttft", 123.30, 0.75, missSmallBatchMoE), missing("tpot", 19.36, 0.95, missSmallBatchMoE), missing("throughput", 196.81, 3.75, missSmallBatchMoE))...)
+	pts = append(pts, burst(500, 1997, 100).rows(name+"500 at once, 2000/100",
+		missing("throughput", 17690.89, 2.35, missGPUStackHost), missing("ttft", 28911.90, 0.90, missGPUStackHost), missing("tpot", 237.02, 0.80, missGPUStackHost))...)
+	pts = append(pts, burst(500, 3995, 200).rows(name+"500 at once, 4000/200",
+		missing("throughput", 15808.55, 2.00, missGPUStackHost), missing("ttft", 63058.71, 0.85, missGPUStackHost), missing("tpot", 164.23, 0.70, missGPUStackHost))...)
+	pts = append(pts, burst(100, 31999, 100).rows(name+"100 at once, 32000/100",
+		missing("throughput", 15514.57, 1.35, missGPUStackHost), missing("ttft", 101351.99, 0.65, missGPUStackHost), missing("tpot", 365.79, 0.65, missGPUStackHost))...)
+	return append(pts, burst(1000, 127, 4).rows(name+"1000 at once, 128/4",
+		missing("throughput", 5931.25, 12, missGPUStackAdmission), missing("ttft", 19392.11, 0.99, missGPUStackAdmission))...)
+}
+
+func gpustackGptOSSPoints() []validationPoint {
+	const src = "gpustack-h100-v0.10"
+	tp1 := func(t *testing.T) simengine.Config {
+		c := syncScheduling(engineConfig(t, "h100", "gpt-oss-120b", 1))
+		c.MaxModelLen = 32768
+		return c
+	}
+	// --async-scheduling -tp 2: knee's default scheduling.
+	tp2 := func(t *testing.T) simengine.Config { return engineConfig(t, "h100", "gpt-oss-120b", 2) }
+	burst := func(n, in, out int) servedBurst {
+		return servedBurst{source: src, cfg: tp1, users: n, n: n, in: in, out: out, totalTPS: true}
+	}
+	var pts []validationPoint
+	name := "gpt-oss-120b, H100, vLLM 0.10.2, "
+	pts = append(pts, servedBurst{source: src, cfg: tp1, users: 4, n: 100, in: 229, out: 217}.rows(name+"C=4, ShareGPT 229/217",
+		check("ttft", 49.00), missing("tpot", 8.31, 0.70, missSmallBatchMoE), missing("throughput", 453.04, 1.65, missSmallBatchMoE))...)
+	pts = append(pts, burst(500, 1998, 98).rows(name+"500 at once, 2000/100",
+		missing("throughput", 14385.69, 2.75, missGPUStackHost), missing("ttft", 36234.76, 0.90, missGPUStackHost), check("tpot", 41.35))...)
+	pts = append(pts, burst(500, 3998, 134).rows(name+"500 at once, 4000/200",
+		missing("throughput", 14247.47, 2.25, missGPUStackHost), missing("ttft", 72954.68, 0.85, missGPUStackHost), check("tpot", 31.70))...)
+	pts = append(pts, burst(100, 32000, 99).rows(name+"100 at once, 32000/100",
+		missing("throughput", 16136.57, 1.60, missGPUStackHost), missing("ttft", 99444.04, 0.70, missGPUStackHost), missing("tpot", 23.99, 1.45, missLongBurstTPOT))...)
+	pts = append(pts, burst(1000, 128, 4).rows(name+"1000 at once, 128/4",
+		missing("throughput", 17059.15, 4.75, missGPUStackAdmission), missing("ttft", 4850.46, 0.99, missGPUStackAdmission))...)
+	name = "gpt-oss-120b TP2, H100, vLLM 0.10.2 async, "
+	pts = append(pts, servedBurst{source: src, cfg: tp2, users: 4, n: 100, in: 229, out: 217}.rows(name+"C=4, ShareGPT 229/217",
+		check("ttft", 37.51), missing("tpot", 5.75, 0.70, missSmallBatchMoE), missing("throughput", 645.55, 1.50, missSmallBatchMoE))...)
+	return append(pts, servedBurst{source: src, cfg: tp2, users: 500, n: 500, in: 1998, out: 98, totalTPS: true}.rows(name+"500 at once, 2000/100",
+		missing("throughput", 34083.02, 2.65, missGPUStackHost), missing("ttft", 15291.77, 0.95, missGPUStackHost), missing("tpot", 139.32, 0.85, missGPUStackHost))...)
+}
+
+// systalyzeLengths is the systalyze workload's 160 (prompt, answer) pairs,
+// request i taking pair i mod 160 (AIPerf's sequential sampling).
+type systalyzeLengths struct{ in, out []int }
+
+// newSystalyzeLengths rebuilds build_workload.py's ladders: the inverse
+// CDF of a lognormal at quantiles (i+0.5)/160, capped, with the two order
+// statistics that p50 and p90 read pinned to them.
+func newSystalyzeLengths() systalyzeLengths {
+	ladder := func(p50, p90 float64, limit, n int) []int {
+		sigma := math.Log(p90/p50) / (math.Sqrt2 * math.Erfinv(2*0.9-1))
+		v := make([]int, n)
+		for i := range v {
+			z := math.Sqrt2 * math.Erfinv(2*(float64(i)+0.5)/float64(n)-1)
+			v[i] = max(1, min(limit, int(math.Round(math.Exp(math.Log(p50)+sigma*z)))))
+		}
+		for _, pin := range []struct{ q, target float64 }{{0.5, p50}, {0.9, p90}} {
+			pos := pin.q * float64(n-1)
+			v[int(math.Floor(pos))], v[int(math.Ceil(pos))] = int(math.Round(pin.target)), int(math.Round(pin.target))
+		}
+		return v
+	}
+	in, out := ladder(3500, 10000, 11200, 160), ladder(200, 400, 800, 160)
+	// A fixed scramble of each ladder (97 and 67 are prime to 160):
+	// neighbouring requests differ, and prompt and answer lengths are
+	// independent.
+	l := systalyzeLengths{in: make([]int, 160), out: make([]int, 160)}
+	for i := range 160 {
+		l.in[i], l.out[i] = in[i*97%160], out[i*67%160]
+	}
+	return l
+}
+
+func (l systalyzeLengths) Lengths(i int64) (int, int) {
+	return l.in[i%160], l.out[i%160]
+}
+
+// systalyzeRun is one AIPerf run at rate (Poisson): 16 warm-up requests,
+// then 512. Returns the median of the requests' TPOT ((E2E − TTFT) /
+// (tokens − 1)) and the output tokens a second over the run.
+func systalyzeRun(t *testing.T, rate float64) (medianTPOT, outputTPS float64) {
+	t.Helper()
+	cfg := engineConfig(t, "h200", "qwen3-32b", 1)
+	cfg.MaxModelLen, cfg.NoPrefixCaching = 12288, true
+	arr, err := workload.NewArrivals("poisson", rate, 1, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpot []float64
+	res, err := Run(context.Background(), Config{Engine: cfg, Gen: newSystalyzeLengths(), Arrivals: arr, Requests: 512 + 16, WarmupRequests: 16},
+		func(r *record.Request) {
+			if r.Warmup || r.Error != "" || r.OutputTokens < 2 {
+				return
+			}
+			tpot = append(tpot, float64(r.Done-r.FirstToken)/1e6/float64(r.OutputTokens-1))
+		})
+	if err != nil || len(tpot) == 0 {
+		t.Fatalf("simulated run: %v (%d records)", err, len(tpot))
+	}
+	sort.Float64s(tpot)
+	return quantileSorted(tpot, 0.5), float64(res.Tokens) / res.End.Seconds()
+}
+
+func systalyzePoints() []validationPoint {
+	const lambdaSat = 1.5034211765815986 // row.json: the closed-loop saturation rate
+	name := "Qwen3-32B, H200, vLLM 0.27.1, AIPerf Poisson, ISL p50 3500 / OSL p50 200"
+	return []validationPoint{
+		{name + ", at 1.290 req/s: TPOT p50", "systalyze-h200", false, "tpot", 1000.0 / 42, 1.10,
+			func(t *testing.T) float64 {
+				tpot, _ := systalyzeRun(t, 1.290)
+				return tpot
+			}, missSystalyzeTPOT},
+		{name + ", plateau: output tok/s", "systalyze-h200", false, "throughput", 343, 0.30,
+			func(t *testing.T) float64 {
+				var best float64
+				for _, f := range []float64{1.0, 1.15, 1.3} {
+					_, tps := systalyzeRun(t, f*lambdaSat)
+					best = max(best, tps)
+				}
+				return best
+			}, ""},
+	}
+}
+
+// TestSystalyzeLengths holds the rebuilt workload to what
+// build_workload.py pins: p50 and p90 of each ladder, and its cap.
+func TestSystalyzeLengths(t *testing.T) {
+	l := newSystalyzeLengths()
+	for _, c := range []struct {
+		name          string
+		v             []int
+		p50, p90, cap int
+	}{{"prompt", l.in, 3500, 10000, 11200}, {"answer", l.out, 200, 400, 800}} {
+		s := make([]float64, len(c.v))
+		for i, x := range c.v {
+			s[i] = float64(x)
+		}
+		sort.Float64s(s)
+		if got := quantileSorted(s, 0.5); got != float64(c.p50) {
+			t.Errorf("%s p50 %v, want %d", c.name, got, c.p50)
+		}
+		if got := quantileSorted(s, 0.9); got != float64(c.p90) {
+			t.Errorf("%s p90 %v, want %d", c.name, got, c.p90)
+		}
+		if s[len(s)-1] > float64(c.cap) || s[0] < 1 {
+			t.Errorf("%s range %v-%v, want 1-%d", c.name, s[0], s[len(s)-1], c.cap)
+		}
+		var sum float64
+		for _, x := range s {
+			sum += x
+		}
+		t.Logf("%s: mean %.0f", c.name, sum/float64(len(s)))
+	}
+
+}
