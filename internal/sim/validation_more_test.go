@@ -182,7 +182,7 @@ func missing(metric string, published, tol float64, why string) burstMetric {
 const (
 	missGPUStackHost      = "no host constants: this GPUStack machine runs its bursts well below knee's defaults (knee's total tok/s reads 2-3.2x the published and its mean TTFT a quarter to a half of it; its mean TPOT 0.35-0.5 of it on the H200 machine and in the H100 machine's TP2 burst, while the TP1 2,000- and 4,000-token bursts' TPOT are within 30%), as the gpustack-h100 source's machine does, whose fitted compute efficiency is 0.41 of the achievable matmul rate (hostConstants); knee's defaults carry none of that"
 	missGPUStackAdmission = "the 128 / 4 bursts are admission-bound: each run (22.1 s for 1,000 requests on the H200 machine, 7.7 s on the H100 machine's gpt-oss) is ~22 and ~8 ms of serial front-end work a request, with the TTFTs bunched near the run's end (median 19.0 of 22.1 s), the shape the gpustack sources' host profiles fit (front_end_serial_ms and its split, 8.8-20 ms a request); the cost differs by host and model, so no one default carries it"
-	missSmallBatchMoE     = "a mixture of experts at 4 users decodes far slower than knee's defaults (DeepSeek-R1 TP8 on H200s: 19.4 ms a token published, ~5 ms in knee; gpt-oss-120b on one H100: 8.3 against ~3.6): the small-batch MoE miss issue 28 names; the loop's throughput reads high by about the same factor, and its TTFT, which waits on the same steps, low"
+	missSmallBatchMoE     = "a mixture of experts at 4 users decodes far slower than knee's defaults (DeepSeek-R1 TP8 on H200s: 19.4 ms a token published, ~8 ms in knee (~5 ms with no small-batch expert penalty); gpt-oss-120b on one H100: 8.3 against ~6.9, ~3.6 with no penalty): the small-batch MoE miss issue 28 names; the loop's throughput reads high by about the same factor, and its TTFT, which waits on the same steps, low"
 	missLongBurstTPOT     = "the 32,000-token burst's mean TPOT reads high: knee decodes those 100 requests in steps that also carry other requests' prefill chunks, where the published median ITL (7.3 ms around a mean of 25) says most of their decode steps carried none; not investigated further"
 	missSystalyzeTPOT     = "at 1.290 req/s (85% of the published capacity) knee's median TPOT is that of a server near or past its own capacity: with prompts of 4,426 tokens on average most decode steps share a prefill chunk; the plateau throughput row (within 30%) says where knee's capacity sits"
 )
@@ -220,6 +220,13 @@ func gpustackH200Points() []validationPoint {
 		missing("throughput", 5931.25, 12, missGPUStackAdmission), missing("ttft", 19392.11, 0.99, missGPUStackAdmission))...)
 }
 
+// missBurstTailMoE is why the 4,000/200 burst's mean TPOT reads high in the
+// in-source table: with the small-batch expert efficiency the
+// leave-one-source-out fit chose (0.4), the burst's last steps, when few
+// of its 500 answers are left, read the experts slowly; it read +26% with
+// no penalty (e = 1) and +34% with it.
+const missBurstTailMoE = "the small-batch expert efficiency the fit chose (0.4) slows the burst's last steps, when few of its 500 answers are left: mean TPOT +34%, +26% with e = 1"
+
 func gpustackGptOSSPoints() []validationPoint {
 	const src = "gpustack-h100-v0.10"
 	tp1 := func(t *testing.T) simengine.Config {
@@ -239,7 +246,7 @@ func gpustackGptOSSPoints() []validationPoint {
 	pts = append(pts, burst(500, 1998, 98).rows(name+"500 at once, 2000/100",
 		missing("throughput", 14385.69, 2.75, missGPUStackHost), missing("ttft", 36234.76, 0.90, missGPUStackHost), check("tpot", 41.35))...)
 	pts = append(pts, burst(500, 3998, 134).rows(name+"500 at once, 4000/200",
-		missing("throughput", 14247.47, 2.25, missGPUStackHost), missing("ttft", 72954.68, 0.85, missGPUStackHost), check("tpot", 31.70))...)
+		missing("throughput", 14247.47, 2.25, missGPUStackHost), missing("ttft", 72954.68, 0.85, missGPUStackHost), missing("tpot", 31.70, 0.45, missBurstTailMoE))...)
 	pts = append(pts, burst(100, 32000, 99).rows(name+"100 at once, 32000/100",
 		missing("throughput", 16136.57, 1.60, missGPUStackHost), missing("ttft", 99444.04, 0.70, missGPUStackHost), missing("tpot", 23.99, 1.45, missLongBurstTPOT))...)
 	pts = append(pts, burst(1000, 128, 4).rows(name+"1000 at once, 128/4",

@@ -223,7 +223,7 @@ var DefaultCost = CostParams{
 	// 2 µs a peer: 10 µs at TP2, 14 µs at TP4, 22 µs at TP8 per all-reduce
 	AllReducePerPeerNS:         2_000,
 	PCIeAllReduceLatencyScale:  3,
-	ExpertSmallBatchEfficiency: 1, // fitted (1 and 0.4 tried): no penalty
+	ExpertSmallBatchEfficiency: 0.4, // fitted (1 and 0.4 tried): DeepSeek-R1 and gpt-oss at a few users choose 0.4
 	AllReduceBWEfficiency:      0.75,
 	ReserveFixedBytes:          1.5 * (1 << 30),
 	FrontEndNS:                 FittedFrontEndNS,
