@@ -287,6 +287,10 @@ type gpustackRun struct {
 func (g gpustackRun) measure(t *testing.T) measured {
 	t.Helper()
 	cfg := engineConfig(t, g.gpu, g.model, g.tp)
+	// vLLM 0.11 schedules synchronously unless --async-scheduling is
+	// given (async became the default in vllm-project/vllm#27614), and
+	// GPUStack's baseline runs do not give it.
+	cfg.NoAsyncScheduling = true
 	cost := g.host.cost()
 	cfg.Cost = &cost
 	r := meanRun(t, Config{Engine: cfg, Gen: fixed{g.in, g.out}, Concurrency: g.users, Requests: int64(g.n)}, g.out)
