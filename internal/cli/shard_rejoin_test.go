@@ -22,7 +22,7 @@ import (
 // the run is complete with every request of every step stored once.
 func TestShardedSweepRestartRejoins(t *testing.T) {
 	dir := t.TempDir()
-	bin := buildKnee(t, dir) // skips under -short
+	bin := buildKnee(t) // skips under -short
 	base, model := startServeProcess(t, bin)
 	db := shardTestDB(t, dir)
 	const requests = 60 // per step: the first lasts 6 s at 10 req/s, time for a restart to rejoin it

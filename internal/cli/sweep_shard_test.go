@@ -392,7 +392,7 @@ func TestShardedSweepRefusals(t *testing.T) {
 // is left to join (exit 2).
 func TestShardedSweepKill9(t *testing.T) {
 	dir := t.TempDir()
-	bin := buildKnee(t, dir)
+	bin := buildKnee(t)
 	base, model := startServeProcess(t, bin)
 	db := shardTestDB(t, dir)
 	args := []string{"sweep", "--url", base, "--model", model, "--rate", "10,20", "--requests", "40",
