@@ -65,6 +65,7 @@ func runSweepShards(t *testing.T, n int, args []string) ([]int, []string) {
 // start together, and the stored steps, knee and SLO-safe point are those
 // computed over all shards' records.
 func TestShardedSweep(t *testing.T) {
+	skipEndToEndIfShort(t, "four sharded sweeps of two steps each, on SQLite and PostgreSQL", "TestShardedSweepMixAndProbes", "TestShardedSweepShardInterrupted")
 	t.Run("sqlite", func(t *testing.T) { testShardedSweep(t, filepath.Join(t.TempDir(), "knee.db")) })
 	t.Run("postgres", func(t *testing.T) { testShardedSweep(t, storetest.PostgresURL(t)) })
 }

@@ -81,6 +81,7 @@ func TestSweepFromCSVBadInput(t *testing.T) {
 }
 
 func TestSimSweep(t *testing.T) {
+	skipEndToEndIfShort(t, "seven simulated 20 s steps", "TestSimSweepAutoAndExit3")
 	dir := t.TempDir()
 	code, out, errs := kneeCmd(t, "sim", "sweep", "--rate", "20,40,60,80,100,120,160", "--duration", "20s", "--seed", "3",
 		"--slo", "p95(ttft)<2s", "--json", "--out", dir, "--quiet")
