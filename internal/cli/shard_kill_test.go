@@ -49,6 +49,18 @@ func buildKnee(t *testing.T) string {
 	return kneeBin.path
 }
 
+// shardTestParallel marks a sharded-run test parallel. Go runs
+// parallel tests together (-parallel, GOMAXPROCS by default) only after all
+// the sequential ones, so they overlap one another and never a timing test.
+// They check records and statuses, not latencies, and spend their time
+// waiting on the simulated server's clock (under the race detector they
+// take about as long as without it), so two at once share the cores
+// without changing an outcome. TestShardDatabaseDownMidRun stays out: it
+// lowers store.BusyTimeout, which every store opened meanwhile would use.
+func shardTestParallel(t *testing.T) {
+	t.Parallel()
+}
+
 // kneeBin is the binary buildKnee built; TestMain removes its folder.
 var kneeBin struct {
 	once      sync.Once
@@ -126,6 +138,7 @@ func shardTestDB(t *testing.T, dir string) string {
 // run with each request stored once and the first attempt's records kept
 // as they were.
 func TestShardKill9(t *testing.T) {
+	shardTestParallel(t)
 	dir := t.TempDir()
 	bin := buildKnee(t)
 	base, model := startServeProcess(t, bin)

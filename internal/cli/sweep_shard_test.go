@@ -65,6 +65,7 @@ func runSweepShards(t *testing.T, n int, args []string) ([]int, []string) {
 // start together, and the stored steps, knee and SLO-safe point are those
 // computed over all shards' records.
 func TestShardedSweep(t *testing.T) {
+	shardTestParallel(t)
 	skipEndToEndIfShort(t, "four sharded sweeps of two steps each, on SQLite and PostgreSQL", "TestShardedSweepMixAndProbes", "TestShardedSweepShardInterrupted")
 	t.Run("sqlite", func(t *testing.T) { testShardedSweep(t, filepath.Join(t.TempDir(), "knee.db")) })
 	t.Run("postgres", func(t *testing.T) { testShardedSweep(t, storetest.PostgresURL(t)) })
@@ -392,6 +393,7 @@ func TestShardedSweepRefusals(t *testing.T) {
 // partial; shard 1 restarted after that is refused at once, since nothing
 // is left to join (exit 2).
 func TestShardedSweepKill9(t *testing.T) {
+	shardTestParallel(t)
 	dir := t.TempDir()
 	bin := buildKnee(t)
 	base, model := startServeProcess(t, bin)

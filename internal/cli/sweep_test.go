@@ -132,7 +132,8 @@ func TestSimSweepAutoAndExit3(t *testing.T) {
 // the simulator's within one step. -short runs short steps; the full test
 // uses the steps of the documented two-minute measurement.
 func TestSweepEmbeddedAgreesWithSim(t *testing.T) {
-	t.Parallel() // mostly waiting on wall time: overlap it with the other tests
+	// Not t.Parallel: a timing test, and parallel tests run together after
+	// the sequential ones (shardTestParallel).
 	// Short: a small GPU and short answers keep the real-time server cheap
 	// on a busy machine; the SLO limit falls inside the grid.
 	args := []string{"--gpu", "l4", "--output-tokens", "32", "--rate", "3,6,9,12", "--duration", "3s"}
