@@ -49,15 +49,16 @@ func buildKnee(t *testing.T) string {
 	return kneeBin.path
 }
 
-// shardTestParallel marks a sharded-run test parallel. Go runs
+// parallelUntimed marks parallel a test that checks records, counts and
+// statuses, never a latency, and spends its time waiting on a simulated
+// server's clock (under the race detector it takes about as long as
+// without it): the sharded-run tests and the real-time mix sweeps. Go runs
 // parallel tests together (-parallel, GOMAXPROCS by default) only after all
-// the sequential ones, so they overlap one another and never a timing test.
-// They check records and statuses, not latencies, and spend their time
-// waiting on the simulated server's clock (under the race detector they
-// take about as long as without it), so two at once share the cores
-// without changing an outcome. TestShardDatabaseDownMidRun stays out: it
-// lowers store.BusyTimeout, which every store opened meanwhile would use.
-func shardTestParallel(t *testing.T) {
+// the sequential ones, so these overlap one another and never a timing
+// test, and two at once share the cores without changing an outcome.
+// TestShardDatabaseDownMidRun stays out: it lowers store.BusyTimeout,
+// which every store opened meanwhile would use.
+func parallelUntimed(t *testing.T) {
 	t.Parallel()
 }
 
@@ -138,7 +139,7 @@ func shardTestDB(t *testing.T, dir string) string {
 // run with each request stored once and the first attempt's records kept
 // as they were.
 func TestShardKill9(t *testing.T) {
-	shardTestParallel(t)
+	parallelUntimed(t)
 	dir := t.TempDir()
 	bin := buildKnee(t)
 	base, model := startServeProcess(t, bin)

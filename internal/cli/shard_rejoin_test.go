@@ -21,7 +21,7 @@ import (
 // the sweep goes on to its second step with both shards, both exit 0, and
 // the run is complete with every request of every step stored once.
 func TestShardedSweepRestartRejoins(t *testing.T) {
-	shardTestParallel(t)
+	parallelUntimed(t)
 	dir := t.TempDir()
 	bin := buildKnee(t) // skips under -short
 	base, model := startServeProcess(t, bin)

@@ -133,7 +133,7 @@ func TestSimSweepAutoAndExit3(t *testing.T) {
 // uses the steps of the documented two-minute measurement.
 func TestSweepEmbeddedAgreesWithSim(t *testing.T) {
 	// Not t.Parallel: a timing test, and parallel tests run together after
-	// the sequential ones (shardTestParallel).
+	// the sequential ones (parallelUntimed).
 	// Short: a small GPU and short answers keep the real-time server cheap
 	// on a busy machine; the SLO limit falls inside the grid.
 	args := []string{"--gpu", "l4", "--output-tokens", "32", "--rate", "3,6,9,12", "--duration", "3s"}
