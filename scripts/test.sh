@@ -6,9 +6,13 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted"; exit 1; fi
 go vet ./...
 # Every package, with the race detector on the ones that start goroutines
-# (the timing-truth tests run without it: the detector slows the client ~10x).
+# (the timing-truth tests run without it: the detector slows the client ~10x;
+# there -short skips the long end-to-end tests, each naming the smaller
+# tests that run its goroutines: internal/cli's skipEndToEndIfShort).
 # One package at a time (-p 1): several tests measure real timing against
-# the embedded server, and two packages' loads on two cores disturb them.
+# the embedded server, and two packages' loads on two cores disturb them
+# (internal/cli's tests that time nothing overlap one another after its
+# others: parallelUntimed).
 go test -p 1 -count=1 -timeout 30m $(go list ./... | grep -v '/internal/realserver$')
 # The real-server tests verbose, so that the log shows what they measured
 # (the calibrated profile's held-out predictions against knee bench, the

@@ -26,6 +26,7 @@ import (
 // one-process run's requests, meet at one start, and the run's stored
 // summary is the summary over all their records.
 func TestShardedBench(t *testing.T) {
+	parallelUntimed(t)
 	t.Run("sqlite", func(t *testing.T) { testShardedBench(t, filepath.Join(t.TempDir(), "knee.db")) })
 	t.Run("postgres", func(t *testing.T) { testShardedBench(t, storetest.PostgresURL(t)) })
 }
@@ -139,6 +140,7 @@ func testShardedBench(t *testing.T, db string) {
 // naming it; the others complete. Running that index again completes the
 // run, and no request is stored twice.
 func TestShardInterruptedThenRestarted(t *testing.T) {
+	parallelUntimed(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := simengine.NewCatalog()

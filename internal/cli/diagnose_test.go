@@ -9,6 +9,7 @@ import (
 )
 
 func TestDiagnoseSimulatedQueue(t *testing.T) {
+	skipEndToEndIfShort(t, "two simulated 30 s runs, at 160 req/s the second", "TestDiagnoseMixSaysWhichClassSuffers", "TestSimSweepAutoAndExit3")
 	dir := t.TempDir()
 	base, inc := filepath.Join(dir, "base"), filepath.Join(dir, "inc")
 	for _, c := range []struct{ dir, rate string }{{base, "40"}, {inc, "160"}} {

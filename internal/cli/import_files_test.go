@@ -118,6 +118,7 @@ func recordLine(id int) string {
 // reads it (issue 26 item 7): while the input is still open, the records
 // read so far are already in the database, and at the end all of them are.
 func TestImportStreamsRecords(t *testing.T) {
+	skipEndToEndIfShort(t, "stores 30,000 records to show import streams them (import starts no goroutine of its own)", "TestImportInputs")
 	db := filepath.Join(t.TempDir(), "knee.db")
 	pr, pw := io.Pipe()
 	var stdout, stderr bytes.Buffer

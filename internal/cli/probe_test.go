@@ -64,6 +64,7 @@ func ttftStat(c map[string]any, stat string) float64 {
 // beside a load that queues in the engine, they wait in the same queue,
 // and the report shows both distributions.
 func TestProbesShowBackgroundLoad(t *testing.T) {
+	skipEndToEndIfShort(t, "two 2 s runs with probes, the second draining 2,048-token prompts on a small GPU", "TestProbeTextReport", "TestShardedBenchProbesFromShardZero")
 	light, _ := probeRun(t, "--concurrency", "1", "--duration", "2s", "--input-tokens", "64", "--output-tokens", "8")
 	heavy, _ := probeRun(t, "--concurrency", "16", "--duration", "2s", "--input-tokens", "2048", "--output-tokens", "8", "--gpu", "a10g")
 	lp, hp := ttftStat(light["probe"], "p95"), ttftStat(heavy["probe"], "p95")

@@ -23,19 +23,58 @@ import (
 	"github.com/knee-dev/knee/internal/store/storetest"
 )
 
-// buildKnee builds the knee binary into dir (skipped with -short).
-func buildKnee(t *testing.T, dir string) string {
+// buildKnee returns the knee binary (skipped with -short), built once for
+// the package's tests: each build links a ~65 MB binary, seconds of CI per
+// test that needs one.
+func buildKnee(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the knee binary")
 	}
-	bin := filepath.Join(dir, "knee")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "github.com/knee-dev/knee/cmd/knee")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		t.Fatalf("building knee: %v", err)
+	kneeBin.once.Do(func() {
+		kneeBin.dir, kneeBin.err = os.MkdirTemp("", "knee-test-bin-")
+		if kneeBin.err != nil {
+			return
+		}
+		bin := filepath.Join(kneeBin.dir, "knee")
+		build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "github.com/knee-dev/knee/cmd/knee")
+		build.Stderr = os.Stderr
+		if kneeBin.err = build.Run(); kneeBin.err == nil {
+			kneeBin.path = bin
+		}
+	})
+	if kneeBin.err != nil {
+		t.Fatalf("building knee: %v", kneeBin.err)
 	}
-	return bin
+	return kneeBin.path
+}
+
+// parallelUntimed marks parallel a test that checks records, counts and
+// statuses, never a latency, and spends its time waiting on a simulated
+// server's clock (under the race detector it takes about as long as
+// without it): the sharded-run tests and the real-time mix sweeps. Go runs
+// parallel tests together (-parallel, GOMAXPROCS by default) only after all
+// the sequential ones, so these overlap one another and never a timing
+// test, and two at once share the cores without changing an outcome.
+// TestShardDatabaseDownMidRun stays out: it lowers store.BusyTimeout,
+// which every store opened meanwhile would use.
+func parallelUntimed(t *testing.T) {
+	t.Parallel()
+}
+
+// kneeBin is the binary buildKnee built; TestMain removes its folder.
+var kneeBin struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if kneeBin.dir != "" {
+		os.RemoveAll(kneeBin.dir)
+	}
+	os.Exit(code)
 }
 
 // startServeProcess runs `knee serve` on a random loopback port and returns its
@@ -100,8 +139,9 @@ func shardTestDB(t *testing.T, dir string) string {
 // run with each request stored once and the first attempt's records kept
 // as they were.
 func TestShardKill9(t *testing.T) {
+	parallelUntimed(t)
 	dir := t.TempDir()
-	bin := buildKnee(t, dir)
+	bin := buildKnee(t)
 	base, model := startServeProcess(t, bin)
 	db := shardTestDB(t, dir)
 	const requests = 400

@@ -13,6 +13,7 @@ import (
 // has the mix's classes, over both shards' records, adding up to the step,
 // and the probes' TTFT p95 (shard 0 sends them), as one process's step has.
 func TestShardedSweepMixAndProbes(t *testing.T) {
+	parallelUntimed(t)
 	url, model := startSimServer(t)
 	dir := t.TempDir()
 	mix := filepath.Join(dir, "mix.yaml")

@@ -21,8 +21,9 @@ import (
 // the sweep goes on to its second step with both shards, both exit 0, and
 // the run is complete with every request of every step stored once.
 func TestShardedSweepRestartRejoins(t *testing.T) {
+	parallelUntimed(t)
 	dir := t.TempDir()
-	bin := buildKnee(t, dir) // skips under -short
+	bin := buildKnee(t) // skips under -short
 	base, model := startServeProcess(t, bin)
 	db := shardTestDB(t, dir)
 	const requests = 60 // per step: the first lasts 6 s at 10 req/s, time for a restart to rejoin it

@@ -118,6 +118,8 @@ func TestSimSweepMixTightestClassBreaksFirst(t *testing.T) {
 // breaks_first agrees with the classes' verdicts. Real time on a shared
 // machine decides which class fails, so the test checks consistency.
 func TestSweepMixAgainstEmbeddedServer(t *testing.T) {
+	parallelUntimed(t)
+	skipEndToEndIfShort(t, "a two-step three-class sweep in real time", "TestMixAgainstEmbeddedServer", "TestShardedSweepMixAndProbes")
 	dir := t.TempDir()
 	code, out, stderr := kneeEnv(t, benchEnv(t), "sweep", "--mix", mixExample, "--rate", "2,8", "--requests", "30",
 		"--max-loras", "2", "--json", "--quiet", "--no-store", "--out", dir)
@@ -204,6 +206,8 @@ func TestSimSweepMixOnAFleet(t *testing.T) {
 // and against the embedded server; a sweep whose steps' loop is not the
 // classes' is refused.
 func TestSweepMixOwnLoadsBesideEveryStep(t *testing.T) {
+	parallelUntimed(t)
+	skipEndToEndIfShort(t, "three mix sweeps, one in real time", "TestBenchOwnConcurrencyMix", "TestBenchOwnRateMix")
 	cases := []struct {
 		name string
 		args []string

@@ -48,6 +48,7 @@ func readSweepSteps(t *testing.T, dir string) (sweepStepsJSON, string) {
 // step (their records kept); each step's summary counts its own requests only, and the table has
 // the probes' p95 TTFT, higher beside the heavier step.
 func TestSweepProbesBesideEveryStep(t *testing.T) {
+	skipEndToEndIfShort(t, "two 3 s steps on a small GPU with probes, draining 2,048-token prompts", "TestShardedSweepMixAndProbes", "TestProbeTextReport")
 	out := t.TempDir()
 	code, _, stderr := kneeEnv(t, benchEnv(t), "sweep", "--no-store", "--quiet", "--out", out, "--concurrency", "1,16", "--duration", "3s", "--requests", "1000",
 		"--input-tokens", "2048", "--output-tokens", "8", "--gpu", "a10g", "--probe-rate", "10")
@@ -91,6 +92,7 @@ func TestSweepProbesBesideEveryStep(t *testing.T) {
 // rate runs its whole step, a high one stops over-saturated, and a higher
 // one is not measured; the notes name it. Closed-loop steps refuse the flag.
 func TestSweepStopsWhenOversaturated(t *testing.T) {
+	skipEndToEndIfShort(t, "a 12 s step and an over-saturated one in real time", "TestBenchStopsWhenOversaturated")
 	out := t.TempDir()
 	code, stdout, stderr := kneeEnv(t, benchEnv(t), "sweep", "--no-store", "--quiet", "--out", out, "--rate", "1,60,120",
 		"--duration", "12s", "--requests", "2000", "--input-tokens", "1024", "--output-tokens", "64", "--gpu", "l4",

@@ -65,6 +65,8 @@ func runSweepShards(t *testing.T, n int, args []string) ([]int, []string) {
 // start together, and the stored steps, knee and SLO-safe point are those
 // computed over all shards' records.
 func TestShardedSweep(t *testing.T) {
+	parallelUntimed(t)
+	skipEndToEndIfShort(t, "four sharded sweeps of two steps each, on SQLite and PostgreSQL", "TestShardedSweepMixAndProbes", "TestShardedSweepShardInterrupted")
 	t.Run("sqlite", func(t *testing.T) { testShardedSweep(t, filepath.Join(t.TempDir(), "knee.db")) })
 	t.Run("postgres", func(t *testing.T) { testShardedSweep(t, storetest.PostgresURL(t)) })
 }
@@ -240,6 +242,7 @@ func assertStepStarts(t *testing.T, st *store.Store, id int64, steps, n int) {
 // other shards finish that step, stop there (exit 1, naming the shard),
 // and the run reads partial with the partial step kept.
 func TestShardedSweepShardInterrupted(t *testing.T) {
+	parallelUntimed(t)
 	url, model := startSimServer(t)
 	db := filepath.Join(t.TempDir(), "knee.db")
 	args := []string{"sweep", "--url", url, "--model", model, "--input-tokens", "32", "--output-tokens", "4", "--seed", "3",
@@ -391,8 +394,9 @@ func TestShardedSweepRefusals(t *testing.T) {
 // partial; shard 1 restarted after that is refused at once, since nothing
 // is left to join (exit 2).
 func TestShardedSweepKill9(t *testing.T) {
+	parallelUntimed(t)
 	dir := t.TempDir()
-	bin := buildKnee(t, dir)
+	bin := buildKnee(t)
 	base, model := startServeProcess(t, bin)
 	db := shardTestDB(t, dir)
 	args := []string{"sweep", "--url", base, "--model", model, "--rate", "10,20", "--requests", "40",

@@ -81,6 +81,7 @@ func TestSweepFromCSVBadInput(t *testing.T) {
 }
 
 func TestSimSweep(t *testing.T) {
+	skipEndToEndIfShort(t, "seven simulated 20 s steps", "TestSimSweepAutoAndExit3")
 	dir := t.TempDir()
 	code, out, errs := kneeCmd(t, "sim", "sweep", "--rate", "20,40,60,80,100,120,160", "--duration", "20s", "--seed", "3",
 		"--slo", "p95(ttft)<2s", "--json", "--out", dir, "--quiet")
@@ -131,7 +132,8 @@ func TestSimSweepAutoAndExit3(t *testing.T) {
 // the simulator's within one step. -short runs short steps; the full test
 // uses the steps of the documented two-minute measurement.
 func TestSweepEmbeddedAgreesWithSim(t *testing.T) {
-	t.Parallel() // mostly waiting on wall time: overlap it with the other tests
+	// Not t.Parallel: a timing test, and parallel tests run together after
+	// the sequential ones (parallelUntimed).
 	// Short: a small GPU and short answers keep the real-time server cheap
 	// on a busy machine; the SLO limit falls inside the grid.
 	args := []string{"--gpu", "l4", "--output-tokens", "32", "--rate", "3,6,9,12", "--duration", "3s"}

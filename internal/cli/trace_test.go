@@ -464,6 +464,7 @@ func turnP50s(t *testing.T, report string) (first, later float64) {
 // history and are slower than first turns. The embedded server and knee sim
 // agree on the direction and on the tokens hit.
 func TestSessionsLaterTurnsFaster(t *testing.T) {
+	skipEndToEndIfShort(t, "two 8-session runs with 250-token answers, each on the embedded server and in the simulator", "TestBenchSessions")
 	dir := t.TempDir()
 	type msg struct{ From, Value string }
 	type conv struct {

@@ -152,7 +152,7 @@ func open(path string, upTo int) (*Store, error) {
 	// process death (not power loss), which is what we promise.
 	// _txlock=immediate: write transactions take the write lock up front so
 	// two writers wait on busy_timeout instead of deadlocking.
-	dsn := path + "?_busy_timeout=10000&_foreign_keys=1&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate"
+	dsn := fmt.Sprintf("%s?_busy_timeout=%d&_foreign_keys=1&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate", path, BusyTimeout.Milliseconds())
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
@@ -164,6 +164,12 @@ func open(path string, upTo int) (*Store, error) {
 	}
 	return st, nil
 }
+
+// BusyTimeout is how long an SQLite statement waits on another
+// connection's lock before it fails with SQLITE_BUSY. A variable only so
+// that tests of a database that stays locked need not wait out 10 s per
+// write; set it before Open.
+var BusyTimeout = 10 * time.Second
 
 // OpenReadOnly opens an existing database for reading only: it never creates
 // the file or its folder and never writes, so runs can be listed and
@@ -236,7 +242,7 @@ func openRO(path string, immutable bool) (*Store, error) {
 		return nil, err
 	}
 	u := url.URL{Scheme: "file", OmitHost: true, Path: filepath.ToSlash(abs)}
-	q := "mode=ro&_busy_timeout=10000"
+	q := fmt.Sprintf("mode=ro&_busy_timeout=%d", BusyTimeout.Milliseconds())
 	if immutable {
 		q += "&immutable=1"
 	}
