@@ -138,12 +138,9 @@ func TestCalibrateSimulatedServer(t *testing.T) {
 	}
 	// KV reads keep the default ratio to the weights' memory efficiency,
 	// as the fit assumes. The server has a front end with the default
-	// jitter, as a real one does: without one, the held-out closed loop's
-	// identical requests stay in exact lockstep on the server while the
-	// prediction (whose front end is the fitted request overhead, jittered)
-	// spreads them, and p50 TTFT then depends on the grouping, not the fit.
-	// It also spends 40 µs per sequence of every step, as a CPU-bound host
-	// does (docs/simulator.md, "The step's cost per sequence").
+	// jitter, as a real one does. It also spends 40 µs per sequence of
+	// every step, as a CPU-bound host does (docs/simulator.md, "The step's
+	// cost per sequence").
 	truth := simengine.CostParams{StepOverheadNS: 1_500_000, StepPerSeqNS: 40_000, MemEfficiency: 0.5, ComputeEfficiency: 0.3,
 		KVMemEfficiency:    0.5 * simengine.KVToWeightEfficiency(),
 		AllReduceLatencyNS: simengine.DefaultCost.AllReduceLatencyNS, ReserveFixedBytes: simengine.DefaultCost.ReserveFixedBytes,

@@ -91,8 +91,8 @@ func WriteText(w io.Writer, res *Result, prof Profile, out string) {
 		fmt.Fprintf(w, "not determined by these measurements, kept at the default: %s\n", f.Undetermined)
 	}
 	h := res.HoldOut
-	fmt.Fprintf(w, "\nheld-out step (never fitted): %d streams, %d prompt / %d output tokens, %v after %v warm-up; %d requests measured\n",
-		h.Concurrency, h.Measured.InputTokens, h.Output, h.Duration.Round(time.Millisecond), h.Warmup.Round(time.Millisecond), h.Measured.Requests)
+	fmt.Fprintf(w, "\nheld-out step (never fitted): %d streams started one by one over %v, %d prompt / %d output tokens, %v after %v warm-up; %d requests measured\n",
+		h.Concurrency, h.Ramp.Round(time.Millisecond), h.Measured.InputTokens, h.Output, h.Duration.Round(time.Millisecond), h.Warmup.Round(time.Millisecond), h.Measured.Requests)
 	fmt.Fprintf(w, "  %-22s %10s %10s %8s\n", "", "measured", "predicted", "error")
 	row := func(name string, m, p, e float64) {
 		fmt.Fprintf(w, "  %-22s %10.2f %10.2f %+7.1f%%\n", name, m, p, 100*e)
