@@ -137,6 +137,9 @@ type Result struct {
 	// (two prefill and two decode points at least); no held-out step.
 	Interrupted bool `json:"interrupted,omitempty"`
 	Fitted      bool `json:"fitted,omitempty"`
+	// Disturbed names the decode points still disturbed after a second
+	// measurement (gapDisagreement): the fit may be off.
+	Disturbed []string `json:"disturbed,omitempty"`
 }
 
 // interrupted is the result of a calibration cut short by ctx: the points
@@ -229,6 +232,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	var pts []Point
+	var res0 Result       // what the measurements say of themselves (Disturbed)
 	var stepCVs []float64 // a linear fit's decode points' step-time spread
 	var restarts []restartRun
 	for _, n := range prefillLengths(cfg.PrefillLengths, ec) {
@@ -275,6 +279,26 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		warm := max(cfg.DecodeWarmup, burst+cfg.DecodeWarmup/2)
 		recs, err := measure(ctx, cfg, b, dp.Input, dp.output, cfg.DecodeDuration, warm, warm*3/4, 0)
+		if err == nil && !linear {
+			// A disturbed measurement is taken again, once, with fresh
+			// prompts; the less disturbed of the two is kept and one
+			// still disturbed is named in the result.
+			d := gapDisagreement(recs, warm)
+			if d > maxGapDisagreement {
+				cfg.progress("decode: %d concurrent streams, %d-token prompts, again: the median and the mean gap differed by %.1f%%", b, dp.Input, 100*d)
+				again := cfg
+				again.Seed++
+				recs2, err2 := measure(ctx, again, b, dp.Input, dp.output, cfg.DecodeDuration, warm, warm*3/4, 0)
+				if err = err2; err == nil {
+					if d2 := gapDisagreement(recs2, warm); d2 < d {
+						recs, d = recs2, d2
+					}
+					if d > maxGapDisagreement {
+						res0.Disturbed = append(res0.Disturbed, fmt.Sprintf("decode at %d streams of %d-token prompts: its median and mean gap differ by %.1f%% in the better of two measurements", b, dp.Input, 100*d))
+					}
+				}
+			}
+		}
 		if err != nil {
 			if ctx.Err() != nil && len(pts) > 0 {
 				return interrupted(pts, linear, def), err
@@ -305,7 +329,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		pts = append(pts, newPoint(KindDecode, ctxTok, b, len(gaps), step(gaps), terms(simengine.DecodeShape(int64(b), int64(ctxTok)))))
 	}
-	res := &Result{Points: pts}
+	res := &res0
+	res.Points = pts
 	if linear {
 		res.Fit = FitLinear(pts, def)
 		if len(stepCVs) > 0 {
@@ -717,6 +742,31 @@ func decodeGaps(recs []record.Request, warm time.Duration, skip func(from, to ti
 		ctx = int(math.Round(ctxSum / float64(len(gaps))))
 	}
 	return gaps, ctx
+}
+
+// maxGapDisagreement is the most a decode point's median and mean gap
+// (gapDisagreement) differ by before it is measured again. On knee's own
+// server 24 points measured on a quiet machine kept within 0.9%; with two
+// busy loops on its 2 cores 5 of 32 went over 2%, among them the one whose
+// median was furthest off the server's step (+3.4%).
+const maxGapDisagreement = 0.02
+
+// gapDisagreement is how far a decode point's median gap, the step the
+// fit takes, and the mean of the gaps no other stream's prompt fell into
+// differ, relative to the median. Both estimate one pure decode step, and
+// they agree when the client sees the server's steps as they were. When
+// the client or the server falls behind (a busy machine) and catches up,
+// one long gap is followed by short ones: the mean keeps their sum, the
+// step's, while the median moves to the short ones (or, with many long
+// ones, up). 0 when there are no gaps.
+func gapDisagreement(recs []record.Request, warm time.Duration) float64 {
+	gaps, _ := decodeGaps(recs, warm, nil)
+	pure, _ := decodeGaps(recs, warm, prefillIn(recs))
+	if len(gaps) == 0 || len(pure) == 0 {
+		return 0
+	}
+	m := median(gaps)
+	return math.Abs(mean(pure)-m) / m
 }
 
 // stepTimeCV is the coefficient of variation of a decode point's step

@@ -21,6 +21,10 @@ const maxHoldOutError = 0.10
 // predicted badly: the profile then does not describe the server (a
 // busy machine, a server doing something the model lacks).
 func (res *Result) Warnings() []string {
+	var warn []string
+	if len(res.Disturbed) > 0 {
+		warn = append(warn, "measured while the machine or the server was busy, twice (the fit may be off; calibrate on a quiet machine): "+strings.Join(res.Disturbed, "; "))
+	}
 	h := res.HoldOut
 	var off []string
 	for _, e := range []struct {
@@ -32,15 +36,15 @@ func (res *Result) Warnings() []string {
 		}
 	}
 	if len(off) == 0 {
-		return nil
+		return warn
 	}
 	check := "check the server runs the --gpu, --model and --tp given"
 	if res.Fit.Linear != nil {
 		check = "check --parallel is the server's parallel slots"
 	}
-	return []string{fmt.Sprintf("the held-out step is predicted more than %.0f%% off (%s): this profile may not describe the server. "+
+	return append(warn, fmt.Sprintf("the held-out step is predicted more than %.0f%% off (%s): this profile may not describe the server. "+
 		"Calibrate again on a quiet machine (knee selftest shows its floor), with more --prefill-requests and a longer --decode-duration, "+
-		"and %s", 100*maxHoldOutError, strings.Join(off, ", "), check)}
+		"and %s", 100*maxHoldOutError, strings.Join(off, ", "), check))
 }
 
 // WriteText writes a live calibration as knee calibrate prints it: the
