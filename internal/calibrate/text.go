@@ -23,7 +23,7 @@ const maxHoldOutError = 0.10
 func (res *Result) Warnings() []string {
 	var warn []string
 	if len(res.Disturbed) > 0 {
-		warn = append(warn, "measured while the machine or the server was busy, twice (the fit may be off; calibrate on a quiet machine): "+strings.Join(res.Disturbed, "; "))
+		warn = append(warn, "some measurements look disturbed, as on a busy machine or server (the fit may be off; calibrate on a quiet machine): "+strings.Join(res.Disturbed, "; "))
 	}
 	h := res.HoldOut
 	var off []string
