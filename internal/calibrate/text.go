@@ -21,6 +21,10 @@ const maxHoldOutError = 0.10
 // predicted badly: the profile then does not describe the server (a
 // busy machine, a server doing something the model lacks).
 func (res *Result) Warnings() []string {
+	var warn []string
+	if len(res.Disturbed) > 0 {
+		warn = append(warn, "some measurements look disturbed, as on a busy machine or server (the fit may be off; calibrate on a quiet machine): "+strings.Join(res.Disturbed, "; "))
+	}
 	h := res.HoldOut
 	var off []string
 	for _, e := range []struct {
@@ -32,15 +36,15 @@ func (res *Result) Warnings() []string {
 		}
 	}
 	if len(off) == 0 {
-		return nil
+		return warn
 	}
 	check := "check the server runs the --gpu, --model and --tp given"
 	if res.Fit.Linear != nil {
 		check = "check --parallel is the server's parallel slots"
 	}
-	return []string{fmt.Sprintf("the held-out step is predicted more than %.0f%% off (%s): this profile may not describe the server. "+
+	return append(warn, fmt.Sprintf("the held-out step is predicted more than %.0f%% off (%s): this profile may not describe the server. "+
 		"Calibrate again on a quiet machine (knee selftest shows its floor), with more --prefill-requests and a longer --decode-duration, "+
-		"and %s", 100*maxHoldOutError, strings.Join(off, ", "), check)}
+		"and %s", 100*maxHoldOutError, strings.Join(off, ", "), check))
 }
 
 // WriteText writes a live calibration as knee calibrate prints it: the
@@ -91,8 +95,8 @@ func WriteText(w io.Writer, res *Result, prof Profile, out string) {
 		fmt.Fprintf(w, "not determined by these measurements, kept at the default: %s\n", f.Undetermined)
 	}
 	h := res.HoldOut
-	fmt.Fprintf(w, "\nheld-out step (never fitted): %d streams, %d prompt / %d output tokens, %v after %v warm-up; %d requests measured\n",
-		h.Concurrency, h.Measured.InputTokens, h.Output, h.Duration.Round(time.Millisecond), h.Warmup.Round(time.Millisecond), h.Measured.Requests)
+	fmt.Fprintf(w, "\nheld-out step (never fitted): %d streams started one by one over %v, %d prompt / %d output tokens, %v after %v warm-up; %d requests measured\n",
+		h.Concurrency, h.Ramp.Round(time.Millisecond), h.Measured.InputTokens, h.Output, h.Duration.Round(time.Millisecond), h.Warmup.Round(time.Millisecond), h.Measured.Requests)
 	fmt.Fprintf(w, "  %-22s %10s %10s %8s\n", "", "measured", "predicted", "error")
 	row := func(name string, m, p, e float64) {
 		fmt.Fprintf(w, "  %-22s %10.2f %10.2f %+7.1f%%\n", name, m, p, 100*e)

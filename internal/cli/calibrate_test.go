@@ -26,11 +26,22 @@ func TestCalibrateEmbedded(t *testing.T) {
 	// Llama-2-7B has no grouped-query attention: its KV reads grow fast
 	// with batch and context, which short decode points need to tell the
 	// step overhead from the memory efficiency.
-	code, out, errs := kneeCmd(t, "calibrate", "--gpu", "h100", "--model", "llama-2-7b", "--step-time-scale", "2",
-		"--prefill-lengths", "128,1024,3500", "--prefill-requests", "2",
-		"--decode-points", "1x64,16x64,32x512", "--decode-duration", "1500ms", "--decode-output-tokens", "64", // 600 ms left the fit at the mercy of a few gaps
-		"--holdout-concurrency", "4", "--holdout-input-tokens", "256", "--holdout-output-tokens", "32", "--holdout-duration", "1500ms",
-		"--out", prof)
+	run := func() (int, string, string) {
+		return kneeCmd(t, "calibrate", "--gpu", "h100", "--model", "llama-2-7b", "--step-time-scale", "2",
+			"--prefill-lengths", "128,1024,3500", "--prefill-requests", "2",
+			"--decode-points", "1x64,16x64,32x512", "--decode-duration", "1500ms", "--decode-output-tokens", "64", // 600 ms left the fit at the mercy of a few gaps
+			"--holdout-concurrency", "4", "--holdout-input-tokens", "256", "--holdout-output-tokens", "32", "--holdout-duration", "1500ms",
+			"--out", prof)
+	}
+	code, out, errs := run()
+	if code == 0 && strings.Contains(errs, "look disturbed") {
+		// Calibrate says its measurements look disturbed (a busy machine:
+		// decode points still so after a second measurement, or points
+		// scattered about the formula): run it once more, as a user told
+		// so would.
+		t.Logf("disturbed, calibrating again: %s", errs)
+		code, out, errs = run()
+	}
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}

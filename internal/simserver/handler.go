@@ -183,7 +183,9 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, ep endpoi
 		st.tmpl = newChunkTemplate(ep.chat(), id, s.created, s.modelJSON)
 	}
 	v := s.clk.toVirtual(recv + fe)
-	if !s.eng.HasWork() {
+	if !s.eng.HasWork() || s.asleep {
+		// No step is under way: the next one starts no earlier than this
+		// arrival (the pacer starts it at the engine's time).
 		s.eng.AdvanceTo(v)
 	}
 	st.arrV = min(v, s.eng.Now())

@@ -38,7 +38,7 @@ func (s *Server) pace() {
 		}
 		if !s.eng.HasWork() {
 			next := s.nextReleaseLocked()
-			s.idle = true
+			s.idle, s.asleep = true, true
 			s.mu.Unlock()
 			d := time.Duration(-1)
 			if next >= 0 {
@@ -48,11 +48,14 @@ func (s *Server) pace() {
 				s.waker.Sleep(d)
 			}
 			s.mu.Lock()
-			s.idle = false
-			if s.eng.HasWork() {
-				// The first step starts when the pacer is actually running.
-				s.eng.AdvanceTo(s.clk.toVirtual(s.now()))
-			}
+			// The first step starts when the last request it takes arrived
+			// (the handlers advanced the engine to it), not when this
+			// goroutine got round to running: on a busy host that wake-up
+			// came milliseconds late, and starting then put its lateness in
+			// every request's TTFT at an idle engine (which calibrate then
+			// fitted as request overhead) and in no request's at a busy one.
+			// Lateness the step cannot absorb shows as pacing lag.
+			s.idle, s.asleep = false, false
 			s.mu.Unlock()
 			s.releaseDue()
 			continue

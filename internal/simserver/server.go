@@ -82,12 +82,13 @@ type Server struct {
 	feMu     sync.Mutex
 	frontEnd simengine.FrontEndQueue
 
-	mu       sync.Mutex // guards eng, streams, idle, closing, stalled, nextID
+	mu       sync.Mutex // guards eng, streams, idle, asleep, closing, stalled, nextID
 	eng      *simengine.Engine
 	streams  map[int64]*stream
 	hijacked map[*stream]struct{} // streams whose handler watches a hijacked connection
 	stalled  []*stream
-	idle     bool
+	idle     bool // the pacer sleeps and no submission has woken it yet
+	asleep   bool // the pacer sleeps, woken or not: it has no step under way
 	closing  bool
 	nextID   int64
 

@@ -92,10 +92,12 @@ func TestPostgresReadOnlyEmpty(t *testing.T) {
 	}
 }
 
-// Four processes (here goroutines with their own connections) opening one
-// new SQLite file at once: each migration is applied once.
+// Sixteen processes (here goroutines with their own connections) opening
+// one new SQLite file at once: each migration is applied once, and none
+// fails on the switch to WAL that the others contend for (with the switch
+// in the DSN, 5 of 300 runs here failed with SQLITE_BUSY).
 func TestSQLiteConcurrentMigrations(t *testing.T) {
-	openConcurrently(t, tempDB(t), 4)
+	openConcurrently(t, tempDB(t), 16)
 }
 
 // openConcurrently opens the store at dsn from n goroutines at once (each

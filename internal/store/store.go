@@ -29,7 +29,8 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Errors callers classify (the CLI maps them to exit code 2).
@@ -147,15 +148,19 @@ func open(path string, upTo int) (*Store, error) {
 			return nil, fmt.Errorf("creating the database directory: %w", err)
 		}
 	}
-	// WAL: readers never block the writer and a killed process loses only
-	// its uncommitted transaction. synchronous=NORMAL is durable against
-	// process death (not power loss), which is what we promise.
-	// _txlock=immediate: write transactions take the write lock up front so
-	// two writers wait on busy_timeout instead of deadlocking.
-	dsn := fmt.Sprintf("%s?_busy_timeout=%d&_foreign_keys=1&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate", path, BusyTimeout.Milliseconds())
+	// WAL (set by walMode): readers never block the writer and a killed
+	// process loses only its uncommitted transaction. synchronous=NORMAL is
+	// durable against process death (not power loss), which is what we
+	// promise. _txlock=immediate: write transactions take the write lock up
+	// front so two writers wait on busy_timeout instead of deadlocking.
+	dsn := fmt.Sprintf("%s?_busy_timeout=%d&_foreign_keys=1&_synchronous=NORMAL&_txlock=immediate", path, BusyTimeout.Milliseconds())
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
+	}
+	if err := walMode(context.Background(), db); err != nil {
+		db.Close()
+		return nil, classify(path, err)
 	}
 	st := &Store{db: sqlDB{DB: db}, path: path, now: time.Now, StaleAfter: 5 * time.Second}
 	if err := st.migrate(upTo); err != nil {
@@ -170,6 +175,30 @@ func open(path string, upTo int) (*Store, error) {
 // that tests of a database that stays locked need not wait out 10 s per
 // write; set it before Open.
 var BusyTimeout = 10 * time.Second
+
+// walMode switches the database file to WAL journaling; the file keeps the
+// mode, so later connections need not ask. It is not in the DSN, where
+// every new connection would ask: a switch that meets another connection's
+// lock (shards opening one new file at once) fails with SQLITE_BUSY at once,
+// without waiting out the busy timeout. Here the switch is retried for as
+// long as that timeout.
+func walMode(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(BusyTimeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		var mode string
+		err := db.QueryRowContext(ctx, `PRAGMA journal_mode=WAL`).Scan(&mode)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+	}
+}
+
+// isBusy reports SQLITE_BUSY, with any extended code.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
 
 // OpenReadOnly opens an existing database for reading only: it never creates
 // the file or its folder and never writes, so runs can be listed and
