@@ -282,15 +282,11 @@ func (s *Server) apiBench(w http.ResponseWriter, r *http.Request) {
 }
 
 // stepRecords is every record of run id with its sweep step (-1 outside
-// sweeps), a sweep's numbered within its step as knee records numbers them:
-// a sharded sweep stores step × 2^44 + number (store.SweepRecordID), a key
-// nobody should read as a request's number.
+// sweeps), a sweep's numbered within its step as knee records numbers them
+// (runs.StepNumbered).
 func stepRecords(st *store.Store, id int64) (recs []record.Request, steps []int, err error) {
 	err = st.StepRecords(id, func(step int, r *record.Request) error {
-		if step >= 0 {
-			r.ID = store.SweepRequestID(r.ID)
-		}
-		recs, steps = append(recs, *r), append(steps, step)
+		recs, steps = append(recs, *runs.StepNumbered(step, r)), append(steps, step)
 		return nil
 	})
 	return recs, steps, err
