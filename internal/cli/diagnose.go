@@ -26,7 +26,7 @@ func newDiagnoseCmd(env *Env) *cobra.Command {
 	cmd := newCommand(env, "diagnose")
 	fs := cmd.Flags()
 	cmd.Long = helpText(func(w io.Writer) {
-		fmt.Fprintln(w, "Usage: knee diagnose [--baseline FILE | --split T | --window A:B --baseline-window C:D] [--json] FILE")
+		fmt.Fprintln(w, "Usage: knee diagnose [--baseline FILE | --split T | --window A:B --baseline-window C:D] [--step N] [--json] FILE")
 		fmt.Fprintln(w, "\nFILE (or - for stdin) is knee records.jsonl, a CSV or JSONL of per-request phase times")
 		fmt.Fprintln(w, "("+strings.Join(diagnose.PhaseColumns, ",")+"; times in ms),")
 		fmt.Fprintln(w, "a vLLM bench serve result JSON (--save-result), or a stored run (an id, last, last~N):")
