@@ -26,10 +26,11 @@ func newDiagnoseCmd(env *Env) *cobra.Command {
 	cmd := newCommand(env, "diagnose")
 	fs := cmd.Flags()
 	cmd.Long = helpText(func(w io.Writer) {
-		fmt.Fprintln(w, "Usage: knee diagnose [--baseline FILE | --split T | --window A:B --baseline-window C:D] [--json] FILE")
+		fmt.Fprintln(w, "Usage: knee diagnose [--baseline FILE | --split T | --window A:B --baseline-window C:D] [--step N] [--json] FILE")
 		fmt.Fprintln(w, "\nFILE (or - for stdin) is knee records.jsonl, a CSV or JSONL of per-request phase times")
 		fmt.Fprintln(w, "("+strings.Join(diagnose.PhaseColumns, ",")+"; times in ms),")
-		fmt.Fprintln(w, "or a vLLM bench serve result JSON (--save-result). Verdicts: healthy, queue_pressure,")
+		fmt.Fprintln(w, "a vLLM bench serve result JSON (--save-result), or a stored run (an id, last, last~N):")
+		fmt.Fprintln(w, "a stored sweep's step that knee report summarises, or the one --step N names. Verdicts: healthy, queue_pressure,")
 		fmt.Fprintln(w, "prefill_pressure, decode_slowdown, decode_bound, prefill_bound, errors, client_bottleneck (docs/diagnosis.md).")
 		fmt.Fprintln(w)
 	})
@@ -43,6 +44,8 @@ func newDiagnoseCmd(env *Env) *cobra.Command {
 	var mixPath string
 	fs.StringVar(&mixPath, "mix", "", "the run's traffic mix YAML: its classes' order and which send a LoRA adapter, so a class waiting for an adapter slot is told apart (the per-class diagnosis runs without it too)")
 	fs.BoolVar(&jsonOut, "json", false, "same as --format json")
+	var step int
+	fs.IntVar(&step, "step", -1, "with a stored sweep as FILE: diagnose this step, counted from 0 in knee report's steps table (default: the step knee report summarises)")
 	var ref diagnoseRefFlags
 	ref.register(fs)
 	cmd.RunE = func(c *cobra.Command, args []string) error {
@@ -60,7 +63,15 @@ func newDiagnoseCmd(env *Env) *cobra.Command {
 			return Usagef("give one of --baseline, --split or --baseline-window")
 		}
 		path := fs.Arg(0)
-		recs, kind, err := readDiagnoseInput(ctx, env, path)
+		if fs.Changed("step") {
+			if step < 0 {
+				return Usagef("--step %d: want a step number from 0", step)
+			}
+			if _, err := os.Stat(path); !isRunRef(path) || err == nil {
+				return Usagef("--step %d: %s is a file; --step picks a step of a stored sweep (an id, last, last~N)", step, path)
+			}
+		}
+		recs, kind, err := readDiagnoseStep(ctx, env, path, step)
 		if err != nil {
 			return err
 		}
@@ -153,9 +164,14 @@ func newDiagnoseCmd(env *Env) *cobra.Command {
 const diagnoseWant = "knee records.jsonl, a CSV/JSONL of per-request phase times, a vLLM bench serve result JSON, or a stored run (an id, last, last~N)"
 
 func readDiagnoseInput(ctx context.Context, env *Env, path string) ([]record.Request, diagnose.Format, error) {
+	return readDiagnoseStep(ctx, env, path, -1)
+}
+
+// readDiagnoseStep reads path; step ≥ 0 picks that step of a stored sweep.
+func readDiagnoseStep(ctx context.Context, env *Env, path string, step int) ([]record.Request, diagnose.Format, error) {
 	if isRunRef(path) {
 		if _, err := os.Stat(path); err != nil {
-			return diagnoseStoredRun(env, path)
+			return diagnoseStoredRun(env, path, step)
 		}
 	}
 	in, err := openText(ctx, env, path, diagnoseWant)
@@ -193,8 +209,9 @@ func isRunRef(arg string) bool {
 // as knee report reads them (runs.Load): a sweep's are the records of the
 // step its report summarises, numbered within that step as knee records
 // numbers them. Every step's records together would overlay steps that
-// each count their send times from their own start.
-func diagnoseStoredRun(env *Env, ref string) ([]record.Request, diagnose.Format, error) {
+// each count their send times from their own start. step ≥ 0 picks
+// another step of a sweep.
+func diagnoseStoredRun(env *Env, ref string, step int) ([]record.Request, diagnose.Format, error) {
 	st, err := openDBRead(env, "")
 	if err != nil {
 		return nil, "", Usagef("%s is neither a file nor a stored run: %v", ref, err)
@@ -204,6 +221,17 @@ func diagnoseStoredRun(env *Env, ref string) ([]record.Request, diagnose.Format,
 	if err != nil {
 		return nil, "", err
 	}
+	if step >= 0 {
+		load, recs, err := runs.SweepStep(st, id, step)
+		if err != nil {
+			return nil, "", dbErr(err)
+		}
+		if len(recs) == 0 {
+			return nil, "", Usagef("run %d's step %d (%s) has no per-request records to diagnose (a simulated sweep, or one stored before knee kept sweep records)", id, step, load)
+		}
+		fmt.Fprintf(env.Stderr, "knee diagnose: run %d is a sweep: diagnosing its step %d, %s\n", id, step, load)
+		return recs, diagnose.FormatRecords, nil
+	}
 	lr, err := runs.Load(st, id)
 	if err != nil {
 		return nil, "", dbErr(err)
@@ -211,8 +239,8 @@ func diagnoseStoredRun(env *Env, ref string) ([]record.Request, diagnose.Format,
 	recs := lr.Records
 	if lr.Sweep != nil && len(recs) > 0 {
 		step, _ := lr.Sweep.SummaryStep()
-		fmt.Fprintf(env.Stderr, "knee diagnose: run %d is a sweep: diagnosing its step %d, %s, as knee report summarises it; another step: knee records %d --step N | knee diagnose -\n",
-			id, step, lr.Report.Step, id)
+		fmt.Fprintf(env.Stderr, "knee diagnose: run %d is a sweep: diagnosing its step %d, %s, as knee report summarises it; another step: knee diagnose %d --step N (or knee records %d --step N | knee diagnose -)\n",
+			id, step, lr.Report.Step, id, id)
 	}
 	if len(recs) == 0 {
 		return nil, "", Usagef("run %d has no per-request records to diagnose (a summary-only import, or a simulated run stored without them)", id)

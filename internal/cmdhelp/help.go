@@ -33,12 +33,15 @@ const flagGroupAnnotation = "knee_help_group"
 // template functions (global in cobra) find it.
 const widthAnnotation = "knee_help_width"
 
-// FlagGroups places each flag in a help section by name; a flag in none is
-// listed under "Other flags".
-var FlagGroups = []struct {
+// flagGroup is a help section: its title and the names of its flags.
+type flagGroup struct {
 	title string
 	names []string
-}{
+}
+
+// FlagGroups places each flag in a help section by name; a flag in none is
+// listed under "Other flags" (which no command has: internal/cli TestHelpHasNoOtherFlags).
+var FlagGroups = []flagGroup{
 	{"Target", []string{"url", "model", "api", "api-key-env", "served-model", "served-model-name", "tokenizer-endpoint", "request-timeout", "grace", "ignore-eos", "connect-retries", "retries", "temperature"}},
 	{"Endpoints", []string{"batch-size", "documents", "rerank-path", "images", "image-size", "image-format", "image-tokens"}},
 	{"Load", []string{"concurrency", "rate", "arrival", "burstiness", "max-concurrency", "requests", "duration", "warmup", "ramp",
@@ -57,10 +60,49 @@ var FlagGroups = []struct {
 	{"CI and dashboards", []string{"junit", "metrics-addr", "otlp-endpoint", "otlp-protocol", "otlp-traces"}},
 }
 
-// annotateFlagGroups tags each of fs's flags with its help group.
-func annotateFlagGroups(fs *pflag.FlagSet) {
+// CommandFlagGroups places a command's own flags, by its path, ahead of
+// FlagGroups: their names mean different things in different commands
+// (--target filters knee runs but names what knee import measured; --step
+// picks a step in diagnose and filters records). Their sections come after
+// the shared ones, before Output.
+var CommandFlagGroups = map[string][]flagGroup{
+	"knee calibrate": {
+		{"Input", []string{"from"}},
+		{"Measurements", []string{"prefill-lengths", "prefill-requests", "decode-points", "decode-duration", "decode-output-tokens"}},
+		{"Held-out check", []string{"holdout", "holdout-concurrency", "holdout-duration", "holdout-input-tokens", "holdout-output-tokens"}},
+		{"Step model", []string{"step-model", "parallel"}},
+	},
+	"knee selftest": {{"Self-test", []string{"slow-steps", "profile-dir"}}},
+	"knee sweep":    {{"Input", []string{"from"}}},
+	"knee lab":      {{"Scenario", []string{"scenario"}}},
+	"knee plan": {
+		{"Search", []string{"gpus", "routers", "max-replicas", "cost-file", "confidence", "validate-requests", "workers"}},
+	},
+	"knee serve": {{"Listen", []string{"addr"}}},
+	"knee diagnose": {
+		{"Input", []string{"step"}},
+		{"Baseline and window", []string{"baseline", "split", "window", "baseline-window"}},
+		{"Server metrics (Prometheus)", []string{"server-metrics", "baseline-server-metrics"}},
+	},
+	"knee compare": {{"Judgement", []string{"fail-on", "min-change", "min-diff", "resamples"}}},
+	"knee import":  {{"Input", []string{"target"}}},
+	"knee records": {{"Selection", []string{"errors", "step", "limit"}}},
+	"knee runs":    {{"Selection", []string{"kind", "target", "since", "limit"}}},
+	"knee cluster job": {
+		{"Kubernetes Job", []string{"image", "namespace", "pods", "cpu", "memory", "secret", "expect-tps"}},
+	},
+	"knee ui": {{"Listen", []string{"addr", "open"}}, {"Output", []string{"export"}}},
+}
+
+// trailingGroups are the shared sections listed after a command's own.
+var trailingGroups = []string{"Output", "CI and dashboards"}
+
+// annotateFlagGroups tags each of c's flags with its help group.
+func annotateFlagGroups(c *cobra.Command) {
+	fs := c.Flags()
+	own := CommandFlagGroups[c.CommandPath()]
 	fs.VisitAll(func(fl *pflag.Flag) {
-		for _, g := range FlagGroups {
+		for _, g := range slices.Concat(own, FlagGroups) {
 			if slices.Contains(g.names, fl.Name) {
 				_ = fs.SetAnnotation(fl.Name, flagGroupAnnotation, []string{g.title})
 				return
@@ -107,7 +149,7 @@ func Install(root *cobra.Command, width int) {
 	root.SetHelpCommandGroupID("")
 	groupCommands(root)
 	Walk(root, func(c *cobra.Command) {
-		annotateFlagGroups(c.Flags())
+		annotateFlagGroups(c)
 		hideTopicFlags(c.Flags())
 	})
 	root.AddCommand(topicCommands(root)...)
@@ -208,11 +250,26 @@ func flagSections(c *cobra.Command) string {
 	if len(groups) == 0 {
 		return ""
 	}
-	titles := make([]string, 0, len(FlagGroups)+1)
-	for _, g := range FlagGroups {
-		titles = append(titles, g.title)
+	var titles []string
+	add := func(t string) {
+		if !slices.Contains(titles, t) {
+			titles = append(titles, t)
+		}
 	}
-	titles = append(titles, "Other flags")
+	for _, g := range FlagGroups {
+		if !slices.Contains(trailingGroups, g.title) {
+			add(g.title)
+		}
+	}
+	for _, g := range CommandFlagGroups[c.CommandPath()] {
+		if !slices.Contains(trailingGroups, g.title) {
+			add(g.title)
+		}
+	}
+	for _, t := range trailingGroups {
+		add(t)
+	}
+	add("Other flags")
 	var b strings.Builder
 	for _, t := range titles {
 		fs := groups[t]

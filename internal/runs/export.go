@@ -100,7 +100,7 @@ func (e Export) Write(w io.Writer, st *store.Store, id int64) (n int, err error)
 			return errLimit
 		}
 		n++
-		return emit(s, stepNumbered(s, r))
+		return emit(s, StepNumbered(s, r))
 	})
 	if err != nil && !errors.Is(err, errLimit) {
 		return n, DBErr(err)
@@ -108,12 +108,13 @@ func (e Export) Write(w io.Writer, st *store.Store, id int64) (n int, err error)
 	return n, flush()
 }
 
-// stepNumbered gives a sweep's record (step ≥ 0) its number within its
+// StepNumbered gives a sweep's record (step ≥ 0) its number within its
 // step: a sharded sweep stores it as step × 2^44 + number
 // (store.SweepRecordID) so that a restarted shard stores none twice, a raw
 // key nobody should read; one process's sweep already numbers each step
 // from 0, and is unchanged. The step is the stored one, in load order.
-func stepNumbered(step int, r *record.Request) *record.Request {
+// knee records, knee report and the ui all number through it.
+func StepNumbered(step int, r *record.Request) *record.Request {
 	if step >= 0 {
 		r.ID = store.SweepRequestID(r.ID)
 	}

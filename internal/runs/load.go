@@ -51,7 +51,7 @@ func Load(st *store.Store, id int64) (*Loaded, error) {
 	if info.Records > 0 {
 		err = st.StepRecords(id, func(s int, r *record.Request) error {
 			if step < 0 || s == step {
-				lr.Records = append(lr.Records, *stepNumbered(s, r))
+				lr.Records = append(lr.Records, *StepNumbered(s, r))
 			}
 			return nil
 		})
@@ -207,4 +207,34 @@ func ConfigPairs(raw json.RawMessage) [][2]string {
 func PairsJSON(pairs [][2]string) json.RawMessage {
 	b, _ := report.OrderedKV(pairs).MarshalJSON() // strings always marshal
 	return b
+}
+
+// SweepStep is step (counted from 0 as knee report's steps table counts)
+// of sweep run id: its load and its records numbered within it. A run that
+// is no sweep, or a step it lacks, is bad input naming the steps it has.
+func SweepStep(st *store.Store, id int64, step int) (load string, recs []record.Request, err error) {
+	res, err := st.SweepResult(id)
+	if err != nil {
+		return "", nil, DBErr(err)
+	}
+	if res == nil || len(res.Steps) == 0 {
+		return "", nil, badinput.Errorf("--step %d: run %d is not a sweep with steps; --step picks a stored sweep's step", step, id)
+	}
+	if step < 0 || step >= len(res.Steps) {
+		have := make([]string, len(res.Steps))
+		for i, s := range res.Steps {
+			have[i] = fmt.Sprintf("%d (%s)", i, s.Load)
+		}
+		return "", nil, badinput.Errorf("--step %d: run %d has steps 0 to %d: %s", step, id, len(res.Steps)-1, strings.Join(have, ", "))
+	}
+	err = st.StepRecords(id, func(s int, r *record.Request) error {
+		if s == step {
+			recs = append(recs, *StepNumbered(s, r))
+		}
+		return nil
+	})
+	if err != nil {
+		return "", nil, DBErr(err)
+	}
+	return res.Steps[step].Load.String(), recs, nil
 }

@@ -17,7 +17,10 @@ import (
 // The live view numbers a sharded sweep's requests within their step, as
 // knee records does (runs.TestExportShardedSweepNumbersWithinStep), and
 // names the step: the stored key, step × 2^44 + number, is no request's
-// number. Two shards store steps 0 and 1 of four requests each.
+// number. Two shards store steps 0 and 1 of four requests each, step 1's
+// ten times slower. The summary and series are the latest step's, named:
+// each step counts its send times from its own start, so the two together
+// would overlay (8 requests, a TTFT p50 between the steps').
 func TestLiveShardedSweepNumbersWithinStep(t *testing.T) {
 	st, err := store.Open(filepath.Join(t.TempDir(), "knee.db"))
 	if err != nil {
@@ -46,7 +49,7 @@ func TestLiveShardedSweepNumbersWithinStep(t *testing.T) {
 			w.SetStep(step)
 		}
 		for id := range int64(4) {
-			at := time.Duration(id+1) * time.Millisecond
+			at := time.Duration(id+1) * time.Millisecond * time.Duration(1+9*step)
 			writers[id%2].Add(&record.Request{ID: store.SweepRecordID(step, id), Scheduled: at, Sent: at, FirstToken: 2 * at, Done: 3 * at, StreamEnd: 3 * at, OutputTokens: 4, InputTokens: 8})
 		}
 		for _, w := range writers {
@@ -94,6 +97,12 @@ func TestLiveShardedSweepNumbersWithinStep(t *testing.T) {
 	if len(u.New) != 8 {
 		t.Errorf("%d requests in the live view, want 8", len(u.New))
 	}
+	if u.Step == nil || *u.Step != 1 {
+		t.Errorf("the live summary names step %v, want the latest, 1", u.Step)
+	}
+	if u.Summary.Requests != 4 || u.Summary.TTFT.Count != 4 || u.Summary.TTFT.P50 < 10 {
+		t.Errorf("the live summary holds %d requests, TTFT p50 %.1f ms; want step 1's 4, its TTFTs 10 to 40 ms", u.Summary.Requests, u.Summary.TTFT.P50)
+	}
 	// The page shows the step beside the number.
 	js, err := ts.Client().Get(ts.URL + "/static/lifecycle.js")
 	if err != nil {
@@ -103,5 +112,13 @@ func TestLiveShardedSweepNumbersWithinStep(t *testing.T) {
 	b, _ := io.ReadAll(js.Body)
 	if !strings.Contains(string(b), "`request ${r.id} of step ${r.step}`") {
 		t.Errorf("lifecycle.js served does not name a sweep request's step")
+	}
+	rjs, err := ts.Client().Get(ts.URL + "/static/runs.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rjs.Body.Close()
+	if b, _ := io.ReadAll(rjs.Body); !strings.Contains(string(b), "step ${u.step}, the latest") {
+		t.Errorf("runs.js served does not name the step the live figures cover")
 	}
 }

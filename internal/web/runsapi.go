@@ -183,12 +183,17 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 }
 
 // liveUpdate is one event of the live view: the run's state, a summary of
-// every record stored so far (with its per-second series) and the records
-// that arrived since the last event.
+// every record stored so far (with its per-second series; a sweep's of its
+// latest step's, which Step names) and the records that arrived since the
+// last event.
 type liveUpdate struct {
 	Run     runRow        `json:"run"`
 	Summary stats.Summary `json:"summary"`
-	New     []phaseTimes  `json:"new"`
+	// Step is the sweep step Summary and Items cover, the latest stored:
+	// each step counts its send times from its own start, so steps
+	// summarised together would overlay. Absent outside sweeps.
+	Step *int         `json:"step,omitempty"`
+	New  []phaseTimes `json:"new"`
 	// Items is the per-second series of answers of items (embeddings,
 	// rerank), which the summary's TTFT series cannot show.
 	Items []itemSecond `json:"items_series,omitempty"`
@@ -226,7 +231,8 @@ func (s *Server) apiRunLive(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			}
-			u := liveUpdate{Run: rowOf(info), Summary: stats.Summarize(recs, stats.Options{Series: true}), Items: itemSeries(recs)}
+			cur, step := latestStep(recs, steps)
+			u := liveUpdate{Run: rowOf(info), Summary: stats.Summarize(cur, stats.Options{Series: true}), Items: itemSeries(cur), Step: step}
 			from := max(sent, 0, len(recs)-maxLifecycle)
 			u.New = lifecycleOf(recs[from:], steps[from:])
 			sent = len(recs)
@@ -252,6 +258,25 @@ func (s *Server) apiRunLive(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// latestStep is the records of the latest sweep step among recs and that
+// step, or recs and nil outside sweeps (every step -1).
+func latestStep(recs []record.Request, steps []int) ([]record.Request, *int) {
+	last := -1
+	for _, s := range steps {
+		last = max(last, s)
+	}
+	if last < 0 {
+		return recs, nil
+	}
+	var cur []record.Request
+	for i, s := range steps {
+		if s == last {
+			cur = append(cur, recs[i])
+		}
+	}
+	return cur, &last
 }
 
 func (s *Server) apiBench(w http.ResponseWriter, r *http.Request) {
@@ -282,15 +307,11 @@ func (s *Server) apiBench(w http.ResponseWriter, r *http.Request) {
 }
 
 // stepRecords is every record of run id with its sweep step (-1 outside
-// sweeps), a sweep's numbered within its step as knee records numbers them:
-// a sharded sweep stores step × 2^44 + number (store.SweepRecordID), a key
-// nobody should read as a request's number.
+// sweeps), a sweep's numbered within its step as knee records numbers them
+// (runs.StepNumbered).
 func stepRecords(st *store.Store, id int64) (recs []record.Request, steps []int, err error) {
 	err = st.StepRecords(id, func(step int, r *record.Request) error {
-		if step >= 0 {
-			r.ID = store.SweepRequestID(r.ID)
-		}
-		recs, steps = append(recs, *r), append(steps, step)
+		recs, steps = append(recs, *runs.StepNumbered(step, r)), append(steps, step)
 		return nil
 	})
 	return recs, steps, err

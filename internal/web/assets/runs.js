@@ -181,7 +181,8 @@ async function showLive(el, id) {
   const series = h('div', {class: 'curves'}, h('div', {id: 'live-inflight'}), h('div', {id: 'live-ttft'}), h('div', {id: 'live-items', hidden: true}));
   const holder = h('div', {id: 'live-lifecycle'});
   const state = h('p', {id: 'live-state', 'aria-live': 'polite'}, 'connecting…');
-  el.append(back(), h('h1', {}, 'Run ' + id + ' live'), state, counts, series,
+  const stepNote = h('p', {id: 'live-step', class: 'notes'});
+  el.append(back(), h('h1', {}, 'Run ' + id + ' live'), state, stepNote, counts, series,
     h('h2', {}, 'Lifecycle of the finished requests'), h('p', {class: 'notes'}, 'A request is stored when it finishes; the newest 300 are replayed here on the run\'s clock.'), holder);
   live = new LifecycleView(holder);
   let reqs = [];
@@ -189,6 +190,10 @@ async function showLive(el, id) {
   source.onmessage = ev => {
     const u = JSON.parse(ev.data), s = u.summary, r = u.run;
     state.textContent = `${r.kind} run ${r.id} against ${r.target || '–'} (${r.model || '–'}): ${r.status}`;
+    // A sweep's figures are its latest step's: each step counts its time
+    // from its own start, so steps together would overlay.
+    stepNote.textContent = u.step === undefined ? '' : `Figures and curves: step ${u.step}, the latest (records stored counts every step).`;
+    stepNote.dataset.step = u.step === undefined ? '' : String(u.step);
     state.dataset.status = r.status;
     const m = (mid, label, v, unit) => h('div', {class: 'metric', id: 'live-' + mid, dataset: {value: String(v ?? '')}}, h('span', {class: 'label'}, label), h('span', {class: 'value'}, unit === undefined ? String(v) : fmt(v, unit)));
     // Embeddings and rerank answers come whole: items/s and E2E, not the
