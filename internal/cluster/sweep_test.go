@@ -1,14 +1,13 @@
 package cluster
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
+	"github.com/knee-dev/knee/internal/store/shardtest"
 	"github.com/knee-dev/knee/internal/sweep"
 )
 
@@ -17,27 +16,8 @@ import (
 // classes their figures over every shard's records, as one process's step
 // does; a step without probes has no probe column.
 func TestMergedStepProbeTTFT(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "knee.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	var joins [2]*store.ShardJoin
-	var writers [2]*store.RunWriter
-	for i := range 2 {
-		if joins[i], err = st.JoinShard(store.RunMeta{Kind: store.KindSweep}, store.ShardSpec{RunName: "probes", Index: i, Count: 2, Fingerprint: map[string]string{"seed": "1"}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, j := range joins {
-		start, err := j.WaitStart(context.Background(), time.Second, 0, 5*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if writers[i], err = j.Begin(start, 0, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sw := shardtest.Start(t, "probes", 2)
+	st, writers, joins := sw.Store, sw.Writers, sw.Joins
 	req := func(step int, id int64, ttft time.Duration, class string) *record.Request {
 		r := record.Request{ID: store.SweepRecordID(step, id), Class: class, Scheduled: time.Duration(id) * time.Millisecond, InputTokens: 10, OutputTokens: 4}
 		r.Sent = r.Scheduled

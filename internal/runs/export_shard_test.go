@@ -2,41 +2,21 @@ package runs
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/store"
+	"github.com/knee-dev/knee/internal/store/shardtest"
 )
 
 // A sharded sweep stores each record under step × 2^44 + its number in the
 // step; knee records shows the number within the step, beside its step,
 // as one process's sweep does.
 func TestExportShardedSweepNumbersWithinStep(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "knee.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	var joins [2]*store.ShardJoin
-	for i := range 2 {
-		if joins[i], err = st.JoinShard(store.RunMeta{Kind: store.KindSweep}, store.ShardSpec{RunName: "ids", Index: i, Count: 2, Fingerprint: map[string]string{"seed": "1"}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var writers [2]*store.RunWriter
-	for i, j := range joins {
-		start, err := j.WaitStart(context.Background(), time.Second, 0, 5*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if writers[i], err = j.Begin(start, 0, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sw := shardtest.Start(t, "ids", 2)
+	st, writers, joins := sw.Store, sw.Writers, sw.Joins
 	// Steps 0 and 1, requests 0..3 each, shard = request mod 2.
 	for step := range 2 {
 		for _, w := range writers {

@@ -2,16 +2,15 @@ package web
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/store"
+	"github.com/knee-dev/knee/internal/store/shardtest"
 )
 
 // The live view numbers a sharded sweep's requests within their step, as
@@ -22,27 +21,8 @@ import (
 // each step counts its send times from its own start, so the two together
 // would overlay (8 requests, a TTFT p50 between the steps').
 func TestLiveShardedSweepNumbersWithinStep(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "knee.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	var joins [2]*store.ShardJoin
-	for i := range 2 {
-		if joins[i], err = st.JoinShard(store.RunMeta{Kind: store.KindSweep}, store.ShardSpec{RunName: "live", Index: i, Count: 2, Fingerprint: map[string]string{"seed": "1"}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var writers [2]*store.RunWriter
-	for i, j := range joins {
-		start, err := j.WaitStart(context.Background(), time.Second, 0, 5*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if writers[i], err = j.Begin(start, 0, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sw := shardtest.Start(t, "live", 2)
+	st, writers, joins := sw.Store, sw.Writers, sw.Joins
 	runID := joins[0].RunID
 	for step := range 2 {
 		for _, w := range writers {
