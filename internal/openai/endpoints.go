@@ -201,17 +201,7 @@ func appendMessagesBody(dst []byte, p Params) []byte {
 	}
 	dst = append(dst, `,"max_tokens":`...)
 	dst = strconv.AppendInt(dst, int64(maxTokens), 10)
-	dst = append(dst, `,"messages":[`...)
-	for _, m := range p.History {
-		dst = append(dst, `{"role":`...)
-		dst = AppendString(dst, m.Role)
-		dst = append(dst, `,"content":`...)
-		dst = AppendString(dst, m.Content)
-		dst = append(dst, "},"...)
-	}
-	dst = append(dst, `{"role":"user","content":`...)
-	dst = appendUserContent(dst, p, true)
-	dst = append(dst, "}]"...)
+	dst = appendMessages(dst, p, true)
 	if p.HasTemperature {
 		dst = append(dst, `,"temperature":`...)
 		dst = strconv.AppendFloat(dst, p.Temperature, 'g', -1, 64)

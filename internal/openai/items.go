@@ -26,10 +26,12 @@ func DecodeEmbeddings(body []byte, want int) (Answer, error) {
 	var a Answer
 	s := scanner{b: bytes.TrimSpace(body)}
 	seen := make([]bool, want)
-	var isErrorObject, hasData bool
-	var top APIError
-	var c Chunk // for the error field
+	var hasData bool
+	var e errorEnvelope
 	ok := s.object(func(key []byte) bool {
+		if handled, ok := e.field(&s, key); handled {
+			return ok
+		}
 		switch string(key) {
 		case "data":
 			hasData = true
@@ -85,22 +87,11 @@ func DecodeEmbeddings(body []byte, want int) (Answer, error) {
 			})
 		case "usage":
 			return decodeItemsUsage(&s, &a, "prompt_tokens")
-		case "error":
-			ok := decodeErrorField(&s, &c)
-			return ok
-		case "object":
-			return decodeObjectField(&s, &isErrorObject)
-		case "message":
-			return s.optString(&top.Message)
-		case "type":
-			return s.optString(&top.Type)
-		case "code":
-			return decodeCode(&s, &top.Code)
 		default:
 			return s.skip()
 		}
 	})
-	return a.finish(&s, ok, hasData || c.Err != nil || isErrorObject, "data", c.Err, isErrorObject, &top)
+	return a.finish(&s, ok, hasData, "data", &e)
 }
 
 // DecodeRerank decodes a rerank answer, recognised by its shape: vLLM's
@@ -151,57 +142,77 @@ func DecodeRerank(body []byte, want int) (Answer, error) {
 	}
 	if s.peek() == '[' { // TEI
 		ok := results()
-		return a.finish(&s, ok, true, "", nil, false, nil)
+		return a.finish(&s, ok, true, "", &errorEnvelope{})
 	}
-	var isErrorObject, hasResults bool
-	var top APIError
-	var c Chunk
+	var hasResults bool
+	var e errorEnvelope
 	ok := s.object(func(key []byte) bool {
+		if handled, ok := e.field(&s, key); handled {
+			return ok
+		}
 		switch string(key) {
 		case "results":
 			hasResults = true
 			return results()
 		case "usage":
 			return decodeItemsUsage(&s, &a, "total_tokens")
-		case "error":
-			return decodeErrorField(&s, &c)
 		case "error_type": // TEI
-			return s.optString(&top.Type)
-		case "object":
-			return decodeObjectField(&s, &isErrorObject)
-		case "message":
-			return s.optString(&top.Message)
-		case "type":
-			return s.optString(&top.Type)
-		case "code":
-			return decodeCode(&s, &top.Code)
+			return s.optString(&e.top.Type)
 		default:
 			return s.skip()
 		}
 	})
-	if ok && c.Err != nil && c.Err.Type == "" {
-		c.Err.Type = top.Type // TEI puts the type beside the message
+	if ok && e.c.Err != nil && e.c.Err.Type == "" {
+		e.c.Err.Type = e.top.Type // TEI puts the type beside the message
 	}
-	return a.finish(&s, ok, hasResults || c.Err != nil || isErrorObject, "results", c.Err, isErrorObject, &top)
+	return a.finish(&s, ok, hasResults, "results", &e)
 }
 
-// finish ends both decoders: trailing data, a missing list, the error.
-func (a *Answer) finish(s *scanner, ok, shaped bool, list string, fieldErr *APIError, isErrorObject bool, top *APIError) (Answer, error) {
+// errorEnvelope holds what an item answer's top level says of an error:
+// an "error" field (OpenAI's shape) or an error object's own fields
+// ("object": "error", "message", "type", "code": vLLM's).
+type errorEnvelope struct {
+	c             Chunk // for the error field
+	top           APIError
+	isErrorObject bool
+}
+
+// field reads key when it is one of the error's fields; handled is false
+// for any other key.
+func (e *errorEnvelope) field(s *scanner, key []byte) (handled, ok bool) {
+	switch string(key) {
+	case "error":
+		return true, decodeErrorField(s, &e.c)
+	case "object":
+		return true, decodeObjectField(s, &e.isErrorObject)
+	case "message":
+		return true, s.optString(&e.top.Message)
+	case "type":
+		return true, s.optString(&e.top.Type)
+	case "code":
+		return true, decodeCode(s, &e.top.Code)
+	}
+	return false, false
+}
+
+// finish ends both decoders: trailing data, a missing list (shaped: the
+// list was there), the error.
+func (a *Answer) finish(s *scanner, ok, shaped bool, list string, e *errorEnvelope) (Answer, error) {
 	if s.ws(); ok && s.i < len(s.b) {
 		ok = s.fail("unexpected %s after the answer", s.describe())
 	}
-	if ok && !shaped {
+	if ok && !shaped && e.c.Err == nil && !e.isErrorObject {
 		ok = s.fail("no %q list and no error", list)
 	}
 	if !ok {
 		return Answer{}, fmt.Errorf("%w: %v", ErrPayload, s.err)
 	}
 	switch {
-	case fieldErr != nil:
-		return Answer{Err: fieldErr}, nil
-	case isErrorObject:
-		e := *top
-		return Answer{Err: &e}, nil
+	case e.c.Err != nil:
+		return Answer{Err: e.c.Err}, nil
+	case e.isErrorObject:
+		top := e.top
+		return Answer{Err: &top}, nil
 	}
 	return *a, nil
 }

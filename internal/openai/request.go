@@ -90,8 +90,9 @@ type Message struct {
 }
 
 // appendMessages appends the history and then the user's prompt as a
-// messages array.
-func appendMessages(dst []byte, p Params) []byte {
+// messages array; anthropic shapes the prompt's images as the Messages
+// API wants them.
+func appendMessages(dst []byte, p Params, anthropic bool) []byte {
 	dst = append(dst, `,"messages":[`...)
 	for _, m := range p.History {
 		dst = append(dst, `{"role":`...)
@@ -101,7 +102,7 @@ func appendMessages(dst []byte, p Params) []byte {
 		dst = append(dst, "},"...)
 	}
 	dst = append(dst, `{"role":"user","content":`...)
-	dst = appendUserContent(dst, p, false)
+	dst = appendUserContent(dst, p, anthropic)
 	return append(dst, "}]"...)
 }
 
@@ -131,7 +132,7 @@ func AppendBody(dst []byte, p Params) []byte {
 		}
 		dst = AppendString(dst, prompt)
 	} else {
-		dst = appendMessages(dst, p)
+		dst = appendMessages(dst, p, false)
 	}
 	if p.MaxTokens > 0 {
 		dst = append(dst, `,"max_tokens":`...)
@@ -165,7 +166,7 @@ func AppendBody(dst []byte, p Params) []byte {
 func appendOllamaBody(dst []byte, p Params) []byte {
 	dst = append(dst, `{"model":`...)
 	dst = AppendString(dst, p.Model)
-	dst = appendMessages(dst, p)
+	dst = appendMessages(dst, p, false)
 	dst = append(dst, `,"stream":`...)
 	dst = strconv.AppendBool(dst, !p.NoStream)
 	dst = append(dst, `,"options":{`...)
