@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"time"
 
+	"github.com/knee-dev/knee/internal/badinput"
 	"github.com/knee-dev/knee/internal/serverprofile"
 	"github.com/knee-dev/knee/internal/simengine"
 )
@@ -170,9 +170,12 @@ func (p Profile) Write(w io.Writer) error {
 	return serverprofile.WriteYAML(w, "knee calibrate profile: load with knee sim --profile FILE or knee serve --profile FILE", p)
 }
 
+// maxProfileBytes bounds a profile file: a profile is a few hundred bytes.
+const maxProfileBytes = 1 << 20
+
 // LoadProfile reads a profile and checks it, naming what is wrong.
 func LoadProfile(path string) (Profile, error) {
-	data, err := os.ReadFile(path)
+	data, err := badinput.ReadFile(path, maxProfileBytes, "a profile written by knee calibrate")
 	if err != nil {
 		return Profile{}, err
 	}

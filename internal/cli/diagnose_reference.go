@@ -3,10 +3,10 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 
+	"github.com/knee-dev/knee/internal/badinput"
 	"github.com/knee-dev/knee/internal/diagnose"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
@@ -97,10 +97,14 @@ func (f *diagnoseRefFlags) reference(inputPath string) (*diagnose.Reference, str
 	return ref, from, nil
 }
 
+// maxSummaryBytes bounds the summary.json read beside a records file: knee
+// writes it in kilobytes; anything far larger is not one.
+const maxSummaryBytes = 64 << 20
+
 // summaryConfig reads run.config of a knee summary.json (nil when absent or
 // not one).
 func summaryConfig(path string) map[string]string {
-	b, err := os.ReadFile(path)
+	b, err := badinput.ReadFile(path, maxSummaryBytes, "a knee summary.json")
 	if err != nil {
 		return nil
 	}

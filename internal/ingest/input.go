@@ -103,15 +103,5 @@ func BinaryKind(head []byte) string {
 // single JSON documents), refusing one larger than MaxFileBytes before
 // reading it when its size is known (size < 0: not known).
 func ReadWhole(path string, size int64, src io.Reader) ([]byte, error) {
-	if size > MaxFileBytes {
-		return nil, badinput.Errorf("%s is larger than %d GiB (%d bytes): split it", path, MaxFileBytes>>30, size)
-	}
-	data, err := io.ReadAll(io.LimitReader(src, MaxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(data) > MaxFileBytes {
-		return nil, badinput.Errorf("%s is larger than %d GiB", path, MaxFileBytes>>30)
-	}
-	return data, nil
+	return badinput.ReadAll(path, size, src, MaxFileBytes, "one result file of another tool: split it")
 }

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/knee-dev/knee/internal/badinput"
 	"github.com/knee-dev/knee/internal/simengine"
 )
 
@@ -33,10 +33,13 @@ var DefaultCosts = Costs{
 	"MI300X":    2.50,
 }
 
+// maxCostsBytes bounds a cost file: a few lines, one per GPU.
+const maxCostsBytes = 1 << 20
+
 // LoadCosts reads a YAML map of GPU name (a preset name or alias) to USD
 // per GPU-hour, over the defaults: `h100: 2.49`.
 func LoadCosts(path string, cat *simengine.Catalog, base Costs) (Costs, error) {
-	data, err := os.ReadFile(path)
+	data, err := badinput.ReadFile(path, maxCostsBytes, "a map of GPU name to USD per GPU-hour (h100: 2.99)")
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package runs
 import (
 	"encoding/json"
 	"math"
-	"os"
 
 	"github.com/knee-dev/knee/internal/badinput"
 	"github.com/knee-dev/knee/internal/diagnose"
@@ -12,12 +11,17 @@ import (
 	"github.com/knee-dev/knee/internal/sweep"
 )
 
+// MaxServerSeriesBytes bounds a server_metrics.json read whole: a scrape a
+// second for a day is well under it, and a path naming something else
+// (a huge file, /dev/zero) is refused at it rather than filling memory.
+const MaxServerSeriesBytes = 256 << 20
+
 // ReadServerSeries reads a server_metrics.json that knee bench --out wrote;
 // flag names where path came from in the message.
 func ReadServerSeries(path, flag string) (*scrape.Series, error) {
-	b, err := os.ReadFile(path)
+	b, err := badinput.ReadFile(path, MaxServerSeriesBytes, "a server_metrics.json written by knee bench --out")
 	if err != nil {
-		return nil, badinput.Errorf("%s: %v", flag, err)
+		return nil, badinput.Errorf("%s: %w", flag, err)
 	}
 	var s scrape.Series
 	if err := json.Unmarshal(b, &s); err != nil || s.Samples == nil {

@@ -34,6 +34,16 @@ func TestReadServerSeries(t *testing.T) {
 		}
 	}
 
+	// A file over the limit is refused, unread, naming the limit.
+	huge := filepath.Join(dir, "huge.json")
+	if f, err := os.Create(huge); err == nil {
+		f.Truncate(MaxServerSeriesBytes + 1) // sparse: no disk used
+		f.Close()
+	}
+	if _, err := ReadServerSeries(huge, "--server-metrics"); !badinput.Is(err) || !strings.Contains(err.Error(), "--server-metrics: "+huge+" is larger than 256 MiB") {
+		t.Errorf("file over the limit: %v, want bad input naming the limit", err)
+	}
+
 	// The facts cover the records' span, warmups left out; the server's
 	// most running and waiting show.
 	recs := []record.Request{{Sent: 0, Done: 1e9}, {Sent: 0, Done: 5e9, Warmup: true}}

@@ -33,6 +33,9 @@ const (
 	SaveFlag = "save-scenario"
 )
 
+// maxScenarioBytes bounds a scenario file: one line per flag.
+const maxScenarioBytes = 1 << 20
+
 // Lister is a repeatable flag's value: saved as a YAML list.
 type Lister interface{ Values() []string }
 
@@ -46,9 +49,9 @@ func Apply(cmd *cobra.Command) error {
 	}
 	onLine := map[string]bool{}
 	fs.Visit(func(f *pflag.Flag) { onLine[f.Name] = true })
-	b, err := os.ReadFile(path)
+	b, err := badinput.ReadFile(path, maxScenarioBytes, "a scenario: one key per flag, e.g. \"rate: 20\"")
 	if err != nil {
-		return badinput.Errorf("--%s: %v", FileFlag, err)
+		return badinput.Errorf("--%s: %w", FileFlag, err)
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {

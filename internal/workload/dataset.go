@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
+
+	"github.com/knee-dev/knee/internal/badinput"
 )
 
 // Dataset is a list of prompts read from a file.
@@ -44,6 +45,10 @@ const (
 	FormatShareGPT = "sharegpt"
 )
 
+// maxDatasetBytes bounds a dataset read whole: the usual ShareGPT file is
+// about 650 MB; the same bound as other tools' result files (ingest).
+const maxDatasetBytes = 2 << 30
+
 // LoadDataset reads a prompt file, telling the format from its first
 // non-blank byte:
 //
@@ -59,7 +64,7 @@ const (
 //
 // Errors name the file and line.
 func LoadDataset(path string) (*Dataset, error) {
-	data, err := os.ReadFile(path)
+	data, err := badinput.ReadFile(path, maxDatasetBytes, "JSONL prompts or a ShareGPT JSON array")
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
 	}

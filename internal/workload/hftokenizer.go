@@ -4,11 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/knee-dev/knee/internal/badinput"
 )
+
+// maxTokenizerBytes bounds a tokenizer.json: the largest vocabularies
+// make files of tens of MB.
+const maxTokenizerBytes = 256 << 20
 
 // LoadHFTokenizer reads a HuggingFace tokenizer.json whose model is
 // byte-level BPE: GPT-2, Llama 3, Qwen 2 and the many models built the
@@ -28,7 +33,7 @@ import (
 // Anything else (SentencePiece/Metaspace models, WordPiece, Unigram)
 // is an error naming what was found.
 func LoadHFTokenizer(path string) (Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := badinput.ReadFile(path, maxTokenizerBytes, "a HuggingFace tokenizer.json")
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %q: %w", path, err)
 	}

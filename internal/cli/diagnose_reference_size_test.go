@@ -1,0 +1,27 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// A huge file where summary.json is looked for beside the records is not
+// one, and is not read into memory to find that out.
+func TestDiagnoseSummaryConfigBounded(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "summary.json")
+	if err := os.WriteFile(p, nil, 0o644); err != nil || os.Truncate(p, maxSummaryBytes+1) != nil {
+		t.Skip("no sparse file here")
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	cfg := summaryConfig(p)
+	runtime.ReadMemStats(&after)
+	if cfg != nil {
+		t.Errorf("config %v from a file of zeros", cfg)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("reading it allocated %d bytes; want it refused unread", grew)
+	}
+}
