@@ -67,7 +67,7 @@ func (s *storeFlags) begin(env *Env, meta runMeta) (*storedRun, error) {
 	if path == "" {
 		path = store.DefaultPath(env.Getenv)
 	}
-	st, err := store.Open(path)
+	st, err := store.OpenWith(path, env.storeOptions)
 	if err != nil {
 		return nil, Usagef("--db %s: %v (use --no-store to run without storing)", store.Redact(path), err)
 	}

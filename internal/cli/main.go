@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/knee-dev/knee/internal/store"
 	"github.com/spf13/cobra"
 )
 
@@ -28,6 +29,9 @@ type Env struct {
 	// --metrics-addr's endpoint once the load has ended and before the
 	// endpoint closes: the last moment its final counts can be scraped.
 	beforeLiveClose func(addr string)
+	// storeOptions open the database a run is stored in (tests shorten
+	// its busy timeout).
+	storeOptions store.Options
 }
 
 // lockedWriter takes one write at a time: a subcommand writes its stderr

@@ -56,8 +56,9 @@ func buildKnee(t *testing.T) string {
 // parallel tests together (-parallel, GOMAXPROCS by default) only after all
 // the sequential ones, so these overlap one another and never a timing
 // test, and two at once share the cores without changing an outcome.
-// TestShardDatabaseDownMidRun stays out: it lowers store.BusyTimeout,
-// which every store opened meanwhile would use.
+// TestShardDatabaseDownMidRun stays out: its shards' own writes must not
+// wait out its 2 s busy timeout on each other, which a crowded CPU could
+// make them do.
 func parallelUntimed(t *testing.T) {
 	t.Parallel()
 }

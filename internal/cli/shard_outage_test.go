@@ -51,8 +51,7 @@ func TestShardDatabaseDownMidRun(t *testing.T) {
 	// five times over per shard: 2 s each instead of the 10 s default. Long
 	// enough still that the two shards' own writes, before the lock, never
 	// time out on each other.
-	defer func(d time.Duration) { store.BusyTimeout = d }(store.BusyTimeout)
-	store.BusyTimeout = 2 * time.Second
+	opts := store.Options{BusyTimeout: 2 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c := simengine.NewCatalog()
@@ -84,7 +83,7 @@ func TestShardDatabaseDownMidRun(t *testing.T) {
 					return dir
 				}
 				return ""
-			}}
+			}, storeOptions: opts}
 			codes[i] = MainEnv(ctx, env, args)
 		})
 	}

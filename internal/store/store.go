@@ -130,10 +130,34 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 // schema up to date. A file that is not an SQLite database, or is damaged,
 // gives an error wrapping ErrNotDatabase.
 func Open(path string) (*Store, error) {
-	return open(path, SchemaVersion())
+	return OpenWith(path, Options{})
 }
 
-func open(path string, upTo int) (*Store, error) {
+// DefaultBusyTimeout is how long an SQLite statement waits on another
+// connection's lock before it fails with SQLITE_BUSY, unless Options say.
+const DefaultBusyTimeout = 10 * time.Second
+
+// Options tune Open; the zero value is the default.
+type Options struct {
+	// BusyTimeout replaces DefaultBusyTimeout for an SQLite database (0:
+	// the default): tests of a database that stays locked need not wait
+	// out 10 s per write.
+	BusyTimeout time.Duration
+}
+
+func (o Options) busyTimeout() time.Duration {
+	if o.BusyTimeout > 0 {
+		return o.BusyTimeout
+	}
+	return DefaultBusyTimeout
+}
+
+// OpenWith is Open with options.
+func OpenWith(path string, o Options) (*Store, error) {
+	return open(path, SchemaVersion(), o)
+}
+
+func open(path string, upTo int, o Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("store: empty database path")
 	}
@@ -153,12 +177,12 @@ func open(path string, upTo int) (*Store, error) {
 	// durable against process death (not power loss), which is what we
 	// promise. _txlock=immediate: write transactions take the write lock up
 	// front so two writers wait on busy_timeout instead of deadlocking.
-	dsn := fmt.Sprintf("%s?_busy_timeout=%d&_foreign_keys=1&_synchronous=NORMAL&_txlock=immediate", path, BusyTimeout.Milliseconds())
+	dsn := fmt.Sprintf("%s?_busy_timeout=%d&_foreign_keys=1&_synchronous=NORMAL&_txlock=immediate", path, o.busyTimeout().Milliseconds())
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
 	}
-	if err := walMode(context.Background(), db); err != nil {
+	if err := walMode(context.Background(), db, o.busyTimeout()); err != nil {
 		db.Close()
 		return nil, classify(path, err)
 	}
@@ -170,20 +194,14 @@ func open(path string, upTo int) (*Store, error) {
 	return st, nil
 }
 
-// BusyTimeout is how long an SQLite statement waits on another
-// connection's lock before it fails with SQLITE_BUSY. A variable only so
-// that tests of a database that stays locked need not wait out 10 s per
-// write; set it before Open.
-var BusyTimeout = 10 * time.Second
-
 // walMode switches the database file to WAL journaling; the file keeps the
 // mode, so later connections need not ask. It is not in the DSN, where
 // every new connection would ask: a switch that meets another connection's
 // lock (shards opening one new file at once) fails with SQLITE_BUSY at once,
 // without waiting out the busy timeout. Here the switch is retried for as
 // long as that timeout.
-func walMode(ctx context.Context, db *sql.DB) error {
-	deadline := time.Now().Add(BusyTimeout)
+func walMode(ctx context.Context, db *sql.DB, busyTimeout time.Duration) error {
+	deadline := time.Now().Add(busyTimeout)
 	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
 		var mode string
 		err := db.QueryRowContext(ctx, `PRAGMA journal_mode=WAL`).Scan(&mode)
@@ -271,7 +289,7 @@ func openRO(path string, immutable bool) (*Store, error) {
 		return nil, err
 	}
 	u := url.URL{Scheme: "file", OmitHost: true, Path: filepath.ToSlash(abs)}
-	q := fmt.Sprintf("mode=ro&_busy_timeout=%d", BusyTimeout.Milliseconds())
+	q := fmt.Sprintf("mode=ro&_busy_timeout=%d", DefaultBusyTimeout.Milliseconds())
 	if immutable {
 		q += "&immutable=1"
 	}

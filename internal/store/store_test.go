@@ -76,11 +76,32 @@ func TestOpenCreatesAndMigrates(t *testing.T) {
 	}
 }
 
+// The busy timeout is an option of Open, the default when not given: each
+// store's connections carry its own, so tests may shorten it side by side.
+func TestOpenBusyTimeout(t *testing.T) {
+	path := tempDB(t)
+	short, err := OpenWith(path, Options{BusyTimeout: 250 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer short.Close()
+	def := openT(t, path)
+	for _, c := range []struct {
+		st   *Store
+		want int
+	}{{short, 250}, {def, int(DefaultBusyTimeout.Milliseconds())}} {
+		var ms int
+		if err := c.st.db.QueryRow(`PRAGMA busy_timeout`).Scan(&ms); err != nil || ms != c.want {
+			t.Errorf("busy_timeout %d ms, %v; want %d", ms, err, c.want)
+		}
+	}
+}
+
 // A database made by the first schema, with a run in it, upgrades to the
 // current schema and keeps its data usable.
 func TestMigrationFromSchema1(t *testing.T) {
 	path := tempDB(t)
-	old, err := open(path, 1)
+	old, err := open(path, 1, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
