@@ -57,3 +57,35 @@ func TestHelpHasNoOtherFlags(t *testing.T) {
 		})
 	}
 }
+
+// A flag named as a shared group's flag but meaning something else in a
+// command is listed in that command's own section, not the shared one:
+// filters of knee runs, the resampling seed of compare, the fault seed of
+// serve, diagnose's reference without a baseline, what import says was
+// measured, the database calibrate --from run:ID reads.
+func TestHelpSameNameFlagsInTheirCommandsGroups(t *testing.T) {
+	for _, c := range []struct {
+		cmd          []string
+		title, flags string
+	}{
+		{[]string{"runs"}, "Selection", "--model --label"},
+		{[]string{"compare"}, "Judgement", "--seed"},
+		{[]string{"serve"}, "Engine (simulated server)", "--seed"},
+		{[]string{"diagnose"}, "Without a baseline", "--gpu --model --tp --slo"},
+		{[]string{"import"}, "Input", "--model --label"},
+		{[]string{"calibrate"}, "Input", "--db"},
+		{[]string{"bench"}, "Target", "--model"},
+		{[]string{"bench"}, "Workload", "--seed"},
+	} {
+		code, out, errs := kneeCmd(t, append(c.cmd, "-h")...)
+		if code != ExitOK {
+			t.Fatalf("knee %v -h: exit %d: %s", c.cmd, code, errs)
+		}
+		sec := helpSection(out, c.title)
+		for _, f := range strings.Fields(c.flags) {
+			if !strings.Contains(sec, "      "+f+" ") {
+				t.Errorf("knee %v -h: %s is not under %s:\n%s", c.cmd, f, c.title, out)
+			}
+		}
+	}
+}

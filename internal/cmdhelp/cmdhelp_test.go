@@ -192,3 +192,60 @@ func TestNotATerminal(t *testing.T) {
 		}
 	}
 }
+
+// A flag name two commands share lands in each command's own group: --model
+// names the target of knee bench but filters knee runs, --label labels a
+// bench's run but filters the runs listed; neither leaks into the other
+// command's section, whichever command's help is shown first.
+func TestSameFlagNameGroupedPerCommand(t *testing.T) {
+	root := &cobra.Command{Use: "knee", SilenceErrors: true, SilenceUsage: true}
+	bench := &cobra.Command{Use: "bench", RunE: func(*cobra.Command, []string) error { return nil }}
+	bench.Flags().String("model", "", "model name sent to the server")
+	bench.Flags().String("label", "", "label stored with the run")
+	runs := &cobra.Command{Use: "runs", RunE: func(*cobra.Command, []string) error { return nil }}
+	runs.Flags().String("model", "", "only runs whose model contains this text")
+	runs.Flags().String("label", "", "only runs whose label contains this text")
+	runs.Flags().Int("limit", 0, "at most this many runs")
+	root.AddCommand(runs, bench)
+	var out bytes.Buffer
+	root.SetOut(&out)
+	Install(root, 80)
+	section := func(help, title string) string {
+		i := strings.Index(help, "\n"+title+":\n")
+		if i < 0 {
+			return ""
+		}
+		s := help[i+len(title)+3:]
+		if j := strings.Index(s, "\n\n"); j >= 0 {
+			s = s[:j]
+		}
+		return s
+	}
+	type at struct{ title, flag string }
+	runsWant := []at{{"Selection", "--model"}, {"Selection", "--label"}, {"Selection", "--limit"}}
+	for _, c := range []struct {
+		cmd    string
+		want   []at
+		absent []string // section titles
+	}{
+		{"runs", runsWant, []string{"Target", "Output"}},
+		{"bench", []at{{"Target", "--model"}, {"Output", "--label"}}, []string{"Selection"}},
+		{"runs", runsWant, []string{"Target", "Output"}},
+	} {
+		out.Reset()
+		if err := run(root, c.cmd, "-h"); err != nil {
+			t.Fatal(err)
+		}
+		help := out.String()
+		for _, w := range c.want {
+			if !strings.Contains(section(help, w.title), "      "+w.flag+" ") {
+				t.Errorf("knee %s -h: %s is not under %s:\n%s", c.cmd, w.flag, w.title, help)
+			}
+		}
+		for _, title := range c.absent {
+			if strings.Contains(help, "\n"+title+":\n") {
+				t.Errorf("knee %s -h has a %s section:\n%s", c.cmd, title, help)
+			}
+		}
+	}
+}

@@ -63,11 +63,14 @@ var FlagGroups = []flagGroup{
 // CommandFlagGroups places a command's own flags, by its path, ahead of
 // FlagGroups: their names mean different things in different commands
 // (--target filters knee runs but names what knee import measured; --step
-// picks a step in diagnose and filters records). Their sections come after
-// the shared ones, before Output.
+// picks a step in diagnose and filters records). A flag whose name
+// FlagGroups holds but which means something else in a command belongs
+// here, or it lands in the shared group (--model filters knee runs; it is
+// not a Target there). A section titled as a shared one joins it. Their
+// sections come after the shared ones, before Output.
 var CommandFlagGroups = map[string][]flagGroup{
 	"knee calibrate": {
-		{"Input", []string{"from"}},
+		{"Input", []string{"from", "db"}},
 		{"Measurements", []string{"prefill-lengths", "prefill-requests", "decode-points", "decode-duration", "decode-output-tokens"}},
 		{"Held-out check", []string{"holdout", "holdout-concurrency", "holdout-duration", "holdout-input-tokens", "holdout-output-tokens"}},
 		{"Step model", []string{"step-model", "parallel"}},
@@ -78,16 +81,17 @@ var CommandFlagGroups = map[string][]flagGroup{
 	"knee plan": {
 		{"Search", []string{"gpus", "routers", "max-replicas", "cost-file", "confidence", "validate-requests", "workers"}},
 	},
-	"knee serve": {{"Listen", []string{"addr"}}},
+	"knee serve": {{"Listen", []string{"addr"}}, {"Engine (simulated server)", []string{"seed"}}},
 	"knee diagnose": {
 		{"Input", []string{"step"}},
 		{"Baseline and window", []string{"baseline", "split", "window", "baseline-window"}},
+		{"Without a baseline", []string{"gpu", "model", "tp", "slo"}},
 		{"Server metrics (Prometheus)", []string{"server-metrics", "baseline-server-metrics"}},
 	},
-	"knee compare": {{"Judgement", []string{"fail-on", "min-change", "min-diff", "resamples"}}},
-	"knee import":  {{"Input", []string{"target"}}},
+	"knee compare": {{"Judgement", []string{"fail-on", "min-change", "min-diff", "resamples", "seed"}}},
+	"knee import":  {{"Input", []string{"target", "model", "label"}}},
 	"knee records": {{"Selection", []string{"errors", "step", "limit"}}},
-	"knee runs":    {{"Selection", []string{"kind", "target", "since", "limit"}}},
+	"knee runs":    {{"Selection", []string{"kind", "target", "model", "label", "since", "limit"}}},
 	"knee cluster job": {
 		{"Kubernetes Job", []string{"image", "namespace", "pods", "cpu", "memory", "secret", "expect-tps"}},
 	},
