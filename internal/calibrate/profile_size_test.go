@@ -20,3 +20,16 @@ func TestLoadProfileRefusesOversize(t *testing.T) {
 		t.Errorf("%v, want bad input naming the 1 MiB limit", err)
 	}
 }
+
+// A --from result file over the limit is refused as bad input naming the
+// flag and the limit, unread.
+func TestFromRefusesOversize(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "result.json")
+	if err := os.WriteFile(p, nil, 0o644); err != nil || os.Truncate(p, maxFromFileBytes+1) != nil {
+		t.Skip("no sparse file here")
+	}
+	_, err := readResultFile(p)
+	if !badinput.Is(err) || !strings.Contains(err.Error(), "--from "+p+": "+p+" is larger than 512 MiB") {
+		t.Errorf("%v, want bad input naming --from and the 512 MiB limit", err)
+	}
+}

@@ -3,7 +3,6 @@ package calibrate
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -84,17 +83,9 @@ func ReadResults(path string) ([]Source, []string, error) {
 }
 
 func readResultFile(path string) ([]Source, error) {
-	fh, err := os.Open(path)
+	data, err := badinput.ReadFile(path, maxFromFileBytes, "a result file (knee's, vLLM bench serve's, GuideLLM's, ...)")
 	if err != nil {
-		return nil, badinput.Errorf("--from %s: %v", path, err)
-	}
-	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, maxFromFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("--from %s: %w", path, err)
-	}
-	if len(data) > maxFromFileBytes {
-		return nil, badinput.Errorf("--from %s: over %d MiB, not a result file", path, maxFromFileBytes>>20)
+		return nil, badinput.Errorf("--from %s: %w", path, err)
 	}
 	runs, err := ingest.Read(data)
 	if err != nil {

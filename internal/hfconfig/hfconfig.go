@@ -19,12 +19,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/knee-dev/knee/internal/badinput"
 	"github.com/knee-dev/knee/internal/simengine"
 )
 
@@ -118,17 +117,9 @@ type config struct {
 // file's _name_or_path, else its directory (for a file called
 // config.json, as a downloaded model has it), else the file name.
 func Load(path string) (simengine.Model, []string, error) {
-	f, err := os.Open(path)
+	b, err := badinput.ReadFile(path, MaxConfigBytes, "a model's config.json")
 	if err != nil {
 		return simengine.Model{}, nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
-	if err != nil {
-		return simengine.Model{}, nil, err
-	}
-	if len(b) > MaxConfigBytes {
-		return simengine.Model{}, nil, fmt.Errorf("%s is over %d MiB: not a model's config.json", path, MaxConfigBytes>>20)
 	}
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	if name == "config" {

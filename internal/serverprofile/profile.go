@@ -23,6 +23,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/knee-dev/knee/internal/badinput"
 	"github.com/knee-dev/knee/internal/simengine"
 )
 
@@ -166,17 +167,9 @@ const maxProfileBytes = 1 << 20
 
 // Load reads a profile from YAML; unknown keys are errors.
 func Load(path string) (Profile, error) {
-	f, err := os.Open(path)
+	data, err := badinput.ReadFile(path, maxProfileBytes, "one server profile")
 	if err != nil {
 		return Profile{}, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxProfileBytes+1))
-	if err != nil {
-		return Profile{}, fmt.Errorf("%s: %v", path, err)
-	}
-	if len(data) > maxProfileBytes {
-		return Profile{}, fmt.Errorf("%s: larger than %d bytes (want one server profile)", path, maxProfileBytes)
 	}
 	var p Profile
 	if err := DecodeYAML(path, data, &p, "a server profile: name, engine, version and constants"); err != nil {

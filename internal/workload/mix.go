@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/knee-dev/knee/internal/badinput"
 )
 
 // A traffic mix (--mix FILE) is several classes of requests in one run:
@@ -116,17 +117,9 @@ const (
 
 // LoadMix reads and checks a mix file. Errors name the file and line.
 func LoadMix(path string) (*Mix, error) {
-	f, err := os.Open(path)
+	b, err := badinput.ReadFile(path, maxMixBytes, "a mix file: it lists classes, not data")
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxMixBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(b) > maxMixBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes; a mix file lists classes, not data", path, maxMixBytes)
 	}
 	return ParseMix(path, b)
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/knee-dev/knee/internal/badinput"
 )
 
-// A dataset or tokenizer over its limit is refused as bad input naming
+// A dataset, tokenizer or mix file over its limit is refused as bad input naming
 // the limit, unread (sparse files: no disk used).
 func TestLoadersRefuseOversize(t *testing.T) {
 	dir := t.TempDir()
@@ -25,5 +25,8 @@ func TestLoadersRefuseOversize(t *testing.T) {
 	}
 	if _, err := LoadHFTokenizer(sparse("tokenizer.json", maxTokenizerBytes+1)); !badinput.Is(err) || !strings.Contains(err.Error(), "larger than 256 MiB") {
 		t.Errorf("tokenizer: %v, want bad input naming the 256 MiB limit", err)
+	}
+	if _, err := LoadMix(sparse("mix.yaml", maxMixBytes+1)); !badinput.Is(err) || !strings.Contains(err.Error(), "larger than 1 MiB") {
+		t.Errorf("mix: %v, want bad input naming the 1 MiB limit", err)
 	}
 }
