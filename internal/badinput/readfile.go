@@ -8,9 +8,9 @@ import (
 
 // ReadFile reads the user-named file path whole, at most limit bytes, so
 // that whatever it names (a 10 GB file, /dev/zero, a pipe) takes bounded
-// memory and time. want says what the file should be, for the message
-// refusing one that is larger. Errors opening or reading it are returned
-// as they are, for the caller to word.
+// memory and time. want says what the file should be, for the messages
+// refusing a larger one or a directory. Errors opening or reading it are
+// returned as they are, for the caller to word.
 func ReadFile(path string, limit int64, want string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -18,7 +18,9 @@ func ReadFile(path string, limit int64, want string) ([]byte, error) {
 	}
 	defer f.Close()
 	size := int64(-1)
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, Errorf("%s is a directory: want %s", path, want)
+	} else if err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()
 	}
 	return ReadAll(path, size, f, limit, want)

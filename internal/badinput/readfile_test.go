@@ -42,7 +42,7 @@ func TestReadFileCapped(t *testing.T) {
 	if _, err := ReadFile(filepath.Join(dir, "missing"), 10, "x"); !errors.Is(err, fs.ErrNotExist) || Is(err) {
 		t.Errorf("missing file: %v, want the open error as it is", err)
 	}
-	if _, err := ReadFile(dir, 10, "x"); err == nil {
-		t.Error("a directory read as a file")
+	if _, err := ReadFile(dir, 10, "a small file"); !Is(err) || err.Error() != dir+" is a directory: want a small file" {
+		t.Errorf("a directory: %v", err)
 	}
 }
