@@ -3,8 +3,8 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"os"
 
+	"github.com/knee-dev/knee/internal/badinput"
 	"github.com/knee-dev/knee/internal/simengine"
 )
 
@@ -35,7 +35,7 @@ const maxFleetReplicas = 1024
 // replica, each the base with its group's settings; a group whose model
 // does not fit its GPUs is an error naming the group.
 func LoadFleetFile(c *simengine.Catalog, path string, base simengine.Config) ([]simengine.Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := badinput.ReadFile(path, maxPresetFileBytes, "a fleet YAML file (replicas:)")
 	if err != nil {
 		return nil, err
 	}

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/knee-dev/knee/internal/badinput"
 	"github.com/knee-dev/knee/internal/simengine"
 )
 
@@ -38,11 +38,15 @@ func decodeStrict(data []byte, v any) error {
 	return nil
 }
 
+// maxPresetFileBytes bounds a preset file: a few KB a preset, so 1 MiB
+// holds hundreds and a wrong path (a log, a device) is refused, not read.
+const maxPresetFileBytes = 1 << 20
+
 // LoadGPUFile reads one GPU from a YAML file (the preset keys at top level)
 // and adds it to c. It returns the GPU so that it can be selected directly.
 func LoadGPUFile(c *simengine.Catalog, path string) (simengine.GPU, error) {
 	var g simengine.GPU
-	data, err := os.ReadFile(path)
+	data, err := badinput.ReadFile(path, maxPresetFileBytes, "a GPU preset YAML file")
 	if err != nil {
 		return g, err
 	}
@@ -58,7 +62,7 @@ func LoadGPUFile(c *simengine.Catalog, path string) (simengine.GPU, error) {
 // LoadModelFile reads one model from a YAML file and adds it to c.
 func LoadModelFile(c *simengine.Catalog, path string) (simengine.Model, error) {
 	var m simengine.Model
-	data, err := os.ReadFile(path)
+	data, err := badinput.ReadFile(path, maxPresetFileBytes, "a model preset YAML file")
 	if err != nil {
 		return m, err
 	}
@@ -74,7 +78,7 @@ func LoadModelFile(c *simengine.Catalog, path string) (simengine.Model, error) {
 // LoadPresetFile reads a file of gpus: and models: lists and adds them all to c.
 func LoadPresetFile(c *simengine.Catalog, path string) (PresetFile, error) {
 	var pf PresetFile
-	data, err := os.ReadFile(path)
+	data, err := badinput.ReadFile(path, maxPresetFileBytes, "a YAML file of gpus: and models: presets")
 	if err != nil {
 		return pf, err
 	}
