@@ -67,8 +67,12 @@ type validationSource struct {
 // engine without CUDA graphs that knee has no defaults for: its rows are
 // listed, not scored.
 const (
-	familyVLLM      = "vLLM"
-	familyTRTLLM    = "TensorRT-LLM"
+	familyVLLM   = "vLLM"
+	familyTRTLLM = "TensorRT-LLM"
+	// familySGLang is scored with vLLM's defaults, as knee's "sglang"
+	// server profile runs them (validation_more_test.go says what of
+	// SGLang knee sets and what it does not model).
+	familySGLang    = "SGLang"
 	familyUnscored  = "other (not scored)"
 	predictionRange = 0.8 // the share of held-out errors a stated range covers
 )
@@ -90,6 +94,11 @@ var validationSources = []validationSource{
 	{"gpustack-h200", familyVLLM, "GPUStack's H200 machine, vLLM 0.11, DeepSeek-R1-0528 TP8 (MLA, MoE)", "github.com/gpustack/gpustack docs/performance-lab/deepseek-r1/h200.md"},
 	{"gpustack-h100-v0.10", familyVLLM, "GPUStack's H100 machine (gpustack-h100's host), vLLM 0.10.2, gpt-oss-120b (MoE) TP1 and TP2", "github.com/gpustack/gpustack docs/performance-lab/gpt-oss-120b/h100.md"},
 	{"systalyze-h200", familyVLLM, "AWS p5en (H200), vLLM 0.27.1, Qwen3-32B BF16 TP1, AIPerf Poisson, ISL p50 3500 / OSL p50 200", "github.com/systalyze/vllm-benchmarks README.md, configs/qwen3-32b/h200/baseline"},
+	{"datacrunch-h200-sglang", familySGLang, "DataCrunch 4× H200, SGLang (lmsysorg/sglang, Dec 2024), Llama-3.3-70B BF16 TP4, bench_serving random 1..1024 / 1..1024 at 1-16 req/s", "github.com/datacrunch-research/h200-benchmarks sglang/outputs/llama_3_3_70b_online_output.jsonl"},
+	{"lmsys-sglang-v0.3", familySGLang, "LMSYS, SGLang v0.3.0, Llama-3.1-8B on A100 80GB and 70B TP4 on H100, ShareGPT at 4 and 8 req/s and 5,000 at once", "github.com/sgl-project/sglang benchmark/benchmark_vllm_060/README.md"},
+	{"wangraying-a100-sglang", familySGLang, "SGLang v0.3.5.post2, Llama-3.1-8B on A100-40GB, Random-2000 (2000/200) at 16 req/s", "github.com/wangraying/sglang docs/benchmark/benchmark.md"},
+	{"skypilot-h200-vllm-0.8", familyVLLM, "SkyPilot's engine benchmarks on Nebius 8× H200, vLLM 0.8.4, DeepSeek-R1 TP8, 50 prompts at 10 req/s, 1k-30k in", "github.com/Michaelvll/llm-ie-benchmarks sgl/logs/vllm-deepseek-r1.log"},
+	{"skypilot-h200-sglang-0.4.5", familySGLang, "SkyPilot's engine benchmarks on Nebius 8× H200 (skypilot-h200-vllm-0.8's host), SGLang 0.4.5.post3, DeepSeek-R1 TP8, 50 and 200 prompts at 10 req/s", "github.com/Michaelvll/llm-ie-benchmarks sgl/logs/sgl-0.4.5.post3-deepseek-r1*.log"},
 	{"splitwise", familyUnscored, "SplitwiseSim's engine profile, Llama-2-70B TP2, H100/A100", "github.com/Mutinifni/splitwise-sim data/perf_model.csv"},
 }
 

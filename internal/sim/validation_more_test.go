@@ -1,11 +1,16 @@
 package sim
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/simengine"
@@ -191,7 +196,11 @@ const (
 func morePoints() []validationPoint {
 	pts := gpustackH200Points()
 	pts = append(pts, gpustackGptOSSPoints()...)
-	return append(pts, systalyzePoints()...)
+	pts = append(pts, systalyzePoints()...)
+	pts = append(pts, datacrunchPoints()...)
+	pts = append(pts, lmsysSGLangPoints()...)
+	pts = append(pts, wangrayingPoints()...)
+	return append(pts, skypilotPoints()...)
 }
 
 // syncScheduling is a vLLM before async scheduling became its default.
@@ -371,4 +380,476 @@ func TestSystalyzeLengths(t *testing.T) {
 		t.Logf("%s: mean %.0f", c.name, sum/float64(len(s)))
 	}
 
+}
+
+// SGLang sources (issue 28: the table had none). knee's "sglang" server
+// profile runs vLLM's defaults, and these rows are scored with the same
+// defaults (familySGLang is fitted with the vLLM family, no constant of
+// its own). What knee can set from each source's launch line is set:
+// --disable-radix-cache (no prefix cache), SGLang's static memory
+// fraction (mem_frac 0.88 at TP1, 0.85 at TP4 unless given: the LMSYS
+// README's notes), and whether the scheduler overlaps the CPU's work
+// with the GPU's (SGLang's overlap scheduler, on by default from v0.4.0;
+// the async scheduling of knee's vLLM). What knee does not model and
+// every row below shares: SGLang's default scheduler runs a prefill batch
+// on its own, pausing decode (mixed chunks are opt-in), where knee's
+// chunked prefill mixes both in one step; SGLang's prefill chunk is 8,192
+// tokens by default (stated by the wangraying source, seen in the
+// SkyPilot logs), and knee's batch budget is set to it (vLLM's default on
+// the A100s would be 2,048).
+//
+// Sources:
+//   - [datacrunch-h200-sglang] github.com/datacrunch-research/h200-benchmarks
+//     (sglang/experiments/llama_3_3_70b_sglang.sh, docker_dev_commands.txt,
+//     sglang/outputs/llama_3_3_70b_online_output.jsonl): DataCrunch's
+//     4× H200 141GB, image lmsysorg/sglang:latest of December 2024 (Llama
+//     3.3's release month; SGLang v0.4.x, overlap scheduler on: assumed
+//     from the date, the file names no version), `sglang.launch_server
+//     --model-path meta-llama/Llama-3.3-70B-Instruct --tp-size 4
+//     --disable-radix-cache --enable-torch-compile` (BF16 weights and KV,
+//     every other setting the default); `sglang.bench_serving --backend
+//     sglang --dataset-name random --random-input 1024 --random-output
+//     1024` at --request-rate 1, 2, 4, 8 and 16 (Poisson) with 300, 600,
+//     1,200, 2,400 and 3,200 prompts. The random dataset's
+//     --random-range-ratio was 0.0 (the jsonl's random_range_ratio): each
+//     prompt's and each answer's length is uniform on 1..1,024 (the files'
+//     totals: 152,612 / 160,347 tokens over 300 requests, means 509 / 534;
+//     sglangUniformLengths draws its own uniform sample, seed fixed, and
+//     TestSGLangUniformLengths holds its means to the files'), answers held
+//     to length (bench_serving sends ignore_eos). Metrics per rate: median
+//     TTFT, median ITL (every gap of every request, pooled) and output
+//     tok/s over the run; the throughput is scored only at 8 and 16 req/s,
+//     where the server fell behind the offered load (below that it equals
+//     the offered load, which says nothing of the server). The ShareGPT
+//     runs in the same file are not used (lengths not fixed).
+//   - [lmsys-sglang-v0.3] github.com/sgl-project/sglang benchmark/benchmark_vllm_060/README.md
+//     (LMSYS, SGLang v0.3.0 against vLLM 0.6.0, September 2024): SGLang
+//     v0.3.0 (no overlap scheduler yet: synchronous), Llama-3.1-8B-Instruct
+//     BF16 on one A100 80GB (`--enable-torch-compile --disable-radix-cache`,
+//     mem_frac 0.88) and Llama-3.1-70B-Instruct BF16 on four H100 80GB
+//     (`--disable-radix-cache --tp 4`, mem_frac 0.85 online, 0.88 given
+//     for the offline run); `sglang.bench_serving --backend sglang
+//     --dataset-name sharegpt` at --request-rate 4 (1,200 prompts) and 8
+//     (2,400), Poisson; offline 5,000 prompts at once. Metrics: median TTFT
+//     and median ITL of the online runs; request and output tok/s of the
+//     offline runs. ShareGPT lengths: the sample is fixed by bench_serving's
+//     seed (1): the same commands' totals, published by two other runs
+//     (datacrunch's jsonl above and sgl-project/sglang issue 2097, both
+//     Llama-3 tokenizers), are 269,081 / 226,901 tokens for 1,200 prompts
+//     (means 224 / 189) and 540,779 / 461,874 for 2,400 (225 / 192); knee
+//     runs each at its means, as the table's other ShareGPT rows. The
+//     offline runs' output mean is the README's own ratio (4281.51 / 22.03
+//     = 194 tokens; 3856.01 / 19.84 = 194); their prompt mean is assumed
+//     the 2,400 sample's 225. The vLLM rows are not used (vLLM 0.6 with
+//     --num-scheduler-steps 10: V0 multi-step, which knee does not model).
+//   - [wangraying-a100-sglang] github.com/wangraying/sglang docs/benchmark/benchmark.md
+//     (a contributor's fork, branch v0.3.5.post2-dev): SGLang v0.3.5.post2
+//     (overlap scheduler opt-in then: synchronous), Llama-3.1-8B-Instruct
+//     BF16 on one A100-SXM4-40GB, max total tokens 128K, chunked prefill
+//     8,192, mixed running off, radix cache on (random prompts share no
+//     prefix); the Random-2000 dataset (3,000 requests of 2,000 in / 200
+//     out: 6,000,000 / 600,000 tokens) at request rate 16 (Poisson,
+//     sglang.bench_serving), the FCFS row of its table: output tok/s,
+//     mean TTFT and mean ITL (pooled). The 128K cap is read as 131,072
+//     tokens and applied (kvCapped): at SGLang's mem_frac 0.88 knee's
+//     cache would hold 151,232.
+//   - [skypilot-h200-vllm-0.8] github.com/Michaelvll/llm-ie-benchmarks
+//     (SkyPilot's engine benchmarks; README: the runs are on Nebius H200
+//     machines): sgl/benchmark.yaml at commit decfb38 and
+//     sgl/logs/vllm-deepseek-r1.log of that commit: eight H200s, vLLM 0.8.4
+//     (V1; synchronous scheduling, async came later), `vllm serve
+//     deepseek-ai/DeepSeek-R1 --tensor-parallel-size 8 --trust-remote-code
+//     --no-enable-prefix-caching` (FP8 weights as published, KV cache
+//     "auto"); `sglang.bench_serving --backend vllm --num-prompts 50
+//     --request-rate 10 --dataset-name random --random-range-ratio 1` at
+//     1,000 / 2,000, 5,000 / 1,000, 10,000 / 500 and 30,000 / 100 (the
+//     log's totals: every prompt and answer at its length). Metrics per
+//     run: median TTFT, median ITL (pooled) and output tok/s. Assumed:
+//     vLLM 0.8.4's V1 batch defaults on an H200 are knee's (8,192 batched
+//     tokens, 1,024 sequences; not checked in the copy at hand).
+//   - [skypilot-h200-sglang-0.4.5] the same repository and machines:
+//     sgl/benchmark.yaml and sgl/logs/sgl-0.4.5.post3-deepseek-r1.log and
+//     -200.log (commit d709dba): SGLang 0.4.5.post3 (overlap scheduler on),
+//     `sglang.launch_server --model deepseek-ai/DeepSeek-R1 --tp 8
+//     --trust-remote-code` with SGL_ENABLE_JIT_DEEPGEMM=1; the same four
+//     length pairs with --backend sglang-oai at --request-rate 10, 50 and
+//     200 prompts, each run three times; the table the script prints (the
+//     third run's output tok/s) is scored. SGLang sized its KV pool itself:
+//     its log reads "#token: 630651, token usage: 0.96" and "#token:
+//     631491, token usage: 0.97" (50 prompts) and "#token: 330462, token
+//     usage: 0.51" (200), which the rounding of the usage pins to about
+//     654,000 tokens; knee's cache is held to that (kvCapped), where its
+//     mem_frac default for TP8 (0.81, assumed from the ladder the LMSYS
+//     notes show) would give knee 512,304. This source shares its host
+//     with the one above (two sources by engine, not independent in
+//     hardware).
+//
+// Searched for this pass and not used (why):
+//   - sgl-project/sglang issues 9585 and 12389 (bench_serving JSON of
+//     4,000 / 1,000 at concurrency 1 and 32): prefill-decode
+//     disaggregation over Mooncake, model and GPUs not stated.
+//   - sgl-project/sglang issue 8285 (1,024 / 1,024 at concurrency 330):
+//     model, GPU and version not stated; its TTFT varied 2.5-47.6 s over
+//     five identical runs.
+//   - sgl-project/sglang issue 1639 (SGLang vs vLLM 0.6.3, 2,000 ShareGPT
+//     prompts at once): GPU and model stated only upthread, outside the
+//     copy at hand.
+//   - codeintel.xyz, morphllm.com, cloudai.pt, iotdigitaltwinplm.com:
+//     secondary pages restating others' figures or "illustrative" numbers.
+//   - runinfra.ai (vLLM 0.23, SGLang 0.5.13, TensorRT-LLM 1.2.1; H100 and
+//     L40S): the harness repository it names is not in the index
+//     searched; the page alone gives no prompt and answer lengths.
+//   - llm-bench.rituraj.info (vLLM 0.8.5 / SGLang 0.4.6 on an L4,
+//     Qwen2.5-7B): SGLang with --disable-cuda-graph and prompts "≤256" /
+//     "≤2048" without their distribution.
+//   - hungchun0201.github.io agentic-ai-survey week 1 (vLLM / SGLang on
+//     H100 and L40S): a course's instructions; the results it names are
+//     not in the copy at hand.
+//   - ctechfilmuniversity project_kaspar (vLLM / SGLang on an RTX 4090):
+//     a German ShareGPT set with no lengths, WSL host.
+//   - tim-wang blog's SGLang 0.4.9 column: rejected above for its
+//     prompt-length range.
+//   - Michaelvll/llm-ie-benchmarks issue 3 and README tables (vLLM 0.8.4
+//     1,042 / 795 / 436 / 38 tok/s): a rerun whose logs are not in the
+//     repository; the logs above are used instead. Its vllm/ directory
+//     (the vLLM team's own runs) was not examined in this pass.
+//   - tenstorrent/tt-inference-server release reports: Tenstorrent
+//     hardware; the one GPU reference table found (4× H100) is for
+//     Llama-3.2-90B-Vision, which knee has no preset for.
+//   - kubeai-project/kubeai PR 341 (Llama-3.3-70B on a GH200): the PR text
+//     gives the result block without the request rate or server flags.
+//   - evokernel-specs.pages.dev cases: "synthesized from public vLLM
+//     benchmark threads", not measurements.
+//   - dennislee22/vLLM-benchmarking (A100 80GB, Qwen2 7B-72B, memory
+//     fraction varied): not examined in this pass.
+
+// sglangConfig is an SGLang server as knee runs it: vLLM's defaults with
+// SGLang's memory fraction and prefill chunk, no prefix cache
+// (--disable-radix-cache), and synchronous steps before SGLang's overlap
+// scheduler.
+func sglangConfig(t *testing.T, gpu, model string, tp int, memFrac float64, overlap bool) simengine.Config {
+	t.Helper()
+	c := engineConfig(t, gpu, model, tp)
+	c.GPUMemoryUtilization = memFrac
+	c.MaxNumBatchedTokens = 8192 // SGLang's chunked prefill size
+	c.NoPrefixCaching = true
+	c.NoAsyncScheduling = !overlap
+	return c
+}
+
+// sglangUniformLengths is bench_serving's random dataset at
+// --random-range-ratio 0: prompt and answer lengths each uniform on
+// 1..max, independent, drawn once from a fixed seed (numpy's own draw is
+// not reproduced; only its distribution is).
+type sglangUniformLengths struct{ in, out []int }
+
+func newSGLangUniformLengths(n, maxIn, maxOut int) sglangUniformLengths {
+	r := rand.New(rand.NewPCG(1, uint64(n)))
+	l := sglangUniformLengths{in: make([]int, n), out: make([]int, n)}
+	for i := range n {
+		l.in[i], l.out[i] = 1+r.IntN(maxIn), 1+r.IntN(maxOut)
+	}
+	return l
+}
+
+func (l sglangUniformLengths) Lengths(i int64) (int, int) {
+	return l.in[i%int64(len(l.in))], l.out[i%int64(len(l.out))]
+}
+
+// sglangBench is one sglang.bench_serving run: n requests of gen at a
+// Poisson rate, or all at once when rate is 0 (--request-rate inf).
+// means: the source publishes means (TTFT and pooled ITL), not medians.
+type sglangBench struct {
+	source string
+	cfg    func(*testing.T) simengine.Config
+	rate   float64
+	n      int
+	gen    Lengths
+	means  bool
+}
+
+// measure returns the run's TTFT (median or mean over requests), ITL
+// (median or mean of every gap of every request, pooled, as bench_serving
+// counts them; in the TPOT slot) and output tokens a second over the run.
+// The gaps come grouped from the engine (Config.OnGaps), not per token:
+// leave-one-source-out runs each of these rows 80 times.
+func (b sglangBench) measure(t *testing.T) measured {
+	t.Helper()
+	n := b.n
+	if b.rate == 0 {
+		n = predictionRequests(n)
+	}
+	c := Config{Engine: b.cfg(t), Gen: b.gen, Requests: int64(n)}
+	if b.rate > 0 {
+		arr, err := workload.NewArrivals("poisson", b.rate, 1, 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Arrivals = arr
+	} else {
+		c.Concurrency = n
+	}
+	var gaps []gapCount
+	c.OnGaps = func(g time.Duration, k int) { gaps = append(gaps, gapCount{float64(g) / 1e6, k}) }
+	var ttft []float64
+	res, err := Run(context.Background(), c, func(r *record.Request) {
+		if r.Error == "" {
+			ttft = append(ttft, float64(r.FirstToken-r.Sent)/1e6)
+		}
+	})
+	if err != nil || len(ttft) == 0 || len(gaps) == 0 {
+		t.Fatalf("simulated run: %v (%d records)", err, len(ttft))
+	}
+	m := measured{outputTPS: float64(res.Tokens) / res.End.Seconds()}
+	if b.means {
+		m.ttftMS, m.tpotMS = mean(ttft), meanGap(gaps)
+	} else {
+		m.ttftMS, m.tpotMS = quantile(ttft, 0.5), medianGap(gaps)
+	}
+	return m
+}
+
+// gapCount is count inter-token gaps of ms each.
+type gapCount struct {
+	ms    float64
+	count int
+}
+
+func meanGap(g []gapCount) float64 {
+	var s float64
+	var n int
+	for _, x := range g {
+		s, n = s+x.ms*float64(x.count), n+x.count
+	}
+	return s / float64(n)
+}
+
+// medianGap is the lower median of the gaps, each counted count times.
+func medianGap(g []gapCount) float64 {
+	g = slices.Clone(g)
+	slices.SortFunc(g, func(a, b gapCount) int { return cmp.Compare(a.ms, b.ms) })
+	var n int
+	for _, x := range g {
+		n += x.count
+	}
+	var seen int
+	for _, x := range g {
+		if seen += x.count; 2*seen >= n {
+			return x.ms
+		}
+	}
+	return math.NaN()
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// rows is the run's published figures as rows sharing one simulated run.
+func (b sglangBench) rows(name string, metrics ...burstMetric) []validationPoint {
+	var once sync.Once
+	var got measured
+	stat := "median "
+	if b.means {
+		stat = "mean "
+	}
+	label := map[string]string{"throughput": "output tok/s", "ttft": stat + "TTFT", "tpot": stat + "ITL"}
+	var rows []validationPoint
+	for _, m := range metrics {
+		rows = append(rows, validationPoint{name + ": " + label[m.metric], b.source, false, m.metric, m.published, m.tol,
+			func(t *testing.T) float64 {
+				once.Do(func() { got = b.measure(t) })
+				return got.get(m.metric)
+			}, m.miss})
+	}
+	return rows
+}
+
+// Why the SGLang rows miss in the in-source table, which runs the
+// defaults knee shipped before the leave-one-source-out refit
+// (legacyDefaultCost); every figure here is knee's error on that row
+// (TestValidationTable) and, where stated, held out
+// (TestLeaveOneSourceOut, with the defaults fitted on the other sources).
+// No constant was fitted on these rows; the tolerances only guard
+// against the errors growing (each about a quarter above the error the
+// row had when added).
+const (
+	missSGLangLowLoadTTFT = "at 1-8 req/s the published median TTFT (86-106 ms on DataCrunch's H200s below saturation, 54-58 ms on LMSYS's H100s) is where knee's reads 33-41% low under the pre-refit defaults, whose front end is shorter; held out, with the refit's front end (7.3-14 ms), the same rows read -17% to -2%"
+	missSGLangLoadITL     = "the published median ITL rises with load (DataCrunch's H200s: 13.6, 14.8, 19.4, 70.8 and 179 ms at 1, 2, 4, 8 and 16 req/s) where knee's barely does (11.6, 11.8, 12.2, 13.3 and 44 ms in-source; 13.2 to 15.5 ms held out up to 8 req/s): the TPOT that barely rises with load of issue 28, and SGLang's default scheduler runs each prefill batch on its own, pausing every decode, where knee mixes prefill chunks into decode steps; the median TTFT at 8 and 16 req/s follows the same steps"
+	missSGLangCapacity    = "at saturation the pre-refit defaults put these servers' capacity 1.6-2x above the published (DataCrunch at 16 req/s +70%, LMSYS's 5,000 prompts at once +64% on the 8B, +99% on the 70B TP4); held out, under the refit's defaults, the same rows read +9% to +35%"
+)
+
+// datacrunchRates are the DataCrunch runs: rate (req/s), prompts, median
+// TTFT (ms), median ITL (ms), output tok/s, the files' prompt and answer
+// token totals, and each row's bound and reason where it misses.
+var datacrunchRates = []struct {
+	rate              float64
+	n                 int
+	ttft, itl, tps    float64
+	totalIn, totalOut int
+	ttftTol, itlTol   float64
+	ttftMiss, itlMiss string
+	tpsTol            float64
+	tpsMiss           string
+}{
+	{1, 300, 85.745, 13.639, 537.41, 152612, 160347, 0.45, 0.30, missSGLangLowLoadTTFT, "", 0.30, ""},
+	{2, 600, 87.556, 14.830, 987.31, 308748, 308712, 0.42, 0.30, missSGLangLowLoadTTFT, "", 0.30, ""},
+	{4, 1200, 106.063, 19.420, 2047.91, 615860, 607936, 0.52, 0.47, missSGLangLowLoadTTFT, missSGLangLoadITL, 0.30, ""},
+	{8, 2400, 191.412, 70.763, 3515.02, 1222995, 1218922, 0.80, 0.95, missSGLangLoadITL, missSGLangLoadITL, 0.30, ""},
+	{16, 3200, 614.250, 179.121, 4288.05, 1629242, 1642637, 0.88, 0.94, missSGLangLoadITL, missSGLangLoadITL, 0.88, missSGLangCapacity},
+}
+
+func datacrunchPoints() []validationPoint {
+	const src = "datacrunch-h200-sglang"
+	cfg := func(t *testing.T) simengine.Config { return sglangConfig(t, "h200", "llama-3.3-70b", 4, 0.85, true) }
+	var pts []validationPoint
+	for _, r := range datacrunchRates {
+		b := sglangBench{source: src, cfg: cfg, rate: r.rate, n: r.n, gen: newSGLangUniformLengths(r.n, 1024, 1024)}
+		name := fmt.Sprintf("Llama-3.3-70B TP4, H200, SGLang (Dec 2024), random 1..1024 / 1..1024, %g req/s", r.rate)
+		ms := []burstMetric{
+			{metric: "ttft", published: r.ttft, tol: r.ttftTol, miss: r.ttftMiss},
+			{metric: "tpot", published: r.itl, tol: r.itlTol, miss: r.itlMiss},
+		}
+		if r.rate >= 8 {
+			ms = append(ms, burstMetric{metric: "throughput", published: r.tps, tol: r.tpsTol, miss: r.tpsMiss})
+		}
+		pts = append(pts, b.rows(name, ms...)...)
+	}
+	return pts
+}
+
+func lmsysSGLangPoints() []validationPoint {
+	const src = "lmsys-sglang-v0.3"
+	llama8 := func(t *testing.T) simengine.Config {
+		return sglangConfig(t, "a100-80gb", "llama-3.1-8b", 1, 0.88, false)
+	}
+	llama70 := func(t *testing.T) simengine.Config { return sglangConfig(t, "h100", "llama-3.1-70b", 4, 0.85, false) }
+	llama70Offline := func(t *testing.T) simengine.Config { return sglangConfig(t, "h100", "llama-3.1-70b", 4, 0.88, false) }
+	share1200, share2400, shareOffline := fixed{224, 189}, fixed{225, 192}, fixed{225, 194}
+	var pts []validationPoint
+	n8 := "Llama-3.1-8B, A100 80GB, SGLang v0.3.0, ShareGPT "
+	pts = append(pts, sglangBench{source: src, cfg: llama8, rate: 4, n: 1200, gen: share1200}.rows(n8+"224/189, 4 req/s",
+		check("ttft", 31.98), check("tpot", 11.93))...)
+	pts = append(pts, sglangBench{source: src, cfg: llama8, rate: 8, n: 2400, gen: share2400}.rows(n8+"225/192, 8 req/s",
+		check("ttft", 35.68), check("tpot", 14.41))...)
+	pts = append(pts, sglangBench{source: src, cfg: llama8, n: 5000, gen: shareOffline}.rows(n8+"225/194, 5000 at once",
+		missing("throughput", 4281.51, 0.80, missSGLangCapacity))...)
+	n70 := "Llama-3.1-70B TP4, H100, SGLang v0.3.0, ShareGPT "
+	pts = append(pts, sglangBench{source: src, cfg: llama70, rate: 4, n: 1200, gen: share1200}.rows(n70+"224/189, 4 req/s",
+		missing("ttft", 53.94, 0.45, missSGLangLowLoadTTFT), check("tpot", 21.67))...)
+	pts = append(pts, sglangBench{source: src, cfg: llama70, rate: 8, n: 2400, gen: share2400}.rows(n70+"225/192, 8 req/s",
+		missing("ttft", 58.11, 0.49, missSGLangLowLoadTTFT), missing("tpot", 24.45, 0.43, missSGLangLoadITL))...)
+	return append(pts, sglangBench{source: src, cfg: llama70Offline, n: 5000, gen: shareOffline}.rows(n70+"225/194, 5000 at once",
+		missing("throughput", 3856.01, 1.25, missSGLangCapacity))...)
+}
+
+// kvCapped lowers c's memory fraction until its KV cache holds at most
+// tokens: SGLang's --max-total-tokens, which caps the cache below what its
+// memory fraction would give (knee has no such flag; the memory the cap
+// leaves unused is what lowering the fraction leaves).
+func kvCapped(t *testing.T, c simengine.Config, tokens int) simengine.Config {
+	t.Helper()
+	if c.GPUMemoryUtilization == 0 {
+		c.GPUMemoryUtilization = 0.9 // knee's default
+	}
+	for ; c.GPUMemoryUtilization > 0.3; c.GPUMemoryUtilization -= 0.001 {
+		e, err := simengine.NewEngine(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Stats().KVBlocksTotal*simengine.BlockTokens <= tokens {
+			return c
+		}
+	}
+	t.Fatalf("no memory fraction above 0.3 holds the KV cache to %d tokens", tokens)
+	return c
+}
+
+func wangrayingPoints() []validationPoint {
+	cfg := func(t *testing.T) simengine.Config {
+		return sglangConfig(t, "a100-40gb", "llama-3.1-8b", 1, 0.88, false)
+	}
+	return sglangBench{source: "wangraying-a100-sglang", cfg: cfg, rate: 16, n: 3000, gen: fixed{2000, 200}, means: true}.rows(
+		"Llama-3.1-8B, A100-40GB, SGLang v0.3.5, Random-2000 (2000/200), 16 req/s",
+		check("throughput", 842.9), check("ttft", 254763.2), check("tpot", 60.4))
+}
+
+// skypilotLengths are the SkyPilot runs' prompt and answer lengths.
+var skypilotLengths = [4][2]int{{1000, 2000}, {5000, 1000}, {10000, 500}, {30000, 100}}
+
+// skypilotVLLM is the vLLM 0.8.4 log's median TTFT, median ITL (ms) and
+// output tok/s, by skypilotLengths, each with its row's bound.
+var skypilotVLLM = [4][3]struct{ published, tol float64 }{
+	{{314.12, 0.99}, {45.14, 0.55}, {1052.20, 0.92}},
+	{{5924.34, 0.99}, {47.88, 0.51}, {799.60, 1.09}},
+	{{14881.48, 0.99}, {51.01, 0.45}, {436.70, 1.52}},
+	{{63173.23, 0.83}, {495.43, 0.76}, {37.82, 2.06}},
+}
+
+// skypilotSGLang is the SGLang 0.4.5.post3 tables' output tok/s, 50 and
+// 200 prompts, by skypilotLengths, each with its row's bound.
+var skypilotSGLang = [4][2]struct{ published, tol float64 }{
+	{{1329.14, 0.47}, {3276.05, 0.58}},
+	{{951.64, 0.72}, {1322.31, 0.91}},
+	{{479.69, 1.27}, {501.95, 0.95}},
+	{{47.38, 1.25}, {47.68, 1.26}},
+}
+
+// missDeepSeekH200 is why every SkyPilot row misses (in-source errors).
+const missDeepSeekH200 = "DeepSeek-R1 at TP8 on these H200s runs well below knee's defaults on both engines, as on GPUStack's H200 machine (gpustack-h200): with 50 in flight the published median ITL is 45-51 ms where knee's is 25-33 ms, and prompts are prefilled at about half knee's rate (the 30,000-token runs: 1.5M prompt tokens in the SGLang run's 105 s, ~14,000 tok/s; vLLM's median TTFT 63 s against knee's 21 s), so knee's output tok/s reads 1.4-2.6x the published and its median TTFT 0.04-0.34x; MLA attention and the FP8 expert kernels at these batches are not what knee's roofline assumes (not investigated further)"
+
+func skypilotPoints() []validationPoint {
+	vllm := func(t *testing.T) simengine.Config {
+		c := engineConfig(t, "h200", "deepseek-r1", 8)
+		c.NoPrefixCaching, c.NoAsyncScheduling = true, true
+		return c
+	}
+	sgl := func(t *testing.T) simengine.Config {
+		// The pool the log shows, from knee's default fraction down.
+		return kvCapped(t, sglangConfig(t, "h200", "deepseek-r1", 8, 0.9, true), 654000)
+	}
+	var pts []validationPoint
+	for i, l := range skypilotLengths {
+		v := skypilotVLLM[i]
+		name := fmt.Sprintf("DeepSeek-R1 TP8, H200, vLLM 0.8.4, 50 of %d / %d at 10 req/s", l[0], l[1])
+		pts = append(pts, sglangBench{source: "skypilot-h200-vllm-0.8", cfg: vllm, rate: 10, n: 50, gen: fixed{l[0], l[1]}}.rows(name,
+			missing("ttft", v[0].published, v[0].tol, missDeepSeekH200),
+			missing("tpot", v[1].published, v[1].tol, missDeepSeekH200),
+			missing("throughput", v[2].published, v[2].tol, missDeepSeekH200))...)
+		for j, n := range []int{50, 200} {
+			name := fmt.Sprintf("DeepSeek-R1 TP8, H200, SGLang 0.4.5, %d of %d / %d at 10 req/s", n, l[0], l[1])
+			pts = append(pts, sglangBench{source: "skypilot-h200-sglang-0.4.5", cfg: sgl, rate: 10, n: n, gen: fixed{l[0], l[1]}}.rows(name,
+				missing("throughput", skypilotSGLang[i][j].published, skypilotSGLang[i][j].tol, missDeepSeekH200))...)
+		}
+	}
+	return pts
+}
+
+// TestSGLangUniformLengths holds the uniform lengths of the DataCrunch
+// rows to the files' totals: each mean within 6% of the published one
+// (the standard error of a mean of 300 uniform draws on 1..1024 is 3.4%).
+func TestSGLangUniformLengths(t *testing.T) {
+	for _, r := range datacrunchRates {
+		l := newSGLangUniformLengths(r.n, 1024, 1024)
+		var in, out int
+		for i := range r.n {
+			a, b := l.Lengths(int64(i))
+			if a < 1 || a > 1024 || b < 1 || b > 1024 {
+				t.Fatalf("rate %g: lengths %d / %d outside 1..1024", r.rate, a, b)
+			}
+			in, out = in+a, out+b
+		}
+		for _, c := range []struct {
+			name      string
+			got, want int
+		}{{"prompt", in, r.totalIn}, {"answer", out, r.totalOut}} {
+			if rel := float64(c.got-c.want) / float64(c.want); math.Abs(rel) > 0.06 {
+				t.Errorf("rate %g: %s tokens %d, published %d (%+.1f%%)", r.rate, c.name, c.got, c.want, rel*100)
+			}
+		}
+	}
 }
