@@ -177,7 +177,8 @@ func (c defaultsCandidate) String() string {
 // compute efficiency 1 (no fold of 10 sources chose it), expert compute
 // efficiency 0.5 (no fold of 16 chose it) and 0.2 and 0.12 (tried too:
 // the folds without GPUStack's two H100 sources chose 0.2, and the
-// held-out errors rose).
+// held-out errors rose; so did a share growing with the expert's width
+// per GPU: docs/simulator.md, "Expert GEMMs at large batch").
 func defaultsGrid() []defaultsCandidate {
 	type admission struct {
 		serialNS int64
