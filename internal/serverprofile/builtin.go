@@ -5,13 +5,14 @@ func f(v float64) *float64 { return &v }
 // beforeRefit are the defaults' fitted constants before the
 // leave-one-source-out refit (T0 0.6 ms, no cost per sequence, a 7.3 ms
 // front end, no serial admission, compute efficiency 1, an all-reduce
-// latency that did not grow with tp): the base every host profile below
-// was fitted on, so each names them where it keeps them.
+// latency that did not grow with tp, no expert compute penalty): the base
+// every host profile below was fitted on, so each names them where it
+// keeps them.
 func beforeRefit(p Profile) Profile {
 	for _, c := range []struct {
 		dst **float64
 		v   float64
-	}{{&p.StepOverheadMS, 0.6}, {&p.StepPerSeqUS, 0}, {&p.FrontEndMS, 7.3}, {&p.FrontEndSerialMS, 0}, {&p.FrontEndSerialSplit, 0}, {&p.ComputeEfficiency, 1}, {&p.AllReducePerPeerUS, 0}} {
+	}{{&p.StepOverheadMS, 0.6}, {&p.StepPerSeqUS, 0}, {&p.FrontEndMS, 7.3}, {&p.FrontEndSerialMS, 0}, {&p.FrontEndSerialSplit, 0}, {&p.ComputeEfficiency, 1}, {&p.AllReducePerPeerUS, 0}, {&p.ExpertComputeEfficiency, 1}} {
 		if *c.dst == nil {
 			*c.dst = f(c.v)
 		}

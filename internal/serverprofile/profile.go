@@ -59,10 +59,14 @@ type Profile struct {
 	// efficiency at one token an expert, relative to the dense layers'
 	// (simengine.CostParams.ExpertSmallBatchEfficiency; 1: none).
 	ExpertSmallBatchEfficiency *float64 `yaml:"expert_small_batch_efficiency,omitempty"`
-	FrontEndMS                 *float64 `yaml:"front_end_ms,omitempty"`
-	FrontEndSerialMS           *float64 `yaml:"front_end_serial_ms,omitempty"`
-	FrontEndSerialSplit        *float64 `yaml:"front_end_serial_split,omitempty"`
-	FrontEndLoadMS             *float64 `yaml:"front_end_load_ms_per_ktok_s,omitempty"`
+	// ExpertComputeEfficiency is the share of the dense layers' compute
+	// rate a mixture of experts' expert GEMMs reach
+	// (simengine.CostParams.ExpertComputeEfficiency; 1: none).
+	ExpertComputeEfficiency *float64 `yaml:"expert_compute_efficiency,omitempty"`
+	FrontEndMS              *float64 `yaml:"front_end_ms,omitempty"`
+	FrontEndSerialMS        *float64 `yaml:"front_end_serial_ms,omitempty"`
+	FrontEndSerialSplit     *float64 `yaml:"front_end_serial_split,omitempty"`
+	FrontEndLoadMS          *float64 `yaml:"front_end_load_ms_per_ktok_s,omitempty"`
 	// NoFrontEnd: an offline engine or a profiled step (no API server).
 	NoFrontEnd bool `yaml:"no_front_end,omitempty"`
 
@@ -97,6 +101,7 @@ func (p Profile) Cost(base simengine.CostParams) simengine.CostParams {
 	setF(p.AllReduceEfficiency, &c.AllReduceBWEfficiency)
 	setNS(p.AllReducePerPeerUS, &c.AllReducePerPeerNS, 1e3)
 	setF(p.ExpertSmallBatchEfficiency, &c.ExpertSmallBatchEfficiency)
+	setF(p.ExpertComputeEfficiency, &c.ExpertComputeEfficiency)
 	setF(p.FrontEndSerialSplit, &c.FrontEndSerialSplit)
 	if p.NoFrontEnd {
 		c.FrontEndNS, c.FrontEndPerTokenNS, c.FrontEndSerialNS, c.FrontEndLoadNS = 0, 0, 0, 0
@@ -137,6 +142,8 @@ func (p Profile) validate() error {
 		return fmt.Errorf("all_reduce_efficiency %v: want a share above 0, at most 1", *p.AllReduceEfficiency)
 	case !share(p.ExpertSmallBatchEfficiency, false):
 		return fmt.Errorf("expert_small_batch_efficiency %v: want a share above 0, at most 1", *p.ExpertSmallBatchEfficiency)
+	case !share(p.ExpertComputeEfficiency, false):
+		return fmt.Errorf("expert_compute_efficiency %v: want a share above 0, at most 1", *p.ExpertComputeEfficiency)
 	case negative(p.AllReducePerPeerUS):
 		return fmt.Errorf("all_reduce_per_peer_us %v: must not be negative", *p.AllReducePerPeerUS)
 	case !share(p.FrontEndSerialSplit, true):

@@ -80,24 +80,35 @@ func TestTensorRTLLMProfileSchedules(t *testing.T) {
 }
 
 // The host profiles were fitted before the all-reduce latency grew with
-// tp, so they keep the flat latency they were fitted with; a profile file
-// can set the per-peer latency and the MoE small-batch expert efficiency,
-// and an efficiency out of (0, 1] is refused naming the field.
+// tp and before the expert compute efficiency was a term, so they keep
+// the flat latency and the full expert rate they were fitted with; a
+// profile file can set the per-peer latency and the MoE expert
+// efficiencies, and an efficiency out of (0, 1] is refused naming the
+// field.
 func TestProfilePhysicsTerms(t *testing.T) {
 	g, _ := Lookup("gpustack-a100-235b")
 	if c := g.Cost(simengine.DefaultCost); c.AllReducePerPeerNS != 0 {
 		t.Errorf("gpustack-a100-235b: all-reduce per peer %d ns; fitted with none", c.AllReducePerPeerNS)
 	}
+	if c := g.Cost(simengine.DefaultCost); c.ExpertComputeEfficiency != 1 {
+		t.Errorf("gpustack-a100-235b: expert compute efficiency %v; fitted with none (1)", c.ExpertComputeEfficiency)
+	}
 	path := filepath.Join(t.TempDir(), "moe.yaml")
-	if err := os.WriteFile(path, []byte("name: moe-host\nengine: vllm\nall_reduce_per_peer_us: 5\nexpert_small_batch_efficiency: 0.4\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("name: moe-host\nengine: vllm\nall_reduce_per_peer_us: 5\nexpert_small_batch_efficiency: 0.4\nexpert_compute_efficiency: 0.5\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	q, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := q.Cost(simengine.DefaultCost); c.AllReducePerPeerNS != 5000 || c.ExpertSmallBatchEfficiency != 0.4 {
-		t.Errorf("per peer %d ns, expert efficiency %v; want 5000 and 0.4", c.AllReducePerPeerNS, c.ExpertSmallBatchEfficiency)
+	if c := q.Cost(simengine.DefaultCost); c.AllReducePerPeerNS != 5000 || c.ExpertSmallBatchEfficiency != 0.4 || c.ExpertComputeEfficiency != 0.5 {
+		t.Errorf("per peer %d ns, expert efficiencies %v and %v; want 5000, 0.4 and 0.5", c.AllReducePerPeerNS, c.ExpertSmallBatchEfficiency, c.ExpertComputeEfficiency)
+	}
+	if err := os.WriteFile(path, []byte("name: moe-host\nengine: vllm\nexpert_compute_efficiency: 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "expert_compute_efficiency") {
+		t.Errorf("an expert compute efficiency of 0 loaded: %v", err)
 	}
 	if err := os.WriteFile(path, []byte("name: moe-host\nengine: vllm\nexpert_small_batch_efficiency: 1.5\n"), 0o644); err != nil {
 		t.Fatal(err)

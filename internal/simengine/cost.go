@@ -64,6 +64,17 @@ type CostParams struct {
 	// tokens share an expert.
 	// 0 = 1 (no penalty). Fitted (the grid of TestLeaveOneSourceOut).
 	ExpertSmallBatchEfficiency float64
+	// ExpertComputeEfficiency is the share of the linear layers' compute
+	// rate that a mixture of experts' expert GEMMs reach: vLLM's fused MoE
+	// kernels (Triton fused_moe) sort and gather each expert's tokens,
+	// run many narrow grouped GEMMs (under TP an expert is 192-256 columns
+	// wide per GPU for Qwen3-235B and DeepSeek-R1 at TP8) and scatter and
+	// sum their outputs, far below the dense layers' cuBLAS rate once the
+	// experts are compute-bound (docs/simulator.md, "Expert GEMMs at large
+	// batch"). Only the experts' FLOPs pay it; attention, the dense
+	// layers, router and shared experts keep the dense rate.
+	// 0 = 1 (no penalty). Fitted (the grid of TestLeaveOneSourceOut).
+	ExpertComputeEfficiency float64
 	// AllReduceBWEfficiency is the fraction of the GPU link's per-direction
 	// bandwidth that an all-reduce achieves (NCCL's "bus bandwidth").
 	// Assumed. 0 = 1.
@@ -224,11 +235,15 @@ var DefaultCost = CostParams{
 	AllReducePerPeerNS:         2_000,
 	PCIeAllReduceLatencyScale:  3,
 	ExpertSmallBatchEfficiency: 0.4, // fitted (1 and 0.4 tried): DeepSeek-R1 and gpt-oss at a few users choose 0.4
-	AllReduceBWEfficiency:      0.75,
-	ReserveFixedBytes:          1.5 * (1 << 30),
-	FrontEndNS:                 FittedFrontEndNS,
-	FrontEndPerTokenNS:         1_000, // 1 µs per prompt token
-	FrontEndJitter:             0.5,
+	// Fitted (1, 0.5, 0.3, 0.2 and 0.12 tried): every fold of
+	// TestLeaveOneSourceOut chooses 0.3 from 1, 0.5 and 0.3, as GPUStack's
+	// DeepSeek-R1, Qwen3-235B-A22B and gpt-oss bursts want.
+	ExpertComputeEfficiency: 0.3,
+	AllReduceBWEfficiency:   0.75,
+	ReserveFixedBytes:       1.5 * (1 << 30),
+	FrontEndNS:              FittedFrontEndNS,
+	FrontEndPerTokenNS:      1_000, // 1 µs per prompt token
+	FrontEndJitter:          0.5,
 }
 
 // costModel holds per-GPU (one of TP) derived quantities so that pricing a
@@ -241,7 +256,9 @@ type costModel struct {
 	nsPerFLOP   float64 // 1 / (achievable matmul rate × efficiency), ns: attention and LM head
 	nsPerLinear float64 // the same for the linear layers (FP8 tensor cores for FP8 weights)
 	weightBytes float64 // weights read every step, per GPU (for MoE: all but the experts)
-	linearFLOPs float64 // 2 × active linear params per new token, per GPU
+	linearFLOPs float64 // 2 × active linear params outside the routed experts per new token, per GPU
+	expertFLOPs float64 // 2 × the routed experts' params a token runs through, per GPU (0: dense)
+	nsPerExpert float64 // nsPerLinear at CostParams.ExpertComputeEfficiency
 	lmHeadFLOPs float64 // 2 × hidden × vocab per sampled token, per GPU
 	kvBytesTok  float64 // KV bytes read per token of context, per GPU
 	// FLOPs per (query, key) pair: QKᵀ and AV, per GPU
@@ -280,7 +297,8 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 		// step; of the embedding table only the looked-up rows are read
 		// (negligible).
 		weightBytes:   (layers*m.denseLayerParams() + h*v) * wb / fTP,
-		linearFLOPs:   2 * layers * m.ActiveLayerParams() / fTP,
+		linearFLOPs:   2 * layers * m.denseLayerParams() / fTP,
+		expertFLOPs:   2 * layers * float64(m.ExpertsPerToken) * m.expertParams() / fTP,
 		lmHeadFLOPs:   2 * h * v / fTP,
 		kvBytesTok:    m.KVBytesPerToken(tp),
 		attnFLOPsPair: 4 * float64(m.Layers*m.Heads*m.HeadDim) / fTP,
@@ -298,6 +316,10 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 		// FP8 weights with FP8 activations (W8A8, as vLLM's FP8
 		// checkpoints run on Hopper and later) use the FP8 tensor cores.
 		c.nsPerLinear = 1e9 / (gpu.AchievableFP8TFLOPS() * 1e12 * p.ComputeEfficiency * k)
+	}
+	c.nsPerExpert = c.nsPerLinear
+	if e := p.ExpertComputeEfficiency; e > 0 && e < 1 {
+		c.nsPerExpert /= e
 	}
 	if m.Experts > 0 {
 		c.experts, c.topK = float64(m.Experts), float64(m.ExpertsPerToken)
@@ -391,7 +413,7 @@ func (c *costModel) terms(l *stepLoad) StepTerms {
 	t := StepTerms{
 		Seqs:     float64(l.seqs),
 		WeightNS: weights * c.nsPerByte,
-		LinearNS: float64(l.newTokens)*c.linearFLOPs*c.nsPerLinear + float64(l.sampled)*c.lmHeadFLOPs*c.nsPerFLOP,
+		LinearNS: float64(l.newTokens)*(c.linearFLOPs*c.nsPerLinear+c.expertFLOPs*c.nsPerExpert) + float64(l.sampled)*c.lmHeadFLOPs*c.nsPerFLOP,
 		KVNS:     float64(l.ctxTokens) * c.kvBytesTok * c.nsPerKVByte,
 		AttnNS:   float64(l.attnPairs) * c.attnFLOPsPair * c.nsPerFLOP,
 	}

@@ -1,6 +1,7 @@
 package simengine
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -191,5 +192,52 @@ func TestGPUKernelEfficiencyScalesMemoryAndCompute(t *testing.T) {
 	}
 	if _, err := ParseGPU([]byte(base + "kernel_efficiency: 1.5\n")); err == nil || !strings.Contains(err.Error(), "kernel_efficiency") {
 		t.Errorf("kernel_efficiency 1.5: want an error naming the field, got %v", err)
+	}
+}
+
+// The expert GEMMs' compute efficiency (CostParams.ExpertComputeEfficiency)
+// prices only the routed experts' FLOPs: a mixture of experts' prefill step,
+// compute-bound, grows by exactly its experts' FLOPs at the lower rate;
+// its attention and memory terms and its batch-1 decode, bound by weight
+// reads, do not change; a dense model's steps do not change at all.
+func TestExpertComputeEfficiency(t *testing.T) {
+	g := mustGPU(t, "h100")
+	price := func(model string, tp int, s StepShape, eff float64) (StepTerms, int64, costModel) {
+		p := DefaultCost
+		p.ExpertComputeEfficiency = eff
+		c := newCostModel(g, mustModel(t, model), tp, p, 1)
+		l := stepLoad{seqs: s.Seqs, newTokens: s.NewTokens, sampled: s.Sampled, ctxTokens: s.CtxTokens, attnPairs: s.AttnPairs}
+		return c.terms(&l), c.stepNS(&l), c
+	}
+	m := mustModel(t, "qwen3-235b-a22b")
+	prefill := PrefillShape(8192)
+	full, fullNS, c := price("qwen3-235b-a22b", 8, prefill, 1)
+	half, halfNS, _ := price("qwen3-235b-a22b", 8, prefill, 0.5)
+	// The routed experts' share of the linear FLOPs a token runs through
+	// (the LM head's one sampled row aside).
+	share := float64(m.ExpertsPerToken) * m.expertParams() / m.ActiveLayerParams()
+	if share < 0.5 || share > 0.95 {
+		t.Fatalf("Qwen3-235B-A22B: experts are %.2f of the active linear params; want most of them", share)
+	}
+	expertsNS := (full.LinearNS - float64(prefill.Sampled)*c.lmHeadFLOPs*c.nsPerFLOP) * share
+	if got := half.LinearNS - full.LinearNS; math.Abs(got-expertsNS) > 1e-9*full.LinearNS {
+		t.Errorf("prefill of 8,192 tokens: linear time grows by %.0f ns at expert efficiency 0.5; want the experts' %.0f ns again", got, expertsNS)
+	}
+	if halfNS <= fullNS {
+		t.Errorf("prefill step %d ns at expert efficiency 0.5, %d at 1; want it longer", halfNS, fullNS)
+	}
+	if full.AttnNS != half.AttnNS || full.WeightNS != half.WeightNS || full.KVNS != half.KVNS || full.AllReduceNS != half.AllReduceNS {
+		t.Errorf("the expert efficiency changed attention, memory or all-reduce terms: %+v against %+v", half, full)
+	}
+	_, a, _ := price("qwen3-235b-a22b", 8, DecodeShape(1, 1024), 1)
+	if _, b, _ := price("qwen3-235b-a22b", 8, DecodeShape(1, 1024), 0.5); a != b {
+		t.Errorf("batch-1 decode (weight-bound) %d ns at expert efficiency 0.5, %d at 1; want it unchanged", b, a)
+	}
+	for _, s := range []StepShape{prefill, DecodeShape(256, 1024)} {
+		d1, n1, _ := price("qwen3-14b", 1, s, 1)
+		d2, n2, _ := price("qwen3-14b", 1, s, 0.3)
+		if d1 != d2 || n1 != n2 {
+			t.Errorf("dense Qwen3-14B: step %+v priced %d ns at expert efficiency 0.3, %d at 1; want it unchanged", s, n2, n1)
+		}
 	}
 }
