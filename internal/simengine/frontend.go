@@ -7,7 +7,7 @@ import "math"
 // table at once (docs/validation.md, leave one source out). Short prompts
 // at low load are dominated by it: without it a 200-token prompt on an 8B
 // model would see its first token after one ~7 ms step.
-const FittedFrontEndNS = 7_300_000
+const FittedFrontEndNS = 3_500_000
 
 // frontEnd prices the time between a request's arrival and the moment the
 // scheduler can see it. It is immutable after construction, so
