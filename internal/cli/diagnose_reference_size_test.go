@@ -1,19 +1,16 @@
 package cli
 
 import (
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/knee-dev/knee/internal/badinput/badinputtest"
 )
 
 // A huge file where summary.json is looked for beside the records is not
 // one, and is not read into memory to find that out.
 func TestDiagnoseSummaryConfigBounded(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "summary.json")
-	if err := os.WriteFile(p, nil, 0o644); err != nil || os.Truncate(p, maxSummaryBytes+1) != nil {
-		t.Skip("no sparse file here")
-	}
+	p := badinputtest.OversizeFile(t, "summary.json", maxSummaryBytes)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	cfg := summaryConfig(p)
