@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -152,21 +151,11 @@ func (b servedBurst) measure(t *testing.T) measured {
 
 // rows is the run's published figures as rows sharing one simulated run.
 func (b servedBurst) rows(name string, metrics ...burstMetric) []validationPoint {
-	var once sync.Once
-	var got measured
 	label := map[string]string{"throughput": "output tok/s", "ttft": "TTFT", "tpot": "TPOT"}
 	if b.totalTPS {
 		label["throughput"] = "total tok/s"
 	}
-	var rows []validationPoint
-	for _, m := range metrics {
-		rows = append(rows, validationPoint{name + ": " + label[m.metric], b.source, false, m.metric, m.published, m.tol,
-			func(t *testing.T) float64 {
-				once.Do(func() { got = b.measure(t) })
-				return got.get(m.metric)
-			}, m.miss})
-	}
-	return rows
+	return sharedRunRows(name, b.source, label, b.measure, checkOnly(metrics))
 }
 
 // check is a check-only published figure (tol 0.30 unless its miss says
@@ -651,22 +640,23 @@ func mean(v []float64) float64 {
 
 // rows is the run's published figures as rows sharing one simulated run.
 func (b sglangBench) rows(name string, metrics ...burstMetric) []validationPoint {
-	var once sync.Once
-	var got measured
 	stat := "median "
 	if b.means {
 		stat = "mean "
 	}
 	label := map[string]string{"throughput": "output tok/s", "ttft": stat + "TTFT", "tpot": stat + "ITL"}
-	var rows []validationPoint
-	for _, m := range metrics {
-		rows = append(rows, validationPoint{name + ": " + label[m.metric], b.source, false, m.metric, m.published, m.tol,
-			func(t *testing.T) float64 {
-				once.Do(func() { got = b.measure(t) })
-				return got.get(m.metric)
-			}, m.miss})
+	return sharedRunRows(name, b.source, label, b.measure, checkOnly(metrics))
+}
+
+// checkOnly is metrics with none of them a fit: the rows of these sources
+// are all checks.
+func checkOnly(metrics []burstMetric) []burstMetric {
+	out := make([]burstMetric, len(metrics))
+	for i, m := range metrics {
+		m.fit = false
+		out[i] = m
 	}
-	return rows
+	return out
 }
 
 // Why the SGLang rows miss in the in-source table, which runs the

@@ -303,17 +303,24 @@ func (g gpustackRun) measure(t *testing.T) measured {
 // rows is the run's published figures as rows that share one simulated
 // run.
 func (g gpustackRun) rows(name string, metrics ...burstMetric) []validationPoint {
-	var once sync.Once
-	var got measured
 	label := map[string]string{"throughput": "output tok/s", "ttft": "TTFT", "tpot": "TPOT"}
 	if g.totalTPS {
 		label["throughput"] = "total tok/s"
 	}
+	return sharedRunRows(name, gpustackSource[g.gpu], label, g.measure, metrics)
+}
+
+// sharedRunRows is one simulated run's published figures as rows: the run
+// is simulated once, by the first row checked, and each row reads its
+// metric off it. label names each metric's figure.
+func sharedRunRows(name, source string, label map[string]string, measure func(*testing.T) measured, metrics []burstMetric) []validationPoint {
+	var once sync.Once
+	var got measured
 	var rows []validationPoint
 	for _, m := range metrics {
-		rows = append(rows, validationPoint{name + ": " + label[m.metric], gpustackSource[g.gpu], m.fit, m.metric, m.published, m.tol,
+		rows = append(rows, validationPoint{name + ": " + label[m.metric], source, m.fit, m.metric, m.published, m.tol,
 			func(t *testing.T) float64 {
-				once.Do(func() { got = g.measure(t) })
+				once.Do(func() { got = measure(t) })
 				return got.get(m.metric)
 			}, m.miss})
 	}
