@@ -215,8 +215,8 @@ func curveAt(c []CurvePoint, n int64) float64 {
 
 // DefaultCost is the cost model of a host knee has not seen. Its T0,
 // cost per sequence, front end (per request and serial admission) and
-// compute efficiency are fitted across every source of the validation
-// table at once, each source weighing the same (TestLeaveOneSourceOut
+// compute efficiencies are fitted across every source of the validation
+// table at once, each metric's rows weighing the same (TestLeaveOneSourceOut
 // holds them to that fit, and docs/validation.md gives their error on
 // sources they were not fitted to); the rest are assumed or measured as
 // each field says.
