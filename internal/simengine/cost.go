@@ -254,13 +254,14 @@ type costModel struct {
 	nsPerByte   float64 // 1 / (bandwidth × efficiency), ns: weights
 	nsPerKVByte float64 // the same for KV cache reads
 	nsPerFLOP   float64 // 1 / (achievable matmul rate × efficiency), ns: attention and LM head
-	nsPerLinear float64 // the same for the linear layers (FP8 tensor cores for FP8 weights)
 	weightBytes float64 // weights read every step, per GPU (for MoE: all but the experts)
-	linearFLOPs float64 // 2 × active linear params outside the routed experts per new token, per GPU
-	expertFLOPs float64 // 2 × the routed experts' params a token runs through, per GPU (0: dense)
-	nsPerExpert float64 // nsPerLinear at CostParams.ExpertComputeEfficiency
-	lmHeadFLOPs float64 // 2 × hidden × vocab per sampled token, per GPU
-	kvBytesTok  float64 // KV bytes read per token of context, per GPU
+	// linearNSPerToken is a new token's arithmetic in the linear layers,
+	// per GPU: the dense part at the linear rate (FP8 tensor cores for FP8
+	// weights), the routed experts it runs through at that rate times
+	// CostParams.ExpertComputeEfficiency. Priced once, not every step.
+	linearNSPerToken float64
+	lmHeadFLOPs      float64 // 2 × hidden × vocab per sampled token, per GPU
+	kvBytesTok       float64 // KV bytes read per token of context, per GPU
 	// FLOPs per (query, key) pair: QKᵀ and AV, per GPU
 	attnFLOPsPair float64
 	// Mixture of experts: each layer's router sends every token to topK of
@@ -297,8 +298,6 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 		// step; of the embedding table only the looked-up rows are read
 		// (negligible).
 		weightBytes:   (layers*m.denseLayerParams() + h*v) * wb / fTP,
-		linearFLOPs:   2 * layers * m.denseLayerParams() / fTP,
-		expertFLOPs:   2 * layers * float64(m.ExpertsPerToken) * m.expertParams() / fTP,
 		lmHeadFLOPs:   2 * h * v / fTP,
 		kvBytesTok:    m.KVBytesPerToken(tp),
 		attnFLOPsPair: 4 * float64(m.Layers*m.Heads*m.HeadDim) / fTP,
@@ -307,7 +306,7 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 	if p.Linear != nil {
 		c.linear, c.useLinear = *p.Linear, true
 	}
-	c.nsPerLinear = c.nsPerFLOP
+	nsPerLinear := c.nsPerFLOP
 	c.nsPerKVByte = c.nsPerByte
 	if p.KVMemEfficiency > 0 {
 		c.nsPerKVByte = 1e9 / (gpu.BandwidthGBps * 1e9 * p.KVMemEfficiency * k)
@@ -315,12 +314,15 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 	if wb <= 1 && gpu.FP8TFLOPS > 0 && isFP8(m.WeightPrecision) {
 		// FP8 weights with FP8 activations (W8A8, as vLLM's FP8
 		// checkpoints run on Hopper and later) use the FP8 tensor cores.
-		c.nsPerLinear = 1e9 / (gpu.AchievableFP8TFLOPS() * 1e12 * p.ComputeEfficiency * k)
+		nsPerLinear = 1e9 / (gpu.AchievableFP8TFLOPS() * 1e12 * p.ComputeEfficiency * k)
 	}
-	c.nsPerExpert = c.nsPerLinear
+	nsPerExpert := nsPerLinear
 	if e := p.ExpertComputeEfficiency; e > 0 && e < 1 {
-		c.nsPerExpert /= e
+		nsPerExpert /= e
 	}
+	denseFLOPs := 2 * layers * m.denseLayerParams() / fTP
+	expertFLOPs := 2 * layers * float64(m.ExpertsPerToken) * m.expertParams() / fTP // 0 for a dense model
+	c.linearNSPerToken = denseFLOPs*nsPerLinear + expertFLOPs*nsPerExpert
 	if m.Experts > 0 {
 		c.experts, c.topK = float64(m.Experts), float64(m.ExpertsPerToken)
 		c.expertBytesAll = layers * m.expertParams() * wb / fTP
@@ -413,7 +415,7 @@ func (c *costModel) terms(l *stepLoad) StepTerms {
 	t := StepTerms{
 		Seqs:     float64(l.seqs),
 		WeightNS: weights * c.nsPerByte,
-		LinearNS: float64(l.newTokens)*(c.linearFLOPs*c.nsPerLinear+c.expertFLOPs*c.nsPerExpert) + float64(l.sampled)*c.lmHeadFLOPs*c.nsPerFLOP,
+		LinearNS: float64(l.newTokens)*c.linearNSPerToken + float64(l.sampled)*c.lmHeadFLOPs*c.nsPerFLOP,
 		KVNS:     float64(l.ctxTokens) * c.kvBytesTok * c.nsPerKVByte,
 		AttnNS:   float64(l.attnPairs) * c.attnFLOPsPair * c.nsPerFLOP,
 	}
