@@ -1,6 +1,7 @@
 package badinput
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -34,10 +35,13 @@ func ReadAll(name string, size int64, src io.Reader, limit int64, want string) (
 	if size > limit {
 		return nil, Errorf("%s is larger than %s (%d bytes): want %s", name, sizeText(limit), size, want)
 	}
-	data, err := io.ReadAll(io.LimitReader(src, limit+1))
-	if err != nil {
+	// A known size is the buffer's size (plus room to see EOF), so a file
+	// near the limit costs its size, not the doublings of a growing slice.
+	buf := bytes.NewBuffer(make([]byte, 0, max(size, 0)+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(src, limit+1)); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > limit {
 		return nil, Errorf("%s is larger than %s: want %s", name, sizeText(limit), want)
 	}
