@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knee-dev/knee/internal/cmdhelp/cmdhelptest"
 	"github.com/knee-dev/knee/internal/record"
 )
 
@@ -59,19 +60,6 @@ func TestExplicitZeroCostFlagIsHonoured(t *testing.T) {
 	}
 }
 
-// helpSection is the flags help lists under title, "" when it has none.
-func helpSection(help, title string) string {
-	i := strings.Index(help, "\n"+title+":\n")
-	if i < 0 {
-		return ""
-	}
-	s := help[i+len(title)+3:]
-	if j := strings.Index(s, "\n\n"); j >= 0 {
-		s = s[:j]
-	}
-	return s
-}
-
 // knee bench -h lists the server-metrics flags in their own group and the
 // runtime trace under Output, not under "Other flags"; sweep and calibrate,
 // which scrape too, show the same group.
@@ -81,21 +69,21 @@ func TestBenchHelpGroupsMetricsAndTraceFlags(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("knee %v -h: exit %d", cmd, code)
 		}
-		metrics := helpSection(out, "Server metrics (Prometheus)")
+		metrics := cmdhelptest.Section(out, "Server metrics (Prometheus)")
 		for _, f := range []string{"--metrics-url", "--metrics-interval", "--no-metrics"} {
 			if !strings.Contains(metrics, "      "+f+" ") {
 				t.Errorf("knee %v -h: %s is not in the Server metrics group:\n%s", cmd, f, out)
 			}
-			if strings.Contains(helpSection(out, "Other flags"), f+" ") {
+			if strings.Contains(cmdhelptest.Section(out, "Other flags"), f+" ") {
 				t.Errorf("knee %v -h: %s under Other flags", cmd, f)
 			}
 		}
 	}
 	_, out, _ := kneeCmd(t, "bench", "-h")
-	if o := helpSection(out, "Other flags"); o != "" {
+	if o := cmdhelptest.Section(out, "Other flags"); o != "" {
 		t.Errorf("knee bench -h has flags in no group:\n%s", o)
 	}
-	if !strings.Contains(helpSection(out, "Output"), "      --runtime-trace ") {
+	if !strings.Contains(cmdhelptest.Section(out, "Output"), "      --runtime-trace ") {
 		t.Errorf("knee bench -h: --runtime-trace not under Output:\n%s", out)
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/knee-dev/knee/internal/cmdhelp/cmdhelptest"
 )
 
 // Every command's -h lists its flags in named groups (Target, Load, ...,
@@ -37,7 +39,7 @@ func TestHelpHasNoOtherFlags(t *testing.T) {
 			t.Errorf("knee %v: exit %d: %s", args, code, errs)
 			continue
 		}
-		if o := helpSection(out, "Other flags"); o != "" || strings.Contains(out, "\nOther flags:") {
+		if o := cmdhelptest.Section(out, "Other flags"); o != "" || strings.Contains(out, "\nOther flags:") {
 			t.Errorf("knee %v lists flags in no group:\n%s", args, o)
 		}
 		c.Flags().VisitAll(func(fl *pflag.Flag) {
@@ -81,7 +83,7 @@ func TestHelpSameNameFlagsInTheirCommandsGroups(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("knee %v -h: exit %d: %s", c.cmd, code, errs)
 		}
-		sec := helpSection(out, c.title)
+		sec := cmdhelptest.Section(out, c.title)
 		for _, f := range strings.Fields(c.flags) {
 			if !strings.Contains(sec, "      "+f+" ") {
 				t.Errorf("knee %v -h: %s is not under %s:\n%s", c.cmd, f, c.title, out)

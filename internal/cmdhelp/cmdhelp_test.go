@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/badinput"
+	"github.com/knee-dev/knee/internal/cmdhelp/cmdhelptest"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -210,17 +211,6 @@ func TestSameFlagNameGroupedPerCommand(t *testing.T) {
 	var out bytes.Buffer
 	root.SetOut(&out)
 	Install(root, 80)
-	section := func(help, title string) string {
-		i := strings.Index(help, "\n"+title+":\n")
-		if i < 0 {
-			return ""
-		}
-		s := help[i+len(title)+3:]
-		if j := strings.Index(s, "\n\n"); j >= 0 {
-			s = s[:j]
-		}
-		return s
-	}
 	type at struct{ title, flag string }
 	runsWant := []at{{"Selection", "--model"}, {"Selection", "--label"}, {"Selection", "--limit"}}
 	for _, c := range []struct {
@@ -238,7 +228,7 @@ func TestSameFlagNameGroupedPerCommand(t *testing.T) {
 		}
 		help := out.String()
 		for _, w := range c.want {
-			if !strings.Contains(section(help, w.title), "      "+w.flag+" ") {
+			if !strings.Contains(cmdhelptest.Section(help, w.title), "      "+w.flag+" ") {
 				t.Errorf("knee %s -h: %s is not under %s:\n%s", c.cmd, w.flag, w.title, help)
 			}
 		}
