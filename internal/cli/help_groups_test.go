@@ -76,6 +76,11 @@ func TestHelpSameNameFlagsInTheirCommandsGroups(t *testing.T) {
 		{[]string{"diagnose"}, "Without a baseline", "--gpu --model --tp --slo"},
 		{[]string{"import"}, "Input", "--model --label"},
 		{[]string{"calibrate"}, "Input", "--db"},
+		{[]string{"runs"}, "Input", "--db"},
+		{[]string{"records"}, "Input", "--db"},
+		{[]string{"report"}, "Input", "--db"},
+		{[]string{"compare"}, "Input", "--db"},
+		{[]string{"sim"}, "Output", "--db"},
 		{[]string{"bench"}, "Target", "--model"},
 		{[]string{"bench"}, "Workload", "--seed"},
 	} {

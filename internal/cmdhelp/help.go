@@ -88,10 +88,13 @@ var CommandFlagGroups = map[string][]flagGroup{
 		{"Without a baseline", []string{"gpu", "model", "tp", "slo"}},
 		{"Server metrics (Prometheus)", []string{"server-metrics", "baseline-server-metrics"}},
 	},
-	"knee compare": {{"Judgement", []string{"fail-on", "min-change", "min-diff", "resamples", "seed"}}},
+	// Commands that only read stored runs take --db as their input, not
+	// as where a run is written.
+	"knee compare": {{"Input", []string{"db"}}, {"Judgement", []string{"fail-on", "min-change", "min-diff", "resamples", "seed"}}},
 	"knee import":  {{"Input", []string{"target", "model", "label"}}},
-	"knee records": {{"Selection", []string{"errors", "step", "limit"}}},
-	"knee runs":    {{"Selection", []string{"kind", "target", "model", "label", "since", "limit"}}},
+	"knee records": {{"Input", []string{"db"}}, {"Selection", []string{"errors", "step", "limit"}}},
+	"knee report":  {{"Input", []string{"db"}}},
+	"knee runs":    {{"Input", []string{"db"}}, {"Selection", []string{"kind", "target", "model", "label", "since", "limit"}}},
 	"knee cluster job": {
 		{"Kubernetes Job", []string{"image", "namespace", "pods", "cpu", "memory", "secret", "expect-tps"}},
 	},
