@@ -873,7 +873,10 @@ func TestSGLangUniformLengths(t *testing.T) {
 //   - [trtllm-v0.5-h100] and [trtllm-v0.5-a100] the first-token latency
 //     tables ("from TensorRT-LLM v0.5"): batch 1, 128 and 2048 tokens in,
 //     Llama-2-7B at TP1 and Llama-2-70B at TP4 (H100 FP8, A100 FP16). The
-//     figures are whole ms: 7 ms is ±7% of rounding.
+//     figures are whole ms: 7 ms is ±7% of rounding. The page does not
+//     say whether the v0.5 and v0.6.1 figures of one GPU came from the
+//     same machine; if they did, those two sources are one host in
+//     hardware (sources by engine version, as gpustack-h100-v0.10 is).
 //
 // Every row runs as an offline batch (offlineBatch: no API server) with
 // the TensorRT-LLM profile's scheduling (tensorRTLLM: no chunked context)
@@ -909,6 +912,19 @@ func TestSGLangUniformLengths(t *testing.T) {
 //     vLLM 0.9.2): ShareGPT bursts of 1,000 with answers ending at EOS and
 //     no token totals.
 //   - a Llama-3.2-11B-Vision L4 benchmark_serving log: no knee preset.
+//   - vllm-project/vllm issue 16515 (RTX 5090 and L4, Llama-3.1-8B FP16
+//     and FP8 at 1-100 req/s): the raw data is an attached file, not in
+//     the thread.
+//   - dennislee22/vLLM-benchmarking (Qwen2 7B-72B, A100): TP run through
+//     Ray across Kubernetes pods (even "on the same node"), the logs name
+//     an A100 40GB where the text says 80GB, and the random prompts hit
+//     the prefix cache ~50%.
+//   - an "L4 Inference Benchmark Lab" (Mistral-7B on one L4, vLLM
+//     0.10.1, 4 users): prompts in S/M/L buckets without their
+//     distribution, answers ending at EOS, streaming and non-streaming
+//     requests mixed.
+//   - vllm-project/vllm issue 1435's later benchmark turns (500/500 at
+//     constant RPS): GPU and server flags not in the copy at hand.
 type trtllmStatic struct {
 	source, gpu, model string
 	tp                 int
