@@ -99,6 +99,11 @@ var validationSources = []validationSource{
 	{"wangraying-a100-sglang", familySGLang, "SGLang v0.3.5.post2, Llama-3.1-8B on A100-40GB, Random-2000 (2000/200) at 16 req/s", "github.com/wangraying/sglang docs/benchmark/benchmark.md"},
 	{"skypilot-h200-vllm-0.8", familyVLLM, "SkyPilot's engine benchmarks on Nebius 8× H200, vLLM 0.8.4, DeepSeek-R1 TP8, 50 prompts at 10 req/s, 1k-30k in", "github.com/Michaelvll/llm-ie-benchmarks sgl/logs/vllm-deepseek-r1.log"},
 	{"skypilot-h200-sglang-0.4.5", familySGLang, "SkyPilot's engine benchmarks on Nebius 8× H200 (skypilot-h200-vllm-0.8's host), SGLang 0.4.5.post3, DeepSeek-R1 TP8, 50 and 200 prompts at 10 req/s", "github.com/Michaelvll/llm-ie-benchmarks sgl/logs/sgl-0.4.5.post3-deepseek-r1*.log"},
+	{"trtllm-v0.5-l40s", familyTRTLLM, "NVIDIA, TensorRT-LLM v0.5 gptSessionBenchmark on an L40S, Llama-2-7B FP8 (FP8 KV) TP1, static batches 16-64 of 128-2048 in / 128-2048 out, and batch-1 first-token latency", "github.com/NVIDIA/TensorRT-LLM docs/source/performance.md (commit 138f96d), L40S tables"},
+	{"trtllm-v0.6-h100", familyTRTLLM, "NVIDIA, TensorRT-LLM v0.6.1 gptSessionBenchmark on H100 SXM, Llama-2-7B FP8 TP1 and Llama-2-70B FP8 TP2/TP4, static batches 48-1024, output tok/s a GPU", "github.com/NVIDIA/TensorRT-LLM docs/source/performance.md (commit 138f96d), H100 throughput table"},
+	{"trtllm-v0.6-a100", familyTRTLLM, "NVIDIA, TensorRT-LLM v0.6.1 gptSessionBenchmark on an A100 (80GB assumed), Llama-2-7B FP16 TP1, static batches 52-384", "github.com/NVIDIA/TensorRT-LLM docs/source/performance.md (commit 138f96d), A100 throughput table"},
+	{"trtllm-v0.5-h100", familyTRTLLM, "NVIDIA, TensorRT-LLM v0.5 on H100 SXM, batch-1 first-token latency, Llama-2-7B FP8 TP1 and Llama-2-70B FP8 TP4, 128 and 2048 tokens in", "github.com/NVIDIA/TensorRT-LLM docs/source/performance.md (commit 138f96d), H100 low-latency table"},
+	{"trtllm-v0.5-a100", familyTRTLLM, "NVIDIA, TensorRT-LLM v0.5 on an A100 (80GB assumed), batch-1 first-token latency, Llama-2-7B FP16 TP1 and Llama-2-70B FP16 TP4, 128 and 2048 tokens in", "github.com/NVIDIA/TensorRT-LLM docs/source/performance.md (commit 138f96d), A100 low-latency table"},
 	{"splitwise", familyUnscored, "SplitwiseSim's engine profile, Llama-2-70B TP2, H100/A100", "github.com/Mutinifni/splitwise-sim data/perf_model.csv"},
 }
 
