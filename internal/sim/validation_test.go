@@ -1141,7 +1141,7 @@ func modelConfig(t *testing.T, m simengine.Model, tp int) simengine.Config {
 // 15% and 30%; the doc says where that is not met).
 func TestValidationTable(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the validation table simulates ~20 serving runs")
+		t.Skip("the validation table simulates every published point (~300 runs)")
 	}
 	// The in-source fit: the hosts' constants were fitted on top of the
 	// defaults knee shipped before the leave-one-source-out refit.
