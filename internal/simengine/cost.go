@@ -226,11 +226,11 @@ func curveAt(c []CurvePoint, n int64) float64 {
 
 // DefaultCost is the cost model of a host knee has not seen. Its T0,
 // cost per sequence, front end (per request and serial admission),
-// compute efficiencies and block-FP8 efficiency are fitted across every source of the validation
-// table at once, each metric's rows weighing the same (TestLeaveOneSourceOut
-// holds them to that fit, and docs/validation.md gives their error on
-// sources they were not fitted to); the rest are assumed or measured as
-// each field says.
+// compute efficiencies and block-FP8 efficiency are fitted across every
+// source of the validation table at once, each metric's rows weighing
+// the same (TestLeaveOneSourceOut holds them to that fit, and
+// docs/validation.md gives their error on sources they were not fitted
+// to); the rest are assumed or measured as each field says.
 var DefaultCost = CostParams{
 	StepOverheadNS:    1_200_000, // 1.2 ms: fitted
 	StepPerSeqNS:      0,         // fitted (0 and 20 µs tried)
