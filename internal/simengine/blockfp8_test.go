@@ -77,3 +77,14 @@ func TestMLAReplicatedProjections(t *testing.T) {
 		t.Errorf("Llama-3.1-70B at TP8: %.0f bytes of dense weights a GPU, want an eighth of TP1's %.0f", l8, l1)
 	}
 }
+
+// A quantized checkpoint's LM head stays in 16 bits: Llama-3.1-8B-FP8
+// reads its 4,096 × 128,256 head at 2 bytes a weight, its layers at 1.
+func TestQuantizedLMHeadIn16Bits(t *testing.T) {
+	m := mustModel(t, "llama-3.1-8b-fp8")
+	c := newCostModel(mustGPU(t, "h100"), m, 1, DefaultCost, 1)
+	want := float64(m.Layers)*m.denseLayerParams() + 2*4096*128256
+	if math.Abs(c.weightBytes-want) > 1 {
+		t.Errorf("Llama-3.1-8B-FP8: %.4g bytes read a step, want %.4g (layers in FP8, LM head in BF16)", c.weightBytes, want)
+	}
+}

@@ -318,8 +318,11 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 		nsPerFLOP: 1e9 / (gpu.AchievableBF16TFLOPS() * 1e12 * p.ComputeEfficiency * k),
 		// Every dense linear weight and the LM head are read once per
 		// step; of the embedding table only the looked-up rows are read
-		// (negligible).
-		weightBytes:   (layers*m.denseLayerParamsPerGPU(tp)/blk + h*v/fTP) * wb,
+		// (negligible). A quantized checkpoint keeps its LM head in 16
+		// bits: vLLM's FP8 method quantizes linear layers only (the LM
+		// head is a vocabulary embedding), and FP8, AWQ, GPTQ and MXFP4
+		// checkpoints leave lm_head out.
+		weightBytes:   layers*m.denseLayerParamsPerGPU(tp)/blk*wb + h*v/fTP*max(wb, 2),
 		lmHeadFLOPs:   2 * h * v / fTP,
 		kvBytesTok:    m.KVBytesPerToken(tp),
 		attnFLOPsPair: 4 * float64(m.Layers*m.Heads*m.HeadDim) / fTP,
