@@ -198,8 +198,9 @@ func (c defaultsCandidate) String() string {
 // serial admissions in one turn (split 0) of 4 and 8 ms (no fold of 13,
 // 16 or 21 sources chose them), T0 2.0 ms and 20 µs a sequence (no fold
 // of 21 sources chose them) and a block-FP8 efficiency of 0.35 (no fold
-// of 21 chose it; nor did any choose a separate share for the block-FP8
-// GEMMs' arithmetic, 1, 0.7 or 0.5 beside their weight reads' 0.5). The
+// of 21 chose it, nor expert compute efficiency 0.5 offered again beside
+// it; nor did any choose a separate share for the block-FP8 GEMMs'
+// arithmetic, 1, 0.7 or 0.5 beside their weight reads' 0.5). The
 // front end spans 2 to 14 ms, the idle API-server times the hosts were
 // fitted to one by one. The block-FP8 efficiency reaches only the rows of
 // a model with block-scaled FP8 weights.

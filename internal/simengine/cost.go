@@ -251,7 +251,8 @@ var DefaultCost = CostParams{
 	// DeepSeek-R1, Qwen3-235B-A22B and gpt-oss bursts want.
 	ExpertComputeEfficiency: 0.3,
 	// Fitted (1, 0.7, 0.5 and 0.35 tried): 20 folds of 21 choose 0.5, the
-	// fold without SkyPilot's vLLM 0.8.4 source 0.7. It reaches only
+	// fold without SkyPilot's vLLM 0.8.4 source 0.7 (also with expert
+	// compute efficiency 0.5 offered beside 0.3: every fold keeps 0.3). It reaches only
 	// block-scaled FP8 weights (DeepSeek-R1 of the table); vLLM's own
 	// kernel benchmarks put block-FP8 GEMMs below half the per-tensor FP8
 	// rate (docs/simulator.md, "Block-scaled FP8 weights").
