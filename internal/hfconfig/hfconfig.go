@@ -259,6 +259,7 @@ func build(c config, name string) (simengine.Model, []string, error) {
 	if m.WeightPrecision, err = weightPrecision(c, &notes); err != nil {
 		return simengine.Model{}, nil, err
 	}
+	m.WeightBlockSize = weightBlockSize(c, m.WeightPrecision)
 	// The KV cache in the model's activation dtype, as vLLM's
 	// --kv-cache-dtype auto keeps it.
 	m.KVPrecision = m.ActivationPrecision()
@@ -459,18 +460,37 @@ func activationDtype(c config) string {
 
 // quantConfig holds the quantization_config fields the methods use.
 type quantConfig struct {
-	Method       string `json:"quant_method"`
-	Bits         *int   `json:"bits"`
-	WBit         *int   `json:"w_bit"`
-	Load4        bool   `json:"load_in_4bit"`
-	Load8        bool   `json:"load_in_8bit"`
-	QuantAlgo    string `json:"quant_algo"`
-	ConfigGroups map[string]struct {
+	Method    string `json:"quant_method"`
+	Bits      *int   `json:"bits"`
+	WBit      *int   `json:"w_bit"`
+	Load4     bool   `json:"load_in_4bit"`
+	Load8     bool   `json:"load_in_8bit"`
+	QuantAlgo string `json:"quant_algo"`
+	// WeightBlockSize is block-scaled FP8's [rows, columns] of weights
+	// sharing one scale (DeepSeek-V3, Qwen3 FP8: [128, 128]).
+	WeightBlockSize []int `json:"weight_block_size"`
+	ConfigGroups    map[string]struct {
 		Weights *struct {
 			NumBits int    `json:"num_bits"`
 			Type    string `json:"type"`
 		} `json:"weights"`
 	} `json:"config_groups"`
+}
+
+// weightBlockSize is the side of the blocks of FP8 weights that share a
+// scale (quantization_config.weight_block_size of the fp8 method; the
+// larger side if they are not square), 0 for per-tensor or per-channel
+// scales and other precisions.
+func weightBlockSize(c config, precision string) int {
+	var q quantConfig
+	if precision != "fp8" || json.Unmarshal(bytes.TrimSpace(c.Quant), &q) != nil || !strings.EqualFold(q.Method, "fp8") {
+		return 0
+	}
+	n := 0
+	for _, b := range q.WeightBlockSize {
+		n = max(n, b)
+	}
+	return n
 }
 
 // weightPrecision is the weights' storage precision: the quantization's

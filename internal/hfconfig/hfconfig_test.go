@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/knee-dev/knee/internal/simengine"
 )
 
 // Each real config builds a model whose sizes agree with what its
@@ -67,6 +69,14 @@ func TestRealConfigs(t *testing.T) {
 	m, _, _ := Load("testdata/deepseek-v3.json")
 	if m.KVBytesPerToken(8) != m.KVBytesPerToken(1) {
 		t.Errorf("DeepSeek-V3 KV per token at TP8 %v, at TP1 %v: the latent is replicated", m.KVBytesPerToken(8), m.KVBytesPerToken(1))
+	}
+	// Its FP8 weights are block-scaled (weight_block_size [128, 128]), as
+	// the built-in preset says; a BF16 checkpoint has no blocks.
+	if p, err := simengine.LookupModel("deepseek-v3"); err != nil || m.WeightBlockSize != 128 || p.WeightBlockSize != m.WeightBlockSize {
+		t.Errorf("DeepSeek-V3 weight block size %d from its config, %d in the preset (%v); want 128 in both", m.WeightBlockSize, p.WeightBlockSize, err)
+	}
+	if l, _, _ := Load("testdata/llama-3.3-70b-instruct.json"); l.WeightBlockSize != 0 {
+		t.Errorf("Llama-3.3-70B (BF16) weight block size %d, want 0", l.WeightBlockSize)
 	}
 	// The name comes from the file where it does not name itself.
 	if q, _, _ := Load("testdata/qwen3-32b.json"); q.Name != "qwen3-32b" {

@@ -133,18 +133,25 @@ type defaultsCandidate struct {
 	expertCmpEff float64
 	// kernelEff is the MI300X preset's GPU.KernelEfficiency.
 	kernelEff float64
+	// blockEff is CostParams.BlockFP8Efficiency (1: none).
+	blockEff float64
 }
 
 func (c defaultsCandidate) cost(base simengine.CostParams) simengine.CostParams {
 	base.StepOverheadNS, base.StepPerSeqNS, base.FrontEndNS, base.FrontEndSerialNS = c.t0NS, c.perSeqNS, c.frontEndNS, c.serialNS
 	base.FrontEndSerialSplit = c.split
 	base.ComputeEfficiency, base.ExpertSmallBatchEfficiency, base.ExpertComputeEfficiency = c.cmpEff, c.expertEff, c.expertCmpEff
+	base.BlockFP8Efficiency = c.blockEff
 	return base
 }
 
 // candidateOf reads a cost's fitted constants.
 func candidateOf(p simengine.CostParams) defaultsCandidate {
-	return defaultsCandidate{p.StepOverheadNS, p.StepPerSeqNS, p.FrontEndNS, p.FrontEndSerialNS, p.FrontEndSerialSplit, p.ComputeEfficiency, p.ExpertSmallBatchEfficiency, p.ExpertComputeEfficiency, mi300xKernelEfficiency()}
+	blockEff := p.BlockFP8Efficiency
+	if blockEff <= 0 {
+		blockEff = 1
+	}
+	return defaultsCandidate{p.StepOverheadNS, p.StepPerSeqNS, p.FrontEndNS, p.FrontEndSerialNS, p.FrontEndSerialSplit, p.ComputeEfficiency, p.ExpertSmallBatchEfficiency, p.ExpertComputeEfficiency, mi300xKernelEfficiency(), blockEff}
 }
 
 // mi300xKernelEfficiency is the MI300X preset's kernel efficiency (unset
@@ -175,8 +182,8 @@ var mi300xKernelEff float64
 var kernelEffSources = map[string]bool{"oci-mi300x": true, "amd-mi300x": true}
 
 func (c defaultsCandidate) String() string {
-	return fmt.Sprintf("T0 %.1f ms, %d µs a sequence, front end %.1f ms, serial admission %.0f ms (%.1f before it yields), compute efficiency %.2f, small-batch expert efficiency %.1f, expert compute efficiency %.1f, MI300X kernel efficiency %.2f",
-		float64(c.t0NS)/1e6, c.perSeqNS/1000, float64(c.frontEndNS)/1e6, float64(c.serialNS)/1e6, c.split, c.cmpEff, c.expertEff, c.expertCmpEff, c.kernelEff)
+	return fmt.Sprintf("T0 %.1f ms, %d µs a sequence, front end %.1f ms, serial admission %.0f ms (%.1f before it yields), compute efficiency %.2f, small-batch expert efficiency %.1f, expert compute efficiency %.1f, MI300X kernel efficiency %.2f, block-FP8 efficiency %.2f",
+		float64(c.t0NS)/1e6, c.perSeqNS/1000, float64(c.frontEndNS)/1e6, float64(c.serialNS)/1e6, c.split, c.cmpEff, c.expertEff, c.expertCmpEff, c.kernelEff, c.blockEff)
 }
 
 // defaultsGrid is every combination of a few values of each constant,
@@ -186,7 +193,7 @@ func (c defaultsCandidate) String() string {
 // meanwhile, as vLLM's API server awaits its tokenizer thread), which
 // only matters when there is one. The MI300X's kernel efficiency
 // (GPU.KernelEfficiency) reaches only the MI300X rows. Values chosen by no fold are left out
-// to keep the grid near two minutes: T0 0.6 ms (tried before the
+// to keep the grid near a minute: T0 0.6 ms (tried before the
 // all-reduce's per-peer latency and the expert efficiency were added),
 // compute efficiency 1 (no fold of 10 sources chose it), expert compute
 // efficiency 0.5 (no fold of 16 chose it) and 0.2 and 0.12 (tried too:
@@ -194,23 +201,31 @@ func (c defaultsCandidate) String() string {
 // held-out errors rose; so did a share growing with the expert's width
 // per GPU: docs/simulator.md, "Expert GEMMs at large batch"), and the
 // serial admissions in one turn (split 0) of 4 and 8 ms (no fold of 13,
-// 16 or 21 sources chose them). The front end spans 2 to 14 ms, the idle
-// API-server times the hosts were fitted to one by one.
+// 16 or 21 sources chose them), T0 2.0 ms and 20 µs a sequence (no fold
+// of 21 sources chose them) and a block-FP8 efficiency of 0.35 (no fold
+// of 21 chose it, nor expert compute efficiency 0.5 offered again beside
+// it; nor did any choose a separate share for the block-FP8 GEMMs'
+// arithmetic, 1, 0.7 or 0.5 beside their weight reads' 0.5). The
+// front end spans 2 to 14 ms, the idle API-server times the hosts were
+// fitted to one by one. The block-FP8 efficiency reaches only the rows of
+// a model with block-scaled FP8 weights.
 func defaultsGrid() []defaultsCandidate {
 	type admission struct {
 		serialNS int64
 		split    float64
 	}
 	var g []defaultsCandidate
-	for _, t0 := range []int64{1_200_000, 2_000_000} {
-		for _, perSeq := range []int64{0, 20_000} {
+	for _, t0 := range []int64{1_200_000} {
+		for _, perSeq := range []int64{0} {
 			for _, fe := range []int64{2_000_000, 3_500_000, 5_000_000, 7_300_000, 14_000_000} {
 				for _, a := range []admission{{0, 0}, {4_000_000, 0.5}, {8_000_000, 0.5}} {
 					for _, eff := range []float64{0.7} {
 						for _, expertEff := range []float64{1, 0.4} {
 							for _, expertCmpEff := range []float64{1, 0.3} {
 								for _, kEff := range []float64{1, 0.75, 0.6, 0.45} {
-									g = append(g, defaultsCandidate{t0, perSeq, fe, a.serialNS, a.split, eff, expertEff, expertCmpEff, kEff})
+									for _, blockEff := range []float64{1, 0.7, 0.5} {
+										g = append(g, defaultsCandidate{t0, perSeq, fe, a.serialNS, a.split, eff, expertEff, expertCmpEff, kEff, blockEff})
+									}
 								}
 							}
 						}
@@ -290,6 +305,15 @@ func rowHasExperts(name string) bool {
 	return err != nil || m.Experts > 0
 }
 
+// rowHasBlockFP8 reports whether a validation row's model (named as
+// rowHasExperts reads it) may have block-scaled FP8 weights: only those
+// rows depend on the block-FP8 efficiency.
+func rowHasBlockFP8(name string) bool {
+	model, _, _ := strings.Cut(name, " ")
+	m, err := simengine.LookupModel(strings.ToLower(strings.TrimSuffix(model, ",")))
+	return err != nil || m.WeightBlockSize > 0
+}
+
 // runLeaveOneSourceOut simulates every scored row under every candidate
 // once (rows in parallel, candidates one after the other: the candidate
 // is simengine.DefaultCost while its rows run), then fits each fold from
@@ -331,6 +355,9 @@ func runLeaveOneSourceOut(t *testing.T) looResult {
 			}
 			if !rowHasExperts(p.name) {
 				k.expertCmpEff, k.expertEff = 0, 0
+			}
+			if !rowHasBlockFP8(p.name) {
+				k.blockEff = 0
 			}
 			keys[i] = fmt.Sprint(p.name, k)
 			if v, ok := memo[keys[i]]; ok {

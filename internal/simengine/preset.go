@@ -131,6 +131,12 @@ type Model struct {
 	QLoRARank     int `yaml:"q_lora_rank,omitempty"`
 	QKRopeHeadDim int `yaml:"qk_rope_head_dim,omitempty"`
 	VHeadDim      int `yaml:"v_head_dim,omitempty"`
+	// WeightBlockSize is the side of the square blocks of weights that
+	// share one scale in a block-scaled FP8 checkpoint (quantization_config
+	// weight_block_size [128, 128] of DeepSeek-V3/R1 and Qwen3's FP8
+	// checkpoints); 0: one scale per tensor or channel. vLLM runs such
+	// weights with kernels of their own (CostParams.BlockFP8Efficiency).
+	WeightBlockSize int `yaml:"weight_block_size,omitempty"`
 }
 
 // IsMLA reports whether the model uses multi-head latent attention.
@@ -227,6 +233,9 @@ func (m Model) Validate() error {
 	if !m.IsMLA() && (m.QLoRARank > 0 || m.QKRopeHeadDim > 0 || m.VHeadDim > 0) {
 		return fmt.Errorf("model %s: q_lora_rank, qk_rope_head_dim and v_head_dim describe latent attention: they need kv_lora_rank > 0", m.Name)
 	}
+	if m.WeightBlockSize < 0 || (m.WeightBlockSize > 0 && !isFP8(m.WeightPrecision)) {
+		return fmt.Errorf("model %s: weight_block_size %d: want 0, or a block side for fp8 weights (weight_precision %q)", m.Name, m.WeightBlockSize, m.WeightPrecision)
+	}
 	if m.Heads%m.KVHeads != 0 {
 		return fmt.Errorf("model %s: heads (%d) must be a multiple of kv_heads (%d)", m.Name, m.Heads, m.KVHeads)
 	}
@@ -287,6 +296,26 @@ func (m Model) attentionParams() float64 {
 		q = h*qRank + qRank*heads*qkHead
 	}
 	return q + h*(kvRank+rope) + kvRank*heads*(qkHead-rope+vHead) + heads*vHead*h
+}
+
+// replicatedLayerParams is the part of denseLayerParams that every GPU
+// of a tensor-parallel group holds and runs whole: latent attention's
+// down-projections of the query (to QLoRARank) and of the keys and values
+// (to KVLoRARank + QKRopeHeadDim), which vLLM and SGLang replicate
+// (ReplicatedLinear) rather than shard, as their outputs are small and
+// every head needs all of them. 0 for grouped-query attention.
+func (m Model) replicatedLayerParams() float64 {
+	if !m.IsMLA() {
+		return 0
+	}
+	return float64(m.HiddenSize) * float64(m.QLoRARank+m.KVLoRARank+m.QKRopeHeadDim)
+}
+
+// denseLayerParamsPerGPU is the share of denseLayerParams one GPU of tp
+// holds and runs: the sharded weights over tp, the replicated ones whole.
+func (m Model) denseLayerParamsPerGPU(tp int) float64 {
+	r := m.replicatedLayerParams()
+	return (m.denseLayerParams()-r)/float64(tp) + r
 }
 
 // moeLayerShare is the fraction of layers that have experts.
@@ -574,6 +603,8 @@ func ParseModel(b []byte) (Model, error) {
 			atoi(&m.QKRopeHeadDim)
 		case "v_head_dim":
 			atoi(&m.VHeadDim)
+		case "weight_block_size":
+			atoi(&m.WeightBlockSize)
 		default:
 			return fmt.Errorf("unknown key %q", k)
 		}
