@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/knee-dev/knee/internal/simengine"
 )
 
 // Each real config builds a model whose sizes agree with what its
@@ -197,4 +199,41 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse built a model of %v parameters", p)
 		}
 	})
+}
+
+// Sliding-window layers are read from layer_types where the file lists
+// them, else from the family's pattern; a window use_sliding_window turns
+// off, or none at all, leaves every layer full attention.
+func TestSlidingWindowLayers(t *testing.T) {
+	for _, c := range []struct {
+		file, json     string
+		window, layers int
+	}{
+		// layer_types: 18 of 36 sliding_attention, sliding_window 128.
+		{file: "gpt-oss-120b.json", window: 128, layers: 18},
+		// sliding_window 131072 with use_sliding_window false.
+		{file: "qwen2.5-7b-instruct.json"},
+		{file: "qwen3-32b.json"},
+		{file: "mistral-7b-instruct-v0.3.json"}, // sliding_window null
+		// google/gemma-2-9b's fields: every even layer of 42 windowed (4,096).
+		{json: `{"model_type":"gemma2","hidden_size":3584,"num_hidden_layers":42,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":256,
+			"intermediate_size":14336,"vocab_size":256000,"max_position_embeddings":8192,"sliding_window":4096,"torch_dtype":"bfloat16"}`, window: 4096, layers: 21},
+		// google/gemma-3-27b's text config: five of every six of 62 layers windowed (1,024).
+		{json: `{"model_type":"gemma3_text","hidden_size":5376,"num_hidden_layers":62,"num_attention_heads":32,"num_key_value_heads":16,"head_dim":128,
+			"intermediate_size":21504,"vocab_size":262208,"max_position_embeddings":131072,"sliding_window":1024,"sliding_window_pattern":6,"torch_dtype":"bfloat16"}`, window: 1024, layers: 52},
+	} {
+		var m simengine.Model
+		var err error
+		if c.file != "" {
+			m, _, err = Load("testdata/" + c.file)
+		} else {
+			m, _, err = Parse([]byte(c.json), "x")
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		if m.SlidingWindow != c.window || m.SlidingLayers != c.layers {
+			t.Errorf("%s%.20s: window %d over %d layers, want %d over %d", c.file, c.json, m.SlidingWindow, m.SlidingLayers, c.window, c.layers)
+		}
+	}
 }

@@ -131,6 +131,16 @@ type Model struct {
 	QLoRARank     int `yaml:"q_lora_rank,omitempty"`
 	QKRopeHeadDim int `yaml:"qk_rope_head_dim,omitempty"`
 	VHeadDim      int `yaml:"v_head_dim,omitempty"`
+	// Sliding-window attention: SlidingLayers of the Layers attend only
+	// to the last SlidingWindow tokens (gpt-oss: every other layer, 128;
+	// Gemma 2: every other, 4,096; Gemma 3: five of six, 1,024), the rest
+	// to the whole context. A windowed layer's attention reads at most its
+	// window, and vLLM's hybrid KV cache manager (vllm/v1/core/
+	// single_type_kv_cache_manager.py, SlidingWindowManager) frees its
+	// blocks once they leave the window, so it caches a bounded number of
+	// tokens a request. Both 0: every layer attends fully.
+	SlidingWindow int `yaml:"sliding_window,omitempty"`
+	SlidingLayers int `yaml:"sliding_layers,omitempty"`
 }
 
 // IsMLA reports whether the model uses multi-head latent attention.
@@ -226,6 +236,13 @@ func (m Model) Validate() error {
 	}
 	if !m.IsMLA() && (m.QLoRARank > 0 || m.QKRopeHeadDim > 0 || m.VHeadDim > 0) {
 		return fmt.Errorf("model %s: q_lora_rank, qk_rope_head_dim and v_head_dim describe latent attention: they need kv_lora_rank > 0", m.Name)
+	}
+	if m.SlidingWindow < 0 || m.SlidingLayers < 0 || m.SlidingLayers > m.Layers || (m.SlidingWindow > 0) != (m.SlidingLayers > 0) {
+		return fmt.Errorf("model %s: sliding_window (%d) and sliding_layers (%d) go together: a window > 0 and 1 to layers (%d) windowed layers, or neither",
+			m.Name, m.SlidingWindow, m.SlidingLayers, m.Layers)
+	}
+	if m.IsMLA() && m.SlidingLayers > 0 {
+		return fmt.Errorf("model %s: sliding-window layers with latent attention are not modelled", m.Name)
 	}
 	if m.Heads%m.KVHeads != 0 {
 		return fmt.Errorf("model %s: heads (%d) must be a multiple of kv_heads (%d)", m.Name, m.Heads, m.KVHeads)
@@ -332,17 +349,59 @@ func (m Model) WeightBytes() float64 {
 // tp: K and V for every layer and KV head (heads are replicated when tp
 // exceeds the KV head count, as vLLM does). Latent attention caches one
 // latent and RoPE key per layer, which every GPU of tp holds whole (vLLM's
-// MLA backends do not shard it).
+// MLA backends do not shard it). Sliding-window layers are counted too:
+// per token of a context within their window (KVBytes bounds them).
 func (m Model) KVBytesPerToken(tp int) float64 {
-	b, _ := precision(m.KVPrecision, "bf16")
 	if m.IsMLA() {
+		b, _ := precision(m.KVPrecision, "bf16")
 		return float64(m.Layers) * float64(m.KVLoRARank+m.QKRopeHeadDim) * b
 	}
+	return float64(m.Layers) * m.layerKVBytesPerToken(tp)
+}
+
+// layerKVBytesPerToken is one grouped-query layer's KV per token, per GPU.
+func (m Model) layerKVBytesPerToken(tp int) float64 {
+	b, _ := precision(m.KVPrecision, "bf16")
 	kvHeads := float64(m.KVHeads) / float64(tp)
 	if kvHeads < 1 {
 		kvHeads = 1
 	}
-	return 2 * float64(m.Layers) * kvHeads * float64(m.HeadDim) * b
+	return 2 * kvHeads * float64(m.HeadDim) * b
+}
+
+// FullKVBytesPerToken is the KV per token of the layers that attend to the
+// whole context (all of them without a sliding window), per GPU of tp.
+func (m Model) FullKVBytesPerToken(tp int) float64 {
+	if m.SlidingLayers == 0 {
+		return m.KVBytesPerToken(tp)
+	}
+	return float64(m.Layers-m.SlidingLayers) * m.layerKVBytesPerToken(tp)
+}
+
+// WindowKVBytesPerToken is the KV per token of the sliding-window layers,
+// per GPU of tp (0 without them): they hold at most SlidingWindow tokens.
+func (m Model) WindowKVBytesPerToken(tp int) float64 {
+	return float64(m.SlidingLayers) * m.layerKVBytesPerToken(tp)
+}
+
+// poolKVBytesPerToken is what a block of the engine's KV pool holds per
+// token: the full-attention layers' KV when the model also has windowed
+// layers (their blocks, bounded per request, are charged beside: see
+// Engine.windowBlocks); every layer's when all or none are windowed (an
+// all-windowed model's cache is then taken as full attention's, an upper
+// bound).
+func (m Model) poolKVBytesPerToken(tp int) float64 {
+	if m.SlidingLayers > 0 && m.SlidingLayers < m.Layers {
+		return m.FullKVBytesPerToken(tp)
+	}
+	return m.KVBytesPerToken(tp)
+}
+
+// KVBytes is the KV cache a context of tokens holds on one GPU of tp:
+// the full-attention layers' for every token, the windowed layers' for
+// the last SlidingWindow (what a KV transfer moves, and attention reads).
+func (m Model) KVBytes(tokens int64, tp int) float64 {
+	return float64(tokens)*m.FullKVBytesPerToken(tp) + float64(min(tokens, int64(m.SlidingWindow)))*m.WindowKVBytesPerToken(tp)
 }
 
 //go:embed presets
@@ -574,6 +633,10 @@ func ParseModel(b []byte) (Model, error) {
 			atoi(&m.QKRopeHeadDim)
 		case "v_head_dim":
 			atoi(&m.VHeadDim)
+		case "sliding_window":
+			atoi(&m.SlidingWindow)
+		case "sliding_layers":
+			atoi(&m.SlidingLayers)
 		default:
 			return fmt.Errorf("unknown key %q", k)
 		}
