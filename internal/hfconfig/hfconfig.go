@@ -261,6 +261,18 @@ func build(c config, name string) (simengine.Model, []string, error) {
 	if m.WeightPrecision, err = weightPrecision(c, &notes); err != nil {
 		return simengine.Model{}, nil, err
 	}
+	if m.WeightPrecision == "mxfp4" {
+		if m.Experts == 0 {
+			return simengine.Model{}, nil, fieldErr("quantization_config.quant_method", "mxfp4 quantizes a mixture's experts, and this model has none")
+		}
+		// Everything but the experts stays in the activation dtype
+		// (gpt-oss: modules_to_not_convert lists attention, router,
+		// embeddings and LM head).
+		m.DenseWeightPrecision = m.ActivationPrecision()
+		if d := activationDtype(c); d == "fp16" {
+			m.DenseWeightPrecision = "fp16"
+		}
+	}
 	// The KV cache in the model's activation dtype, as vLLM's
 	// --kv-cache-dtype auto keeps it.
 	m.KVPrecision = m.ActivationPrecision()
@@ -550,8 +562,9 @@ func weightPrecision(c config, notes *[]string) (string, error) {
 	case "fp8", "fbgemm_fp8":
 		return "fp8", nil
 	case "mxfp4":
-		*notes = append(*notes, "mxfp4 quantizes the experts only; knee takes every weight at 4 bits (the experts are almost all of them)")
-		return "fp4", nil
+		// The experts only (see the caller): vLLM's MXFP4 method
+		// quantizes fused-MoE layers and runs linear layers unquantized.
+		return "mxfp4", nil
 	case "awq", "gptq", "awq_marlin", "gptq_marlin":
 		n, field := 0, "quantization_config.bits"
 		switch {

@@ -34,7 +34,7 @@ func TestRealConfigs(t *testing.T) {
 		// gpt-oss-120b: 116.8B total, 5.13B active (model card), which
 		// leaves out the 0.58B embedding table that knee's count keeps;
 		// 36 layers of 8 KV heads of 64.
-		{file: "gpt-oss-120b.json", params: 116.8, active: 5.13 + 201088*2880/1e9, kvKiB: 72, weight: "fp4", kv: "bf16", experts: 128, hasNotes: true},
+		{file: "gpt-oss-120b.json", params: 116.8, active: 5.13 + 201088*2880/1e9, kvKiB: 72, weight: "mxfp4", kv: "bf16", experts: 128, hasNotes: true},
 		{file: "mistral-7b-instruct-v0.3.json", params: 7.25, active: 7.25, kvKiB: 128, weight: "bf16", kv: "bf16"},
 		{file: "qwen2.5-7b-instruct.json", params: 7.62, active: 7.62, kvKiB: 56, weight: "bf16", kv: "bf16"},
 		{file: "qwen3-32b.json", params: 32.8, active: 32.8, kvKiB: 256, weight: "bf16", kv: "bf16"},
@@ -64,6 +64,12 @@ func TestRealConfigs(t *testing.T) {
 				t.Errorf("notes %q; want some: %v", notes, c.hasNotes)
 			}
 		})
+	}
+	// gpt-oss: MXFP4 experts (4.25 bits), every other weight BF16; the
+	// model card gives a 60.8 GiB checkpoint.
+	o, _, _ := Load("testdata/gpt-oss-120b.json")
+	if gib := o.WeightBytes() / (1 << 30); o.DenseWeightPrecision != "bf16" || gib < 60.8*0.98 || gib > 60.8*1.02 {
+		t.Errorf("gpt-oss-120b: weights outside the experts %q, %.1f GiB in all; want bf16 and 60.8 GiB ±2%%", o.DenseWeightPrecision, gib)
 	}
 	// MLA's latent is not sharded: the same bytes per GPU at TP8.
 	m, _, _ := Load("testdata/deepseek-v3.json")

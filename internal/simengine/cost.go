@@ -286,7 +286,7 @@ type costModel struct {
 }
 
 func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costModel {
-	wb, _ := precision(m.WeightPrecision, "bf16")
+	wb, db := m.weightPrecisionBytes()
 	fTP := float64(tp)
 	h, v := float64(m.HiddenSize), float64(m.VocabSize)
 	layers := float64(m.Layers)
@@ -300,7 +300,7 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 		// Every dense linear weight and the LM head are read once per
 		// step; of the embedding table only the looked-up rows are read
 		// (negligible).
-		weightBytes:      (layers*m.denseLayerParams() + h*v) * wb / fTP,
+		weightBytes:      (layers*m.denseLayerParams() + h*v) * db / fTP,
 		lmHeadFLOPs:      2 * h * v / fTP,
 		kvBytesTok:       m.FullKVBytesPerToken(tp),
 		attnFLOPsPair:    4 * float64((m.Layers-m.SlidingLayers)*m.Heads*m.HeadDim) / fTP,

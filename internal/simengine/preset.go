@@ -112,12 +112,20 @@ type Model struct {
 	FFNSize         int      `yaml:"ffn_size"`
 	VocabSize       int      `yaml:"vocab_size"`
 	MaxContext      int      `yaml:"max_context"`
-	WeightPrecision string   `yaml:"weight_precision"`       // bf16, fp16, fp8, int8, int4
-	KVPrecision     string   `yaml:"kv_precision,omitempty"` // KV cache dtype; default bf16
-	TiedEmbeddings  bool     `yaml:"tied_embeddings,omitempty"`
-	Experts         int      `yaml:"experts,omitempty"`
-	ExpertsPerToken int      `yaml:"experts_per_token,omitempty"`
-	ExpertFFNSize   int      `yaml:"expert_ffn_size,omitempty"`
+	WeightPrecision string   `yaml:"weight_precision"` // bf16, fp16, fp8, int8, int4, fp4, mxfp4
+	// DenseWeightPrecision is the precision of a mixture of experts'
+	// weights outside its routed experts (attention, router, shared
+	// experts, dense layers, embeddings, LM head) where it differs from
+	// WeightPrecision: gpt-oss ships MXFP4 experts and BF16 everything
+	// else, and vLLM's MXFP4 method quantizes only the fused-MoE layers
+	// (mxfp4.py, Mxfp4Config.get_quant_method: linear layers fall back to
+	// UnquantizedLinearMethod). "" = WeightPrecision.
+	DenseWeightPrecision string `yaml:"dense_weight_precision,omitempty"`
+	KVPrecision          string `yaml:"kv_precision,omitempty"` // KV cache dtype; default bf16
+	TiedEmbeddings       bool   `yaml:"tied_embeddings,omitempty"`
+	Experts              int    `yaml:"experts,omitempty"`
+	ExpertsPerToken      int    `yaml:"experts_per_token,omitempty"`
+	ExpertFFNSize        int    `yaml:"expert_ffn_size,omitempty"`
 	// SharedExpertFFNSize is the width of the gated MLP every token runs
 	// in each MoE layer beside its routed experts (0: none).
 	SharedExpertFFNSize int `yaml:"shared_expert_ffn_size,omitempty"`
@@ -152,6 +160,9 @@ var precisionBytes = map[string]float64{
 	"fp32": 4, "float32": 4,
 	"fp8": 1, "int8": 1,
 	"int4": 0.5, "fp4": 0.5,
+	// OCP microscaling FP4: 32 4-bit values share one 8-bit (E8M0)
+	// scale, 4.25 bits a weight.
+	"mxfp4": 0.53125,
 }
 
 func precision(name, dflt string) (float64, error) {
@@ -160,7 +171,7 @@ func precision(name, dflt string) (float64, error) {
 	}
 	b, ok := precisionBytes[strings.ToLower(name)]
 	if !ok {
-		return 0, fmt.Errorf("unknown precision %q (want bf16, fp16, fp32, fp8, int8 or int4)", name)
+		return 0, fmt.Errorf("unknown precision %q (want bf16, fp16, fp32, fp8, int8, int4, fp4 or mxfp4)", name)
 	}
 	return b, nil
 }
@@ -253,6 +264,14 @@ func (m Model) Validate() error {
 	if _, err := precision(m.KVPrecision, "bf16"); err != nil {
 		return fmt.Errorf("model %s: kv_precision: %w", m.Name, err)
 	}
+	if m.DenseWeightPrecision != "" {
+		if m.Experts == 0 {
+			return fmt.Errorf("model %s: dense_weight_precision is the precision outside a mixture's experts: it needs experts > 0", m.Name)
+		}
+		if _, err := precision(m.DenseWeightPrecision, "bf16"); err != nil {
+			return fmt.Errorf("model %s: dense_weight_precision: %w", m.Name, err)
+		}
+	}
 	return nil
 }
 
@@ -341,8 +360,20 @@ func (m Model) Params() float64 {
 
 // WeightBytes is the memory the weights occupy.
 func (m Model) WeightBytes() float64 {
-	b, _ := precision(m.WeightPrecision, "bf16")
-	return m.Params() * b
+	eb, db := m.weightPrecisionBytes()
+	experts := float64(m.Layers) * float64(m.Experts) * m.expertParams()
+	return experts*eb + (m.Params()-experts)*db
+}
+
+// weightPrecisionBytes is the bytes of a routed expert's weight and of
+// every other weight (the same unless DenseWeightPrecision is set).
+func (m Model) weightPrecisionBytes() (expert, dense float64) {
+	expert, _ = precision(m.WeightPrecision, "bf16")
+	dense = expert
+	if m.DenseWeightPrecision != "" {
+		dense, _ = precision(m.DenseWeightPrecision, "bf16")
+	}
+	return expert, dense
 }
 
 // KVBytesPerToken is the KV cache one token of context needs on one GPU of
@@ -613,6 +644,8 @@ func ParseModel(b []byte) (Model, error) {
 			m.WeightPrecision = v
 		case "kv_precision":
 			m.KVPrecision = v
+		case "dense_weight_precision":
+			m.DenseWeightPrecision = v
 		case "tied_embeddings":
 			m.TiedEmbeddings, err = strconv.ParseBool(v)
 		case "experts":
