@@ -92,6 +92,8 @@ type config struct {
 	Quant        json.RawMessage `json:"quantization_config"`
 	LayerTypes   []string        `json:"layer_types"`
 	Sliding      *int            `json:"sliding_window"`
+	UseSliding   *bool           `json:"use_sliding_window"`
+	SlidingEvery *int            `json:"sliding_window_pattern"`
 	ChunkSize    *int            `json:"attention_chunk_size"`
 	LocalExperts *int            `json:"num_local_experts"`
 	NumExperts   *int            `json:"num_experts"`
@@ -260,6 +262,18 @@ func build(c config, name string) (simengine.Model, []string, error) {
 		return simengine.Model{}, nil, err
 	}
 	m.WeightBlockSize = weightBlockSize(c, m.WeightPrecision)
+	if m.WeightPrecision == "mxfp4" {
+		if m.Experts == 0 {
+			return simengine.Model{}, nil, fieldErr("quantization_config.quant_method", "mxfp4 quantizes a mixture's experts, and this model has none")
+		}
+		// Everything but the experts stays in the activation dtype
+		// (gpt-oss: modules_to_not_convert lists attention, router,
+		// embeddings and LM head).
+		m.DenseWeightPrecision = m.ActivationPrecision()
+		if d := activationDtype(c); d == "fp16" {
+			m.DenseWeightPrecision = "fp16"
+		}
+	}
 	// The KV cache in the model's activation dtype, as vLLM's
 	// --kv-cache-dtype auto keeps it.
 	m.KVPrecision = m.ActivationPrecision()
@@ -270,6 +284,49 @@ func build(c config, name string) (simengine.Model, []string, error) {
 		return simengine.Model{}, nil, err
 	}
 	return m, notes, nil
+}
+
+// slidingWindow fills the sliding-window fields: which layers attend to
+// only the last sliding_window tokens, from layer_types where the file
+// lists them (gpt-oss, newer Gemma and Qwen files), else from the family's
+// fixed pattern as transformers builds it (Gemma 2: every even layer;
+// Gemma 3: all but every sliding_window_pattern-th; Mistral, Mixtral and
+// Phi-3: every layer once sliding_window is set). Qwen2/3 files carry a
+// sliding_window their use_sliding_window turns off.
+func slidingWindow(m *simengine.Model, c config, listed int, notes *[]string) error {
+	if c.Sliding == nil || *c.Sliding <= 0 || (c.UseSliding != nil && !*c.UseSliding) {
+		if listed > 0 {
+			*notes = append(*notes, "layer_types lists sliding-window layers but sliding_window is unset: they are simulated as full attention (an upper bound)")
+		}
+		return nil
+	}
+	w := *c.Sliding
+	if w > maxSize {
+		return fieldErr("sliding_window", "must be from 1 to %d, got %d", maxSize, w)
+	}
+	layers := listed
+	if len(c.LayerTypes) == 0 {
+		switch c.ModelType {
+		case "gemma2":
+			layers = (m.Layers + 1) / 2
+		case "gemma3", "gemma3_text":
+			every := 6 // transformers' Gemma3TextConfig default
+			if c.SlidingEvery != nil && *c.SlidingEvery > 0 {
+				every = *c.SlidingEvery
+			}
+			layers = m.Layers - m.Layers/every
+		case "mistral", "mixtral", "phi3", "phimoe":
+			layers = m.Layers
+		}
+	}
+	if layers == 0 || w >= m.MaxContext {
+		return nil // no windowed layer, or a window no context reaches
+	}
+	m.SlidingWindow, m.SlidingLayers = w, layers
+	if layers == m.Layers {
+		*notes = append(*notes, "every layer attends to a sliding window: attention reads at most the window, but the KV cache is taken as full attention's (an upper bound)")
+	}
+	return nil
 }
 
 // attention fills the latent-attention fields and refuses attention kinds
@@ -289,8 +346,11 @@ func attention(m *simengine.Model, c config, notes *[]string) error {
 	if len(c.LayerTypes) > 0 && len(c.LayerTypes) != m.Layers {
 		return fieldErr("layer_types", "lists %d layers where num_hidden_layers is %d", len(c.LayerTypes), m.Layers)
 	}
-	if kinds["sliding_attention"] > 0 || kinds["chunked_attention"] > 0 || (c.ChunkSize != nil && *c.ChunkSize > 0) {
-		*notes = append(*notes, "sliding-window and chunked attention layers are simulated as full attention: their KV cache and attention time are taken as the full context's (an upper bound)")
+	if kinds["chunked_attention"] > 0 || (c.ChunkSize != nil && *c.ChunkSize > 0) {
+		*notes = append(*notes, "chunked attention layers are simulated as full attention: their KV cache and attention time are taken as the full context's (an upper bound)")
+	}
+	if err := slidingWindow(m, c, kinds["sliding_attention"], notes); err != nil {
+		return err
 	}
 	if c.KVLoRA == nil || *c.KVLoRA == 0 {
 		return nil
@@ -522,8 +582,9 @@ func weightPrecision(c config, notes *[]string) (string, error) {
 	case "fp8", "fbgemm_fp8":
 		return "fp8", nil
 	case "mxfp4":
-		*notes = append(*notes, "mxfp4 quantizes the experts only; knee takes every weight at 4 bits (the experts are almost all of them)")
-		return "fp4", nil
+		// The experts only (see the caller): vLLM's MXFP4 method
+		// quantizes fused-MoE layers and runs linear layers unquantized.
+		return "mxfp4", nil
 	case "awq", "gptq", "awq_marlin", "gptq_marlin":
 		n, field := 0, "quantization_config.bits"
 		switch {

@@ -34,7 +34,7 @@ func TestRealConfigs(t *testing.T) {
 		// gpt-oss-120b: 116.8B total, 5.13B active (model card), which
 		// leaves out the 0.58B embedding table that knee's count keeps;
 		// 36 layers of 8 KV heads of 64.
-		{file: "gpt-oss-120b.json", params: 116.8, active: 5.13 + 201088*2880/1e9, kvKiB: 72, weight: "fp4", kv: "bf16", experts: 128, hasNotes: true},
+		{file: "gpt-oss-120b.json", params: 116.8, active: 5.13 + 201088*2880/1e9, kvKiB: 72, weight: "mxfp4", kv: "bf16", experts: 128, hasNotes: true},
 		{file: "mistral-7b-instruct-v0.3.json", params: 7.25, active: 7.25, kvKiB: 128, weight: "bf16", kv: "bf16"},
 		{file: "qwen2.5-7b-instruct.json", params: 7.62, active: 7.62, kvKiB: 56, weight: "bf16", kv: "bf16"},
 		{file: "qwen3-32b.json", params: 32.8, active: 32.8, kvKiB: 256, weight: "bf16", kv: "bf16"},
@@ -64,6 +64,12 @@ func TestRealConfigs(t *testing.T) {
 				t.Errorf("notes %q; want some: %v", notes, c.hasNotes)
 			}
 		})
+	}
+	// gpt-oss: MXFP4 experts (4.25 bits), every other weight BF16; the
+	// model card gives a 60.8 GiB checkpoint.
+	o, _, _ := Load("testdata/gpt-oss-120b.json")
+	if gib := o.WeightBytes() / (1 << 30); o.DenseWeightPrecision != "bf16" || gib < 60.8*0.98 || gib > 60.8*1.02 {
+		t.Errorf("gpt-oss-120b: weights outside the experts %q, %.1f GiB in all; want bf16 and 60.8 GiB ±2%%", o.DenseWeightPrecision, gib)
 	}
 	// MLA's latent is not sharded: the same bytes per GPU at TP8.
 	m, _, _ := Load("testdata/deepseek-v3.json")
@@ -207,4 +213,41 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse built a model of %v parameters", p)
 		}
 	})
+}
+
+// Sliding-window layers are read from layer_types where the file lists
+// them, else from the family's pattern; a window use_sliding_window turns
+// off, or none at all, leaves every layer full attention.
+func TestSlidingWindowLayers(t *testing.T) {
+	for _, c := range []struct {
+		file, json     string
+		window, layers int
+	}{
+		// layer_types: 18 of 36 sliding_attention, sliding_window 128.
+		{file: "gpt-oss-120b.json", window: 128, layers: 18},
+		// sliding_window 131072 with use_sliding_window false.
+		{file: "qwen2.5-7b-instruct.json"},
+		{file: "qwen3-32b.json"},
+		{file: "mistral-7b-instruct-v0.3.json"}, // sliding_window null
+		// google/gemma-2-9b's fields: every even layer of 42 windowed (4,096).
+		{json: `{"model_type":"gemma2","hidden_size":3584,"num_hidden_layers":42,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":256,
+			"intermediate_size":14336,"vocab_size":256000,"max_position_embeddings":8192,"sliding_window":4096,"torch_dtype":"bfloat16"}`, window: 4096, layers: 21},
+		// google/gemma-3-27b's text config: five of every six of 62 layers windowed (1,024).
+		{json: `{"model_type":"gemma3_text","hidden_size":5376,"num_hidden_layers":62,"num_attention_heads":32,"num_key_value_heads":16,"head_dim":128,
+			"intermediate_size":21504,"vocab_size":262208,"max_position_embeddings":131072,"sliding_window":1024,"sliding_window_pattern":6,"torch_dtype":"bfloat16"}`, window: 1024, layers: 52},
+	} {
+		var m simengine.Model
+		var err error
+		if c.file != "" {
+			m, _, err = Load("testdata/" + c.file)
+		} else {
+			m, _, err = Parse([]byte(c.json), "x")
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		if m.SlidingWindow != c.window || m.SlidingLayers != c.layers {
+			t.Errorf("%s%.20s: window %d over %d layers, want %d over %d", c.file, c.json, m.SlidingWindow, m.SlidingLayers, c.window, c.layers)
+		}
+	}
 }

@@ -74,9 +74,9 @@ type KVLink struct {
 var DefaultKVLink = KVLink{GBps: 50, Latency: time.Millisecond}
 
 // transferNS is how long tokens of KV take over the link from a replica
-// of tp GPUs.
+// of tp GPUs (sliding-window layers send only their window).
 func (l KVLink) transferNS(m simengine.Model, tp, tokens int) int64 {
-	return int64(l.Latency) + int64(float64(tokens)*m.KVBytesPerToken(tp)/(l.GBps*1e9)*1e9)
+	return int64(l.Latency) + int64(m.KVBytes(int64(tokens), tp)/(l.GBps*1e9)*1e9)
 }
 
 // ReplicaResult is what one replica did.

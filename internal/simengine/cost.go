@@ -279,9 +279,12 @@ type costModel struct {
 	// CostParams.ExpertComputeEfficiency. Priced once, not every step.
 	linearNSPerToken float64
 	lmHeadFLOPs      float64 // 2 × hidden × vocab per sampled token, per GPU
-	kvBytesTok       float64 // KV bytes read per token of context, per GPU
-	// FLOPs per (query, key) pair: QKᵀ and AV, per GPU
+	kvBytesTok       float64 // KV bytes read per token of context, per GPU: full-attention layers
+	// FLOPs per (query, key) pair: QKᵀ and AV, per GPU: full-attention layers
 	attnFLOPsPair float64
+	// The same for the sliding-window layers, whose context is bounded by
+	// the window (stepLoad.winCtxTokens, winAttnPairs); 0 without them.
+	winKVBytesTok, winAttnFLOPsPair float64
 	// Mixture of experts: each layer's router sends every token to topK of
 	// experts; a step reads the weights of every expert that at least one of
 	// its tokens chose. With n tokens routed uniformly at random that is
@@ -301,7 +304,7 @@ type costModel struct {
 }
 
 func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costModel {
-	wb, _ := precision(m.WeightPrecision, "bf16")
+	wb, db := m.weightPrecisionBytes()
 	fTP := float64(tp)
 	h, v := float64(m.HiddenSize), float64(m.VocabSize)
 	layers := float64(m.Layers)
@@ -322,12 +325,15 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 		// (negligible). A quantized checkpoint keeps its LM head in 16
 		// bits: vLLM's FP8 method quantizes linear layers only (the LM
 		// head is a vocabulary embedding), and FP8, AWQ, GPTQ and MXFP4
-		// checkpoints leave lm_head out.
-		weightBytes:   layers*m.denseLayerParamsPerGPU(tp)/blk*wb + h*v/fTP*max(wb, 2),
-		lmHeadFLOPs:   2 * h * v / fTP,
-		kvBytesTok:    m.KVBytesPerToken(tp),
-		attnFLOPsPair: 4 * float64(m.Layers*m.Heads*m.HeadDim) / fTP,
-		scale:         scale,
+		// checkpoints leave lm_head out. db is the dense layers' own
+		// precision (gpt-oss: BF16 beside MXFP4 experts).
+		weightBytes:      layers*m.denseLayerParamsPerGPU(tp)/blk*db + h*v/fTP*max(db, 2),
+		lmHeadFLOPs:      2 * h * v / fTP,
+		kvBytesTok:       m.FullKVBytesPerToken(tp),
+		attnFLOPsPair:    4 * float64((m.Layers-m.SlidingLayers)*m.Heads*m.HeadDim) / fTP,
+		winKVBytesTok:    m.WindowKVBytesPerToken(tp),
+		winAttnFLOPsPair: 4 * float64(m.SlidingLayers*m.Heads*m.HeadDim) / fTP,
+		scale:            scale,
 	}
 	if p.Linear != nil {
 		c.linear, c.useLinear = *p.Linear, true
@@ -390,6 +396,10 @@ type stepLoad struct {
 	attnPairs     int64 // (query, key) pairs attention computes
 	prefillTokens int64 // of newTokens, those of prompts (or recomputation)
 	seqs          int64 // requests the step runs (decodes and prompt chunks)
+	// Sliding-window layers (window > 0): the keys they read and the
+	// pairs they compute, each query seeing at most window keys.
+	window                     int64
+	winCtxTokens, winAttnPairs int64
 }
 
 // StepTerms are the times of one step's parts, in ns. A step runs its
@@ -452,8 +462,8 @@ func (c *costModel) terms(l *stepLoad) StepTerms {
 		Seqs:     float64(l.seqs),
 		WeightNS: weights * c.nsPerByte,
 		LinearNS: float64(l.newTokens)*c.linearNSPerToken + float64(l.sampled)*c.lmHeadFLOPs*c.nsPerFLOP,
-		KVNS:     float64(l.ctxTokens) * c.kvBytesTok * c.nsPerKVByte,
-		AttnNS:   float64(l.attnPairs) * c.attnFLOPsPair * c.nsPerFLOP,
+		KVNS:     (float64(l.ctxTokens)*c.kvBytesTok + float64(l.winCtxTokens)*c.winKVBytesTok) * c.nsPerKVByte,
+		AttnNS:   (float64(l.attnPairs)*c.attnFLOPsPair + float64(l.winAttnPairs)*c.winAttnFLOPsPair) * c.nsPerFLOP,
 	}
 	if c.arCount > 0 {
 		t.AllReduceNS = c.arCount * (c.arLatencyNS + float64(l.newTokens)*c.arNSPerToken)
@@ -511,7 +521,7 @@ func planMemory(gpu GPU, m Model, tp int, util float64, maxBatched int, p CostPa
 	}
 	plan.kvBytes = plan.usableBytes - wb - act - p.ReserveFixedBytes
 	if plan.kvBytes > 0 {
-		plan.kvBlocks = int(plan.kvBytes / (m.KVBytesPerToken(tp) * BlockTokens))
+		plan.kvBlocks = int(plan.kvBytes / (m.poolKVBytesPerToken(tp) * BlockTokens))
 	}
 	return plan
 }
@@ -522,12 +532,17 @@ func (p memoryPlan) String() string {
 }
 
 // StepShape is what one engine step computes, summed over its requests.
+// CtxTokens and AttnPairs are the full-attention layers'; a model with
+// sliding-window layers reads WinCtxTokens and computes WinAttnPairs in
+// those (both 0: taken as CtxTokens and AttnPairs, an upper bound).
 type StepShape struct {
-	Seqs      int64 // requests the step runs
-	NewTokens int64 // tokens run through the model
-	Sampled   int64 // sequences that produce a token
-	CtxTokens int64 // tokens of KV read by attention (context + new)
-	AttnPairs int64 // (query, key) pairs attention computes
+	Seqs         int64 // requests the step runs
+	NewTokens    int64 // tokens run through the model
+	Sampled      int64 // sequences that produce a token
+	CtxTokens    int64 // tokens of KV read by attention (context + new)
+	AttnPairs    int64 // (query, key) pairs attention computes
+	WinCtxTokens int64
+	WinAttnPairs int64
 }
 
 // PrefillShape is one prompt of n tokens prefilled in a single step.
@@ -559,5 +574,9 @@ func StepCostTerms(gpu GPU, m Model, tp int, s StepShape) StepTerms {
 	p := DefaultCost
 	p.MemEfficiency, p.ComputeEfficiency, p.KVMemEfficiency = 1, 1, KVToWeightEfficiency()
 	c := newCostModel(gpu, m, tp, p, 1)
-	return c.terms(&stepLoad{seqs: s.Seqs, newTokens: s.NewTokens, sampled: s.Sampled, ctxTokens: s.CtxTokens, attnPairs: s.AttnPairs})
+	if s.WinCtxTokens == 0 && s.WinAttnPairs == 0 {
+		s.WinCtxTokens, s.WinAttnPairs = s.CtxTokens, s.AttnPairs
+	}
+	return c.terms(&stepLoad{seqs: s.Seqs, newTokens: s.NewTokens, sampled: s.Sampled, ctxTokens: s.CtxTokens, attnPairs: s.AttnPairs,
+		winCtxTokens: s.WinCtxTokens, winAttnPairs: s.WinAttnPairs})
 }

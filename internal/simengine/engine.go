@@ -138,6 +138,7 @@ type req struct {
 	lastToken   int64 // when its last token was emitted
 	noGapStats  bool
 	transferred int32 // leading prompt tokens whose KV came with the request
+	winBlocks   int32 // pool blocks its sliding-window layers hold (Engine.windowBlocks)
 	adapter     int32 // LoRA adapter (0: the base model); loraHeld while it counts in a slot
 	loraHeld    bool
 
@@ -184,6 +185,11 @@ type Engine struct {
 	// simulated server calls FrontEnd from its request goroutines.
 	streamRate atomic.Uint64
 	lora       loraState
+	// A model with both sliding-window and full-attention layers: the
+	// pool's blocks hold the full layers' KV (poolKVBytesPerToken), and a
+	// request's windowed layers hold windowBlocks more (0: none).
+	window         int32 // Model.SlidingWindow
+	winNum, winDen int32 // windowed : full layers, the cost of a windowed block in pool blocks
 }
 
 // NewEngine validates cfg, fills defaults and plans memory. Errors name the
@@ -273,19 +279,33 @@ func NewEngine(cfg Config) (*Engine, error) {
 			ErrDoesNotFit, cfg.Model.Name, mem.weightBytes/(1<<30), cfg.TP, cfg.GPU.Name, mem.usableBytes/(1<<30),
 			cfg.GPUMemoryUtilization*100, cfg.GPU.MemoryGiB, mem.activationBytes/(1<<30), mem.reserveBytes/(1<<30))
 	}
-	if capTok := mem.kvBlocks * BlockTokens; capTok < cfg.MaxModelLen && autoLen {
+	// A context's windowed layers hold at most winReserve blocks beside
+	// its full-attention ones: a window and a step's chunk.
+	winReserve := 0
+	if m := cfg.Model; m.SlidingLayers > 0 && m.SlidingLayers < m.Layers {
+		w := int32(m.SlidingWindow)
+		winReserve = int(windowBlocksFor(w, int32(min(cfg.MaxNumBatchedTokens, cfg.MaxModelLen)), w, int32(m.SlidingLayers), int32(m.Layers-m.SlidingLayers)))
+	}
+	if capTok := (mem.kvBlocks - winReserve) * BlockTokens; capTok < cfg.MaxModelLen && autoLen {
 		// vLLM refuses to start here; a simulator is more useful if it
 		// serves the contexts that fit (Config().MaxModelLen tells).
-		cfg.MaxModelLen = capTok
+		cfg.MaxModelLen = max(capTok, 0)
 		if !cfg.ChunkedPrefill && cfg.MaxNumBatchedTokens < cfg.MaxModelLen {
 			cfg.MaxNumBatchedTokens = cfg.MaxModelLen
 		}
 	}
-	if capTok := mem.kvBlocks * BlockTokens; capTok < cfg.MaxModelLen {
+	if capTok := (mem.kvBlocks - winReserve) * BlockTokens; capTok < cfg.MaxModelLen {
 		return nil, fmt.Errorf("%w: the KV cache holds %d tokens (%.2f GiB) but max model len is %d; lower the max model len to at most %d, or add memory (--tp, --gpu-memory-utilization)",
 			ErrDoesNotFit, capTok, mem.kvBytes/(1<<30), cfg.MaxModelLen, capTok)
 	}
+	var window, winNum, winDen int32
+	if m := cfg.Model; m.SlidingLayers > 0 && m.SlidingLayers < m.Layers {
+		window, winNum, winDen = int32(m.SlidingWindow), int32(m.SlidingLayers), int32(m.Layers-m.SlidingLayers)
+	}
 	e := &Engine{
+		window:     window,
+		winNum:     winNum,
+		winDen:     winDen,
 		cfg:        cfg,
 		async:      cfg.AsyncScheduling(),
 		cost:       newCostModel(cfg.GPU, cfg.Model, cfg.TP, p, cfg.StepTimeScale),
@@ -418,6 +438,10 @@ func (l *stepLoad) add(r *req, n int32) {
 	l.newTokens += n64
 	l.ctxTokens += c + n64
 	l.attnPairs += n64*c + n64*(n64+1)/2
+	if l.window > 0 {
+		l.winCtxTokens += min(c+n64, l.window-1+n64)
+		l.winAttnPairs += windowPairs(c, n64, l.window)
+	}
 	left := r.numTokens() - r.computed
 	if n == left {
 		l.sampled++
@@ -427,7 +451,55 @@ func (l *stepLoad) add(r *req, n int32) {
 	}
 }
 
+// windowPairs is the (query, key) pairs of n new tokens after c computed
+// ones in a layer whose queries see at most the last window keys:
+// Σ min(p, window) over positions p = c+1 … c+n.
+func windowPairs(c, n, window int64) int64 {
+	hi := min(c+n, window) // positions up to hi see all their keys
+	var pairs int64
+	if hi > c {
+		pairs = (hi*(hi+1) - c*(c+1)) / 2
+	}
+	return pairs + (c+n-max(c, hi))*window
+}
+
 func blocksFor(tokens int32) int32 { return (tokens + BlockTokens - 1) / BlockTokens }
+
+// windowBlocks is the pool blocks request r's sliding-window layers hold
+// while a step computes n tokens after its computed ones (0 without them).
+func (e *Engine) windowBlocks(computed, n int32) int32 {
+	if e.window == 0 {
+		return 0
+	}
+	return windowBlocksFor(computed, n, e.window, e.winNum, e.winDen)
+}
+
+// windowBlocksFor: the blocks from the one holding the first new token's
+// window start (computed − window + 1) to the last new token, as vLLM's
+// SlidingWindowManager keeps them (remove_skipped_blocks frees those
+// wholly before the window; a chunk's new tokens all need slots), in
+// pool blocks: num windowed layers to den full ones, rounded up.
+func windowBlocksFor(computed, n, window, num, den int32) int32 {
+	first := max(computed-window+1, 0) / BlockTokens
+	blocks := blocksFor(computed+n) - first
+	return (blocks*num + den - 1) / den
+}
+
+// takeWindowBlocks moves r's windowed-layer blocks to want, freeing or
+// taking the difference; the caller checked a rise fits.
+func (e *Engine) takeWindowBlocks(r *req, want int32) {
+	d := int(want - r.winBlocks)
+	if d < 0 {
+		e.freeBlocks -= d
+	} else if d > 0 {
+		from := min(d, e.freeBlocks)
+		e.freeBlocks -= from
+		for range d - from {
+			e.pc.evictHead()
+		}
+	}
+	r.winBlocks = want
+}
 
 // Step runs one scheduler step starting at Now: it schedules (running
 // requests first, then FCFS admission), prices the step, advances Now to the
@@ -437,14 +509,14 @@ func blocksFor(tokens int32) int32 { return (tokens + BlockTokens - 1) / BlockTo
 func (e *Engine) Step(emit func(Emission)) int64 {
 	budget := int32(e.cfg.MaxNumBatchedTokens)
 	preempted := false
-	var load stepLoad
+	load := stepLoad{window: int64(e.window)}
 
 	// 1. Running requests: decodes and unfinished (or recomputing) prefills.
 	i := 0
 	for i < len(e.running) && budget > 0 {
 		r := &e.reqs[e.running[i]]
 		left := r.numTokens() - r.computed
-		if left == 1 && (r.computed&(BlockTokens-1) != 0 || e.freeBlocks > 0) {
+		if left == 1 && (r.computed&(BlockTokens-1) != 0 || e.freeBlocks > 0) && (e.window == 0 || e.windowBlocks(r.computed, 1) == r.winBlocks) {
 			// Fast path for the common case, a decode that fits: one
 			// token, a new block only when the last one is full.
 			if r.computed&(BlockTokens-1) == 0 {
@@ -457,6 +529,11 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 			load.newTokens++
 			load.ctxTokens += c + 1
 			load.attnPairs += c + 1
+			if e.window > 0 {
+				w := min(c+1, int64(e.window))
+				load.winCtxTokens += w
+				load.winAttnPairs += w
+			}
 			load.sampled++
 			budget--
 			i++
@@ -466,8 +543,13 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 		ok := true
 		for {
 			want := int(blocksFor(r.computed+n) - r.blocks)
-			if want <= e.available() {
+			win := e.windowBlocks(r.computed, n)
+			if want+int(win-r.winBlocks) <= e.available() {
+				if win < r.winBlocks {
+					e.takeWindowBlocks(r, win) // frees first
+				}
 				e.takeBlocks(r, want)
+				e.takeWindowBlocks(r, win)
 				break
 			}
 			// Out of blocks: preempt the newest running request by recompute.
@@ -536,7 +618,8 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 			}
 			n := min(need-hitTokens, budget)
 			want := int(blocksFor(hitTokens+n)) - len(e.hits)
-			if want > e.available()-freeHits {
+			win := e.windowBlocks(hitTokens, n)
+			if want+int(win) > e.available()-freeHits {
 				break
 			}
 			e.waiting.popFront()
@@ -559,6 +642,7 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 				}
 			}
 			e.takeBlocks(r, want)
+			e.takeWindowBlocks(r, win)
 			if transfer {
 				r.computed = hitTokens
 			}

@@ -295,7 +295,8 @@ func (e *Engine) keepForRecompute(r *req) {
 // ones to the LRU list (tail first, so a prompt's head outlives its tail).
 func (e *Engine) dropBlocks(r *req) {
 	e.releaseLoRA(r) // every path that frees a request's blocks ends its batch membership
-	e.freeBlocks += int(r.blocks) - len(r.cached)
+	e.freeBlocks += int(r.blocks) - len(r.cached) + int(r.winBlocks)
+	r.winBlocks = 0
 	for j := len(r.cached) - 1; j >= 0; j-- {
 		k := r.cached[j]
 		if e.pc.ent[k].ref--; e.pc.ent[k].ref == 0 {

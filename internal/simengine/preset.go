@@ -112,12 +112,20 @@ type Model struct {
 	FFNSize         int      `yaml:"ffn_size"`
 	VocabSize       int      `yaml:"vocab_size"`
 	MaxContext      int      `yaml:"max_context"`
-	WeightPrecision string   `yaml:"weight_precision"`       // bf16, fp16, fp8, int8, int4
-	KVPrecision     string   `yaml:"kv_precision,omitempty"` // KV cache dtype; default bf16
-	TiedEmbeddings  bool     `yaml:"tied_embeddings,omitempty"`
-	Experts         int      `yaml:"experts,omitempty"`
-	ExpertsPerToken int      `yaml:"experts_per_token,omitempty"`
-	ExpertFFNSize   int      `yaml:"expert_ffn_size,omitempty"`
+	WeightPrecision string   `yaml:"weight_precision"` // bf16, fp16, fp8, int8, int4, fp4, mxfp4
+	// DenseWeightPrecision is the precision of a mixture of experts'
+	// weights outside its routed experts (attention, router, shared
+	// experts, dense layers, embeddings, LM head) where it differs from
+	// WeightPrecision: gpt-oss ships MXFP4 experts and BF16 everything
+	// else, and vLLM's MXFP4 method quantizes only the fused-MoE layers
+	// (mxfp4.py, Mxfp4Config.get_quant_method: linear layers fall back to
+	// UnquantizedLinearMethod). "" = WeightPrecision.
+	DenseWeightPrecision string `yaml:"dense_weight_precision,omitempty"`
+	KVPrecision          string `yaml:"kv_precision,omitempty"` // KV cache dtype; default bf16
+	TiedEmbeddings       bool   `yaml:"tied_embeddings,omitempty"`
+	Experts              int    `yaml:"experts,omitempty"`
+	ExpertsPerToken      int    `yaml:"experts_per_token,omitempty"`
+	ExpertFFNSize        int    `yaml:"expert_ffn_size,omitempty"`
 	// SharedExpertFFNSize is the width of the gated MLP every token runs
 	// in each MoE layer beside its routed experts (0: none).
 	SharedExpertFFNSize int `yaml:"shared_expert_ffn_size,omitempty"`
@@ -137,6 +145,16 @@ type Model struct {
 	// checkpoints); 0: one scale per tensor or channel. vLLM runs such
 	// weights with kernels of their own (CostParams.BlockFP8Efficiency).
 	WeightBlockSize int `yaml:"weight_block_size,omitempty"`
+	// Sliding-window attention: SlidingLayers of the Layers attend only
+	// to the last SlidingWindow tokens (gpt-oss: every other layer, 128;
+	// Gemma 2: every other, 4,096; Gemma 3: five of six, 1,024), the rest
+	// to the whole context. A windowed layer's attention reads at most its
+	// window, and vLLM's hybrid KV cache manager (vllm/v1/core/
+	// single_type_kv_cache_manager.py, SlidingWindowManager) frees its
+	// blocks once they leave the window, so it caches a bounded number of
+	// tokens a request. Both 0: every layer attends fully.
+	SlidingWindow int `yaml:"sliding_window,omitempty"`
+	SlidingLayers int `yaml:"sliding_layers,omitempty"`
 }
 
 // IsMLA reports whether the model uses multi-head latent attention.
@@ -148,6 +166,9 @@ var precisionBytes = map[string]float64{
 	"fp32": 4, "float32": 4,
 	"fp8": 1, "int8": 1,
 	"int4": 0.5, "fp4": 0.5,
+	// OCP microscaling FP4: 32 4-bit values share one 8-bit (E8M0)
+	// scale, 4.25 bits a weight.
+	"mxfp4": 0.53125,
 }
 
 func precision(name, dflt string) (float64, error) {
@@ -156,7 +177,7 @@ func precision(name, dflt string) (float64, error) {
 	}
 	b, ok := precisionBytes[strings.ToLower(name)]
 	if !ok {
-		return 0, fmt.Errorf("unknown precision %q (want bf16, fp16, fp32, fp8, int8 or int4)", name)
+		return 0, fmt.Errorf("unknown precision %q (want bf16, fp16, fp32, fp8, int8, int4, fp4 or mxfp4)", name)
 	}
 	return b, nil
 }
@@ -236,6 +257,13 @@ func (m Model) Validate() error {
 	if m.WeightBlockSize < 0 || (m.WeightBlockSize > 0 && !isFP8(m.WeightPrecision)) {
 		return fmt.Errorf("model %s: weight_block_size %d: want 0, or a block side for fp8 weights (weight_precision %q)", m.Name, m.WeightBlockSize, m.WeightPrecision)
 	}
+	if m.SlidingWindow < 0 || m.SlidingLayers < 0 || m.SlidingLayers > m.Layers || (m.SlidingWindow > 0) != (m.SlidingLayers > 0) {
+		return fmt.Errorf("model %s: sliding_window (%d) and sliding_layers (%d) go together: a window > 0 and 1 to layers (%d) windowed layers, or neither",
+			m.Name, m.SlidingWindow, m.SlidingLayers, m.Layers)
+	}
+	if m.IsMLA() && m.SlidingLayers > 0 {
+		return fmt.Errorf("model %s: sliding-window layers with latent attention are not modelled", m.Name)
+	}
 	if m.Heads%m.KVHeads != 0 {
 		return fmt.Errorf("model %s: heads (%d) must be a multiple of kv_heads (%d)", m.Name, m.Heads, m.KVHeads)
 	}
@@ -244,6 +272,14 @@ func (m Model) Validate() error {
 	}
 	if _, err := precision(m.KVPrecision, "bf16"); err != nil {
 		return fmt.Errorf("model %s: kv_precision: %w", m.Name, err)
+	}
+	if m.DenseWeightPrecision != "" {
+		if m.Experts == 0 {
+			return fmt.Errorf("model %s: dense_weight_precision is the precision outside a mixture's experts: it needs experts > 0", m.Name)
+		}
+		if _, err := precision(m.DenseWeightPrecision, "bf16"); err != nil {
+			return fmt.Errorf("model %s: dense_weight_precision: %w", m.Name, err)
+		}
 	}
 	return nil
 }
@@ -353,25 +389,79 @@ func (m Model) Params() float64 {
 
 // WeightBytes is the memory the weights occupy.
 func (m Model) WeightBytes() float64 {
-	b, _ := precision(m.WeightPrecision, "bf16")
-	return m.Params() * b
+	eb, db := m.weightPrecisionBytes()
+	experts := float64(m.Layers) * float64(m.Experts) * m.expertParams()
+	return experts*eb + (m.Params()-experts)*db
+}
+
+// weightPrecisionBytes is the bytes of a routed expert's weight and of
+// every other weight (the same unless DenseWeightPrecision is set).
+func (m Model) weightPrecisionBytes() (expert, dense float64) {
+	expert, _ = precision(m.WeightPrecision, "bf16")
+	dense = expert
+	if m.DenseWeightPrecision != "" {
+		dense, _ = precision(m.DenseWeightPrecision, "bf16")
+	}
+	return expert, dense
 }
 
 // KVBytesPerToken is the KV cache one token of context needs on one GPU of
 // tp: K and V for every layer and KV head (heads are replicated when tp
 // exceeds the KV head count, as vLLM does). Latent attention caches one
 // latent and RoPE key per layer, which every GPU of tp holds whole (vLLM's
-// MLA backends do not shard it).
+// MLA backends do not shard it). Sliding-window layers are counted too:
+// per token of a context within their window (KVBytes bounds them).
 func (m Model) KVBytesPerToken(tp int) float64 {
-	b, _ := precision(m.KVPrecision, "bf16")
 	if m.IsMLA() {
+		b, _ := precision(m.KVPrecision, "bf16")
 		return float64(m.Layers) * float64(m.KVLoRARank+m.QKRopeHeadDim) * b
 	}
+	return float64(m.Layers) * m.layerKVBytesPerToken(tp)
+}
+
+// layerKVBytesPerToken is one grouped-query layer's KV per token, per GPU.
+func (m Model) layerKVBytesPerToken(tp int) float64 {
+	b, _ := precision(m.KVPrecision, "bf16")
 	kvHeads := float64(m.KVHeads) / float64(tp)
 	if kvHeads < 1 {
 		kvHeads = 1
 	}
-	return 2 * float64(m.Layers) * kvHeads * float64(m.HeadDim) * b
+	return 2 * kvHeads * float64(m.HeadDim) * b
+}
+
+// FullKVBytesPerToken is the KV per token of the layers that attend to the
+// whole context (all of them without a sliding window), per GPU of tp.
+func (m Model) FullKVBytesPerToken(tp int) float64 {
+	if m.SlidingLayers == 0 {
+		return m.KVBytesPerToken(tp)
+	}
+	return float64(m.Layers-m.SlidingLayers) * m.layerKVBytesPerToken(tp)
+}
+
+// WindowKVBytesPerToken is the KV per token of the sliding-window layers,
+// per GPU of tp (0 without them): they hold at most SlidingWindow tokens.
+func (m Model) WindowKVBytesPerToken(tp int) float64 {
+	return float64(m.SlidingLayers) * m.layerKVBytesPerToken(tp)
+}
+
+// poolKVBytesPerToken is what a block of the engine's KV pool holds per
+// token: the full-attention layers' KV when the model also has windowed
+// layers (their blocks, bounded per request, are charged beside: see
+// Engine.windowBlocks); every layer's when all or none are windowed (an
+// all-windowed model's cache is then taken as full attention's, an upper
+// bound).
+func (m Model) poolKVBytesPerToken(tp int) float64 {
+	if m.SlidingLayers > 0 && m.SlidingLayers < m.Layers {
+		return m.FullKVBytesPerToken(tp)
+	}
+	return m.KVBytesPerToken(tp)
+}
+
+// KVBytes is the KV cache a context of tokens holds on one GPU of tp:
+// the full-attention layers' for every token, the windowed layers' for
+// the last SlidingWindow (what a KV transfer moves, and attention reads).
+func (m Model) KVBytes(tokens int64, tp int) float64 {
+	return float64(tokens)*m.FullKVBytesPerToken(tp) + float64(min(tokens, int64(m.SlidingWindow)))*m.WindowKVBytesPerToken(tp)
 }
 
 //go:embed presets
@@ -583,6 +673,8 @@ func ParseModel(b []byte) (Model, error) {
 			m.WeightPrecision = v
 		case "kv_precision":
 			m.KVPrecision = v
+		case "dense_weight_precision":
+			m.DenseWeightPrecision = v
 		case "tied_embeddings":
 			m.TiedEmbeddings, err = strconv.ParseBool(v)
 		case "experts":
@@ -605,6 +697,10 @@ func ParseModel(b []byte) (Model, error) {
 			atoi(&m.VHeadDim)
 		case "weight_block_size":
 			atoi(&m.WeightBlockSize)
+		case "sliding_window":
+			atoi(&m.SlidingWindow)
+		case "sliding_layers":
+			atoi(&m.SlidingLayers)
 		default:
 			return fmt.Errorf("unknown key %q", k)
 		}
