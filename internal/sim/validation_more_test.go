@@ -1069,7 +1069,26 @@ func init() {
 //     not model; and only p99 TTFT and TPOT.
 //   - llm-serving-lab/vllm-benchmark: vllm-metal on an M4 Mac mini.
 //   - Michaelvll/llm-ie-benchmarks vllm/: the same Nebius H200 machines
-//     and DeepSeek-R1 as the SkyPilot sources above.
+//     and DeepSeek-R1 as the SkyPilot sources above (its log of April
+//     2025 is of vLLM 0.8.x, the skypilot-h200-vllm-0.8 source's engine).
+//   - lukaLLM/AI_Inference_Benchmarks_RTX600PRO_L40S (bench_serving JSONL
+//     of vLLM and SGLang): an RTX PRO 6000 Blackwell, which knee has no
+//     preset for, serving Qwen3-32B-FP8.
+//   - leosch1/vllm-qwen3-8-27b-fp8-l40s-kernel-config-tuning (two L40S,
+//     vLLM 0.27.1): a Qwen3.8-27B-FP8 model knee has no preset for, and
+//     answers under a reasoning parser without --ignore-eos.
+//   - TonyLi15/sglang-benchmark: GH200s serving Qwen2.5-3B (no knee
+//     preset), the client on another node, SGLang's dev image unversioned.
+//   - graz-dev/vllm-benchmark _old/benchmarks.json (GuideLLM, Qwen2.5-7B,
+//     512 / 128 throughput profile): the GPU and vLLM version of that old
+//     run are not stated (the README now describes Llama-3.1-8B on an
+//     A10G).
+//   - sgl-project/sglang benchmark/blog_v0_2 README: commands only; the
+//     figures are in the blog post, not in the repository.
+//   - big-yellow-duck/vllm-bench-collection: AMD Radeon (gfx1100-1201)
+//     GPUs and Qwen3.8-27B, no knee presets.
+//   - cssnoeasy's first-run short-load rows (runs 1 of both TPs): left
+//     out as said above, not rejected as a source.
 
 // An SGLang source on GPUStack's H100 machine (issue 28: SGLang beside
 // vLLM on a host whose vLLM runs the table already holds). Source:
