@@ -1073,8 +1073,6 @@ func init() {
 //     figures are in the blog post, not in the repository.
 //   - big-yellow-duck/vllm-bench-collection: AMD Radeon (gfx1100-1201)
 //     GPUs and Qwen3.8-27B, no knee presets.
-//   - cssnoeasy's first-run short-load rows (runs 1 of both TPs): left
-//     out as said above, not rejected as a source.
 
 // An SGLang source on GPUStack's H100 machine (issue 28: SGLang beside
 // vLLM on a host whose vLLM runs the table already holds). Source:
