@@ -22,10 +22,11 @@ func beforeRefit(p Profile) Profile {
 
 // tensorRTLLM is TensorRT-LLM's scheduling: no chunked context, so a
 // step's budget holds a whole prompt (max_num_tokens 8192 by default).
+// Its KV cache is sized without vLLM's start-up sampler run.
 // T0 and the compute efficiency are calibrated on NIM's run at one user
 // of 5,000 in / 500 out (its ITL and TTFT).
 func tensorRTLLM(p Profile) Profile {
-	p.Engine, p.NoChunkedPrefill, p.MinBatchedTokens = FamilyTRTLLM, true, 8192
+	p.Engine, p.NoChunkedPrefill, p.MinBatchedTokens, p.NoSamplerWarmup = FamilyTRTLLM, true, 8192, true
 	p.StepOverheadMS, p.ComputeEfficiency = f(3.5), f(0.765)
 	return beforeRefit(p)
 }
@@ -41,8 +42,8 @@ var builtin = func() map[string]Profile {
 			Description: "knee's defaults: constants fitted across every source of the validation table at once (leave one source out)",
 			Source:      "docs/validation.md"},
 		{Name: "sglang", Engine: FamilySGLang, Version: "0.4 and later",
-			Description: "the vLLM defaults: no SGLang measurement is in the validation table yet, so nothing here is fitted to SGLang",
-			Source:      "assumed"},
+			Description: "the vLLM defaults: no constant here is fitted to SGLang; its KV cache is sized by its static memory fraction, without vLLM's start-up sampler run",
+			Source:      "assumed", NoSamplerWarmup: true},
 		tensorRTLLM(Profile{Name: "tensorrt-llm", Version: "v1.0 (PyTorch backend)",
 			Description: "TensorRT-LLM: no chunked context, overlap scheduling; T0 and compute efficiency calibrated on NIM",
 			Source:      "docs.nvidia.com/nim/benchmarking/llm (Llama-3.3-70B FP8 TP2 on H100s, one user)"}),

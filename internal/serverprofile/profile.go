@@ -76,6 +76,14 @@ type Profile struct {
 	// MinBatchedTokens raises the step's token budget to at least this
 	// (an engine without chunked prefill holds a whole prompt in a step).
 	MinBatchedTokens int `yaml:"min_batched_tokens,omitempty"`
+	// NoSamplerWarmup: the engine sizes its KV cache without vLLM V1's
+	// start-up sampler run (simengine.Config.NoSamplerWarmup).
+	NoSamplerWarmup bool `yaml:"no_sampler_warmup,omitempty"`
+	// SamplerWarmupBytesPerLogit charges that run's peak against the KV
+	// cache (simengine.CostParams.SamplerWarmupBytesPerLogit; 31 is what
+	// vLLM's code holds, simengine.VLLMSamplerWarmupBytesPerLogit; the
+	// defaults charge none).
+	SamplerWarmupBytesPerLogit *float64 `yaml:"sampler_warmup_bytes_per_logit,omitempty"`
 }
 
 // Cost is base with the profile's constants in place.
@@ -103,6 +111,7 @@ func (p Profile) Cost(base simengine.CostParams) simengine.CostParams {
 	setF(p.ExpertSmallBatchEfficiency, &c.ExpertSmallBatchEfficiency)
 	setF(p.ExpertComputeEfficiency, &c.ExpertComputeEfficiency)
 	setF(p.FrontEndSerialSplit, &c.FrontEndSerialSplit)
+	setF(p.SamplerWarmupBytesPerLogit, &c.SamplerWarmupBytesPerLogit)
 	if p.NoFrontEnd {
 		c.FrontEndNS, c.FrontEndPerTokenNS, c.FrontEndSerialNS, c.FrontEndLoadNS = 0, 0, 0, 0
 	}
@@ -127,6 +136,9 @@ func (p Profile) Apply(cfg *simengine.Config) {
 	if p.MinBatchedTokens > 0 {
 		cfg.MaxNumBatchedTokens = max(cfg.MaxNumBatchedTokens, p.MinBatchedTokens)
 	}
+	if p.NoSamplerWarmup {
+		cfg.NoSamplerWarmup = true
+	}
 }
 
 // validate says what is wrong with a profile, naming the field.
@@ -144,6 +156,8 @@ func (p Profile) validate() error {
 		return fmt.Errorf("expert_small_batch_efficiency %v: want a share above 0, at most 1", *p.ExpertSmallBatchEfficiency)
 	case !share(p.ExpertComputeEfficiency, false):
 		return fmt.Errorf("expert_compute_efficiency %v: want a share above 0, at most 1", *p.ExpertComputeEfficiency)
+	case negative(p.SamplerWarmupBytesPerLogit):
+		return fmt.Errorf("sampler_warmup_bytes_per_logit %v: must not be negative", *p.SamplerWarmupBytesPerLogit)
 	case negative(p.AllReducePerPeerUS):
 		return fmt.Errorf("all_reduce_per_peer_us %v: must not be negative", *p.AllReducePerPeerUS)
 	case !share(p.FrontEndSerialSplit, true):

@@ -117,3 +117,37 @@ func TestProfilePhysicsTerms(t *testing.T) {
 		t.Errorf("an expert efficiency of 1.5 loaded: %v", err)
 	}
 }
+
+// vLLM's start-up sampler run is vLLM's: the TensorRT-LLM and SGLang
+// profiles size their KV cache without it, vLLM's keep it.
+func TestSamplerWarmupByEngine(t *testing.T) {
+	for _, name := range Names() {
+		p, _ := Lookup(name)
+		var cfg simengine.Config
+		p.Apply(&cfg)
+		want := p.Engine == FamilyTRTLLM || p.Engine == FamilySGLang
+		if cfg.NoSamplerWarmup != want {
+			t.Errorf("%s (%s): NoSamplerWarmup %v, want %v", name, p.Engine, cfg.NoSamplerWarmup, want)
+		}
+	}
+	// A profile file switches the charge on, and a negative one is refused.
+	dir := t.TempDir()
+	on := filepath.Join(dir, "on.yaml")
+	if err := os.WriteFile(on, []byte("name: on\nengine: vllm\nsampler_warmup_bytes_per_logit: 31\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Resolve(on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Cost(simengine.DefaultCost); c.SamplerWarmupBytesPerLogit != simengine.VLLMSamplerWarmupBytesPerLogit {
+		t.Errorf("sampler_warmup_bytes_per_logit 31: cost has %v", c.SamplerWarmupBytesPerLogit)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: bad\nengine: vllm\nsampler_warmup_bytes_per_logit: -1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resolve(bad); err == nil || !strings.Contains(err.Error(), "sampler_warmup_bytes_per_logit") {
+		t.Errorf("a negative sampler_warmup_bytes_per_logit: %v, want it named", err)
+	}
+}

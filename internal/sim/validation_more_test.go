@@ -505,6 +505,8 @@ func sglangConfig(t *testing.T, gpu, model string, tp int, memFrac float64, over
 	c.MaxNumBatchedTokens = 8192 // SGLang's chunked prefill size
 	c.NoPrefixCaching = true
 	c.NoAsyncScheduling = !overlap
+	// SGLang's memory plan, in prediction too: no vLLM start-up sampler run.
+	c.NoSamplerWarmup = profileNamed("sglang").NoSamplerWarmup
 	return c
 }
 

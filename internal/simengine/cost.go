@@ -145,6 +145,13 @@ type CostParams struct {
 	// ReserveFixedBytes is memory held outside weights and KV cache: CUDA
 	// context, CUDA graphs, NCCL and allocator slack. Assumed.
 	ReserveFixedBytes float64
+	// SamplerWarmupBytesPerLogit is the memory a logit holds at the peak
+	// of vLLM V1's start-up sampler run, which samples max_num_seqs
+	// requests over the whole vocabulary and whose peak is taken from the
+	// KV cache (planMemory). VLLMSamplerWarmupBytesPerLogit sizes it; 0
+	// (the default): no such charge. Engines without that run
+	// (Config.NoSamplerWarmup) never pay it.
+	SamplerWarmupBytesPerLogit float64
 	// Linear, when set, prices every step with an empirical linear model
 	// instead of the roofline: for servers whose step time is no GPU's
 	// (a CPU server such as Ollama), fitted by knee calibrate --step-model
@@ -259,9 +266,14 @@ var DefaultCost = CostParams{
 	BlockFP8Efficiency:    0.5,
 	AllReduceBWEfficiency: 0.75,
 	ReserveFixedBytes:     1.5 * (1 << 30),
-	FrontEndNS:            FittedFrontEndNS,
-	FrontEndPerTokenNS:    1_000, // 1 µs per prompt token
-	FrontEndJitter:        0.5,
+	// vLLM V1's start-up sampler run is not charged by default: at
+	// VLLMSamplerWarmupBytesPerLogit it fixed GPUStack's gpt-oss bursts'
+	// TPOT, but the held-out TTFT and throughput medians got worse
+	// (docs/simulator.md, "vLLM's start-up sampler run: tried, not shipped").
+	SamplerWarmupBytesPerLogit: 0,
+	FrontEndNS:                 FittedFrontEndNS,
+	FrontEndPerTokenNS:         1_000, // 1 µs per prompt token
+	FrontEndJitter:             0.5,
 }
 
 // costModel holds per-GPU (one of TP) derived quantities so that pricing a
@@ -496,16 +508,37 @@ func KVToWeightEfficiency() float64 {
 	return DefaultCost.KVMemEfficiency / DefaultCost.MemEfficiency
 }
 
+// VLLMSamplerWarmupBytesPerLogit is what one logit holds at the peak of
+// vLLM V1's start-up sampler run (vllm/v1/worker/gpu_model_runner.py,
+// profile_run → _dummy_sampler_run: one row per request, min(max_num_seqs,
+// max_num_batched_tokens) rows over the whole vocabulary, temperature 0.5,
+// top-p 0.9 and top-k vocab−1, so the sort path runs). Live at once in
+// vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p: the model's
+// 16-bit logits (2 bytes, still held by the caller), the sampler's fp32
+// copy (4, Sampler.forward), the sorted values (4) and their int64 indices
+// (8), the sorted softmax (4), its cumsum (4), the top-p mask (1) and the
+// scatter's fp32 output (4): 31 bytes. gpt-oss-120b on one H100 (vocabulary
+// 201,088, 1,024 sequences) then holds 5.9 GiB, which with the 1.5 GiB
+// reserve is the 7.4–7.6 GiB vLLM's own start-up logs leave beside the
+// weights (vllm-project/vllm issues 23278 and 27508; samplerwarmup_test.go).
+const VLLMSamplerWarmupBytesPerLogit = 31
+
 // memoryPlan is how GPU memory is split, per GPU of tp.
 type memoryPlan struct {
 	usableBytes, weightBytes, activationBytes, reserveBytes, kvBytes float64
-	kvBlocks                                                         int
+	// samplerBytes is the start-up sampler run's peak (0: none); it
+	// and the forward pass's activations peak at different times, so the
+	// KV cache loses the larger of the two.
+	samplerBytes float64
+	kvBlocks     int
 }
 
 // planMemory follows vLLM's accounting: gpu_memory_utilization × total,
-// minus weights, minus the peak activation memory of a max_num_batched_tokens
-// forward pass, minus fixed non-torch memory; the rest is KV cache.
-func planMemory(gpu GPU, m Model, tp int, util float64, maxBatched int, p CostParams) memoryPlan {
+// minus weights, minus the peak of the start-up profile run (the larger
+// of a max_num_batched_tokens forward pass's activations and, unless
+// noSampler, the sampler run over min(maxSeqs, maxBatched) requests), minus
+// fixed non-torch memory; the rest is KV cache.
+func planMemory(gpu GPU, m Model, tp int, util float64, maxBatched, maxSeqs int, noSampler bool, p CostParams) memoryPlan {
 	// Every GPU holds the replicated weights whole.
 	pb, _ := precision(m.WeightPrecision, "bf16")
 	wb := m.WeightBytes()/float64(tp) + float64(m.Layers)*m.replicatedLayerParams()*(1-1/float64(tp))*pb
@@ -519,7 +552,12 @@ func planMemory(gpu GPU, m Model, tp int, util float64, maxBatched int, p CostPa
 		activationBytes: act,
 		reserveBytes:    p.ReserveFixedBytes,
 	}
-	plan.kvBytes = plan.usableBytes - wb - act - p.ReserveFixedBytes
+	if !noSampler {
+		// Every GPU of tp samples the whole vocabulary (V1 runs the
+		// sampler on each rank).
+		plan.samplerBytes = float64(min(maxSeqs, maxBatched)) * float64(m.VocabSize) * p.SamplerWarmupBytesPerLogit
+	}
+	plan.kvBytes = plan.usableBytes - wb - max(act, plan.samplerBytes) - p.ReserveFixedBytes
 	if plan.kvBytes > 0 {
 		plan.kvBlocks = int(plan.kvBytes / (m.poolKVBytesPerToken(tp) * BlockTokens))
 	}
@@ -528,7 +566,12 @@ func planMemory(gpu GPU, m Model, tp int, util float64, maxBatched int, p CostPa
 
 func (p memoryPlan) String() string {
 	return fmt.Sprintf("%.1f GiB usable = %.1f GiB weights + %.1f GiB activations + %.1f GiB reserved + %.1f GiB KV cache",
-		p.usableBytes/(1<<30), p.weightBytes/(1<<30), p.activationBytes/(1<<30), p.reserveBytes/(1<<30), p.kvBytes/(1<<30))
+		p.usableBytes/(1<<30), p.weightBytes/(1<<30), p.profilePeak()/(1<<30), p.reserveBytes/(1<<30), p.kvBytes/(1<<30))
+}
+
+// profilePeak is what the start-up profile run takes from the KV cache.
+func (p memoryPlan) profilePeak() float64 {
+	return max(p.activationBytes, p.samplerBytes)
 }
 
 // StepShape is what one engine step computes, summed over its requests.

@@ -50,6 +50,10 @@ type Config struct {
 	// linear (CPU server) profile keeps synchronous scheduling: llama.cpp
 	// adds sequences between batches.
 	NoAsyncScheduling bool
+	// NoSamplerWarmup: the engine sizes its KV cache without vLLM V1's
+	// start-up sampler run (CostParams.SamplerWarmupBytesPerLogit), as
+	// TensorRT-LLM and SGLang do.
+	NoSamplerWarmup bool
 	// Seed seeds the per-request front-end jitter (FrontEnd).
 	Seed int64
 	// EdgeEmissionsOnly makes Step emit only each request's first token
@@ -273,11 +277,11 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.Cost != nil {
 		p = *cfg.Cost
 	}
-	mem := planMemory(cfg.GPU, cfg.Model, cfg.TP, cfg.GPUMemoryUtilization, cfg.MaxNumBatchedTokens, p)
+	mem := planMemory(cfg.GPU, cfg.Model, cfg.TP, cfg.GPUMemoryUtilization, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs, cfg.NoSamplerWarmup, p)
 	if mem.kvBlocks <= 0 {
 		return nil, fmt.Errorf("%w: %s needs %.1f GiB of weights per GPU at tp %d, but %s offers %.1f GiB (%.0f%% of %.1f GiB) minus %.1f GiB activations and %.1f GiB reserved; use more GPUs (--tp) or a larger GPU",
 			ErrDoesNotFit, cfg.Model.Name, mem.weightBytes/(1<<30), cfg.TP, cfg.GPU.Name, mem.usableBytes/(1<<30),
-			cfg.GPUMemoryUtilization*100, cfg.GPU.MemoryGiB, mem.activationBytes/(1<<30), mem.reserveBytes/(1<<30))
+			cfg.GPUMemoryUtilization*100, cfg.GPU.MemoryGiB, mem.profilePeak()/(1<<30), mem.reserveBytes/(1<<30))
 	}
 	// A context's windowed layers hold at most winReserve blocks beside
 	// its full-attention ones: a window and a step's chunk.
