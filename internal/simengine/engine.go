@@ -139,10 +139,10 @@ type req struct {
 	firstSched  int64 // -1 until first scheduled
 	firstToken  int64
 	preemptions int32
+	winBlocks   int32 // pool blocks its sliding-window layers hold (Engine.windowBlocks); beside preemptions, in what was padding
 	lastToken   int64 // when its last token was emitted
 	noGapStats  bool
 	transferred int32 // leading prompt tokens whose KV came with the request
-	winBlocks   int32 // pool blocks its sliding-window layers hold (Engine.windowBlocks)
 	adapter     int32 // LoRA adapter (0: the base model); loraHeld while it counts in a slot
 	loraHeld    bool
 
@@ -513,14 +513,17 @@ func (e *Engine) takeWindowBlocks(r *req, want int32) {
 func (e *Engine) Step(emit func(Emission)) int64 {
 	budget := int32(e.cfg.MaxNumBatchedTokens)
 	preempted := false
-	load := stepLoad{window: int64(e.window)}
+	// window is hoisted out of the loop below, run for every decode of
+	// every step: 0 for a model without sliding-window layers.
+	window := e.window
+	load := stepLoad{window: int64(window)}
 
 	// 1. Running requests: decodes and unfinished (or recomputing) prefills.
 	i := 0
 	for i < len(e.running) && budget > 0 {
 		r := &e.reqs[e.running[i]]
 		left := r.numTokens() - r.computed
-		if left == 1 && (r.computed&(BlockTokens-1) != 0 || e.freeBlocks > 0) && (e.window == 0 || e.windowBlocks(r.computed, 1) == r.winBlocks) {
+		if left == 1 && (r.computed&(BlockTokens-1) != 0 || e.freeBlocks > 0) && (window == 0 || e.windowBlocks(r.computed, 1) == r.winBlocks) {
 			// Fast path for the common case, a decode that fits: one
 			// token, a new block only when the last one is full.
 			if r.computed&(BlockTokens-1) == 0 {
@@ -533,8 +536,8 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 			load.newTokens++
 			load.ctxTokens += c + 1
 			load.attnPairs += c + 1
-			if e.window > 0 {
-				w := min(c+1, int64(e.window))
+			if window > 0 {
+				w := min(c+1, int64(window))
 				load.winCtxTokens += w
 				load.winAttnPairs += w
 			}
