@@ -262,24 +262,23 @@ func build(c config, name string) (simengine.Model, []string, error) {
 		return simengine.Model{}, nil, err
 	}
 	m.WeightBlockSize = weightBlockSize(c, m.WeightPrecision)
+	// What vLLM computes in: the checkpoint's FP16, else BF16.
+	served := m.ActivationPrecision()
+	if activationDtype(c) == "fp16" {
+		served = "fp16"
+	}
 	if m.WeightPrecision == "mxfp4" {
 		if m.Experts == 0 {
 			return simengine.Model{}, nil, fieldErr("quantization_config.quant_method", "mxfp4 quantizes a mixture's experts, and this model has none")
 		}
-		// Everything but the experts stays in the activation dtype
-		// (gpt-oss: modules_to_not_convert lists attention, router,
-		// embeddings and LM head).
-		m.DenseWeightPrecision = m.ActivationPrecision()
-		if d := activationDtype(c); d == "fp16" {
-			m.DenseWeightPrecision = "fp16"
-		}
+		// Everything but the experts stays in the served dtype (gpt-oss:
+		// modules_to_not_convert lists attention, router, embeddings and
+		// LM head).
+		m.DenseWeightPrecision = served
 	}
-	// The KV cache in the model's activation dtype, as vLLM's
-	// --kv-cache-dtype auto keeps it.
-	m.KVPrecision = m.ActivationPrecision()
-	if d := activationDtype(c); d == "fp16" {
-		m.KVPrecision = "fp16"
-	}
+	// The KV cache in the served dtype, as vLLM's --kv-cache-dtype auto
+	// keeps it.
+	m.KVPrecision = served
 	if err := m.Validate(); err != nil {
 		return simengine.Model{}, nil, err
 	}

@@ -26,7 +26,7 @@ func beforeRefit(p Profile) Profile {
 // T0 and the compute efficiency are calibrated on NIM's run at one user
 // of 5,000 in / 500 out (its ITL and TTFT).
 func tensorRTLLM(p Profile) Profile {
-	p.Engine, p.NoChunkedPrefill, p.MinBatchedTokens, p.NoSamplerWarmup = FamilyTRTLLM, true, 8192, true
+	p.Engine, p.NoChunkedPrefill, p.MinBatchedTokens = FamilyTRTLLM, true, 8192
 	p.StepOverheadMS, p.ComputeEfficiency = f(3.5), f(0.765)
 	return beforeRefit(p)
 }
@@ -43,7 +43,7 @@ var builtin = func() map[string]Profile {
 			Source:      "docs/validation.md"},
 		{Name: "sglang", Engine: FamilySGLang, Version: "0.4 and later",
 			Description: "the vLLM defaults: no constant here is fitted to SGLang; its KV cache is sized by its static memory fraction, without vLLM's start-up sampler run",
-			Source:      "assumed", NoSamplerWarmup: true},
+			Source:      "assumed"},
 		tensorRTLLM(Profile{Name: "tensorrt-llm", Version: "v1.0 (PyTorch backend)",
 			Description: "TensorRT-LLM: no chunked context, overlap scheduling; T0 and compute efficiency calibrated on NIM",
 			Source:      "docs.nvidia.com/nim/benchmarking/llm (Llama-3.3-70B FP8 TP2 on H100s, one user)"}),

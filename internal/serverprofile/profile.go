@@ -76,9 +76,6 @@ type Profile struct {
 	// MinBatchedTokens raises the step's token budget to at least this
 	// (an engine without chunked prefill holds a whole prompt in a step).
 	MinBatchedTokens int `yaml:"min_batched_tokens,omitempty"`
-	// NoSamplerWarmup: the engine sizes its KV cache without vLLM V1's
-	// start-up sampler run (simengine.Config.NoSamplerWarmup).
-	NoSamplerWarmup bool `yaml:"no_sampler_warmup,omitempty"`
 	// SamplerWarmupBytesPerLogit charges that run's peak against the KV
 	// cache (simengine.CostParams.SamplerWarmupBytesPerLogit; 31 is what
 	// vLLM's code holds, simengine.VLLMSamplerWarmupBytesPerLogit; the
@@ -136,10 +133,16 @@ func (p Profile) Apply(cfg *simengine.Config) {
 	if p.MinBatchedTokens > 0 {
 		cfg.MaxNumBatchedTokens = max(cfg.MaxNumBatchedTokens, p.MinBatchedTokens)
 	}
-	if p.NoSamplerWarmup {
+	if !p.SamplerWarmup() {
 		cfg.NoSamplerWarmup = true
 	}
 }
+
+// SamplerWarmup reports whether the profile's engine sizes its KV cache
+// after vLLM V1's start-up sampler run (simengine.Config.NoSamplerWarmup):
+// vLLM does; SGLang (a static memory fraction), TensorRT-LLM and other
+// engines do not.
+func (p Profile) SamplerWarmup() bool { return p.Engine == FamilyVLLM }
 
 // validate says what is wrong with a profile, naming the field.
 func (p Profile) validate() error {

@@ -118,16 +118,33 @@ func TestProfilePhysicsTerms(t *testing.T) {
 	}
 }
 
-// vLLM's start-up sampler run is vLLM's: the TensorRT-LLM and SGLang
-// profiles size their KV cache without it, vLLM's keep it.
+// vLLM's start-up sampler run is vLLM's: a profile's engine says whether
+// its KV cache is sized after it (vLLM's profiles) or without it
+// (SGLang's, TensorRT-LLM's and other engines').
 func TestSamplerWarmupByEngine(t *testing.T) {
 	for _, name := range Names() {
 		p, _ := Lookup(name)
 		var cfg simengine.Config
 		p.Apply(&cfg)
-		want := p.Engine == FamilyTRTLLM || p.Engine == FamilySGLang
+		want := map[string]bool{FamilyVLLM: false, FamilySGLang: true, FamilyTRTLLM: true, FamilyOther: true}[p.Engine]
 		if cfg.NoSamplerWarmup != want {
 			t.Errorf("%s (%s): NoSamplerWarmup %v, want %v", name, p.Engine, cfg.NoSamplerWarmup, want)
+		}
+	}
+	// So does a profile file's engine.
+	for engine, want := range map[string]bool{"vllm": false, "sglang": true, "other": true} {
+		path := filepath.Join(t.TempDir(), "p.yaml")
+		if err := os.WriteFile(path, []byte("name: p\nengine: "+engine+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := Resolve(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cfg simengine.Config
+		p.Apply(&cfg)
+		if cfg.NoSamplerWarmup != want {
+			t.Errorf("engine %s: NoSamplerWarmup %v, want %v", engine, cfg.NoSamplerWarmup, want)
 		}
 	}
 	// A profile file switches the charge on, and a negative one is refused.

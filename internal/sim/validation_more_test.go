@@ -506,7 +506,7 @@ func sglangConfig(t *testing.T, gpu, model string, tp int, memFrac float64, over
 	c.NoPrefixCaching = true
 	c.NoAsyncScheduling = !overlap
 	// SGLang's memory plan, in prediction too: no vLLM start-up sampler run.
-	c.NoSamplerWarmup = profileNamed("sglang").NoSamplerWarmup
+	c.NoSamplerWarmup = !profileNamed("sglang").SamplerWarmup()
 	return c
 }
 

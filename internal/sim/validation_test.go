@@ -139,7 +139,7 @@ func tensorRTLLM(t *testing.T, gpu, model string, tp, maxLen int) simengine.Conf
 	}
 	cfg.Cost = &p
 	cfg.ChunkedPrefill, cfg.MaxNumBatchedTokens, cfg.MaxModelLen = !prof.NoChunkedPrefill, max(prof.MinBatchedTokens, maxLen), maxLen
-	cfg.NoSamplerWarmup = prof.NoSamplerWarmup // the engine's memory plan, in prediction too
+	cfg.NoSamplerWarmup = !prof.SamplerWarmup() // the engine's memory plan, in prediction too
 	if strings.HasSuffix(model, "-fp8") {
 		// Assumed: NVIDIA's FP8 checkpoints cache KV in FP8 under
 		// TensorRT-LLM (see the Sources); knee's presets follow vLLM's
