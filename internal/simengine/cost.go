@@ -334,12 +334,10 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 		nsPerFLOP: 1e9 / (gpu.AchievableBF16TFLOPS() * 1e12 * p.ComputeEfficiency * k),
 		// Every dense linear weight and the LM head are read once per
 		// step; of the embedding table only the looked-up rows are read
-		// (negligible). A quantized checkpoint keeps its LM head in 16
-		// bits: vLLM's FP8 method quantizes linear layers only (the LM
-		// head is a vocabulary embedding), and FP8, AWQ, GPTQ and MXFP4
-		// checkpoints leave lm_head out. db is the dense layers' own
+		// (negligible). The LM head is read at embeddingPrecisionBytes
+		// (16 bits in a quantized checkpoint); db is the dense layers' own
 		// precision (gpt-oss: BF16 beside MXFP4 experts).
-		weightBytes:      layers*m.denseLayerParamsPerGPU(tp)/blk*db + h*v/fTP*max(db, 2),
+		weightBytes:      layers*m.denseLayerParamsPerGPU(tp)/blk*db + h*v/fTP*m.embeddingPrecisionBytes(),
 		lmHeadFLOPs:      2 * h * v / fTP,
 		kvBytesTok:       m.FullKVBytesPerToken(tp),
 		attnFLOPsPair:    4 * float64((m.Layers-m.SlidingLayers)*m.Heads*m.HeadDim) / fTP,
@@ -361,32 +359,22 @@ func newCostModel(gpu GPU, m Model, tp int, p CostParams, scale float64) costMod
 		nsPerLinear = 1e9 / (gpu.AchievableFP8TFLOPS() * 1e12 * p.ComputeEfficiency * k)
 	}
 	nsPerLinear /= blk
-	nsPerExpert := nsPerLinear
-	if e := p.ExpertComputeEfficiency; e > 0 && e < 1 {
-		nsPerExpert /= e
-	}
+	nsPerExpert := nsPerLinear / share(p.ExpertComputeEfficiency)
 	denseFLOPs := 2 * layers * m.denseLayerParamsPerGPU(tp)
 	expertFLOPs := 2 * layers * float64(m.ExpertsPerToken) * m.expertParams() / fTP // 0 for a dense model
 	c.linearNSPerToken = denseFLOPs*nsPerLinear + expertFLOPs*nsPerExpert
 	if m.Experts > 0 {
 		c.experts, c.topK = float64(m.Experts), float64(m.ExpertsPerToken)
 		c.expertBytesAll = layers * m.expertParams() * wb / fTP / blk
-		c.expertSmallEff = p.ExpertSmallBatchEfficiency
-		if c.expertSmallEff <= 0 || c.expertSmallEff > 1 {
-			c.expertSmallEff = 1
-		}
+		c.expertSmallEff = share(p.ExpertSmallBatchEfficiency)
 	}
 	if tp > 1 {
-		bwEff := p.AllReduceBWEfficiency
-		if bwEff <= 0 {
-			bwEff = 1
-		}
 		c.arCount = 2 * layers
 		c.arLatencyNS = float64(p.AllReduceLatencyNS) + float64(p.AllReducePerPeerNS)*(fTP-1)
 		if gpu.Interconnect == InterconnectPCIe && p.PCIeAllReduceLatencyScale > 0 {
 			c.arLatencyNS *= p.PCIeAllReduceLatencyScale
 		}
-		c.arNSPerToken = 2 * (fTP - 1) / fTP * h * 2 * 1e9 / (gpu.InterconnectGBps * 1e9 * bwEff)
+		c.arNSPerToken = 2 * (fTP - 1) / fTP * h * 2 * 1e9 / (gpu.InterconnectGBps * 1e9 * share(p.AllReduceBWEfficiency))
 	}
 	return c
 }

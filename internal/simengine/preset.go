@@ -387,11 +387,28 @@ func (m Model) Params() float64 {
 	return float64(m.Layers)*m.LayerParams() + emb + head
 }
 
-// WeightBytes is the memory the weights occupy.
+// WeightBytes is the memory the weights occupy: the routed experts at
+// their precision, the embedding table and LM head at
+// embeddingPrecisionBytes, the rest at the dense layers' precision.
 func (m Model) WeightBytes() float64 {
 	eb, db := m.weightPrecisionBytes()
 	experts := float64(m.Layers) * float64(m.Experts) * m.expertParams()
-	return experts*eb + (m.Params()-experts)*db
+	emb := float64(m.VocabSize) * float64(m.HiddenSize)
+	embHead := emb
+	if !m.TiedEmbeddings {
+		embHead += emb
+	}
+	return experts*eb + (m.Params()-experts-embHead)*db + embHead*m.embeddingPrecisionBytes()
+}
+
+// embeddingPrecisionBytes is the bytes of an embedding or LM-head weight:
+// a quantized checkpoint keeps both in 16 bits (vLLM's quantization
+// methods quantize linear layers, and FP8, AWQ, GPTQ and MXFP4
+// checkpoints leave embed_tokens and lm_head out), so the step reads the
+// head, and memory holds both, at no less than 2 bytes a weight.
+func (m Model) embeddingPrecisionBytes() float64 {
+	_, db := m.weightPrecisionBytes()
+	return max(db, 2)
 }
 
 // weightPrecisionBytes is the bytes of a routed expert's weight and of
