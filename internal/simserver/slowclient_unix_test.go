@@ -12,9 +12,14 @@ import (
 
 // TestClientThatStopsReading: a client that sends a request and never reads
 // is dropped once the socket buffers fill, without holding up the writer
-// that serves other streams.
+// that serves other streams. The stream is far longer than the buffers
+// (~16,000 tokens fill them; the engine takes ~15 s of its scaled time for
+// 399,000), so a writer starved for seconds on a loaded machine still meets
+// the full buffer before the engine finishes the request; with 60,000
+// tokens a lag of ~1.7 s let the engine finish first, and a finished
+// request is never counted as canceled.
 func TestClientThatStopsReading(t *testing.T) {
-	url, srv := startTest(t, func(c *Config) { c.Engine.StepTimeScale = 0.005; c.Engine.MaxModelLen = 65536 })
+	url, srv := startTest(t, func(c *Config) { c.Engine.StepTimeScale = 0.005; c.Engine.MaxModelLen = 400000 })
 	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
 	}}
@@ -23,7 +28,7 @@ func TestClientThatStopsReading(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	body := `{"prompt":"x","max_tokens":60000,"stream":true}` // ~8 MB, more than the socket buffers hold
+	body := `{"prompt":"x","max_tokens":399000,"stream":true}` // ~50 MB, far more than the socket buffers hold
 	fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	// Meanwhile ordinary requests complete, whichever writer they share.
 	for i := 0; i < 4; i++ {
@@ -32,5 +37,11 @@ func TestClientThatStopsReading(t *testing.T) {
 			t.Fatalf("ordinary request %d: %d %q", i, resp.StatusCode, b)
 		}
 	}
+	defer func() {
+		if t.Failed() {
+			st := srv.EngineStats()
+			t.Logf("engine: %d tokens out, %d finished, %d canceled, %d running", st.OutputTokens, st.Finished, st.Canceled, st.Running)
+		}
+	}()
 	waitFor(t, "the stalled client dropped", func() bool { return srv.EngineStats().Canceled == 1 })
 }
