@@ -20,7 +20,7 @@ func (e *simEngineFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&e.PresetFile, "preset-file", "", "YAML file with lists gpus: and models: of extra presets")
 	registerModelSource(fs, &e.Source)
 	fs.IntVar(&e.TP, "tp", 1, "tensor-parallel degree (GPUs per replica)")
-	fs.IntVar(&e.MaxNumSeqs, "max-num-seqs", 0, "most requests running at once (0: vLLM's default, 1024 on >=70 GiB GPUs other than A100s, else 256)")
+	fs.IntVar(&e.MaxNumSeqs, "max-num-seqs", 0, "most requests running at once (0: the engine's default: vLLM's 1024 on >=70 GiB GPUs other than A100s, else 256; with --server-profile sglang, SGLang's from the KV cache)")
 	fs.IntVar(&e.MaxBatchedTokens, "max-num-batched-tokens", 0, "token budget of one engine step (0: vLLM's default, 8192 on >=70 GiB GPUs other than A100s, else 2048)")
 	fs.Float64Var(&e.MemUtil, "gpu-memory-utilization", 0.9, "fraction of GPU memory the engine may use")
 	fs.IntVar(&e.MaxModelLen, "max-model-len", 0, "prompt + output token limit (0: the model's context length)")

@@ -73,6 +73,12 @@ type Profile struct {
 	// Scheduling that differs from vLLM V1's.
 	NoChunkedPrefill  bool `yaml:"no_chunked_prefill,omitempty"`
 	NoAsyncScheduling bool `yaml:"no_async_scheduling,omitempty"`
+	// SeparatePrefill: prompt work and decodes in separate steps, prompt
+	// work first (simengine.Config.SeparatePrefill; SGLang's default).
+	SeparatePrefill bool `yaml:"separate_prefill,omitempty"`
+	// RunningCapFromKV: the running-request cap, when not given, from the
+	// KV cache (simengine.Config.RunningCapFromKV; SGLang's default).
+	RunningCapFromKV bool `yaml:"running_cap_from_kv,omitempty"`
 	// MinBatchedTokens raises the step's token budget to at least this
 	// (an engine without chunked prefill holds a whole prompt in a step).
 	MinBatchedTokens int `yaml:"min_batched_tokens,omitempty"`
@@ -129,6 +135,12 @@ func (p Profile) Apply(cfg *simengine.Config) {
 	}
 	if p.NoAsyncScheduling {
 		cfg.NoAsyncScheduling = true
+	}
+	if p.SeparatePrefill {
+		cfg.SeparatePrefill = true
+	}
+	if p.RunningCapFromKV {
+		cfg.RunningCapFromKV = true
 	}
 	if p.MinBatchedTokens > 0 {
 		cfg.MaxNumBatchedTokens = max(cfg.MaxNumBatchedTokens, p.MinBatchedTokens)

@@ -361,10 +361,16 @@ func TestSystalyzeLengths(t *testing.T) {
 // fraction (mem_frac 0.88 at TP1, 0.85 at TP4 unless given: the LMSYS
 // README's notes), and whether the scheduler overlaps the CPU's work
 // with the GPU's (SGLang's overlap scheduler, on by default from v0.4.0;
-// the async scheduling of knee's vLLM). What knee does not model and
-// every row below shares: SGLang's default scheduler runs a prefill batch
-// on its own, pausing decode (mixed chunks are opt-in), where knee's
-// chunked prefill mixes both in one step; SGLang's prefill chunk is 8,192
+// the async scheduling of knee's vLLM). The "sglang" profile's scheduler
+// (session 16): a prefill batch runs on its own, pausing decode (mixed
+// chunks are opt-in), a request is admitted only when its whole prompt
+// fits, and the running cap comes from the KV cache (simengine.Config's
+// SeparatePrefill and RunningCapFromKV). Held out it moved the 27-source
+// medians by under a point (TTFT 19.98 -> 20.17%, TPOT 9.54 -> 9.46%,
+// throughput 9.65 -> 9.93%; every p90 unchanged); on these rows it fixed
+// wangraying's ITL (+30% -> -2%) and SkyPilot's throughput (21% / 26% ->
+// 15% / 24%) and lowered the TTFTs knee already read low (DataCrunch 13% /
+// 36% -> 24% / 55% beside the cap alone). SGLang's prefill chunk is 8,192
 // tokens by default (stated by the wangraying source, seen in the
 // SkyPilot logs), and knee's batch budget is set to it (vLLM's default on
 // the A100s would be 2,048).
@@ -497,7 +503,7 @@ func TestSystalyzeLengths(t *testing.T) {
 // sglangConfig is an SGLang server as knee runs it: vLLM's defaults with
 // SGLang's memory fraction and prefill chunk, no prefix cache
 // (--disable-radix-cache), and synchronous steps before SGLang's overlap
-// scheduler.
+// scheduler, and the "sglang" server profile's scheduling.
 func sglangConfig(t *testing.T, gpu, model string, tp int, memFrac float64, overlap bool) simengine.Config {
 	t.Helper()
 	c := engineConfig(t, gpu, model, tp)
@@ -505,8 +511,12 @@ func sglangConfig(t *testing.T, gpu, model string, tp int, memFrac float64, over
 	c.MaxNumBatchedTokens = 8192 // SGLang's chunked prefill size
 	c.NoPrefixCaching = true
 	c.NoAsyncScheduling = !overlap
-	// SGLang's memory plan, in prediction too: no vLLM start-up sampler run.
+	// SGLang's memory plan, in prediction too (no vLLM start-up sampler run),
+	// and its scheduler (the "sglang" profile: separate prefill batches,
+	// whole-prompt admission, the running cap from the KV cache).
 	c.NoSamplerWarmup = !profileNamed("sglang").SamplerWarmup()
+	c.SeparatePrefill = profileNamed("sglang").SeparatePrefill
+	c.RunningCapFromKV = profileNamed("sglang").RunningCapFromKV
 	return c
 }
 
@@ -653,7 +663,7 @@ func checkOnly(metrics []burstMetric) []burstMetric {
 // row had when added).
 const (
 	missSGLangLowLoadTTFT = "at 1-8 req/s the published median TTFT (86-106 ms on DataCrunch's H200s below saturation, 54-58 ms on LMSYS's H100s) is where knee's reads 33-41% low under the pre-refit defaults, whose front end is shorter; held out, with the refit's front end (7.3-14 ms), the same rows read -17% to -2%"
-	missSGLangLoadITL     = "the published median ITL rises with load (DataCrunch's H200s: 13.6, 14.8, 19.4, 70.8 and 179 ms at 1, 2, 4, 8 and 16 req/s) where knee's barely does (11.6, 11.8, 12.2, 13.3 and 44 ms in-source; 13.2 to 15.5 ms held out up to 8 req/s): the TPOT that barely rises with load of issue 28, and SGLang's default scheduler runs each prefill batch on its own, pausing every decode, where knee mixes prefill chunks into decode steps; the median TTFT at 8 and 16 req/s follows the same steps"
+	missSGLangLoadITL     = "the published median ITL rises with load (DataCrunch's H200s: 13.6, 14.8, 19.4, 70.8 and 179 ms at 1, 2, 4, 8 and 16 req/s) where knee's barely does (11.6, 11.8, 12.3, 13.5 and 52 ms in-source; 13.2 to 15.7 ms held out up to 8 req/s): the TPOT that barely rises with load of issue 28. knee runs SGLang's separate prefill batches (the sglang profile), but a median gap is a decode step's, and at 8 req/s knee's prefill batches pause too few of them to move it; the median TTFT at 8 and 16 req/s follows the same steps"
 	missSGLangCapacity    = "at saturation the pre-refit defaults put these servers' capacity 1.6-2x above the published (DataCrunch at 16 req/s +70%, LMSYS's 5,000 prompts at once +64% on the 8B, +99% on the 70B TP4); held out, under the refit's defaults, the same rows read +9% to +35%"
 )
 

@@ -50,6 +50,17 @@ type Config struct {
 	// linear (CPU server) profile keeps synchronous scheduling: llama.cpp
 	// adds sequences between batches.
 	NoAsyncScheduling bool
+	// SeparatePrefill runs prompt work and decodes in separate steps,
+	// prompt work first: a step that can start or continue a prefill
+	// runs only prefills, and the running decodes wait for it. SGLang's
+	// default scheduler does this (its --enable-mixed-chunk, off by
+	// default, mixes them as vLLM's chunked prefill always does).
+	SeparatePrefill bool
+	// RunningCapFromKV sizes a MaxNumSeqs left at 0 from the KV cache as
+	// SGLang sizes max_running_requests: half the KV tokens, and at most
+	// its request pool, max(KV tokens / context length × 512, 2048) up
+	// to 4096 (and never above MaxNumBatchedTokens).
+	RunningCapFromKV bool
 	// NoSamplerWarmup: the engine sizes its KV cache without vLLM V1's
 	// start-up sampler run (CostParams.SamplerWarmupBytesPerLogit), as
 	// TensorRT-LLM and SGLang do.
@@ -238,6 +249,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	// larger budget lowered their throughput (EngineArgs.get_batch_defaults,
 	// vLLM PR #17885).
 	big := cfg.GPU.MemoryGiB >= 70 && !strings.Contains(strings.ToLower(cfg.GPU.Name), "a100")
+	capFromKV := cfg.RunningCapFromKV && cfg.MaxNumSeqs == 0
 	if cfg.MaxNumSeqs == 0 {
 		cfg.MaxNumSeqs = 256
 		if big {
@@ -282,6 +294,11 @@ func NewEngine(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("%w: %s needs %.1f GiB of weights per GPU at tp %d, but %s offers %.1f GiB (%.0f%% of %.1f GiB) minus %.1f GiB activations and %.1f GiB reserved; use more GPUs (--tp) or a larger GPU",
 			ErrDoesNotFit, cfg.Model.Name, mem.weightBytes/(1<<30), cfg.TP, cfg.GPU.Name, mem.usableBytes/(1<<30),
 			cfg.GPUMemoryUtilization*100, cfg.GPU.MemoryGiB, mem.profilePeak()/(1<<30), mem.reserveBytes/(1<<30))
+	}
+	if capFromKV {
+		kv := mem.kvBlocks * BlockTokens
+		pool := min(max(int(float64(kv)/float64(max(cfg.Model.MaxContext, 1))*512), 2048), 4096)
+		cfg.MaxNumSeqs = max(1, min(kv/2, pool, cfg.MaxNumBatchedTokens))
 	}
 	// A context's windowed layers hold at most winReserve blocks beside
 	// its full-attention ones: a window and a step's chunk.
@@ -511,6 +528,23 @@ func (e *Engine) takeWindowBlocks(r *req, want int32) {
 // returns the step duration in ns (0 when there was nothing to do). emit must
 // not call back into the engine except Now and Stats.
 func (e *Engine) Step(emit func(Emission)) int64 {
+	load, scheduled := e.schedule(e.cfg.SeparatePrefill)
+	if e.cfg.SeparatePrefill && load.newTokens == 0 {
+		// No prompt work could start: a decode step.
+		load, scheduled = e.schedule(false)
+	}
+	if scheduled == 0 {
+		return 0
+	}
+	return e.run(&load, scheduled, emit)
+}
+
+// schedule picks one step's work: running requests first, then FCFS
+// admission. It returns the work and how many of e.running (a prefix,
+// after admission appends) the step covers; with prefillOnly (SGLang's
+// default scheduler) the decodes among them are passed over and make no
+// progress this step.
+func (e *Engine) schedule(prefillOnly bool) (stepLoad, int) {
 	budget := int32(e.cfg.MaxNumBatchedTokens)
 	preempted := false
 	// window is hoisted out of the loop below, run for every decode of
@@ -523,6 +557,10 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 	for i < len(e.running) && budget > 0 {
 		r := &e.reqs[e.running[i]]
 		left := r.numTokens() - r.computed
+		if left == 1 && prefillOnly {
+			i++
+			continue
+		}
 		if left == 1 && (r.computed&(BlockTokens-1) != 0 || e.freeBlocks > 0) && (window == 0 || e.windowBlocks(r.computed, 1) == r.winBlocks) {
 			// Fast path for the common case, a decode that fits: one
 			// token, a new block only when the last one is full.
@@ -597,6 +635,16 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 		cutoff = e.lastStart
 	}
 	var loraSkipped []int32 // waiting requests whose adapter has no slot this step
+	// SGLang admits a request only when its whole prompt fits beside the
+	// prompts already running (PrefillAdder's token budget), so a chunked
+	// prefill never runs out of blocks mid-prompt.
+	promptReserve := 0
+	if e.cfg.SeparatePrefill {
+		for _, slot := range e.running {
+			r := &e.reqs[slot]
+			promptReserve += max(0, int(blocksFor(r.prompt+r.generated)-r.blocks))
+		}
+	}
 	if !preempted && scheduled == len(e.running) {
 		for e.waiting.len() > 0 && budget > 0 && len(e.running) < e.cfg.MaxNumSeqs {
 			slot := e.waiting.front()
@@ -628,6 +676,13 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 			win := e.windowBlocks(hitTokens, n)
 			if want+int(win) > e.available()-freeHits {
 				break
+			}
+			if e.cfg.SeparatePrefill {
+				whole := int(blocksFor(need)) - len(e.hits)
+				if promptReserve+whole > e.available()-freeHits {
+					break
+				}
+				promptReserve += whole - want
 			}
 			e.waiting.popFront()
 			if !e.cfg.NoPrefixCaching {
@@ -670,10 +725,13 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 	for j := len(loraSkipped) - 1; j >= 0; j-- {
 		e.waiting.pushFront(loraSkipped[j])
 	}
-	if scheduled == 0 {
-		return 0
-	}
+	return load, scheduled
+}
 
+// run prices the scheduled step, advances Now to its end and applies its
+// progress, emitting the tokens it produced.
+func (e *Engine) run(loadP *stepLoad, scheduled int, emit func(Emission)) int64 {
+	load := *loadP
 	// 3. Price the step.
 	dt := e.cost.stepNS(&load) + e.lora.takeLoadNS()
 	if e.sn.sigma > 0 {
@@ -688,7 +746,7 @@ func (e *Engine) Step(emit func(Emission)) int64 {
 	e.st.Steps++
 	e.st.BusyNS += dt
 	e.st.LastStepNS = dt
-	e.st.LastStepBatch = scheduled
+	e.st.LastStepBatch = int(load.seqs)
 	e.st.LastStepNewTokens = int(load.newTokens)
 	e.st.LastStepPrefillTokens = int(load.prefillTokens)
 	e.st.PrefillTokens += load.prefillTokens
