@@ -528,23 +528,12 @@ func (e *Engine) takeWindowBlocks(r *req, want int32) {
 // returns the step duration in ns (0 when there was nothing to do). emit must
 // not call back into the engine except Now and Stats.
 func (e *Engine) Step(emit func(Emission)) int64 {
-	load, scheduled := e.schedule(e.cfg.SeparatePrefill)
-	if e.cfg.SeparatePrefill && load.newTokens == 0 {
-		// No prompt work could start: a decode step.
-		load, scheduled = e.schedule(false)
-	}
-	if scheduled == 0 {
-		return 0
-	}
-	return e.run(&load, scheduled, emit)
-}
-
-// schedule picks one step's work: running requests first, then FCFS
-// admission. It returns the work and how many of e.running (a prefix,
-// after admission appends) the step covers; with prefillOnly (SGLang's
-// default scheduler) the decodes among them are passed over and make no
-// progress this step.
-func (e *Engine) schedule(prefillOnly bool) (stepLoad, int) {
+	// With SeparatePrefill (SGLang's default scheduler) the first pass
+	// schedules prompt work only, and the running decodes make no
+	// progress this step; when no prompt work can start, a second pass
+	// schedules as usual (a decode step).
+	prefillOnly := e.cfg.SeparatePrefill
+schedule:
 	budget := int32(e.cfg.MaxNumBatchedTokens)
 	preempted := false
 	// window is hoisted out of the loop below, run for every decode of
@@ -557,13 +546,13 @@ func (e *Engine) schedule(prefillOnly bool) (stepLoad, int) {
 	for i < len(e.running) && budget > 0 {
 		r := &e.reqs[e.running[i]]
 		left := r.numTokens() - r.computed
-		if left == 1 && prefillOnly {
-			i++
-			continue
-		}
 		if left == 1 && (r.computed&(BlockTokens-1) != 0 || e.freeBlocks > 0) && (window == 0 || e.windowBlocks(r.computed, 1) == r.winBlocks) {
 			// Fast path for the common case, a decode that fits: one
 			// token, a new block only when the last one is full.
+			if prefillOnly {
+				i++
+				continue
+			}
 			if r.computed&(BlockTokens-1) == 0 {
 				e.freeBlocks--
 				r.blocks++
@@ -581,6 +570,10 @@ func (e *Engine) schedule(prefillOnly bool) (stepLoad, int) {
 			}
 			load.sampled++
 			budget--
+			i++
+			continue
+		}
+		if left == 1 && prefillOnly {
 			i++
 			continue
 		}
@@ -725,13 +718,14 @@ func (e *Engine) schedule(prefillOnly bool) (stepLoad, int) {
 	for j := len(loraSkipped) - 1; j >= 0; j-- {
 		e.waiting.pushFront(loraSkipped[j])
 	}
-	return load, scheduled
-}
+	if prefillOnly && load.newTokens == 0 {
+		prefillOnly = false
+		goto schedule
+	}
+	if scheduled == 0 {
+		return 0
+	}
 
-// run prices the scheduled step, advances Now to its end and applies its
-// progress, emitting the tokens it produced.
-func (e *Engine) run(loadP *stepLoad, scheduled int, emit func(Emission)) int64 {
-	load := *loadP
 	// 3. Price the step.
 	dt := e.cost.stepNS(&load) + e.lora.takeLoadNS()
 	if e.sn.sigma > 0 {
@@ -746,7 +740,7 @@ func (e *Engine) run(loadP *stepLoad, scheduled int, emit func(Emission)) int64 
 	e.st.Steps++
 	e.st.BusyNS += dt
 	e.st.LastStepNS = dt
-	e.st.LastStepBatch = int(load.seqs)
+	e.st.LastStepBatch = int(load.seqs) // with prefillOnly, not the decodes passed over
 	e.st.LastStepNewTokens = int(load.newTokens)
 	e.st.LastStepPrefillTokens = int(load.prefillTokens)
 	e.st.PrefillTokens += load.prefillTokens
