@@ -1208,6 +1208,25 @@ const missBlockFP8 = "Qwen3-8B-FP8 is block-quantized (a scale per 128×128 weig
 //     from public benchmarks", not a measurement.
 //   - inference-sim/sim-to-real-accuracy-validation: its vLLM ground truth
 //     is not tracked in the repository (only simulator error tables).
+//   - AMD's ROCm performance-results page in its other versions (vLLM
+//     0.10.1 of September and 0.11.1 of November 2025 on the same 8×
+//     MI300X server): the amd-mi300x source's host and workload with only
+//     the engine version changed, the same four 128-token-prompt rows a
+//     version (near duplicates, not a new setup); its MI325X section is not
+//     in the copies at hand.
+//   - arXiv 2603.10031 (vLLM 0.14.1 on 8× MI325X, Llama-3.1-405B and
+//     three MoE models): the copies at hand stop at the abstract, and the
+//     GQA runs use KV-cache offloading.
+//   - modal-labs/stopwatch: configurations only; its results live in a
+//     database, not in the repository.
+//   - gpustack/gpustack performance-lab pages not yet used (Qwen3-32B,
+//     GLM, gpt-oss-20b on A100/H100/H200): the hosts and vLLM versions of
+//     the gpustack sources already in the table.
+//   - yobitelcomm/bench's multi-vendor marathon: "5 vendors" are model
+//     vendors; every run is the yobitel source's 8× H100 host.
+//   - NVIDIA NIM's Llama-3.1-8B and 70B tables (NIM 1.3.0 and 1.8.0): the
+//     copies at hand drop the GPU, precision and length headers of those
+//     tables (as recorded above for the earlier pass).
 
 // trtllmV015 is one length pair of the v0.15 table: output tok/s by
 // column (0 where the page has no figure).
