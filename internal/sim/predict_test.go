@@ -105,6 +105,8 @@ var validationSources = []validationSource{
 	{"trtllm-v0.5-h100", familyTRTLLM, "NVIDIA, TensorRT-LLM v0.5 on H100 SXM, batch-1 first-token latency, Llama-2-7B FP8 TP1 and Llama-2-70B FP8 TP4, 128 and 2048 tokens in", "github.com/NVIDIA/TensorRT-LLM docs/source/performance.md (commit 138f96d), H100 low-latency table"},
 	{"trtllm-v0.5-a100", familyTRTLLM, "NVIDIA, TensorRT-LLM v0.5 on an A100 (80GB assumed), batch-1 first-token latency, Llama-2-7B FP16 TP1 and Llama-2-70B FP16 TP4, 128 and 2048 tokens in", "github.com/NVIDIA/TensorRT-LLM docs/source/performance.md (commit 138f96d), A100 low-latency table"},
 	{"gpustack-h100-sglang-0.5", familySGLang, "GPUStack's H100 machine (gpustack-h100's host), SGLang v0.5.3.post3, Qwen3-8B BF16 and FP8, ShareGPT at --max-concurrency 4", "github.com/gpustack/gpustack docs/performance-lab/qwen3-8b/h100-latency.md"},
+	{"trtllm-v0.15-l40s", familyTRTLLM, "NVIDIA, TensorRT-LLM v0.15.0 trtllm-bench throughput on L40S, Llama-3.1-8B FP8 TP1 and Llama-3.1-70B FP8 TP4/TP8 over PCIe (FP8 KV), every request queued at once, 128-20000 in / 128-4096 out", "github.com/NVIDIA/TensorRT-LLM gh-pages performance/perf-overview.html (commit 0627833), Throughput Measurements, L40S column"},
+	{"trtllm-v0.15-a100", familyTRTLLM, "NVIDIA, TensorRT-LLM v0.15.0 trtllm-bench throughput on A100-SXM4-80GB, Llama-3.1-8B FP16 TP1 and Llama-3.1-70B FP16 TP4/TP8, every request queued at once, 128-20000 in / 128-4096 out", "github.com/NVIDIA/TensorRT-LLM gh-pages performance/perf-overview.html (commit 0627833), Throughput Measurements, A100-SXM4-80GB column"},
 	{"splitwise", familyUnscored, "SplitwiseSim's engine profile, Llama-2-70B TP2, H100/A100", "github.com/Mutinifni/splitwise-sim data/perf_model.csv"},
 }
 
