@@ -80,7 +80,8 @@ var publishedStartups = []startupLog{
 	{
 		// --gpu-memory-utilization 0.95 --max-num-batched-tokens 1024 on
 		// one H100, max model len the default 131,072 (the version is not
-		// stated; the log's paths are vLLM 0.11's): 1.71 GiB of KV cache,
+		// stated; the issue is of October 2025, vLLM 0.11's time; its first
+		// try at 0.9 ran out of memory in the sampler warm-up): 1.71 GiB of KV cache,
 		// too little for one 131,072-token context, so it refused.
 		source: "github.com/vllm-project/vllm issue 27508", vllm: "0.11 (not stated)",
 		gpu: "h100", model: "gpt-oss-120b", tp: 1, util: 0.95, maxLen: 131072,
@@ -108,7 +109,8 @@ var publishedStartups = []startupLog{
 	},
 	{
 		// `vllm serve meta-llama/Meta-Llama-3-8B`, defaults, V0 (the
-		// PR's sanity check): 79.22 GiB of GPU memory (an 80 GB card);
+		// PR's sanity check): 79.22 GiB of GPU memory, an 80 GB card the
+		// PR does not name (planned on knee's H100: an assumption);
 		// Llama 3 8B has Llama 3.1 8B's shapes, 8,192 tokens of context.
 		source: "github.com/vllm-project/vllm pull 10511", vllm: "0.6.5 (V0, PR head)",
 		gpu: "h100", model: "llama-3.1-8b", tp: 1, util: 0.9, maxLen: 8192,

@@ -429,8 +429,8 @@ func (m Model) weightPrecisionBytes() (expert, dense float64) {
 // (vllm/model_executor/layers/quantization/mxfp4.py,
 // Mxfp4MoEMethod.create_weights), the zeros stored and streamed like
 // weights. gpt-oss's 2,880-wide experts on an H100 become 3,072 × 2,944:
-// 65.9 GiB for the 120b where its checkpoint holds 60.7 (vLLM logs
-// 65.97, vllm-project/vllm#23278; kvcap_published_test.go). 1 for every
+// 65.8 GiB for the 120b where its checkpoint holds 60.7 (vLLM 0.10.1
+// logs 65.97, vllm-project/vllm#23278; kvcap_published_test.go). 1 for every
 // other precision: their fused-MoE weights keep the checkpoint's shapes.
 func (m Model) expertStorageScale(gpu GPU, tp int) float64 {
 	if m.Experts == 0 || !strings.EqualFold(m.WeightPrecision, "mxfp4") || tp < 1 {
