@@ -223,8 +223,8 @@ func (s startupLog) plan(t *testing.T, vllm bool) (memoryPlan, Config, error) {
 //
 // Bounds, from what the logs themselves vary by:
 //   - weights within 3%: a checkpoint's bytes are arithmetic, and one
-//     model's logs agree to 0.2% (Llama 3 8B: 14.96-14.99 GiB in four
-//     logs of four vLLM versions); the 3% is the Triton MXFP4 layout
+//     model's logs agree to 0.2% (Llama 3 8B: 14.96-14.99 GiB in three
+//     logs of three vLLM versions); the 3% is the Triton MXFP4 layout
 //     (64.38 GiB) beside Marlin's (65.97), which knee does not tell apart.
 //   - KV cache within 10%, tokens or GiB, where it is at least a quarter
 //     of the usable memory: it is what is left after everything else, and
