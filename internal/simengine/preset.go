@@ -422,6 +422,50 @@ func (m Model) weightPrecisionBytes() (expert, dense float64) {
 	return expert, dense
 }
 
+// expertStorageScale is how much more memory, and how many more bytes a
+// step reads, a mixture of experts' routed experts take on one GPU of tp
+// than their checkpoint shapes: vLLM's MXFP4 MoE method pads every
+// expert's weights to its kernel's tile sizes when it creates them
+// (vllm/model_executor/layers/quantization/mxfp4.py,
+// Mxfp4MoEMethod.create_weights), the zeros stored and streamed like
+// weights. gpt-oss's 2,880-wide experts on an H100 become 3,072 × 2,944:
+// 65.8 GiB for the 120b where its checkpoint holds 60.7 (vLLM 0.10.1
+// logs 65.97, vllm-project/vllm#23278; kvcap_published_test.go). 1 for every
+// other precision: their fused-MoE weights keep the checkpoint's shapes.
+func (m Model) expertStorageScale(gpu GPU, tp int) float64 {
+	if m.Experts == 0 || !strings.EqualFold(m.WeightPrecision, "mxfp4") || tp < 1 {
+		return 1
+	}
+	inter, hidden := mxfp4Alignment(gpu)
+	i := m.ExpertFFNSize / tp // vLLM's intermediate_size_per_partition
+	if i <= 0 {
+		return 1
+	}
+	padded := float64(roundUp(m.HiddenSize, hidden)) * float64(roundUp(i, inter))
+	return padded / (float64(m.HiddenSize) * float64(i))
+}
+
+// mxfp4Alignment is the multiple vLLM pads an MXFP4 expert's intermediate
+// (per GPU) and hidden sizes to on gpu, by the MoE kernel it runs there
+// (mxfp4.py, get_mxfp4_backend and create_weights): the Marlin kernel on
+// GPUs without FP4 tensor cores (Ampere, Ada, Hopper: 128 and 256;
+// Hopper's Triton path, the default of later vLLM, stores about as much:
+// 64.38 GiB for the 120b, vllm-project/vllm#33155), FlashInfer on
+// Blackwell (256 and 256), and on ROCm 128 and 128 (MI300X/MI325X).
+func mxfp4Alignment(gpu GPU) (inter, hidden int) {
+	name := strings.ToUpper(gpu.Name)
+	switch {
+	case gpu.Interconnect == InterconnectInfinityFabric:
+		return 128, 128
+	case strings.HasPrefix(name, "B2") || strings.HasPrefix(name, "B3") || strings.HasPrefix(name, "GB2") || strings.HasPrefix(name, "GB3"):
+		return 256, 256
+	default:
+		return 128, 256
+	}
+}
+
+func roundUp(n, to int) int { return (n + to - 1) / to * to }
+
 // KVBytesPerToken is the KV cache one token of context needs on one GPU of
 // tp: K and V for every layer and KV head (heads are replicated when tp
 // exceeds the KV head count, as vLLM does). Latent attention caches one
