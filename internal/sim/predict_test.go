@@ -381,11 +381,24 @@ func runLeaveOneSourceOut(t *testing.T) looResult {
 				}
 			}()
 		}
+		// A row whose engine cannot be built fails the test from a worker
+		// (t.Fatal ends only that goroutine): stop feeding once every
+		// worker has ended, rather than block on a channel nobody reads.
+		workersDone := make(chan struct{})
+		go func() { wg.Wait(); close(workersDone) }()
+	feed:
 		for _, i := range todo {
-			next <- i
+			select {
+			case next <- i:
+			case <-workersDone:
+				break feed
+			}
 		}
 		close(next)
-		wg.Wait()
+		<-workersDone
+		if t.Failed() {
+			t.FailNow()
+		}
 		for _, i := range todo {
 			memo[keys[i]] = got[i]
 			res.rows[i].logRatio[ci] = got[i]
