@@ -44,7 +44,10 @@ var builtin = func() map[string]Profile {
 		{Name: "sglang", Engine: FamilySGLang, Version: "0.4 and later",
 			Description:     "the vLLM defaults with SGLang's scheduling: prefill batches run on their own, before decodes (no mixed chunks), a request admitted only when its whole prompt fits, up to max_running_requests sized from the KV cache; its KV cache is sized by its static memory fraction, without vLLM's start-up sampler run",
 			Source:          "sgl-project/sglang server_args.py (enable_mixed_chunk off by default); no constant fitted to SGLang",
-			SeparatePrefill: true, RunningCapFromKV: true},
+			SeparatePrefill: true, RunningCapFromKV: true,
+			// SGLang's chunked_prefill_size on GPUs of 40 GB and more (the
+			// vLLM default on A100s would be 2,048).
+			MinBatchedTokens: 8192},
 		tensorRTLLM(Profile{Name: "tensorrt-llm", Version: "v1.0 (PyTorch backend)",
 			Description: "TensorRT-LLM: no chunked context, overlap scheduling; T0 and compute efficiency calibrated on NIM",
 			Source:      "docs.nvidia.com/nim/benchmarking/llm (Llama-3.3-70B FP8 TP2 on H100s, one user)"}),

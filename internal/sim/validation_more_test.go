@@ -509,7 +509,7 @@ func sglangConfig(t *testing.T, gpu, model string, tp int, memFrac float64, over
 	t.Helper()
 	c := engineConfig(t, gpu, model, tp)
 	c.GPUMemoryUtilization = memFrac
-	c.MaxNumBatchedTokens = 8192 // SGLang's chunked prefill size
+	c.MaxNumBatchedTokens = max(c.MaxNumBatchedTokens, profileNamed("sglang").MinBatchedTokens) // SGLang's chunked prefill size
 	c.NoPrefixCaching = true
 	c.NoAsyncScheduling = !overlap
 	// SGLang's memory plan, in prediction too (no vLLM start-up sampler run),

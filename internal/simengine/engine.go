@@ -632,7 +632,7 @@ schedule:
 	// prompts already running (PrefillAdder's token budget), so a chunked
 	// prefill never runs out of blocks mid-prompt.
 	promptReserve := 0
-	if e.cfg.SeparatePrefill {
+	if e.cfg.SeparatePrefill && e.waiting.len() > 0 { // only admission reads it
 		for _, slot := range e.running {
 			r := &e.reqs[slot]
 			promptReserve += max(0, int(blocksFor(r.prompt+r.generated)-r.blocks))
