@@ -13,6 +13,7 @@ import (
 	"github.com/knee-dev/knee/internal/enginesetup"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/serverprofile"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
@@ -41,7 +42,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 	fs := cmd.Flags()
 	cmd.Long = helpText(func(w io.Writer) {
 		fmt.Fprintln(w, "Usage: knee sim [flags]   (knee sim --list shows the GPU and model presets)")
-		fmt.Fprintln(w, "\nSimulates a vLLM-like serving engine in virtual time and reports what knee bench would measure.")
+		fmt.Fprintln(w, "\nSimulates a vLLM-like serving engine (SGLang- or TensorRT-LLM-like with --server-profile sglang or tensorrt-llm) in virtual time and reports what knee bench would measure.")
 		fmt.Fprintln(w, "With --client-chunk-cost, --client-gap or --client-start it reports what a slower client (another tool's) would measure.")
 		fmt.Fprintln(w)
 	})
@@ -224,7 +225,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		acc := stats.NewAccumulator(opts)
 		classes := newClassAccumulators(f.probe.classes(f.mix.names()), opts, objectives, f.mix.slos)
-		target := simTarget(ecfg)
+		target := simTarget(ecfg, f.engine.ServerProfile)
 		if f.fleet.Active() {
 			target = f.fleet.Target(ecfg)
 		}
@@ -400,5 +401,11 @@ func (f *simFlags) configKV(eng *simengine.Engine) [][2]string {
 // maxStoredSimRecords bounds the records a simulation puts in the database.
 const maxStoredSimRecords = 50000
 
-// simTarget names the simulated engine (sweep_sim.go calls it too).
-var simTarget = sim.Target
+// simTarget names the simulated engine, after the server profile's
+// engine family when one is chosen (sweep_sim.go calls it too).
+func simTarget(c simengine.Config, p *serverprofile.Profile) string {
+	if p == nil {
+		return sim.Target(c, "")
+	}
+	return sim.Target(c, p.Engine)
+}

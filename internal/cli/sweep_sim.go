@@ -124,7 +124,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if res == nil {
 			return runErr
 		}
-		target := simTarget(ecfg)
+		target := simTarget(ecfg, engine.ServerProfile)
 		if replicas > 1 {
 			target = fmt.Sprintf("%d replicas of %s behind %s", replicas, target, router)
 		}
@@ -140,7 +140,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if runErr != nil {
 			status = "interrupted"
 		}
-		meta := runMeta{kind: "sweep", target: simTarget(ecfg), model: ecfg.Model.Name, label: label,
+		meta := runMeta{kind: "sweep", target: simTarget(ecfg, engine.ServerProfile), model: ecfg.Model.Name, label: label,
 			load:   fmt.Sprintf("simulated %s sweep over %d steps", res.LoadKind, len(res.Steps)),
 			config: append(append(f.stepConfig(res), engine.configKV(eng.Config())...), client.configKV()...)}
 		if id, err := storeSweep(env, &st, meta, res, status); err != nil {

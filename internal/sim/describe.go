@@ -11,9 +11,12 @@ import (
 	"github.com/knee-dev/knee/internal/simengine"
 )
 
-// Target names a simulated engine as a run's target.
-func Target(c simengine.Config) string {
-	return fmt.Sprintf("simulated vLLM-like engine: %s on %d× %s", c.Model.Name, c.TP, c.GPU.Name)
+// Target names a simulated engine as a run's target: family is the
+// server profile's engine family ("" for knee's defaults, which are
+// vLLM V1's scheduling).
+func Target(c simengine.Config, family string) string {
+	like := map[string]string{"": "vLLM-like ", "vllm": "vLLM-like ", "sglang": "SGLang-like ", "tensorrt-llm": "TensorRT-LLM-like "}[family]
+	return fmt.Sprintf("simulated %sengine: %s on %d× %s", like, c.Model.Name, c.TP, c.GPU.Name)
 }
 
 // Notes are a simulated run's report notes on the engine: what a run of

@@ -13,8 +13,13 @@ func TestTargetNotesAndPresetList(t *testing.T) {
 	g, _ := cat.LookupGPU("h100")
 	m, _ := cat.LookupModel("llama-3.1-8b")
 	cfg := simengine.DefaultConfig(g, m, 2)
-	if got := Target(cfg); got != "simulated vLLM-like engine: "+m.Name+" on 2× "+g.Name {
-		t.Errorf("target %q", got)
+	for family, want := range map[string]string{"": "vLLM-like", "vllm": "vLLM-like", "sglang": "SGLang-like", "tensorrt-llm": "TensorRT-LLM-like"} {
+		if got := Target(cfg, family); got != "simulated "+want+" engine: "+m.Name+" on 2× "+g.Name {
+			t.Errorf("family %q: target %q", family, got)
+		}
+	}
+	if got := Target(cfg, "other"); got != "simulated engine: "+m.Name+" on 2× "+g.Name {
+		t.Errorf("family other: target %q", got)
 	}
 	eng, err := simengine.NewEngine(cfg)
 	if err != nil {
