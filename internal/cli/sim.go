@@ -124,6 +124,10 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 				return Usagef("--input-tokens %s + --output-tokens %s average %.0f + %.0f = %.0f tokens per request, over the max model len %d of %s (lower them, or raise --max-model-len)",
 					f.wl.input, f.wl.output, in.Mean(), out.Mean(), in.Mean()+out.Mean(), c.MaxModelLen, c.Model.Name)
 			}
+			if c := eng.Config(); ierr == nil && c.RefuseLongPrompts && !c.ChunkedPrefill && in.Mean() > float64(c.MaxNumBatchedTokens) {
+				return Usagef("--input-tokens %s averages %.0f prompt tokens, over the %d a step holds on an engine without chunked prefill, which refuses longer prompts (TensorRT-LLM's max_num_tokens; lower it, or raise --max-num-batched-tokens)",
+					f.wl.input, in.Mean(), c.MaxNumBatchedTokens)
+			}
 		}
 		f.wl.trace.ctx = ctx // Ctrl-C stops reading a huge trace
 		wp, err := f.wl.plan()

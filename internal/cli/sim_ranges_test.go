@@ -91,3 +91,21 @@ func TestPlanConfidence(t *testing.T) {
 		t.Errorf("--confidence 1.5: exit %d, %s", code, errs)
 	}
 }
+
+// Every built-in server profile runs knee sim's defaults as given (the
+// TensorRT-LLM ones without chunked prefill refused to start on a model
+// whose context exceeds their 8,192-token step), and names its engine
+// family; a prompt over TensorRT-LLM's step is a usage error naming the
+// flag that raises it.
+func TestSimBuiltinServerProfilesRun(t *testing.T) {
+	for profile, like := range map[string]string{"vllm": "vLLM-like", "sglang": "SGLang-like", "tensorrt-llm": "TensorRT-LLM-like", "nim-h100": "TensorRT-LLM-like"} {
+		code, text, errs := kneeCmd(t, "sim", "--server-profile", profile, "--requests", "16", "--concurrency", "4", "--seed", "1", "--quiet", "--no-store")
+		if code != 0 || !strings.Contains(text, "simulated "+like+" engine") {
+			t.Errorf("--server-profile %s: exit %d, %s; want a report on a simulated %s engine:\n%s", profile, code, errs, like, text)
+		}
+	}
+	code, _, errs := kneeCmd(t, "sim", "--server-profile", "tensorrt-llm", "--requests", "4", "--input-tokens", "9000", "--output-tokens", "8", "--no-store")
+	if code != ExitUsage || !strings.Contains(errs, "--max-num-batched-tokens") {
+		t.Errorf("9,000-token prompts on tensorrt-llm: exit %d, %s; want 2 naming --max-num-batched-tokens", code, errs)
+	}
+}

@@ -21,12 +21,14 @@ func beforeRefit(p Profile) Profile {
 }
 
 // tensorRTLLM is TensorRT-LLM's scheduling: no chunked context, so a
-// step's budget holds a whole prompt (max_num_tokens 8192 by default).
+// step's budget holds a whole prompt (max_num_tokens 8192 by default),
+// and a longer prompt is refused (NVIDIA/TensorRT-LLM issues 6539 and
+// 9277: its input limit is min(max_seq_len - 1, max_num_tokens)).
 // Its KV cache is sized without vLLM's start-up sampler run.
 // T0 and the compute efficiency are calibrated on NIM's run at one user
 // of 5,000 in / 500 out (its ITL and TTFT).
 func tensorRTLLM(p Profile) Profile {
-	p.Engine, p.NoChunkedPrefill, p.MinBatchedTokens = FamilyTRTLLM, true, 8192
+	p.Engine, p.NoChunkedPrefill, p.MinBatchedTokens, p.RefuseLongPrompts = FamilyTRTLLM, true, 8192, true
 	p.StepOverheadMS, p.ComputeEfficiency = f(3.5), f(0.765)
 	return beforeRefit(p)
 }

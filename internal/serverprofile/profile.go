@@ -79,6 +79,10 @@ type Profile struct {
 	// RunningCapFromKV: the running-request cap, when not given, from the
 	// KV cache (simengine.Config.RunningCapFromKV; SGLang's default).
 	RunningCapFromKV bool `yaml:"running_cap_from_kv,omitempty"`
+	// RefuseLongPrompts: without chunked prefill, a prompt over the step's
+	// token budget is refused, not the engine's start
+	// (simengine.Config.RefuseLongPrompts; TensorRT-LLM's behaviour).
+	RefuseLongPrompts bool `yaml:"refuse_long_prompts,omitempty"`
 	// MinBatchedTokens raises the step's token budget to at least this
 	// (an engine without chunked prefill holds a whole prompt in a step).
 	MinBatchedTokens int `yaml:"min_batched_tokens,omitempty"`
@@ -141,6 +145,9 @@ func (p Profile) Apply(cfg *simengine.Config) {
 	}
 	if p.RunningCapFromKV {
 		cfg.RunningCapFromKV = true
+	}
+	if p.RefuseLongPrompts {
+		cfg.RefuseLongPrompts = true
 	}
 	if p.MinBatchedTokens > 0 {
 		cfg.MaxNumBatchedTokens = max(cfg.MaxNumBatchedTokens, p.MinBatchedTokens)

@@ -2,6 +2,7 @@ package serverprofile
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,7 +67,9 @@ func TestLoadRefusesBadProfiles(t *testing.T) {
 	}
 }
 
-// The TensorRT-LLM profile schedules as that engine does.
+// The TensorRT-LLM profile schedules as that engine does: whole prompts
+// in an 8,192-token step, a longer prompt refused, and the model's whole
+// context served (TensorRT-LLM limits the input, not max_seq_len).
 func TestTensorRTLLMProfileSchedules(t *testing.T) {
 	g, _ := simengine.LookupGPU("h100")
 	m, _ := simengine.LookupModel("llama-3.1-8b")
@@ -74,8 +77,18 @@ func TestTensorRTLLMProfileSchedules(t *testing.T) {
 	cfg.MaxNumBatchedTokens = 2048
 	p, _ := Lookup("tensorrt-llm")
 	p.Apply(&cfg)
-	if cfg.ChunkedPrefill || cfg.MaxNumBatchedTokens != 8192 || cfg.Cost.StepOverheadNS != 3_500_000 {
-		t.Errorf("tensorrt-llm: chunked %v, budget %d, T0 %d", cfg.ChunkedPrefill, cfg.MaxNumBatchedTokens, cfg.Cost.StepOverheadNS)
+	if cfg.ChunkedPrefill || !cfg.RefuseLongPrompts || cfg.MaxNumBatchedTokens != 8192 || cfg.Cost.StepOverheadNS != 3_500_000 {
+		t.Errorf("tensorrt-llm: chunked %v, refuses long prompts %v, budget %d, T0 %d", cfg.ChunkedPrefill, cfg.RefuseLongPrompts, cfg.MaxNumBatchedTokens, cfg.Cost.StepOverheadNS)
+	}
+	eng, err := simengine.NewEngine(cfg)
+	if err != nil {
+		t.Fatalf("tensorrt-llm on %s: %v", m.Name, err)
+	}
+	if got := eng.Config().MaxModelLen; got != m.MaxContext {
+		t.Errorf("max model len %d, want the model's %d", got, m.MaxContext)
+	}
+	if err := eng.SubmitAt(1, 8193, 16, 0); !errors.Is(err, simengine.ErrPromptOverBudget) {
+		t.Errorf("an 8,193-token prompt: %v, want ErrPromptOverBudget", err)
 	}
 }
 

@@ -12,12 +12,16 @@ const BlockTokens = 16
 
 // Errors Submit returns; wrapped with the numbers involved.
 var (
-	ErrQueueFull    = errors.New("waiting queue full")
-	ErrTooLong      = errors.New("request longer than the context limit")
-	ErrDuplicateID  = errors.New("request id already in the engine")
-	ErrBadRequest   = errors.New("bad request shape")
-	ErrDoesNotFit   = errors.New("model does not fit")
-	ErrBadEngineCfg = errors.New("bad engine configuration")
+	ErrQueueFull = errors.New("waiting queue full")
+	ErrTooLong   = errors.New("request longer than the context limit")
+	// ErrPromptOverBudget is a prompt longer than the step's token budget
+	// on an engine that refuses those (Config.RefuseLongPrompts); it is an
+	// ErrTooLong too.
+	ErrPromptOverBudget = fmt.Errorf("%w: prompt over the step's token budget", ErrTooLong)
+	ErrDuplicateID      = errors.New("request id already in the engine")
+	ErrBadRequest       = errors.New("bad request shape")
+	ErrDoesNotFit       = errors.New("model does not fit")
+	ErrBadEngineCfg     = errors.New("bad engine configuration")
 )
 
 // Config configures an Engine. Zero fields take the defaults noted; use
@@ -61,6 +65,15 @@ type Config struct {
 	// its request pool, max(KV tokens / context length × 512, 2048) up
 	// to 4096 (and never above MaxNumBatchedTokens).
 	RunningCapFromKV bool
+	// RefuseLongPrompts: without chunked prefill, a prompt longer than the
+	// step's token budget is refused when submitted (ErrPromptOverBudget),
+	// and the engine starts whatever its max model len. TensorRT-LLM does
+	// this ("prompt length should not exceed max_num_tokens"; its input
+	// limit is min(max_seq_len - 1, max_num_tokens)); vLLM without chunked
+	// prefill refuses to start instead, a budget under the max model len
+	// being an error (a budget of 0 then defaults to 8192, TensorRT-LLM's
+	// max_num_tokens, in place of max(MaxModelLen, 2048)).
+	RefuseLongPrompts bool
 	// NoSamplerWarmup: the engine sizes its KV cache without vLLM V1's
 	// start-up sampler run (CostParams.SamplerWarmupBytesPerLogit), as
 	// TensorRT-LLM and SGLang do.
@@ -258,6 +271,8 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	if cfg.MaxNumBatchedTokens == 0 {
 		switch {
+		case !cfg.ChunkedPrefill && cfg.RefuseLongPrompts:
+			cfg.MaxNumBatchedTokens = 8192
 		case !cfg.ChunkedPrefill:
 			cfg.MaxNumBatchedTokens = max(cfg.MaxModelLen, 2048)
 		case big:
@@ -269,7 +284,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.MaxNumSeqs < 1 || cfg.MaxNumBatchedTokens < 1 {
 		return nil, fmt.Errorf("%w: max num seqs %d and max num batched tokens %d must be >= 1", ErrBadEngineCfg, cfg.MaxNumSeqs, cfg.MaxNumBatchedTokens)
 	}
-	if !cfg.ChunkedPrefill && cfg.MaxNumBatchedTokens < cfg.MaxModelLen {
+	if !cfg.ChunkedPrefill && !cfg.RefuseLongPrompts && cfg.MaxNumBatchedTokens < cfg.MaxModelLen {
 		return nil, fmt.Errorf("%w: without chunked prefill max num batched tokens (%d) must be >= max model len (%d)", ErrBadEngineCfg, cfg.MaxNumBatchedTokens, cfg.MaxModelLen)
 	}
 	if cfg.MaxNumBatchedTokens < cfg.MaxNumSeqs {
@@ -311,7 +326,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		// vLLM refuses to start here; a simulator is more useful if it
 		// serves the contexts that fit (Config().MaxModelLen tells).
 		cfg.MaxModelLen = max(capTok, 0)
-		if !cfg.ChunkedPrefill && cfg.MaxNumBatchedTokens < cfg.MaxModelLen {
+		if !cfg.ChunkedPrefill && !cfg.RefuseLongPrompts && cfg.MaxNumBatchedTokens < cfg.MaxModelLen {
 			cfg.MaxNumBatchedTokens = cfg.MaxModelLen
 		}
 	}
@@ -395,6 +410,10 @@ func (e *Engine) SubmitRequest(rq Request) error {
 	if total := inputTokens + outputTokens; total > e.cfg.MaxModelLen {
 		return fmt.Errorf("%w: %d prompt + %d output = %d tokens, over the max model len %d of %s",
 			ErrTooLong, inputTokens, outputTokens, total, e.cfg.MaxModelLen, e.cfg.Model.Name)
+	}
+	if e.cfg.RefuseLongPrompts && !e.cfg.ChunkedPrefill && inputTokens > e.cfg.MaxNumBatchedTokens {
+		return fmt.Errorf("%w: %d prompt tokens, over the %d an engine without chunked prefill runs in one step (max num batched tokens)",
+			ErrPromptOverBudget, inputTokens, e.cfg.MaxNumBatchedTokens)
 	}
 	if rq.Adapter < 0 || rq.Adapter > 0 && e.lora.max == 0 {
 		return fmt.Errorf("%w: LoRA adapter %d, but the engine serves %d adapters", ErrBadRequest, rq.Adapter, e.lora.max)
@@ -661,7 +680,11 @@ schedule:
 			if transfer {
 				hitTokens = r.transferred // fresh blocks, filled by the transfer
 			}
-			if !e.cfg.ChunkedPrefill && need-hitTokens > budget {
+			// An unchunked prompt waits for a step with room for all of it.
+			// A preempted request whose prompt and output together exceed
+			// the whole budget (possible only with RefuseLongPrompts) is
+			// recomputed in chunks, or it would never run again.
+			if !e.cfg.ChunkedPrefill && need-hitTokens > budget && int(need-hitTokens) <= e.cfg.MaxNumBatchedTokens {
 				break
 			}
 			n := min(need-hitTokens, budget)
