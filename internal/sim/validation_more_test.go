@@ -1314,8 +1314,7 @@ func init() {
 
 // Two vLLM hosts of one publisher's benchmark, three engine runs (issue
 // 28: an L4 and an A100-40GB serving a 7B dense model, at five and three
-// loads), read from
-// the per-run result files the harness commits. Source:
+// loads), read from the per-run result files the harness commits. Source:
 // github.com/ree2raz/inference-bench (the repository behind
 // llm-bench.rituraj.info, rejected above from the page alone for its
 // "≤256" prompts: the repository's workload file and per-request records
@@ -1327,10 +1326,12 @@ func init() {
 // semaphore of C over the 100 "short" prompts of prompts/workload.jsonl,
 // each sent once, streaming /v1/chat/completions, temperature 0,
 // max_tokens 128, no ignore_eos), after a warm-up batch of 2C of the same
-// prompts. Every answer ran to its limit: output_tokens_mean is 128.0 in
-// every summary row and every record of raw/vllm_short_c*_r*.jsonl reads
-// 128. Prompts: one-line questions ("How does a Bloom filter work and
-// what are its limitations?": 11 words) under Qwen2.5's chat template
+// prompts. The answers ran to their limit: output_tokens_mean is 128.0
+// in every A100 row, every record of raw/vllm_short_c16_r1.jsonl (the L4
+// file read) is 128, and every L4 summary row's median latency is its
+// median TTFT + 127 median TPOTs within 0.3%. Prompts: one-line
+// questions ("How does a Bloom filter work and what are its
+// limitations?": 11 words) under Qwen2.5's chat template
 // with its default system prompt; the token counts are not recorded, so
 // 44 tokens a prompt is assumed (about 24 of template and system prompt,
 // 15 of question, 5 closing the turn); at 128 answer tokens the decode
@@ -1358,11 +1359,11 @@ func init() {
 //     hardware: a source of its own by engine version.
 //
 // Not used from the same repository: the "long" regime (its ~2,000-token
-// prompts are ten document excerpts each asked ten questions, so under
-// prefix caching most prompts reuse a cached excerpt: TTFT 76 ms at C=1
-// on the L4, where a cold prefill of 2,000 tokens would take several
-// times that; knee's fixed-length generator has no such sharing, and the
-// answers of up to 512 tokens end at EOS with no per-request count), the
+// prompts repeat document excerpts under different questions, ten domain
+// pairs each with ten questions per the project page, so under prefix
+// caching most prompts reuse a cached excerpt: TTFT 76 ms at C=1 on the
+// L4, where a cold prefill of 2,000 tokens would take several times that;
+// knee's fixed-length generator has no such sharing), the
 // SGLang rows (--disable-cuda-graph on v0.4.6; the A100 runs use
 // lmsysorg/sglang:latest, version not stated), the AWQ / Marlin rows and
 // the Qwen3 rows (no knee preset for AWQ-quantized or reasoning-parsed
@@ -1374,16 +1375,16 @@ func init() {
 //     Ray on Cloudera pods): vLLM installed unpinned (`pip install vllm`),
 //     repeated runs against one server with the prefix cache hitting
 //     39-54% (its own logs), answers not held to length (69,058 of
-//     71,680 tokens), and TPOT 43 ms for a 7B at 10 users on an A100
-//     80GB, several times what the GPU's bandwidth allows: an abnormal
-//     host (pods over the network), not a typical one.
+//     71,680 tokens), and its first test splits a 7B over two A100 40GB
+//     pods on two nodes (43 ms a token at 10 users): pods joined over the
+//     network, not a typical host.
 //   - varad-more/inference-engine-benchmark-system (vLLM and SGLang on an
-//     A10G g5.2xlarge, 16 models): each scenario cycles four prompts of
-//     its prompt pack under prefix caching, the per-concurrency figures
-//     of its throughput ramp are only in per-request JSON of ~400 KB a
-//     run without the ramp's level boundaries, and the vLLM image is set
-//     by an environment variable whose value per run is not recorded
-//     (default v0.18.0 in the compose file of one commit).
+//     A10G g5.2xlarge, 16 models): its throughput ramp cycles four
+//     prompts (long_001-004) under prefix caching, its reports aggregate
+//     the whole ramp (no per-concurrency figure found; the per-request
+//     JSON of ~400 KB a run was not split by level here), and the vLLM
+//     image is set by an environment variable whose value per run is not
+//     recorded (default v0.18.0 in the compose file of one commit).
 //   - BBuf/AI-Infra-Auto-Driven-SKILLS PR 18 (H100, Qwen2.5-7B, vLLM /
 //     SGLang / TensorRT-LLM): only p99 TTFT and TPOT of 20-prompt runs.
 //   - vllm-project/vllm PR 33743 (gemma-3-27b) and the ROCm fork's PRs:
