@@ -1391,6 +1391,13 @@ func init() {
 //     no knee preset for the model / AMD consumer GPUs.
 //   - vllm-project/vllm issue 7567 (Llama-3.1-70B TP8, "extremely slow"):
 //     a slow-host report (enforce-eager first), not a typical host.
+//   - sgl-project/sglang issue 1137 (Llama-3-70B TP4 on A100 PCIe, runs
+//     stuck past 10 prompts), issue 7151 (Qwen3-32B-FP8 on an L20, two
+//     very different results) and triton-inference-server/
+//     tensorrtllm_backend issue 453 ("extremely low" Llama-3-8B serving):
+//     bug threads, and no knee preset for the L20.
+//   - pavlokhmel.com (vLLM on RTX 4090 / A100 / H100 / H200): still only
+//     the setup in the copy at hand (rejected above).
 
 // inferenceBench is one run of ree2raz/inference-bench's client: a closed
 // loop of users over n requests of in / out tokens.
