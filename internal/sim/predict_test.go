@@ -107,6 +107,9 @@ var validationSources = []validationSource{
 	{"gpustack-h100-sglang-0.5", familySGLang, "GPUStack's H100 machine (gpustack-h100's host), SGLang v0.5.3.post3, Qwen3-8B BF16 and FP8, ShareGPT at --max-concurrency 4", "github.com/gpustack/gpustack docs/performance-lab/qwen3-8b/h100-latency.md"},
 	{"trtllm-v0.15-l40s", familyTRTLLM, "NVIDIA, TensorRT-LLM v0.15.0 trtllm-bench throughput on L40S, Llama-3.1-8B FP8 TP1 and Llama-3.1-70B FP8 TP4/TP8 over PCIe (FP8 KV), every request queued at once, 128-20000 in / 128-4096 out", "github.com/NVIDIA/TensorRT-LLM gh-pages performance/perf-overview.html (commit 0627833), Throughput Measurements, L40S column"},
 	{"trtllm-v0.15-a100", familyTRTLLM, "NVIDIA, TensorRT-LLM v0.15.0 trtllm-bench throughput on A100-SXM4-80GB, Llama-3.1-8B FP16 TP1 and Llama-3.1-70B FP16 TP4/TP8, every request queued at once, 128-20000 in / 128-4096 out", "github.com/NVIDIA/TensorRT-LLM gh-pages performance/perf-overview.html (commit 0627833), Throughput Measurements, A100-SXM4-80GB column"},
+	{"inferencebench-l4-vllm-0.8.5", familyVLLM, "ree2raz/inference-bench on Modal's L4, vLLM 0.8.5, Qwen2.5-7B BF16, closed loop C=1-64 of 128-token answers", "github.com/ree2raz/inference-bench results/summary.csv (commit 3f89896)"},
+	{"inferencebench-a100-vllm-0.20", familyVLLM, "ree2raz/inference-bench on Modal's A100 40GB, vLLM 0.20.1, Qwen2.5-7B BF16, closed loop C=1-64 of 128-token answers", "github.com/ree2raz/inference-bench results/v2_a100_vllm_fp16.jsonl (commit e15c947)"},
+	{"inferencebench-a100-vllm-0.8.5", familyVLLM, "ree2raz/inference-bench on Modal's A100 40GB (the 0.20 source's host), vLLM 0.8.5, Qwen2.5-7B BF16, closed loop C=1-64 of 128-token answers", "github.com/ree2raz/inference-bench results/a100_results.jsonl (commit a73690e)"},
 	{"splitwise", familyUnscored, "SplitwiseSim's engine profile, Llama-2-70B TP2, H100/A100", "github.com/Mutinifni/splitwise-sim data/perf_model.csv"},
 }
 

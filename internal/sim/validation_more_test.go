@@ -194,6 +194,7 @@ func morePoints() []validationPoint {
 	pts = append(pts, trtllmStaticPoints()...)
 	pts = append(pts, gpustackSGLangPoints()...)
 	pts = append(pts, trtllmV015Points()...)
+	pts = append(pts, inferenceBenchPoints()...)
 	return append(pts, skypilotPoints()...)
 }
 
@@ -1309,4 +1310,187 @@ func trtllmV015Points() []validationPoint {
 func init() {
 	offlineSources["trtllm-v0.15-l40s"] = true
 	offlineSources["trtllm-v0.15-a100"] = true
+}
+
+// Two vLLM hosts of one publisher's benchmark, three engine runs (issue
+// 28: an L4 and an A100-40GB serving a 7B dense model, at five and three
+// loads), read from the per-run result files the harness commits. Source:
+// github.com/ree2raz/inference-bench (the repository behind
+// llm-bench.rituraj.info, rejected above from the page alone for its
+// "≤256" prompts: the repository's workload file and per-request records
+// settle the lengths, below). Harness (bench_lib.py, commits 2e426b1 and
+// e15c947): Qwen/Qwen2.5-7B-Instruct, `--dtype auto` (BF16, the model's
+// config), `--max-num-seqs 64 --gpu-memory-utilization 0.90`, every other
+// setting vLLM's default (prefix caching on, CUDA graphs on, KV cache
+// BF16). Load: its own asyncio client, a closed loop of C users (a
+// semaphore of C over the 100 "short" prompts of prompts/workload.jsonl,
+// each sent once, streaming /v1/chat/completions, temperature 0,
+// max_tokens 128, no ignore_eos), after a warm-up batch of 2C of the same
+// prompts. The answers ran to their limit: output_tokens_mean is 128.0
+// in every A100 row, every record of raw/vllm_short_c16_r1.jsonl (the L4
+// file read) is 128, and every L4 summary row's median latency is its
+// median TTFT + 127 median TPOTs within 0.3%. Prompts: one-line
+// questions ("How does a Bloom filter work and what are its
+// limitations?": 11 words) under Qwen2.5's chat template
+// with its default system prompt; the token counts are not recorded, so
+// 44 tokens a prompt is assumed (about 24 of template and system prompt,
+// 15 of question, 5 closing the turn); at 128 answer tokens the decode
+// dominates every figure but the TTFT. The warm-up and the prefix cache
+// let repeated prompts skip a prefill of ~44 tokens (not modelled).
+// Metrics, as bench_lib.py computes them: ttft_p50 (median TTFT, first
+// content chunk), tpot_p50 (median over requests of (E2E − TTFT) / 127)
+// and throughput_tokens_per_sec (answer tokens over the measured batch's
+// wall time). Three sources by host and engine version:
+//   - [inferencebench-l4-vllm-0.8.5] Modal's L4 (24 GB), image
+//     vllm/vllm-openai:v0.8.5 (V1, synchronous scheduling: async came
+//     later), C = 1, 4, 16, 32 and 64, three repeats each:
+//     results/summary.csv (commit 3f89896), the median of the three
+//     runs of each figure.
+//   - [inferencebench-a100-vllm-0.20] Modal's A100 40GB (the harness's
+//     "A100", named A100-40GB in the result rows), image
+//     vllm/vllm-openai:v0.20.1 (async scheduling on by default), C = 1, 16
+//     and 64, one run each: results/v2_a100_vllm_fp16.jsonl (commit
+//     e15c947).
+//   - [inferencebench-a100-vllm-0.8.5] the same harness's first A100 run
+//     (modal_a100_check.py: Modal's "A100", the 40GB part, with the L4
+//     runs' image vllm/vllm-openai:v0.8.5 and server flags), FP16 rows at
+//     C = 1, 16 and 64, one run each: results/a100_results.jsonl (commit
+//     a73690e). The host of the source above, so not independent of it in
+//     hardware: a source of its own by engine version.
+//
+// Not used from the same repository: the "long" regime (its ~2,000-token
+// prompts repeat document excerpts under different questions, ten domain
+// pairs each with ten questions per the project page, so under prefix
+// caching most prompts reuse a cached excerpt: TTFT 76 ms at C=1 on the
+// L4, where a cold prefill of 2,000 tokens would take several times that;
+// knee's fixed-length generator has no such sharing), the
+// SGLang rows (--disable-cuda-graph on v0.4.6; the A100 runs use
+// lmsysorg/sglang:latest, version not stated), the AWQ / Marlin rows and
+// the Qwen3 rows (no knee preset for AWQ-quantized or reasoning-parsed
+// runs; AWQ ran --enforce-eager on the L4), and that file's AWQ
+// rows.
+//
+// Searched for this pass and not used (why):
+//   - dennislee22/vLLM-benchmarking (A100 80GB, Qwen2 7B-72B, vLLM through
+//     Ray on Cloudera pods): vLLM installed unpinned (`pip install vllm`),
+//     repeated runs against one server with the prefix cache hitting
+//     39-54% (its own logs), answers not held to length (69,058 of
+//     71,680 tokens), and its first test splits a 7B over two A100 40GB
+//     pods on two nodes (43 ms a token at 10 users): pods joined over the
+//     network, not a typical host.
+//   - varad-more/inference-engine-benchmark-system (vLLM and SGLang on an
+//     A10G g5.2xlarge, 16 models): its throughput ramp cycles four
+//     prompts (long_001-004) under prefix caching, its reports aggregate
+//     the whole ramp (no per-concurrency figure found; the per-request
+//     JSON of ~400 KB a run was not split by level here), and the vLLM
+//     image is set by an environment variable whose value per run is not
+//     recorded (default v0.18.0 in the compose file of one commit).
+//   - BBuf/AI-Infra-Auto-Driven-SKILLS PR 18 (H100, Qwen2.5-7B, vLLM /
+//     SGLang / TensorRT-LLM): only p99 TTFT and TPOT of 20-prompt runs.
+//   - vllm-project/vllm PR 33743 (gemma-3-27b) and the ROCm fork's PRs:
+//     no knee preset for the model / AMD consumer GPUs.
+//   - vllm-project/vllm issue 7567 (Llama-3.1-70B TP8, "extremely slow"):
+//     a slow-host report (enforce-eager first), not a typical host.
+//   - sgl-project/sglang issue 1137 (Llama-3-70B TP4 on A100 PCIe, runs
+//     stuck past 10 prompts), issue 7151 (Qwen3-32B-FP8 on an L20, two
+//     very different results) and triton-inference-server/
+//     tensorrtllm_backend issue 453 ("extremely low" Llama-3-8B serving):
+//     bug threads, and no knee preset for the L20.
+//   - pavlokhmel.com (vLLM on RTX 4090 / A100 / H100 / H200): still only
+//     the setup in the copy at hand (rejected above).
+
+// inferenceBench is one run of ree2raz/inference-bench's client: a closed
+// loop of users over n requests of in / out tokens.
+type inferenceBench struct {
+	source   string
+	cfg      func(*testing.T) simengine.Config
+	users, n int
+	in, out  int
+}
+
+// measure returns the run's median TTFT, its median TPOT ((E2E − TTFT) /
+// (out − 1) of each request, bench_lib.py's tpot_p50, interpolated as
+// its pct is) and the output tokens a second over the run.
+func (b inferenceBench) measure(t *testing.T) measured {
+	t.Helper()
+	var ttft, tpot []float64
+	res, err := Run(context.Background(), Config{Engine: b.cfg(t), Gen: fixed{b.in, b.out}, Concurrency: b.users, Requests: int64(b.n)}, func(r *record.Request) {
+		if r.Error == "" {
+			ttft = append(ttft, float64(r.FirstToken-r.Sent)/1e6)
+			tpot = append(tpot, float64(r.Done-r.FirstToken)/1e6/float64(b.out-1))
+		}
+	})
+	if err != nil || len(ttft) == 0 {
+		t.Fatalf("simulated run: %v (%d records)", err, len(ttft))
+	}
+	slices.Sort(ttft)
+	slices.Sort(tpot)
+	return measured{ttftMS: quantileSorted(ttft, 0.5), tpotMS: quantileSorted(tpot, 0.5), outputTPS: float64(res.Tokens) / res.End.Seconds()}
+}
+
+func (b inferenceBench) rows(name string, metrics ...burstMetric) []validationPoint {
+	label := map[string]string{"throughput": "output tok/s", "ttft": "median TTFT", "tpot": "median TPOT"}
+	return sharedRunRows(name, b.source, label, b.measure, checkOnly(metrics))
+}
+
+// inferenceBenchRow is one summary row: users, then median TTFT (s),
+// median TPOT (s) and output tok/s as the files give them.
+type inferenceBenchRow struct {
+	users               int
+	ttftS, tpotS, tokPS float64
+}
+
+// missInferenceBenchTTFT is why the L4's first token at 64 users reads
+// low (in-source -41% when added; the bound about a quarter above it).
+// Not tuned, not investigated further.
+const missInferenceBenchTTFT = "in this table (the defaults before the refit) knee's median TTFT reads low on both hosts from 16 users up, more the more users (L4 -22%, -28%, -41% at 16, 32, 64; A100 -21% at 1 and 16, -26% at 64) while its TPOT at the same loads is within 16%: the first token of these short prompts waits on something knee does not price, assumed on the client's side (bench_lib.py opens a new httpx client, so a new connection, for every request, and parses every chunk in one Python event loop) or in vLLM's front end streaming 64 answers at once. Held out, under the refit's serial admission (8 ms a request), the sign turns at the bursts: the A100's 64 users read +103% and the L4's 16 users +31%, its 64 users -21% (which of knee's front-end terms gives the A100's +103% was not investigated)"
+
+// missInferenceBenchV085 is why vLLM 0.8.5 on the A100 misses at 16 and
+// 64 users (in-source -52% and -72% on TTFT, +43% on throughput when
+// added; each bound about a quarter above). Not tuned.
+const missInferenceBenchV085 = "on the same A100 host, model and client, vLLM 0.8.5 decodes 64 users at 17.5 ms a token against vLLM 0.20.1's 15.2 ms, delivers 2,564 tok/s against 3,114, and its median first token at 16 and 64 users waits 1.3x and 2.4x as long (93.6 and 410 ms against 73.2 and 173), while at one user the two agree within 10%: the older engine pays a cost that grows with the batch (assumed its host-side work between steps, not verified), which knee's defaults (0 µs a sequence) do not carry, and knee's synchronous-scheduling switch does not move its figures here (12.87 ms a token at 64 users either way). Held out: 16 users' TTFT -58%, 64 users' TTFT -18%, TPOT -23%, output tok/s +24%"
+
+func inferenceBenchPoints() []validationPoint {
+	l4 := func(t *testing.T) simengine.Config {
+		c := syncScheduling(engineConfig(t, "l4", "qwen2.5-7b", 1))
+		c.MaxNumSeqs = 64
+		return c
+	}
+	a100 := func(t *testing.T) simengine.Config {
+		c := engineConfig(t, "a100-40gb", "qwen2.5-7b", 1)
+		c.MaxNumSeqs = 64
+		return c
+	}
+	a100v085 := func(t *testing.T) simengine.Config { return syncScheduling(a100(t)) }
+	var pts []validationPoint
+	for _, h := range []struct {
+		source, label string
+		cfg           func(*testing.T) simengine.Config
+		rows          []inferenceBenchRow
+	}{
+		{"inferencebench-l4-vllm-0.8.5", "Qwen2.5-7B, L4, vLLM 0.8.5", l4, []inferenceBenchRow{
+			{1, 0.0695, 0.0583, 17.11}, {4, 0.1226, 0.0600, 66.16}, {16, 0.1956, 0.0619, 254.33},
+			{32, 0.3446, 0.0679, 460.71}, {64, 0.5815, 0.0757, 831.3}}},
+		{"inferencebench-a100-vllm-0.20", "Qwen2.5-7B, A100-40GB, vLLM 0.20.1", a100, []inferenceBenchRow{
+			{1, 0.0251, 0.0124, 79.92}, {16, 0.0732, 0.0126, 1096.07}, {64, 0.1732, 0.0152, 3114.2}}},
+		{"inferencebench-a100-vllm-0.8.5", "Qwen2.5-7B, A100-40GB, vLLM 0.8.5", a100v085, []inferenceBenchRow{
+			{1, 0.024, 0.0136, 72.11}, {16, 0.0936, 0.0146, 950.13}, {64, 0.4101, 0.0175, 2563.65}}},
+	} {
+		for _, r := range h.rows {
+			run := inferenceBench{source: h.source, cfg: h.cfg, users: r.users, n: 100, in: 44, out: 128}
+			ttft, tput := check("ttft", r.ttftS*1000), check("throughput", r.tokPS)
+			switch {
+			case h.source == "inferencebench-l4-vllm-0.8.5" && r.users == 64:
+				ttft = missing("ttft", r.ttftS*1000, 0.50, missInferenceBenchTTFT)
+			case h.source == "inferencebench-a100-vllm-0.8.5" && r.users == 16:
+				ttft = missing("ttft", r.ttftS*1000, 0.65, missInferenceBenchV085)
+			case h.source == "inferencebench-a100-vllm-0.8.5" && r.users == 64:
+				ttft = missing("ttft", r.ttftS*1000, 0.90, missInferenceBenchV085)
+				tput = missing("throughput", r.tokPS, 0.55, missInferenceBenchV085)
+			}
+			pts = append(pts, run.rows(fmt.Sprintf("%s, C=%d, 100 of 44/128", h.label, r.users),
+				ttft, check("tpot", r.tpotS*1000), tput)...)
+		}
+	}
+	return pts
 }
