@@ -16,13 +16,18 @@ var (
 	ErrTooLong   = errors.New("request longer than the context limit")
 	// ErrPromptOverBudget is a prompt longer than the step's token budget
 	// on an engine that refuses those (Config.RefuseLongPrompts); it is an
-	// ErrTooLong too.
-	ErrPromptOverBudget = fmt.Errorf("%w: prompt over the step's token budget", ErrTooLong)
-	ErrDuplicateID      = errors.New("request id already in the engine")
-	ErrBadRequest       = errors.New("bad request shape")
-	ErrDoesNotFit       = errors.New("model does not fit")
-	ErrBadEngineCfg     = errors.New("bad engine configuration")
+	// ErrTooLong too (errors.Is), with a message of its own.
+	ErrPromptOverBudget error = promptOverBudget{}
+	ErrDuplicateID            = errors.New("request id already in the engine")
+	ErrBadRequest             = errors.New("bad request shape")
+	ErrDoesNotFit             = errors.New("model does not fit")
+	ErrBadEngineCfg           = errors.New("bad engine configuration")
 )
+
+type promptOverBudget struct{}
+
+func (promptOverBudget) Error() string        { return "prompt longer than the step's token budget" }
+func (promptOverBudget) Is(target error) bool { return target == ErrTooLong }
 
 // Config configures an Engine. Zero fields take the defaults noted; use
 // DefaultConfig for vLLM's defaults including chunked prefill.
