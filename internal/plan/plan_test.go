@@ -107,6 +107,22 @@ func TestSearchFindsTheCheapest(t *testing.T) {
 	}
 }
 
+// A budget of 0 in the space keeps the base's, as a server profile sets
+// it (SGLang's 8,192-token chunk on an A100, where vLLM's default is
+// 2,048).
+func TestSearchKeepsTheBaseBudget(t *testing.T) {
+	q := question(t, "llama-3.1-8b", 4, "1024", "128", "p95(ttft)<2s")
+	q.Base.MaxNumBatchedTokens = 8192
+	q.Space = Space{GPUs: gpus(t, "a100-80gb"), TPs: []int{1}, MaxReplicas: 2, MaxBatchedTokens: []int{0}, Routers: []string{sim.RoundRobin}}
+	ans, err := Search(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Winner == nil || ans.Winner.MaxBatchedTokens != 8192 {
+		t.Fatalf("winner %+v, want one run with the base's 8,192-token budget", ans.Winner)
+	}
+}
+
 // Families that cannot work say why: weights that do not fit (the
 // engine's numbers), capacity below the load, an SLO no replica count
 // meets.
