@@ -13,7 +13,6 @@ import (
 	"github.com/knee-dev/knee/internal/enginesetup"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
-	"github.com/knee-dev/knee/internal/serverprofile"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
@@ -124,9 +123,9 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 				return Usagef("--input-tokens %s + --output-tokens %s average %.0f + %.0f = %.0f tokens per request, over the max model len %d of %s (lower them, or raise --max-model-len)",
 					f.wl.input, f.wl.output, in.Mean(), out.Mean(), in.Mean()+out.Mean(), c.MaxModelLen, c.Model.Name)
 			}
-			if c := eng.Config(); ierr == nil && c.RefuseLongPrompts && !c.ChunkedPrefill && in.Mean() > float64(c.MaxNumBatchedTokens) {
+			if limit := eng.PromptLimit(); ierr == nil && limit > 0 && in.Mean() > float64(limit) {
 				return Usagef("--input-tokens %s averages %.0f prompt tokens, over the %d a step holds on an engine without chunked prefill, which refuses longer prompts (TensorRT-LLM's max_num_tokens; lower it, or raise --max-num-batched-tokens)",
-					f.wl.input, in.Mean(), c.MaxNumBatchedTokens)
+					f.wl.input, in.Mean(), limit)
 			}
 		}
 		f.wl.trace.ctx = ctx // Ctrl-C stops reading a huge trace
@@ -229,7 +228,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		acc := stats.NewAccumulator(opts)
 		classes := newClassAccumulators(f.probe.classes(f.mix.names()), opts, objectives, f.mix.slos)
-		target := simTarget(ecfg, f.engine.ServerProfile)
+		target := sim.Target(ecfg, f.engine.ServerProfile.Like())
 		if f.fleet.Active() {
 			target = f.fleet.Target(ecfg)
 		}
@@ -304,7 +303,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		if runErr != nil && errors.Is(runErr, simengine.ErrTooLong) {
 			stored.finish(nil, "failed")
-			return Usagef("%v (the model's context limit; lower --input-tokens/--output-tokens or raise --max-model-len)", runErr)
+			return tooLongUsage(runErr)
 		}
 		interrupted := runErr != nil && ctx.Err() != nil
 		if runErr != nil && !interrupted {
@@ -405,11 +404,12 @@ func (f *simFlags) configKV(eng *simengine.Engine) [][2]string {
 // maxStoredSimRecords bounds the records a simulation puts in the database.
 const maxStoredSimRecords = 50000
 
-// simTarget names the simulated engine, after the server profile's
-// engine family when one is chosen (sweep_sim.go calls it too).
-func simTarget(c simengine.Config, p *serverprofile.Profile) string {
-	if p == nil {
-		return sim.Target(c, "")
+// tooLongUsage is a simulation stopped by a request the engine refused
+// as too long, as a usage error saying which flag to change (sim sweep
+// uses it too).
+func tooLongUsage(err error) error {
+	if errors.Is(err, simengine.ErrPromptOverBudget) {
+		return Usagef("%v (lower --input-tokens, or raise --max-num-batched-tokens)", err)
 	}
-	return sim.Target(c, p.Engine)
+	return Usagef("%v (the model's context limit; lower --input-tokens/--output-tokens or raise --max-model-len)", err)
 }

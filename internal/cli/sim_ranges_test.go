@@ -100,7 +100,7 @@ func TestPlanConfidence(t *testing.T) {
 // TensorRT-LLM ones without chunked prefill refused to start on a model
 // whose context exceeds their 8,192-token step), and names its engine
 // family; a prompt over TensorRT-LLM's step is a usage error naming the
-// flag that raises it.
+// flag that raises it, in sim and sim sweep.
 func TestSimBuiltinServerProfilesRun(t *testing.T) {
 	for profile, like := range map[string]string{"vllm": "vLLM-like", "sglang": "SGLang-like", "tensorrt-llm": "TensorRT-LLM-like", "nim-h100": "TensorRT-LLM-like"} {
 		code, text, errs := kneeCmd(t, "sim", "--server-profile", profile, "--requests", "16", "--concurrency", "4", "--seed", "1", "--quiet", "--no-store")
@@ -108,8 +108,11 @@ func TestSimBuiltinServerProfilesRun(t *testing.T) {
 			t.Errorf("--server-profile %s: exit %d, %s; want a report on a simulated %s engine:\n%s", profile, code, errs, like, text)
 		}
 	}
-	code, _, errs := kneeCmd(t, "sim", "--server-profile", "tensorrt-llm", "--requests", "4", "--input-tokens", "9000", "--output-tokens", "8", "--no-store")
-	if code != ExitUsage || !strings.Contains(errs, "--max-num-batched-tokens") {
-		t.Errorf("9,000-token prompts on tensorrt-llm: exit %d, %s; want 2 naming --max-num-batched-tokens", code, errs)
+	long := []string{"--server-profile", "tensorrt-llm", "--requests", "4", "--input-tokens", "9000", "--output-tokens", "8", "--no-store"}
+	for _, cmd := range [][]string{{"sim"}, {"sim", "sweep", "--concurrency", "1,2"}} {
+		code, _, errs := kneeCmd(t, append(cmd, long...)...)
+		if code != ExitUsage || !strings.Contains(errs, "--max-num-batched-tokens") || strings.Contains(errs, "--max-model-len") {
+			t.Errorf("knee %v, 9,000-token prompts on tensorrt-llm: exit %d, %s; want 2 naming --max-num-batched-tokens (not --max-model-len)", cmd, code, errs)
+		}
 	}
 }

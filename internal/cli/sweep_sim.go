@@ -119,12 +119,13 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		res, runErr := sweep.Run(ctx, r, plan, set, f.progress(env.Stderr))
 		if runErr != nil && errors.Is(runErr, simengine.ErrTooLong) {
-			return Usagef("%v (the model's context limit; lower --input-tokens/--output-tokens or raise --max-model-len)", runErr)
+			return tooLongUsage(runErr)
 		}
 		if res == nil {
 			return runErr
 		}
-		target := simTarget(ecfg, engine.ServerProfile)
+		engineTarget := sim.Target(ecfg, engine.ServerProfile.Like())
+		target := engineTarget
 		if replicas > 1 {
 			target = fmt.Sprintf("%d replicas of %s behind %s", replicas, target, router)
 		}
@@ -140,7 +141,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if runErr != nil {
 			status = "interrupted"
 		}
-		meta := runMeta{kind: "sweep", target: simTarget(ecfg, engine.ServerProfile), model: ecfg.Model.Name, label: label,
+		meta := runMeta{kind: "sweep", target: engineTarget, model: ecfg.Model.Name, label: label,
 			load:   fmt.Sprintf("simulated %s sweep over %d steps", res.LoadKind, len(res.Steps)),
 			config: append(append(f.stepConfig(res), engine.configKV(eng.Config())...), client.configKV()...)}
 		if id, err := storeSweep(env, &st, meta, res, status); err != nil {

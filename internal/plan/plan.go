@@ -35,7 +35,7 @@ type Space struct {
 	GPUs             []simengine.GPU
 	TPs              []int
 	MaxReplicas      int
-	MaxNumSeqs       []int // 0 = the engine's default
+	MaxNumSeqs       []int // 0 = Base's, else the engine's default
 	MaxBatchedTokens []int // 0 = Base's (a server profile's), else the engine's default
 	Routers          []string
 }
@@ -198,11 +198,14 @@ func Search(ctx context.Context, q Question) (Answer, error) {
 			for _, seqs := range sp.MaxNumSeqs {
 				for _, budget := range sp.MaxBatchedTokens {
 					c := q.Base
-					c.GPU, c.TP, c.MaxNumSeqs = g, tp, seqs
+					c.GPU, c.TP = g, tp
+					// 0 keeps the base's value: a server profile's (SGLang's
+					// and TensorRT-LLM's 8,192-token budget) or, unset, the
+					// engine's default for the GPU.
+					if seqs != 0 {
+						c.MaxNumSeqs = seqs
+					}
 					if budget != 0 {
-						// 0 keeps the base's budget: a server profile's
-						// (SGLang's and TensorRT-LLM's 8,192) or, unset, the
-						// engine's default for the GPU.
 						c.MaxNumBatchedTokens = budget
 					}
 					eng, err := simengine.NewEngine(c)

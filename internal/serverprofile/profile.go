@@ -157,6 +157,24 @@ func (p Profile) Apply(cfg *simengine.Config) {
 	}
 }
 
+// Like names the engine a simulation on the profile resembles, for
+// reports: knee's defaults (a nil profile) schedule as vLLM V1 does; a
+// profile of another engine names none.
+func (p *Profile) Like() string {
+	if p == nil {
+		return "vLLM-like"
+	}
+	switch p.Engine {
+	case FamilyVLLM:
+		return "vLLM-like"
+	case FamilySGLang:
+		return "SGLang-like"
+	case FamilyTRTLLM:
+		return "TensorRT-LLM-like"
+	}
+	return ""
+}
+
 // SamplerWarmup reports whether the profile's engine sizes its KV cache
 // after vLLM V1's start-up sampler run (simengine.Config.NoSamplerWarmup):
 // vLLM does; SGLang (a static memory fraction), TensorRT-LLM and other

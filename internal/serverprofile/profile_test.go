@@ -181,3 +181,22 @@ func TestSamplerWarmupByEngine(t *testing.T) {
 		t.Errorf("a negative sampler_warmup_bytes_per_logit: %v, want it named", err)
 	}
 }
+
+// A report names the engine a profile resembles: knee's defaults and the
+// vLLM hosts vLLM, the SGLang and TensorRT-LLM families theirs, another
+// engine (Splitwise's profiled one) none.
+func TestProfileLike(t *testing.T) {
+	var none *Profile
+	if got := none.Like(); got != "vLLM-like" {
+		t.Errorf("no profile: %q", got)
+	}
+	for name, want := range map[string]string{"vllm": "vLLM-like", "kvcached-h100": "vLLM-like", "sglang": "SGLang-like", "nim-h100": "TensorRT-LLM-like", "splitwise-h100": ""} {
+		p, ok := Lookup(name)
+		if !ok {
+			t.Fatalf("no built-in %s", name)
+		}
+		if got := p.Like(); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}

@@ -11,11 +11,12 @@ import (
 	"github.com/knee-dev/knee/internal/simengine"
 )
 
-// Target names a simulated engine as a run's target: family is the
-// server profile's engine family ("" for knee's defaults, which are
-// vLLM V1's scheduling).
-func Target(c simengine.Config, family string) string {
-	like := map[string]string{"": "vLLM-like ", "vllm": "vLLM-like ", "sglang": "SGLang-like ", "tensorrt-llm": "TensorRT-LLM-like "}[family]
+// Target names a simulated engine as a run's target; like is what it
+// resembles ("vLLM-like", serverprofile.Profile.Like; "" names none).
+func Target(c simengine.Config, like string) string {
+	if like != "" {
+		like += " "
+	}
 	return fmt.Sprintf("simulated %sengine: %s on %d× %s", like, c.Model.Name, c.TP, c.GPU.Name)
 }
 

@@ -507,8 +507,8 @@ func (r looResult) report() string {
 // ownFitReport gives each metric's errors with every source predicted by
 // the grid's candidate that fits that source best, in sample: what the
 // grid's constants could reach if knee knew which suits a host. Where
-// that is still beyond the aim, no choice of the defaults among them
-// meets it; the model needs terms or inputs it lacks.
+// that is still far beyond the aim, choosing among them will not reach
+// it; the model needs terms or inputs it lacks.
 func (r looResult) ownFitReport() string {
 	own := map[string]int{}
 	byMetric := map[string][]float64{}

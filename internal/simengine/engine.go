@@ -77,7 +77,8 @@ type Config struct {
 	// limit is min(max_seq_len - 1, max_num_tokens)); vLLM without chunked
 	// prefill refuses to start instead, a budget under the max model len
 	// being an error (a budget of 0 then defaults to 8192, TensorRT-LLM's
-	// max_num_tokens, in place of max(MaxModelLen, 2048)).
+	// max_num_tokens, in place of max(MaxModelLen, 2048)). With chunked
+	// prefill it means nothing and Config() reads false.
 	RefuseLongPrompts bool
 	// NoSamplerWarmup: the engine sizes its KV cache without vLLM V1's
 	// start-up sampler run (CostParams.SamplerWarmupBytesPerLogit), as
@@ -256,6 +257,8 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.GPUMemoryUtilization < 0 || cfg.GPUMemoryUtilization > 1 {
 		return nil, fmt.Errorf("%w: gpu memory utilization %v (want 0 < u <= 1)", ErrBadEngineCfg, cfg.GPUMemoryUtilization)
 	}
+	// A chunked prefill runs any prompt, so there is nothing to refuse.
+	cfg.RefuseLongPrompts = cfg.RefuseLongPrompts && !cfg.ChunkedPrefill
 	autoLen := cfg.MaxModelLen == 0
 	if autoLen {
 		cfg.MaxModelLen = cfg.Model.MaxContext
@@ -276,7 +279,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	if cfg.MaxNumBatchedTokens == 0 {
 		switch {
-		case !cfg.ChunkedPrefill && cfg.RefuseLongPrompts:
+		case cfg.RefuseLongPrompts:
 			cfg.MaxNumBatchedTokens = 8192
 		case !cfg.ChunkedPrefill:
 			cfg.MaxNumBatchedTokens = max(cfg.MaxModelLen, 2048)
@@ -372,6 +375,16 @@ func NewEngine(cfg Config) (*Engine, error) {
 // Config returns the configuration with defaults filled in.
 func (e *Engine) Config() Config { return e.cfg }
 
+// PromptLimit is the longest prompt the engine accepts short of its max
+// model len: the step's budget on an engine that refuses longer prompts
+// (Config.RefuseLongPrompts), else 0 (none).
+func (e *Engine) PromptLimit() int {
+	if e.cfg.RefuseLongPrompts {
+		return e.cfg.MaxNumBatchedTokens
+	}
+	return 0
+}
+
 // MemoryPlan describes how GPU memory was split (for reports).
 func (e *Engine) MemoryPlan() string { return e.mem.String() }
 
@@ -416,9 +429,9 @@ func (e *Engine) SubmitRequest(rq Request) error {
 		return fmt.Errorf("%w: %d prompt + %d output = %d tokens, over the max model len %d of %s",
 			ErrTooLong, inputTokens, outputTokens, total, e.cfg.MaxModelLen, e.cfg.Model.Name)
 	}
-	if e.cfg.RefuseLongPrompts && !e.cfg.ChunkedPrefill && inputTokens > e.cfg.MaxNumBatchedTokens {
+	if limit := e.PromptLimit(); limit > 0 && inputTokens > limit {
 		return fmt.Errorf("%w: %d prompt tokens, over the %d an engine without chunked prefill runs in one step (max num batched tokens)",
-			ErrPromptOverBudget, inputTokens, e.cfg.MaxNumBatchedTokens)
+			ErrPromptOverBudget, inputTokens, limit)
 	}
 	if rq.Adapter < 0 || rq.Adapter > 0 && e.lora.max == 0 {
 		return fmt.Errorf("%w: LoRA adapter %d, but the engine serves %d adapters", ErrBadRequest, rq.Adapter, e.lora.max)
