@@ -1409,23 +1409,11 @@ type ree2razBench struct {
 }
 
 // measure returns the run's median TTFT, its median TPOT ((E2E − TTFT) /
-// (out − 1) of each request, bench_lib.py's tpot_p50, interpolated as
-// its pct is) and the output tokens a second over the run.
+// (out − 1) of each request, bench_lib.py's tpot_p50, interpolated as its
+// pct is) and the output tokens a second over the run.
 func (b ree2razBench) measure(t *testing.T) measured {
 	t.Helper()
-	var ttft, tpot []float64
-	res, err := Run(context.Background(), Config{Engine: b.cfg(t), Gen: fixed{b.in, b.out}, Concurrency: b.users, Requests: int64(b.n)}, func(r *record.Request) {
-		if r.Error == "" {
-			ttft = append(ttft, float64(r.FirstToken-r.Sent)/1e6)
-			tpot = append(tpot, float64(r.Done-r.FirstToken)/1e6/float64(b.out-1))
-		}
-	})
-	if err != nil || len(ttft) == 0 {
-		t.Fatalf("simulated run: %v (%d records)", err, len(ttft))
-	}
-	slices.Sort(ttft)
-	slices.Sort(tpot)
-	return measured{ttftMS: quantileSorted(ttft, 0.5), tpotMS: quantileSorted(tpot, 0.5), outputTPS: float64(res.Tokens) / res.End.Seconds()}
+	return medianRun(t, Config{Engine: b.cfg(t), Gen: fixed{b.in, b.out}, Concurrency: b.users, Requests: int64(b.n)}, b.out)
 }
 
 func (b ree2razBench) rows(name string, metrics ...burstMetric) []validationPoint {

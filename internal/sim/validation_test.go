@@ -361,20 +361,35 @@ type burstMetric struct {
 // tokens per second over the whole run.
 func meanRun(t *testing.T, c Config, out int) measured {
 	t.Helper()
-	var n int
-	var ttft, tpot float64
+	ttft, tpot, tps := requestTimes(t, c, out)
+	return measured{ttftMS: mean(ttft), tpotMS: mean(tpot), outputTPS: tps}
+}
+
+// medianRun is meanRun with medians (interpolated between the middle two).
+func medianRun(t *testing.T, c Config, out int) measured {
+	t.Helper()
+	ttft, tpot, tps := requestTimes(t, c, out)
+	slices.Sort(ttft)
+	slices.Sort(tpot)
+	return measured{ttftMS: quantileSorted(ttft, 0.5), tpotMS: quantileSorted(tpot, 0.5), outputTPS: tps}
+}
+
+// requestTimes runs c and returns, in ms, the TTFT and the TPOT ((E2E −
+// TTFT) / (out − 1)) of every successful record outside warm-up, and the
+// output tokens per second over the whole run.
+func requestTimes(t *testing.T, c Config, out int) (ttft, tpot []float64, outputTPS float64) {
+	t.Helper()
 	res, err := Run(context.Background(), c, func(r *record.Request) {
 		if r.Warmup || r.Error != "" {
 			return
 		}
-		n++
-		ttft += float64(r.FirstToken-r.Sent) / 1e6
-		tpot += float64(r.Done-r.FirstToken) / 1e6 / float64(out-1)
+		ttft = append(ttft, float64(r.FirstToken-r.Sent)/1e6)
+		tpot = append(tpot, float64(r.Done-r.FirstToken)/1e6/float64(out-1))
 	})
-	if err != nil || n == 0 {
-		t.Fatalf("simulated run: %v (%d records)", err, n)
+	if err != nil || len(ttft) == 0 {
+		t.Fatalf("simulated run: %v (%d records)", err, len(ttft))
 	}
-	return measured{ttftMS: ttft / float64(n), tpotMS: tpot / float64(n), outputTPS: float64(res.Tokens) / res.End.Seconds()}
+	return ttft, tpot, float64(res.Tokens) / res.End.Seconds()
 }
 
 func validationPoints() []validationPoint {
