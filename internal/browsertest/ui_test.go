@@ -150,8 +150,18 @@ func eval[T any](b *browser, js string) T {
 // waitFor polls a JS condition (up to 20 s).
 func (b *browser) waitFor(js string) {
 	b.t.Helper()
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
-		b.t.Fatalf("waiting for %s: %v", js, err)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := chromedp.Run(b.ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(time.Until(deadline))))
+		if err == nil {
+			return
+		}
+		// A poll started while the page was still replacing its document
+		// evaluates in a context that is gone (CDP error -32000); the new
+		// document has a context of its own, so poll again there.
+		if !strings.Contains(err.Error(), "Cannot find context with specified id") || time.Until(deadline) <= 0 {
+			b.t.Fatalf("waiting for %s: %v", js, err)
+		}
 	}
 }
 
