@@ -180,6 +180,13 @@ func (b *benchRun) check() error {
 	if err := f.wl.validate(); err != nil {
 		return err
 	}
+	users := 0.0
+	if f.wl.rate == 0 && f.sess.sessions == 0 {
+		users = float64(f.wl.concurrency)
+	}
+	if err := f.shard.refuseUnsplittable(f.url, users, f.wl.requests); err != nil {
+		return err
+	}
 	if err := f.probe.validate(); err != nil {
 		return err
 	}

@@ -86,6 +86,24 @@ func (s *shardFlags) resolve(env *Env, seedGiven, noStore bool) error {
 	return nil
 }
 
+// refuseUnsplittable refuses, before any shard registers, a load that
+// cannot be split across the shards: without a URL each shard would start
+// an embedded server of its own, which its partners can never reach; and a
+// shard left without a user or a request would register and run nothing.
+func (s *shardFlags) refuseUnsplittable(url string, lowestUsers float64, requests int64) error {
+	switch {
+	case !s.active():
+		return nil
+	case url == "":
+		return Usagef("--shards %d: want --url: every shard must load one server (without it each would start an embedded server of its own; knee serve runs one)", s.shards)
+	case lowestUsers > 0 && lowestUsers < float64(s.shards):
+		return Usagef("--shards %d: --concurrency %g leaves a shard without a user; want at least one user per shard", s.shards, lowestUsers)
+	case requests > 0 && requests < int64(s.shards):
+		return Usagef("--shards %d: --requests %d leaves a shard without a request; want at least one per shard", s.shards, requests)
+	}
+	return nil
+}
+
 // fingerprint is what every shard must share: the run's settings, less what
 // may differ between pods.
 func shardFingerprint(config [][2]string) map[string]string {

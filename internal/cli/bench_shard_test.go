@@ -263,3 +263,30 @@ func TestShardedBenchProbesFromShardZero(t *testing.T) {
 		t.Errorf("merged summary: %d requests (%v); want the 40 of the load, probes left out", ri.Summary.Requests, err)
 	}
 }
+
+// A sharded bench that cannot split its load is refused before any shard
+// registers (issue 39 items 7–8): without --url each shard would start an
+// embedded server its partners can never reach and wait out
+// --shard-timeout; with fewer users or requests than shards, some shards
+// would run nothing and the run would end partial.
+func TestShardedBenchRefusesUnsplittableLoads(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "knee.db")
+	base := []string{"bench", "--seed", "1", "--run-name", "r", "--shard", "0", "--db", db, "--quiet", "--shard-timeout", "2s"}
+	with := func(extra ...string) []string { return append(slices.Clip(base), extra...) }
+	url := "http://127.0.0.1:9" // never dialled: every case is refused first
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{with("--shards", "2", "--rate", "10"), "--shards 2: want --url"},
+		{with("--shards", "4", "--url", url, "--model", "m", "--concurrency", "2"), "--concurrency 2 leaves a shard without a user"},
+		{with("--shards", "4", "--url", url, "--model", "m", "--rate", "10", "--requests", "3"), "--requests 3 leaves a shard without a request"},
+	}
+	for _, c := range cases {
+		code, _, errs := kneeCmd(t, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %s; want 2 and %q", c.args[len(base):], code, errs, c.want)
+		}
+	}
+}
