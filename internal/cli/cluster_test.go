@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,5 +47,35 @@ func TestClusterJobCommand(t *testing.T) {
 	code, _, errOut = kneeCmd(t, "cluster", "job", "--run-name", "nightly", "--image", "knee:v1", "--", "bench", "--db", "postgres://x")
 	if code != 2 || !strings.Contains(errOut, "--db is the Job's to set") {
 		t.Errorf("--db in the bench arguments: exit %d, %s", code, errOut)
+	}
+}
+
+// The pods' command is parsed with its own flag definitions: what every pod
+// would refuse is refused here, exit 2, before a Job is written (issue 39
+// item 9).
+func TestClusterJobChecksThePodsCommand(t *testing.T) {
+	t.Parallel()
+	job := []string{"cluster", "job", "--run-name", "nightly", "--image", "knee:v1", "--pods", "8", "--"}
+	cases := []struct {
+		pods []string
+		want string
+	}{
+		{[]string{"bench", "--url", "http://gw:8000", "--bogus", "1"}, "unknown flag: --bogus"},
+		{[]string{"bench", "--url", "http://gw:8000", "--rate", "notanumber"}, `invalid argument "notanumber" for "--rate"`},
+		{[]string{"bench", "--url", "http://gw:8000", "--rate", "5", "--slo", "p95(bogus)<1s"}, "--slo"},
+		{[]string{"bench", "--rate", "5"}, "wants --url"},
+		{[]string{"bench", "--url", "http://gw:8000", "--concurrency", "4"}, "--concurrency 4 with 8 pods leaves a pod without a user"},
+		{[]string{"sweep", "--url", "http://gw:8000", "--model", "m", "--concurrency", "4,16", "--slo", "p95(ttft)<1s"}, "--concurrency 4,16 with 8 pods"},
+		{[]string{"sweep", "--url", "http://gw:8000", "--model", "m", "--rate", "5,10", "stray"}, `unexpected argument "stray"`},
+	}
+	for _, c := range cases {
+		code, out, errOut := kneeCmd(t, append(slices.Clip(job), c.pods...)...)
+		if code != 2 || !strings.Contains(errOut, c.want) || out != "" {
+			t.Errorf("%v: exit %d, stderr %q, %d bytes out; want exit 2 naming %q and no manifest", c.pods, code, errOut, len(out), c.want)
+		}
+	}
+	// What the pods can run still gives a Job.
+	if code, _, errOut := kneeCmd(t, append(slices.Clip(job), "bench", "--url", "http://gw:8000", "--concurrency", "16", "--slo", "p95(ttft)<1s")...); code != 0 {
+		t.Errorf("a valid closed loop: exit %d: %s", code, errOut)
 	}
 }
