@@ -1,0 +1,47 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/stats"
+)
+
+// Plan's headroom follows the candidate: on a GPU without a validated
+// source it is at least as pessimistic on every factor, strictly on one,
+// and says why; at a large running batch it reads the large-batch table;
+// confidence 0 stays the point estimate everywhere.
+func TestHeadroomFollowsTheCandidate(t *testing.T) {
+	h, err := NewHeadroom(0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Widened) != 0 {
+		t.Errorf("baseline headroom widened: %q", h.Widened)
+	}
+	on := h.In(simengine.Domain{GPU: "H100-SXM"})
+	off := h.In(simengine.Domain{GPU: "B200"})
+	if on.TTFTFactor != h.TTFTFactor || on.ThroughputFactor != h.ThroughputFactor {
+		t.Errorf("validated GPU %+v differs from the baseline %+v", on, h)
+	}
+	if off.TTFTFactor < on.TTFTFactor || off.TPOTFactor < on.TPOTFactor || off.E2EFactor < on.E2EFactor || off.ThroughputFactor > on.ThroughputFactor {
+		t.Errorf("B200 headroom %+v less pessimistic than H100's %+v on a factor", off, on)
+	}
+	if off.TTFTFactor == on.TTFTFactor && off.TPOTFactor == on.TPOTFactor && off.ThroughputFactor == on.ThroughputFactor || len(off.Widened) == 0 || !strings.Contains(off.Widened[0], "B200") {
+		t.Errorf("B200 headroom %+v: want wider, with the reason", off)
+	}
+	large := h.In(simengine.Domain{GPU: "H100-SXM", InFlight: 64})
+	if large.TPOTFactor == on.TPOTFactor {
+		t.Errorf("TPOT headroom at 64 in flight ×%.2f, the same as at a small batch", large.TPOTFactor)
+	}
+	zero, _ := NewHeadroom(0)
+	if z := zero.In(simengine.Domain{GPU: "B200", InFlight: 64}); z.TTFTFactor != 1 || z.ThroughputFactor != 1 || len(z.Widened) != 0 {
+		t.Errorf("confidence 0 on B200: %+v, want the point estimate", z)
+	}
+	// Little's law a replica: 20 req/s at 1.6 s mean over 2 replicas is 16.
+	cfg := simengine.Config{GPU: simengine.GPU{Name: "L4"}}
+	if d := domainOf(cfg, stats.Summary{RequestThroughputRPS: 20, E2E: stats.Dist{Mean: 1600}}, 2); d.InFlight != 16 || d.GPU != "L4" {
+		t.Errorf("domainOf: %+v", d)
+	}
+}
