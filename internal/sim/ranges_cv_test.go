@@ -17,11 +17,11 @@ import (
 // Nested cross-validation of the ranges knee prints (issue 40). The
 // leave-one-source-out table scores the point prediction; this scores the
 // range. A range method is chosen without the rows it is then checked on,
-// and checked four ways, each leaving out a different kind of novelty: a
+// and checked five ways, each leaving out a different kind of novelty: a
 // source (one publisher's host and engine version), a publisher (every
 // source of one publisher: a new user is always a new publisher), a GPU
-// (every row on one GPU model), and an engine version (every row of one
-// engine family's minor version).
+// (every row on one GPU model), an engine version (every row of one
+// engine family's minor version) and a model (every row of one model).
 //
 // For a scheme and an outer group g left out: the defaults are refitted
 // without g and without each other row's own group (so every training
@@ -39,13 +39,28 @@ type rangeScheme struct {
 }
 
 // Ranges are shipped for the publisher scheme (the baseline: whoever runs
-// knee is a new publisher) and the GPU scheme (a GPU without a source);
-// the source and engine-version schemes are checked and reported.
+// knee is a new publisher), the GPU scheme (a GPU without a source) and
+// the model scheme (a model without one); the source and engine-version
+// schemes are checked and reported (knee cannot tell which engine version
+// a user runs).
 var rangeSchemes = []rangeScheme{
 	{simengine.SchemeSource, "leave one source out", func(r scoredRow) string { return r.source }},
 	{simengine.SchemePublisher, "leave one publisher out", func(r scoredRow) string { return sourceLabels[r.source].publisher }},
 	{simengine.SchemeGPU, "leave one GPU out", func(r scoredRow) string { return rowGPU(r.name) }},
 	{simengine.SchemeEngineVersion, "leave one engine version out", func(r scoredRow) string { return sourceLabels[r.source].engineVersion }},
+	{simengine.SchemeModel, "leave one model out", func(r scoredRow) string { return rowModel(r.name) }},
+}
+
+// rowModel is the model a validation row ran, the first word of its name
+// (as rowHasExperts reads it): a preset's name, or the word itself where
+// it names none (a model run from its config).
+func rowModel(name string) string {
+	model, _, _ := strings.Cut(name, " ")
+	model = strings.TrimSuffix(model, ",")
+	if m, err := simengine.LookupModel(strings.ToLower(model)); err == nil {
+		return m.Name
+	}
+	return model
 }
 
 // sourceLabel is who published a source and which engine version it ran
@@ -537,7 +552,7 @@ func leaveOneSourceOut(t *testing.T) looResult {
 }
 
 // TestRangeCrossValidation scores the range knee prints, not the point:
-// under each of the four leave-out schemes, a range chosen without the
+// under each of the five leave-out schemes, a range chosen without the
 // group left out (nested cross-validation) must cover 75-85% of its rows
 // (it is stated as 80%). It also holds simengine's shipped quantiles,
 // levels and validated GPUs to what the validation rows give, and writes
@@ -574,7 +589,7 @@ func TestRangeCrossValidation(t *testing.T) {
 	// computed on every row.
 	var literal strings.Builder
 	for _, cv := range cvs {
-		if cv.scheme.id != simengine.SchemePublisher && cv.scheme.id != simengine.SchemeGPU {
+		if cv.scheme.id != simengine.SchemePublisher && cv.scheme.id != simengine.SchemeGPU && cv.scheme.id != simengine.SchemeModel {
 			continue
 		}
 		want := simengine.HeldOutLogQuantiles[cv.scheme.id]
@@ -602,6 +617,13 @@ func TestRangeCrossValidation(t *testing.T) {
 	validated := slices.Sorted(maps.Keys(gpus))
 	if !slices.Equal(validated, simengine.ValidatedGPUs) {
 		t.Errorf("simengine.ValidatedGPUs = %q; the scored rows ran on %q", simengine.ValidatedGPUs, validated)
+	}
+	models := map[string]bool{}
+	for _, row := range r.rows {
+		models[rowModel(row.name)] = true
+	}
+	if got := slices.Sorted(maps.Keys(models)); !slices.Equal(got, simengine.ValidatedModels) {
+		t.Errorf("simengine.ValidatedModels = %q; the scored rows ran %q", simengine.ValidatedModels, got)
 	}
 	syncDocRegion(t, "ranges", report+"\nGroups of each scheme (rows):\n\n"+groupsReport(r))
 }

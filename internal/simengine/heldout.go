@@ -39,8 +39,8 @@ const (
 const HeldOutShare = 0.8
 
 // Leave-out schemes: what was unseen when an error was measured. The
-// validation rows are held out four ways (internal/sim's nested
-// cross-validation, docs/validation.md); knee ships the errors of two.
+// validation rows are held out five ways (internal/sim's nested
+// cross-validation, docs/validation.md); knee ships the errors of three.
 const (
 	// SchemeSource leaves out one source (a publisher's host and engine
 	// version) at a time.
@@ -53,6 +53,9 @@ const (
 	SchemeGPU = "gpu"
 	// SchemeEngineVersion leaves out every row of one engine version.
 	SchemeEngineVersion = "engine-version"
+	// SchemeModel leaves out every row of one model: the errors of a
+	// model without a validated source.
+	SchemeModel = "model"
 )
 
 // Running-batch classes: the errors differ with the batch a prediction
@@ -108,6 +111,14 @@ var HeldOutLogQuantiles = map[string]map[string][21]float64{
 		RangeKey(RangeThroughput, BatchSmall): {-0.624, -0.456, -0.396, -0.353, -0.304, -0.266, -0.214, -0.197, -0.159, -0.102, -0.088, -0.055, -0.043, -0.015, 0.009, 0.036, 0.055, 0.074, 0.109, 0.143, 0.248},
 		RangeKey(RangeThroughput, BatchLarge): {-0.973, -0.508, -0.384, -0.275, -0.217, -0.153, -0.129, -0.086, -0.051, -0.02, -0.008, 0.015, 0.037, 0.055, 0.066, 0.079, 0.101, 0.117, 0.142, 0.157, 0.279},
 	},
+	SchemeModel: {
+		RangeKey(RangeTTFT, BatchSmall):       {-0.422, -0.343, -0.267, -0.217, -0.198, -0.146, -0.124, -0.099, -0.071, -0.052, -0.017, 0.018, 0.116, 0.177, 0.262, 0.339, 0.523, 0.739, 0.837, 1.008, 1.661},
+		RangeKey(RangeTTFT, BatchLarge):       {-0.707, -0.217, -0.112, -0.082, -0.039, -0.01, 0.016, 0.046, 0.085, 0.117, 0.136, 0.164, 0.223, 0.242, 0.366, 0.405, 0.417, 0.495, 0.822, 1.216, 1.725},
+		RangeKey(RangeTPOT, BatchSmall):       {-0.127, -0.096, -0.087, -0.082, -0.075, -0.074, -0.061, -0.054, -0.05, -0.028, -0.01, 0.031, 0.033, 0.084, 0.099, 0.13, 0.226, 0.298, 0.373, 0.436, 1.504},
+		RangeKey(RangeTPOT, BatchLarge):       {-1.094, -0.717, -0.285, -0.183, -0.085, -0.057, -0.02, 0.011, 0.044, 0.079, 0.099, 0.125, 0.143, 0.163, 0.184, 0.237, 0.262, 0.323, 0.441, 0.448, 0.591},
+		RangeKey(RangeThroughput, BatchSmall): {-0.624, -0.456, -0.339, -0.275, -0.237, -0.204, -0.173, -0.108, -0.09, -0.062, -0.045, -0.037, -0.005, 0.02, 0.048, 0.062, 0.086, 0.134, 0.145, 0.203, 0.248},
+		RangeKey(RangeThroughput, BatchLarge): {-0.973, -0.391, -0.291, -0.228, -0.165, -0.132, -0.09, -0.056, -0.027, -0.013, 0.003, 0.032, 0.045, 0.058, 0.074, 0.09, 0.106, 0.123, 0.146, 0.165, 0.278},
+	},
 }
 
 // HeldOutLevels are, by scheme and RangeKey, the share of the pooled
@@ -134,6 +145,14 @@ var HeldOutLevels = map[string]map[string]float64{
 		RangeKey(RangeThroughput, BatchSmall): 0.84,
 		RangeKey(RangeThroughput, BatchLarge): 0.82,
 	},
+	SchemeModel: {
+		RangeKey(RangeTTFT, BatchSmall):       0.82,
+		RangeKey(RangeTTFT, BatchLarge):       0.82,
+		RangeKey(RangeTPOT, BatchSmall):       0.86,
+		RangeKey(RangeTPOT, BatchLarge):       0.95,
+		RangeKey(RangeThroughput, BatchSmall): 0.97,
+		RangeKey(RangeThroughput, BatchLarge): 0.82,
+	},
 }
 
 // ValidatedGPUs are the GPU presets (by name) at least one scored
@@ -141,32 +160,49 @@ var HeldOutLevels = map[string]map[string]float64{
 // leave-one-GPU-out range.
 var ValidatedGPUs = []string{"A100-40GB", "A100-80GB", "H100-SXM", "H200", "L4", "L40S", "MI300X", "RTX4090"}
 
+// ValidatedModels are the models (preset names, or the name a row's
+// model ran under where it is none) at least one scored validation source
+// ran; a prediction of another gets the leave-one-model-out range.
+var ValidatedModels = []string{"CodeLlama-34B", "DeepSeek-V3", "Llama-2-70B", "Llama-2-7B", "Llama-3.1-405B-FP8", "Llama-3.1-70B", "Llama-3.1-70B-FP8", "Llama-3.1-8B", "Llama-3.1-8B-FP8", "Llama-3.3-70B", "Mistral-7B", "Mixtral-8x7B", "Phi-3.5-mini", "Qwen2.5-0.5B", "Qwen2.5-72B", "Qwen2.5-7B", "Qwen2.5-Coder-7B", "Qwen3-0.6B", "Qwen3-14B", "Qwen3-235B-A22B", "Qwen3-32B", "Qwen3-8B", "gpt-oss-120b"}
+
 // Domain is what a prediction is about, as far as its range depends on
 // it: the GPU it runs on (a preset name; "" leaves the range as for a
 // validated one).
 type Domain struct {
 	GPU string
+	// Model is the model's name ("" leaves the range as for a validated
+	// one).
+	Model string
 	// InFlight is the prediction's mean requests in flight (its batch
 	// class, BatchClassOf).
 	InFlight float64
 }
 
-// DomainOf is the domain of a simulated run on gpu (a preset name) by
+// DomainOf is the domain of a simulated run of model on gpu (preset
+// names) by
 // replicas engines that completed throughputRPS requests a second with a
 // mean latency of meanMS: its mean requests in flight a replica are
 // their product (Little's law).
-func DomainOf(gpu string, throughputRPS, meanMS float64, replicas int) Domain {
-	return Domain{GPU: gpu, InFlight: throughputRPS * meanMS / 1000 / float64(max(replicas, 1))}
+func DomainOf(gpu, model string, throughputRPS, meanMS float64, replicas int) Domain {
+	return Domain{GPU: gpu, Model: model, InFlight: throughputRPS * meanMS / 1000 / float64(max(replicas, 1))}
 }
 
 // Widened says why a prediction in d gets a wider range than the
-// baseline (empty: it does not): its GPU has no validated source.
+// baseline (empty: it does not): its GPU, its model or both have no
+// validated source.
 func (d Domain) Widened() []string {
-	if d.GPU == "" || slices.Contains(ValidatedGPUs, d.GPU) {
-		return nil
+	var w []string
+	if d.newGPU() {
+		w = append(w, fmt.Sprintf("no source on %s: range widened to the errors on GPUs left out", d.GPU))
 	}
-	return []string{fmt.Sprintf("no source on %s: range widened to the errors on GPUs left out", d.GPU)}
+	if d.newModel() {
+		w = append(w, fmt.Sprintf("no source on %s: range widened to the errors on models left out", d.Model))
+	}
+	return w
 }
+
+func (d Domain) newGPU() bool   { return d.GPU != "" && !slices.Contains(ValidatedGPUs, d.GPU) }
+func (d Domain) newModel() bool { return d.Model != "" && !slices.Contains(ValidatedModels, d.Model) }
 
 // HeldOutRangeAt is a scheme's range covering share (0-1) of its pooled
 // held-out errors of a metric, centred on their median: from the
@@ -214,9 +250,10 @@ func rangeOf(scheme, metric, class string, share float64) HeldOutRange {
 
 // RangeIn is the range of a metric (as RangeFor names it) covering share
 // of held-out errors for a prediction in domain d: the leave-one-
-// publisher-out range of d's batch class, reaching as far as the leave-one-GPU-out one on
-// each side where d's GPU has no validated source (Domain.Widened says
-// so). E2E is TTFT plus the decode; it takes the wider bound of the two
+// publisher-out range of d's batch class, reaching on each side as far
+// as the leave-one-GPU-out one where d's GPU has no validated source, and
+// as the leave-one-model-out one where its model has none
+// (Domain.Widened says so). E2E is TTFT plus the decode; it takes the wider bound of the two
 // on each side, a bound and not a quantile of its own.
 func RangeIn(metric string, share float64, d Domain) (HeldOutRange, bool) {
 	var kept []string
@@ -234,8 +271,11 @@ func RangeIn(metric string, share float64, d Domain) (HeldOutRange, bool) {
 		return HeldOutRange{}, false
 	}
 	schemes := []string{SchemePublisher}
-	if len(d.Widened()) > 0 {
+	if d.newGPU() {
 		schemes = append(schemes, SchemeGPU)
+	}
+	if d.newModel() {
+		schemes = append(schemes, SchemeModel)
 	}
 	r := HeldOutRange{Low: math.Inf(1), High: math.Inf(-1)}
 	for _, s := range schemes {

@@ -10,8 +10,8 @@ import (
 // metric, and says why; a validated GPU and an unnamed one get the
 // baseline with no reason. The large-batch class reads its own table.
 func TestRangeInWidensOffTheValidatedDomain(t *testing.T) {
-	base := Domain{GPU: "H100-SXM"}
-	off := Domain{GPU: "B200"}
+	base := Domain{GPU: "H100-SXM", Model: "Llama-3.1-8B"}
+	off := Domain{GPU: "B200", Model: "Llama-3.1-8B"}
 	if w := base.Widened(); len(w) != 0 {
 		t.Errorf("H100-SXM has sources; widened: %q", w)
 	}
@@ -48,12 +48,29 @@ func TestRangeInWidensOffTheValidatedDomain(t *testing.T) {
 	if !strictly {
 		t.Error("no metric's range is wider on a GPU without a source")
 	}
+	// A model without a source: widened, and said; with a new GPU too,
+	// both reasons and at least the wider of the two.
+	known, _ := RangeIn("ttft_ms", HeldOutShare, Domain{GPU: "H100-SXM", Model: "Llama-3.1-8B"})
+	newModel := Domain{GPU: "H100-SXM", Model: "Llama-4-Scout"}
+	if w := newModel.Widened(); len(w) != 1 || !strings.Contains(w[0], "no source on Llama-4-Scout: range widened") {
+		t.Errorf("Llama-4-Scout: widened %q", w)
+	}
+	nm, _ := RangeIn("ttft_ms", HeldOutShare, newModel)
+	if nm.Low > known.Low || nm.High < known.High || nm == known {
+		t.Errorf("TTFT of a model without a source %+v, not wider than %+v", nm, known)
+	}
+	both := Domain{GPU: "B200", Model: "Llama-4-Scout"}
+	bt, _ := RangeIn("ttft_ms", HeldOutShare, both)
+	ng, _ := RangeIn("ttft_ms", HeldOutShare, Domain{GPU: "B200", Model: "Llama-3.1-8B"})
+	if len(both.Widened()) != 2 || bt.Low > min(nm.Low, ng.Low) || bt.High < max(nm.High, ng.High) {
+		t.Errorf("new GPU and model: %+v (%q), want at least the wider of %+v and %+v", bt, both.Widened(), nm, ng)
+	}
 	small, _ := RangeIn("tpot_ms", HeldOutShare, Domain{InFlight: BatchLargeFrom - 1})
 	large, _ := RangeIn("tpot_ms", HeldOutShare, Domain{InFlight: BatchLargeFrom})
 	if small == large {
 		t.Errorf("TPOT: the same range %+v at small and large batches", small)
 	}
-	if d := DomainOf("L4", 10, 2000, 2); d.InFlight != 10 || d.GPU != "L4" {
+	if d := DomainOf("L4", "Qwen3-8B", 10, 2000, 2); d.InFlight != 10 || d.GPU != "L4" || d.Model != "Qwen3-8B" {
 		t.Errorf("DomainOf: %+v, want 10 in flight a replica on L4", d)
 	}
 }
