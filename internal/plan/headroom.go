@@ -12,8 +12,8 @@ import (
 // prediction on hosts knee was not fitted to, and a plan at confidence c
 // judges each candidate at the pessimistic end of the range that covers
 // c of them: latencies at its high end, throughput and capacity at its
-// low end. The range depends on the candidate (In): a GPU without a
-// validated source and a large running batch take wider ones. The
+// low end. The range depends on the candidate (In): a GPU or a model
+// without a validated source and a large running batch take wider ones. The
 // factors of a Headroom from NewHeadroom are those of a small batch on a
 // validated GPU. Confidence 0 plans on the point estimate.
 type Headroom struct {
@@ -55,15 +55,15 @@ func (h Headroom) In(d simengine.Domain) Headroom {
 }
 
 // domainOf is the domain of a simulated run of replicas of cfg: its GPU,
-// and the mean requests in flight a replica (Little's law).
+// its model, and the mean requests in flight a replica (Little's law).
 func domainOf(cfg simengine.Config, s stats.Summary, replicas int) simengine.Domain {
-	return simengine.DomainOf(cfg.GPU.Name, s.RequestThroughputRPS, s.E2E.Mean, replicas)
+	return simengine.DomainOf(cfg.GPU.Name, cfg.Model.Name, s.RequestThroughputRPS, s.E2E.Mean, replicas)
 }
 
 // saturatedIn is the domain of cfg's capacity run: saturated, so a large
 // batch.
 func saturatedIn(cfg simengine.Config) simengine.Domain {
-	return simengine.Domain{GPU: cfg.GPU.Name, InFlight: simengine.BatchLargeFrom}
+	return simengine.Domain{GPU: cfg.GPU.Name, Model: cfg.Model.Name, InFlight: simengine.BatchLargeFrom}
 }
 
 // String says what the headroom does, for reports.
