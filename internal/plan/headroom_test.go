@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"context"
+	"github.com/knee-dev/knee/internal/sim"
 	"strings"
 	"testing"
 
@@ -43,5 +45,43 @@ func TestHeadroomFollowsTheCandidate(t *testing.T) {
 	cfg := simengine.Config{GPU: simengine.GPU{Name: "L4"}}
 	if d := domainOf(cfg, stats.Summary{RequestThroughputRPS: 20, E2E: stats.Dist{Mean: 1600}}, 2); d.InFlight != 16 || d.GPU != "L4" {
 		t.Errorf("domainOf: %+v", d)
+	}
+}
+
+// Each outcome of a search says the headroom it was judged with: on a GPU
+// without a validated source, wider and with the reason; on one with a
+// source, the plain one.
+func TestSearchJudgesEachCandidateWithItsHeadroom(t *testing.T) {
+	q := question(t, "llama-3.1-8b", 10, "512", "64", "p95(ttft)<500ms")
+	q.Space = Space{GPUs: gpus(t, "h100", "b200"), TPs: []int{1}, MaxReplicas: 2, Routers: []string{sim.RoundRobin}}
+	q.SearchRequests, q.ValidateRequests = 200, 400
+	var err error
+	if q.Headroom, err = NewHeadroom(0.8); err != nil {
+		t.Fatal(err)
+	}
+	ans, err := Search(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, o := range ans.Pareto {
+		if o.Headroom == nil {
+			t.Fatalf("%s: no headroom at confidence 0.8", o.Candidate)
+		}
+		widened := strings.Join(o.Headroom.Widened, "; ")
+		switch o.GPU {
+		case "B200":
+			if !strings.Contains(widened, "no source on B200") || o.Headroom.TTFTFactor <= q.Headroom.TTFTFactor {
+				t.Errorf("%s: headroom %+v, want wider than %+v with the reason", o.Candidate, *o.Headroom, q.Headroom)
+			}
+		case "H100-SXM":
+			if widened != "" {
+				t.Errorf("%s: widened %q on a validated GPU", o.Candidate, widened)
+			}
+		}
+		seen[o.GPU] = true
+	}
+	if !seen["B200"] || !seen["H100-SXM"] {
+		t.Errorf("pareto front covers %v; want both GPUs to check", seen)
 	}
 }

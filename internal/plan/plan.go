@@ -114,6 +114,9 @@ type Outcome struct {
 	Verdicts      []string       `json:"slos"`
 	Saturated     bool           `json:"saturated"`
 	Classes       []ClassOutcome `json:"classes,omitempty"`
+	// Headroom is the headroom the outcome was judged with (Headroom.In:
+	// its GPU, model and batch; nil at confidence 0).
+	Headroom *Headroom `json:"headroom,omitempty"`
 	Elapsed       time.Duration  `json:"-"`
 	Summary       stats.Summary  `json:"-"`
 }
@@ -483,6 +486,9 @@ func simulateSeen(ctx context.Context, q Question, v *variant, replicas int, rou
 	sum := acc.Summary()
 	o.Summary = sum
 	h := q.Headroom.In(domainOf(c, sum, replicas))
+	if h.Confidence > 0 {
+		o.Headroom = &h
+	}
 	o.SLOs = q.SLOs.Evaluate(h.apply(sum))
 	o.Met = err == nil
 	for _, r := range o.SLOs {
