@@ -71,7 +71,7 @@ func (h Headroom) String() string {
 	if h.Confidence == 0 {
 		return "none: planned on the point estimate (--confidence 0)"
 	}
-	return fmt.Sprintf("confidence %.0f%% of knee's held-out errors (publishers left out): TTFT ×%.2f, TPOT/ITL ×%.2f, E2E ×%.2f, throughput and capacity ×%.2f at small batches on a GPU with a validated source; wider at %.0f or more requests in flight a replica and on GPUs without one (docs/validation.md)",
+	return fmt.Sprintf("confidence %.0f%% of knee's held-out errors (publishers left out): TTFT ×%.2f, TPOT/ITL ×%.2f, E2E ×%.2f, throughput and capacity ×%.2f at small batches on a GPU with a validated source; wider at %.0f or more requests in flight a replica and on a GPU or model without one (docs/validation.md)",
 		h.Confidence*100, h.TTFTFactor, h.TPOTFactor, h.E2EFactor, h.ThroughputFactor, float64(simengine.BatchLargeFrom))
 }
 
