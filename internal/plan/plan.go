@@ -116,9 +116,9 @@ type Outcome struct {
 	Classes       []ClassOutcome `json:"classes,omitempty"`
 	// Headroom is the headroom the outcome was judged with (Headroom.In:
 	// its GPU, model and batch; nil at confidence 0).
-	Headroom *Headroom `json:"headroom,omitempty"`
-	Elapsed       time.Duration  `json:"-"`
-	Summary       stats.Summary  `json:"-"`
+	Headroom *Headroom     `json:"headroom,omitempty"`
+	Elapsed  time.Duration `json:"-"`
+	Summary  stats.Summary `json:"-"`
 }
 
 // Family is one (GPU, TP) and what became of it.
