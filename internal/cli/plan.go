@@ -237,7 +237,7 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 			Seed: f.wl.resolvedSeed(), SLOs: f.slos, ElapsedS: elapsed.Seconds(), Workers: f.workers, StoredRun: storedID,
 			Headroom: headroom, HeadroomNote: headroom.String()}
 		if v := ans.Validation; ans.Winner != nil && v != nil {
-			hdr.WinnerRanges = heldOutRanges(&v.Summary, f.serverProfile != "" && f.serverProfile != "vllm" && f.serverProfile != "sglang")
+			hdr.WinnerRanges = heldOutRanges(&v.Summary, f.serverProfile != "" && f.serverProfile != "vllm" && f.serverProfile != "sglang", v.GPU, model.Name, v.Replicas)
 		}
 		if f.mix.mix != nil {
 			hdr.Input, hdr.Output = "by class", "by class"

@@ -324,7 +324,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("LoRA: %d adapter slots of rank %d (a batch holds at most %d distinct adapters; a miss loads one before its step)",
 				c.MaxLoRAs, c.MaxLoRARank, c.MaxLoRAs))
 		}
-		rep.Predictions = heldOutRanges(&sum, f.engine.fittedHost())
+		rep.Predictions = heldOutRanges(&sum, f.engine.fittedHost(), ecfg.GPU.Name, ecfg.Model.Name, max(f.fleet.Replicas, 1))
 		if f.fleet.Active() {
 			rep.Notes = append(rep.Notes, f.fleet.Notes(fres, ttfts)...)
 		}

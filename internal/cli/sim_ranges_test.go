@@ -117,3 +117,60 @@ func TestSimBuiltinServerProfilesRun(t *testing.T) {
 		}
 	}
 }
+
+// A prediction on a GPU (or of a model) no validated source ran on widens
+// its ranges and says so beside them (text and JSON), in knee sim and at
+// sim sweep's SLO-safe point; on a validated GPU it neither widens nor
+// says so.
+func TestSimRangesWidenOnUnvalidatedGPU(t *testing.T) {
+	args := []string{"--model", "llama-3.1-8b", "--concurrency", "8", "--requests", "64", "--input-tokens", "512", "--output-tokens", "64"}
+	type figs struct {
+		Ranges *struct {
+			Basis   string `json:"basis"`
+			Figures []struct {
+				Metric           string
+				Value, Low, High float64
+			} `json:"figures"`
+		} `json:"prediction_ranges"`
+	}
+	factors := map[string]map[string][2]float64{}
+	for _, gpu := range []string{"h100", "b200"} {
+		var o figs
+		simJSON(t, &o, append(args, "--gpu", gpu)...)
+		if o.Ranges == nil {
+			t.Fatalf("%s: no prediction_ranges", gpu)
+		}
+		widened := strings.Contains(o.Ranges.Basis, "no source on B200: range widened")
+		if widened != (gpu == "b200") {
+			t.Errorf("--gpu %s: basis %q (want the widening only on B200)", gpu, o.Ranges.Basis)
+		}
+		factors[gpu] = map[string][2]float64{}
+		for _, f := range o.Ranges.Figures {
+			factors[gpu][f.Metric] = [2]float64{f.Low / f.Value, f.High / f.Value}
+		}
+	}
+	for m, h := range factors["h100"] {
+		b, ok := factors["b200"][m]
+		if !ok {
+			continue
+		}
+		if b[0] > h[0]+1e-9 || b[1] < h[1]-1e-9 {
+			t.Errorf("%s: B200's range ×%.2f–×%.2f is narrower on a side than H100's ×%.2f–×%.2f", m, b[0], b[1], h[0], h[1])
+		}
+	}
+	code, text, errs := kneeCmd(t, append([]string{"sim", "--gpu", "b200", "--seed", "1", "--quiet", "--no-store"}, args...)...)
+	if code != 0 || !strings.Contains(text, "no source on B200: range widened") {
+		t.Errorf("knee sim --gpu b200: exit %d, %s; the text report lacks the widening:\n%s", code, errs, text)
+	}
+	// A model without a source is widened too, on a validated GPU.
+	code, text, errs = kneeCmd(t, "sim", "--gpu", "h100", "--model", "qwen3-30b-a3b", "--concurrency", "8", "--requests", "32",
+		"--input-tokens", "256", "--output-tokens", "32", "--seed", "1", "--quiet", "--no-store")
+	if code != 0 || !strings.Contains(text, "no source on Qwen3-30B-A3B: range widened") || strings.Contains(text, "no source on H100") {
+		t.Errorf("knee sim --model qwen3-30b-a3b: exit %d, %s; want the model's widening only:\n%s", code, errs, text)
+	}
+	code, text, errs = kneeCmd(t, "sim", "sweep", "--gpu", "b200", "--model", "llama-3.1-8b", "--concurrency", "1,4,16", "--requests", "48",
+		"--input-tokens", "256", "--output-tokens", "32", "--slo", "p95(ttft)<100ms", "--seed", "1", "--quiet", "--no-store")
+	if code != 0 || !strings.Contains(text, "no source on B200: range widened") {
+		t.Errorf("knee sim sweep --gpu b200: exit %d, %s; lacks the widening:\n%s", code, errs, text)
+	}
+}

@@ -136,7 +136,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 				res.Notes = append(res.Notes, n)
 			}
 		}
-		addSweepRanges(res, engine.fittedHost())
+		addSweepRanges(res, engine.fittedHost(), ecfg.GPU.Name, ecfg.Model.Name, replicas)
 		status := "complete"
 		if runErr != nil {
 			status = "interrupted"

@@ -114,8 +114,11 @@ type Outcome struct {
 	Verdicts      []string       `json:"slos"`
 	Saturated     bool           `json:"saturated"`
 	Classes       []ClassOutcome `json:"classes,omitempty"`
-	Elapsed       time.Duration  `json:"-"`
-	Summary       stats.Summary  `json:"-"`
+	// Headroom is the headroom the outcome was judged with (Headroom.In:
+	// its GPU, model and batch; nil at confidence 0).
+	Headroom *Headroom     `json:"headroom,omitempty"`
+	Elapsed  time.Duration `json:"-"`
+	Summary  stats.Summary `json:"-"`
 }
 
 // Family is one (GPU, TP) and what became of it.
@@ -238,7 +241,7 @@ func Search(ctx context.Context, q Question) (Answer, error) {
 	parallel(workers, len(variants), func(i int) {
 		v := variants[i]
 		v.capRPS = capacity(ctx, v.cfg, q.Gen)
-		v.minRepl = max(1, int(math.Ceil(q.RateRPS/(v.capRPS*q.Headroom.capacityFactor()))))
+		v.minRepl = max(1, int(math.Ceil(q.RateRPS/(v.capRPS*q.Headroom.In(saturatedIn(v.cfg)).capacityFactor()))))
 	})
 	var lines []*line
 	for _, v := range variants {
@@ -482,14 +485,18 @@ func simulateSeen(ctx context.Context, q Question, v *variant, replicas int, rou
 	})
 	sum := acc.Summary()
 	o.Summary = sum
-	o.SLOs = q.SLOs.Evaluate(q.Headroom.apply(sum))
+	h := q.Headroom.In(domainOf(c, sum, replicas))
+	if h.Confidence > 0 {
+		o.Headroom = &h
+	}
+	o.SLOs = q.SLOs.Evaluate(h.apply(sum))
 	o.Met = err == nil
 	for _, r := range o.SLOs {
 		o.Met = o.Met && r.Met
 		o.Verdicts = append(o.Verdicts, r.String())
 	}
 	for _, name := range q.ClassNames {
-		co := judgeClass(q, name, classes[name].Summary())
+		co := judgeClass(q, h, name, classes[name].Summary())
 		o.Met = o.Met && co.Met
 		for _, v := range co.Verdicts {
 			o.Verdicts = append(o.Verdicts, name+": "+v)
@@ -507,7 +514,7 @@ func simulateSeen(ctx context.Context, q Question, v *variant, replicas int, rou
 	// Saturated: the load is at or past what the replicas carry at most
 	// (their measured capacity); a short run's own throughput cannot tell,
 	// as the drain after the last arrival lowers it.
-	o.Saturated = q.RateRPS >= saturationShare*v.capRPS*q.Headroom.capacityFactor()*float64(replicas)
+	o.Saturated = q.RateRPS >= saturationShare*v.capRPS*q.Headroom.In(saturatedIn(c)).capacityFactor()*float64(replicas)
 	o.Elapsed = time.Since(start)
 	return o
 }
@@ -659,13 +666,13 @@ func newClassAccs(q Question) map[string]*stats.Accumulator {
 }
 
 // judgeClass judges one class's figures, with the same headroom as the
-// overall ones.
-func judgeClass(q Question, name string, sum stats.Summary) ClassOutcome {
+// overall ones (h: the question's, in the run's domain).
+func judgeClass(q Question, h Headroom, name string, sum stats.Summary) ClassOutcome {
 	co := ClassOutcome{Name: name, Met: true, TTFTP95MS: sum.TTFT.P95}
 	if sum.GoodputRPS != nil {
 		co.GoodputRPS = *sum.GoodputRPS
 	}
-	co.SLOs = classObjectives(q, name).Evaluate(q.Headroom.apply(sum))
+	co.SLOs = classObjectives(q, name).Evaluate(h.apply(sum))
 	for _, r := range co.SLOs {
 		co.Met = co.Met && r.Met
 		co.Verdicts = append(co.Verdicts, r.String())

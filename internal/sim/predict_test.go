@@ -474,10 +474,10 @@ func (r looResult) report() string {
 		med, p90 := medianP90(absRelErrors(byMetric[m]))
 		s := slices.Clone(byMetric[m])
 		slices.Sort(s)
-		// The range knee prints: HeldOutLevel of the pooled errors.
-		lo, hi := quantileSorted(s, (1-simengine.HeldOutLevel)/2), quantileSorted(s, (1+simengine.HeldOutLevel)/2)
+		// The range knee prints on a validated GPU.
+		rg, _ := simengine.RangeFor(m)
 		fmt.Fprintf(&b, "| %s | %d | %.0f%% | %.0f%% | %+.0f%% | ×%.2f – ×%.2f of the prediction |\n", metricLabel[m], len(byMetric[m]), med*100, p90*100,
-			(math.Exp(quantileSorted(s, 0.5))-1)*100, math.Exp(-hi), math.Exp(-lo))
+			(math.Exp(quantileSorted(s, 0.5))-1)*100, rg.Low, rg.High)
 	}
 	fmt.Fprintf(&b, "\n%s\n", r.ownFitReport())
 	fmt.Fprintf(&b, "\nPer source (each predicted with the defaults fitted on all the others):\n\n")
@@ -544,86 +544,20 @@ func (r looResult) rowsReport() string {
 // TestLeaveOneSourceOut scores knee's defaults on sources they were not
 // fitted to and prints the table (go test -run TestLeaveOneSourceOut -v
 // ./internal/sim). It holds: the shipped defaults are the ones fitted on
-// every source; the ranges knee prints are the held-out errors' 80%
-// ranges; a range computed without a source covers 75-85% of that
-// source's rows over all folds (it is stated as 80%).
+// every source. The ranges knee prints are TestRangeCrossValidation's
+// (ranges_cv_test.go), over the same simulations.
 func TestLeaveOneSourceOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates the validation table once per candidate")
 	}
 	start := time.Now()
-	r := runLeaveOneSourceOut(t)
+	r := leaveOneSourceOut(t)
 	t.Logf("%s\n%s\n(%d candidates, %s)", r.report(), r.rowsReport(), len(r.grid), time.Since(start).Round(time.Second))
 	if got, want := candidateOf(simengine.DefaultCost), r.grid[r.all]; got != want {
 		t.Errorf("simengine.DefaultCost has %v; fitted on every source: %v", got, want)
 	}
-	logs := map[string][]float64{}
-	for _, row := range r.rows {
-		logs[row.metric] = append(logs[row.metric], r.heldOut(row))
-	}
-	var literal strings.Builder
-	for _, m := range scoredMetrics {
-		// Quantiles of log(measured / predicted): the negated log errors.
-		s := make([]float64, len(logs[m]))
-		for i, l := range logs[m] {
-			s[i] = -l
-		}
-		slices.Sort(s)
-		var want [21]float64
-		fmt.Fprintf(&literal, "\t%q: {", m)
-		for i := range want {
-			want[i] = math.Round(quantileSorted(s, float64(i)/20)*1000) / 1000
-			fmt.Fprintf(&literal, "%g, ", want[i])
-		}
-		literal.WriteString("},\n")
-		if got := simengine.HeldOutLogQuantiles[m]; got != want {
-			t.Errorf("simengine.HeldOutLogQuantiles[%q] = %v; the held-out errors give %v", m, got, want)
-		}
-	}
-	t.Logf("held-out quantiles (simengine.HeldOutLogQuantiles):\n%s", literal.String())
-	// A range stated as 80% must cover about 80% of points it was not
-	// computed from: each source's rows against the range the other
-	// sources' held-out errors give at a level. The level is the least
-	// (in steps of 1%) whose coverage reaches 80%, and knee ships it.
-	coverageAt := func(level float64) (in, n int) {
-		for _, row := range r.rows {
-			var others []float64
-			for _, o := range r.rows {
-				if o.metric == row.metric && o.source != row.source {
-					others = append(others, r.heldOut(o))
-				}
-			}
-			s := slices.Clone(others)
-			slices.Sort(s)
-			lo, hi := quantileSorted(s, (1-level)/2), quantileSorted(s, (1+level)/2)
-			if l := r.heldOut(row); l >= lo && l <= hi {
-				in++
-			}
-			n++
-		}
-		return in, n
-	}
-	level := predictionRange
-	for ; level < 1; level += 0.01 {
-		if in, n := coverageAt(level); float64(in) >= predictionRange*float64(n) {
-			break
-		}
-	}
-	level = math.Round(level*100) / 100
-	if level != simengine.HeldOutLevel {
-		t.Errorf("simengine.HeldOutLevel = %v; the folds give %v", simengine.HeldOutLevel, level)
-	}
-	in, n := coverageAt(simengine.HeldOutLevel)
-	coverage := float64(in) / float64(n)
-	raw, _ := coverageAt(predictionRange)
-	t.Logf("a range spanning %.0f%% of the other sources' held-out errors covers %d of %d rows of the source left out (%.0f%%); the plain 80%% range covers %d",
-		simengine.HeldOutLevel*100, in, n, coverage*100, raw)
-	if coverage < 0.75 || coverage > 0.85 {
-		t.Errorf("held-out coverage of the stated 80%% range: %.1f%%, want 75-85%%", coverage*100)
-	}
-	syncDocRegion(t, "held-out", fmt.Sprintf("%s\nErrors within one source are alike, so the plain 80%% range of the other sources' errors covers only %d of the %d rows of the source left out. "+
-		"knee's stated 80%% ranges therefore span %.0f%% of the pooled held-out errors: computed without a source, such a range covers %d of its %d rows (%.0f%%), over all folds.\n\n"+
-		"### Sources\n\n%s\n### Every row, held out\n\n%s", r.report(), raw, n, simengine.HeldOutLevel*100, in, n, coverage*100, sourcesReport(), r.rowsReport()))
+	syncDocRegion(t, "held-out", fmt.Sprintf("%s\nThe ranges knee prints are not these errors' quantiles but the leave-one-publisher-out ones, chosen and checked by nested cross-validation (above: \"Ranges, checked four ways\").\n\n"+
+		"### Sources\n\n%s\n### Every row, held out\n\n%s", r.report(), sourcesReport(), r.rowsReport()))
 }
 
 // validationDoc is generated from the validation tests, region by region.
@@ -650,7 +584,7 @@ func syncDocRegion(t *testing.T, region, content string) {
 		return
 	}
 	if !*updateDocs {
-		t.Errorf("%s: the %s region differs from what the test measures; rerun with -update-docs (go test -run 'TestLeaveOneSourceOut|TestValidationTable' ./internal/sim -args -update-docs)", validationDoc, region)
+		t.Errorf("%s: the %s region differs from what the test measures; rerun with -update-docs (go test -run 'TestLeaveOneSourceOut|TestRangeCrossValidation|TestValidationTable' ./internal/sim -args -update-docs)", validationDoc, region)
 		return
 	}
 	doc = doc[:i+len(begin)] + content + doc[j:]

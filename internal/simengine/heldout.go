@@ -3,20 +3,27 @@ package simengine
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 )
 
 // HeldOutRange is how far a prediction of one metric has been from the
-// truth on hosts knee was not fitted to: of the leave-one-source-out
-// errors (docs/validation.md), a share put the measured value between
-// Low × and High × the prediction. The bounds are quantiles of the log
-// ratio measured / predicted, so they need not be symmetric: where knee
-// tends to under-predict, High is further from 1 than Low.
+// truth on hosts knee was not fitted to: of the held-out errors
+// (docs/validation.md), a share put the measured value between Low × and
+// High × the prediction. The bounds are quantiles of the log ratio
+// measured / predicted, so they need not be symmetric: where knee tends
+// to under-predict, High is further from 1 than Low.
 type HeldOutRange struct {
 	Low, High float64
 }
 
 // Apply turns a predicted value into its range.
 func (r HeldOutRange) Apply(v float64) (low, high float64) { return v * r.Low, v * r.High }
+
+// wider is the range reaching the further of the two on each side.
+func (r HeldOutRange) wider(o HeldOutRange) HeldOutRange {
+	return HeldOutRange{Low: min(r.Low, o.Low), High: max(r.High, o.High)}
+}
 
 // Metrics a range is kept for: the time to first token, the time per
 // output token (and inter-token latency), throughput (requests or tokens
@@ -31,29 +38,178 @@ const (
 // cover.
 const HeldOutShare = 0.8
 
-// HeldOutLogQuantiles are, by metric, the quantiles at 0%, 5%, …, 100%
-// of log(measured / predicted) over the held-out rows of DefaultCost, as
-// TestLeaveOneSourceOut (internal/sim) computes them; that test fails when
-// these drift from what it measures. A calibrated profile's predictions
-// are not covered by them (they are a fit to that host).
-var HeldOutLogQuantiles = map[string][21]float64{
-	RangeTTFT:       {-0.707, -0.35, -0.228, -0.204, -0.153, -0.113, -0.088, -0.069, -0.038, -0.01, 0.021, 0.074, 0.144, 0.191, 0.229, 0.305, 0.457, 0.573, 0.803, 0.967, 1.725},
-	RangeTPOT:       {-1.094, -0.209, -0.132, -0.091, -0.083, -0.075, -0.064, -0.054, -0.05, -0.025, 0.01, 0.032, 0.061, 0.092, 0.107, 0.133, 0.17, 0.221, 0.296, 0.436, 1.504},
-	RangeThroughput: {-0.824, -0.324, -0.236, -0.198, -0.153, -0.125, -0.089, -0.061, -0.043, -0.017, -0.003, 0.02, 0.04, 0.055, 0.069, 0.088, 0.107, 0.126, 0.145, 0.165, 0.329},
+// Leave-out schemes: what was unseen when an error was measured. The
+// validation rows are held out five ways (internal/sim's nested
+// cross-validation, docs/validation.md); knee ships the errors of three.
+const (
+	// SchemeSource leaves out one source (a publisher's host and engine
+	// version) at a time.
+	SchemeSource = "source"
+	// SchemePublisher leaves out every source of one publisher: whoever
+	// runs knee is a publisher knee has not seen, so it is the baseline.
+	SchemePublisher = "publisher"
+	// SchemeGPU leaves out every row on one GPU model: the errors of a GPU
+	// without a validated source.
+	SchemeGPU = "gpu"
+	// SchemeEngineVersion leaves out every row of one engine version.
+	SchemeEngineVersion = "engine-version"
+	// SchemeModel leaves out every row of one model: the errors of a
+	// model without a validated source.
+	SchemeModel = "model"
+)
+
+// Running-batch classes: the errors differ with the batch a prediction
+// runs at (TPOT at large batches reads low more often, issue 40), so each
+// class keeps its own range. A validation row is large when it ran 32
+// users or sequences or more, or a burst queued at once; a prediction is
+// large when its mean requests in flight reach BatchLargeFrom.
+const (
+	BatchSmall = "small-batch"
+	BatchLarge = "large-batch"
+)
+
+// BatchClasses lists the classes.
+var BatchClasses = []string{BatchSmall, BatchLarge}
+
+// BatchLargeFrom is the mean requests in flight from which a prediction
+// is in the large-batch class: between the validation rows' 16 users
+// (small) and 32 (large).
+const BatchLargeFrom = 24
+
+// BatchClassOf is the class of a prediction with inFlight requests in
+// flight on average (Little's law: throughput × mean latency).
+func BatchClassOf(inFlight float64) string {
+	if inFlight >= BatchLargeFrom {
+		return BatchLarge
+	}
+	return BatchSmall
 }
 
-// HeldOutLevel is the share of the pooled held-out errors a range spans
-// so that it covers HeldOutShare of a source it was not computed from:
-// errors within one source are alike, so the pooled 80% range of the
-// other sources covers fewer than 80% of a new one's (TestLeaveOneSourceOut
-// calibrates this level by leaving each source out in turn).
-const HeldOutLevel = 0.83
+// RangeKey names a metric's range in a batch class.
+func RangeKey(metric, class string) string { return metric + "@" + class }
 
-// HeldOutRangeAt is the range covering share (0-1) of the held-out errors
-// of a metric, centred on their median: from the (1−share)/2 quantile to
-// the (1+share)/2 one. share 0 gives the median's factor twice.
-func HeldOutRangeAt(metric string, share float64) HeldOutRange {
-	q := HeldOutLogQuantiles[metric]
+// HeldOutLogQuantiles are, by scheme and RangeKey, the quantiles at 0%,
+// 5%, …, 100% of log(measured / predicted) over the validation rows of a
+// metric and batch class, each predicted with the defaults fitted without
+// its group under that scheme (TestRangeCrossValidation in internal/sim
+// computes them and fails when these drift). A calibrated profile's
+// predictions are not covered by them (they are a fit to that host).
+var HeldOutLogQuantiles = map[string]map[string][21]float64{
+	SchemePublisher: {
+		RangeKey(RangeTTFT, BatchSmall):       {-0.422, -0.343, -0.267, -0.217, -0.198, -0.143, -0.124, -0.099, -0.071, -0.052, -0.017, 0.011, 0.066, 0.148, 0.191, 0.252, 0.321, 0.554, 0.798, 0.916, 1.503},
+		RangeKey(RangeTTFT, BatchLarge):       {-0.707, -0.232, -0.14, -0.082, -0.075, -0.058, -0.01, 0.012, 0.044, 0.06, 0.102, 0.124, 0.158, 0.223, 0.239, 0.35, 0.417, 0.495, 0.822, 1.03, 1.725},
+		RangeKey(RangeTPOT, BatchSmall):       {-0.138, -0.103, -0.097, -0.091, -0.085, -0.077, -0.075, -0.064, -0.054, -0.05, -0.028, -0.011, 0.032, 0.034, 0.095, 0.099, 0.169, 0.25, 0.333, 0.43, 1.504},
+		RangeKey(RangeTPOT, BatchLarge):       {-1.051, -0.666, -0.265, -0.203, -0.195, -0.161, -0.092, -0.059, -0.023, 0.011, 0.04, 0.078, 0.096, 0.125, 0.158, 0.17, 0.22, 0.252, 0.441, 0.448, 0.591},
+		RangeKey(RangeThroughput, BatchSmall): {-0.586, -0.376, -0.207, -0.167, -0.105, -0.088, -0.065, -0.048, -0.039, -0.019, 0.001, 0.01, 0.039, 0.056, 0.071, 0.09, 0.121, 0.14, 0.155, 0.205, 0.329},
+		RangeKey(RangeThroughput, BatchLarge): {-0.824, -0.366, -0.267, -0.223, -0.162, -0.132, -0.092, -0.063, -0.041, -0.014, 0.001, 0.026, 0.043, 0.057, 0.069, 0.081, 0.102, 0.117, 0.142, 0.16, 0.277},
+	},
+	SchemeGPU: {
+		RangeKey(RangeTTFT, BatchSmall):       {-0.743, -0.624, -0.507, -0.449, -0.414, -0.327, -0.284, -0.268, -0.16, -0.098, -0.088, -0.026, 0.032, 0.108, 0.167, 0.324, 0.487, 0.593, 0.754, 0.917, 1.661},
+		RangeKey(RangeTTFT, BatchLarge):       {-0.707, -0.43, -0.198, -0.09, -0.07, -0.02, 0.015, 0.052, 0.085, 0.116, 0.136, 0.164, 0.223, 0.239, 0.266, 0.396, 0.408, 0.494, 0.821, 1.216, 1.725},
+		RangeKey(RangeTPOT, BatchSmall):       {-0.127, -0.096, -0.087, -0.082, -0.075, -0.074, -0.061, -0.054, -0.05, -0.028, -0.012, 0.031, 0.033, 0.084, 0.099, 0.13, 0.225, 0.298, 0.373, 0.436, 1.504},
+		RangeKey(RangeTPOT, BatchLarge):       {-1.094, -0.717, -0.285, -0.183, -0.096, -0.057, -0.015, 0.014, 0.05, 0.079, 0.099, 0.125, 0.143, 0.163, 0.184, 0.237, 0.262, 0.323, 0.441, 0.448, 0.595},
+		RangeKey(RangeThroughput, BatchSmall): {-0.624, -0.456, -0.396, -0.353, -0.304, -0.266, -0.214, -0.197, -0.159, -0.102, -0.088, -0.055, -0.043, -0.015, 0.009, 0.036, 0.055, 0.074, 0.109, 0.143, 0.248},
+		RangeKey(RangeThroughput, BatchLarge): {-0.973, -0.508, -0.384, -0.275, -0.217, -0.153, -0.129, -0.086, -0.051, -0.02, -0.008, 0.015, 0.037, 0.055, 0.066, 0.079, 0.101, 0.117, 0.142, 0.157, 0.279},
+	},
+	SchemeModel: {
+		RangeKey(RangeTTFT, BatchSmall):       {-0.422, -0.343, -0.267, -0.217, -0.198, -0.146, -0.124, -0.099, -0.071, -0.052, -0.017, 0.018, 0.116, 0.177, 0.262, 0.339, 0.523, 0.739, 0.837, 1.008, 1.661},
+		RangeKey(RangeTTFT, BatchLarge):       {-0.707, -0.217, -0.112, -0.082, -0.039, -0.01, 0.016, 0.046, 0.085, 0.117, 0.136, 0.164, 0.223, 0.242, 0.366, 0.405, 0.417, 0.495, 0.822, 1.216, 1.725},
+		RangeKey(RangeTPOT, BatchSmall):       {-0.127, -0.096, -0.087, -0.082, -0.075, -0.074, -0.061, -0.054, -0.05, -0.028, -0.01, 0.031, 0.033, 0.084, 0.099, 0.13, 0.226, 0.298, 0.373, 0.436, 1.504},
+		RangeKey(RangeTPOT, BatchLarge):       {-1.094, -0.717, -0.285, -0.183, -0.085, -0.057, -0.02, 0.011, 0.044, 0.079, 0.099, 0.125, 0.143, 0.163, 0.184, 0.237, 0.262, 0.323, 0.441, 0.448, 0.591},
+		RangeKey(RangeThroughput, BatchSmall): {-0.624, -0.456, -0.339, -0.275, -0.237, -0.204, -0.173, -0.108, -0.09, -0.062, -0.045, -0.037, -0.005, 0.02, 0.048, 0.062, 0.086, 0.134, 0.145, 0.203, 0.248},
+		RangeKey(RangeThroughput, BatchLarge): {-0.973, -0.391, -0.291, -0.228, -0.165, -0.132, -0.09, -0.056, -0.027, -0.013, 0.003, 0.032, 0.045, 0.058, 0.074, 0.09, 0.106, 0.123, 0.146, 0.165, 0.278},
+	},
+}
+
+// HeldOutLevels are, by scheme and RangeKey, the share of the pooled
+// held-out errors a range spans so that it covers HeldOutShare of a group
+// it was not computed from: errors within one group are alike, so the
+// pooled 80% range of the other groups need not cover 80% of a new
+// one's. Each is the least level (in steps of 1%, from 50%) whose
+// leave-one-group-out coverage reaches 80%: the inner loop of the nested
+// cross-validation, run on every row.
+var HeldOutLevels = map[string]map[string]float64{
+	SchemePublisher: {
+		RangeKey(RangeTTFT, BatchSmall):       0.84,
+		RangeKey(RangeTTFT, BatchLarge):       0.72,
+		RangeKey(RangeTPOT, BatchSmall):       0.86,
+		RangeKey(RangeTPOT, BatchLarge):       0.92,
+		RangeKey(RangeThroughput, BatchSmall): 0.8,
+		RangeKey(RangeThroughput, BatchLarge): 0.83,
+	},
+	SchemeGPU: {
+		RangeKey(RangeTTFT, BatchSmall):       0.99,
+		RangeKey(RangeTTFT, BatchLarge):       0.91,
+		RangeKey(RangeTPOT, BatchSmall):       0.99,
+		RangeKey(RangeTPOT, BatchLarge):       0.73,
+		RangeKey(RangeThroughput, BatchSmall): 0.84,
+		RangeKey(RangeThroughput, BatchLarge): 0.82,
+	},
+	SchemeModel: {
+		RangeKey(RangeTTFT, BatchSmall):       0.82,
+		RangeKey(RangeTTFT, BatchLarge):       0.82,
+		RangeKey(RangeTPOT, BatchSmall):       0.86,
+		RangeKey(RangeTPOT, BatchLarge):       0.95,
+		RangeKey(RangeThroughput, BatchSmall): 0.97,
+		RangeKey(RangeThroughput, BatchLarge): 0.82,
+	},
+}
+
+// ValidatedGPUs are the GPU presets (by name) at least one scored
+// validation source ran on; a prediction on another GPU gets the
+// leave-one-GPU-out range.
+var ValidatedGPUs = []string{"A100-40GB", "A100-80GB", "H100-SXM", "H200", "L4", "L40S", "MI300X", "RTX4090"}
+
+// ValidatedModels are the models (preset names, or the name a row's
+// model ran under where it is none) at least one scored validation source
+// ran; a prediction of another gets the leave-one-model-out range.
+var ValidatedModels = []string{"CodeLlama-34B", "DeepSeek-V3", "Llama-2-70B", "Llama-2-7B", "Llama-3.1-405B-FP8", "Llama-3.1-70B", "Llama-3.1-70B-FP8", "Llama-3.1-8B", "Llama-3.1-8B-FP8", "Llama-3.3-70B", "Mistral-7B", "Mixtral-8x7B", "Phi-3.5-mini", "Qwen2.5-0.5B", "Qwen2.5-72B", "Qwen2.5-7B", "Qwen2.5-Coder-7B", "Qwen3-0.6B", "Qwen3-14B", "Qwen3-235B-A22B", "Qwen3-32B", "Qwen3-8B", "gpt-oss-120b"}
+
+// Domain is what a prediction is about, as far as its range depends on
+// it: the GPU it runs on (a preset name; "" leaves the range as for a
+// validated one).
+type Domain struct {
+	GPU string
+	// Model is the model's name ("" leaves the range as for a validated
+	// one).
+	Model string
+	// InFlight is the prediction's mean requests in flight (its batch
+	// class, BatchClassOf).
+	InFlight float64
+}
+
+// DomainOf is the domain of a simulated run of model on gpu (preset
+// names) by
+// replicas engines that completed throughputRPS requests a second with a
+// mean latency of meanMS: its mean requests in flight a replica are
+// their product (Little's law).
+func DomainOf(gpu, model string, throughputRPS, meanMS float64, replicas int) Domain {
+	return Domain{GPU: gpu, Model: model, InFlight: throughputRPS * meanMS / 1000 / float64(max(replicas, 1))}
+}
+
+// Widened says why a prediction in d gets a wider range than the
+// baseline (empty: it does not): its GPU, its model or both have no
+// validated source.
+func (d Domain) Widened() []string {
+	var w []string
+	if d.newGPU() {
+		w = append(w, fmt.Sprintf("no source on %s: range widened to the errors on GPUs left out", d.GPU))
+	}
+	if d.newModel() {
+		w = append(w, fmt.Sprintf("no source on %s: range widened to the errors on models left out", d.Model))
+	}
+	return w
+}
+
+func (d Domain) newGPU() bool   { return d.GPU != "" && !slices.Contains(ValidatedGPUs, d.GPU) }
+func (d Domain) newModel() bool { return d.Model != "" && !slices.Contains(ValidatedModels, d.Model) }
+
+// HeldOutRangeAt is a scheme's range covering share (0-1) of its pooled
+// held-out errors of a metric, centred on their median: from the
+// (1−share)/2 quantile to the (1+share)/2 one. share 0 gives the median's
+// factor twice.
+func HeldOutRangeAt(scheme, key string, share float64) HeldOutRange {
+	q := HeldOutLogQuantiles[scheme][key]
 	share = min(max(share, 0), 1)
 	return HeldOutRange{Low: math.Exp(quantileOf(q, (1-share)/2)), High: math.Exp(quantileOf(q, (1+share)/2))}
 }
@@ -67,39 +223,79 @@ func quantileOf(q [21]float64, p float64) float64 {
 
 // RangeFor is the HeldOutShare range of a metric of a run's summary by
 // its name (ttft_ms, ttft_sched_ms, tpot_ms, itl_ms, e2e_ms,
-// *_throughput…), and whether knee keeps one for it.
+// *_throughput…) on a validated GPU at a small batch, and whether knee
+// keeps one for it.
 func RangeFor(metric string) (HeldOutRange, bool) {
 	return RangeForAt(metric, HeldOutShare)
 }
 
-// levelFor is the pooled share to span for a range meant to cover share
-// of a new host's errors: HeldOutLevel for HeldOutShare, scaled alike for
-// other shares (only HeldOutShare's is calibrated).
-func levelFor(share float64) float64 {
-	return min(share*HeldOutLevel/HeldOutShare, 1)
+// RangeForAt is RangeFor for another share.
+func RangeForAt(metric string, share float64) (HeldOutRange, bool) {
+	return RangeIn(metric, share, Domain{})
 }
 
-// RangeForAt is RangeFor for another share. E2E is TTFT plus the decode;
-// it takes the wider bound of the two on each side, a bound and not a
-// quantile of its own.
-func RangeForAt(metric string, share float64) (HeldOutRange, bool) {
-	share = levelFor(share)
+// levelFor is the pooled share to span for a range meant to cover share
+// of a new group's errors: the calibrated level for HeldOutShare, scaled
+// alike for other shares (only HeldOutShare's is calibrated).
+func levelFor(scheme, key string, share float64) float64 {
+	return min(share*HeldOutLevels[scheme][key]/HeldOutShare, 1)
+}
+
+// rangeOf is one scheme's range of one of the three kept metrics in a
+// batch class.
+func rangeOf(scheme, metric, class string, share float64) HeldOutRange {
+	key := RangeKey(metric, class)
+	return HeldOutRangeAt(scheme, key, levelFor(scheme, key, share))
+}
+
+// RangeIn is the range of a metric (as RangeFor names it) covering share
+// of held-out errors for a prediction in domain d: the leave-one-
+// publisher-out range of d's batch class, reaching on each side as far
+// as the leave-one-GPU-out one where d's GPU has no validated source, and
+// as the leave-one-model-out one where its model has none
+// (Domain.Widened says so). E2E is TTFT plus the decode; it takes the wider bound of the two
+// on each side, a bound and not a quantile of its own.
+func RangeIn(metric string, share float64, d Domain) (HeldOutRange, bool) {
+	var kept []string
 	switch metric {
 	case "ttft_ms", "ttft_sched_ms", "ttft":
-		return HeldOutRangeAt(RangeTTFT, share), true
+		kept = []string{RangeTTFT}
 	case "tpot_ms", "itl_ms", "tpot", "itl":
-		return HeldOutRangeAt(RangeTPOT, share), true
+		kept = []string{RangeTPOT}
 	case "e2e_ms", "e2e":
-		a, b := HeldOutRangeAt(RangeTTFT, share), HeldOutRangeAt(RangeTPOT, share)
-		return HeldOutRange{Low: min(a.Low, b.Low), High: max(a.High, b.High)}, true
+		kept = []string{RangeTTFT, RangeTPOT}
 	case "request_throughput_rps", "output_token_throughput_tps", "input_token_throughput_tps", "total_token_throughput_tps",
 		"goodput_rps", "throughput", "request_throughput", "output_throughput":
-		return HeldOutRangeAt(RangeThroughput, share), true
+		kept = []string{RangeThroughput}
+	default:
+		return HeldOutRange{}, false
 	}
-	return HeldOutRange{}, false
+	schemes := []string{SchemePublisher}
+	if d.newGPU() {
+		schemes = append(schemes, SchemeGPU)
+	}
+	if d.newModel() {
+		schemes = append(schemes, SchemeModel)
+	}
+	r := HeldOutRange{Low: math.Inf(1), High: math.Inf(-1)}
+	for _, s := range schemes {
+		for _, m := range kept {
+			r = r.wider(rangeOf(s, m, BatchClassOf(d.InFlight), share))
+		}
+	}
+	return r, true
 }
 
 // RangeBasis says what a range means, for reports.
 func RangeBasis() string {
-	return fmt.Sprintf("on hosts knee has not seen, %.0f%% of held-out errors: docs/validation.md", HeldOutShare*100)
+	return fmt.Sprintf("on hosts knee has not seen, %.0f%% of held-out errors (publishers left out): docs/validation.md", HeldOutShare*100)
+}
+
+// RangeBasisIn is RangeBasis for a prediction in d, with why its range
+// was widened.
+func RangeBasisIn(d Domain) string {
+	if w := d.Widened(); len(w) > 0 {
+		return RangeBasis() + "; " + strings.Join(w, "; ")
+	}
+	return RangeBasis()
 }
