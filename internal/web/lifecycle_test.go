@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -109,4 +110,35 @@ func phaseAt(r phaseTimes, at, w float64) string {
 		return "prefill"
 	}
 	return "queue"
+}
+
+// The simulator page's ranges are the CLI's: on a GPU with no validated
+// source they widen and say so, as knee sim does for the same run.
+func TestSimRangesWidenOnUnvalidatedGPU(t *testing.T) {
+	basis := func(gpu string) (string, float64) {
+		p := SimParams{Load: 8, InputTokens: "512", OutputTokens: "64", GPU: gpu}
+		su, err := p.setup()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := su.run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Ranges == nil {
+			t.Fatalf("%s: no ranges", gpu)
+		}
+		for _, f := range out.Ranges.Figures {
+			if strings.HasPrefix(f.Metric, "ttft_ms") {
+				return out.Ranges.Basis, f.High / f.Value
+			}
+		}
+		t.Fatalf("%s: no TTFT range in %+v", gpu, out.Ranges)
+		return "", 0
+	}
+	h100, h100Up := basis("h100")
+	b200, b200Up := basis("b200")
+	if strings.Contains(h100, "widened") || !strings.Contains(b200, "no source on B200") || !(b200Up > h100Up) {
+		t.Errorf("H100: %q (×%.2f up); B200: %q (×%.2f up); want the B200's range wider and saying why", h100, h100Up, b200, b200Up)
+	}
 }

@@ -391,10 +391,13 @@ func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 	f.ThroughputRPS, f.OutputTPS, f.InputTPS = sum.RequestThroughputRPS, sum.OutputTokenThroughputTPS, sum.InputTokenThroughputTPS
 	f.Errors = sum.Errors
 	f.Preemptions = res.Engine.Preemptions
+	// The range the CLI prints for the same run: its GPU, model and batch
+	// decide it, widened (and saying so) where no source was validated.
+	domain := simengine.DomainOf(su.engine.GPU.Name, su.engine.Model.Name, sum.RequestThroughputRPS, sum.E2E.Mean, 1)
 	out.Ranges = report.PredictionsFor(&sum, func(field string) (float64, float64, bool) {
-		r, ok := simengine.RangeFor(field)
+		r, ok := simengine.RangeIn(field, simengine.HeldOutShare, domain)
 		return r.Low, r.High, ok
-	}, simengine.HeldOutShare, simengine.RangeBasis())
+	}, simengine.HeldOutShare, simengine.RangeBasisIn(domain))
 	if sum.TPOT.Count > 0 && sum.TPOT.Mean > 0 {
 		f.DecodeRateTPS = 1000 / sum.TPOT.Mean
 	}
