@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/livemetrics"
+	"github.com/knee-dev/knee/internal/loadsetup"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
@@ -122,7 +123,7 @@ type benchRun struct {
 	think      workload.Think
 	ignoreEOS  triState
 	objectives slo.Set
-	wp         workloadPlan
+	wp         loadsetup.Plan
 	// startTarget
 	target, model string
 	notes         []string
@@ -197,9 +198,9 @@ func (b *benchRun) check() error {
 		return err
 	}
 	if f.sess.sessions > 0 && !flagGiven(fs, "requests") {
-		f.wl.requests = 0 // the conversations' turns bound the run
+		f.wl.Requests = 0 // the conversations' turns bound the run
 	}
-	if err := f.wl.checkOpenFiles(f.wl.concurrency, f.url == ""); err != nil {
+	if err := f.wl.checkOpenFiles(f.wl.Concurrency, f.url == ""); err != nil {
 		return err
 	}
 	if err := f.metrics.validate(); err != nil {
@@ -223,14 +224,14 @@ func (b *benchRun) check() error {
 	if err := checkMixAPIs(f.api, &f.mix, b.objectives); err != nil {
 		return err
 	}
-	if err := f.endpoints.check(runAPIs(f.api, &f.mix), f.wl.resolvedSeed()); err != nil {
+	if err := f.endpoints.check(runAPIs(f.api, &f.mix), f.wl.ResolvedSeed()); err != nil {
 		return err
 	}
-	f.wl.trace.ctx = b.ctx // Ctrl-C stops reading a huge trace
+	f.wl.traceCtx = b.ctx // Ctrl-C stops reading a huge trace
 	if b.wp, err = f.wl.plan(); err != nil {
 		return err
 	}
-	b.gen, b.arrivals = b.wp.gen, b.wp.arrivals
+	b.gen, b.arrivals = b.wp.Gen, b.wp.Arrivals
 	if f.out != "" {
 		if err := os.MkdirAll(f.out, 0o755); err != nil {
 			return Usagef("--out %s: %v", f.out, err)
@@ -264,7 +265,7 @@ func (b *benchRun) startTarget() error {
 			return werr
 		}
 		return errors.New(msg)
-	} else if b.wp.trace != nil {
+	} else if b.wp.Trace != nil {
 		b.notes = append(b.notes, f.wl.resolvePrompts(ctx, b.target, b.apiKey, b.model, f.api)...)
 	} else {
 		var pn []string
@@ -275,13 +276,13 @@ func (b *benchRun) startTarget() error {
 	}
 	b.notes = append(b.notes, f.wl.promptsNote())
 	if g, ok := b.gen.(*workload.Generator); ok {
-		if note := f.wl.reuseNote(g, f.wl.requests); note != "" {
+		if note := f.wl.ReuseNote(g, f.wl.Requests); note != "" {
 			b.notes = append(b.notes, note)
 		}
 	}
-	if b.wp.trace != nil {
+	if b.wp.Trace != nil {
 		// Prompts in the server's tokens (resolved above), built ahead.
-		if b.stream, err = f.wl.traceForPrompts(b.wp.trace).Stream(true); err != nil {
+		if b.stream, err = f.wl.traceForPrompts(b.wp.Trace).Stream(true); err != nil {
 			return Usagef("--trace: %v", err)
 		}
 		b.onClose(func() { b.stream.Close() })
@@ -296,9 +297,9 @@ func (b *benchRun) configure() error {
 	f, wp := b.f, b.wp
 	b.cfg = loadgen.Config{
 		BaseURL: b.target, Model: b.model, API: f.api, APIKey: b.apiKey,
-		Concurrency: f.wl.concurrency, RateRPS: f.wl.rate, MaxConcurrency: f.wl.maxConcurrency,
-		Duration: f.wl.duration, Requests: f.wl.requests,
-		Warmup: wp.warmup, WarmupRequests: wp.warmupRequests, Ramp: f.wl.ramp,
+		Concurrency: f.wl.Concurrency, RateRPS: f.wl.Rate, MaxConcurrency: f.wl.MaxConcurrency,
+		Duration: f.wl.Duration, Requests: f.wl.Requests,
+		Warmup: wp.Warmup, WarmupRequests: wp.WarmupRequests, Ramp: f.wl.Ramp,
 		RequestTimeout: f.requestTimeout, Grace: b.grace,
 		StopIfUnreachable: unreachableAfter,
 	}
@@ -309,21 +310,21 @@ func (b *benchRun) configure() error {
 	}
 	if f.sess.sessions > 0 {
 		cfg.Sessions, cfg.Concurrency = f.sess.sessions, 0
-		cfg.Turn = f.sess.turnSource(b.gen, b.turns, b.think, f.wl.resolvedSeed())
+		cfg.Turn = f.sess.turnSource(b.gen, b.turns, b.think, f.wl.ResolvedSeed())
 	}
 	f.temperature.apply(cfg)
 	b.notes = append(b.notes, f.endpoints.probeRerank(b.ctx, runAPIs(f.api, &f.mix), b.target, b.apiKey, b.model)...)
 	f.endpoints.set(cfg)
 	cfg.StopOversaturated = f.stopOversaturated
-	if err := f.probe.apply(cfg, b.gen, f.wl.resolvedSeed()); err != nil {
+	if err := f.probe.apply(cfg, b.gen, f.wl.ResolvedSeed()); err != nil {
 		return err
 	}
 	if n := f.probe.note(); n != "" {
 		b.notes = append(b.notes, n)
 	}
-	if wp.trace != nil {
-		cfg.RateRPS = wp.trace.Info().MeanRateRPS
-		b.notes = append(b.notes, wp.trace.Info().String())
+	if wp.Trace != nil {
+		cfg.RateRPS = wp.Trace.Info().MeanRateRPS
+		b.notes = append(b.notes, wp.Trace.Info().String())
 	}
 	eosNotes, err := benchIgnoreEOS(b.ctx, cfg, b.ignoreEOS, f.api, b.target, b.apiKey, b.model)
 	if err != nil {
@@ -431,7 +432,7 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 		stopProgress = progress(ctx, env.Stderr, env.IsTerminal, func() progressSnapshot {
 			s := run.Snapshot()
 			return progressSnapshot{Elapsed: s.Elapsed, Sent: s.Sent, Completed: s.Completed, Errors: s.Errors,
-				InFlight: int(s.InFlight), OutputTokens: s.OutputTokens, Target: f.wl.requests, Duration: f.wl.duration,
+				InFlight: int(s.InFlight), OutputTokens: s.OutputTokens, Target: f.wl.Requests, Duration: f.wl.Duration,
 				Recent: b.recent.snapshot()}
 		})
 	}
@@ -459,7 +460,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	for i := range res.Records {
 		lastSend = max(lastSend, res.Records[i].Sent)
 	}
-	if n := f.wl.limitNote(res.StoppedBy, int64(len(res.Records)), lastSend); n != "" {
+	if n := f.wl.LimitNote(res.StoppedBy, int64(len(res.Records)), lastSend); n != "" {
 		notes = append(notes, n)
 	}
 	if res.Oversaturation != "" {
@@ -498,7 +499,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 		fmt.Fprintln(env.Stderr, "knee bench: "+w)
 	}
 	if !b.interrupted {
-		failure = runcheck.MeasurementFailure(sum, len(res.Records), f.wl.warmup)
+		failure = runcheck.MeasurementFailure(sum, len(res.Records), f.wl.Warmup)
 	}
 	if res.StoppedBy == loadgen.StopUnreachable {
 		failure = fmt.Sprintf("stopped early: every request of the first %v failed to connect to %s (%s)",

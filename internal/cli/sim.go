@@ -115,41 +115,41 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		// A workload whose average request does not fit is a usage error up
 		// front; a rare longer request becomes an HTTP 400 record, as a real
 		// server answers it.
-		f.wl.simMaxContext = eng.Config().MaxModelLen
-		if f.wl.dataset == "" && f.wl.trace.path == "" && f.mix.mix == nil {
-			in, ierr := workload.ParseDist(f.wl.input)
-			out, oerr := workload.ParseDist(f.wl.output)
+		f.wl.SimMaxContext = eng.Config().MaxModelLen
+		if f.wl.Dataset == "" && f.wl.TracePath == "" && f.mix.mix == nil {
+			in, ierr := workload.ParseDist(f.wl.Input)
+			out, oerr := workload.ParseDist(f.wl.Output)
 			if c := eng.Config(); ierr == nil && oerr == nil && in.Mean()+out.Mean() > float64(c.MaxModelLen) {
 				return Usagef("--input-tokens %s + --output-tokens %s average %.0f + %.0f = %.0f tokens per request, over the max model len %d of %s (lower them, or raise --max-model-len)",
-					f.wl.input, f.wl.output, in.Mean(), out.Mean(), in.Mean()+out.Mean(), c.MaxModelLen, c.Model.Name)
+					f.wl.Input, f.wl.Output, in.Mean(), out.Mean(), in.Mean()+out.Mean(), c.MaxModelLen, c.Model.Name)
 			}
 			if limit := eng.PromptLimit(); ierr == nil && limit > 0 && in.Mean() > float64(limit) {
 				return Usagef("--input-tokens %s averages %.0f prompt tokens, over the %d a step holds on an engine without chunked prefill, which refuses longer prompts (TensorRT-LLM's max_num_tokens; lower it, or raise --max-num-batched-tokens)",
-					f.wl.input, in.Mean(), limit)
+					f.wl.Input, in.Mean(), limit)
 			}
 		}
-		f.wl.trace.ctx = ctx // Ctrl-C stops reading a huge trace
+		f.wl.traceCtx = ctx // Ctrl-C stops reading a huge trace
 		wp, err := f.wl.plan()
 		if err != nil {
 			return err
 		}
-		var gen sim.Lengths = wp.gen
-		arrivals, warmupDur, warmupN := wp.arrivals, wp.warmup, wp.warmupRequests
-		workloadDesc := fmt.Sprintf("input %s, output %s tokens", f.wl.input, f.wl.output)
+		var gen sim.Lengths = wp.Gen
+		arrivals, warmupDur, warmupN := wp.Arrivals, wp.Warmup, wp.WarmupRequests
+		workloadDesc := fmt.Sprintf("input %s, output %s tokens", f.wl.Input, f.wl.Output)
 		var stream *workload.TraceStream
-		if wp.trace != nil {
-			if stream, err = wp.trace.Stream(false); err != nil {
+		if wp.Trace != nil {
+			if stream, err = wp.Trace.Stream(false); err != nil {
 				return Usagef("--trace: %v", err)
 			}
 			defer stream.Close()
 			gen, arrivals = stream, stream
-			workloadDesc = wp.trace.Info().String()
+			workloadDesc = wp.Trace.Info().String()
 		}
-		ecfg.Seed = int64(f.wl.resolvedSeed()) // the front-end jitter repeats with the workload
+		ecfg.Seed = int64(f.wl.ResolvedSeed()) // the front-end jitter repeats with the workload
 		var mixGen *workload.MixGenerator
 		if f.mix.mix != nil {
 			seed := f.mix.seed(fs, &f.wl)
-			if mixGen, err = workload.NewMixGenerator(f.mix.mix, wp.gen.Spec(), seed); err != nil {
+			if mixGen, err = workload.NewMixGenerator(f.mix.mix, wp.Gen.Spec(), seed); err != nil {
 				return Usagef("--mix %v", err)
 			}
 			gen = mixGen
@@ -166,8 +166,8 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			return err
 		}
 		cfg := sim.Config{
-			Engine: ecfg, Gen: gen, Requests: f.wl.requests, Duration: f.wl.duration,
-			Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,
+			Engine: ecfg, Gen: gen, Requests: f.wl.Requests, Duration: f.wl.Duration,
+			Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.Ramp,
 			// Token times feed the inter-token statistics and records.jsonl;
 			// they live only until each record is added and written.
 			StreamTokenTimes: true,
@@ -182,21 +182,21 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		switch {
 		case f.sess.sessions > 0:
 			cfg.Sessions = f.sess.sessions
-			cfg.Turn = f.sess.simTurnSource(gen, turns, think, f.wl.resolvedSeed())
+			cfg.Turn = f.sess.simTurnSource(gen, turns, think, f.wl.ResolvedSeed())
 			if !flagGiven(fs, "requests") {
 				cfg.Requests = math.MaxInt64 // the conversations end by themselves
 			}
 		case arrivals != nil:
 			cfg.Arrivals = arrivals
-			cfg.MaxConcurrency = f.wl.maxConcurrency
+			cfg.MaxConcurrency = f.wl.MaxConcurrency
 		default:
-			cfg.Concurrency = f.wl.concurrency
+			cfg.Concurrency = f.wl.Concurrency
 			f.mix.simPools(&cfg, mixGen)
 		}
-		if cfg.Probes, err = f.probe.sim(wp.gen, f.wl.resolvedSeed()); err != nil {
+		if cfg.Probes, err = f.probe.sim(wp.Gen, f.wl.ResolvedSeed()); err != nil {
 			return err
 		}
-		if cfg.Client, err = f.client.client(cfg.Concurrency > 0 || len(cfg.Pools) > 0 || cfg.Sessions > 0, f.wl.duration); err != nil {
+		if cfg.Client, err = f.client.client(cfg.Concurrency > 0 || len(cfg.Pools) > 0 || cfg.Sessions > 0, f.wl.Duration); err != nil {
 			return err
 		}
 		if cfg.ServerLoop, err = f.client.serverLoop(); err != nil {
@@ -219,9 +219,9 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			defer file.Close()
 			writer = record.NewWriter(file)
 		}
-		opts := stats.Options{OfferedRateRPS: f.mix.offeredRate(f.wl.rate), Series: true}
-		if wp.trace != nil {
-			opts.OfferedRateRPS = wp.trace.Info().MeanRateRPS
+		opts := stats.Options{OfferedRateRPS: f.mix.offeredRate(f.wl.Rate), Series: true}
+		if wp.Trace != nil {
+			opts.OfferedRateRPS = wp.Trace.Info().MeanRateRPS
 		}
 		if len(objectives) > 0 {
 			opts.Good = objectives.Good
@@ -240,7 +240,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		// Per-request records of very long simulations stay out of the database
 		// (--out streams them to a file instead); the summary is always stored.
-		storeRecords := f.wl.requests > 0 && f.wl.requests <= maxStoredSimRecords
+		storeRecords := f.wl.Requests > 0 && f.wl.Requests <= maxStoredSimRecords
 		if writer == nil && !storeRecords && cfg.Client.ChunkCost == 0 && cfg.ServerLoop.ChunkCost == 0 && classes == nil {
 			// No record leaves the run: inter-token statistics come from the
 			// engine a step at a time (every decoding request of a step gets
@@ -348,20 +348,20 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			if cfg.Requests > 0 && res.Issued >= cfg.Requests {
 				stoppedBy = "requests"
 			}
-			rep.Notes = append(rep.Notes, f.wl.limitNote(stoppedBy, res.Issued, lastSend))
+			rep.Notes = append(rep.Notes, f.wl.LimitNote(stoppedBy, res.Issued, lastSend))
 		}
 		rep.Notes = append(rep.Notes, sessionNotes(turnRecs)...)
 		if stream != nil && stream.Err() != nil {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", stream.Err()))
 		}
-		if note := f.wl.reuseNote(wp.gen, res.Issued); note != "" {
+		if note := f.wl.ReuseNote(wp.Gen, res.Issued); note != "" {
 			rep.Notes = append(rep.Notes, note)
 		}
 		if res.Failed > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%d requests were longer than the max model len %d and refused (HTTP 400 records)", res.Failed, eng.Config().MaxModelLen))
 		}
 		if !storeRecords && stored != nil {
-			if f.wl.requests == 0 {
+			if f.wl.Requests == 0 {
 				rep.Notes = append(rep.Notes, fmt.Sprintf("this run's summary is stored, not its %d per-request records: the database keeps a simulation's records only when --requests sizes it (at most %d); use --out DIR for records.jsonl, or --requests N", res.Issued, maxStoredSimRecords))
 			} else {
 				rep.Notes = append(rep.Notes, fmt.Sprintf("this run's summary is stored, not its %d per-request records: the database keeps a simulation's records for runs of at most %d requests; use --out DIR for records.jsonl", res.Issued, maxStoredSimRecords))

@@ -48,8 +48,8 @@ func (s *sweepShard) resolve(env *Env, fs *pflag.FlagSet, t *sweepTargetFlags, f
 	switch {
 	case plan.Kind == sweep.Concurrency && lowest < float64(s.shards):
 		return Usagef("--shards %d: the sweep's lowest concurrency is %g; want at least one user per shard at every step (raise the lowest step or --min)", s.shards, lowest)
-	case f.wl.requests > 0 && f.wl.requests < int64(s.shards):
-		return Usagef("--shards %d: --requests %d per step leaves a shard without a request; want at least one per shard", s.shards, f.wl.requests)
+	case f.wl.Requests > 0 && f.wl.Requests < int64(s.shards):
+		return Usagef("--shards %d: --requests %d per step leaves a shard without a request; want at least one per shard", s.shards, f.wl.Requests)
 	case t.url == "":
 		return Usagef("--shards %d: want --url: every shard must load one server (without it each would start an embedded server of its own; knee serve runs one)", s.shards)
 	case flagGiven(fs, "stop-oversaturated"):

@@ -84,7 +84,7 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	if err := checkAPIObjectives(t.api, set); err != nil {
 		return nil, nil, err
 	}
-	if err := t.endpoints.check([]string{t.api}, f.wl.resolvedSeed()); err != nil {
+	if err := t.endpoints.check([]string{t.api}, f.wl.ResolvedSeed()); err != nil {
 		return nil, nil, err
 	}
 	if t.url != "" && t.model == "" {
@@ -140,11 +140,11 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	if r.apiKey, err = apiKeyFrom(env, t.apiKeyEnv); err != nil {
 		return nil, nil, err
 	}
-	if _, err := workload.NewArrivals(f.wl.arrival, 1, f.wl.burstiness, 1); err != nil {
+	if _, err := workload.NewArrivals(f.wl.Arrival, 1, f.wl.Burstiness, 1); err != nil {
 		return nil, nil, Usagef("--arrival: %v", err) // each step builds its own schedule
 	}
 	switch {
-	case f.wl.trace.path != "":
+	case f.wl.TracePath != "":
 		if r.trace, err = f.wl.openTrace(); err != nil {
 			return nil, nil, err
 		}
@@ -161,8 +161,11 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 			return nil, nil, err
 		}
 	}
+	if err := f.wl.saveScenario(); err != nil {
+		return nil, nil, err
+	}
 	if f.mix.mix != nil {
-		if r.mixSrc, err = f.mix.source(r.gen, f.wl.resolvedSeed()); err != nil {
+		if r.mixSrc, err = f.mix.source(r.gen, f.wl.ResolvedSeed()); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -191,7 +194,7 @@ func (t *sweepTargetFlags) notes(f *sweepFlags) []string {
 		target = "knee's embedded simulated server, fresh for every step"
 	}
 	notes := append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
-		target, stepBound(&f.wl), f.workloadNote(), f.wl.resolvedSeed())}, t.promptNotes...)
+		target, stepBound(&f.wl), f.workloadNote(), f.wl.ResolvedSeed())}, t.promptNotes...)
 	if p := t.probe; p.rateRPS > 0 {
 		notes = append(notes, fmt.Sprintf("probes: %g/s of %d input, %d output tokens beside every step; the steps' figures and verdicts leave them out, the probe TTFT p95 column shows them",
 			p.rateRPS, p.inputTokens, p.outputTokens))
@@ -212,10 +215,10 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		base, model = srv.url, srv.model
 	}
 	w := &r.f.wl
-	warmupDur, warmupN, _ := w.warmupValue()
+	warmupDur, warmupN, _ := w.WarmupValue()
 	cfg := loadgen.Config{
 		BaseURL: base, Model: model, API: r.t.api, APIKey: r.apiKey,
-		Duration: w.duration, Requests: w.requests, Warmup: warmupDur, WarmupRequests: warmupN, Ramp: w.ramp,
+		Duration: w.Duration, Requests: w.Requests, Warmup: warmupDur, WarmupRequests: warmupN, Ramp: w.Ramp,
 		RequestTimeout: r.t.requestTimeout, Grace: r.t.loadgenGrace,
 	}
 	r.t.temperature.apply(&cfg)
@@ -237,13 +240,13 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		}
 		defer s.Close()
 		items = s
-		cfg.Arrivals, cfg.RateRPS, cfg.MaxConcurrency = s, load.Value, w.maxConcurrency
+		cfg.Arrivals, cfg.RateRPS, cfg.MaxConcurrency = s, load.Value, w.MaxConcurrency
 	} else if load.Kind == sweep.Rate {
-		a, err := workload.NewArrivals(w.arrival, load.Value, w.burstiness, w.resolvedSeed()^0x9e3779b97f4a7c15)
+		a, err := workload.NewArrivals(w.Arrival, load.Value, w.Burstiness, w.ResolvedSeed()^0x9e3779b97f4a7c15)
 		if err != nil {
 			return sweep.Step{}, Usagef("--arrival: %v", err)
 		}
-		cfg.Arrivals, cfg.RateRPS, cfg.MaxConcurrency = a, load.Value, w.maxConcurrency
+		cfg.Arrivals, cfg.RateRPS, cfg.MaxConcurrency = a, load.Value, w.MaxConcurrency
 		shared = a
 	} else {
 		cfg.Concurrency = int(load.Value)
@@ -252,7 +255,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		return sweep.Step{}, err
 	}
 	cfg.StopOversaturated = r.t.stopOversaturated && load.Kind == sweep.Rate
-	if err := r.t.probe.apply(&cfg, r.gen, w.resolvedSeed()); err != nil {
+	if err := r.t.probe.apply(&cfg, r.gen, w.ResolvedSeed()); err != nil {
 		return sweep.Step{}, err
 	}
 	src := func(i int64) loadgen.Request {
@@ -262,7 +265,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	switch {
 	case r.f.mix.mix != nil && r.f.mix.mix.OwnLoads() != "":
 		// Classes with their own rate or users run beside every step.
-		mixSrc, err := r.f.mix.applyLoad(&cfg, r.gen, shared, w.resolvedSeed())
+		mixSrc, err := r.f.mix.applyLoad(&cfg, r.gen, shared, w.ResolvedSeed())
 		if err != nil {
 			return sweep.Step{}, err
 		}
