@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/livemetrics"
-	"github.com/knee-dev/knee/internal/loadsetup"
 	"github.com/knee-dev/knee/internal/loadgen"
+	"github.com/knee-dev/knee/internal/loadsetup"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/redact"

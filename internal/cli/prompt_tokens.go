@@ -26,8 +26,10 @@ func (w *workloadFlags) resolvePrompts(ctx context.Context, target, apiKey, mode
 	return notes
 }
 
-func (w *workloadFlags) promptsNote() string                        { return w.promptChoice().Note() }
-func (w *workloadFlags) promptOffNote(pc *stats.PromptCheck) string { return w.promptChoice().OffNote(pc) }
+func (w *workloadFlags) promptsNote() string { return w.promptChoice().Note() }
+func (w *workloadFlags) promptOffNote(pc *stats.PromptCheck) string {
+	return w.promptChoice().OffNote(pc)
+}
 
 // promptWatch warns on the live output, once, when the first completed
 // requests already show served prompt lengths off (stats.PromptWatch).

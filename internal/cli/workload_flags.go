@@ -131,7 +131,7 @@ func (w *workloadFlags) openTrace() (*workload.Trace, error) {
 	return tr, nil
 }
 
-func (w *workloadFlags) loadString() string { return w.LoadString(w.openedTrace) }
+func (w *workloadFlags) loadString() string  { return w.LoadString(w.openedTrace) }
 func (w *workloadFlags) config() [][2]string { return w.Config(w.openedTrace, w.prompts) }
 func (w *workloadFlags) describe() string    { return w.Describe(w.openedTrace) }
 
