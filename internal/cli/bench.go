@@ -295,19 +295,11 @@ func (b *benchRun) startTarget() error {
 // probes and what the server accepts (ignore_eos, min_tokens).
 func (b *benchRun) configure() error {
 	f, wp := b.f, b.wp
-	b.cfg = loadgen.Config{
-		BaseURL: b.target, Model: b.model, API: f.api, APIKey: b.apiKey,
-		Concurrency: f.wl.Concurrency, RateRPS: f.wl.Rate, MaxConcurrency: f.wl.MaxConcurrency,
-		Duration: f.wl.Duration, Requests: f.wl.Requests,
-		Warmup: wp.Warmup, WarmupRequests: wp.WarmupRequests, Ramp: f.wl.Ramp,
-		RequestTimeout: f.requestTimeout, Grace: b.grace,
-		StopIfUnreachable: unreachableAfter,
-	}
+	wp.Arrivals = b.arrivals // a trace's stream, built for the server's prompts
+	b.cfg = wp.LoadgenConfig(loadsetup.Target{BaseURL: b.target, Model: b.model, API: f.api, APIKey: b.apiKey,
+		RequestTimeout: f.requestTimeout, Grace: b.grace})
 	cfg := &b.cfg
-	if b.arrivals != nil {
-		cfg.Arrivals = b.arrivals
-		cfg.Concurrency = 0
-	}
+	cfg.StopIfUnreachable = unreachableAfter
 	if f.sess.sessions > 0 {
 		cfg.Sessions, cfg.Concurrency = f.sess.sessions, 0
 		cfg.Turn = f.sess.turnSource(b.gen, b.turns, b.think, f.wl.ResolvedSeed())
@@ -323,7 +315,6 @@ func (b *benchRun) configure() error {
 		b.notes = append(b.notes, n)
 	}
 	if wp.Trace != nil {
-		cfg.RateRPS = wp.Trace.Info().MeanRateRPS
 		b.notes = append(b.notes, wp.Trace.Info().String())
 	}
 	eosNotes, err := benchIgnoreEOS(b.ctx, cfg, b.ignoreEOS, f.api, b.target, b.apiKey, b.model)

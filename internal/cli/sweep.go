@@ -106,9 +106,9 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			measured = append(measured, s)
 			stored.checkpoint(measured, sweep.Options{SLOs: sweep.Objectives(set), Metric: plan.Metric})
 		})
-		if runErr != nil && t.partial != nil {
+		if runErr != nil && t.partial() != nil {
 			// Ctrl-C mid-step: keep the partial step with the steps before it.
-			p := *t.partial
+			p := *t.partial()
 			sweep.Judge(&p, set)
 			measured = append(measured, p)
 			if pres, aerr := sweep.Analyze(measured, sweep.Options{SLOs: sweep.Objectives(set), Metric: plan.Metric}); aerr == nil {

@@ -119,7 +119,7 @@ func (r *shardedRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, e
 	var stopped *store.StepStopped
 	switch {
 	case errors.As(err, &stopped):
-		r.t.partial = r.s.run.Partial
+		r.t.shardPartial = r.s.run.Partial
 		r.s.othersStopped = ctx.Err() == nil
 	case errors.Is(err, store.ErrShard):
 		return step, &UsageError{Err: err} // another load than the other shards'

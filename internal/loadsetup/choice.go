@@ -413,3 +413,15 @@ func (c *Choice) ResolvedSettings() [][2]string {
 	}
 	return kv
 }
+
+// StepTemplate is the load generator's configuration every step of a
+// sweep shares (sweep.TargetRunner's Template): the target, the per-step
+// bounds and warm-up, --max-concurrency for rate steps. Each step sets
+// its own level.
+func (c *Choice) StepTemplate(t Target) loadgen.Config {
+	warmup, warmupN, _ := c.WarmupValue() // checked by Validate
+	p := Plan{Load: *c, Warmup: warmup, WarmupRequests: warmupN}
+	cfg := p.LoadgenConfig(t)
+	cfg.Concurrency, cfg.RateRPS = 0, 0
+	return cfg
+}
