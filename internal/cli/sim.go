@@ -259,6 +259,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			ttfts  = enginesetup.ReplicaTTFTs{}
 		)
 		var turnRecs []record.Request // sessions: what their report needs of each turn
+		var kept []record.Request     // stored records without --out (bounded by maxStoredSimRecords)
 		onRecord := func(r *record.Request) {
 			if r.Class != record.ProbeClass { // the probes are a class apart, not the load's
 				acc.Add(r)
@@ -283,6 +284,9 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			if storeRecords {
 				c := r.Clone() // the simulator reuses r
 				stored.add(&c)
+				if writer == nil {
+					kept = append(kept, c) // where the records go if the store fails
+				}
 			}
 		}
 		if f.fleet.Active() {
@@ -374,9 +378,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			rep.Notes = append(rep.Notes, "interrupted: the report covers the requests finished before the stop")
 		}
 		rep.ID = stored.id()
-		if err := stored.finish(rep, status); err != nil {
-			fmt.Fprintf(env.Stderr, "knee sim: saving the run: %v\n", err)
-		}
+		saveErrs := sinkErrors{store: stored.finish(rep, status)}
 		if f.out != "" {
 			if err := writeOutDir(f.out, rep, nil); err != nil {
 				return err
@@ -387,6 +389,9 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		if err := f.junit.write("knee sim", runSuite(rep, "", interrupted)); err != nil {
 			return err
+		}
+		if saveErrs.any() {
+			return lostResults(env, f.out, stored, saveErrs, rep.ID, kept, done)
 		}
 		if failed := append(failedSLOs(rep.SLOs), failedClasses(rep.Classes)...); len(failed) > 0 {
 			return &SLOError{Failed: failed}
