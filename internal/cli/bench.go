@@ -30,18 +30,17 @@ import (
 type benchFlags struct {
 	targetFlags
 	runOutputFlags
-	runtimeTrace      string
-	live              liveFlags
-	otlp              otlpFlags
-	shard             shardFlags
-	metrics           metricsFlags
-	embedded          embeddedFlags
-	wl                workloadFlags
-	sess              sessionFlags
-	probe             probeFlags
-	mix               mixFlags
-	lora              loraFlags
-	stopOversaturated bool
+	runtimeTrace string
+	live         liveFlags
+	otlp         otlpFlags
+	shard        shardFlags
+	metrics      metricsFlags
+	embedded     embeddedFlags
+	wl           workloadFlags
+	sess         sessionFlags
+	probe        probeFlags
+	mix          mixFlags
+	lora         loraFlags
 }
 
 // stringList is a repeatable string flag.
@@ -72,7 +71,7 @@ func newBenchCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.probe.register(fs)
 	f.mix.register(fs)
 	f.lora.register(fs)
-	fs.BoolVar(&f.stopOversaturated, "stop-oversaturated", false, "open loop (--rate): stop issuing as soon as the queue grows without bound (requests in flight and TTFT rising window after window), and say so")
+	f.wl.registerTargetLoad(fs, "open loop (--rate): stop issuing as soon as the queue grows without bound (requests in flight and TTFT rising window after window), and say so")
 	cmd.RunE = func(*cobra.Command, []string) error { return runBench(ctx, env, fs, &f) }
 	return cmd
 }
@@ -165,7 +164,7 @@ func (b *benchRun) check() error {
 		return err
 	}
 	f.storeFlags.sharding = &f.shard
-	if f.stopOversaturated && f.shard.active() {
+	if f.wl.StopOversaturated && f.shard.active() {
 		return Usagef("--stop-oversaturated is not supported with --shards: each shard sees only its part of the queue, so the shards would stop at different times")
 	}
 	if err := f.embedded.refuseWithURL(f.url); err != nil {
@@ -306,7 +305,6 @@ func (b *benchRun) configure() error {
 	f.temperature.apply(cfg)
 	b.notes = append(b.notes, f.endpoints.probeRerank(b.ctx, runAPIs(f.api, &f.mix), b.target, b.apiKey, b.model)...)
 	f.endpoints.set(cfg)
-	cfg.StopOversaturated = f.stopOversaturated
 	if err := f.probe.apply(cfg, b.gen, f.wl.ResolvedSeed()); err != nil {
 		return err
 	}

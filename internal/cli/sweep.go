@@ -36,7 +36,7 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 	fs.StringVar(&from, "from", "", "analyse load points measured elsewhere instead of measuring: a CSV/TSV load table (e.g. "+sweep.ExampleHeader+
 		"), or result files of vLLM bench serve (one per load), GuideLLM, AIPerf or inference-perf; several files or a folder may follow")
 	f.register(fs, 200)
-	t.register(fs)
+	t.register(fs, &f.wl)
 	st.register(fs)
 	sh.register(fs)
 	st.sharding = &sh.shardFlags

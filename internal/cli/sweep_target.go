@@ -34,21 +34,19 @@ type sweepTargetFlags struct {
 	// short; shardPartial is the one another shard left partial.
 	target       *sweep.TargetRunner
 	shardPartial *sweep.Step
-	// probe sends probes beside every step; stopOversaturated stops a rate
-	// step whose queue grows without bound (and the sweep there).
-	probe             probeFlags
-	stopOversaturated bool
-	shard             *sweepShard // sweep --shards (nil: one process)
+	// probe sends probes beside every step.
+	probe probeFlags
+	shard *sweepShard // sweep --shards (nil: one process)
 }
 
-func (t *sweepTargetFlags) register(fs *pflag.FlagSet) {
+func (t *sweepTargetFlags) register(fs *pflag.FlagSet, wl *workloadFlags) {
 	t.targetFlags.register(fs, "the embedded simulated server, fresh for every step", "after each step")
 	t.embedded.register(fs)
 	t.metrics.register(fs)
 	t.live.register(fs)
 	t.otlp.register(fs)
 	t.probe.register(fs)
-	fs.BoolVar(&t.stopOversaturated, "stop-oversaturated", false, "rate steps: stop a step as soon as its queue grows without bound (requests in flight and TTFT rising window after window), say so, and measure no higher load")
+	wl.registerTargetLoad(fs, "rate steps: stop a step as soon as its queue grows without bound (requests in flight and TTFT rising window after window), say so, and measure no higher load")
 }
 
 func (t *sweepTargetFlags) noteSet(fs *pflag.FlagSet) { t.metrics.noteSet(fs) }
@@ -75,7 +73,7 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	if err := t.probe.validate(); err != nil {
 		return nil, nil, err
 	}
-	if t.stopOversaturated && f.rate == "" {
+	if f.wl.StopOversaturated && f.rate == "" {
 		return nil, nil, Usagef("--stop-oversaturated applies to rate steps (--rate): a closed loop's in-flight count is bounded by its concurrency")
 	}
 	eos, err := parseTriState("--ignore-eos", t.ignoreEOS)
@@ -156,7 +154,7 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 		Template: f.wl.StepTemplate(loadsetup.Target{BaseURL: t.url, Model: t.model, API: t.api, APIKey: apiKey,
 			RequestTimeout: t.requestTimeout, Grace: t.loadgenGrace}),
 		Trace: trace, Arrivals: f.wl.ArrivalsAt, EOSAuto: eos.auto, IgnoreEOS: eos.value,
-		StopOversaturated: t.stopOversaturated, SLOs: set, Classes: f.mix.classes(),
+		SLOs: set, Classes: f.mix.classes(),
 		AutoPlan: f.autoPlan(), ScrapeInterval: t.metrics.interval,
 		FirstStep: func(ctx context.Context, base, model string) {
 			t.promptNotes = append(t.promptNotes, t.endpoints.probeRerank(ctx, []string{t.api}, base, apiKey, model)...)

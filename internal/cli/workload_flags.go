@@ -58,6 +58,12 @@ func (w *workloadFlags) register(fs *pflag.FlagSet, defaultConcurrency int, defa
 	w.fs = fs
 }
 
+// registerTargetLoad declares the load flags of the commands that load a
+// real target (bench, sweep): how the load generator sends and stops.
+func (w *workloadFlags) registerTargetLoad(fs *pflag.FlagSet, stopUsage string) {
+	fs.BoolVar(&w.StopOversaturated, "stop-oversaturated", false, stopUsage)
+}
+
 // registerTrace declares the flags that replay a production trace instead
 // of a synthetic workload (docs/workloads.md).
 func registerTrace(fs *pflag.FlagSet, c *loadsetup.Choice) {

@@ -50,6 +50,10 @@ type Choice struct {
 	Warmup   string // a duration (10s) or a request count (20)
 	Ramp     time.Duration
 
+	// StopOversaturated (an open loop against a real target) stops issuing
+	// as soon as the queue grows without bound.
+	StopOversaturated bool
+
 	// TracePath replays a trace with the Replay options instead of a
 	// synthetic workload.
 	TracePath string
@@ -354,6 +358,7 @@ func (p *Plan) LoadgenConfig(t Target) loadgen.Config {
 		Duration: c.Duration, Requests: c.Requests,
 		Warmup: p.Warmup, WarmupRequests: p.WarmupRequests, Ramp: c.Ramp,
 		RequestTimeout: t.RequestTimeout, Grace: t.Grace,
+		StopOversaturated: c.StopOversaturated,
 	}
 	if p.Arrivals != nil {
 		cfg.Arrivals, cfg.Concurrency = p.Arrivals, 0

@@ -35,10 +35,8 @@ type TargetRunner struct {
 	// IgnoreEOS and MinTokens are sent as given, or, with EOSAuto, as a
 	// probe of the first step's server finds them accepted.
 	EOSAuto, IgnoreEOS bool
-	// StopOversaturated stops a rate step whose queue grows without bound.
-	StopOversaturated bool
-	SLOs              slo.Set
-	Classes           *Classes // a --mix's classes (nil: none)
+	SLOs               slo.Set
+	Classes            *Classes // a --mix's classes (nil: none)
 	// AutoPlan: the loads grow automatically, so a step the server's
 	// metrics show saturated is cut short (WatchSaturation).
 	AutoPlan       bool
@@ -131,7 +129,9 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 	if err := r.eos(ctx, &cfg); err != nil {
 		return Step{}, err
 	}
-	cfg.StopOversaturated = r.StopOversaturated && load.Kind == Rate
+	// Template's StopOversaturated stops a rate step whose queue grows
+	// without bound; a closed loop's in-flight count is bounded.
+	cfg.StopOversaturated = cfg.StopOversaturated && load.Kind == Rate
 	src := func(i int64) loadgen.Request {
 		it := items(i)
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens}
