@@ -62,6 +62,7 @@ func (w *workloadFlags) register(fs *pflag.FlagSet, defaultConcurrency int, defa
 // real target (bench, sweep): how the load generator sends and stops.
 func (w *workloadFlags) registerTargetLoad(fs *pflag.FlagSet, stopUsage string) {
 	fs.BoolVar(&w.StopOversaturated, "stop-oversaturated", false, stopUsage)
+	fs.BoolVar(&w.ContinuousUsage, "continuous-usage", false, "ask the server for usage on every streamed chunk (vLLM's stream_options.continuous_usage_stats), so chunks of several tokens are counted exactly; a server that does not know the field may refuse the requests")
 }
 
 // registerTrace declares the flags that replay a production trace instead

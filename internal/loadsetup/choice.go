@@ -53,6 +53,10 @@ type Choice struct {
 	// StopOversaturated (an open loop against a real target) stops issuing
 	// as soon as the queue grows without bound.
 	StopOversaturated bool
+	// ContinuousUsage asks the server for usage on every chunk (vLLM's
+	// stream_options.continuous_usage_stats), so a chunk of several
+	// tokens is counted exactly instead of as one.
+	ContinuousUsage bool
 
 	// TracePath replays a trace with the Replay options instead of a
 	// synthetic workload.
@@ -358,7 +362,7 @@ func (p *Plan) LoadgenConfig(t Target) loadgen.Config {
 		Duration: c.Duration, Requests: c.Requests,
 		Warmup: p.Warmup, WarmupRequests: p.WarmupRequests, Ramp: c.Ramp,
 		RequestTimeout: t.RequestTimeout, Grace: t.Grace,
-		StopOversaturated: c.StopOversaturated,
+		StopOversaturated: c.StopOversaturated, ContinuousUsage: c.ContinuousUsage,
 	}
 	if p.Arrivals != nil {
 		cfg.Arrivals, cfg.Concurrency = p.Arrivals, 0

@@ -124,3 +124,25 @@ func TestPlanAndLoadgenConfig(t *testing.T) {
 		t.Fatalf("a bad length: %v", err)
 	}
 }
+
+// Settings of how requests are sent reach every request through the
+// configuration, and the stored config says so.
+func TestContinuousUsageReachesTheLoad(t *testing.T) {
+	t.Parallel()
+	c := base()
+	c.ContinuousUsage, c.StopOversaturated = true, true
+	p, err := c.Plan(context.Background(), Prompts{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := p.LoadgenConfig(Target{}); !cfg.ContinuousUsage || !cfg.StopOversaturated {
+		t.Errorf("bench's config: continuous usage %v, stop oversaturated %v; want both", cfg.ContinuousUsage, cfg.StopOversaturated)
+	}
+	if cfg := c.StepTemplate(Target{}); !cfg.ContinuousUsage || !cfg.StopOversaturated {
+		t.Errorf("a sweep's step template: continuous usage %v, stop oversaturated %v; want both", cfg.ContinuousUsage, cfg.StopOversaturated)
+	}
+	kv := c.Config(nil, Prompts{})
+	if last := kv[len(kv)-1]; last != [2]string{"continuous_usage", "true"} {
+		t.Errorf("config ends %v, want continuous_usage true", last)
+	}
+}

@@ -100,6 +100,9 @@ func (c *Choice) Config(trace *workload.Trace, p Prompts) [][2]string {
 	if c.Ramp > 0 {
 		kv = append(kv, [2]string{"ramp", c.Ramp.String()})
 	}
+	if c.ContinuousUsage {
+		kv = append(kv, [2]string{"continuous_usage", "true"})
+	}
 	return kv
 }
 
