@@ -179,7 +179,7 @@ func (b *benchRun) check() error {
 	if err := f.wl.validate(); err != nil {
 		return err
 	}
-	if err := f.probe.validate(); err != nil {
+	if err := f.probe.Validate(); err != nil {
 		return err
 	}
 	if err := f.mix.load(fs, &f.wl); err != nil {
@@ -305,10 +305,10 @@ func (b *benchRun) configure() error {
 	f.temperature.apply(cfg)
 	b.notes = append(b.notes, f.endpoints.probeRerank(b.ctx, runAPIs(f.api, &f.mix), b.target, b.apiKey, b.model)...)
 	f.endpoints.set(cfg)
-	if err := f.probe.apply(cfg, b.gen, f.wl.ResolvedSeed()); err != nil {
+	if err := f.probe.Apply(cfg, b.gen, f.wl.ResolvedSeed()); err != nil {
 		return err
 	}
-	if n := f.probe.note(); n != "" {
+	if n := f.probe.Note(); n != "" {
 		b.notes = append(b.notes, n)
 	}
 	if wp.Trace != nil {

@@ -86,13 +86,13 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if f.mix.mix != nil && f.sess.sessions > 0 {
 			return Usagef("--mix is not supported with --sessions yet")
 		}
-		if f.probe.rateRPS > 0 && f.sess.sessions > 0 {
+		if f.probe.RateRPS > 0 && f.sess.sessions > 0 {
 			return Usagef("--probe-rate is not supported with --sessions in knee sim yet")
 		}
 		if err := f.mix.checkOwnLoads(fs); err != nil {
 			return err
 		}
-		if err := f.probe.validate(); err != nil {
+		if err := f.probe.Validate(); err != nil {
 			return err
 		}
 		ecfg, err := f.engine.config(cat)
@@ -134,7 +134,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			return err
 		}
 		var gen sim.Lengths = wp.Gen
-		arrivals, warmupDur, warmupN := wp.Arrivals, wp.Warmup, wp.WarmupRequests
+		arrivals := wp.Arrivals
 		workloadDesc := fmt.Sprintf("input %s, output %s tokens", f.wl.Input, f.wl.Output)
 		var stream *workload.TraceStream
 		if wp.Trace != nil {
@@ -165,14 +165,9 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		cfg := sim.Config{
-			Engine: ecfg, Gen: gen, Requests: f.wl.Requests, Duration: f.wl.Duration,
-			Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.Ramp,
-			// Token times feed the inter-token statistics and records.jsonl;
-			// they live only until each record is added and written.
-			StreamTokenTimes: true,
-			TooLongAsErrors:  true,
-		}
+		// Token times feed the inter-token statistics and records.jsonl;
+		// they live only until each record is added and written.
+		cfg := wp.SimConfig(ecfg, gen, arrivals)
 		if mixGen != nil {
 			cfg.Class = func(i int64) (string, int32) {
 				k := mixGen.ClassOf(i)
@@ -181,19 +176,17 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		switch {
 		case f.sess.sessions > 0:
+			// The conversations are the load: no other loop beside them.
+			cfg.Concurrency, cfg.Arrivals, cfg.MaxConcurrency = 0, nil, 0
 			cfg.Sessions = f.sess.sessions
 			cfg.Turn = f.sess.simTurnSource(gen, turns, think, f.wl.ResolvedSeed())
 			if !flagGiven(fs, "requests") {
 				cfg.Requests = math.MaxInt64 // the conversations end by themselves
 			}
-		case arrivals != nil:
-			cfg.Arrivals = arrivals
-			cfg.MaxConcurrency = f.wl.MaxConcurrency
-		default:
-			cfg.Concurrency = f.wl.Concurrency
+		case arrivals == nil:
 			f.mix.simPools(&cfg, mixGen)
 		}
-		if cfg.Probes, err = f.probe.sim(wp.Gen, f.wl.ResolvedSeed()); err != nil {
+		if cfg.Probes, err = f.probe.Sim(wp.Gen, f.wl.ResolvedSeed()); err != nil {
 			return err
 		}
 		if cfg.Client, err = f.client.client(cfg.Concurrency > 0 || len(cfg.Pools) > 0 || cfg.Sessions > 0, f.wl.Duration); err != nil {
@@ -227,7 +220,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 			opts.Good = objectives.Good
 		}
 		acc := stats.NewAccumulator(opts)
-		classes := newClassAccumulators(f.probe.classes(f.mix.names()), opts, objectives, f.mix.slos)
+		classes := newClassAccumulators(f.probe.Classes(f.mix.names()), opts, objectives, f.mix.slos)
 		target := sim.Target(ecfg, f.engine.ServerProfile.Like())
 		if f.fleet.Active() {
 			target = f.fleet.Target(ecfg)
@@ -332,7 +325,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if f.fleet.Active() {
 			rep.Notes = append(rep.Notes, f.fleet.Notes(fres, ttfts)...)
 		}
-		for _, n := range []string{f.mix.splitOf(rep.Classes), f.client.note(), f.probe.note()} {
+		for _, n := range []string{f.mix.splitOf(rep.Classes), f.client.note(), f.probe.Note()} {
 			if n != "" {
 				rep.Notes = append(rep.Notes, n)
 			}

@@ -60,7 +60,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err := f.validateWorkload(); err != nil {
 			return err
 		}
-		if err := probe.validate(); err != nil {
+		if err := probe.Validate(); err != nil {
 			return err
 		}
 		if f.wl.MaxConcurrency > 0 || f.wl.Ramp > 0 {
@@ -102,7 +102,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			return err
 		}
 		runner.SLOs = set
-		if runner.Probes, err = probe.sim(nil, f.wl.ResolvedSeed()); err != nil {
+		if runner.Probes, err = probe.Sim(nil, f.wl.ResolvedSeed()); err != nil {
 			return err
 		}
 		if runner.Client, err = client.client(plan.Kind == sweep.Concurrency, f.wl.Duration); err != nil {
@@ -131,7 +131,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		res.Notes = append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
 			target, stepBound(&f.wl), f.workloadNote(), f.wl.ResolvedSeed())}, res.Notes...)
-		for _, n := range []string{client.note(), probe.note()} {
+		for _, n := range []string{client.note(), probe.Note()} {
 			if n != "" {
 				res.Notes = append(res.Notes, n)
 			}

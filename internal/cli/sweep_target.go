@@ -70,7 +70,7 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	if err := t.metrics.validate(); err != nil {
 		return nil, nil, err
 	}
-	if err := t.probe.validate(); err != nil {
+	if err := t.probe.Validate(); err != nil {
 		return nil, nil, err
 	}
 	if f.wl.StopOversaturated && f.rate == "" {
@@ -175,7 +175,7 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 	}
 	r.Configure = func(cfg *loadgen.Config) error {
 		t.endpoints.set(cfg)
-		return t.probe.apply(cfg, gen, f.wl.ResolvedSeed()) // each step's probes start afresh, as its load does
+		return t.probe.Apply(cfg, gen, f.wl.ResolvedSeed()) // each step's probes start afresh, as its load does
 	}
 	switch {
 	case f.mix.mix != nil && f.mix.mix.OwnLoads() != "":
@@ -229,9 +229,9 @@ func (t *sweepTargetFlags) notes(f *sweepFlags) []string {
 	}
 	notes := append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
 		target, stepBound(&f.wl), f.workloadNote(), f.wl.ResolvedSeed())}, t.promptNotes...)
-	if p := t.probe; p.rateRPS > 0 {
+	if p := t.probe; p.RateRPS > 0 {
 		notes = append(notes, fmt.Sprintf("probes: %g/s of %d input, %d output tokens beside every step; the steps' figures and verdicts leave them out, the probe TTFT p95 column shows them",
-			p.rateRPS, p.inputTokens, p.outputTokens))
+			p.RateRPS, p.InputTokens, p.OutputTokens))
 	}
 	return notes
 }

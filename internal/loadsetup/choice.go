@@ -16,6 +16,8 @@ import (
 
 	"github.com/knee-dev/knee/internal/badinput"
 	"github.com/knee-dev/knee/internal/loadgen"
+	"github.com/knee-dev/knee/internal/sim"
+	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/workload"
 )
 
@@ -432,5 +434,26 @@ func (c *Choice) StepTemplate(t Target) loadgen.Config {
 	p := Plan{Load: *c, Warmup: warmup, WarmupRequests: warmupN}
 	cfg := p.LoadgenConfig(t)
 	cfg.Concurrency, cfg.RateRPS = 0, 0
+	return cfg
+}
+
+// SimConfig is the simulator's configuration for the plan on engine:
+// the bounds and warm-up, and the load level, an open loop when arrivals
+// is set. gen and arrivals are the plan's unless the command replaced
+// them (a trace's stream, a traffic mix). Token times are streamed for
+// the inter-token statistics, and a request over the context is an
+// error record, as a server answers it.
+func (p *Plan) SimConfig(engine simengine.Config, gen sim.Lengths, arrivals sim.Arrivals) sim.Config {
+	c := &p.Load
+	cfg := sim.Config{
+		Engine: engine, Gen: gen, Requests: c.Requests, Duration: c.Duration,
+		Warmup: p.Warmup, WarmupRequests: p.WarmupRequests, Ramp: c.Ramp,
+		StreamTokenTimes: true, TooLongAsErrors: true,
+	}
+	if arrivals != nil {
+		cfg.Arrivals, cfg.MaxConcurrency = arrivals, c.MaxConcurrency
+	} else {
+		cfg.Concurrency = c.Concurrency
+	}
 	return cfg
 }
