@@ -3,14 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/loadsetup"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/scrape"
-	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/knee-dev/knee/internal/workload"
 	"github.com/spf13/pflag"
@@ -24,19 +22,8 @@ type sweepTargetFlags struct {
 	metrics  metricsFlags
 	live     liveFlags
 	otlp     otlpFlags
-	// promptNotes say what built the prompts (promptsFor), for the report.
-	promptNotes []string
-	// stored is the run database the steps' records go to (nil: --no-store),
-	// set once the run is begun.
-	stored       *sweepStore
-	loadgenGrace time.Duration // grace as loadgen takes it (graceFlags)
-	// target is the runner, whose Partial is the step an interrupt cut
-	// short; shardPartial is the one another shard left partial.
-	target       *sweep.TargetRunner
-	shardPartial *sweep.Step
 	// probe sends probes beside every step.
 	probe probeFlags
-	shard *sweepShard // sweep --shards (nil: one process)
 }
 
 func (t *sweepTargetFlags) register(fs *pflag.FlagSet, wl *workloadFlags) {
@@ -51,119 +38,122 @@ func (t *sweepTargetFlags) register(fs *pflag.FlagSet, wl *workloadFlags) {
 
 func (t *sweepTargetFlags) noteSet(fs *pflag.FlagSet) { t.metrics.noteSet(fs) }
 
-func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, set slo.Set) (sweep.Runner, func(), error) {
+// startRunner checks the target's flags and builds the runner that
+// measures each step (sweep.TargetRunner), with --out's per-step records.
+func (sr *sweepRun) startRunner() error {
+	ctx, env, f, t, set := sr.ctx, sr.env, sr.f, sr.t, sr.set
 	if err := checkBaseURL(t.url); err != nil {
-		return nil, nil, err
+		return err
 	}
 	if err := checkAPI(t.api); err != nil {
-		return nil, nil, err
+		return err
 	}
 	if err := checkAPIObjectives(t.api, set); err != nil {
-		return nil, nil, err
+		return err
 	}
 	if err := t.endpoints.check([]string{t.api}, f.wl.ResolvedSeed()); err != nil {
-		return nil, nil, err
+		return err
 	}
 	if t.url != "" && t.model == "" {
-		return nil, nil, Usagef("--model is required with --url (the model name the server serves)")
+		return Usagef("--model is required with --url (the model name the server serves)")
 	}
 	if err := t.metrics.validate(); err != nil {
-		return nil, nil, err
+		return err
 	}
 	if err := t.probe.Validate(); err != nil {
-		return nil, nil, err
+		return err
 	}
 	if f.wl.StopOversaturated && f.rate == "" {
-		return nil, nil, Usagef("--stop-oversaturated applies to rate steps (--rate): a closed loop's in-flight count is bounded by its concurrency")
+		return Usagef("--stop-oversaturated applies to rate steps (--rate): a closed loop's in-flight count is bounded by its concurrency")
 	}
 	eos, err := parseTriState("--ignore-eos", t.ignoreEOS)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	if t.api == openai.APIOllama {
 		if _, err := ollamaEOS(eos); err != nil {
-			return nil, nil, err
+			return err
 		}
 		eos = triState{} // never sent: the native API has no such fields
 	} else if !eosApplies(t.api) {
 		if err := refuseEOS(t.api, eos); err != nil {
-			return nil, nil, err
+			return err
 		}
 		eos = triState{}
 	}
 	if err := t.embedded.refuseWithURL(t.url); err != nil {
-		return nil, nil, err
+		return err
 	}
 	steps := int(f.maxStepLoad)
 	if f.rate != "" {
 		steps = 0 // an open loop's in-flight count is not set; --max-concurrency caps it
 	}
 	if err := f.wl.checkOpenFiles(steps, t.url == ""); err != nil {
-		return nil, nil, err
+		return err
 	}
-	if t.loadgenGrace, err = graceFlags(t.grace, t.requestTimeout); err != nil {
-		return nil, nil, err
+	if sr.loadgenGrace, err = graceFlags(t.grace, t.requestTimeout); err != nil {
+		return err
 	}
 	if err := f.mix.load(f.wl.fs, &f.wl); err != nil {
-		return nil, nil, err
+		return err
 	}
 	if err := f.mix.embed(&t.embedded, &f.lora); err != nil {
-		return nil, nil, err
+		return err
 	}
 	if err := f.mix.checkSweep(f.rate != ""); err != nil {
-		return nil, nil, err
+		return err
 	}
 	apiKey, err := apiKeyFrom(env, t.apiKeyEnv)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	if _, err := workload.NewArrivals(f.wl.Arrival, 1, f.wl.Burstiness, 1); err != nil {
-		return nil, nil, Usagef("--arrival: %v", err) // each step builds its own schedule
+		return Usagef("--arrival: %v", err) // each step builds its own schedule
 	}
 	var gen *workload.Generator
 	var trace *workload.Trace
 	switch {
 	case f.wl.TracePath != "":
 		if trace, err = f.wl.openTrace(); err != nil {
-			return nil, nil, err
+			return err
 		}
 		if t.url != "" {
-			t.promptNotes = f.wl.resolvePrompts(ctx, t.url, apiKey, t.model, t.api)
+			sr.promptNotes = f.wl.resolvePrompts(ctx, t.url, apiKey, t.model, t.api)
 		}
 		trace = f.wl.traceForPrompts(trace)
 	case t.url != "":
-		if gen, t.promptNotes, err = f.wl.promptsFor(ctx, t.url, apiKey, t.model, t.api); err != nil {
-			return nil, nil, err
+		if gen, sr.promptNotes, err = f.wl.promptsFor(ctx, t.url, apiKey, t.model, t.api); err != nil {
+			return err
 		}
 	default:
 		if gen, err = f.wl.generator(); err != nil {
-			return nil, nil, err
+			return err
 		}
 	}
 	if err := f.wl.saveScenario(); err != nil {
-		return nil, nil, err
+		return err
 	}
 	var mixSrc loadgen.Source // a --mix's requests (nil: no mix)
 	if f.mix.mix != nil {
 		if mixSrc, err = f.mix.source(gen, f.wl.ResolvedSeed()); err != nil {
-			return nil, nil, err
+			return err
 		}
 	}
-	t.promptNotes = append(t.promptNotes, f.wl.promptsNote())
+	sr.promptNotes = append(sr.promptNotes, f.wl.promptsNote())
 	r := &sweep.TargetRunner{
 		Template: f.wl.StepTemplate(loadsetup.Target{BaseURL: t.url, Model: t.model, API: t.api, APIKey: apiKey,
-			RequestTimeout: t.requestTimeout, Grace: t.loadgenGrace}),
+			RequestTimeout: t.requestTimeout, Grace: sr.loadgenGrace}),
 		Trace: trace, Arrivals: f.wl.ArrivalsAt, EOSAuto: eos.auto, IgnoreEOS: eos.value,
 		SLOs: set, Classes: f.mix.classes(),
 		AutoPlan: f.autoPlan(), ScrapeInterval: t.metrics.interval,
 		FirstStep: func(ctx context.Context, base, model string) {
-			t.promptNotes = append(t.promptNotes, t.endpoints.probeRerank(ctx, []string{t.api}, base, apiKey, model)...)
+			sr.promptNotes = append(sr.promptNotes, t.endpoints.probeRerank(ctx, []string{t.api}, base, apiKey, model)...)
 		},
-		BeginStep:  func(l sweep.Load) { t.stored.step(l) },
-		Begin:      t.shard.begin, // sweep --shards: this shard's part, from the step's start
+		BeginStep:  func(l sweep.Load) { sr.stored.step(l) },
+		Begin:      sr.shard.begin, // sweep --shards: this shard's part, from the step's start
 		Scrape:     t.metrics.start,
 		PromptNote: f.wl.promptOffNote,
-		Series:     func(s *scrape.Series) { t.stored.server(s) },
+		Series:     func(s *scrape.Series) { sr.stored.server(s) },
 		Running: func(run *loadgen.Run, load float64) {
 			t.live.running(run, load)
 			t.otlp.running(run, load)
@@ -194,7 +184,7 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 		if rec != nil {
 			rec.add(x)
 		}
-		t.stored.add(x)
+		sr.stored.add(x)
 		t.live.observe(x)
 		t.otlp.observe(x)
 	}
@@ -202,7 +192,7 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 		// Fail on a bad preset now, not at the first step.
 		srv, err := t.embedded.start(ctx, t.model)
 		if err != nil {
-			return nil, nil, Usagef("embedded server: %v", err)
+			return Usagef("embedded server: %v", err)
 		}
 		srv.close()
 		fmt.Fprintf(env.Stderr, "no --url given: every step runs against a fresh embedded simulated server (%s)\n", srv.describe)
@@ -214,21 +204,23 @@ func (t *sweepTargetFlags) runner(ctx context.Context, env *Env, f *sweepFlags, 
 			return srv.url, srv.model, srv.close, nil
 		}
 	}
-	t.target = r
-	var out sweep.Runner = r
+	sr.target = r
+	sr.runner = r
 	if rec != nil {
-		out = &recordingRunner{inner: out, rec: rec}
+		sr.runner = &recordingRunner{inner: r, rec: rec}
 	}
-	return out, func() {}, nil
+	return nil
 }
 
-func (t *sweepTargetFlags) notes(f *sweepFlags) []string {
+// notes say what the sweep measured and how its prompts were built.
+func (sr *sweepRun) notes() []string {
+	t, f := sr.t, sr.f
 	target := "target " + redactURL(t.url) + ", model " + t.model
 	if t.url == "" {
 		target = "knee's embedded simulated server, fresh for every step"
 	}
 	notes := append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
-		target, stepBound(&f.wl), f.workloadNote(), f.wl.ResolvedSeed())}, t.promptNotes...)
+		target, stepBound(&f.wl), f.workloadNote(), f.wl.ResolvedSeed())}, sr.promptNotes...)
 	if p := t.probe; p.RateRPS > 0 {
 		notes = append(notes, fmt.Sprintf("probes: %g/s of %d input, %d output tokens beside every step; the steps' figures and verdicts leave them out, the probe TTFT p95 column shows them",
 			p.RateRPS, p.InputTokens, p.OutputTokens))
@@ -236,10 +228,11 @@ func (t *sweepTargetFlags) notes(f *sweepFlags) []string {
 	return notes
 }
 
-// partial is the step an interrupt cut short, when it measured anything.
-func (t *sweepTargetFlags) partial() *sweep.Step {
-	if t.shardPartial != nil || t.target == nil {
-		return t.shardPartial
+// partial is the step an interrupt cut short, when it measured anything:
+// another shard's, else this process's.
+func (sr *sweepRun) partial() *sweep.Step {
+	if sr.shardPartial != nil || sr.target == nil {
+		return sr.shardPartial
 	}
-	return t.target.Partial
+	return sr.target.Partial
 }
