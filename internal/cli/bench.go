@@ -195,7 +195,7 @@ func (b *benchRun) check() error {
 	if b.turns, b.think, err = f.sess.parse(fs); err != nil {
 		return err
 	}
-	if f.sess.sessions > 0 && !flagGiven(fs, "requests") {
+	if f.sess.Count > 0 && !flagGiven(fs, "requests") {
 		f.wl.Requests = 0 // the conversations' turns bound the run
 	}
 	if err := f.wl.checkOpenFiles(f.wl.Concurrency, f.url == ""); err != nil {
@@ -298,9 +298,9 @@ func (b *benchRun) configure() error {
 		RequestTimeout: f.requestTimeout, Grace: b.grace})
 	cfg := &b.cfg
 	cfg.StopIfUnreachable = unreachableAfter
-	if f.sess.sessions > 0 {
-		cfg.Sessions, cfg.Concurrency = f.sess.sessions, 0
-		cfg.Turn = f.sess.turnSource(b.gen, b.turns, b.think, f.wl.ResolvedSeed())
+	if f.sess.Count > 0 {
+		cfg.Sessions, cfg.Concurrency = f.sess.Count, 0
+		cfg.Turn = loadsetup.TurnSource(b.gen, b.turns, b.think, f.wl.ResolvedSeed())
 	}
 	f.temperature.apply(cfg)
 	b.notes = append(b.notes, f.endpoints.probeRerank(b.ctx, runAPIs(f.api, &f.mix), b.target, b.apiKey, b.model)...)
@@ -658,7 +658,7 @@ func benchIgnoreEOS(ctx context.Context, cfg *loadgen.Config, ignoreEOS triState
 func (f *benchFlags) runMeta(target, model string) runMeta {
 	meta := runMeta{kind: "bench", target: redactURL(target), model: model, label: f.label,
 		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", redactURL(target)})}
-	meta.config = append(meta.config, f.sess.config()...)
+	meta.config = append(meta.config, f.sess.Config()...)
 	meta.config = append(meta.config, f.endpoints.config()...)
 	if f.url == "" {
 		// The port is random; "embedded" keeps runs filterable by target.

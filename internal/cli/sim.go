@@ -167,10 +167,10 @@ func (r *simRun) engine() (listed bool, err error) {
 	if err := f.mix.load(fs, &f.wl); err != nil {
 		return false, err
 	}
-	if f.mix.mix != nil && f.sess.sessions > 0 {
+	if f.mix.mix != nil && f.sess.Count > 0 {
 		return false, Usagef("--mix is not supported with --sessions yet")
 	}
-	if f.probe.RateRPS > 0 && f.sess.sessions > 0 {
+	if f.probe.RateRPS > 0 && f.sess.Count > 0 {
 		return false, Usagef("--probe-rate is not supported with --sessions in knee sim yet")
 	}
 	if err := f.mix.checkOwnLoads(fs); err != nil {
@@ -266,11 +266,11 @@ func (r *simRun) configure() error {
 		}
 	}
 	switch {
-	case f.sess.sessions > 0:
+	case f.sess.Count > 0:
 		// The conversations are the load: no other loop beside them.
 		cfg.Concurrency, cfg.Arrivals, cfg.MaxConcurrency = 0, nil, 0
-		cfg.Sessions = f.sess.sessions
-		cfg.Turn = f.sess.simTurnSource(gen, turns, think, f.wl.ResolvedSeed())
+		cfg.Sessions = f.sess.Count
+		cfg.Turn = loadsetup.SimTurnSource(gen, turns, think, f.wl.ResolvedSeed())
 		if !flagGiven(fs, "requests") {
 			cfg.Requests = math.MaxInt64 // the conversations end by themselves
 		}

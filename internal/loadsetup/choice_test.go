@@ -146,3 +146,24 @@ func TestContinuousUsageReachesTheLoad(t *testing.T) {
 		t.Errorf("config ends %v, want continuous_usage true", last)
 	}
 }
+
+func TestSessionsParse(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		s     Sessions
+		given Given
+		want  string // "": accepted
+	}{
+		{Sessions{Turns: "4", Think: "0s"}, Given{}, ""},
+		{Sessions{Turns: "4", Think: "0s"}, Given{"turns": true}, "--turns needs --sessions N"},
+		{Sessions{Count: 2, Turns: "2:8", Think: "1s:5s"}, Given{}, ""},
+		{Sessions{Count: 2, Turns: "4", Think: "0s"}, Given{"rate": true}, "--rate does not apply with --sessions"},
+		{Sessions{Count: MaxInFlight + 1, Turns: "4", Think: "0s"}, Given{}, "--sessions 100001: want 1 to 100000"},
+		{Sessions{Count: 2, Turns: "4", Think: "soon"}, Given{}, `--think-time "soon"`},
+	} {
+		_, _, err := tc.s.Parse(tc.given)
+		if (tc.want == "") != (err == nil) || (err != nil && (!strings.Contains(err.Error(), tc.want) || !badinput.Is(err))) {
+			t.Errorf("%+v given %v: %v, want %q", tc.s, tc.given, err, tc.want)
+		}
+	}
+}
