@@ -189,7 +189,6 @@ func (f *sweepFlags) simRunner(ecfg simengine.Config) (*sweep.SimRunner, error) 
 	if err := f.wl.saveScenario(); err != nil {
 		return nil, err
 	}
-	seed := f.wl.ResolvedSeed() ^ 0x9e3779b97f4a7c15
 	ecfg.Seed = int64(f.wl.ResolvedSeed())
 	var lengths sim.Lengths = gen
 	var class func(int64) (string, int32)
@@ -210,9 +209,9 @@ func (f *sweepFlags) simRunner(ecfg simengine.Config) (*sweep.SimRunner, error) 
 		runner.Pools, runner.Pool = pools.Users(), pools.Issue
 	}
 	runner.Arrivals = func(rate float64) (sim.Arrivals, error) {
-		a, err := workload.NewArrivals(f.wl.Arrival, rate, f.wl.Burstiness, seed)
+		a, err := f.wl.ArrivalsAt(rate) // the same schedule at every step's rate
 		if err != nil {
-			return nil, Usagef("--arrival: %v", err)
+			return nil, err
 		}
 		if mg != nil && f.mix.mix.OwnRates() {
 			// The own-rate classes' arrivals, merged with the step's.

@@ -107,8 +107,8 @@ func (sr *sweepRun) startRunner() error {
 	if err != nil {
 		return err
 	}
-	if _, err := workload.NewArrivals(f.wl.Arrival, 1, f.wl.Burstiness, 1); err != nil {
-		return Usagef("--arrival: %v", err) // each step builds its own schedule
+	if _, err := f.wl.ArrivalsAt(1); err != nil {
+		return err // each step builds its own schedule
 	}
 	var gen *workload.Generator
 	var trace *workload.Trace
