@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/knee-dev/knee/internal/livemetrics"
 	"github.com/knee-dev/knee/internal/loadgen"
+	"github.com/knee-dev/knee/internal/loadsetup"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/redact"
@@ -30,18 +30,17 @@ import (
 type benchFlags struct {
 	targetFlags
 	runOutputFlags
-	runtimeTrace      string
-	live              liveFlags
-	otlp              otlpFlags
-	shard             shardFlags
-	metrics           metricsFlags
-	embedded          embeddedFlags
-	wl                workloadFlags
-	sess              sessionFlags
-	probe             probeFlags
-	mix               mixFlags
-	lora              loraFlags
-	stopOversaturated bool
+	runtimeTrace string
+	live         liveFlags
+	otlp         otlpFlags
+	shard        shardFlags
+	metrics      metricsFlags
+	embedded     embeddedFlags
+	wl           workloadFlags
+	sess         sessionFlags
+	probe        probeFlags
+	mix          mixFlags
+	lora         loraFlags
 }
 
 // stringList is a repeatable string flag.
@@ -72,7 +71,7 @@ func newBenchCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.probe.register(fs)
 	f.mix.register(fs)
 	f.lora.register(fs)
-	fs.BoolVar(&f.stopOversaturated, "stop-oversaturated", false, "open loop (--rate): stop issuing as soon as the queue grows without bound (requests in flight and TTFT rising window after window), and say so")
+	f.wl.registerTargetLoad(fs, "open loop (--rate): stop issuing as soon as the queue grows without bound (requests in flight and TTFT rising window after window), and say so")
 	cmd.RunE = func(*cobra.Command, []string) error { return runBench(ctx, env, fs, &f) }
 	return cmd
 }
@@ -122,7 +121,7 @@ type benchRun struct {
 	think      workload.Think
 	ignoreEOS  triState
 	objectives slo.Set
-	wp         workloadPlan
+	wp         loadsetup.Plan
 	// startTarget
 	target, model string
 	notes         []string
@@ -165,7 +164,7 @@ func (b *benchRun) check() error {
 		return err
 	}
 	f.storeFlags.sharding = &f.shard
-	if f.stopOversaturated && f.shard.active() {
+	if f.wl.StopOversaturated && f.shard.active() {
 		return Usagef("--stop-oversaturated is not supported with --shards: each shard sees only its part of the queue, so the shards would stop at different times")
 	}
 	if err := f.embedded.refuseWithURL(f.url); err != nil {
@@ -181,13 +180,13 @@ func (b *benchRun) check() error {
 		return err
 	}
 	users := 0.0
-	if f.wl.rate == 0 && f.sess.sessions == 0 {
-		users = float64(f.wl.concurrency)
+	if f.wl.Rate == 0 && f.sess.Count == 0 {
+		users = float64(f.wl.Concurrency)
 	}
-	if err := f.shard.refuseUnsplittable(f.url, users, f.wl.requests); err != nil {
+	if err := f.shard.refuseUnsplittable(f.url, users, f.wl.Requests); err != nil {
 		return err
 	}
-	if err := f.probe.validate(); err != nil {
+	if err := f.probe.Validate(); err != nil {
 		return err
 	}
 	if err := f.mix.load(fs, &f.wl); err != nil {
@@ -203,10 +202,10 @@ func (b *benchRun) check() error {
 	if b.turns, b.think, err = f.sess.parse(fs); err != nil {
 		return err
 	}
-	if f.sess.sessions > 0 && !flagGiven(fs, "requests") {
-		f.wl.requests = 0 // the conversations' turns bound the run
+	if f.sess.Count > 0 && !flagGiven(fs, "requests") {
+		f.wl.Requests = 0 // the conversations' turns bound the run
 	}
-	if err := f.wl.checkOpenFiles(f.wl.concurrency, f.url == ""); err != nil {
+	if err := f.wl.checkOpenFiles(f.wl.Concurrency, f.url == ""); err != nil {
 		return err
 	}
 	if err := f.metrics.validate(); err != nil {
@@ -230,14 +229,14 @@ func (b *benchRun) check() error {
 	if err := checkMixAPIs(f.api, &f.mix, b.objectives); err != nil {
 		return err
 	}
-	if err := f.endpoints.check(runAPIs(f.api, &f.mix), f.wl.resolvedSeed()); err != nil {
+	if err := f.endpoints.check(runAPIs(f.api, &f.mix), f.wl.ResolvedSeed()); err != nil {
 		return err
 	}
-	f.wl.trace.ctx = b.ctx // Ctrl-C stops reading a huge trace
+	f.wl.traceCtx = b.ctx // Ctrl-C stops reading a huge trace
 	if b.wp, err = f.wl.plan(); err != nil {
 		return err
 	}
-	b.gen, b.arrivals = b.wp.gen, b.wp.arrivals
+	b.gen, b.arrivals = b.wp.Gen, b.wp.Arrivals
 	if f.out != "" {
 		if err := os.MkdirAll(f.out, 0o755); err != nil {
 			return Usagef("--out %s: %v", f.out, err)
@@ -271,7 +270,7 @@ func (b *benchRun) startTarget() error {
 			return werr
 		}
 		return errors.New(msg)
-	} else if b.wp.trace != nil {
+	} else if b.wp.Trace != nil {
 		b.notes = append(b.notes, f.wl.resolvePrompts(ctx, b.target, b.apiKey, b.model, f.api)...)
 	} else {
 		var pn []string
@@ -282,13 +281,13 @@ func (b *benchRun) startTarget() error {
 	}
 	b.notes = append(b.notes, f.wl.promptsNote())
 	if g, ok := b.gen.(*workload.Generator); ok {
-		if note := f.wl.reuseNote(g, f.wl.requests); note != "" {
+		if note := f.wl.ReuseNote(g, f.wl.Requests); note != "" {
 			b.notes = append(b.notes, note)
 		}
 	}
-	if b.wp.trace != nil {
+	if b.wp.Trace != nil {
 		// Prompts in the server's tokens (resolved above), built ahead.
-		if b.stream, err = f.wl.traceForPrompts(b.wp.trace).Stream(true); err != nil {
+		if b.stream, err = f.wl.traceForPrompts(b.wp.Trace).Stream(true); err != nil {
 			return Usagef("--trace: %v", err)
 		}
 		b.onClose(func() { b.stream.Close() })
@@ -301,36 +300,26 @@ func (b *benchRun) startTarget() error {
 // probes and what the server accepts (ignore_eos, min_tokens).
 func (b *benchRun) configure() error {
 	f, wp := b.f, b.wp
-	b.cfg = loadgen.Config{
-		BaseURL: b.target, Model: b.model, API: f.api, APIKey: b.apiKey,
-		Concurrency: f.wl.concurrency, RateRPS: f.wl.rate, MaxConcurrency: f.wl.maxConcurrency,
-		Duration: f.wl.duration, Requests: f.wl.requests,
-		Warmup: wp.warmup, WarmupRequests: wp.warmupRequests, Ramp: f.wl.ramp,
-		RequestTimeout: f.requestTimeout, Grace: b.grace,
-		StopIfUnreachable: unreachableAfter,
-	}
+	wp.Arrivals = b.arrivals // a trace's stream, built for the server's prompts
+	b.cfg = wp.LoadgenConfig(loadsetup.Target{BaseURL: b.target, Model: b.model, API: f.api, APIKey: b.apiKey,
+		RequestTimeout: f.requestTimeout, Grace: b.grace})
 	cfg := &b.cfg
-	if b.arrivals != nil {
-		cfg.Arrivals = b.arrivals
-		cfg.Concurrency = 0
-	}
-	if f.sess.sessions > 0 {
-		cfg.Sessions, cfg.Concurrency = f.sess.sessions, 0
-		cfg.Turn = f.sess.turnSource(b.gen, b.turns, b.think, f.wl.resolvedSeed())
+	cfg.StopIfUnreachable = unreachableAfter
+	if f.sess.Count > 0 {
+		cfg.Sessions, cfg.Concurrency = f.sess.Count, 0
+		cfg.Turn = loadsetup.TurnSource(b.gen, b.turns, b.think, f.wl.ResolvedSeed())
 	}
 	f.temperature.apply(cfg)
 	b.notes = append(b.notes, f.endpoints.probeRerank(b.ctx, runAPIs(f.api, &f.mix), b.target, b.apiKey, b.model)...)
 	f.endpoints.set(cfg)
-	cfg.StopOversaturated = f.stopOversaturated
-	if err := f.probe.apply(cfg, b.gen, f.wl.resolvedSeed()); err != nil {
+	if err := f.probe.Apply(cfg, b.gen, f.wl.ResolvedSeed()); err != nil {
 		return err
 	}
-	if n := f.probe.note(); n != "" {
+	if n := f.probe.Note(); n != "" {
 		b.notes = append(b.notes, n)
 	}
-	if wp.trace != nil {
-		cfg.RateRPS = wp.trace.Info().MeanRateRPS
-		b.notes = append(b.notes, wp.trace.Info().String())
+	if wp.Trace != nil {
+		b.notes = append(b.notes, wp.Trace.Info().String())
 	}
 	eosNotes, err := benchIgnoreEOS(b.ctx, cfg, b.ignoreEOS, f.api, b.target, b.apiKey, b.model)
 	if err != nil {
@@ -438,7 +427,7 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 		stopProgress = progress(ctx, env.Stderr, env.IsTerminal, func() progressSnapshot {
 			s := run.Snapshot()
 			return progressSnapshot{Elapsed: s.Elapsed, Sent: s.Sent, Completed: s.Completed, Errors: s.Errors,
-				InFlight: int(s.InFlight), OutputTokens: s.OutputTokens, Target: f.wl.requests, Duration: f.wl.duration,
+				InFlight: int(s.InFlight), OutputTokens: s.OutputTokens, Target: f.wl.Requests, Duration: f.wl.Duration,
 				Recent: b.recent.snapshot()}
 		})
 	}
@@ -466,7 +455,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	for i := range res.Records {
 		lastSend = max(lastSend, res.Records[i].Sent)
 	}
-	if n := f.wl.limitNote(res.StoppedBy, int64(len(res.Records)), lastSend); n != "" {
+	if n := f.wl.LimitNote(res.StoppedBy, int64(len(res.Records)), lastSend); n != "" {
 		notes = append(notes, n)
 	}
 	if res.Oversaturation != "" {
@@ -505,7 +494,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 		fmt.Fprintln(env.Stderr, "knee bench: "+w)
 	}
 	if !b.interrupted {
-		failure = runcheck.MeasurementFailure(sum, len(res.Records), f.wl.warmup)
+		failure = runcheck.MeasurementFailure(sum, len(res.Records), f.wl.Warmup)
 	}
 	if res.StoppedBy == loadgen.StopUnreachable {
 		failure = fmt.Sprintf("stopped early: every request of the first %v failed to connect to %s (%s)",
@@ -631,120 +620,6 @@ func redactPairs(pairs [][2]string) {
 	}
 }
 
-// recordSink receives every record as it finishes: it streams them to the
-// run database and to --out/records.jsonl so nothing measured is lost if the
-// run is cut short.
-type recordSink struct {
-	env   *Env
-	out   string
-	file  *os.File
-	recs  *record.Sink
-	store *storedRun
-}
-
-func newRecordSink(env *Env, sf *storeFlags, out string, meta runMeta) (*recordSink, error) {
-	s := &recordSink{env: env, out: out}
-	var jsonl *record.Writer
-	if out != "" {
-		f, err := os.Create(filepath.Join(out, "records.jsonl"))
-		if err != nil {
-			return nil, Usagef("--out %s: %v", out, err)
-		}
-		s.file, jsonl = f, record.NewWriter(f)
-	}
-	st, err := sf.begin(env, meta)
-	if err != nil {
-		return nil, err
-	}
-	s.store = st
-	s.recs = record.NewSink(jsonl, st.add)
-	return s, nil
-}
-
-// add is loadgen's OnRecord: cheap, hands the record to the writer goroutine.
-func (s *recordSink) add(r *record.Request) { s.recs.Add(r) }
-
-func (s *recordSink) runID() string { return s.store.id() }
-
-func (s *recordSink) abort() {
-	s.recs.Close()
-	if s.file != nil {
-		s.file.Close()
-	}
-	s.store.finish(nil, "failed")
-}
-
-// sinkErrors are what a recordSink could not write, by destination.
-type sinkErrors struct {
-	jsonl error // --out/records.jsonl
-	out   error // --out's summary.json and reports
-	store error // the run database
-}
-
-func (e sinkErrors) any() bool { return e.jsonl != nil || e.out != nil || e.store != nil }
-
-// finish drains the records, closes the files, writes summary.json and the
-// reports into --out, and marks the stored run finished.
-func (s *recordSink) finish(rep *report.Run, status string, recs []record.Request) sinkErrors {
-	var errs sinkErrors
-	errs.jsonl = s.recs.Close()
-	if s.file != nil {
-		if cerr := s.file.Close(); errs.jsonl == nil {
-			errs.jsonl = cerr
-		}
-	}
-	if s.out != "" {
-		errs.out = report.WriteDir(s.out, rep, recs)
-	}
-	errs.store = s.store.finish(rep, status)
-	return errs
-}
-
-// lost says what a run could not save and where its records are kept
-// instead: --out/records.jsonl when that was written, the run database when
-// it stored them, else a records file written now in the temp folder. A run
-// whose results were not all saved must not read as a success.
-func (s *recordSink) lost(errs sinkErrors, runID string, recs []record.Request) error {
-	var parts []string
-	if errs.out != nil {
-		parts = append(parts, fmt.Sprintf("--out %s: %v", s.out, errs.out))
-	}
-	if errs.jsonl != nil {
-		parts = append(parts, fmt.Sprintf("--out %s: records.jsonl: %v", s.out, errs.jsonl))
-	}
-	if errs.store != nil {
-		what := "the run database could not store the run"
-		if runID != "" {
-			what = fmt.Sprintf("the run database could not store run %s (it is not marked complete)", runID)
-		}
-		parts = append(parts, fmt.Sprintf("%s: %v", what, errs.store))
-	}
-	if errs.store != nil && s.store != nil && s.store.shard != nil {
-		sh := s.store.shard
-		parts = append(parts, fmt.Sprintf("shard %d of run %q is not marked complete: run it again (same index and --run-name) to store its part; requests already stored are not stored twice", sh.shard, sh.runName))
-	}
-	msg := "saving results failed: " + strings.Join(parts, "; ")
-	switch {
-	case errs.jsonl == nil && s.out != "":
-		return fmt.Errorf("%s; all %d records are in %s", msg, len(recs), filepath.Join(s.out, "records.jsonl"))
-	case errs.store == nil && runID != "":
-		return fmt.Errorf("%s; all %d records are stored as run %s (knee records %s --out FILE)", msg, len(recs), runID, runID)
-	}
-	path, err := record.WriteTemp(tempDir(s.env), recs)
-	if err != nil {
-		return fmt.Errorf("%s; keeping the %d records in the temp folder failed too: %v", msg, len(recs), err)
-	}
-	return fmt.Errorf("%s; all %d records are kept in %s (knee import %s)", msg, len(recs), path, path)
-}
-
-// tempDir is $TMPDIR as the command's environment says, else the system's.
-func tempDir(env *Env) string {
-	if d := env.Getenv("TMPDIR"); d != "" {
-		return d
-	}
-	return os.TempDir()
-}
-
 // benchIgnoreEOS sets cfg's ignore_eos and min_tokens from --ignore-eos:
 // given, or (auto) what a probe of the server finds it accepts. The notes
 // say what the probe found.
@@ -790,7 +665,7 @@ func benchIgnoreEOS(ctx context.Context, cfg *loadgen.Config, ignoreEOS triState
 func (f *benchFlags) runMeta(target, model string) runMeta {
 	meta := runMeta{kind: "bench", target: redactURL(target), model: model, label: f.label,
 		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", redactURL(target)})}
-	meta.config = append(meta.config, f.sess.config()...)
+	meta.config = append(meta.config, f.sess.Config()...)
 	meta.config = append(meta.config, f.endpoints.config()...)
 	if f.url == "" {
 		// The port is random; "embedded" keeps runs filterable by target.

@@ -107,6 +107,8 @@ func newCompareCmd(env *Env) *cobra.Command {
 // on (exit 3, like a failed SLO: the runs were compared, the judgement failed).
 type RegressionError struct{ Verdict, FailOn string }
 
+func (e *RegressionError) ExitCode() int { return ExitSLO }
+
 func (e *RegressionError) Error() string {
 	return fmt.Sprintf("--fail-on %s: %s", e.FailOn, e.Verdict)
 }

@@ -26,3 +26,4 @@ func Usagef(format string, args ...any) error { return badinput.Errorf(format, a
 type SLOError struct{ Failed []string }
 
 func (e *SLOError) Error() string { return fmt.Sprintf("SLO failed: %v", e.Failed) }
+func (e *SLOError) ExitCode() int { return ExitSLO }

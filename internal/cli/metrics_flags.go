@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/runs"
 	"github.com/knee-dev/knee/internal/scrape"
@@ -130,8 +129,3 @@ var (
 	serverFacts      = runs.ServerFacts
 	serverStep       = sweep.ServerStepOf
 )
-
-// watchSaturation cuts a step short once the server saturates (scrape.WatchSaturation).
-func watchSaturation(ctx context.Context, sc *scrape.Scraper, run *loadgen.Run, every time.Duration, done <-chan struct{}) <-chan string {
-	return scrape.WatchSaturation(ctx, sc.Snapshot, run.Stop, every, done)
-}

@@ -48,7 +48,7 @@ func (m *mixFlags) load(fs *pflag.FlagSet, wl *workloadFlags) error {
 	m.mix, m.slos = mix, map[string]slo.Set{}
 	if mix.HasSeed && !flagGiven(fs, "seed") {
 		// The file's seed is the run's: arrivals, jitter and classes.
-		wl.seed, wl.seedSet = mix.Seed, true
+		wl.Seed, wl.SeedSet = mix.Seed, true
 	}
 	for _, c := range mix.Classes {
 		for j, expr := range c.SLOs {
@@ -207,7 +207,7 @@ func (m *mixFlags) longestMean() float64 {
 
 // seed is the mix's seed unless --seed was given (load made it the run's).
 func (m *mixFlags) seed(_ *pflag.FlagSet, wl *workloadFlags) uint64 {
-	return wl.resolvedSeed()
+	return wl.ResolvedSeed()
 }
 
 // source builds the request source: each request's class drawn by share,

@@ -137,7 +137,7 @@ func (m *mixFlags) loadLine(full string, wl *workloadFlags) string {
 		return full
 	}
 	shared := *wl
-	shared.requests, shared.duration, shared.warmup = 0, 0, ""
+	shared.Requests, shared.Duration, shared.Warmup = 0, 0, ""
 	sharedLoad := shared.loadString()
 	bound, ok := strings.CutPrefix(full, sharedLoad)
 	if !ok { // not the flags' own words: keep them whole

@@ -79,17 +79,17 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		if fs.NArg() > 0 {
 			return Usagef("unexpected argument %q (flags only; see knee plan -h)", fs.Arg(0))
 		}
-		if !(f.wl.rate > 0) {
+		if !(f.wl.Rate > 0) {
 			return Usagef("--rate: give the target load in requests per second (plan searches for an open loop at that rate)")
 		}
-		if f.wl.trace.path != "" || f.wl.dataset != "" {
+		if f.wl.TracePath != "" || f.wl.Dataset != "" {
 			return Usagef("knee plan takes synthetic lengths (--input-tokens, --output-tokens, --prefix-groups); --trace and --dataset are not supported yet")
 		}
 		if err := f.wl.validate(); err != nil {
 			return err
 		}
-		if f.wl.requests <= 0 {
-			return Usagef("--requests %d: give the requests of each search run (1500 by default)", f.wl.requests)
+		if f.wl.Requests <= 0 {
+			return Usagef("--requests %d: give the requests of each search run (1500 by default)", f.wl.Requests)
 		}
 		headroom, err := plan.NewHeadroom(f.confidence)
 		if err != nil {
@@ -143,7 +143,7 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		if space.MaxBatchedTokens, err = intList("max-num-batched-tokens", f.budgets, 0); err != nil {
 			return err
 		}
-		if (f.wl.prefixGroups > 0 || f.wl.sharedPrefix > 0) && !flagGiven(fs, "routers") {
+		if (f.wl.PrefixGroups > 0 || f.wl.SharedPrefix > 0) && !flagGiven(fs, "routers") {
 			// Shared prefixes are what prefix affinity is for.
 			f.routers += "," + sim.PrefixAffinity
 		}
@@ -178,14 +178,17 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		in, _ := workload.ParseDist(f.wl.input)
-		out, _ := workload.ParseDist(f.wl.output)
+		if err := f.wl.saveScenario(); err != nil {
+			return err
+		}
+		in, _ := workload.ParseDist(f.wl.Input)
+		out, _ := workload.ParseDist(f.wl.Output)
 		if _, err := f.wl.arrivals(); err != nil {
 			return err
 		}
 		base := simengine.DefaultConfig(simengine.GPU{}, model, 1)
 		base.GPUMemoryUtilization, base.NoPrefixCaching = f.memUtil, f.noPrefixCaching
-		base.Seed = int64(f.wl.resolvedSeed())
+		base.Seed = int64(f.wl.ResolvedSeed())
 		if f.serverProfile != "" {
 			sp, err := serverprofile.Resolve(f.serverProfile)
 			if err != nil {
@@ -197,19 +200,19 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		meanTokens := in.Mean() + out.Mean()
 		var classOf func(int64) (string, int32)
 		if f.mix.mix != nil {
-			if lengths, classOf, err = f.mix.simClasses(&base, &f.lora, gen, f.wl.resolvedSeed()); err != nil {
+			if lengths, classOf, err = f.mix.simClasses(&base, &f.lora, gen, f.wl.ResolvedSeed()); err != nil {
 				return err
 			}
 			meanTokens = f.mix.longestMean()
 		}
 		q := plan.Question{
-			Base: base, Gen: lengths, RateRPS: f.wl.rate, MeanTokens: meanTokens, SLOs: objectives,
+			Base: base, Gen: lengths, RateRPS: f.wl.Rate, MeanTokens: meanTokens, SLOs: objectives,
 			Class: classOf, ClassNames: f.mix.names(), ClassSLOs: f.mix.slos,
 			Arrivals: func() sim.Arrivals {
 				a, _ := f.wl.arrivals() // validated above
 				return a
 			},
-			SearchRequests: f.wl.requests, ValidateRequests: f.validateRequests, Space: space, Costs: costs, Workers: f.workers,
+			SearchRequests: f.wl.Requests, ValidateRequests: f.validateRequests, Space: space, Costs: costs, Workers: f.workers,
 			Headroom: headroom,
 		}
 		// The winner's validation run is kept to be stored like any sim run.
@@ -233,15 +236,15 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 				fmt.Fprintf(env.Stderr, "knee plan: saving the winner's run: %v\n", err)
 			}
 		}
-		hdr := planHeader{Model: model.Name, RateRPS: f.wl.rate, Arrival: f.wl.arrival, Input: f.wl.input, Output: f.wl.output,
-			Seed: f.wl.resolvedSeed(), SLOs: f.slos, ElapsedS: elapsed.Seconds(), Workers: f.workers, StoredRun: storedID,
+		hdr := planHeader{Model: model.Name, RateRPS: f.wl.Rate, Arrival: f.wl.Arrival, Input: f.wl.Input, Output: f.wl.Output,
+			Seed: f.wl.ResolvedSeed(), SLOs: f.slos, ElapsedS: elapsed.Seconds(), Workers: f.workers, StoredRun: storedID,
 			Headroom: headroom, HeadroomNote: headroom.String()}
 		if v := ans.Validation; ans.Winner != nil && v != nil {
 			hdr.WinnerRanges = heldOutRanges(&v.Summary, f.serverProfile != "" && f.serverProfile != "vllm" && f.serverProfile != "sglang", v.GPU, model.Name, v.Replicas)
 		}
 		if f.mix.mix != nil {
 			hdr.Input, hdr.Output = "by class", "by class"
-			hdr.Mix, hdr.ClassSLOs = f.mix.note(f.wl.resolvedSeed()), f.mix.classSLOs()
+			hdr.Mix, hdr.ClassSLOs = f.mix.note(f.wl.ResolvedSeed()), f.mix.classSLOs()
 		}
 		if hdr.Workers == 0 {
 			hdr.Workers = runtime.GOMAXPROCS(0)
@@ -259,7 +262,7 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 			// the text form fails.
 			return planVerdict(ans)
 		}
-		printPlan(env.Stdout, hdr, space, f.wl.requests, ans)
+		printPlan(env.Stdout, hdr, space, f.wl.Requests, ans)
 		return planVerdict(ans)
 	}
 	return cmd
@@ -329,7 +332,7 @@ func storePlanWinner(env *Env, f *planFlags, model string, start time.Time, ans 
 		[2]string{"replicas", strconv.Itoa(w.Replicas)}, [2]string{"router", w.Router},
 		[2]string{"cost_usd_per_hour", strconv.FormatFloat(w.CostPerHour, 'f', 2, 64)})
 	config = append(config, f.mix.configKV()...)
-	load := fmt.Sprintf("open loop, %g req/s %s, %d requests (knee plan's validation run)", f.wl.rate, f.wl.arrival, v.Requests)
+	load := fmt.Sprintf("open loop, %g req/s %s, %d requests (knee plan's validation run)", f.wl.Rate, f.wl.Arrival, v.Requests)
 	stored, err := f.storeFlags.begin(env, runMeta{kind: "sim", target: target, model: model, label: f.label, load: load, config: config})
 	if err != nil || stored == nil {
 		return "", err
@@ -341,9 +344,9 @@ func storePlanWinner(env *Env, f *planFlags, model string, start time.Time, ans 
 	if nc := ans.NextCheaper; nc != nil {
 		notes = append(notes, fmt.Sprintf("next cheaper: %s — %s", nc.Candidate, strings.Join(nc.Verdicts, "; ")))
 	}
-	workloadText := fmt.Sprintf("input %s, output %s tokens", f.wl.input, f.wl.output)
+	workloadText := fmt.Sprintf("input %s, output %s tokens", f.wl.Input, f.wl.Output)
 	if f.mix.mix != nil {
-		workloadText = f.mix.note(f.wl.resolvedSeed())
+		workloadText = f.mix.note(f.wl.ResolvedSeed())
 	}
 	rep := &report.Run{Kind: "sim", Version: Version, Target: target, Model: model, Load: load,
 		Workload: workloadText, Config: config, Start: start,

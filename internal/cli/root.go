@@ -113,21 +113,24 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	if name == "" {
 		prefix = "knee"
 	}
+	// The message is the error that decides the code: a wrapped SLO or
+	// usage error speaks for itself.
+	code, msg := ExitFailure, err
+	var ec exitCoder
 	var ue *UsageError
-	var se *SLOError
-	var re *RegressionError
 	switch {
-	case errors.As(err, &re):
-		fmt.Fprintf(stderr, "%s: %s\n", prefix, redactSecrets(re.Error()))
-		return ExitSLO
-	case errors.As(err, &se):
-		fmt.Fprintf(stderr, "%s: %s\n", prefix, redactSecrets(se.Error()))
-		return ExitSLO
+	case errors.As(err, &ec):
+		code, msg = ec.ExitCode(), ec
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "%s: %s\n", prefix, redactSecrets(ue.Error()))
-		return ExitUsage
-	default:
-		fmt.Fprintf(stderr, "%s: %s\n", prefix, redactSecrets(err.Error()))
-		return ExitFailure
+		code, msg = ExitUsage, ue
 	}
+	fmt.Fprintf(stderr, "%s: %s\n", prefix, redactSecrets(msg.Error()))
+	return code
+}
+
+// exitCoder is an error that carries its exit code (SLOError,
+// RegressionError); bad input (badinput) exits 2, any other error 1.
+type exitCoder interface {
+	error
+	ExitCode() int
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/enginesetup"
+	"github.com/knee-dev/knee/internal/loadsetup"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/sim"
@@ -19,6 +20,7 @@ import (
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/workload"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // simFlags are knee sim's flags beside the shared workload flags.
@@ -55,345 +57,284 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.probe.register(fs)
 	f.runOutputFlags.register(fs, "records.jsonl (streamed), summary.json and report.md", "progress lines on stderr")
 	fs.BoolVar(&f.list, "list", false, "list the GPU and model presets (with any --preset-file, --gpu-file, --model-file) and exit")
-	cmd.RunE = func(_ *cobra.Command, args []string) error {
-		f.engine.noteSet(fs)
-		if fs.NArg() > 0 {
-			return Usagef("unexpected argument %q (flags only; see knee sim -h)", fs.Arg(0))
-		}
-		cat, err := f.engine.catalog()
-		if err != nil {
-			return err
-		}
-		if f.list {
-			return sim.ListPresets(env.Stdout, cat)
-		}
-		if err := f.wl.validate(); err != nil {
-			return err
-		}
-		if err := f.junit.check(); err != nil {
-			return err
-		}
-		if err := f.fleet.Validate(); err != nil {
-			return err
-		}
-		objectives, err := slo.ParseAll(f.slos)
-		if err != nil {
-			return Usagef("--slo: %v", err)
-		}
-		if err := f.mix.load(fs, &f.wl); err != nil {
-			return err
-		}
-		if f.mix.mix != nil && f.sess.sessions > 0 {
-			return Usagef("--mix is not supported with --sessions yet")
-		}
-		if f.probe.rateRPS > 0 && f.sess.sessions > 0 {
-			return Usagef("--probe-rate is not supported with --sessions in knee sim yet")
-		}
-		if err := f.mix.checkOwnLoads(fs); err != nil {
-			return err
-		}
-		if err := f.probe.validate(); err != nil {
-			return err
-		}
-		ecfg, err := f.engine.config(cat)
-		if err != nil {
-			return err
-		}
-		var adapterOf []int32
-		if f.mix.mix != nil {
-			if adapterOf, err = f.lora.apply(&ecfg, &f.mix); err != nil {
-				return err
-			}
-		}
-		if err := f.fleet.LoadFile(cat, ecfg); err != nil {
-			return err
-		}
-		eng, err := simengine.NewEngine(ecfg) // validate up front: clear usage errors
-		if err != nil {
-			return Usagef("%v", err)
-		}
-		// A workload whose average request does not fit is a usage error up
-		// front; a rare longer request becomes an HTTP 400 record, as a real
-		// server answers it.
-		f.wl.simMaxContext = eng.Config().MaxModelLen
-		if f.wl.dataset == "" && f.wl.trace.path == "" && f.mix.mix == nil {
-			in, ierr := workload.ParseDist(f.wl.input)
-			out, oerr := workload.ParseDist(f.wl.output)
-			if c := eng.Config(); ierr == nil && oerr == nil && in.Mean()+out.Mean() > float64(c.MaxModelLen) {
-				return Usagef("--input-tokens %s + --output-tokens %s average %.0f + %.0f = %.0f tokens per request, over the max model len %d of %s (lower them, or raise --max-model-len)",
-					f.wl.input, f.wl.output, in.Mean(), out.Mean(), in.Mean()+out.Mean(), c.MaxModelLen, c.Model.Name)
-			}
-			if limit := eng.PromptLimit(); ierr == nil && limit > 0 && in.Mean() > float64(limit) {
-				return Usagef("--input-tokens %s averages %.0f prompt tokens, over the %d a step holds on an engine without chunked prefill, which refuses longer prompts (TensorRT-LLM's max_num_tokens; lower it, or raise --max-num-batched-tokens)",
-					f.wl.input, in.Mean(), limit)
-			}
-		}
-		f.wl.trace.ctx = ctx // Ctrl-C stops reading a huge trace
-		wp, err := f.wl.plan()
-		if err != nil {
-			return err
-		}
-		var gen sim.Lengths = wp.gen
-		arrivals, warmupDur, warmupN := wp.arrivals, wp.warmup, wp.warmupRequests
-		workloadDesc := fmt.Sprintf("input %s, output %s tokens", f.wl.input, f.wl.output)
-		var stream *workload.TraceStream
-		if wp.trace != nil {
-			if stream, err = wp.trace.Stream(false); err != nil {
-				return Usagef("--trace: %v", err)
-			}
-			defer stream.Close()
-			gen, arrivals = stream, stream
-			workloadDesc = wp.trace.Info().String()
-		}
-		ecfg.Seed = int64(f.wl.resolvedSeed()) // the front-end jitter repeats with the workload
-		var mixGen *workload.MixGenerator
-		if f.mix.mix != nil {
-			seed := f.mix.seed(fs, &f.wl)
-			if mixGen, err = workload.NewMixGenerator(f.mix.mix, wp.gen.Spec(), seed); err != nil {
-				return Usagef("--mix %v", err)
-			}
-			gen = mixGen
-			workloadDesc = f.mix.note(seed)
-			if f.mix.mix.OwnRates() {
-				// The own-rate classes' arrivals, merged with --rate's.
-				if arrivals, err = f.mix.schedule(mixGen, arrivals, seed); err != nil {
-					return err
-				}
-			}
-		}
-		turns, think, err := f.sess.parse(fs)
-		if err != nil {
-			return err
-		}
-		cfg := sim.Config{
-			Engine: ecfg, Gen: gen, Requests: f.wl.requests, Duration: f.wl.duration,
-			Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,
-			// Token times feed the inter-token statistics and records.jsonl;
-			// they live only until each record is added and written.
-			StreamTokenTimes: true,
-			TooLongAsErrors:  true,
-		}
-		if mixGen != nil {
-			cfg.Class = func(i int64) (string, int32) {
-				k := mixGen.ClassOf(i)
-				return f.mix.mix.Classes[k].Name, adapterOf[k]
-			}
-		}
-		switch {
-		case f.sess.sessions > 0:
-			cfg.Sessions = f.sess.sessions
-			cfg.Turn = f.sess.simTurnSource(gen, turns, think, f.wl.resolvedSeed())
-			if !flagGiven(fs, "requests") {
-				cfg.Requests = math.MaxInt64 // the conversations end by themselves
-			}
-		case arrivals != nil:
-			cfg.Arrivals = arrivals
-			cfg.MaxConcurrency = f.wl.maxConcurrency
-		default:
-			cfg.Concurrency = f.wl.concurrency
-			f.mix.simPools(&cfg, mixGen)
-		}
-		if cfg.Probes, err = f.probe.sim(wp.gen, f.wl.resolvedSeed()); err != nil {
-			return err
-		}
-		if cfg.Client, err = f.client.client(cfg.Concurrency > 0 || len(cfg.Pools) > 0 || cfg.Sessions > 0, f.wl.duration); err != nil {
-			return err
-		}
-		if cfg.ServerLoop, err = f.client.serverLoop(); err != nil {
-			return err
-		}
-
-		var (
-			file   *os.File
-			writer *record.Writer
-			werr   error
-		)
-		if f.out != "" {
-			if err := os.MkdirAll(f.out, 0o755); err != nil {
-				return Usagef("--out %s: %v", f.out, err)
-			}
-			file, err = os.Create(filepath.Join(f.out, "records.jsonl"))
-			if err != nil {
-				return Usagef("--out %s: %v", f.out, err)
-			}
-			defer file.Close()
-			writer = record.NewWriter(file)
-		}
-		opts := stats.Options{OfferedRateRPS: f.mix.offeredRate(f.wl.rate), Series: true}
-		if wp.trace != nil {
-			opts.OfferedRateRPS = wp.trace.Info().MeanRateRPS
-		}
-		if len(objectives) > 0 {
-			opts.Good = objectives.Good
-		}
-		acc := stats.NewAccumulator(opts)
-		classes := newClassAccumulators(f.probe.classes(f.mix.names()), opts, objectives, f.mix.slos)
-		target := sim.Target(ecfg, f.engine.ServerProfile.Like())
-		if f.fleet.Active() {
-			target = f.fleet.Target(ecfg)
-		}
-		meta := runMeta{kind: "sim", target: target, model: ecfg.Model.Name, label: f.label,
-			load: f.mix.loadLine(f.wl.loadString(), &f.wl), config: f.mix.config(f.configKV(eng))}
-		stored, err := f.storeFlags.begin(env, meta)
-		if err != nil {
-			return err
-		}
-		// Per-request records of very long simulations stay out of the database
-		// (--out streams them to a file instead); the summary is always stored.
-		storeRecords := f.wl.requests > 0 && f.wl.requests <= maxStoredSimRecords
-		if writer == nil && !storeRecords && cfg.Client.ChunkCost == 0 && cfg.ServerLoop.ChunkCost == 0 && classes == nil {
-			// No record leaves the run: inter-token statistics come from the
-			// engine a step at a time (every decoding request of a step gets
-			// the same gap) instead of one token time per token. A client
-			// with a chunk cost sees other gaps than the engine's.
-			cfg.StreamTokenTimes, cfg.OnGaps = false, acc.AddGaps
-		}
-		start := time.Now()
-		var done int64
-		var lastSend time.Duration
-		lastProgress := start
-		var (
-			res    sim.Result
-			fres   sim.FleetResult
-			runErr error
-			ttfts  = enginesetup.ReplicaTTFTs{}
-		)
-		var turnRecs []record.Request // sessions: what their report needs of each turn
-		onRecord := func(r *record.Request) {
-			if r.Class != record.ProbeClass { // the probes are a class apart, not the load's
-				acc.Add(r)
-			}
-			classes.add(r)
-			if r.Session != "" {
-				turnRecs = append(turnRecs, record.Request{Session: r.Session, Turn: r.Turn, Sent: r.Sent, FirstToken: r.FirstToken,
-					Done: r.Done, StreamEnd: r.StreamEnd, Error: r.Error, Warmup: r.Warmup})
-			}
-			if f.fleet.Active() {
-				ttfts.Add(r)
-			}
-			lastSend = max(lastSend, r.Sent)
-			// Long simulations say they are alive every few seconds.
-			if done++; !f.quiet && done&0x3fff == 0 && time.Since(lastProgress) > 3*time.Second {
-				lastProgress = time.Now()
-				fmt.Fprintf(env.Stderr, "knee sim: %d requests finished, %.0f s of virtual time\n", done, r.Done.Seconds())
-			}
-			if writer != nil && werr == nil {
-				werr = writer.Write(r)
-			}
-			if storeRecords {
-				c := r.Clone() // the simulator reuses r
-				stored.add(&c)
-			}
-		}
-		if f.fleet.Active() {
-			fres, runErr = sim.RunFleet(ctx, f.fleet.Config(cfg), onRecord)
-			res = fres.Result
-		} else {
-			res, runErr = sim.Run(ctx, cfg, onRecord)
-		}
-		elapsed := time.Since(start)
-		if writer != nil {
-			if err := writer.Flush(); werr == nil {
-				werr = err
-			}
-		}
-		if werr != nil {
-			stored.finish(nil, "failed")
-			return fmt.Errorf("writing %s: %w", filepath.Join(f.out, "records.jsonl"), werr)
-		}
-		if runErr != nil && errors.Is(runErr, simengine.ErrTooLong) {
-			stored.finish(nil, "failed")
-			return tooLongUsage(runErr)
-		}
-		interrupted := runErr != nil && ctx.Err() != nil
-		if runErr != nil && !interrupted {
-			stored.finish(nil, "failed")
-			return runErr
-		}
-
-		sum := acc.Summary()
-		rep := &report.Run{
-			Kind: "sim", Version: Version, Target: target, Model: ecfg.Model.Name,
-			Load: meta.load, Workload: workloadDesc,
-			Config: meta.config,
-			Start:  start, Summary: sum, SLOs: objectives.Evaluate(sum),
-			Notes: sim.Notes(eng, res, elapsed), Engine: report.SimEngineFigures(eng, res),
-			Classes: classes.summaries(),
-		}
-		if c := ecfg.LoRA; c.MaxLoRAs > 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("LoRA: %d adapter slots of rank %d (a batch holds at most %d distinct adapters; a miss loads one before its step)",
-				c.MaxLoRAs, c.MaxLoRARank, c.MaxLoRAs))
-		}
-		rep.Predictions = heldOutRanges(&sum, f.engine.fittedHost(), ecfg.GPU.Name, ecfg.Model.Name, max(f.fleet.Replicas, 1))
-		if f.fleet.Active() {
-			rep.Notes = append(rep.Notes, f.fleet.Notes(fres, ttfts)...)
-		}
-		for _, n := range []string{f.mix.splitOf(rep.Classes), f.client.note(), f.probe.note()} {
-			if n != "" {
-				rep.Notes = append(rep.Notes, n)
-			}
-		}
-		if c := eng.Config(); c.MaxModelLen < c.Model.MaxContext && f.engine.MaxModelLen == 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("max model len lowered from %s's %d to %d tokens, what the KV cache holds (vLLM would refuse to start; set --max-model-len)",
-				c.Model.Name, c.Model.MaxContext, c.MaxModelLen))
-		}
-		if w := overloadWarning(sum); w != "" {
-			rep.Notes = append(rep.Notes, w)
-			if !f.quiet {
-				fmt.Fprintln(env.Stderr, "knee sim: "+w)
-			}
-		}
-		if !interrupted {
-			stoppedBy := "duration"
-			if cfg.Requests > 0 && res.Issued >= cfg.Requests {
-				stoppedBy = "requests"
-			}
-			rep.Notes = append(rep.Notes, f.wl.limitNote(stoppedBy, res.Issued, lastSend))
-		}
-		rep.Notes = append(rep.Notes, sessionNotes(turnRecs)...)
-		if stream != nil && stream.Err() != nil {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", stream.Err()))
-		}
-		if note := f.wl.reuseNote(wp.gen, res.Issued); note != "" {
-			rep.Notes = append(rep.Notes, note)
-		}
-		if res.Failed > 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%d requests were longer than the max model len %d and refused (HTTP 400 records)", res.Failed, eng.Config().MaxModelLen))
-		}
-		if !storeRecords && stored != nil {
-			if f.wl.requests == 0 {
-				rep.Notes = append(rep.Notes, fmt.Sprintf("this run's summary is stored, not its %d per-request records: the database keeps a simulation's records only when --requests sizes it (at most %d); use --out DIR for records.jsonl, or --requests N", res.Issued, maxStoredSimRecords))
-			} else {
-				rep.Notes = append(rep.Notes, fmt.Sprintf("this run's summary is stored, not its %d per-request records: the database keeps a simulation's records for runs of at most %d requests; use --out DIR for records.jsonl", res.Issued, maxStoredSimRecords))
-			}
-		}
-		status := "complete"
-		if interrupted {
-			status = "interrupted"
-			rep.Status = "interrupted"
-			rep.Notes = append(rep.Notes, "interrupted: the report covers the requests finished before the stop")
-		}
-		rep.ID = stored.id()
-		if err := stored.finish(rep, status); err != nil {
-			fmt.Fprintf(env.Stderr, "knee sim: saving the run: %v\n", err)
-		}
-		if f.out != "" {
-			if err := writeOutDir(f.out, rep, nil); err != nil {
-				return err
-			}
-		}
-		if err := f.writeReport(env.Stdout, rep); err != nil {
-			return err
-		}
-		if err := f.junit.write("knee sim", runSuite(rep, "", interrupted)); err != nil {
-			return err
-		}
-		if failed := append(failedSLOs(rep.SLOs), failedClasses(rep.Classes)...); len(failed) > 0 {
-			return &SLOError{Failed: failed}
-		}
-		return nil
-	}
+	cmd.RunE = func(*cobra.Command, []string) error { return runSim(ctx, env, fs, &f) }
 	return cmd
+}
+
+// runSim is knee sim once its flags are parsed, in the steps below: check
+// the flags, set up the engine, plan the workload and configure the
+// simulation, open where records go, simulate, summarize, then store and
+// report (the exit code says how it went).
+func runSim(ctx context.Context, env *Env, fs *pflag.FlagSet, f *simFlags) error {
+	r := &simRun{ctx: ctx, env: env, fs: fs, f: f}
+	defer r.close()
+	if err := r.check(); err != nil {
+		return err
+	}
+	if listed, err := r.engine(); err != nil || listed {
+		return err
+	}
+	if err := r.configure(); err != nil {
+		return err
+	}
+	if err := r.openSinks(); err != nil {
+		return err
+	}
+	if err := r.simulate(); err != nil {
+		return err
+	}
+	return r.finish(r.summarize())
+}
+
+// simRun is one knee sim run's state, filled in step by step.
+type simRun struct {
+	ctx context.Context
+	env *Env
+	fs  *pflag.FlagSet
+	f   *simFlags
+
+	// check, engine
+	objectives slo.Set
+	ecfg       simengine.Config
+	eng        *simengine.Engine
+	adapterOf  []int32
+	// configure
+	wp           loadsetup.Plan
+	workloadDesc string
+	stream       *workload.TraceStream
+	cfg          sim.Config
+	// openSinks
+	file         *os.File
+	writer       *record.Writer
+	acc          *stats.Accumulator
+	classes      *classAccumulators
+	meta         runMeta
+	stored       *storedRun
+	storeRecords bool
+	// simulate
+	start       time.Time
+	elapsed     time.Duration
+	done        int64
+	lastSend    time.Duration
+	res         sim.Result
+	fres        sim.FleetResult
+	ttfts       enginesetup.ReplicaTTFTs
+	turnRecs    []record.Request // sessions: what their report needs of each turn
+	kept        []record.Request // stored records without --out (bounded by maxStoredSimRecords)
+	interrupted bool
+	closers     []func()
+}
+
+func (r *simRun) close() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+}
+
+// check refuses bad flags (exit 2) before anything is set up.
+func (r *simRun) check() error {
+	f, fs := r.f, r.fs
+	f.engine.noteSet(fs)
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q (flags only; see knee sim -h)", fs.Arg(0))
+	}
+	return nil
+}
+
+// engine resolves the simulated engine (listed reports --list, which
+// ends the command there) and checks the workload fits it.
+func (r *simRun) engine() (listed bool, err error) {
+	f, fs := r.f, r.fs
+	cat, err := f.engine.catalog()
+	if err != nil {
+		return false, err
+	}
+	if f.list {
+		return true, sim.ListPresets(r.env.Stdout, cat)
+	}
+	if err := f.wl.validate(); err != nil {
+		return false, err
+	}
+	if err := f.junit.check(); err != nil {
+		return false, err
+	}
+	if err := f.fleet.Validate(); err != nil {
+		return false, err
+	}
+	if r.objectives, err = slo.ParseAll(f.slos); err != nil {
+		return false, Usagef("--slo: %v", err)
+	}
+	if err := f.mix.load(fs, &f.wl); err != nil {
+		return false, err
+	}
+	if f.mix.mix != nil && f.sess.Count > 0 {
+		return false, Usagef("--mix is not supported with --sessions yet")
+	}
+	if f.probe.RateRPS > 0 && f.sess.Count > 0 {
+		return false, Usagef("--probe-rate is not supported with --sessions in knee sim yet")
+	}
+	if err := f.mix.checkOwnLoads(fs); err != nil {
+		return false, err
+	}
+	if err := f.probe.Validate(); err != nil {
+		return false, err
+	}
+	if r.ecfg, err = f.engine.config(cat); err != nil {
+		return false, err
+	}
+	if f.mix.mix != nil {
+		if r.adapterOf, err = f.lora.apply(&r.ecfg, &f.mix); err != nil {
+			return false, err
+		}
+	}
+	if err := f.fleet.LoadFile(cat, r.ecfg); err != nil {
+		return false, err
+	}
+	eng, err := simengine.NewEngine(r.ecfg) // validate up front: clear usage errors
+	if err != nil {
+		return false, Usagef("%v", err)
+	}
+	r.eng = eng
+	// A workload whose average request does not fit is a usage error up
+	// front; a rare longer request becomes an HTTP 400 record, as a real
+	// server answers it.
+	f.wl.SimMaxContext = eng.Config().MaxModelLen
+	if f.wl.Dataset == "" && f.wl.TracePath == "" && f.mix.mix == nil {
+		in, ierr := workload.ParseDist(f.wl.Input)
+		out, oerr := workload.ParseDist(f.wl.Output)
+		if c := eng.Config(); ierr == nil && oerr == nil && in.Mean()+out.Mean() > float64(c.MaxModelLen) {
+			return false, Usagef("--input-tokens %s + --output-tokens %s average %.0f + %.0f = %.0f tokens per request, over the max model len %d of %s (lower them, or raise --max-model-len)",
+				f.wl.Input, f.wl.Output, in.Mean(), out.Mean(), in.Mean()+out.Mean(), c.MaxModelLen, c.Model.Name)
+		}
+		if limit := eng.PromptLimit(); ierr == nil && limit > 0 && in.Mean() > float64(limit) {
+			return false, Usagef("--input-tokens %s averages %.0f prompt tokens, over the %d a step holds on an engine without chunked prefill, which refuses longer prompts (TensorRT-LLM's max_num_tokens; lower it, or raise --max-num-batched-tokens)",
+				f.wl.Input, in.Mean(), limit)
+		}
+	}
+	return false, nil
+}
+
+// configure plans the workload (a trace's stream, a traffic mix's
+// classes, conversations) and builds the simulation's configuration.
+func (r *simRun) configure() error {
+	f, fs := r.f, r.fs
+	f.wl.traceCtx = r.ctx // Ctrl-C stops reading a huge trace
+	wp, err := f.wl.plan()
+	if err != nil {
+		return err
+	}
+	r.wp = wp
+	var gen sim.Lengths = wp.Gen
+	arrivals := wp.Arrivals
+	r.workloadDesc = fmt.Sprintf("input %s, output %s tokens", f.wl.Input, f.wl.Output)
+	if wp.Trace != nil {
+		if r.stream, err = wp.Trace.Stream(false); err != nil {
+			return Usagef("--trace: %v", err)
+		}
+		r.closers = append(r.closers, func() { r.stream.Close() })
+		gen, arrivals = r.stream, r.stream
+		r.workloadDesc = wp.Trace.Info().String()
+	}
+	r.ecfg.Seed = int64(f.wl.ResolvedSeed()) // the front-end jitter repeats with the workload
+	var mixGen *workload.MixGenerator
+	if f.mix.mix != nil {
+		seed := f.mix.seed(fs, &f.wl)
+		if mixGen, err = workload.NewMixGenerator(f.mix.mix, wp.Gen.Spec(), seed); err != nil {
+			return Usagef("--mix %v", err)
+		}
+		gen = mixGen
+		r.workloadDesc = f.mix.note(seed)
+		if f.mix.mix.OwnRates() {
+			// The own-rate classes' arrivals, merged with --rate's.
+			if arrivals, err = f.mix.schedule(mixGen, arrivals, seed); err != nil {
+				return err
+			}
+		}
+	}
+	turns, think, err := f.sess.parse(fs)
+	if err != nil {
+		return err
+	}
+	// Token times feed the inter-token statistics and records.jsonl;
+	// they live only until each record is added and written.
+	r.cfg = wp.SimConfig(r.ecfg, gen, arrivals)
+	cfg := &r.cfg
+	if mixGen != nil {
+		cfg.Class = func(i int64) (string, int32) {
+			k := mixGen.ClassOf(i)
+			return f.mix.mix.Classes[k].Name, r.adapterOf[k]
+		}
+	}
+	switch {
+	case f.sess.Count > 0:
+		// The conversations are the load: no other loop beside them.
+		cfg.Concurrency, cfg.Arrivals, cfg.MaxConcurrency = 0, nil, 0
+		cfg.Sessions = f.sess.Count
+		cfg.Turn = loadsetup.SimTurnSource(gen, turns, think, f.wl.ResolvedSeed())
+		if !flagGiven(fs, "requests") {
+			cfg.Requests = math.MaxInt64 // the conversations end by themselves
+		}
+	case arrivals == nil:
+		f.mix.simPools(cfg, mixGen)
+	}
+	if cfg.Probes, err = f.probe.Sim(wp.Gen, f.wl.ResolvedSeed()); err != nil {
+		return err
+	}
+	if cfg.Client, err = f.client.client(cfg.Concurrency > 0 || len(cfg.Pools) > 0 || cfg.Sessions > 0, f.wl.Duration); err != nil {
+		return err
+	}
+	if cfg.ServerLoop, err = f.client.serverLoop(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// openSinks opens where each record goes: --out/records.jsonl, the run
+// database (records of runs small enough), the statistics.
+func (r *simRun) openSinks() error {
+	f, wp := r.f, r.wp
+	if f.out != "" {
+		if err := os.MkdirAll(f.out, 0o755); err != nil {
+			return Usagef("--out %s: %v", f.out, err)
+		}
+		file, err := os.Create(filepath.Join(f.out, "records.jsonl"))
+		if err != nil {
+			return Usagef("--out %s: %v", f.out, err)
+		}
+		r.file, r.writer = file, record.NewWriter(file)
+		r.closers = append(r.closers, func() { file.Close() })
+	}
+	opts := stats.Options{OfferedRateRPS: f.mix.offeredRate(f.wl.Rate), Series: true}
+	if wp.Trace != nil {
+		opts.OfferedRateRPS = wp.Trace.Info().MeanRateRPS
+	}
+	if len(r.objectives) > 0 {
+		opts.Good = r.objectives.Good
+	}
+	r.acc = stats.NewAccumulator(opts)
+	r.classes = newClassAccumulators(f.probe.Classes(f.mix.names()), opts, r.objectives, f.mix.slos)
+	target := sim.Target(r.ecfg, f.engine.ServerProfile.Like())
+	if f.fleet.Active() {
+		target = f.fleet.Target(r.ecfg)
+	}
+	r.meta = runMeta{kind: "sim", target: target, model: r.ecfg.Model.Name, label: f.label,
+		load: f.mix.loadLine(f.wl.loadString(), &f.wl), config: f.mix.config(f.configKV(r.eng))}
+	stored, err := f.storeFlags.begin(r.env, r.meta)
+	if err != nil {
+		return err
+	}
+	r.stored = stored
+	// Per-request records of very long simulations stay out of the database
+	// (--out streams them to a file instead); the summary is always stored.
+	r.storeRecords = f.wl.Requests > 0 && f.wl.Requests <= maxStoredSimRecords
+	if cfg := &r.cfg; r.writer == nil && !r.storeRecords && cfg.Client.ChunkCost == 0 && cfg.ServerLoop.ChunkCost == 0 && r.classes == nil {
+		// No record leaves the run: inter-token statistics come from the
+		// engine a step at a time (every decoding request of a step gets
+		// the same gap) instead of one token time per token. A client
+		// with a chunk cost sees other gaps than the engine's.
+		cfg.StreamTokenTimes, cfg.OnGaps = false, r.acc.AddGaps
+	}
+	return nil
 }
 
 // configKV is the run's resolved settings for reports and the store.
@@ -412,4 +353,169 @@ func tooLongUsage(err error) error {
 		return Usagef("%v (lower --input-tokens, or raise --max-num-batched-tokens)", err)
 	}
 	return Usagef("%v (the model's context limit; lower --input-tokens/--output-tokens or raise --max-model-len)", err)
+}
+
+// simulate runs the simulation to its end (or Ctrl-C), each record to
+// the statistics, --out and the database as it finishes.
+func (r *simRun) simulate() error {
+	f, env, stored := r.f, r.env, r.stored
+	r.start = time.Now()
+	lastProgress := r.start
+	r.ttfts = enginesetup.ReplicaTTFTs{}
+	var werr error
+	onRecord := func(rec *record.Request) {
+		if rec.Class != record.ProbeClass { // the probes are a class apart, not the load's
+			r.acc.Add(rec)
+		}
+		r.classes.add(rec)
+		if rec.Session != "" {
+			r.turnRecs = append(r.turnRecs, record.Request{Session: rec.Session, Turn: rec.Turn, Sent: rec.Sent, FirstToken: rec.FirstToken,
+				Done: rec.Done, StreamEnd: rec.StreamEnd, Error: rec.Error, Warmup: rec.Warmup})
+		}
+		if f.fleet.Active() {
+			r.ttfts.Add(rec)
+		}
+		r.lastSend = max(r.lastSend, rec.Sent)
+		// Long simulations say they are alive every few seconds.
+		if r.done++; !f.quiet && r.done&0x3fff == 0 && time.Since(lastProgress) > 3*time.Second {
+			lastProgress = time.Now()
+			fmt.Fprintf(env.Stderr, "knee sim: %d requests finished, %.0f s of virtual time\n", r.done, rec.Done.Seconds())
+		}
+		if r.writer != nil && werr == nil {
+			werr = r.writer.Write(rec)
+		}
+		if r.storeRecords {
+			c := rec.Clone() // the simulator reuses rec
+			stored.add(&c)
+			if r.writer == nil {
+				r.kept = append(r.kept, c) // where the records go if the store fails
+			}
+		}
+	}
+	var runErr error
+	if f.fleet.Active() {
+		r.fres, runErr = sim.RunFleet(r.ctx, f.fleet.Config(r.cfg), onRecord)
+		r.res = r.fres.Result
+	} else {
+		r.res, runErr = sim.Run(r.ctx, r.cfg, onRecord)
+	}
+	r.elapsed = time.Since(r.start)
+	if r.writer != nil {
+		if err := r.writer.Flush(); werr == nil {
+			werr = err
+		}
+	}
+	if werr != nil {
+		stored.finish(nil, "failed")
+		return fmt.Errorf("writing %s: %w", filepath.Join(f.out, "records.jsonl"), werr)
+	}
+	if runErr != nil && errors.Is(runErr, simengine.ErrTooLong) {
+		stored.finish(nil, "failed")
+		return tooLongUsage(runErr)
+	}
+	r.interrupted = runErr != nil && r.ctx.Err() != nil
+	if runErr != nil && !r.interrupted {
+		stored.finish(nil, "failed")
+		return runErr
+	}
+	return nil
+}
+
+// summarize turns the statistics into the run's report: the engine's
+// figures, the SLO verdicts, the held-out ranges and notes on anything
+// that bounds what the figures mean.
+func (r *simRun) summarize() *report.Run {
+	f, env, eng, res := r.f, r.env, r.eng, r.res
+	sum := r.acc.Summary()
+	rep := &report.Run{
+		Kind: "sim", Version: Version, Target: r.meta.target, Model: r.ecfg.Model.Name,
+		Load: r.meta.load, Workload: r.workloadDesc,
+		Config: r.meta.config,
+		Start:  r.start, Summary: sum, SLOs: r.objectives.Evaluate(sum),
+		Notes: sim.Notes(eng, res, r.elapsed), Engine: report.SimEngineFigures(eng, res),
+		Classes: r.classes.summaries(),
+	}
+	if c := r.ecfg.LoRA; c.MaxLoRAs > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("LoRA: %d adapter slots of rank %d (a batch holds at most %d distinct adapters; a miss loads one before its step)",
+			c.MaxLoRAs, c.MaxLoRARank, c.MaxLoRAs))
+	}
+	rep.Predictions = heldOutRanges(&sum, f.engine.fittedHost(), r.ecfg.GPU.Name, r.ecfg.Model.Name, max(f.fleet.Replicas, 1))
+	if f.fleet.Active() {
+		rep.Notes = append(rep.Notes, f.fleet.Notes(r.fres, r.ttfts)...)
+	}
+	for _, n := range []string{f.mix.splitOf(rep.Classes), f.client.note(), f.probe.Note()} {
+		if n != "" {
+			rep.Notes = append(rep.Notes, n)
+		}
+	}
+	if c := eng.Config(); c.MaxModelLen < c.Model.MaxContext && f.engine.MaxModelLen == 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("max model len lowered from %s's %d to %d tokens, what the KV cache holds (vLLM would refuse to start; set --max-model-len)",
+			c.Model.Name, c.Model.MaxContext, c.MaxModelLen))
+	}
+	if w := overloadWarning(sum); w != "" {
+		rep.Notes = append(rep.Notes, w)
+		if !f.quiet {
+			fmt.Fprintln(env.Stderr, "knee sim: "+w)
+		}
+	}
+	if !r.interrupted {
+		stoppedBy := "duration"
+		if r.cfg.Requests > 0 && res.Issued >= r.cfg.Requests {
+			stoppedBy = "requests"
+		}
+		rep.Notes = append(rep.Notes, f.wl.LimitNote(stoppedBy, res.Issued, r.lastSend))
+	}
+	rep.Notes = append(rep.Notes, sessionNotes(r.turnRecs)...)
+	if r.stream != nil && r.stream.Err() != nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", r.stream.Err()))
+	}
+	if note := f.wl.ReuseNote(r.wp.Gen, res.Issued); note != "" {
+		rep.Notes = append(rep.Notes, note)
+	}
+	if res.Failed > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d requests were longer than the max model len %d and refused (HTTP 400 records)", res.Failed, eng.Config().MaxModelLen))
+	}
+	if !r.storeRecords && r.stored != nil {
+		if f.wl.Requests == 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("this run's summary is stored, not its %d per-request records: the database keeps a simulation's records only when --requests sizes it (at most %d); use --out DIR for records.jsonl, or --requests N", res.Issued, maxStoredSimRecords))
+		} else {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("this run's summary is stored, not its %d per-request records: the database keeps a simulation's records for runs of at most %d requests; use --out DIR for records.jsonl", res.Issued, maxStoredSimRecords))
+		}
+	}
+	if r.interrupted {
+		rep.Status = "interrupted"
+		rep.Notes = append(rep.Notes, "interrupted: the report covers the requests finished before the stop")
+	}
+	return rep
+}
+
+// finish stores the run, writes --out, prints the report and the JUnit
+// verdicts, and says by its error how the run went: results not all saved
+// (exit 1, naming where the records are), failed SLOs (3).
+func (r *simRun) finish(rep *report.Run) error {
+	f, env := r.f, r.env
+	status := "complete"
+	if r.interrupted {
+		status = "interrupted"
+	}
+	rep.ID = r.stored.id()
+	saveErrs := sinkErrors{store: r.stored.finish(rep, status)}
+	if f.out != "" {
+		if err := writeOutDir(f.out, rep, nil); err != nil {
+			return err
+		}
+	}
+	if err := f.writeReport(env.Stdout, rep); err != nil {
+		return err
+	}
+	if err := f.junit.write("knee sim", runSuite(rep, "", r.interrupted)); err != nil {
+		return err
+	}
+	if saveErrs.any() {
+		return lostResults(env, f.out, r.stored, saveErrs, rep.ID, r.kept, r.done)
+	}
+	if failed := append(failedSLOs(rep.SLOs), failedClasses(rep.Classes)...); len(failed) > 0 {
+		return &SLOError{Failed: failed}
+	}
+	return nil
 }

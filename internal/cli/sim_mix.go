@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/workload"
@@ -23,35 +22,6 @@ func (m *mixFlags) simPools(cfg *sim.Config, mg *workload.MixGenerator) {
 	if !m.mix.HasShares() {
 		cfg.Concurrency = 0
 	}
-}
-
-// sim is the probes of a simulated run, of the shape bench sends (gen's
-// tokenizer and overhead when it is a generator).
-func (p *probeFlags) sim(gen *workload.Generator, seed uint64) (sim.Probes, error) {
-	if p.rateRPS == 0 {
-		return sim.Probes{}, nil
-	}
-	var base any
-	if gen != nil { // a trace has none
-		base = gen
-	}
-	pg, err := p.generator(base, seed)
-	if err != nil {
-		return sim.Probes{}, err
-	}
-	return sim.Probes{RateRPS: p.rateRPS, Gen: pg}, nil
-}
-
-// classes is the run's classes with the probes' last, when there are
-// probes: a run of probes alone beside the load has two classes.
-func (p *probeFlags) classes(names []string) []string {
-	if p.rateRPS == 0 {
-		return names
-	}
-	if names == nil {
-		names = []string{report.MainClass}
-	}
-	return append(names, record.ProbeClass)
 }
 
 // splitOf says how a simulated run's measured requests were split among

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/knee-dev/knee/internal/livemetrics"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -36,12 +38,12 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 	fs.StringVar(&from, "from", "", "analyse load points measured elsewhere instead of measuring: a CSV/TSV load table (e.g. "+sweep.ExampleHeader+
 		"), or result files of vLLM bench serve (one per load), GuideLLM, AIPerf or inference-perf; several files or a folder may follow")
 	f.register(fs, 200)
-	t.register(fs)
+	t.register(fs, &f.wl)
 	st.register(fs)
 	sh.register(fs)
 	st.sharding = &sh.shardFlags
 	fs.StringVar(&label, "label", "", "label stored with the sweep")
-	cmd.RunE = func(_ *cobra.Command, args []string) error {
+	cmd.RunE = func(*cobra.Command, []string) error {
 		t.noteSet(fs)
 		if fs.NArg() > 0 && from == "" {
 			return Usagef("unexpected argument %q (flags only; see knee sweep -h)", fs.Arg(0))
@@ -57,111 +59,191 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			// More files may follow --from (a shell glob: --from results/*.json).
 			return sweepFrom(ctx, env, &f, append(strings.Split(from, ","), fs.Args()...), set)
 		}
-		plan, err := f.plan()
-		if err != nil {
-			return err
-		}
-		if err := f.validateWorkload(); err != nil {
-			return err
-		}
-		target := redactURL(t.url)
-		model := t.model
-		if target == "" {
-			target = "embedded"
-			if model == "" {
-				model = "llama-3.1-8b" // the embedded server's default preset
-			}
-		}
-		meta := runMeta{kind: "sweep", target: target, model: model, label: label, load: "sweep (running)"}
-		if err := sh.resolve(env, fs, &t, &f, plan, st.noStore, &meta); err != nil {
-			return err
-		}
-		runner, cleanup, err := t.runner(ctx, env, &f, set)
-		if err != nil {
-			return err
-		}
-		defer cleanup()
-		stored, err := beginSweepStore(env, &st, meta)
-		if err != nil {
-			return err
-		}
-		t.stored = stored
-		runner = sh.wrap(env, runner, &t, f.mix.classes(), set)
-		if err := t.live.start(env, livemetrics.Info{Kind: "sweep", Model: model, Target: target}); err != nil {
-			stored.finish(meta, nil, "failed")
-			return err
-		}
-		defer t.live.close()
-		if err := t.otlp.start(env, "sweep", "", model, t.url, t.api); err != nil {
-			stored.finish(meta, nil, "failed")
-			return err
-		}
-		defer t.otlp.close()
-		progress := f.progress(env.Stderr)
-		var measured []sweep.Step
-		res, runErr := sweep.Run(ctx, runner, plan, set, func(s sweep.Step) {
-			if progress != nil { // nil with --quiet
-				progress(s)
-			}
-			measured = append(measured, s)
-			stored.checkpoint(measured, sweep.Options{SLOs: sweep.Objectives(set), Metric: plan.Metric})
-		})
-		if runErr != nil && t.partial != nil {
-			// Ctrl-C mid-step: keep the partial step with the steps before it.
-			p := *t.partial
-			sweep.Judge(&p, set)
-			measured = append(measured, p)
-			if pres, aerr := sweep.Analyze(measured, sweep.Options{SLOs: sweep.Objectives(set), Metric: plan.Metric}); aerr == nil {
-				pres.Notes = append(pres.Notes, fmt.Sprintf("the step at %s was interrupted: it is kept as a partial step with the %d requests it measured", p.Load, p.Summary.Requests))
-				res = pres
-			}
-		}
-		if res == nil {
-			status := "failed"
-			if ctx.Err() != nil {
-				status = "interrupted"
-			}
-			stored.finish(meta, nil, status)
-			return runErr
-		}
-		res.Notes = append(t.notes(&f), res.Notes...)
-		status := "complete"
-		if runErr != nil {
-			status = "interrupted"
-			res.Notes = append(res.Notes, fmt.Sprintf("stopped early: %v (the steps measured before are analysed)", runErr))
-		}
-		meta.load = fmt.Sprintf("%s sweep over %d steps", res.LoadKind, len(res.Steps))
-		meta.config = append(append(f.stepConfig(res), [2]string{"api", t.api}), t.endpoints.config()...)
-		if t.url == "" {
-			meta.config = append(meta.config, t.embedded.config(t.model)...)
-		} else {
-			meta.config = append(meta.config, [2]string{"url", target})
-		}
-		id, saveErr := stored.finish(meta, res, status)
-		if saveErr != nil {
-			saveErr = fmt.Errorf("the sweep's report is above, but the run database could not store it all (it is not marked complete): %w", saveErr)
-		} else if id != "" {
-			res.Notes = append(res.Notes, "stored as run "+id)
-			f.junit.runID = id
-		}
-		f.junit.stopped, f.junit.config = runErr, meta.config
-		res.Notes = redactAll(res.Notes) // notes quote endpoints of a --url that may carry a password
-		failedAll := everyStepFailed(res.Steps)
-		if err := f.emit(env, res); err != nil {
-			return err // with SLOs, a sweep whose every step failed meets none: exit 3
-		}
-		if runErr != nil {
-			return errors.Join(runErr, saveErr)
-		}
-		if saveErr != nil {
-			return saveErr
-		}
-		if failedAll != "" {
-			return errors.New(failedAll)
-		}
-		return nil
+		return runSweep(&sweepRun{ctx: ctx, env: env, fs: fs, f: &f, t: &t, st: &st, sh: &sh, label: label, set: set})
 	}
 	return cmd
+}
+
+// sweepRun is one knee sweep run's state, filled in step by step; the
+// flag structs it points to are values only.
+type sweepRun struct {
+	ctx   context.Context
+	env   *Env
+	fs    *pflag.FlagSet
+	f     *sweepFlags
+	t     *sweepTargetFlags
+	st    *storeFlags
+	sh    *sweepShard
+	label string
+	set   slo.Set
+
+	// check
+	plan sweep.Plan
+	meta runMeta
+	// startRunner
+	shard        *sweepShard // sweep --shards (nil: one process)
+	loadgenGrace time.Duration
+	promptNotes  []string            // what built the prompts, for the report
+	target       *sweep.TargetRunner // its Partial: the step an interrupt cut short
+	shardPartial *sweep.Step         // the step another shard left partial
+	runner       sweep.Runner
+	// openSinks: the run database the steps' records go to (nil: --no-store)
+	stored *sweepStore
+	// measure
+	res    *sweep.Result
+	runErr error
+}
+
+// runSweep is knee sweep measuring a target, in the steps below: check the
+// flags and plan the loads, build the step runner, open the run database
+// and the live views, measure the steps, then store and report the
+// analysis (the exit code says how it went).
+func runSweep(sr *sweepRun) error {
+	if err := sr.check(); err != nil {
+		return err
+	}
+	if err := sr.startRunner(); err != nil {
+		return err
+	}
+	closeSinks, err := sr.openSinks()
+	if err != nil {
+		return err
+	}
+	defer closeSinks()
+	if done, err := sr.measure(); done {
+		return err
+	}
+	return sr.finish()
+}
+
+// check refuses bad flags (exit 2) and plans the loads.
+func (sr *sweepRun) check() error {
+	f, t := sr.f, sr.t
+	plan, err := f.plan()
+	if err != nil {
+		return err
+	}
+	sr.plan = plan
+	if err := f.validateWorkload(); err != nil {
+		return err
+	}
+	target := redactURL(t.url)
+	model := t.model
+	if target == "" {
+		target = "embedded"
+		if model == "" {
+			model = "llama-3.1-8b" // the embedded server's default preset
+		}
+	}
+	sr.meta = runMeta{kind: "sweep", target: target, model: model, label: sr.label, load: "sweep (running)"}
+	if err := sr.sh.resolve(sr.env, sr.fs, t, f, plan, sr.st.noStore, &sr.meta); err != nil {
+		return err
+	}
+	if sr.sh.active() {
+		sr.shard = sr.sh
+	}
+	return nil
+}
+
+// openSinks begins the stored run and starts the live views; close ends
+// the views.
+func (sr *sweepRun) openSinks() (close func(), err error) {
+	env, t, meta := sr.env, sr.t, &sr.meta
+	stored, err := beginSweepStore(env, sr.st, *meta)
+	if err != nil {
+		return nil, err
+	}
+	sr.stored = stored
+	sr.runner = sr.sh.wrap(env, sr.runner, sr, sr.f.mix.classes(), sr.set)
+	if err := t.live.start(env, livemetrics.Info{Kind: "sweep", Model: meta.model, Target: meta.target}); err != nil {
+		stored.finish(*meta, nil, "failed")
+		return nil, err
+	}
+	if err := t.otlp.start(env, "sweep", "", meta.model, t.url, t.api); err != nil {
+		t.live.close()
+		stored.finish(*meta, nil, "failed")
+		return nil, err
+	}
+	return func() { t.otlp.close(); t.live.close() }, nil
+}
+
+// measure runs the steps, each checkpointed in the database, and analyses
+// them; a step cut short by Ctrl-C is kept as a partial step. done: the
+// sweep measured nothing to report (err says why).
+func (sr *sweepRun) measure() (done bool, err error) {
+	f, set, plan, stored := sr.f, sr.set, sr.plan, sr.stored
+	progress := f.progress(sr.env.Stderr)
+	var measured []sweep.Step
+	res, runErr := sweep.Run(sr.ctx, sr.runner, plan, set, func(s sweep.Step) {
+		if progress != nil { // nil with --quiet
+			progress(s)
+		}
+		measured = append(measured, s)
+		stored.checkpoint(measured, sweep.Options{SLOs: sweep.Objectives(set), Metric: plan.Metric})
+	})
+	if runErr != nil && sr.partial() != nil {
+		// Ctrl-C mid-step: keep the partial step with the steps before it.
+		p := *sr.partial()
+		sweep.Judge(&p, set)
+		measured = append(measured, p)
+		if pres, aerr := sweep.Analyze(measured, sweep.Options{SLOs: sweep.Objectives(set), Metric: plan.Metric}); aerr == nil {
+			pres.Notes = append(pres.Notes, fmt.Sprintf("the step at %s was interrupted: it is kept as a partial step with the %d requests it measured", p.Load, p.Summary.Requests))
+			res = pres
+		}
+	}
+	if res == nil {
+		status := "failed"
+		if sr.ctx.Err() != nil {
+			status = "interrupted"
+		}
+		stored.finish(sr.meta, nil, status)
+		return true, runErr
+	}
+	sr.res, sr.runErr = res, runErr
+	return false, nil
+}
+
+// finish stores the analysis, prints it, and says by its error how the
+// sweep went: stopped early or not all stored (exit 1), no step met the
+// SLOs (3), every step failed (1).
+func (sr *sweepRun) finish() error {
+	f, t, res, runErr, meta := sr.f, sr.t, sr.res, sr.runErr, &sr.meta
+	res.Notes = append(sr.notes(), res.Notes...)
+	status := "complete"
+	if runErr != nil {
+		status = "interrupted"
+		res.Notes = append(res.Notes, fmt.Sprintf("stopped early: %v (the steps measured before are analysed)", runErr))
+	}
+	meta.load = fmt.Sprintf("%s sweep over %d steps", res.LoadKind, len(res.Steps))
+	meta.config = append(append(f.stepConfig(res), [2]string{"api", t.api}), t.endpoints.config()...)
+	if t.url == "" {
+		meta.config = append(meta.config, t.embedded.config(t.model)...)
+	} else {
+		meta.config = append(meta.config, [2]string{"url", meta.target})
+	}
+	id, saveErr := sr.stored.finish(*meta, res, status)
+	if saveErr != nil {
+		saveErr = fmt.Errorf("the sweep's report is above, but the run database could not store it all (it is not marked complete): %w", saveErr)
+	} else if id != "" {
+		res.Notes = append(res.Notes, "stored as run "+id)
+		f.junit.runID = id
+	}
+	f.junit.stopped, f.junit.config = runErr, meta.config
+	res.Notes = redactAll(res.Notes) // notes quote endpoints of a --url that may carry a password
+	failedAll := everyStepFailed(res.Steps)
+	if err := f.emit(sr.env, res); err != nil {
+		return err // with SLOs, a sweep whose every step failed meets none: exit 3
+	}
+	if runErr != nil {
+		return errors.Join(runErr, saveErr)
+	}
+	if saveErr != nil {
+		return saveErr
+	}
+	if failedAll != "" {
+		return errors.New(failedAll)
+	}
+	return nil
 }
 
 // everyStepFailed says why a sweep measured nothing ("" when some step

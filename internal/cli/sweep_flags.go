@@ -72,7 +72,7 @@ func (f *sweepFlags) register(fs *pflag.FlagSet, defaultRequests int64) {
 	})
 	// Which flags were given, and what a scenario file saves, is the
 	// sweep's own flag set.
-	f.wl.fs, f.wl.loadLists = fs, true
+	f.wl.fs, f.wl.LoadLists = fs, true
 }
 
 // autoPlan reports whether the loads grow automatically.
@@ -149,14 +149,14 @@ func (f *sweepFlags) plan() (sweep.Plan, error) {
 // A step given only --duration runs for that long: the default request
 // count then does not cut it short.
 func (f *sweepFlags) validateWorkload() error {
-	f.wl.concurrency = 1 // the step sets it; validate the rest
+	f.wl.Concurrency = 1 // the step sets it; validate the rest
 	if err := f.wl.validate(); err != nil {
 		return err
 	}
-	if f.wl.trace.path != "" && f.rate == "" {
+	if f.wl.TracePath != "" && f.rate == "" {
 		return Usagef("a sweep over a trace steps its rate: give --rate R1,R2,... (each step replays the trace at the speed-up that gives that mean rate) or --rate auto")
 	}
-	return f.wl.openLoopOnly(f.rate != "")
+	return f.wl.OpenLoopOnly(f.rate != "")
 }
 
 func (f *sweepFlags) objectives() (slo.Set, error) {

@@ -48,8 +48,8 @@ func (s *sweepShard) resolve(env *Env, fs *pflag.FlagSet, t *sweepTargetFlags, f
 	switch {
 	case plan.Kind == sweep.Concurrency && lowest < float64(s.shards):
 		return Usagef("--shards %d: the sweep's lowest concurrency is %g; want at least one user per shard at every step (raise the lowest step or --min)", s.shards, lowest)
-	case f.wl.requests > 0 && f.wl.requests < int64(s.shards):
-		return Usagef("--shards %d: --requests %d per step leaves a shard without a request; want at least one per shard", s.shards, f.wl.requests)
+	case f.wl.Requests > 0 && f.wl.Requests < int64(s.shards):
+		return Usagef("--shards %d: --requests %d per step leaves a shard without a request; want at least one per shard", s.shards, f.wl.Requests)
 	}
 	if err := s.refuseUnsplittable(t.url, 0, 0); err != nil {
 		return err
@@ -61,7 +61,6 @@ func (s *sweepShard) resolve(env *Env, fs *pflag.FlagSet, t *sweepTargetFlags, f
 		return Usagef("--metrics-url with --shards: a sharded sweep does not scrape the server's metrics (each shard would see them at its own moment); drop one of them")
 	}
 	t.metrics.off = true
-	t.shard = s
 	meta.config = shardSettings(fs)
 	return nil
 }
@@ -82,11 +81,11 @@ func shardSettings(fs *pflag.FlagSet) [][2]string {
 
 // wrap returns the runner a sharded sweep measures with (inner itself when
 // the sweep is not sharded).
-func (s *sweepShard) wrap(env *Env, inner sweep.Runner, t *sweepTargetFlags, classes *sweep.Classes, set slo.Set) sweep.Runner {
-	if !s.active() || t.stored == nil {
+func (s *sweepShard) wrap(env *Env, inner sweep.Runner, sr *sweepRun, classes *sweep.Classes, set slo.Set) sweep.Runner {
+	if !s.active() || sr.stored == nil {
 		return inner
 	}
-	ss := t.stored
+	ss := sr.stored
 	say := func(msg string) { fmt.Fprintf(env.Stderr, "knee: shard %d of run %q: %s\n", s.shard, s.runName, msg) }
 	s.run = &cluster.SweepShard{
 		Join: s.join, Store: ss.sr.st, Clock: s.clock, Shard: s.spec, Inner: inner,
@@ -106,15 +105,15 @@ func (s *sweepShard) wrap(env *Env, inner sweep.Runner, t *sweepTargetFlags, cla
 		Say:     say,
 		Timeout: s.timeout, Lead: stepLead, Poll: stepPoll,
 	}
-	return &shardedRunner{s: s, t: t}
+	return &shardedRunner{s: s, sr: sr}
 }
 
 // shardedRunner hands sweep.Run the steps judged over every shard's
 // records; a step another shard left partial is kept as the partial step
 // and ends the sweep (exit 1, naming the shard).
 type shardedRunner struct {
-	s *sweepShard
-	t *sweepTargetFlags
+	s  *sweepShard
+	sr *sweepRun
 }
 
 func (r *shardedRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, error) {
@@ -122,7 +121,7 @@ func (r *shardedRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, e
 	var stopped *store.StepStopped
 	switch {
 	case errors.As(err, &stopped):
-		r.t.partial = r.s.run.Partial
+		r.sr.shardPartial = r.s.run.Partial
 		r.s.othersStopped = ctx.Err() == nil
 	case errors.Is(err, store.ErrShard):
 		return step, &UsageError{Err: err} // another load than the other shards'

@@ -60,10 +60,10 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err := f.validateWorkload(); err != nil {
 			return err
 		}
-		if err := probe.validate(); err != nil {
+		if err := probe.Validate(); err != nil {
 			return err
 		}
-		if f.wl.maxConcurrency > 0 || f.wl.ramp > 0 {
+		if f.wl.MaxConcurrency > 0 || f.wl.Ramp > 0 {
 			return Usagef("--max-concurrency and --ramp are not supported by knee sim sweep")
 		}
 		set, err := f.objectives()
@@ -93,7 +93,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err != nil {
 			return Usagef("%v", err)
 		}
-		f.wl.simMaxContext = eng.Config().MaxModelLen
+		f.wl.SimMaxContext = eng.Config().MaxModelLen
 		runner, err := f.simRunner(ecfg)
 		if err == nil {
 			runner.Replicas, runner.Router = replicas, router
@@ -102,10 +102,10 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			return err
 		}
 		runner.SLOs = set
-		if runner.Probes, err = probe.sim(nil, f.wl.resolvedSeed()); err != nil {
+		if runner.Probes, err = probe.Sim(nil, f.wl.ResolvedSeed()); err != nil {
 			return err
 		}
-		if runner.Client, err = client.client(plan.Kind == sweep.Concurrency, f.wl.duration); err != nil {
+		if runner.Client, err = client.client(plan.Kind == sweep.Concurrency, f.wl.Duration); err != nil {
 			return err
 		}
 		if runner.ServerLoop, err = client.serverLoop(); err != nil {
@@ -130,8 +130,8 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			target = fmt.Sprintf("%d replicas of %s behind %s", replicas, target, router)
 		}
 		res.Notes = append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
-			target, stepBound(&f.wl), f.workloadNote(), f.wl.resolvedSeed())}, res.Notes...)
-		for _, n := range []string{client.note(), probe.note()} {
+			target, stepBound(&f.wl), f.workloadNote(), f.wl.ResolvedSeed())}, res.Notes...)
+		for _, n := range []string{client.note(), probe.Note()} {
 			if n != "" {
 				res.Notes = append(res.Notes, n)
 			}
@@ -162,8 +162,8 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 // simRunner builds the simulator runner from the workload flags: the same
 // lengths and (for rate steps) the same arrival seed at every step.
 func (f *sweepFlags) simRunner(ecfg simengine.Config) (*sweep.SimRunner, error) {
-	warmupDur, warmupN, _ := f.wl.warmupValue()
-	if f.wl.trace.path != "" {
+	warmupDur, warmupN, _ := f.wl.WarmupValue()
+	if f.wl.TracePath != "" {
 		tr, err := f.wl.openTrace()
 		if err != nil {
 			return nil, err
@@ -171,7 +171,7 @@ func (f *sweepFlags) simRunner(ecfg simengine.Config) (*sweep.SimRunner, error) 
 		// Each rate step replays the trace at the speed-up giving that
 		// mean rate; the stream is the step's lengths too.
 		return &sweep.SimRunner{
-			Engine: ecfg, Requests: f.wl.requests, Duration: f.wl.duration,
+			Engine: ecfg, Requests: f.wl.Requests, Duration: f.wl.Duration,
 			Warmup: warmupDur, WarmupRequests: warmupN,
 			Arrivals: func(rate float64) (sim.Arrivals, error) {
 				s, err := tr.AtRate(rate).Stream(false)
@@ -186,17 +186,19 @@ func (f *sweepFlags) simRunner(ecfg simengine.Config) (*sweep.SimRunner, error) 
 	if err != nil {
 		return nil, err
 	}
-	seed := f.wl.resolvedSeed() ^ 0x9e3779b97f4a7c15
-	ecfg.Seed = int64(f.wl.resolvedSeed())
+	if err := f.wl.saveScenario(); err != nil {
+		return nil, err
+	}
+	ecfg.Seed = int64(f.wl.ResolvedSeed())
 	var lengths sim.Lengths = gen
 	var class func(int64) (string, int32)
 	if f.mix.mix != nil {
-		if lengths, class, err = f.mix.simClasses(&ecfg, &f.lora, gen, f.wl.resolvedSeed()); err != nil {
+		if lengths, class, err = f.mix.simClasses(&ecfg, &f.lora, gen, f.wl.ResolvedSeed()); err != nil {
 			return nil, err
 		}
 	}
 	runner := &sweep.SimRunner{
-		Engine: ecfg, Gen: lengths, Class: class, Classes: f.mix.classes(), Requests: f.wl.requests, Duration: f.wl.duration,
+		Engine: ecfg, Gen: lengths, Class: class, Classes: f.mix.classes(), Requests: f.wl.Requests, Duration: f.wl.Duration,
 		Warmup: warmupDur, WarmupRequests: warmupN,
 	}
 	mg, _ := lengths.(*workload.MixGenerator)
@@ -207,13 +209,13 @@ func (f *sweepFlags) simRunner(ecfg simengine.Config) (*sweep.SimRunner, error) 
 		runner.Pools, runner.Pool = pools.Users(), pools.Issue
 	}
 	runner.Arrivals = func(rate float64) (sim.Arrivals, error) {
-		a, err := workload.NewArrivals(f.wl.arrival, rate, f.wl.burstiness, seed)
+		a, err := f.wl.ArrivalsAt(rate) // the same schedule at every step's rate
 		if err != nil {
-			return nil, Usagef("--arrival: %v", err)
+			return nil, err
 		}
 		if mg != nil && f.mix.mix.OwnRates() {
 			// The own-rate classes' arrivals, merged with the step's.
-			return f.mix.schedule(mg, a, f.wl.resolvedSeed())
+			return f.mix.schedule(mg, a, f.wl.ResolvedSeed())
 		}
 		return a, nil
 	}
@@ -223,19 +225,19 @@ func (f *sweepFlags) simRunner(ecfg simengine.Config) (*sweep.SimRunner, error) 
 // stepBound describes how long each step runs.
 func stepBound(w *workloadFlags) string {
 	switch {
-	case w.requests > 0 && w.duration > 0:
-		return fmt.Sprintf("%d requests or %v", w.requests, w.duration)
-	case w.requests > 0:
-		return fmt.Sprintf("%d requests", w.requests)
+	case w.Requests > 0 && w.Duration > 0:
+		return fmt.Sprintf("%d requests or %v", w.Requests, w.Duration)
+	case w.Requests > 0:
+		return fmt.Sprintf("%d requests", w.Requests)
 	}
-	return w.duration.String()
+	return w.Duration.String()
 }
 
 // workloadNote describes every step's workload: the mix's classes, or the
 // lengths or trace.
 func (f *sweepFlags) workloadNote() string {
 	if f.mix.mix != nil {
-		return f.mix.note(f.wl.resolvedSeed())
+		return f.mix.note(f.wl.ResolvedSeed())
 	}
 	return f.wl.describe()
 }

@@ -42,7 +42,7 @@ type flagGroup struct {
 // FlagGroups places each flag in a help section by name; a flag in none is
 // listed under "Other flags" (which no command has: internal/cli TestHelpHasNoOtherFlags).
 var FlagGroups = []flagGroup{
-	{"Target", []string{"url", "model", "api", "api-key-env", "served-model", "served-model-name", "tokenizer-endpoint", "request-timeout", "grace", "ignore-eos", "connect-retries", "retries", "temperature"}},
+	{"Target", []string{"url", "model", "api", "api-key-env", "served-model", "served-model-name", "tokenizer-endpoint", "request-timeout", "grace", "ignore-eos", "connect-retries", "retries", "temperature", "continuous-usage"}},
 	{"Endpoints", []string{"batch-size", "documents", "rerank-path", "images", "image-size", "image-format", "image-tokens"}},
 	{"Load", []string{"concurrency", "rate", "arrival", "burstiness", "max-concurrency", "requests", "duration", "warmup", "ramp",
 		"auto", "min", "max", "factor", "refine", "trace", "sessions", "turns", "think-time",

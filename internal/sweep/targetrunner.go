@@ -1,0 +1,252 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/knee-dev/knee/internal/badinput"
+	"github.com/knee-dev/knee/internal/loadgen"
+	"github.com/knee-dev/knee/internal/openai"
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/runcheck"
+	"github.com/knee-dev/knee/internal/scrape"
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/workload"
+)
+
+// TargetRunner measures a load level on a real target with the load
+// generator, as SimRunner does on the simulator: every step is Template
+// (the target, the bounds and warm-up, probes and endpoints) at the
+// step's load, the same workload, and for rate steps a fresh arrival
+// schedule from the same seed. The hooks are what the command adds around
+// a step: where records go, the live views, the run database.
+type TargetRunner struct {
+	Template loadgen.Config
+	// Items are the requests' prompts and lengths; Trace, when set, is
+	// replayed instead at each rate step's mean rate.
+	Items func(i int64) workload.Item
+	Trace *workload.Trace
+	// Arrivals builds a rate step's schedule (loadsetup.Choice.ArrivalsAt).
+	Arrivals func(rateRPS float64) (workload.Arrivals, error)
+	// IgnoreEOS and MinTokens are sent as given, or, with EOSAuto, as a
+	// probe of the first step's server finds them accepted.
+	EOSAuto, IgnoreEOS bool
+	SLOs               slo.Set
+	Classes            *Classes // a --mix's classes (nil: none)
+	// AutoPlan: the loads grow automatically, so a step the server's
+	// metrics show saturated is cut short (WatchSaturation).
+	AutoPlan       bool
+	ScrapeInterval time.Duration
+
+	// Server starts one step's target (a fresh embedded server) and says
+	// where it listens; nil: Template's.
+	Server func(ctx context.Context) (baseURL, model string, stop func(), err error)
+	// FirstStep runs once, against the first step's server, before its
+	// load (settling what every step's server answers alike); Configure
+	// then adjusts every step's configuration.
+	FirstStep func(ctx context.Context, baseURL, model string)
+	Configure func(cfg *loadgen.Config) error
+	// Source replaces the step's request source, given the step's shared
+	// rate schedule (nil in a closed loop): a traffic mix. nil: Items.
+	Source func(cfg *loadgen.Config, shared workload.Arrivals) (loadgen.Source, error)
+	// BeginStep is told each step before it starts; OnRecord sees every
+	// record; Begin may cut the step to a part (a shard) from its start.
+	BeginStep func(Load)
+	OnRecord  func(*record.Request)
+	Begin     func(ctx context.Context, cfg loadgen.Config, src loadgen.Source) (loadgen.Config, loadgen.Source, error)
+	// Scrape starts scraping the step's server (nil: no metrics); Running
+	// is told the step's run has started; Series receives the step's
+	// server metrics.
+	Scrape  func(ctx context.Context, baseURL string) *scrape.Scraper
+	Running func(run *loadgen.Run, load float64)
+	Series  func(*scrape.Series)
+	// PromptNote warns when the served prompt lengths are off ("": not).
+	PromptNote func(*stats.PromptCheck) string
+
+	// Partial is the step an interrupt cut short, when it measured anything.
+	Partial *Step
+
+	first          bool // the first step has run
+	probed         bool
+	eosOK, minTokV bool
+}
+
+// Run measures one load level against the target.
+func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
+	if r.BeginStep != nil {
+		r.BeginStep(load)
+	}
+	cfg := r.Template
+	if r.Server != nil {
+		base, model, stop, err := r.Server(ctx)
+		if err != nil {
+			return Step{}, err
+		}
+		defer stop()
+		cfg.BaseURL, cfg.Model = base, model
+	}
+	if !r.first { // once: every step's server answers alike
+		r.first = true
+		if r.FirstStep != nil {
+			r.FirstStep(ctx, cfg.BaseURL, cfg.Model)
+		}
+	}
+	if r.Configure != nil {
+		if err := r.Configure(&cfg); err != nil {
+			return Step{}, err
+		}
+	}
+	opts := stats.Options{}
+	if len(r.SLOs) > 0 {
+		opts.Good = r.SLOs.Good
+	}
+	items := r.Items
+	var shared workload.Arrivals // a rate step's schedule, which own-rate classes merge with
+	cfg.Concurrency = 0
+	switch {
+	case r.Trace != nil:
+		s, err := r.Trace.AtRate(load.Value).Stream(true)
+		if err != nil {
+			return Step{}, badinput.Errorf("--trace: %v", err)
+		}
+		defer s.Close()
+		items = s.Item
+		cfg.Arrivals, cfg.RateRPS = s, load.Value
+	case load.Kind == Rate:
+		a, err := r.Arrivals(load.Value)
+		if err != nil {
+			return Step{}, err
+		}
+		cfg.Arrivals, cfg.RateRPS = a, load.Value
+		shared = a
+	default:
+		cfg.Concurrency, cfg.MaxConcurrency = int(load.Value), 0
+	}
+	if err := r.eos(ctx, &cfg); err != nil {
+		return Step{}, err
+	}
+	// Template's StopOversaturated stops a rate step whose queue grows
+	// without bound; a closed loop's in-flight count is bounded.
+	cfg.StopOversaturated = cfg.StopOversaturated && load.Kind == Rate
+	src := func(i int64) loadgen.Request {
+		it := items(i)
+		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens}
+	}
+	if r.Source != nil {
+		s, err := r.Source(&cfg, shared)
+		if err != nil {
+			return Step{}, err
+		}
+		src = s
+	}
+	cfg.OnRecord = r.OnRecord
+	part := loadgen.Source(src)
+	if r.Begin != nil {
+		var err error
+		if cfg, part, err = r.Begin(ctx, cfg, src); err != nil {
+			return Step{}, err
+		}
+	}
+	meter := runcheck.StartMeter()
+	var scraper *scrape.Scraper
+	if r.Scrape != nil {
+		scraper = r.Scrape(ctx, cfg.BaseURL)
+	}
+	run, err := loadgen.Start(ctx, cfg, part)
+	if err != nil {
+		if scraper != nil {
+			scraper.Stop()
+		}
+		return Step{}, badinput.Errorf("%v", err)
+	}
+	if r.Running != nil {
+		r.Running(run, load.Value)
+	}
+	var stoppedEarly <-chan string
+	stepDone := make(chan struct{})
+	if scraper != nil && r.AutoPlan {
+		stoppedEarly = scrape.WatchSaturation(ctx, scraper.Snapshot, run.Stop, r.ScrapeInterval, stepDone)
+	}
+	res := run.Wait()
+	meter.Stop()
+	close(stepDone)
+	opts.OfferedRateRPS = res.OfferedRateRPS
+	recs, probeTTFT := SplitProbes(res.Records)
+	sum := stats.Summarize(recs, opts)
+	if ctx.Err() != nil {
+		if sum.Requests > 0 {
+			// Interrupted mid-step: what was measured is kept, marked.
+			r.Partial = &Step{Load: load, Summary: sum, Full: true, Warnings: []string{fmt.Sprintf(
+				"partial step: interrupted after %.1f s with %d requests measured; its figures cover only that part", res.Elapsed.Seconds(), sum.Requests)}}
+		}
+		return Step{}, ctx.Err()
+	}
+	step := Step{Load: load, Summary: sum, Full: true, ProbeTTFTP95: probeTTFT, Oversaturated: res.Oversaturation,
+		Classes: r.Classes.Summarize(res.Records, opts, r.SLOs, &sum)}
+	if res.Oversaturation != "" {
+		step.Warnings = append(step.Warnings, res.Oversaturation+"; the step's figures cover it until then")
+	}
+	// The client's own limits would bend the curve too: say so per step.
+	for _, w := range runcheck.ClientFloorWarnings(sum, res, meter) {
+		step.Warnings = append(step.Warnings, strings.TrimPrefix(w, "warning: "))
+	}
+	if res.Dropped > 0 {
+		step.Warnings = append(step.Warnings, fmt.Sprintf("%d arrivals were dropped waiting for a --max-concurrency slot", res.Dropped))
+	}
+	if r.PromptNote != nil {
+		if n := r.PromptNote(sum.PromptCheck); n != "" {
+			step.Warnings = append(step.Warnings, strings.TrimPrefix(n, "warning: "))
+		}
+	}
+	var series *scrape.Series
+	var view *scrape.View
+	if scraper != nil {
+		series = scraper.Stop()
+		series.Rebase(res.Start)
+		view = scrape.BuildView(series, res.Records, sum.Window.StartMS, sum.Window.EndMS)
+	}
+	step.Server = ServerStepOf(view)
+	if stoppedEarly != nil {
+		if why := <-stoppedEarly; why != "" && step.Server != nil {
+			step.Server.StoppedEarly, step.Server.WaitingGrowing = true, true
+			step.Warnings = append(step.Warnings, why)
+		}
+	}
+	if view != nil {
+		for i, n := range view.Notes {
+			if i < 2 {
+				step.Warnings = append(step.Warnings, "server metrics: "+n)
+			}
+		}
+	}
+	if r.Series != nil {
+		r.Series(series)
+	}
+	return step, nil
+}
+
+// eos decides once whether to send ignore_eos and min_tokens.
+func (r *TargetRunner) eos(ctx context.Context, cfg *loadgen.Config) error {
+	if !r.EOSAuto {
+		cfg.IgnoreEOS, cfg.MinTokens = r.IgnoreEOS, r.IgnoreEOS
+		return nil
+	}
+	if !r.probed {
+		endpoint, err := openai.Endpoint(cfg.BaseURL, cfg.API)
+		if err != nil {
+			return badinput.Errorf("--url: %v", err)
+		}
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		res, perr := openai.Probe(pctx, http.DefaultClient, endpoint, cfg.APIKey, cfg.Model, cfg.API)
+		r.eosOK = perr == nil && res.IgnoreEOS
+		r.minTokV = perr == nil && res.MinTokens
+		r.probed = true
+	}
+	cfg.IgnoreEOS, cfg.MinTokens = r.eosOK, r.minTokV
+	return nil
+}

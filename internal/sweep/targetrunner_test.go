@@ -1,0 +1,81 @@
+package sweep
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/knee-dev/knee/internal/loadgen"
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/workload"
+)
+
+// TestTargetRunnerStepsOnARealServer: the real-target runner measures each
+// step as the template says at the step's load (a closed loop of the
+// step's users, or an open loop at its rate with --max-concurrency), tells
+// its hooks, and sends ignore_eos only as told.
+func TestTargetRunnerStepsOnARealServer(t *testing.T) {
+	t.Parallel()
+	c := simengine.NewCatalog()
+	g, _ := c.LookupGPU("h100")
+	m, _ := c.LookupModel("llama-3.1-8b")
+	base, srv, err := simserver.StartLocal(context.Background(), simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	in, _ := workload.ParseDist("32")
+	out, _ := workload.ParseDist("4")
+	gen, err := workload.NewGenerator(workload.Spec{Input: in, Output: out, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var begun []Load
+	var records, running, configured atomic.Int64
+	var sawConfig []loadgen.Config
+	r := &TargetRunner{
+		Template: loadgen.Config{BaseURL: base, Model: srv.Model(), Requests: 8, MaxConcurrency: 3, Concurrency: 99},
+		Items:    gen.Item,
+		Arrivals: func(rate float64) (workload.Arrivals, error) {
+			return workload.NewArrivals("constant", rate, 1, 1)
+		},
+		IgnoreEOS: true,
+		BeginStep: func(l Load) { begun = append(begun, l) },
+		OnRecord:  func(*record.Request) { records.Add(1) },
+		Configure: func(cfg *loadgen.Config) error { configured.Add(1); return nil },
+		Begin: func(_ context.Context, cfg loadgen.Config, src loadgen.Source) (loadgen.Config, loadgen.Source, error) {
+			sawConfig = append(sawConfig, cfg)
+			return cfg, src, nil
+		},
+		Running: func(*loadgen.Run, float64) { running.Add(1) },
+	}
+	steps := []Load{{Kind: Concurrency, Value: 2}, {Kind: Rate, Value: 200}}
+	for i, load := range steps {
+		step, err := r.Run(context.Background(), load)
+		if err != nil {
+			t.Fatalf("step %s: %v", load, err)
+		}
+		if step.Load != load || !step.Full || step.Summary.Requests != 8 || step.Summary.Completed != 8 {
+			t.Errorf("step %s: load %s, full %v, %d requests %d completed; want its load, full, 8 and 8", load, step.Load, step.Full, step.Summary.Requests, step.Summary.Completed)
+		}
+		cfg := sawConfig[i]
+		if !cfg.IgnoreEOS || !cfg.MinTokens {
+			t.Errorf("step %s: ignore_eos %v min_tokens %v, want both as told", load, cfg.IgnoreEOS, cfg.MinTokens)
+		}
+		switch load.Kind {
+		case Concurrency:
+			if cfg.Concurrency != 2 || cfg.Arrivals != nil || cfg.MaxConcurrency != 0 {
+				t.Errorf("closed-loop step: concurrency %d, arrivals %v, max concurrency %d; want 2, none, 0", cfg.Concurrency, cfg.Arrivals, cfg.MaxConcurrency)
+			}
+		case Rate:
+			if cfg.Concurrency != 0 || cfg.Arrivals == nil || cfg.RateRPS != 200 || cfg.MaxConcurrency != 3 {
+				t.Errorf("open-loop step: concurrency %d, rate %v, max concurrency %d; want 0, 200, the template's 3", cfg.Concurrency, cfg.RateRPS, cfg.MaxConcurrency)
+			}
+		}
+	}
+	if len(begun) != 2 || records.Load() != 16 || running.Load() != 2 || configured.Load() != 2 {
+		t.Errorf("hooks: %d steps begun, %d records, %d runs, %d configured; want 2, 16, 2, 2", len(begun), records.Load(), running.Load(), configured.Load())
+	}
+}
