@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/knee-dev/knee/internal/record"
-	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simengine/enginetest"
 	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/stats"
 )
@@ -107,9 +107,7 @@ func TestBenchRerank(t *testing.T) {
 // request's headers.
 func startHeaderServer(t *testing.T) (string, func() []http.Header) {
 	t.Helper()
-	gpu, _ := simengine.LookupGPU("h100")
-	model, _ := simengine.LookupModel("llama-3.1-8b")
-	srv, err := simserver.New(simserver.Config{Engine: simengine.DefaultConfig(gpu, model, 1), ModelName: "m"})
+	srv, err := simserver.New(simserver.Config{Engine: enginetest.H100Llama8B(t, 1), ModelName: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}

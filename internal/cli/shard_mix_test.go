@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/knee-dev/knee/internal/simserver/simservertest"
 	"github.com/knee-dev/knee/internal/store"
 )
 
@@ -14,7 +15,8 @@ import (
 // and the probes' TTFT p95 (shard 0 sends them), as one process's step has.
 func TestShardedSweepMixAndProbes(t *testing.T) {
 	parallelUntimed(t)
-	url, model := startSimServer(t)
+	url, srv := simservertest.Start(t, nil)
+	model := srv.Model()
 	dir := t.TempDir()
 	mix := filepath.Join(dir, "mix.yaml")
 	if err := os.WriteFile(mix, []byte("seed: 3\nclasses:\n  - name: chat\n    share: 0.5\n    input_tokens: \"32\"\n    output_tokens: \"4\"\n"+

@@ -19,30 +19,13 @@ import (
 
 	"github.com/knee-dev/knee/internal/cluster"
 	"github.com/knee-dev/knee/internal/record"
-	"github.com/knee-dev/knee/internal/simengine"
-	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/simserver/simservertest"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/store/storetest"
 	"github.com/knee-dev/knee/internal/sweep"
 )
-
-// startSimServer starts the simulated server in-process for a shard test.
-func startSimServer(t *testing.T) (url, model string) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	c := simengine.NewCatalog()
-	g, _ := c.LookupGPU("h100")
-	m, _ := c.LookupModel("llama-3.1-8b")
-	url, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return url, srv.Model()
-}
 
 // runSweepShards runs n in-process shards of one sweep (JOB_COMPLETION_INDEX
 // 0..n-1) and returns each one's exit code and stderr.
@@ -72,7 +55,8 @@ func TestShardedSweep(t *testing.T) {
 }
 
 func testShardedSweep(t *testing.T, db string) {
-	url, model := startSimServer(t)
+	url, srv := simservertest.Start(t, nil)
+	model := srv.Model()
 	for _, load := range []struct {
 		name string
 		args []string
@@ -243,7 +227,8 @@ func assertStepStarts(t *testing.T, st *store.Store, id int64, steps, n int) {
 // and the run reads partial with the partial step kept.
 func TestShardedSweepShardInterrupted(t *testing.T) {
 	parallelUntimed(t)
-	url, model := startSimServer(t)
+	url, srv := simservertest.Start(t, nil)
+	model := srv.Model()
 	db := filepath.Join(t.TempDir(), "knee.db")
 	args := []string{"sweep", "--url", url, "--model", model, "--input-tokens", "32", "--output-tokens", "4", "--seed", "3",
 		"--rate", "15,20", "--requests", "45", "--quiet", "--json", "--db", db, "--shards", "3", "--run-name", "stopped"}
@@ -330,7 +315,8 @@ func TestShardedSweepShardInterrupted(t *testing.T) {
 
 // What a sharded sweep cannot do is refused as bad input, naming it.
 func TestShardedSweepRefusals(t *testing.T) {
-	url, model := startSimServer(t)
+	url, srv := simservertest.Start(t, nil)
+	model := srv.Model()
 	db := filepath.Join(t.TempDir(), "knee.db")
 	base := []string{"sweep", "--model", model, "--input-tokens", "32", "--output-tokens", "4", "--rate", "5,10", "--requests", "8", "--quiet", "--db", db}
 	with := func(extra ...string) []string { return append(slices.Clip(base), extra...) }

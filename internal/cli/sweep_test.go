@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/simserver/simservertest"
 	"github.com/knee-dev/knee/internal/store"
 )
 
@@ -215,16 +215,10 @@ func TestSweepEmbeddedIsStored(t *testing.T) {
 // --url measures the given server (here a simulated one started by the
 // test, standing in for any OpenAI-compatible target).
 func TestSweepURL(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := simengine.NewCatalog()
-	g, _ := c.LookupGPU("l4")
-	m, _ := c.LookupModel("llama-3.1-8b")
-	url, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	url, srv := simservertest.Start(t, func(c *simserver.Config) {
+		g, _ := simengine.LookupGPU("l4")
+		c.Engine = simengine.DefaultConfig(g, c.Engine.Model, 1)
+	})
 	dir := t.TempDir()
 	code, out, errs := kneeCmd(t, "sweep", "--url", url, "--model", srv.Model(), "--concurrency", "1,2,4", "--requests", "6",
 		"--input-tokens", "64", "--output-tokens", "4", "--seed", "1", "--quiet", "--json", "--request-timeout", "30s", "--out", dir)
