@@ -242,7 +242,7 @@ func TestSweepEmbeddings(t *testing.T) {
 // knee serve --image-tokens sets every image's cost; a bench with images
 // against it reads that cost from the usage.
 func TestServeImageTokens(t *testing.T) {
-	if code, _, errs := runKnee(t, "serve", "--image-tokens", "-1"); code != ExitUsage || !strings.Contains(errs, "--image-tokens -1") {
+	if code, _, errs := kneeCmd(t, "serve", "--image-tokens", "-1"); code != ExitUsage || !strings.Contains(errs, "--image-tokens -1") {
 		t.Errorf("--image-tokens -1: exit %d, %q", code, errs)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

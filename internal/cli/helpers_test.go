@@ -48,9 +48,3 @@ func simJSON(t *testing.T, summary any, args ...string) {
 		t.Fatalf("knee sim %v --json: %v", args, err)
 	}
 }
-
-// runKnee is kneeCmd under its older name.
-func runKnee(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	return kneeEnv(t, nil, args...)
-}
