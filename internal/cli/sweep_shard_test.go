@@ -23,7 +23,6 @@ import (
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
-	"github.com/knee-dev/knee/internal/store/storetest"
 	"github.com/knee-dev/knee/internal/sweep"
 )
 
@@ -40,18 +39,6 @@ func runSweepShards(t *testing.T, n int, args []string) ([]int, []string) {
 	}
 	wg.Wait()
 	return codes, errs
-}
-
-// Four shards of one sweep against one server: every step sends exactly the
-// one-process sweep's requests (at its scheduled times in open loop), the
-// shards choose the same loads without a leader, every step's schedules
-// start together, and the stored steps, knee and SLO-safe point are those
-// computed over all shards' records.
-func TestShardedSweep(t *testing.T) {
-	parallelUntimed(t)
-	skipEndToEndIfShort(t, "four sharded sweeps of two steps each, on SQLite and PostgreSQL", "TestShardedSweepMixAndProbes", "TestShardedSweepShardInterrupted")
-	t.Run("sqlite", func(t *testing.T) { testShardedSweep(t, filepath.Join(t.TempDir(), "knee.db")) })
-	t.Run("postgres", func(t *testing.T) { testShardedSweep(t, storetest.PostgresURL(t)) })
 }
 
 func testShardedSweep(t *testing.T, db string) {
