@@ -5,17 +5,30 @@ cd "$(dirname "$0")/.."
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted"; exit 1; fi
 go vet ./...
-# Every package, with the race detector on the ones that start goroutines
-# (the timing-truth tests run without it: the detector slows the client ~10x;
-# there -short skips the long end-to-end tests, each naming the smaller
-# tests that run its goroutines: internal/cli's skipEndToEndIfShort).
-# One package at a time (-p 1): several tests measure real timing against
-# the embedded server, and two packages' loads on two cores disturb them
-# (internal/cli's tests that time nothing overlap one another after its
-# others: parallelUntimed).
-go test -p 1 -count=1 -timeout 30m $(go list ./... | grep -v '/internal/realserver$')
+# The packages whose tests measure real time (against the embedded server,
+# a child process, a browser, the kernel's clocks or a database's timeouts):
+# they run one package at a time (-p 1), since two packages' loads on two
+# cores disturb what they measure. The others (virtual time, pure functions,
+# files) run side by side: nothing they assert depends on the CPU they get.
+# A package that starts timing something real joins this list.
+timed='/internal/(cli|loadgen|simserver|selftest|hostile|calibrate|scrape|browsertest|store|wake|cpuclock|otelexport|livemetrics|liveview|web|realserver)$'
+# The packages that start goroutines, run again under the race detector.
+# The timing-truth tests run without it (the detector slows the client
+# ~10x): under -race, loadgen and scrape skip them (race_on_test.go) and
+# internal/cli compiles out its long end-to-end runs (long_e2e_test.go,
+# which names the shorter tests that run the same goroutines); -short
+# shortens the rest (hostile's rounds, stats's million-record memory test).
+raced='/internal/(loadgen|simserver|selftest|store|stats|cli|web|hostile|livemetrics|otelexport|cluster)$'
+pkgs=$(go list ./... | grep -v '/internal/realserver$')
+untimed=$(echo "$pkgs" | grep -v -E "$timed")
+go test -count=1 -timeout 30m $untimed
+untimed_raced=$(echo "$untimed" | grep -E "$raced" || true)
+if [ -n "$untimed_raced" ]; then
+  go test -count=1 -timeout 30m -race -short $untimed_raced
+fi
+go test -p 1 -count=1 -timeout 30m $(echo "$pkgs" | grep -E "$timed")
 # The real-server tests verbose, so that the log shows what they measured
 # (the calibrated profile's held-out predictions against knee bench, the
 # sweep's knee); they skip, saying why, where no server is set up.
 go test -count=1 -timeout 20m -v ./internal/realserver/ | grep -v -E '^(=== (RUN|PAUSE|CONT)|PASS$)'
-go test -p 1 -count=1 -timeout 30m -race -short $(go list ./... | grep -E '/(loadgen|simserver|selftest|store|stats|cli|web|hostile|livemetrics|otelexport|cluster)$' || true)
+go test -p 1 -count=1 -timeout 30m -race -short $(echo "$pkgs" | grep -E "$timed" | grep -E "$raced")
