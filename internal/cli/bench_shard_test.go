@@ -60,15 +60,7 @@ func testShardedBench(t *testing.T, db string) {
 				})
 			}
 			wg.Wait()
-			st, err := store.OpenReadOnly(db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			runs, err := st.ListRuns(store.Filter{Limit: 2})
-			if err != nil || len(runs) != 2 {
-				t.Fatalf("runs: %v %v", runs, err)
-			}
+			st, runs := lastRuns(t, db, 2)
 			sharded, one := runs[0], runs[1]
 			if sharded.Status != store.StatusComplete || sharded.Records != one.Records || one.Records < 40 {
 				t.Fatalf("sharded run: %s with %d records", sharded.Status, sharded.Records)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/knee-dev/knee/internal/store"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,4 +48,20 @@ func simJSON(t *testing.T, summary any, args ...string) {
 	if err := json.Unmarshal([]byte(out), summary); err != nil {
 		t.Fatalf("knee sim %v --json: %v", args, err)
 	}
+}
+
+// lastRuns opens db read-only (closed when the test ends) and returns its
+// newest n runs, failing the test unless there are n.
+func lastRuns(t *testing.T, db string, n int) (*store.Store, []store.RunInfo) {
+	t.Helper()
+	st, err := store.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	runs, err := st.ListRuns(store.Filter{Limit: n})
+	if err != nil || len(runs) != n {
+		t.Fatalf("runs: %v %v", runs, err)
+	}
+	return st, runs
 }

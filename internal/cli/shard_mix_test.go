@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/knee-dev/knee/internal/simserver/simservertest"
-	"github.com/knee-dev/knee/internal/store"
 )
 
 // Two shards of one sweep with a traffic mix and probes: each merged step
@@ -33,15 +32,7 @@ func TestShardedSweepMixAndProbes(t *testing.T) {
 			t.Fatalf("shard %d: exit %d: %s", i, c, errs[i])
 		}
 	}
-	st, err := store.OpenReadOnly(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	runs, err := st.ListRuns(store.Filter{Limit: 1})
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("runs: %v %v", runs, err)
-	}
+	st, runs := lastRuns(t, db, 1)
 	res, err := st.SweepResult(runs[0].ID)
 	if err != nil || res == nil || len(res.Steps) != 2 {
 		t.Fatalf("stored sweep %+v %v; want 2 steps", res, err)

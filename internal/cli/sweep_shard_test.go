@@ -67,15 +67,7 @@ func testShardedSweep(t *testing.T, db string) {
 					t.Fatalf("shard %d: exit %d: %s", i, c, errs[i])
 				}
 			}
-			st, err := store.OpenReadOnly(db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			runs, err := st.ListRuns(store.Filter{Limit: 2})
-			if err != nil || len(runs) != 2 {
-				t.Fatalf("runs: %v %v", runs, err)
-			}
+			st, runs := lastRuns(t, db, 2)
 			sharded, one := runs[0], runs[1]
 			if sharded.Status != store.StatusComplete {
 				t.Fatalf("sharded sweep: %s", sharded.Status)
