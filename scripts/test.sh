@@ -26,9 +26,16 @@ untimed_raced=$(echo "$untimed" | grep -E "$raced" || true)
 if [ -n "$untimed_raced" ]; then
   go test -count=1 -timeout 30m -race -short $untimed_raced
 fi
-go test -p 1 -count=1 -timeout 30m $(echo "$pkgs" | grep -E "$timed")
+timed_pkgs=$(echo "$pkgs" | grep -E "$timed")
+timed_raced=$(echo "$timed_pkgs" | grep -E "$raced")
+# -p 1 builds one package at a time too: compile the timed packages' tests
+# (plain and under the race detector) side by side first, running none
+# (-run '^$'), so that the serial passes below only link and run.
+go test -count=1 -run '^$' $timed_pkgs >/dev/null
+go test -count=1 -run '^$' -race $timed_raced >/dev/null
+go test -p 1 -count=1 -timeout 30m $timed_pkgs
 # The real-server tests verbose, so that the log shows what they measured
 # (the calibrated profile's held-out predictions against knee bench, the
 # sweep's knee); they skip, saying why, where no server is set up.
 go test -count=1 -timeout 20m -v ./internal/realserver/ | grep -v -E '^(=== (RUN|PAUSE|CONT)|PASS$)'
-go test -p 1 -count=1 -timeout 30m -race -short $(echo "$pkgs" | grep -E "$timed" | grep -E "$raced")
+go test -p 1 -count=1 -timeout 30m -race -short $timed_raced
