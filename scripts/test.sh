@@ -33,8 +33,9 @@ fi
 # -p 1 builds one package at a time too: compile the timed packages' tests
 # (plain and under the race detector) side by side first, running none
 # (-run '^$'), so that the serial passes below only link and run.
-go test -count=1 -run '^$' $timed_pkgs >/dev/null
-go test -count=1 -run '^$' -race $timed_raced >/dev/null
+# (What a failed build prints still shows: only the "ok" lines are dropped.)
+go test -count=1 -run '^$' $timed_pkgs | { grep -v -E '^(ok|\?) ' || true; }
+go test -count=1 -run '^$' -race $timed_raced | { grep -v -E '^(ok|\?) ' || true; }
 go test -p 1 -count=1 -timeout 30m $timed_pkgs
 # The real-server tests verbose, so that the log shows what they measured
 # (the calibrated profile's held-out predictions against knee bench, the
