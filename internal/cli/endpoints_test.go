@@ -66,7 +66,15 @@ func TestBenchEmbeddings(t *testing.T) {
 		t.Errorf("summary: items %d, %.1f/s, e2e count %d, ttft count %d, good %d of 8", s.Items, s.ItemThroughputPS, s.E2E.Count, s.TTFT.Count, good)
 	}
 	glance, detail, _ := strings.Cut(stdout, "\nDetail\n")
-	if !strings.Contains(glance, "items/s") || !strings.Contains(glance, "E2E") || strings.Contains(glance, "TTFT") {
+	// No TTFT row: the client-lag warning, which a busy machine raises,
+	// names TTFT(sched) in its text and is no TTFT figure.
+	ttftRow := false
+	for _, line := range strings.Split(glance, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], "TTFT") {
+			ttftRow = true
+		}
+	}
+	if !strings.Contains(glance, "items/s") || !strings.Contains(glance, "E2E") || ttftRow {
 		t.Errorf("one-screen report lacks items/s or E2E, or shows TTFT:\n%s", glance)
 	}
 	if !strings.Contains(detail, "batch_size") {
