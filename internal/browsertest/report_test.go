@@ -21,6 +21,7 @@ import (
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/simserver/simservertest"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/sweep"
 )
@@ -279,11 +280,7 @@ func TestServerChartsInBrowser(t *testing.T) {
 	exe := needChromium(t)
 	ec := l4Engine(t)
 	ec.MaxNumSeqs = 4 // 8 streams on 4 slots: the server's queue has something to show
-	url, srv, err := simserver.StartLocal(context.Background(), simserver.Config{Engine: ec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	url, _ := simservertest.Start(t, func(c *simserver.Config) { c.Engine = ec })
 	sc := scrape.Start(context.Background(), scrape.Config{URL: url + "/metrics", Interval: 200 * time.Millisecond})
 	run, err := loadgen.Start(context.Background(), loadgen.Config{BaseURL: url, API: "chat", Concurrency: 8, Requests: 40, IgnoreEOS: true,
 		RequestTimeout: time.Minute}, func(int64) loadgen.Request {

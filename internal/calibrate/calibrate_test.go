@@ -13,6 +13,7 @@ import (
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/simserver/simservertest"
 )
 
 func engineConfig(t *testing.T, gpu, model string, tp int) simengine.Config {
@@ -151,11 +152,7 @@ func TestCalibrateSimulatedServer(t *testing.T) {
 	served := engineConfig(t, "h100", "llama-2-7b", 1)
 	served.MaxModelLen = 0
 	served.Cost = &truth
-	base, srv, err := simserver.StartLocal(context.Background(), simserver.Config{Engine: served})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	base, srv := simservertest.Start(t, func(c *simserver.Config) { c.Engine = served })
 
 	var steps []string
 	calibrate := func(seed uint64) *Result {

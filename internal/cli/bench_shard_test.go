@@ -14,8 +14,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/cluster"
 	"github.com/knee-dev/knee/internal/record"
-	"github.com/knee-dev/knee/internal/simengine"
-	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/simserver/simservertest"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/store/storetest"
@@ -32,16 +31,7 @@ func TestShardedBench(t *testing.T) {
 }
 
 func testShardedBench(t *testing.T, db string) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := simengine.NewCatalog()
-	g, _ := c.LookupGPU("h100")
-	m, _ := c.LookupModel("llama-3.1-8b")
-	url, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	url, srv := simservertest.Start(t, nil)
 	for _, load := range []struct {
 		name string
 		args []string
@@ -70,15 +60,7 @@ func testShardedBench(t *testing.T, db string) {
 				})
 			}
 			wg.Wait()
-			st, err := store.OpenReadOnly(db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			runs, err := st.ListRuns(store.Filter{Limit: 2})
-			if err != nil || len(runs) != 2 {
-				t.Fatalf("runs: %v %v", runs, err)
-			}
+			st, runs := lastRuns(t, db, 2)
 			sharded, one := runs[0], runs[1]
 			if sharded.Status != store.StatusComplete || sharded.Records != one.Records || one.Records < 40 {
 				t.Fatalf("sharded run: %s with %d records", sharded.Status, sharded.Records)
@@ -143,14 +125,7 @@ func TestShardInterruptedThenRestarted(t *testing.T) {
 	parallelUntimed(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c := simengine.NewCatalog()
-	g, _ := c.LookupGPU("h100")
-	m, _ := c.LookupModel("llama-3.1-8b")
-	url, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	url, srv := simservertest.Start(t, nil)
 	db := filepath.Join(t.TempDir(), "knee.db")
 	args := []string{"bench", "--url", url, "--model", srv.Model(), "--input-tokens", "32", "--output-tokens", "4", "--seed", "3",
 		"--rate", "80", "--requests", "400", "--quiet", "--json", "--db", db, "--shards", "4", "--run-name", "partial"}
@@ -230,7 +205,8 @@ func TestShardInterruptedThenRestarted(t *testing.T) {
 // one process sends them), and its merged summary leaves them out as one
 // process's does.
 func TestShardedBenchProbesFromShardZero(t *testing.T) {
-	url, model := startSimServer(t)
+	url, srv := simservertest.Start(t, nil)
+	model := srv.Model()
 	db := filepath.Join(t.TempDir(), "knee.db")
 	args := []string{"bench", "--url", url, "--model", model, "--rate", "40", "--requests", "40", "--input-tokens", "32", "--output-tokens", "4",
 		"--probe-rate", "5", "--seed", "2", "--quiet", "--json", "--db", db, "--shards", "2", "--run-name", "probes"}

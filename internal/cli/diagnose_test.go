@@ -8,37 +8,6 @@ import (
 	"testing"
 )
 
-func TestDiagnoseSimulatedQueue(t *testing.T) {
-	skipEndToEndIfShort(t, "two simulated 30 s runs, at 160 req/s the second", "TestDiagnoseMixSaysWhichClassSuffers", "TestSimSweepAutoAndExit3")
-	dir := t.TempDir()
-	base, inc := filepath.Join(dir, "base"), filepath.Join(dir, "inc")
-	for _, c := range []struct{ dir, rate string }{{base, "40"}, {inc, "160"}} {
-		if code, _, errs := kneeCmd(t, "sim", "--rate", c.rate, "--duration", "30s", "--requests", "0", "--seed", "1", "--out", c.dir, "--json"); code != 0 {
-			t.Fatalf("sim: exit %d: %s", code, errs)
-		}
-	}
-	code, out, errs := kneeCmd(t, "diagnose", "--baseline", filepath.Join(base, "records.jsonl"), "--json", filepath.Join(inc, "records.jsonl"))
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	var d struct {
-		Verdict  string
-		Evidence []struct{ Text string }
-		Action   string
-	}
-	if err := json.Unmarshal([]byte(out), &d); err != nil {
-		t.Fatal(err)
-	}
-	if d.Verdict != "queue_pressure" || len(d.Evidence) == 0 || d.Action == "" {
-		t.Errorf("%+v", d)
-	}
-	// Text output, judged alone (no baseline): still queueing.
-	code, out, _ = kneeCmd(t, "diagnose", filepath.Join(inc, "records.jsonl"))
-	if code != 0 || !strings.Contains(out, "Verdict:  queue_pressure") || !strings.Contains(out, "Action:") {
-		t.Errorf("exit %d:\n%s", code, out)
-	}
-}
-
 func TestDiagnoseBadInput(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.csv")

@@ -42,8 +42,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/simserver/simservertest"
 	"github.com/knee-dev/knee/internal/store"
 )
 
@@ -646,15 +646,7 @@ func TestDocsExamplesRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every documented command")
 	}
-	g, _ := simengine.LookupGPU("h100")
-	m, _ := simengine.LookupModel("llama-3.1-8b")
-	cfg := simengine.DefaultConfig(g, m, 1)
-	cfg.StepTimeScale = 0.25
-	standIn, srv, err := simserver.StartLocal(context.Background(), simserver.Config{Engine: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	standIn, srv := simservertest.Start(t, func(c *simserver.Config) { c.Engine.StepTimeScale = 0.25 })
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)

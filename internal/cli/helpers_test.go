@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/knee-dev/knee/internal/store"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,8 +50,18 @@ func simJSON(t *testing.T, summary any, args ...string) {
 	}
 }
 
-// runKnee is kneeCmd under its older name.
-func runKnee(t *testing.T, args ...string) (code int, stdout, stderr string) {
+// lastRuns opens db read-only (closed when the test ends) and returns its
+// newest n runs, failing the test unless there are n.
+func lastRuns(t *testing.T, db string, n int) (*store.Store, []store.RunInfo) {
 	t.Helper()
-	return kneeEnv(t, nil, args...)
+	st, err := store.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	runs, err := st.ListRuns(store.Filter{Limit: n})
+	if err != nil || len(runs) != n {
+		t.Fatalf("runs: %v %v", runs, err)
+	}
+	return st, runs
 }

@@ -1,11 +1,7 @@
 package cli
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,9 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/knee-dev/knee/internal/record"
-	"github.com/knee-dev/knee/internal/store"
 )
 
 // TestImportInputs: import keeps what a killed writer left, says when a
@@ -112,75 +105,6 @@ func recordLine(id int) string {
 	return fmt.Sprintf(`{"id":%d,"scheduled_ms":%d,"sent_ms":%d.2,"first_token_ms":%d,"done_ms":%d,"stream_end_ms":%d,`+
 		`"token_times_ms":[%d,%d,%d],"input_tokens":128,"output_tokens":3,"token_source":"usage"}`+"\n",
 		id, ms, ms, ms+60, ms+100, ms+101, ms+60, ms+80, ms+100)
-}
-
-// TestImportStreamsRecords: knee import stores a records.jsonl as it
-// reads it (issue 26 item 7): while the input is still open, the records
-// read so far are already in the database, and at the end all of them are.
-func TestImportStreamsRecords(t *testing.T) {
-	skipEndToEndIfShort(t, "stores 30,000 records to show import streams them (import starts no goroutine of its own)", "TestImportInputs")
-	db := filepath.Join(t.TempDir(), "knee.db")
-	pr, pw := io.Pipe()
-	var stdout, stderr bytes.Buffer
-	env := &Env{Stdin: pr, Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string {
-		if k == "KNEE_DB" {
-			return db
-		}
-		return ""
-	}}
-	done := make(chan int, 1)
-	go func() {
-		code := MainEnv(context.Background(), env, []string{"import", "-", "--json"})
-		pr.CloseWithError(fmt.Errorf("import ended with exit %d", code)) // unblocks the writes below
-		done <- code
-	}()
-	write := func(from, to int) {
-		t.Helper()
-		var b strings.Builder
-		for i := from; i < to; i++ {
-			b.WriteString(recordLine(i))
-		}
-		if _, err := io.WriteString(pw, b.String()); err != nil {
-			t.Fatalf("writing records %d..%d: %v\n%s", from, to, err, stderr.String())
-		}
-	}
-	// A pipe write returns once the reader took the bytes; past the first
-	// batch come more bytes than import's read buffers hold (about 1.2 MiB),
-	// so the first batch was processed, and flushed, by then.
-	first := 1000
-	write(0, first)
-	write(first, first+3*(2<<20)/len(recordLine(first)))
-	st, err := store.OpenReadOnly(db)
-	if err != nil {
-		t.Fatalf("the database is not there while the input is open (import reads it all first?): %v", err)
-	}
-	stored := 0
-	st.Records(1, func(*record.Request) error { stored++; return nil })
-	st.Close()
-	if stored < first {
-		t.Errorf("%d records stored while the input was open, want at least %d: import must store records as it reads them", stored, first)
-	}
-	total := first + 3*(2<<20)/len(recordLine(first)) + 500
-	write(first+3*(2<<20)/len(recordLine(first)), total)
-	pw.Close()
-	if code := <-done; code != ExitOK {
-		t.Fatalf("import -: exit %d:\n%s", code, stderr.String())
-	}
-	var out []struct{ ID, Records int }
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out) != 1 || out[0].Records != total {
-		t.Fatalf("import --json: %v %+v, want one run of %d records:\n%s", err, out, total, stdout.String())
-	}
-	st, err = store.OpenReadOnly(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	stored = 0
-	st.Records(int64(out[0].ID), func(*record.Request) error { stored++; return nil })
-	info, err := st.Run(int64(out[0].ID))
-	if err != nil || stored != total || info.Status != store.StatusComplete {
-		t.Errorf("stored %d records (status %v, %v), want %d, complete", stored, info, err, total)
-	}
 }
 
 // TestImportSparseRecordsFile: a records file whose text ends in a 2 GB

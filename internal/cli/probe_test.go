@@ -60,20 +60,6 @@ func ttftStat(c map[string]any, stat string) float64 {
 	return c["ttft_ms"].(map[string]any)[stat].(float64)
 }
 
-// TestProbesShowBackgroundLoad: probes beside a light load answer fast;
-// beside a load that queues in the engine, they wait in the same queue,
-// and the report shows both distributions.
-func TestProbesShowBackgroundLoad(t *testing.T) {
-	skipEndToEndIfShort(t, "two 2 s runs with probes, the second draining 2,048-token prompts on a small GPU", "TestProbeTextReport", "TestShardedBenchProbesFromShardZero")
-	light, _ := probeRun(t, "--concurrency", "1", "--duration", "2s", "--input-tokens", "64", "--output-tokens", "8")
-	heavy, _ := probeRun(t, "--concurrency", "16", "--duration", "2s", "--input-tokens", "2048", "--output-tokens", "8", "--gpu", "a10g")
-	lp, hp := ttftStat(light["probe"], "p95"), ttftStat(heavy["probe"], "p95")
-	t.Logf("probe TTFT p95: light %.1f ms, heavy %.1f ms; main TTFT p50 heavy %.1f ms", lp, hp, ttftStat(heavy["main"], "p50"))
-	if hp < 4*lp || hp < 500 {
-		t.Errorf("probe TTFT p95 beside a heavy load %.1f ms, beside a light one %.1f ms: want the heavy load's at least 4× and 500 ms", hp, lp)
-	}
-}
-
 func TestProbeFlagsRejected(t *testing.T) {
 	for _, args := range [][]string{{"--probe-rate", "-1"}, {"--probe-rate", "5", "--probe-output-tokens", "0"}} {
 		code, _, stderr := kneeEnv(t, benchEnv(t), append([]string{"bench", "--no-store", "--requests", "1", "--concurrency", "1"}, args...)...)

@@ -10,7 +10,7 @@ func TestSelftestJSON(t *testing.T) {
 	// --slow-steps 0: on a busy machine (or under the race detector) the
 	// 4-stream step misses 1 ms and would be repeated slower, changing the
 	// number of steps this test reads; the repeat has its own test.
-	code, out, errs := runKnee(t, "selftest", "--concurrency", "1,4", "--duration", "400ms", "--warmup", "100ms",
+	code, out, errs := kneeCmd(t, "selftest", "--concurrency", "1,4", "--duration", "400ms", "--warmup", "100ms",
 		"--input-tokens", "8", "--output-tokens", "6", "--max-model-len", "4096", "--slow-steps", "0", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -79,7 +79,7 @@ func TestSelftestJSON(t *testing.T) {
 }
 
 func TestSelftestText(t *testing.T) {
-	code, out, errs := runKnee(t, "selftest", "--concurrency", "2", "--duration", "300ms", "--warmup", "50ms", "--output-tokens", "4", "--max-model-len", "4096")
+	code, out, errs := kneeCmd(t, "selftest", "--concurrency", "2", "--duration", "300ms", "--warmup", "50ms", "--output-tokens", "4", "--max-model-len", "4096")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -99,7 +99,7 @@ func TestSelftestBadFlags(t *testing.T) {
 		{"selftest", "--api", "grpc"},
 		{"selftest", "--model", "nope"},
 	} {
-		code, _, errs := runKnee(t, args...)
+		code, _, errs := kneeCmd(t, args...)
 		if code != ExitUsage || errs == "" {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 with a message", args, code, errs)
 		}

@@ -21,7 +21,7 @@ func TestServeBadFlags(t *testing.T) {
 		{"serve", "--tp", "0"},
 		{"serve", "extra"},
 	} {
-		code, _, errs := runKnee(t, args...)
+		code, _, errs := kneeCmd(t, args...)
 		if code != ExitUsage || errs == "" {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 with a message", args, code, errs)
 		}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/knee-dev/knee/internal/store"
+	"github.com/knee-dev/knee/internal/simserver/simservertest"
 )
 
 // Two shards of one sweep with a traffic mix and probes: each merged step
@@ -14,7 +14,8 @@ import (
 // and the probes' TTFT p95 (shard 0 sends them), as one process's step has.
 func TestShardedSweepMixAndProbes(t *testing.T) {
 	parallelUntimed(t)
-	url, model := startSimServer(t)
+	url, srv := simservertest.Start(t, nil)
+	model := srv.Model()
 	dir := t.TempDir()
 	mix := filepath.Join(dir, "mix.yaml")
 	if err := os.WriteFile(mix, []byte("seed: 3\nclasses:\n  - name: chat\n    share: 0.5\n    input_tokens: \"32\"\n    output_tokens: \"4\"\n"+
@@ -31,15 +32,7 @@ func TestShardedSweepMixAndProbes(t *testing.T) {
 			t.Fatalf("shard %d: exit %d: %s", i, c, errs[i])
 		}
 	}
-	st, err := store.OpenReadOnly(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	runs, err := st.ListRuns(store.Filter{Limit: 1})
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("runs: %v %v", runs, err)
-	}
+	st, runs := lastRuns(t, db, 1)
 	res, err := st.SweepResult(runs[0].ID)
 	if err != nil || res == nil || len(res.Steps) != 2 {
 		t.Fatalf("stored sweep %+v %v; want 2 steps", res, err)

@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
-	"github.com/knee-dev/knee/internal/simengine"
-	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/simserver/simservertest"
 	"github.com/knee-dev/knee/internal/store"
 )
 
@@ -54,14 +53,7 @@ func TestShardDatabaseDownMidRun(t *testing.T) {
 	opts := store.Options{BusyTimeout: 2 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c := simengine.NewCatalog()
-	g, _ := c.LookupGPU("h100")
-	m, _ := c.LookupModel("llama-3.1-8b")
-	url, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	url, srv := simservertest.Start(t, nil)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "knee.db")
 	const requests = 120

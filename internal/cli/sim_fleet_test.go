@@ -24,15 +24,7 @@ func TestSimFleet(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	f, err := os.Open(filepath.Join(dir, "records.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := record.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readRecords(t, filepath.Join(dir, "records.jsonl"))
 	per := map[string]int{}
 	for _, r := range recs {
 		per[r.Replica]++
@@ -167,15 +159,7 @@ func TestSimFleetRunsWhatOneEngineRuns(t *testing.T) {
 			if code != c.code {
 				t.Fatalf("%v: exit %d (want %d): %s", c.args, code, c.code, errs)
 			}
-			f, err := os.Open(filepath.Join(dir, "records.jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			recs, err := record.ReadAll(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			recs := readRecords(t, filepath.Join(dir, "records.jsonl"))
 			per := map[string]int{}
 			for _, r := range recs {
 				per[r.Replica]++

@@ -37,15 +37,7 @@ func TestSimOutAndJSON(t *testing.T) {
 	if sum["requests"].(float64) != 40 || sum["completed"].(float64) != 40 {
 		t.Errorf("summary requests %v completed %v; want 40", sum["requests"], sum["completed"])
 	}
-	f, err := os.Open(filepath.Join(dir, "records.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := record.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readRecords(t, filepath.Join(dir, "records.jsonl"))
 	if len(recs) != 40 {
 		t.Fatalf("%d records, want 40", len(recs))
 	}

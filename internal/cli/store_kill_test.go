@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,16 +21,8 @@ import (
 // (internal/store's TestKillMidRun pins the one-second bound on the writer
 // itself, with exact timing.)
 func TestKillBench(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the knee binary")
-	}
+	bin := buildKnee(t) // skips under -short
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "knee")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "github.com/knee-dev/knee/cmd/knee")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		t.Fatalf("building knee: %v", err)
-	}
 	db, out := filepath.Join(dir, "knee.db"), filepath.Join(dir, "out")
 	os.MkdirAll(out, 0o755)
 	cmd := exec.Command(bin, "bench", "--rate", "40", "--duration", "60s", "--requests", "0", "--input-tokens", "64", "--output-tokens", "16",

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -112,70 +111,6 @@ func TestSimSweepMixTightestClassBreaksFirst(t *testing.T) {
 	}
 }
 
-// TestSweepMixAgainstEmbeddedServer runs the mix against knee serve's
-// engine: each class's requests reach it under their own model name (an
-// unknown adapter would fail), every class is judged at every step, and
-// breaks_first agrees with the classes' verdicts. Real time on a shared
-// machine decides which class fails, so the test checks consistency.
-func TestSweepMixAgainstEmbeddedServer(t *testing.T) {
-	parallelUntimed(t)
-	skipEndToEndIfShort(t, "a two-step three-class sweep in real time", "TestMixAgainstEmbeddedServer", "TestShardedSweepMixAndProbes")
-	dir := t.TempDir()
-	code, out, stderr := kneeEnv(t, benchEnv(t), "sweep", "--mix", mixExample, "--rate", "2,8", "--requests", "30",
-		"--max-loras", "2", "--json", "--quiet", "--no-store", "--out", dir)
-	if code != ExitOK && code != ExitSLO {
-		t.Fatalf("sweep --mix: exit %d: %s", code, stderr)
-	}
-	var res sweep.Result
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatal(err)
-	}
-	checkClassesAddUp(t, &res, []string{"chat", "summarize", "sql"})
-	var firstFail *sweep.Step
-	for i := range res.Steps {
-		s := &res.Steps[i]
-		classesMet := true
-		for _, c := range s.Classes {
-			if c.Summary.Requests == 0 || c.Summary.Errors > 0 {
-				t.Errorf("step %s class %s: %d requests, %d errors (%v); want each class served", s.Load, c.Name, c.Summary.Requests, c.Summary.Errors, c.Summary.ErrorKinds)
-			}
-			if len(c.SLOs) == 0 {
-				t.Errorf("step %s class %s was not judged", s.Load, c.Name)
-			}
-			classesMet = classesMet && c.SLOMet
-		}
-		if !classesMet && s.SLOMet {
-			t.Errorf("step %s is met although a class failed", s.Load)
-		}
-		if !classesMet && firstFail == nil {
-			firstFail = s
-		}
-	}
-	b := res.BreaksFirst
-	switch {
-	case firstFail == nil && b != nil:
-		t.Errorf("no class failed, yet breaks_first = %+v", b)
-	case firstFail != nil && (b == nil || b.Load != firstFail.Load.Value):
-		t.Errorf("breaks_first = %+v; want the lowest failing load %s", b, firstFail.Load)
-	case firstFail != nil:
-		for _, c := range firstFail.Classes {
-			if c.Name == b.Class && c.SLOMet {
-				t.Errorf("breaks_first names %s, which met its objectives at %s", b.Class, firstFail.Load)
-			}
-		}
-	}
-	// sweep.json under --out carries the classes too.
-	if _, err := os.Stat(filepath.Join(dir, "sweep.json")); err != nil {
-		t.Error(err)
-	}
-
-	// A mix gives each class its lengths: --input-tokens beside it is usage.
-	code, _, stderr = kneeEnv(t, benchEnv(t), "sweep", "--mix", mixExample, "--rate", "2", "--input-tokens", "64", "--no-store")
-	if code != ExitUsage || !strings.Contains(stderr, "--input-tokens") {
-		t.Errorf("--mix with --input-tokens: exit %d, %q; want 2 naming the flag", code, stderr)
-	}
-}
-
 // TestSimSweepMixOnAFleet: fleets serve a mix's classes and adapters too;
 // two replicas hold every class to a higher load than one.
 func TestSimSweepMixOnAFleet(t *testing.T) {
@@ -198,56 +133,5 @@ func TestSimSweepMixOnAFleet(t *testing.T) {
 	}
 	if one, two := safe("1"), safe("2"); !(two > one) {
 		t.Errorf("SLO-safe at %v req/s on two replicas, %v on one; want two to carry more", two, one)
-	}
-}
-
-// Classes with their own load run beside every step of a sweep (they were
-// silently left out before: 0 requests at every step), on the simulator
-// and against the embedded server; a sweep whose steps' loop is not the
-// classes' is refused.
-func TestSweepMixOwnLoadsBesideEveryStep(t *testing.T) {
-	parallelUntimed(t)
-	skipEndToEndIfShort(t, "three mix sweeps, one in real time", "TestBenchOwnConcurrencyMix", "TestBenchOwnRateMix")
-	cases := []struct {
-		name string
-		args []string
-	}{
-		{"sim own users", []string{"sim", "sweep", "--mix", "../../docs/examples/mix-own-users.yaml", "--concurrency", "2,4", "--requests", "100"}},
-		{"sim own rates", []string{"sim", "sweep", "--mix", "../../docs/examples/mix-own-loads.yaml", "--rate", "2,4", "--requests", "100"}},
-		{"embedded own users", []string{"sweep", "--mix", "../../docs/examples/mix-own-users.yaml", "--concurrency", "2,4", "--requests", "40"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			code, out, stderr := kneeCmd(t, append(c.args, "--json", "--no-store", "--quiet")...)
-			if code != ExitOK {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			var res sweep.Result
-			if err := json.Unmarshal([]byte(out), &res); err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range res.Steps {
-				total := 0
-				for _, cl := range s.Classes {
-					if cl.Summary.Requests == 0 {
-						t.Errorf("step %v: class %s sent no request", s.Load, cl.Name)
-					}
-					total += cl.Summary.Requests
-				}
-				if total != s.Summary.Requests {
-					t.Errorf("step %v: classes' requests add up to %d, the step has %d", s.Load, total, s.Summary.Requests)
-				}
-			}
-		})
-	}
-	for _, args := range [][]string{
-		{"sim", "sweep", "--mix", "../../docs/examples/mix-own-users.yaml", "--rate", "2,4"},
-		{"sim", "sweep", "--mix", "../../docs/examples/mix-own-loads.yaml", "--concurrency", "2,4"},
-		{"sweep", "--mix", "../../docs/examples/mix-own-users.yaml", "--rate", "2,4"},
-	} {
-		code, _, stderr := kneeCmd(t, append(args, "--no-store", "--quiet")...)
-		if code != ExitUsage || !strings.Contains(stderr, "their own") {
-			t.Errorf("%v: exit %d, %q; want exit 2 naming the classes' own load", args, code, stderr)
-		}
 	}
 }

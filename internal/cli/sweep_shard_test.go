@@ -19,30 +19,12 @@ import (
 
 	"github.com/knee-dev/knee/internal/cluster"
 	"github.com/knee-dev/knee/internal/record"
-	"github.com/knee-dev/knee/internal/simengine"
-	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/simserver/simservertest"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
-	"github.com/knee-dev/knee/internal/store/storetest"
 	"github.com/knee-dev/knee/internal/sweep"
 )
-
-// startSimServer starts the simulated server in-process for a shard test.
-func startSimServer(t *testing.T) (url, model string) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	c := simengine.NewCatalog()
-	g, _ := c.LookupGPU("h100")
-	m, _ := c.LookupModel("llama-3.1-8b")
-	url, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return url, srv.Model()
-}
 
 // runSweepShards runs n in-process shards of one sweep (JOB_COMPLETION_INDEX
 // 0..n-1) and returns each one's exit code and stderr.
@@ -59,20 +41,9 @@ func runSweepShards(t *testing.T, n int, args []string) ([]int, []string) {
 	return codes, errs
 }
 
-// Four shards of one sweep against one server: every step sends exactly the
-// one-process sweep's requests (at its scheduled times in open loop), the
-// shards choose the same loads without a leader, every step's schedules
-// start together, and the stored steps, knee and SLO-safe point are those
-// computed over all shards' records.
-func TestShardedSweep(t *testing.T) {
-	parallelUntimed(t)
-	skipEndToEndIfShort(t, "four sharded sweeps of two steps each, on SQLite and PostgreSQL", "TestShardedSweepMixAndProbes", "TestShardedSweepShardInterrupted")
-	t.Run("sqlite", func(t *testing.T) { testShardedSweep(t, filepath.Join(t.TempDir(), "knee.db")) })
-	t.Run("postgres", func(t *testing.T) { testShardedSweep(t, storetest.PostgresURL(t)) })
-}
-
 func testShardedSweep(t *testing.T, db string) {
-	url, model := startSimServer(t)
+	url, srv := simservertest.Start(t, nil)
+	model := srv.Model()
 	for _, load := range []struct {
 		name string
 		args []string
@@ -96,15 +67,7 @@ func testShardedSweep(t *testing.T, db string) {
 					t.Fatalf("shard %d: exit %d: %s", i, c, errs[i])
 				}
 			}
-			st, err := store.OpenReadOnly(db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			runs, err := st.ListRuns(store.Filter{Limit: 2})
-			if err != nil || len(runs) != 2 {
-				t.Fatalf("runs: %v %v", runs, err)
-			}
+			st, runs := lastRuns(t, db, 2)
 			sharded, one := runs[0], runs[1]
 			if sharded.Status != store.StatusComplete {
 				t.Fatalf("sharded sweep: %s", sharded.Status)
@@ -243,7 +206,8 @@ func assertStepStarts(t *testing.T, st *store.Store, id int64, steps, n int) {
 // and the run reads partial with the partial step kept.
 func TestShardedSweepShardInterrupted(t *testing.T) {
 	parallelUntimed(t)
-	url, model := startSimServer(t)
+	url, srv := simservertest.Start(t, nil)
+	model := srv.Model()
 	db := filepath.Join(t.TempDir(), "knee.db")
 	args := []string{"sweep", "--url", url, "--model", model, "--input-tokens", "32", "--output-tokens", "4", "--seed", "3",
 		"--rate", "15,20", "--requests", "45", "--quiet", "--json", "--db", db, "--shards", "3", "--run-name", "stopped"}
@@ -330,7 +294,8 @@ func TestShardedSweepShardInterrupted(t *testing.T) {
 
 // What a sharded sweep cannot do is refused as bad input, naming it.
 func TestShardedSweepRefusals(t *testing.T) {
-	url, model := startSimServer(t)
+	url, srv := simservertest.Start(t, nil)
+	model := srv.Model()
 	db := filepath.Join(t.TempDir(), "knee.db")
 	base := []string{"sweep", "--model", model, "--input-tokens", "32", "--output-tokens", "4", "--rate", "5,10", "--requests", "8", "--quiet", "--db", db}
 	with := func(extra ...string) []string { return append(slices.Clip(base), extra...) }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/simserver/simservertest"
 	"github.com/knee-dev/knee/internal/store"
 )
 
@@ -77,43 +77,6 @@ func TestSweepFromCSVBadInput(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errs, c.want)
 			}
 		})
-	}
-}
-
-func TestSimSweep(t *testing.T) {
-	skipEndToEndIfShort(t, "seven simulated 20 s steps", "TestSimSweepAutoAndExit3")
-	dir := t.TempDir()
-	code, out, errs := kneeCmd(t, "sim", "sweep", "--rate", "20,40,60,80,100,120,160", "--duration", "20s", "--seed", "3",
-		"--slo", "p95(ttft)<2s", "--json", "--out", dir, "--quiet")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	var r sweepJSON
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
-	if r.SLOSafe.Load == nil || *r.SLOSafe.Load < 60 || *r.SLOSafe.Load > 100 || r.Knee.Load == nil {
-		t.Errorf("safe %v knee %v: %s", r.SLOSafe.Load, r.Knee.Load, r.SLOSafe.Reason)
-	}
-	// Each step's records can be diagnosed against another step's.
-	code, dout, errs := kneeCmd(t, "diagnose", "--json", "--baseline", filepath.Join(dir, "records_rate_40.jsonl"), filepath.Join(dir, "records_rate_160.jsonl"))
-	if code != 0 || !strings.Contains(dout, `"verdict": "queue_pressure"`) {
-		t.Errorf("diagnose steps: exit %d %s\n%s", code, errs, dout)
-	}
-	for _, f := range []string{"sweep.json", "sweep.md", "sweep.csv", "records_rate_20.jsonl"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Error(err)
-		}
-	}
-	// sweep.csv is readable by knee sweep --from and gives the same answer.
-	code, out2, errs := kneeCmd(t, "sweep", "--from", filepath.Join(dir, "sweep.csv"), "--slo", "p95(ttft)<2s", "--json")
-	if code != 0 {
-		t.Fatalf("--from sweep.csv: exit %d: %s", code, errs)
-	}
-	var r2 sweepJSON
-	_ = json.Unmarshal([]byte(out2), &r2)
-	if r2.SLOSafe.Load == nil || *r2.SLOSafe.Load != *r.SLOSafe.Load || *r2.Knee.Load != *r.Knee.Load {
-		t.Errorf("re-read: safe %v knee %v", r2.SLOSafe.Load, r2.Knee.Load)
 	}
 }
 
@@ -215,16 +178,10 @@ func TestSweepEmbeddedIsStored(t *testing.T) {
 // --url measures the given server (here a simulated one started by the
 // test, standing in for any OpenAI-compatible target).
 func TestSweepURL(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := simengine.NewCatalog()
-	g, _ := c.LookupGPU("l4")
-	m, _ := c.LookupModel("llama-3.1-8b")
-	url, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	url, srv := simservertest.Start(t, func(c *simserver.Config) {
+		g, _ := simengine.LookupGPU("l4")
+		c.Engine = simengine.DefaultConfig(g, c.Engine.Model, 1)
+	})
 	dir := t.TempDir()
 	code, out, errs := kneeCmd(t, "sweep", "--url", url, "--model", srv.Model(), "--concurrency", "1,2,4", "--requests", "6",
 		"--input-tokens", "64", "--output-tokens", "4", "--seed", "1", "--quiet", "--json", "--request-timeout", "30s", "--out", dir)

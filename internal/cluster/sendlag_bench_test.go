@@ -10,8 +10,8 @@ import (
 
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/record"
-	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/simserver/simservertest"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/store/storetest"
@@ -40,23 +40,9 @@ const (
 )
 
 func benchShardSendLag(b *testing.B, db string) {
-	gpu, err := simengine.LookupGPU("h100")
-	if err != nil {
-		b.Fatal(err)
-	}
-	model, err := simengine.LookupModel("llama-3.1-8b")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ec := simengine.DefaultConfig(gpu, model, 1)
-	ec.MaxModelLen = 8192
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	url, srv, err := simserver.StartLocal(ctx, simserver.Config{Engine: ec})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
+	url, _ := simservertest.Start(b, func(c *simserver.Config) { c.Engine.MaxModelLen = 8192 })
 
 	var lags, maxes []float64
 	for n := range b.N {

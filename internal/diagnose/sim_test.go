@@ -11,6 +11,7 @@ import (
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simengine/enginetest"
 	"github.com/knee-dev/knee/internal/workload"
 )
 
@@ -27,15 +28,6 @@ func (l lengths) Lengths(i int64) (int, int) {
 // arrivals at rate req/s.
 func run(t *testing.T, rate float64, in int, stepScale float64, seed uint64) []record.Request {
 	t.Helper()
-	c := simengine.NewCatalog()
-	g, err := c.LookupGPU("h100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := c.LookupModel("llama-3.1-8b")
-	if err != nil {
-		t.Fatal(err)
-	}
 	a, err := workload.NewArrivals("poisson", rate, 1, seed)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +37,7 @@ func run(t *testing.T, rate float64, in int, stepScale float64, seed uint64) []r
 	// capacity, and this tests the diagnosis, not the calibration. Its
 	// compute rate is 47% of the H100's peak, 0.585 of its achievable
 	// matmul rate (794.5 of 989 TFLOP/s).
-	ecfg := simengine.DefaultConfig(g, m, 1)
+	ecfg := enginetest.H100Llama8B(t, 1)
 	pinned := simengine.DefaultCost
 	pinned.ComputeEfficiency, pinned.KVMemEfficiency = 0.585, 0
 	ecfg.Cost = &pinned
@@ -157,9 +149,7 @@ func TestSimulatedIncidentsWithoutBaseline(t *testing.T) {
 // Against the simulator's expectation for the model and GPU, a uniformly
 // slow decode is seen without a baseline, and healthy runs stay healthy.
 func TestSimulatedIncidentsAgainstTheSimulator(t *testing.T) {
-	g, _ := simengine.LookupGPU("h100")
-	m, _ := simengine.LookupModel("llama-3.1-8b")
-	eng, err := simengine.NewEngine(simengine.DefaultConfig(g, m, 1))
+	eng, err := simengine.NewEngine(enginetest.H100Llama8B(t, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

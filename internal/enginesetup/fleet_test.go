@@ -9,7 +9,7 @@ import (
 	"github.com/knee-dev/knee/internal/badinput"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/sim"
-	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simengine/enginetest"
 )
 
 func fleetDefaults() Fleet {
@@ -44,13 +44,10 @@ func TestFleetValidate(t *testing.T) {
 // config; each replica's line carries its own TTFTs, a disaggregated
 // request counting for both its replicas.
 func TestFleetDescribes(t *testing.T) {
-	cat := simengine.NewCatalog()
-	g, _ := cat.LookupGPU("h100")
-	m, _ := cat.LookupModel("llama-3.1-8b")
-	c := simengine.DefaultConfig(g, m, 1)
+	c := enginetest.H100Llama8B(t, 1)
 	f := fleetDefaults()
 	f.Prefill, f.Decode, f.GatewayLimit = 1, 2, 5
-	if !f.Active() || !strings.HasPrefix(f.Target(c), "simulated disaggregated fleet: 1 prefill + 2 decode replicas of "+m.Name) {
+	if !f.Active() || !strings.HasPrefix(f.Target(c), "simulated disaggregated fleet: 1 prefill + 2 decode replicas of "+c.Model.Name) {
 		t.Errorf("target %q", f.Target(c))
 	}
 	if kv := f.ConfigKV(); !slices.Contains(kv, [2]string{"decode_replicas", "2"}) || kv[len(kv)-1] != [2]string{"gateway_queue_limit", "5"} {

@@ -1,7 +1,6 @@
 package openai_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -11,35 +10,15 @@ import (
 	"testing"
 
 	"github.com/knee-dev/knee/internal/openai"
-	"github.com/knee-dev/knee/internal/simengine"
-	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/simserver/simservertest"
 )
-
-// startServe is knee serve on loopback.
-func startServe(t *testing.T) string {
-	t.Helper()
-	gpu, err := simengine.LookupGPU("h100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := simengine.LookupModel("llama-3.1-8b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, srv, err := simserver.StartLocal(context.Background(), simserver.Config{Engine: simengine.DefaultConfig(gpu, model, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return base
-}
 
 // knee serve answers both paths: the probe takes vLLM's, tried first. A
 // server answering TEI's path only (knee serve behind a proxy that 404s
 // /v1/rerank) is found on /rerank; one answering 200 with a page on every
 // path is no reranker, and the error says what each path answered.
 func TestProbeRerankPath(t *testing.T) {
-	base := startServe(t)
+	base, _ := simservertest.Start(t, nil)
 	ctx := t.Context()
 	if path, err := openai.ProbeRerankPath(ctx, http.DefaultClient, base, "", "llama-3.1-8b"); err != nil || path != openai.RerankVLLM {
 		t.Errorf("knee serve: path %q, %v; want %s", path, err, openai.RerankVLLM)

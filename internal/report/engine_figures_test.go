@@ -6,15 +6,13 @@ import (
 
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simengine/enginetest"
 )
 
 // The figures carry the engine's counts; the prefix cache only when it is
 // on and was asked.
 func TestSimEngineFigures(t *testing.T) {
-	cat := simengine.NewCatalog()
-	g, _ := cat.LookupGPU("h100")
-	m, _ := cat.LookupModel("llama-3.1-8b")
-	cfg := simengine.DefaultConfig(g, m, 1)
+	cfg := enginetest.H100Llama8B(t, 1)
 	eng, err := simengine.NewEngine(cfg)
 	if err != nil {
 		t.Fatal(err)

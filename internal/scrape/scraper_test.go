@@ -12,28 +12,16 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/loadgen"
-	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/simserver/simservertest"
 )
 
 func startKneeServe(t *testing.T) string {
 	t.Helper()
-	gpu, err := simengine.LookupGPU("h100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := simengine.LookupModel("llama-3.1-8b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ec := simengine.DefaultConfig(gpu, model, 1)
-	ec.MaxModelLen = 8192
-	ec.MaxNumSeqs = 4 // a small batch, so 12 streams queue on the server
-	url, srv, err := simserver.StartLocal(context.Background(), simserver.Config{Engine: ec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	url, _ := simservertest.Start(t, func(c *simserver.Config) {
+		c.Engine.MaxModelLen = 8192
+		c.Engine.MaxNumSeqs = 4 // a small batch, so 12 streams queue on the server
+	})
 	return url
 }
 

@@ -7,20 +7,12 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/record"
-	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simengine/enginetest"
 	"github.com/knee-dev/knee/internal/simserver"
 )
 
 func serverConfig(t *testing.T) simserver.Config {
-	gpu, err := simengine.LookupGPU("h100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := simengine.LookupModel("llama-3.1-8b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ec := simengine.DefaultConfig(gpu, model, 1)
+	ec := enginetest.H100Llama8B(t, 1)
 	ec.MaxModelLen = 4096
 	return simserver.Config{Engine: ec}
 }

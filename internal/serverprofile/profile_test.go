@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simengine/enginetest"
 )
 
 // A profile written and read back is the same profile, and prices the
@@ -71,10 +72,9 @@ func TestLoadRefusesBadProfiles(t *testing.T) {
 // in an 8,192-token step, a longer prompt refused, and the model's whole
 // context served (TensorRT-LLM limits the input, not max_seq_len).
 func TestTensorRTLLMProfileSchedules(t *testing.T) {
-	g, _ := simengine.LookupGPU("h100")
-	m, _ := simengine.LookupModel("llama-3.1-8b")
-	cfg := simengine.DefaultConfig(g, m, 1)
+	cfg := enginetest.H100Llama8B(t, 1)
 	cfg.MaxNumBatchedTokens = 2048
+	m := cfg.Model
 	p, _ := Lookup("tensorrt-llm")
 	p.Apply(&cfg)
 	if cfg.ChunkedPrefill || !cfg.RefuseLongPrompts || cfg.MaxNumBatchedTokens != 8192 || cfg.Cost.StepOverheadNS != 3_500_000 {

@@ -6,13 +6,12 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simengine/enginetest"
 )
 
 func TestTargetNotesAndPresetList(t *testing.T) {
-	cat := simengine.NewCatalog()
-	g, _ := cat.LookupGPU("h100")
-	m, _ := cat.LookupModel("llama-3.1-8b")
-	cfg := simengine.DefaultConfig(g, m, 2)
+	cfg := enginetest.H100Llama8B(t, 2)
+	g, m := cfg.GPU, cfg.Model
 	if got := Target(cfg, "SGLang-like"); got != "simulated SGLang-like engine: "+m.Name+" on 2× "+g.Name {
 		t.Errorf("target %q", got)
 	}
@@ -38,6 +37,7 @@ func TestTargetNotesAndPresetList(t *testing.T) {
 	}
 
 	var b strings.Builder
+	cat := simengine.NewCatalog()
 	if err := ListPresets(&b, cat); err != nil {
 		t.Fatal(err)
 	}

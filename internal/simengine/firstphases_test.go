@@ -5,9 +5,7 @@ import "testing"
 // The first token carries queue and prefill (a server sends them as headers
 // with it), and they agree with the Finished emission's.
 func TestFirstTokenPhases(t *testing.T) {
-	g, _ := LookupGPU("h100")
-	m, _ := LookupModel("llama-3.1-8b")
-	cfg := DefaultConfig(g, m, 1)
+	cfg := mustConfig(t, "h100", "llama-3.1-8b", 1)
 	cfg.MaxNumSeqs = 2 // the third request waits: a non-zero queue time
 	e, err := NewEngine(cfg)
 	if err != nil {

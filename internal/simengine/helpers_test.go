@@ -5,7 +5,10 @@ import (
 	"testing"
 )
 
-func mustEngine(t testing.TB, gpu, model string, tp int, mod func(*Config)) *Engine {
+// mustConfig is the default configuration of model on tp of gpu: this
+// package's engine set-up (other packages' tests use enginetest, which
+// imports simengine and so cannot serve its own tests).
+func mustConfig(t testing.TB, gpu, model string, tp int) Config {
 	t.Helper()
 	g, err := LookupGPU(gpu)
 	if err != nil {
@@ -15,7 +18,13 @@ func mustEngine(t testing.TB, gpu, model string, tp int, mod func(*Config)) *Eng
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultConfig(g, m, tp)
+	return DefaultConfig(g, m, tp)
+}
+
+// mustEngine is mustConfig's engine, after mod (when not nil).
+func mustEngine(t testing.TB, gpu, model string, tp int, mod func(*Config)) *Engine {
+	t.Helper()
+	cfg := mustConfig(t, gpu, model, tp)
 	if mod != nil {
 		mod(&cfg)
 	}

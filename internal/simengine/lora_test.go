@@ -71,15 +71,13 @@ func TestLoRAAdapterNeedsSlots(t *testing.T) {
 	if err := e.SubmitRequest(Request{ID: 1, InputTokens: 8, OutputTokens: 1, Adapter: 1}); err == nil {
 		t.Error("an adapter request on an engine without LoRA was accepted")
 	}
-	g, _ := LookupGPU("h100")
-	m, _ := LookupModel("llama-3.1-8b")
-	cfg := DefaultConfig(g, m, 1)
+	cfg := mustConfig(t, "h100", "llama-3.1-8b", 1)
 	cfg.LoRA.MaxLoRAs = -1
 	if _, err := NewEngine(cfg); err == nil {
 		t.Error("negative max loras accepted")
 	}
 	// The derived load time: rank 16 over 32 layers of 4096 in BF16 at 25 GB/s.
-	st, err := newLoRAState(LoRAConfig{MaxLoRAs: 1}, m)
+	st, err := newLoRAState(LoRAConfig{MaxLoRAs: 1}, cfg.Model)
 	if err != nil || st.loadNS < 1e6 || st.loadNS > 2e6 {
 		t.Errorf("derived load %d ns (%v), want about 1.3 ms", st.loadNS, err)
 	}

@@ -30,9 +30,8 @@ func TestRefuseLongPrompts(t *testing.T) {
 		t.Errorf("request 2 emitted %d tokens, want 1000", got)
 	}
 
-	g, _ := LookupGPU("h100")
-	m, _ := LookupModel("llama-3.1-8b")
-	cfg := DefaultConfig(g, m, 1)
+	cfg := mustConfig(t, "h100", "llama-3.1-8b", 1)
+	m := cfg.Model
 	mod(&cfg)
 	cfg.RefuseLongPrompts = false
 	if _, err := NewEngine(cfg); !errors.Is(err, ErrBadEngineCfg) {

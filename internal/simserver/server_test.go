@@ -14,21 +14,14 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simengine/enginetest"
 )
 
 // testConfig is a small, fast engine: llama-3.1-8b on an H100 with steps
 // scaled by scale (1 = as simulated).
 func testConfig(t testing.TB, scale float64) Config {
 	t.Helper()
-	gpu, err := simengine.LookupGPU("h100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := simengine.LookupModel("llama-3.1-8b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ec := simengine.DefaultConfig(gpu, model, 1)
+	ec := enginetest.H100Llama8B(t, 1)
 	ec.StepTimeScale = scale
 	ec.MaxModelLen = 8192
 	return Config{Engine: ec}

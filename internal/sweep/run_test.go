@@ -10,6 +10,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simengine/enginetest"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/workload"
@@ -76,15 +77,12 @@ func TestAutoStopsWhenThroughputFlattens(t *testing.T) {
 }
 
 func TestSimRunnerSweep(t *testing.T) {
-	c := simengine.NewCatalog()
-	g, _ := c.LookupGPU("h100")
-	m, _ := c.LookupModel("llama-3.1-8b")
 	in, _ := workload.ParseDist("512")
 	out, _ := workload.ParseDist("128")
 	// The cost model is pinned (the constants before they were refitted to
 	// vLLM serving data), so the sweep's shape does not move when the
 	// defaults are refitted: this tests the sweep, not the calibration.
-	ecfg := simengine.DefaultConfig(g, m, 1)
+	ecfg := enginetest.H100Llama8B(t, 1)
 	pinned := simengine.DefaultCost
 	pinned.ComputeEfficiency, pinned.KVMemEfficiency = 0.47, 0
 	ecfg.Cost = &pinned

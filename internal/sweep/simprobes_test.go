@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/sim"
-	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/simengine/enginetest"
 	"github.com/knee-dev/knee/internal/workload"
 )
 
@@ -14,14 +14,11 @@ import (
 // probe TTFT p95, rising with the load, while the step's figures are the
 // main load's alone.
 func TestSimRunnerProbes(t *testing.T) {
-	c := simengine.NewCatalog()
-	g, _ := c.LookupGPU("h100")
-	m, _ := c.LookupModel("llama-3.1-8b")
 	in, _ := workload.ParseDist("2048")
 	out, _ := workload.ParseDist("64")
 	pin, _ := workload.ParseDist("16")
 	pout, _ := workload.ParseDist("1")
-	sr := &SimRunner{Engine: simengine.DefaultConfig(g, m, 1), Gen: fixed{in, out}, Duration: 10 * time.Second,
+	sr := &SimRunner{Engine: enginetest.H100Llama8B(t, 1), Gen: fixed{in, out}, Duration: 10 * time.Second,
 		Probes: sim.Probes{RateRPS: 5, Gen: fixed{pin, pout}}}
 	var p95 []float64
 	for _, users := range []float64{1, 64} {
@@ -46,13 +43,10 @@ func TestSimRunnerProbes(t *testing.T) {
 // TestSimRunnerPools: a step of a concurrency sweep runs its users beside
 // the runner's own pools, each request told its pool.
 func TestSimRunnerPools(t *testing.T) {
-	c := simengine.NewCatalog()
-	g, _ := c.LookupGPU("h100")
-	m, _ := c.LookupModel("llama-3.1-8b")
 	in, _ := workload.ParseDist("256")
 	out, _ := workload.ParseDist("16")
 	count := map[int]int{}
-	sr := &SimRunner{Engine: simengine.DefaultConfig(g, m, 1), Gen: fixed{in, out}, Requests: 300,
+	sr := &SimRunner{Engine: enginetest.H100Llama8B(t, 1), Gen: fixed{in, out}, Requests: 300,
 		Pools: []int{4}, Pool: func(_ int64, pool int) { count[pool]++ }}
 	s, err := sr.Run(context.Background(), Load{Kind: Concurrency, Value: 2})
 	if err != nil {
