@@ -165,6 +165,11 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		// A run's size is bounded (sim.MaxRequests): what can be known
+		// before it starts is refused before it starts.
+		if err := sim.CheckSize(f.wl.requests, f.wl.duration, f.mix.offeredRate(f.wl.rate)); err != nil {
+			return Usagef("%v", err)
+		}
 		cfg := sim.Config{
 			Engine: ecfg, Gen: gen, Requests: f.wl.requests, Duration: f.wl.duration,
 			Warmup: warmupDur, WarmupRequests: warmupN, Ramp: f.wl.ramp,
