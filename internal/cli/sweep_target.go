@@ -252,6 +252,7 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 		return sweep.Step{}, err
 	}
 	cfg.StopOversaturated = r.t.stopOversaturated && load.Kind == sweep.Rate
+	cfg.StopIfUnreachable = unreachableAfter // as bench: a gone target ends the step, and the sweep
 	if err := r.t.probe.apply(&cfg, r.gen, w.resolvedSeed()); err != nil {
 		return sweep.Step{}, err
 	}
@@ -314,6 +315,10 @@ func (r *targetRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	}
 	step := sweep.Step{Load: load, Summary: sum, Full: true, ProbeTTFTP95: probeTTFT, Oversaturated: res.Oversaturation,
 		Classes: r.f.mix.classes().Summarize(res.Records, opts, r.set, &sum)}
+	if res.StoppedBy == loadgen.StopUnreachable {
+		step.Unreachable = fmt.Sprintf("every request of the first %v failed to connect to %s (%s)", unreachableAfter, redactURL(r.t.url), record.ErrorKindsLine(sum.ErrorKinds))
+		step.Warnings = append(step.Warnings, step.Unreachable)
+	}
 	if res.Oversaturation != "" {
 		step.Warnings = append(step.Warnings, res.Oversaturation+"; the step's figures cover it until then")
 	}
