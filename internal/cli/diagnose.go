@@ -179,7 +179,7 @@ func readDiagnoseStep(ctx context.Context, env *Env, path string, step int) ([]r
 		return nil, "", err
 	}
 	defer in.Close()
-	recs, kind, err := diagnose.Read(in)
+	recs, kind, err := diagnose.ReadSized(in, in.Size)
 	if ctx.Err() != nil {
 		return nil, "", fmt.Errorf("reading %s: %w", path, ctx.Err())
 	}

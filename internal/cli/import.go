@@ -37,6 +37,7 @@ func newImportCmd(env *Env) *cobra.Command {
 			return err
 		}
 		defer in.Close()
+		o.Size = in.Size
 		hash := sha256.New()
 		br := bufio.NewReaderSize(in, importHeadBytes)
 		head, _ := br.Peek(importHeadBytes)

@@ -255,6 +255,11 @@ func (r *simRun) configure() error {
 	if err != nil {
 		return err
 	}
+	// A run's size is bounded (sim.MaxRequests): what can be known before
+	// it starts is refused before it starts.
+	if err := sim.CheckSize(f.wl.Requests, f.wl.Duration, f.mix.offeredRate(f.wl.Rate)); err != nil {
+		return Usagef("%v", err)
+	}
 	// Token times feed the inter-token statistics and records.jsonl;
 	// they live only until each record is added and written.
 	r.cfg = wp.SimConfig(r.ecfg, gen, arrivals)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/livemetrics"
-	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/spf13/cobra"
@@ -246,37 +245,9 @@ func (sr *sweepRun) finish() error {
 	return nil
 }
 
-// everyStepFailed says why a sweep measured nothing ("" when some step
-// completed requests): a sweep whose every step failed found no curve, and
-// must not pass as a success.
-func everyStepFailed(steps []sweep.Step) string {
-	if len(steps) == 0 {
-		return "the sweep measured no step"
-	}
-	kinds := map[string]int{}
-	requests := 0
-	for i := range steps {
-		sum := &steps[i].Summary
-		if sum.Completed > 0 {
-			return ""
-		}
-		requests += sum.Requests
-		for k, n := range sum.ErrorKinds {
-			kinds[k] += n
-		}
-	}
-	if requests == 0 {
-		return fmt.Sprintf("every step of the sweep failed: none of its %d steps measured a request", len(steps))
-	}
-	top, most := "", 0
-	for _, k := range record.ErrorKinds {
-		if n := kinds[string(k)]; n > most {
-			top, most = string(k), n
-		}
-	}
-	return fmt.Sprintf("every step of the sweep failed: none of the %d requests of its %d steps completed (%s): %s",
-		requests, len(steps), errorKindsLine(kinds), record.ErrorKind(top).Hint())
-}
+// everyStepFailed says why a sweep measured nothing worth its curve (""
+// when it did): the gate is internal/sweep's, shared with simulated sweeps.
+func everyStepFailed(steps []sweep.Step) string { return sweep.MeasurementFailure(steps) }
 
 // refuseWithFrom refuses measuring flags next to --from: the points come
 // from the file, so a load, target or workload flag would be ignored.

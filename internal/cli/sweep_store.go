@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -137,18 +138,17 @@ func (ss *sweepStore) finish(meta runMeta, res *sweep.Result, status string) (st
 		return ss.sr.id(), ss.sr.finish(nil, status) // failed, or interrupted before a step measured anything
 	}
 	cfg := append([][2]string{{"load", meta.load}}, meta.config...)
+	// On a full disk the finish's own error says where the records the
+	// database did not take are kept (an *UnstoredError): never dropped.
 	if err := st.SetConfig(id, pairsJSON(cfg)); err != nil {
-		_ = ss.sr.finish(nil, store.StatusFailed)
-		return "", fmt.Errorf("storing the sweep: %w", err)
+		return "", errors.Join(fmt.Errorf("storing the sweep: %w", err), ss.sr.finish(nil, store.StatusFailed))
 	}
 	if err := st.SaveSweepResult(id, res); err != nil {
-		_ = ss.sr.finish(nil, store.StatusFailed)
-		return "", fmt.Errorf("storing the sweep: %w", err)
+		return "", errors.Join(fmt.Errorf("storing the sweep: %w", err), ss.sr.finish(nil, store.StatusFailed))
 	}
 	at, err := ss.place(res)
 	if err != nil {
-		_ = ss.sr.finish(nil, store.StatusFailed)
-		return "", err
+		return "", errors.Join(err, ss.sr.finish(nil, store.StatusFailed))
 	}
 	for measured, s := range ss.series {
 		if i, ok := at[measured]; ok {

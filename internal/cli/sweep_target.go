@@ -140,10 +140,12 @@ func (sr *sweepRun) startRunner() error {
 		}
 	}
 	sr.promptNotes = append(sr.promptNotes, f.wl.promptsNote())
+	template := f.wl.StepTemplate(loadsetup.Target{BaseURL: t.url, Model: t.model, API: t.api, APIKey: apiKey,
+		RequestTimeout: t.requestTimeout, Grace: sr.loadgenGrace})
+	template.StopIfUnreachable = unreachableAfter // as bench: a gone target ends the step, and the sweep
 	r := &sweep.TargetRunner{
-		Template: f.wl.StepTemplate(loadsetup.Target{BaseURL: t.url, Model: t.model, API: t.api, APIKey: apiKey,
-			RequestTimeout: t.requestTimeout, Grace: sr.loadgenGrace}),
-		Trace: trace, Arrivals: f.wl.ArrivalsAt, EOSAuto: eos.auto, IgnoreEOS: eos.value,
+		Template: template,
+		Trace:    trace, Arrivals: f.wl.ArrivalsAt, EOSAuto: eos.auto, IgnoreEOS: eos.value,
 		SLOs: set, Classes: f.mix.classes(),
 		AutoPlan: f.autoPlan(), ScrapeInterval: t.metrics.interval,
 		FirstStep: func(ctx context.Context, base, model string) {

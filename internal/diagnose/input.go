@@ -32,24 +32,104 @@ const (
 var PhaseColumns = []string{"id", "sent_ms", "queue_ms", "prefill_ms", "decode_ms", "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms",
 	"input_tokens", "output_tokens", "in_flight", "error"}
 
-// MaxInput bounds what Read accepts (a JSON document is read whole).
-const MaxInput = 1 << 30
+// What diagnose holds in memory is bounded by the input's size, refused
+// past these before memory runs out (a 2 GiB file once ended in the
+// runtime's "fatal error: out of memory"). Variables so tests can lower
+// them.
+var (
+	// MaxWholeJSON bounds a vLLM result, parsed whole as one JSON document:
+	// a detailed result takes about 9 times its size while it is parsed
+	// (a 72 MB file peaked at 620 MB).
+	MaxWholeJSON int64 = 96 << 20
+	// MaxHeldBytes bounds the records and phase rows diagnose holds (every
+	// request is needed at once to relate TTFT to in-flight count and
+	// input length): about 3 times the text they were read from (a 45 MB
+	// records.jsonl peaked at 120 MB).
+	MaxHeldBytes int64 = 256 << 20
+)
+
+// TooLargeError says an input is over one of the bounds above, and why.
+type TooLargeError struct {
+	What  string // "a vLLM result JSON", "knee records.jsonl", ...
+	Size  int64  // the file's size, -1 when it was found while reading
+	Limit int64
+	Why   string
+}
+
+func (e *TooLargeError) Error() string {
+	size := fmt.Sprintf("more than %s", mib(e.Limit))
+	if e.Size >= 0 {
+		size = mib(e.Size)
+	}
+	return fmt.Sprintf("%s of %s: knee diagnose reads at most %s of it, %s; diagnose a part of it (split -l, or knee bench --requests N for a smaller run)",
+		e.What, size, mib(e.Limit), e.Why)
+}
+
+func mib(n int64) string {
+	if n >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	}
+	return fmt.Sprintf("%.0f MiB", math.Ceil(float64(n)/(1<<20)))
+}
+
+const (
+	wholeWhy = "as it parses it whole, as one JSON document, which takes about 9 times its size in memory"
+	heldWhy  = "as it holds every request at once, about 3 times the text in memory"
+)
+
+// capped fails a read past limit bytes with a *TooLargeError, before the
+// reader behind it is asked for more: an input of unknown size (stdin) is
+// refused when it proves too large.
+type capped struct {
+	r     io.Reader
+	n     int64
+	limit int64
+	what  string
+	why   string
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.n > c.limit {
+		return 0, &TooLargeError{What: c.what, Size: -1, Limit: c.limit, Why: c.why}
+	}
+	if rest := c.limit + 1 - c.n; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
 
 // peekSize is how much of the input format detection may look at.
 const peekSize = 4 << 20
 
 // Read detects the format of rd and returns its requests as records. Errors
 // name the line (and column) that was wrong.
-func Read(rd io.Reader) ([]record.Request, Format, error) {
+func Read(rd io.Reader) ([]record.Request, Format, error) { return ReadSized(rd, -1) }
+
+// ReadSized is Read of an input of size bytes (-1: not known, as stdin):
+// an input over what its format may hold is refused with a *TooLargeError
+// from its size, before it is read, or else as soon as the bound is passed.
+func ReadSized(rd io.Reader, size int64) ([]record.Request, Format, error) {
 	br := bufio.NewReaderSize(rd, peekSize)
 	head, _ := br.Peek(peekSize)
 	trim := bytes.TrimLeft(head, " \t\r\n\ufeff")
 	if len(trim) == 0 {
 		return nil, "", errors.New("empty input: want knee records.jsonl, a CSV/JSONL of per-request phase times (queue_ms,prefill_ms,decode_ms or ttft_ms,...), or a vLLM bench serve result JSON")
 	}
+	held := func(what string) (io.Reader, error) {
+		if size > MaxHeldBytes {
+			return nil, &TooLargeError{What: what, Size: size, Limit: MaxHeldBytes, Why: heldWhy}
+		}
+		return &capped{r: br, limit: MaxHeldBytes, what: what, why: heldWhy}, nil
+	}
 	if trim[0] != '{' {
-		recs, err := readPhaseCSV(br)
-		return recs, FormatPhases, err
+		in, err := held("a phase CSV")
+		if err != nil {
+			return nil, FormatPhases, err
+		}
+		recs, err := readPhaseCSV(in)
+		return recs, FormatPhases, unwrapTooLarge(err)
 	}
 	// One JSON object spanning several lines, or with "ttfts": vLLM. One
 	// object per line: knee records (they have sent_ms) or phase rows.
@@ -77,19 +157,42 @@ func Read(rd io.Reader) ([]record.Request, Format, error) {
 	// vLLM's result always has duration and completed; the per-request
 	// arrays only with --save-detailed.
 	if probe["ttfts"] != nil || (probe["duration"] != nil && probe["completed"] != nil) {
-		data, err := io.ReadAll(io.LimitReader(br, MaxInput))
+		const what = "a vLLM result JSON"
+		if size > MaxWholeJSON {
+			return nil, FormatVLLM, &TooLargeError{What: what, Size: size, Limit: MaxWholeJSON, Why: wholeWhy}
+		}
+		data, err := io.ReadAll(&capped{r: br, limit: MaxWholeJSON, what: what, why: wholeWhy})
 		if err != nil {
-			return nil, "", err
+			return nil, FormatVLLM, err
 		}
 		recs, err := readVLLM(data)
 		return recs, FormatVLLM, err
 	}
 	if probe["sent_ms"] != nil && probe["scheduled_ms"] != nil {
-		recs, err := record.ReadAll(br)
-		return recs, FormatRecords, err
+		in, err := held("a knee records.jsonl")
+		if err != nil {
+			return nil, FormatRecords, err
+		}
+		recs, err := record.ReadAll(in)
+		return recs, FormatRecords, unwrapTooLarge(err)
 	}
-	recs, err := readPhaseJSONL(br)
-	return recs, FormatPhases, err
+	in, err := held("a phase JSONL")
+	if err != nil {
+		return nil, FormatPhases, err
+	}
+	recs, err := readPhaseJSONL(in)
+	return recs, FormatPhases, unwrapTooLarge(err)
+}
+
+// unwrapTooLarge gives the bound's own message without the line it was
+// passed on: "line 81234: a knee records.jsonl of …" reads as a fault of
+// that line.
+func unwrapTooLarge(err error) error {
+	var tl *TooLargeError
+	if errors.As(err, &tl) {
+		return tl
+	}
+	return err
 }
 
 // guideLLMNote says what a GuideLLM benchmarks.json can and cannot give.

@@ -16,8 +16,16 @@ import (
 )
 
 // MaxFileBytes bounds what is read into memory of a file in another tool's
-// format (a single JSON document, read whole).
-const MaxFileBytes = 2 << 30
+// format (a single JSON document, read whole). Parsing takes about 9 times
+// the file's size (a 72 MB vLLM detailed result peaked at 620–680 MB in
+// knee diagnose, sweep --from and import): at 2 GiB the runtime ran out of
+// memory, so a larger file is refused, from its size, before it is read.
+// knee's own records.jsonl streams and has no such bound in knee import.
+const MaxFileBytes = 96 << 20
+
+// wholeWant is what ReadWhole's refusal says a file should be, and why.
+const wholeWant = "a result file of another tool, which knee parses whole as one JSON document " +
+	"(about 9 times its size in memory): split it, or import the runs one file each"
 
 // maxQuoted bounds how much of a file a message quotes: enough to
 // recognise it, never a whole line of a huge or binary file.
@@ -103,5 +111,5 @@ func BinaryKind(head []byte) string {
 // single JSON documents), refusing one larger than MaxFileBytes before
 // reading it when its size is known (size < 0: not known).
 func ReadWhole(path string, size int64, src io.Reader) ([]byte, error) {
-	return badinput.ReadAll(path, size, src, MaxFileBytes, "one result file of another tool: split it")
+	return badinput.ReadAll(path, size, src, MaxFileBytes, wholeWant)
 }

@@ -40,7 +40,7 @@ func TestOpenText(t *testing.T) {
 	if err != nil || in.Size != -1 {
 		t.Fatalf("stdin: %v", err)
 	}
-	if _, err := ReadWhole("big.json", MaxFileBytes+1, strings.NewReader("")); !badinput.Is(err) || !strings.Contains(err.Error(), "larger than 2 GiB") {
+	if _, err := ReadWhole("big.json", MaxFileBytes+1, strings.NewReader("")); !badinput.Is(err) || !strings.Contains(err.Error(), "larger than 96 MiB") {
 		t.Errorf("a file over the bound: %v", err)
 	}
 	if got := quoteCapped([]byte(strings.Repeat("x", 250))); !strings.HasSuffix(got, "… (250 bytes in all)") {

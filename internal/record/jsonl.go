@@ -266,6 +266,14 @@ func (l *LineReader) Next() (line []byte, terminated bool, err error) {
 			l.line++
 			return nil, false, fmt.Errorf("a line longer than %d MiB (the bound on one line)", l.max>>20)
 		}
+		if need := len(l.buf) + len(chunk); need > cap(l.buf) {
+			// Double, but never past the bound: a line at the bound costs
+			// the bound and the half before it, not append's overshoot and
+			// its trail of larger copies (a 64 MiB bound once peaked at 255 MB).
+			grown := make([]byte, len(l.buf), min(max(2*cap(l.buf), need), l.max+1))
+			copy(grown, l.buf)
+			l.buf = grown
+		}
 		l.buf = append(l.buf, chunk...)
 		switch {
 		case err == bufio.ErrBufferFull:

@@ -61,9 +61,15 @@ func Quoted(s string) string {
 	return `"` + s + `"`
 }
 
-// Secrets masks credential-looking words in a message; every error knee
-// prints passes through it.
+// Secrets masks credential-looking words in a message, and escapes its
+// control characters but newlines and tabs (an error may quote a server's
+// body or a file's line); every error knee prints passes through it.
 func Secrets(msg string) string {
+	if hasControl(msg, true) {
+		var b strings.Builder
+		appendEscaped(&b, msg, true)
+		msg = b.String()
+	}
 	return secretToken.ReplaceAllStringFunc(msg, func(m string) string {
 		if i := strings.IndexAny(m, "-_ "); i >= 0 && i < 12 {
 			return m[:i+1] + "…(redacted)"

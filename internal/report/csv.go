@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/knee-dev/knee/internal/redact"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/sweep"
 )
@@ -28,7 +29,7 @@ func CSV(w io.Writer, run *Run) error {
 	rows := [][]string{{"metric", "stat", "value"}}
 	text := func(k, v string) {
 		if v != "" {
-			rows = append(rows, []string{k, "text", v})
+			rows = append(rows, []string{k, "text", redact.Control(v)})
 		}
 	}
 	num := func(k string, v float64) { rows = append(rows, []string{k, "value", csvNum(v)}) }

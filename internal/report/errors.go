@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/redact"
 )
 
 // ErrorMessage is one distinct failure message and how many measured
@@ -29,7 +30,9 @@ func CommonErrors(recs []record.Request, n int) []ErrorMessage {
 		if r.OK() || r.Warmup {
 			continue
 		}
-		msg := strings.Join(strings.Fields(r.ErrorMessage), " ")
+		// Escaped here, so that every renderer (and summary.json, which the
+		// HTML page and knee report read back) shows the same safe text.
+		msg := redact.Control(strings.Join(strings.Fields(r.ErrorMessage), " "))
 		if rs := []rune(msg); len(rs) > maxErrorMessage {
 			msg = string(rs[:maxErrorMessage-1]) + "…"
 		}

@@ -5,11 +5,13 @@ import (
 	"io"
 	"strings"
 	"unicode"
+
+	"github.com/knee-dev/knee/internal/redact"
 )
 
 // Markdown writes the same report as Text, as Markdown (report.md).
 func Markdown(w io.Writer, run *Run) error {
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriter(redact.ControlWriter(w))
 	bw.WriteString("# " + mdEscape(title(run)) + "\n")
 	if run.Sweep != nil {
 		bw.WriteString("\n")

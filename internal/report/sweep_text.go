@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/knee-dev/knee/internal/redact"
 	"github.com/knee-dev/knee/internal/sweep"
 )
 
@@ -147,7 +148,7 @@ func pointLine(p sweep.Point, kind string) string {
 // SweepText renders a sweep as a plain-text table with the knee, the
 // SLO-safe point, and why each was chosen.
 func SweepText(w io.Writer, r *sweep.Result) error {
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriter(redact.ControlWriter(w))
 	fmt.Fprintf(bw, "Sweep over %s (knee placed on %s)\n", r.LoadKind, r.KneeMetric)
 	if len(r.SLOs) > 0 {
 		fmt.Fprintf(bw, "SLOs: %s\n", strings.Join(r.SLOs, ", "))
@@ -179,7 +180,7 @@ func SweepText(w io.Writer, r *sweep.Result) error {
 
 // SweepMarkdown renders a sweep as a Markdown table with the same content.
 func SweepMarkdown(w io.Writer, r *sweep.Result) error {
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriter(redact.ControlWriter(w))
 	if err := sweepMarkdownBody(bw, r, "# "); err != nil {
 		return err
 	}

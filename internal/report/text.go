@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/knee-dev/knee/internal/redact"
 )
 
 // textWidth is where long values (definitions, notes) wrap.
@@ -14,7 +16,7 @@ const textWidth = 100
 // detail (every statistic, the server view, token shapes, notes,
 // configuration and the definitions of every metric shown).
 func Text(w io.Writer, run *Run) error {
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriter(redact.ControlWriter(w))
 	if err := writeGlance(bw, run); err != nil {
 		return err
 	}
@@ -43,7 +45,7 @@ func Text(w io.Writer, run *Run) error {
 // verdicts and goodput, throughput, latency p50/p95/p99, errors, warnings)
 // and ends with more, the line that says where the detail is.
 func Glance(w io.Writer, run *Run, more string) error {
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriter(redact.ControlWriter(w))
 	if err := writeGlance(bw, run); err != nil {
 		return err
 	}

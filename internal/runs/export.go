@@ -11,6 +11,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/badinput"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/redact"
 	"github.com/knee-dev/knee/internal/store"
 )
 
@@ -138,6 +139,9 @@ func NoRecordsWhy(kind string, maxSim int) string {
 var recordCSVHeader = []string{"id", "step", "warmup", "scheduled_ms", "sent_ms", "ttft_ms", "e2e_ms", "tpot_ms",
 	"input_tokens", "output_tokens", "http_status", "finish_reason", "error", "error_message"}
 
+// recordCSVRow is one record's row; the texts a server wrote are escaped,
+// since the CSV is read on a terminal as often as in a spreadsheet (the
+// JSONL export keeps them exact, JSON-escaped).
 func recordCSVRow(step int, r *record.Request) []string {
 	msOf := func(d time.Duration, ok bool) string {
 		if !ok {
@@ -157,5 +161,5 @@ func recordCSVRow(step int, r *record.Request) []string {
 	tpot, okP := r.TPOT()
 	return []string{strconv.FormatInt(r.ID, 10), stepCell, strconv.FormatBool(r.Warmup), msOf(r.Scheduled, true), msOf(r.Sent, true),
 		msOf(ttft, okT), msOf(e2e, okE), msOf(tpot, okP), strconv.Itoa(r.InputTokens), strconv.Itoa(r.OutputTokens), status,
-		r.FinishReason, string(r.Error), r.ErrorMessage}
+		redact.Control(r.FinishReason), string(r.Error), redact.Control(r.ErrorMessage)}
 }

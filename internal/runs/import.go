@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/knee-dev/knee/internal/badinput"
 	"github.com/knee-dev/knee/internal/ingest"
@@ -31,6 +32,50 @@ type Import struct {
 	Version                    string // knee's, stored with the run
 	// Say prints a warning or note about the import (one line, no newline).
 	Say func(msg string)
+	// Size is the file's size in bytes (-1 or 0: not known, as stdin):
+	// with it, Stream says how far it got and how long is left.
+	Size int64
+	// Now is the clock progress is timed by (nil: time.Now).
+	Now func() time.Time
+}
+
+// Progress lines: the first once the rate is measured, then at most one
+// every progressEvery, so a long import says how long it will take and a
+// short one says nothing.
+const (
+	progressFirst = 3 * time.Second
+	progressEvery = 15 * time.Second
+)
+
+// progress counts what Stream read and says how far it got.
+type progress struct {
+	r           io.Reader
+	o           *Import
+	start, last time.Time
+	n           int64
+}
+
+func (p *progress) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.n += int64(n)
+	now := p.o.Now()
+	if since := now.Sub(p.start); (p.last.IsZero() && since >= progressFirst) || (!p.last.IsZero() && now.Sub(p.last) >= progressEvery) {
+		p.last = now
+		p.o.Say(progressLine(p.n, p.o.Size, since))
+	}
+	return n, err
+}
+
+// progressLine says how much of size was read in elapsed, and at that rate
+// how long the rest takes.
+func progressLine(read, size int64, elapsed time.Duration) string {
+	mb := func(n int64) string { return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) }
+	if size <= 0 || read <= 0 {
+		return fmt.Sprintf("%s MB read and stored in %s", mb(read), elapsed.Round(time.Second))
+	}
+	left := time.Duration(float64(elapsed) * float64(size-read) / float64(read))
+	return fmt.Sprintf("%s of %s MB read and stored (%.0f%%) in %s; about %s to go at this rate",
+		mb(read), mb(size), 100*float64(read)/float64(size), elapsed.Round(time.Second), left.Round(time.Second))
 }
 
 // Meta is the stored description of an imported run: its names (the flags
@@ -109,8 +154,15 @@ func (o Import) Stream(st *store.Store, src io.Reader, sum hash.Hash) (Imported,
 	if err != nil {
 		return Imported{}, fmt.Errorf("storing %s: %w", o.Path, err)
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Say == nil {
+		o.Say = func(string) {}
+	}
 	n := 0
 	var storeErr error
+	src = &progress{r: src, o: &o, start: o.Now()}
 	run, err := ingest.ScanRecords(src, func(r *record.Request) error {
 		w.Add(r)
 		n++

@@ -12,6 +12,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/badinput"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/redact"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
@@ -85,7 +86,9 @@ func cell(s string, n int) string {
 	if s == "" {
 		return "-"
 	}
-	s = strings.ReplaceAll(s, "\t", " ")
+	// A label, a target or a model came from a flag, a file or a server:
+	// a tab or a newline would break the table, an escape the terminal.
+	s = redact.Control(s)
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}

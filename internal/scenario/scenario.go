@@ -16,7 +16,10 @@ package scenario
 import (
 	"bytes"
 	"fmt"
+	"net/url"
 	"os"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -102,8 +105,13 @@ func Apply(cmd *cobra.Command) error {
 // file states the whole workload even if a default changes.
 func Save(fs *pflag.FlagSet, path string, resolved [][2]string, version string) error {
 	settings := map[string]any{}
+	var removed []string // the settings a credential was taken out of
 	for _, kv := range resolved {
-		settings[kv[0]] = kv[1]
+		v, cut := scrub(kv[1])
+		if cut {
+			removed = append(removed, kv[0])
+		}
+		settings[kv[0]] = v
 	}
 	fs.Visit(func(f *pflag.Flag) {
 		if f.Name == FileFlag || f.Name == SaveFlag {
@@ -116,6 +124,10 @@ func Save(fs *pflag.FlagSet, path string, resolved [][2]string, version string) 
 			var keep []string
 			for _, v := range list.Values() {
 				if !redact.LooksLikeSecret(v) {
+					v, cut := scrub(v)
+					if cut {
+						removed = append(removed, f.Name)
+					}
 					keep = append(keep, v)
 				}
 			}
@@ -125,7 +137,11 @@ func Save(fs *pflag.FlagSet, path string, resolved [][2]string, version string) 
 		if redact.LooksLikeSecret(f.Value.String()) {
 			return
 		}
-		settings[f.Name] = f.Value.String()
+		v, cut := scrub(f.Value.String())
+		if cut {
+			removed = append(removed, f.Name)
+		}
+		settings[f.Name] = v
 	})
 	names := make([]string, 0, len(settings))
 	for n := range settings {
@@ -144,12 +160,62 @@ func Save(fs *pflag.FlagSet, path string, resolved [][2]string, version string) 
 	}
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "# %s scenario, written by knee %s; repeat with: %s --%s %s\n", fs.Name(), version, fs.Name(), FileFlag, path)
+	if len(removed) > 0 {
+		sort.Strings(removed)
+		fmt.Fprintf(&buf, "# credentials were left out of %s (a URL's user:password@ or its key/token parameters): give them on the command line, or pass the key with --api-key-env\n",
+			strings.Join(slices.Compact(removed), ", "))
+	}
 	enc := yaml.NewEncoder(&buf)
 	if err := enc.Encode(&doc); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := writePrivate(path, buf.Bytes()); err != nil {
 		return badinput.Errorf("--%s: %v", SaveFlag, err)
 	}
 	return nil
+}
+
+// writePrivate writes b to path readable by its owner only: a scenario
+// names targets and settings that are nobody else's business, and one saved
+// by an older knee may still hold a password. A file already there is
+// narrowed to 0600 before anything is written into it.
+func writePrivate(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// secretParam names a query parameter that carries a credential.
+var secretParam = regexp.MustCompile(`(?i)(key|token|secret|passw|pwd|auth|sig|credential|session)`)
+
+// scrub takes credentials out of one saved value: the user info of every
+// URL in it, and the query parameters of a URL whose names say they hold a
+// key or a token (others, such as api-version, are kept: the run needs
+// them). cut says whether anything was taken out.
+func scrub(v string) (out string, cut bool) {
+	out = redact.Text(v)
+	if u, err := url.Parse(out); err == nil && u.Scheme != "" && u.Host != "" && u.RawQuery != "" {
+		q, dropped := u.Query(), false
+		for name := range q {
+			if secretParam.MatchString(name) {
+				q.Del(name)
+				dropped = true
+			}
+		}
+		if dropped {
+			u.RawQuery = q.Encode()
+			out = u.String()
+		}
+	}
+	return out, out != v
 }

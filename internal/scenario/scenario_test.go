@@ -85,3 +85,39 @@ func TestApplyBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A target URL's password and its key parameters never reach a saved
+// scenario; the file says what was left out, and only its owner reads it,
+// even when it was there before, world-readable.
+func TestSaveLeavesOutURLCredentials(t *testing.T) {
+	cmd := &cobra.Command{Use: "bench"}
+	fs := cmd.Flags()
+	fs.String("url", "", "")
+	fs.String("metrics-url", "", "")
+	fs.String(FileFlag, "", "")
+	fs.String(SaveFlag, "", "")
+	if err := fs.Parse([]string{"--url", "http://user:secretpw@host:8000/v1",
+		"--metrics-url", "https://host/metrics?api-version=2024&access_token=tok123secret"}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(path, []byte("old\n"), 0o644)
+	if err := Save(fs, path, [][2]string{{"tokenize-url", "http://u:pw2@host/tokenize"}}, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	for _, secret := range []string{"secretpw", "user@", "user:s", "tok123secret", "pw2"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("the saved scenario holds %q:\n%s", secret, b)
+		}
+	}
+	for _, want := range []string{"url: http://host:8000/v1\n", "metrics-url: https://host/metrics?api-version=2024\n",
+		"tokenize-url: http://host/tokenize\n", "# credentials were left out of metrics-url, tokenize-url, url"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("saved scenario lacks %q:\n%s", want, b)
+		}
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+}

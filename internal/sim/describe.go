@@ -30,6 +30,9 @@ func Notes(eng *simengine.Engine, res Result, elapsed time.Duration) []string {
 		fmt.Sprintf("engine: %d steps, %d preemptions, %d rejected; %.1f s of virtual time simulated in %.2f s",
 			s.Steps, s.Preemptions, s.Rejected, res.End.Seconds(), elapsed.Seconds()),
 	}
+	if n := cappedNote(res); n != "" {
+		notes = append(notes, n)
+	}
 	if eng.Config().NoPrefixCaching {
 		notes = append(notes, "prefix caching off (--no-prefix-caching): every prompt is prefilled in full")
 	} else if s.PrefixCacheQueries > 0 {

@@ -387,7 +387,19 @@ func (l *loop) handle(ev simengine.Event) {
 }
 
 func (l *loop) accepting(t time.Duration) bool {
-	return (l.cfg.Requests <= 0 || l.res.Issued < l.cfg.Requests) && (l.cfg.Duration <= 0 || t < l.cfg.Duration)
+	return l.res.Capped == "" && (l.cfg.Requests <= 0 || l.res.Issued < l.cfg.Requests) && (l.cfg.Duration <= 0 || t < l.cfg.Duration)
+}
+
+// capped stops the run issuing when it reaches MaxRequests or MaxInFlight
+// (probes and held requests counted: all are in memory).
+func (l *loop) capped() bool {
+	switch {
+	case l.res.Issued >= MaxRequests:
+		l.res.Capped = CappedRequests
+	case l.inFlight+len(l.heldQ)-l.heldHead >= MaxInFlight:
+		l.res.Capped = CappedInFlight
+	}
+	return l.res.Capped != ""
 }
 
 // schedule queues an arrival (user -1) or a closed-loop user's next request.
@@ -418,6 +430,9 @@ func (l *loop) arrive(t time.Duration, user int) {
 		if _, ok := l.cfg.Turn(user, l.sessions[user].done+1); !ok {
 			return
 		}
+	}
+	if l.capped() {
+		return
 	}
 	h := held{id: l.res.Issued, sched: t, user: user}
 	l.res.Issued++

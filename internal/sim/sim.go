@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"time"
 
@@ -168,14 +169,69 @@ func contentID(s, turn int, answer bool) uint64 {
 // Result says what a run did.
 type Result struct {
 	Issued, Completed, Rejected int64 // Issued and Completed: the main load's, probes apart
-	Probes                      int64 // probes sent
-	Failed                      int64 // too long for the context (TooLongAsErrors)
-	PeakInFlight                int
-	End                         time.Duration // virtual time of the last event
-	Steps                       int64         // engine steps
-	Tokens                      int64         // output tokens emitted
-	Events                      int64         // arrivals + steps + token emissions
-	Engine                      simengine.EngineStats
+	// Capped says why the run stopped issuing before its Requests or
+	// Duration: "" (it did not), CappedRequests or CappedInFlight.
+	Capped       string
+	Probes       int64 // probes sent
+	Failed       int64 // too long for the context (TooLongAsErrors)
+	PeakInFlight int
+	End          time.Duration // virtual time of the last event
+	Steps        int64         // engine steps
+	Tokens       int64         // output tokens emitted
+	Events       int64         // arrivals + steps + token emissions
+	Engine       simengine.EngineStats
+}
+
+// A run's own size is bounded, whatever it is asked: its memory grows with
+// the requests it issues (the summary keeps every send and end time, 16
+// bytes a request) and, far more, with the requests in flight (each holds
+// its state in the loop and the engine, about 1 KB). An open loop offered
+// more than the engine completes queues without bound: a --rate 1000 run
+// died of memory at 1.57 GB. Variables so tests can lower them.
+var (
+	// MaxRequests bounds the requests one run issues (about 100 MB of
+	// summary at the bound).
+	MaxRequests int64 = 5_000_000
+	// MaxInFlight bounds the requests in flight (sent or held in the client
+	// by MaxConcurrency): past it an overloaded run stops issuing, lets
+	// what it issued finish, and says so; its latencies described no steady
+	// state already.
+	MaxInFlight = 100_000
+)
+
+// Why a run stopped issuing early (Result.Capped).
+const (
+	CappedRequests = "requests"
+	CappedInFlight = "in flight"
+)
+
+// CheckSize refuses a run asked for more than MaxRequests, before it
+// starts: requests given, or an open loop's rate over its duration
+// (rateRPS 0: not known, as a closed loop's). The message names the
+// flags to change.
+func CheckSize(requests int64, duration time.Duration, rateRPS float64) error {
+	if requests > MaxRequests {
+		return fmt.Errorf("--requests %d: a simulation issues at most %d requests (its summary keeps each one's send and end time); lower --requests, or simulate a shorter window of the same load",
+			requests, MaxRequests)
+	}
+	if requests <= 0 && duration > 0 && rateRPS > 0 {
+		if n := rateRPS * duration.Seconds(); n > float64(MaxRequests) {
+			return fmt.Errorf("--rate %g over --duration %s is about %.3g requests: a simulation issues at most %d; shorten --duration (the summary of a steady load does not need more), or give --requests",
+				rateRPS, duration, n, MaxRequests)
+		}
+	}
+	return nil
+}
+
+// cappedNote says why a capped run stopped early ("" when it was not).
+func cappedNote(res Result) string {
+	switch res.Capped {
+	case CappedRequests:
+		return fmt.Sprintf("stopped issuing at %d requests, the bound on one simulation's size (sim.MaxRequests); the report covers those", res.Issued)
+	case CappedInFlight:
+		return fmt.Sprintf("stopped issuing at %d requests in flight, the bound on one simulation's queue: the load is more than the engine completes, so the queue grows without bound; the report covers the %d requests issued before, all finished", MaxInFlight, res.Issued)
+	}
+	return ""
 }
 
 // Run simulates cfg, calling onRecord once per finished or rejected request

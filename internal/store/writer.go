@@ -1,10 +1,12 @@
 package store
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -398,6 +400,16 @@ func (w *RunWriter) keepUnstored() (path string, kept int, err error) {
 		return "", 0, fmt.Errorf("store: keeping %d records: %w", len(pending), err)
 	}
 	defer f.Close()
+	// On a full disk the buffered writer fails part-way: what the file
+	// holds is its complete lines, not what was handed to the writer (it
+	// said 26 kept where the file held 20 and a cut one).
+	defer func() {
+		if err != nil && path != "" {
+			if n, terr := trimToCompleteLines(path); terr == nil {
+				kept = n
+			}
+		}
+	}()
 	rw := record.NewWriter(f)
 	for i := range pending {
 		if err := rw.Write(&pending[i].rec); err != nil {
@@ -431,6 +443,41 @@ func (w *RunWriter) keepUnstored() (path string, kept int, err error) {
 		os.Remove(sp.path)
 	}
 	return f.Name(), kept, f.Close()
+}
+
+// trimToCompleteLines cuts path after its last complete line (a line cut
+// by a failed write would not read back) and counts its lines.
+func trimToCompleteLines(path string) (int, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	var lines int
+	var end, off int64
+	for {
+		b, err := br.ReadSlice('\n')
+		off += int64(len(b))
+		if err == nil {
+			lines++
+			end = off
+			continue
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != io.EOF {
+			return 0, err
+		}
+		break
+	}
+	if end < off {
+		if err := f.Truncate(end); err != nil {
+			return 0, err
+		}
+	}
+	return lines, nil
 }
 
 func (w *RunWriter) loop() {

@@ -135,6 +135,9 @@ func runAuto(ctx context.Context, p Plan, measure func(float64, bool) (Step, err
 		if err != nil {
 			return notes, err
 		}
+		if s.Unreachable != "" {
+			return append(notes, unreachableNote(s)), nil
+		}
 		if !s.SLOMet {
 			bad = &s
 			notes = append(notes, fmt.Sprintf("automatic sweep stopped growing at %s: an SLO failed", s.Load))
@@ -182,6 +185,9 @@ func runAuto(ctx context.Context, p Plan, measure func(float64, bool) (Step, err
 		if err != nil {
 			return notes, err
 		}
+		if s.Unreachable != "" {
+			return append(notes, unreachableNote(s)), nil
+		}
 		switch {
 		case !plateau && s.SLOMet && !saturated(&s) && s.Oversaturated == "":
 			lo = s
@@ -204,7 +210,7 @@ func runLoads(p Plan, measure func(float64, bool) (Step, error)) ([]string, erro
 	var notes []string
 	limit := math.Inf(1)
 	var skipped []string
-	for _, v := range p.Loads {
+	for i, v := range p.Loads {
 		if v > limit {
 			skipped = append(skipped, Load{p.Kind, v}.String())
 			continue
@@ -212,6 +218,17 @@ func runLoads(p Plan, measure func(float64, bool) (Step, error)) ([]string, erro
 		s, err := measure(v, false)
 		if err != nil {
 			return notes, err
+		}
+		if s.Unreachable != "" {
+			note := unreachableNote(s)
+			if rest := p.Loads[i+1:]; len(rest) > 0 {
+				left := make([]string, len(rest))
+				for j, l := range rest {
+					left[j] = Load{p.Kind, l}.String()
+				}
+				note += "; left out: " + strings.Join(left, ", ")
+			}
+			return append(notes, note), nil
 		}
 		if s.Oversaturated != "" && v < limit {
 			limit = v
@@ -222,6 +239,11 @@ func runLoads(p Plan, measure func(float64, bool) (Step, error)) ([]string, erro
 			Load{p.Kind, limit}, strings.Join(skipped, ", ")))
 	}
 	return notes, nil
+}
+
+// unreachableNote says the sweep stopped at step s, its target gone.
+func unreachableNote(s Step) string {
+	return fmt.Sprintf("the sweep stopped at %s: %s; no further step was measured", s.Load, s.Unreachable)
 }
 
 func lastLoad(s *Step) float64 {

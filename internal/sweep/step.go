@@ -74,6 +74,10 @@ type Step struct {
 	// Oversaturated says why the step stopped early, its queue growing
 	// without bound (knee sweep --stop-oversaturated; "" otherwise).
 	Oversaturated string
+	// Unreachable says why the target was gone in this step (every request
+	// of its first seconds failed to connect, as knee bench stops on; ""
+	// otherwise): the sweep measures no further step.
+	Unreachable string
 	// Classes are a traffic mix's classes at this step, in the mix's
 	// order, each judged on its own (nil: no mix).
 	Classes []ClassStep

@@ -11,6 +11,7 @@ import (
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/redact"
 	"github.com/knee-dev/knee/internal/runcheck"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/slo"
@@ -187,6 +188,11 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 	}
 	step := Step{Load: load, Summary: sum, Full: true, ProbeTTFTP95: probeTTFT, Oversaturated: res.Oversaturation,
 		Classes: r.Classes.Summarize(res.Records, opts, r.SLOs, &sum)}
+	if res.StoppedBy == loadgen.StopUnreachable {
+		step.Unreachable = fmt.Sprintf("every request of the first %v failed to connect to %s (%s)",
+			cfg.StopIfUnreachable, redact.URL(cfg.BaseURL), record.ErrorKindsLine(sum.ErrorKinds))
+		step.Warnings = append(step.Warnings, step.Unreachable)
+	}
 	if res.Oversaturation != "" {
 		step.Warnings = append(step.Warnings, res.Oversaturation+"; the step's figures cover it until then")
 	}
