@@ -251,7 +251,7 @@ export async function mount(el, ctx, rest) {
       h('div', {id: 'cv-badge', class: 'badge ' + pr.level, dataset: {level: pr.level}, role: 'status'}, h('strong', {}, levelText[pr.level]), h('span', {}, pr.reason)),
       h('div', {class: 'metrics'}, figure('cv-rps', 'Throughput', f.throughput_rps, 'req/s'), figure('cv-ttft-p95', 'p95 TTFT', f.ttft_ms.p95, 'ms'),
         figure('cv-queue', 'Queue p50', f.queue_ms.p50, 'ms'), figure('cv-front-end', 'Front end p50', f.front_end_ms.p50, 'ms'), figure('cv-otps', 'Output', f.output_tps, 'tok/s')),
-      h('p', {class: 'notes'}, 'Queue: the wait before the engine admits a request (what the badge counts as waiting). Front end: HTTP, chat template and tokenization before that, a phase of its own.'));
+      h('p', {class: 'notes'}, 'Queue: the wait before the engine admits a request (what the badge counts as waiting). Front end: the API server\'s work before that (HTTP, chat template, tokenization), a phase of its own; it grows when the server is busy streaming to many users.'));
     drawCurve(sweep, cvLast);
   });
   users.input.addEventListener('input', cv.soon);
@@ -369,7 +369,8 @@ function renderQuestion(q) {
     if (!c) return;
     explain.hidden = false;
     const v = explain.querySelector('.verdict');
-    v.textContent = choice === q.answer ? 'Right.' : 'Not quite: ' + q.choices.find(x => x[0] === q.answer)[1] + '.';
+    // A wrong choice does not give the right one away: the learner can try again.
+    v.textContent = choice === q.answer ? 'Right.' : 'Not quite: try another answer.';
     v.dataset.correct = String(choice === q.answer);
     const w = explain.querySelector('#option-why-' + q.id);
     w.textContent = (choice === q.answer ? '' : 'Your choice: ') + c[2];

@@ -7,7 +7,7 @@ import {defaults} from './sim.js';
 
 export const phases = [
   {id: 'arrival', title: '1 Arrival', text: 'A request arrives when the load model schedules it — a user presses enter (open loop), or a user\'s previous answer has just finished (closed loop). Shown here for a moment after it arrives, and while the client holds it back.'},
-  {id: 'queue', title: '2 Queue', text: 'It waits: in the client for a free slot, then, after the server\'s front end (HTTP, chat template, tokenization: about 10 ms, part of TTFT but no queue), in the engine\'s waiting queue until the scheduler admits it to the running batch (limited by max sequences and free KV-cache blocks). Waiting adds to what the user feels but does no work.'},
+  {id: 'queue', title: '2 Queue', text: 'It waits: in the client for a free slot, then, after the server\'s front end (HTTP, chat template, tokenization: about 10 ms on a quiet server, more on a busy one; part of TTFT but no queue), in the engine\'s waiting queue until the scheduler admits it to the running batch (limited by max sequences and free KV-cache blocks). Waiting adds to what the user feels but does no work.'},
   {id: 'prefill', title: '3 Prefill', text: 'The engine processes every prompt token, in chunks that fit the batched-token budget beside everyone else\'s decode; its cost grows with the prompt length.'},
   {id: 'first_token', title: '4 First token', text: 'The first output token leaves: time to first token (TTFT) is queue plus prefill — how long the user stares at an empty answer.'},
   {id: 'decode', title: '5 Decode', text: 'Every engine step adds one token to each running request; the time per output token (TPOT) grows with the batch and the context it reads from the KV cache.'},

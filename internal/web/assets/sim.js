@@ -183,7 +183,7 @@ function renderResults(el, r) {
     h('div', {class: 'metrics'},
       metric('queue-p50', 'Queue p50', f.queue_ms.p50, 'ms', 'waiting to be admitted: client wait + engine queue (what the badge counts as waiting)'),
       metric('queue-p95', 'Queue p95', f.queue_ms.p95, 'ms'),
-      metric('front-end-p50', 'Front end p50', f.front_end_ms.p50, 'ms', 'HTTP, chat template and tokenization before the engine sees the request: part of TTFT, not a queue'),
+      metric('front-end-p50', 'Front end p50', f.front_end_ms.p50, 'ms', 'HTTP, chat template and tokenization before the engine sees the request (longer while the API server streams to many users): part of TTFT, not a queue'),
       metric('ttft-p50', 'TTFT p50', f.ttft_ms.p50, 'ms'),
       metric('ttft-p95', 'TTFT p95', f.ttft_ms.p95, 'ms'),
       metric('ttft-p99', 'TTFT p99', f.ttft_ms.p99, 'ms'),
