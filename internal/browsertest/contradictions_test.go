@@ -21,6 +21,20 @@ func TestContradictionsInBrowser(t *testing.T) {
 	dir := t.TempDir()
 	base := startUI(t, filepath.Join(dir, "knee.db"))
 	b := newBrowser(t, exe, dir)
+	checkContradictions(t, b, base, "")
+}
+
+// TestContradictionsExportedInBrowser: the same checks against the exported
+// site (the API in WebAssembly) on a plain static file server.
+func TestContradictionsExportedInBrowser(t *testing.T) {
+	exe := needChromium(t)
+	dir := t.TempDir()
+	base := serveExport(t, dir)
+	b := newBrowser(t, exe, dir)
+	checkContradictions(t, b, base, "export-")
+}
+
+func checkContradictions(t *testing.T, b *browser, base, prefix string) {
 	b.do(chromedp.EmulateViewport(1400, 1000))
 
 	// --- Simulator ---
@@ -86,7 +100,7 @@ func TestContradictionsInBrowser(t *testing.T) {
 			t.Errorf("%s users: the current point is not on the curve: %v (p95 TTFT box %.1f)", load, c, s.TTFT)
 		}
 	}
-	b.shot("contradictions-simulator")
+	b.shot(prefix + "contradictions-simulator")
 
 	// --- Learn ---
 	b.do(chromedp.Navigate(base + "/#learn"))
@@ -205,7 +219,7 @@ func TestContradictionsInBrowser(t *testing.T) {
 		}
 	}
 	b.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('h-quiz').scrollIntoView()`))
-	b.shot("contradictions-quiz")
+	b.shot(prefix + "contradictions-quiz")
 	b.checkClean()
 }
 
