@@ -63,7 +63,7 @@ type Scenario struct {
 // Scenarios lists the lessons in teaching order.
 var Scenarios = []Scenario{
 	{Name: "queue", Title: "Queue incident: arrivals above capacity",
-		Lesson:   "The arrival rate rises above what the engine can serve. The batch is capped at 32 requests, as the worked pair's is, so the engine steps and each output token stay about as fast as before; the extra requests pile up in the server's waiting queue, and the queue grows with every second of overload until it is most of what a user waits for. (Without a cap the batch would grow too, and a bigger batch makes each token slower: then the decode slows as well, from the same cause.) The fix is capacity or admission control, not a faster model.",
+		Lesson: "The arrival rate rises above what the engine can serve. The batch is capped at 32 requests, as the worked pair's is, so the engine steps and each output token stay about as fast as before; the extra requests pile up in the server's waiting queue, and the queue grows with every second of overload until it is most of what a user waits for. (Without a cap the batch would grow too, and a bigger batch makes each token slower: then the decode slows as well, from the same cause.) The fix is capacity or admission control, not a faster model.",
 		// Capped as the worked pair's queue side (32 sequences): uncapped,
 		// the overload also grew the batch and the time per token ×11.5,
 		// more than the decode incident's, which undercut "a flat decode
