@@ -35,12 +35,17 @@ type run struct {
 	Input     string  `json:"input_tokens"`
 	Output    string  `json:"output_tokens"`
 	StepScale float64 `json:"step_time_scale"`
+	// MaxNumSeqs caps the running batch (0: vLLM's default for the GPU).
+	MaxNumSeqs int `json:"max_num_seqs,omitempty"`
 }
 
 func (r run) String() string {
 	s := fmt.Sprintf("Poisson %g req/s, input %s tokens, output %s tokens", r.RateRPS, r.Input, r.Output)
 	if r.StepScale != 1 {
 		s += fmt.Sprintf(", engine steps ×%g slower", r.StepScale)
+	}
+	if r.MaxNumSeqs > 0 {
+		s += fmt.Sprintf(", at most %d requests in the batch", r.MaxNumSeqs)
 	}
 	return s
 }
@@ -58,14 +63,18 @@ type Scenario struct {
 // Scenarios lists the lessons in teaching order.
 var Scenarios = []Scenario{
 	{Name: "queue", Title: "Queue incident: arrivals above capacity",
-		Lesson:   "The arrival rate rises above what the engine can serve. Requests pile up in the server's waiting queue, and the queue grows with every second of overload until it is most of what a user waits for; the batch is full, so each output token is slower too. Both come from too much load: the fix is capacity or admission control, not a faster model.",
-		Baseline: run{"healthy", 20, "512:640", "128", 1}, Incident: run{"overloaded", 100, "512:640", "128", 1}},
+		Lesson: "The arrival rate rises above what the engine can serve. The batch is capped at 32 requests, as the worked pair's is, so the engine steps and each output token stay about as fast as before; the extra requests pile up in the server's waiting queue, and the queue grows with every second of overload until it is most of what a user waits for. (Without a cap the batch would grow too, and a bigger batch makes each token slower: then the decode slows as well, from the same cause.) The fix is capacity or admission control, not a faster model.",
+		// Capped as the worked pair's queue side (32 sequences): uncapped,
+		// the overload also grew the batch and the time per token ×11.5,
+		// more than the decode incident's, which undercut "a flat decode
+		// rate points to a queue".
+		Baseline: run{"healthy", 20, "512:640", "128", 1, 32}, Incident: run{"overloaded", 40, "512:640", "128", 1, 32}},
 	{Name: "decode", Title: "Decode incident: every engine step twice as slow",
 		Lesson:   "The same traffic meets an engine whose steps take twice as long (a slower runtime, throttled GPU or a noisy neighbour). Time per output token more than doubles (slower steps also keep more requests in the batch) while the queue stays a few milliseconds: the fix is in the runtime, model or batch size.",
-		Baseline: run{"healthy", 10, "512:640", "128", 1}, Incident: run{"slow decode", 10, "512:640", "128", 2}},
+		Baseline: run{"healthy", 10, "512:640", "128", 1, 0}, Incident: run{"slow decode", 10, "512:640", "128", 2, 0}},
 	{Name: "prefill", Title: "Prefill incident: prompts eight times longer",
 		Lesson:   "The same request rate, but prompts grow eight-fold (say, a RAG change stuffs more context). Prefill time and TTFT grow with input length, and the long prefill chunks share engine steps with everyone's decode, so tokens come slower too: the fix is prompt size, prefix caching or chunked-prefill tuning.",
-		Baseline: run{"healthy", 2, "512:640", "128", 1}, Incident: run{"long prompts", 2, "4096:5120", "128", 1}},
+		Baseline: run{"healthy", 2, "512:640", "128", 1, 0}, Incident: run{"long prompts", 2, "4096:5120", "128", 1, 0}},
 	{Name: "sweep", Title: "Load sweep: where the knee is and what is safe",
 		Lesson: "Offered load rises step by step. Throughput grows with load, then flattens at the engine's capacity; p95 TTFT barely moves, then climbs steeply as a queue forms. The knee is where the curve bends; the SLO-safe point is the highest load whose p95 TTFT stays under 2 s.",
 		Sweep:  []float64{5, 10, 20, 30, 40, 50, 60, 65, 70, 75, 80, 90, 100, 120}},
@@ -128,6 +137,9 @@ func simulate(ctx context.Context, ecfg simengine.Config, r run) ([]record.Reque
 		return nil, err
 	}
 	ecfg.StepTimeScale = r.StepScale
+	if r.MaxNumSeqs > 0 {
+		ecfg.MaxNumSeqs = r.MaxNumSeqs
+	}
 	recs, _, err := sim.Collect(ctx, sim.Config{Engine: ecfg, Gen: l, Arrivals: a, Duration: RunFor, Warmup: Warmup, KeepTokenTimes: true})
 	return recs, err
 }

@@ -30,6 +30,17 @@ func TestIncidentScenarios(t *testing.T) {
 			if !strings.Contains(b.String(), "verdict: "+string(c.want)) || !strings.Contains(b.String(), "server queue") {
 				t.Errorf("text:\n%s", b.String())
 			}
+			// The queue incident teaches "a flat decode rate points to a
+			// queue": its decode must stay about flat (issue 44: ×11.5
+			// uncapped, more than the decode incident's ×2.4).
+			if c.name == "queue" {
+				x := r.Incident.Summary.TPOT.P50 / r.Baseline.Summary.TPOT.P50
+				t.Logf("queue incident: TPOT p50 %.1f → %.1f ms (×%.2f), TTFT p95 %.0f → %.0f ms", r.Baseline.Summary.TPOT.P50, r.Incident.Summary.TPOT.P50, x,
+					r.Baseline.Summary.TTFT.P95, r.Incident.Summary.TTFT.P95)
+				if x > 1.3 || r.Incident.Summary.TTFT.P95 < 10*r.Baseline.Summary.TTFT.P95 {
+					t.Errorf("queue incident: TPOT ×%.2f, p95 TTFT %.0f → %.0f ms; want the decode about flat and the wait many times longer", x, r.Baseline.Summary.TTFT.P95, r.Incident.Summary.TTFT.P95)
+				}
+			}
 			// Deterministic: a second run gives the same numbers.
 			r2, _ := Run(context.Background(), c.name)
 			j1, _ := json.Marshal(r)

@@ -96,7 +96,7 @@ func TestLearnCurveFlatPastSaturation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := &sweepRunner{base: sweep.SimRunner{Engine: su.engine, Gen: su.lengths, SLOs: su.slos}}
+	runner := &sweepRunner{su: su}
 	best := 0.0
 	var past []float64
 	for _, l := range loads {

@@ -35,11 +35,20 @@ var lessonPair = [2]lessonRequest{
 // (it states none; 200 makes B's decode 17.6 ms a token).
 const lessonOutputTokens = 200
 
-// lessonTable is the lesson's load table: offered load (users), measured
-// throughput (req/s) and p95 TTFT (s).
+// lessonTable is the lesson's load table: offered load, measured
+// throughput (req/s) and p95 TTFT (s). The lesson calls its first column
+// "load" without a unit; read as users in flight its rows break Little's
+// law (45 users at 24.3 req/s would wait 1.9 s each, not a p95 TTFT of
+// 12.4 s), read as offered requests per second they fit (45 offered, 24.3
+// served: the rest queue and the wait grows). So knee reads it as an
+// offered rate, and the page says why (lessonLoadNote).
 var lessonTable = []struct{ Load, RPS, TTFTP95S float64 }{
 	{5, 5.0, 0.7}, {15, 14.8, 0.9}, {25, 23.0, 1.6}, {35, 24.1, 5.8}, {45, 24.3, 12.4},
 }
+
+// lessonLoadNote says on the page why the load column is read as offered
+// requests per second.
+const lessonLoadNote = "The lesson calls its first column \"load\". Read as users in flight, its rows would break Little's law: 45 users served at 24.3 req/s would each wait about 1.9 s, not a p95 TTFT of 12.4 s. Read as offered requests per second they fit: past about 25 req/s the server serves no more, and the extra arrivals wait in a queue that grows. So knee reads the load as offered req/s."
 
 // lessonSLO is the objective the lesson judges its table by.
 const lessonSLO = "p95(ttft)<2s"
@@ -69,6 +78,9 @@ type lessonResult struct {
 		SLOSafe sweep.Point `json:"slo_safe"`
 		Highest float64     `json:"highest_load"`
 		Why     string      `json:"highest_why"`
+		// LoadUnit names the load column; LoadNote says why it is read so.
+		LoadUnit string `json:"load_unit"`
+		LoadNote string `json:"load_note"`
 	} `json:"table"`
 }
 
@@ -99,7 +111,7 @@ func buildLesson() (*lessonResult, error) {
 			Diagnosis: diagnose.Diagnose(lessonRecords(r, 30), diagnose.Options{})}
 	}
 	var csv strings.Builder
-	csv.WriteString("concurrency,throughput_rps,ttft_p95_s\n")
+	csv.WriteString("rate_rps,throughput_rps,ttft_p95_s\n")
 	for _, row := range lessonTable {
 		fmt.Fprintf(&csv, "%g,%g,%g\n", row.Load, row.RPS, row.TTFTP95S)
 	}
@@ -120,6 +132,7 @@ func buildLesson() (*lessonResult, error) {
 	}
 	tab := &out.Table
 	tab.SLO, tab.Knee, tab.SLOSafe = lessonSLO, res.Knee, res.SLOSafe
+	tab.LoadUnit, tab.LoadNote = "offered req/s", lessonLoadNote
 	best := 0
 	for i, row := range lessonTable {
 		met := i < len(res.Steps) && res.Steps[i].SLOMet
@@ -130,10 +143,10 @@ func buildLesson() (*lessonResult, error) {
 	}
 	h := lessonTable[best]
 	tab.Highest = h.Load
-	tab.Why = fmt.Sprintf("The most throughput (%.1f req/s at load %g) is not a healthy operating point: its p95 TTFT is %.1f s against the objective's 2 s.", h.RPS, h.Load, h.TTFTP95S)
+	tab.Why = fmt.Sprintf("The most throughput (%.1f req/s at %g req/s offered) is not a healthy operating point: its p95 TTFT is %.1f s against the objective's 2 s.", h.RPS, h.Load, h.TTFTP95S)
 	if res.SLOSafe.Found() {
 		s := lessonTable[res.SLOSafe.Index]
-		tab.Why += fmt.Sprintf(" It serves only %.0f%% more than the SLO-safe load %g (p95 TTFT %.1f s): past the knee the extra users wait in the queue.",
+		tab.Why += fmt.Sprintf(" It serves only %.0f%% more than the SLO-safe load of %g req/s offered (p95 TTFT %.1f s): past the knee the extra requests wait in the queue.",
 			100*(h.RPS/s.RPS-1), s.Load, s.TTFTP95S)
 	}
 	return &out, nil

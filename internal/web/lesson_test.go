@@ -35,6 +35,16 @@ func TestLessonThroughKnee(t *testing.T) {
 	if !tab.SLOSafe.Found() || tab.SLOSafe.Load != 25 {
 		t.Errorf("SLO-safe at %v, the lesson's 25", tab.SLOSafe.Load)
 	}
+	// The load is read as offered requests per second (its rows fit that,
+	// not users in flight) and every sentence about it says so.
+	for _, txt := range []string{tab.Knee.Reason, tab.SLOSafe.Reason, tab.Why} {
+		if strings.Contains(txt, "in flight") || strings.Contains(txt, "users") || !strings.Contains(txt, "req/s") {
+			t.Errorf("the lesson's load is not named as offered req/s: %q", txt)
+		}
+	}
+	if !strings.Contains(tab.LoadUnit, "req/s") || !strings.Contains(tab.LoadNote, "Little's law") {
+		t.Errorf("the load column is %q, said why: %q", tab.LoadUnit, tab.LoadNote)
+	}
 	if tab.Highest != 45 || !strings.Contains(tab.Why, "not a healthy operating point") || !strings.Contains(tab.Why, "12.4 s") {
 		t.Errorf("highest throughput %v: %s", tab.Highest, tab.Why)
 	}

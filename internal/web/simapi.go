@@ -163,19 +163,24 @@ func (p *SimParams) setup() (*simSetup, error) {
 	if p.Requests < 0 || p.Requests > maxRequests {
 		return nil, badf("requests %d: want 1 to %d (0: sized from the load)", p.Requests, maxRequests)
 	}
-	n := p.Requests
-	if n == 0 {
-		// Enough requests for several turns of every user (closed loop) or
-		// a run long enough for a queue to show (open loop), bounded.
-		n = 300
-		switch p.LoadKind {
-		case "concurrency":
-			n, _ = closedLoopRun(int(p.Load))
-		case "rate":
-			n = min(maxRequests, max(300, int(p.Load*rateRunFor.Seconds())))
-		}
+	return &simSetup{p: *p, engine: ecfg, lengths: l, slos: set, requests: runSize(p)}, nil
+}
+
+// runSize is how many requests a run of p simulates: p.Requests, or
+// enough for several turns of every user (closed loop) or a run long
+// enough for a queue to show (open loop), bounded.
+func runSize(p *SimParams) int {
+	if p.Requests != 0 {
+		return p.Requests
 	}
-	return &simSetup{p: *p, engine: ecfg, lengths: l, slos: set, requests: n}, nil
+	switch p.LoadKind {
+	case "concurrency":
+		n, _ := closedLoopRun(int(p.Load))
+		return n
+	case "rate":
+		return min(maxRequests, max(300, int(p.Load*rateRunFor.Seconds())))
+	}
+	return 300
 }
 
 // usersStartOver spreads a closed loop's users' first requests over the
@@ -217,10 +222,18 @@ type simOutcome struct {
 	// Ranges are the headline figures with the range knee's held-out
 	// errors give each (docs/validation.md).
 	Ranges *report.PredictionRanges `json:"prediction_ranges,omitempty"`
+	// sum is the run's summary, throughput at its steady state: a sweep
+	// step is this (sweepRunner), so the page's point lies on its curve.
+	sum stats.Summary
 }
 
 type simFigures struct {
-	QueueMS       stats.Dist `json:"queue_ms"` // client wait + server queue
+	// QueueMS is the wait before the engine admits a request: client wait
+	// plus the engine's waiting queue, the wait the pressure badge counts.
+	// The front end before it (HTTP, chat template, tokenization) is a
+	// phase of its own, FrontEndMS, so "queue" means one thing on a page.
+	QueueMS       stats.Dist `json:"queue_ms"`
+	FrontEndMS    stats.Dist `json:"front_end_ms"`
 	TTFTMS        stats.Dist `json:"ttft_ms"`
 	TTFTSchedMS   stats.Dist `json:"ttft_sched_ms"`
 	TPOTMS        stats.Dist `json:"tpot_ms"`
@@ -263,7 +276,8 @@ type phaseTimes struct {
 	Step       *int    `json:"step,omitempty"` // a stored sweep's step, in load order
 	ArrivalMS  float64 `json:"arrival_ms"`
 	SentMS     float64 `json:"sent_ms"`
-	QueueMS    float64 `json:"queue_ms"` // server queue (client wait is sent − arrival)
+	QueueMS    float64 `json:"queue_ms"`     // in the server before prefill: front end + engine queue (client wait is sent − arrival)
+	FrontEndMS float64 `json:"front_end_ms"` // of QueueMS, the front end (HTTP, template, tokenization)
 	PrefillMS  float64 `json:"prefill_ms"`
 	FirstMS    float64 `json:"first_token_ms"`
 	DoneMS     float64 `json:"done_ms"`
@@ -383,7 +397,7 @@ func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 		}
 		applySteady(&sum, &win)
 	}
-	out := &simOutcome{Params: p, Requests: len(recs), SimulatedS: res.End.Seconds(),
+	out := &simOutcome{Params: p, Requests: len(recs), SimulatedS: res.End.Seconds(), sum: sum,
 		Engine: engineFacts{Name: su.engineName(), MaxNumSeqs: res.Engine.MaxNumSeqs,
 			MaxNumBatchedTokens: res.Engine.MaxNumBatchedTokens, KVCapacityTokens: res.Engine.KVCapacityTokens, MaxModelLen: res.Engine.MaxModelLen}}
 	f := &out.Summary
@@ -401,17 +415,18 @@ func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 	if sum.TPOT.Count > 0 && sum.TPOT.Mean > 0 {
 		f.DecodeRateTPS = 1000 / sum.TPOT.Mean
 	}
-	var queue, prefill, decode []float64
+	var queue, front, prefill, decode []float64
 	for i := range recs {
 		r := &recs[i]
 		if r.Warmup || !r.OK() || r.ServerPhases == nil {
 			continue
 		}
-		queue = append(queue, ms(r.Lag()+serverWait(r)))
+		queue = append(queue, ms(r.Lag()+r.ServerPhases.Queue))
+		front = append(front, ms(serverWait(r)-r.ServerPhases.Queue))
 		prefill = append(prefill, ms(r.ServerPhases.Prefill))
 		decode = append(decode, ms(r.ServerPhases.Decode))
 	}
-	f.QueueMS, f.PrefillMS, f.DecodeMS = distOf(queue), distOf(prefill), distOf(decode)
+	f.QueueMS, f.FrontEndMS, f.PrefillMS, f.DecodeMS = distOf(queue), distOf(front), distOf(prefill), distOf(decode)
 	f.KVUsageMean, f.KVUsagePeak = kv.mean(int64(max(firstMeasured, 0))), kv.peak
 	for _, r := range su.slos.Evaluate(sum) {
 		c := sloCheck{Objective: r.Objective.String(), Met: r.Met, Text: r.String(), Threshold: r.Objective.Threshold}
@@ -503,6 +518,7 @@ func lifecycleOf(recs []record.Request, steps []int) []phaseTimes {
 		}
 		if r.ServerPhases != nil {
 			pt.QueueMS, pt.PrefillMS = ms(serverWait(r)), ms(r.ServerPhases.Prefill)
+			pt.FrontEndMS = ms(serverWait(r) - r.ServerPhases.Queue)
 		}
 		if !r.OK() {
 			pt.FirstMS, pt.DoneMS = 0, ms(r.StreamEnd)

@@ -23,24 +23,79 @@ const sectionTitles = {
   traps: '5 · Four common traps',
 };
 
+// The knowledge check. Every option is a belief a learner could hold, of
+// about the same length as the others, with its own explanation; the page
+// shuffles them (see order) and an answer can be changed. The right
+// answers' length ranks differ from question to question (longest, second,
+// third, shortest), so length gives nothing away either; the browser test
+// checks both.
 const questions = [
   {id: 'ttft-flat-decode', q: 'Under more load, p95 TTFT grows several-fold while the decode rate (tokens per second once a request streams) stays flat. What is the first hypothesis?',
-    choices: [['decode', 'The decode steps have become slower, so every token of every answer takes longer to make'], ['queue', 'Requests wait before the engine admits them: a queue has formed'],
-      ['output', 'The answers have become longer'], ['gpu', 'The GPU is idle']], answer: 'queue', section: 'phases', control: 'ph-rate',
-    why: 'TTFT is the wait plus the prefill. A flat decode rate says the engine steps are no slower, and longer answers would not delay the first token, so the new time is waiting. Section 2\'s arrival-rate slider shows it: past what 32 sequences serve, the queue part of the bar takes over while TPOT hardly moves. knee diagnose names this queue_pressure.'},
+    choices: [
+      ['queue', 'Requests wait before the engine admits them, or queue for their prefill: waiting or prefill pressure',
+        'TTFT is the wait plus the prefill, and a flat decode rate says the engine steps are no slower: the new time is spent waiting to be admitted, or getting prompts through a crowded prefill.'],
+      ['decode', 'The decode steps have slowed, so each token, the first one included, takes longer to make',
+        'Slower steps would slow every token after the first as well, and the decode rate would fall with them; it stayed flat, so the steps are not slower.'],
+      ['output', 'The answers have grown longer, and a longer answer takes longer to produce its first token',
+        'A longer answer moves the last token, not the first: TTFT is over before any more of the answer is made.'],
+      ['network', 'The network to the client is congested, so every streamed token reaches the user later',
+        'A congested network would stretch the gaps between streamed tokens too, and the decode rate the client measures would drop; it stayed flat.']],
+    answer: 'queue', section: 'phases', control: 'ph-rate',
+    why: 'Section 2\'s arrival-rate slider shows it: past what 32 sequences serve, the queue part of the bar takes over while TPOT hardly moves. knee diagnose names these queue_pressure and prefill_pressure.'},
   {id: 'rps-misleads', q: 'A vendor says a server "does 60 requests per second". Why is that not yet a capacity figure?',
-    choices: [['mean', 'It is an average, and averages are always wrong'], ['users', 'It does not say how many GPUs served it, and only a figure per GPU compares across vendors and deployments'],
-      ['tokens', 'Requests per second depends on the prompt and output lengths; without them it says little'], ['none', 'It is a capacity figure']], answer: 'tokens', section: 'tokens', control: 'tok-output',
-    why: 'A request is as much work as its tokens. Section 1 shows it on one user: eight times the output cuts requests per second to well under half, and in section 5 the same 256 users serve several times fewer requests per second with 2,048-token prompts than with 128-token ones.'},
+    choices: [
+      ['tokens', 'Requests per second depends on the prompt and output lengths; without them it says little',
+        'A request is as much work as its tokens: the same server does many more short requests per second than long ones.'],
+      ['users', 'It does not say how many GPUs served it, and only a rate per GPU compares deployments',
+        'Partly true: a rate per GPU is what compares deployments by cost. But 60 requests per second per GPU of 128-token answers and of 2,048-token answers are different capacities, so the lengths are what is missing first.'],
+      ['mean', 'It is a mean over the run, and a capacity must be stated as the p95 of requests per second',
+        'A rate is already a count over time; what a capacity needs beside it is the request lengths and the latency at that rate, not a percentile of the rate.'],
+      ['loop', 'It may come from a closed loop of users, and only an open-loop rate can measure capacity',
+        'Both load models measure a throughput: an open loop shows the queue a busy service builds, but a closed loop\'s rate at a known latency is a capacity too. Neither says how much work 60 requests are without their lengths.']],
+    answer: 'tokens', section: 'tokens', control: 'tok-output',
+    why: 'Section 1 shows it on one user: eight times the output cuts requests per second to well under half, and in section 5 the same 256 users serve several times fewer requests per second with 2,048-token prompts than with 128-token ones.'},
   {id: 'knee', q: 'What is the knee of a load sweep?',
-    choices: [['bend', 'The load past which throughput stops rising while latency keeps climbing'], ['max', 'The highest throughput ever measured'],
-      ['fail', 'The load at which the first request fails'], ['util', 'The load at which GPU utilisation reaches 100% and the dashboard shows every device as fully busy']], answer: 'bend', section: 'curve', control: 'cv-users',
-    why: 'Below the knee more users mean more throughput; past it the batch is full and more users only queue, so p95 TTFT grows many times faster than throughput. Move section 3\'s users slider across the purple line to see the badge change. The SLO-safe point is the highest load that still meets the objectives, usually below or at the knee.'},
+    choices: [
+      ['bend', 'The load past which throughput stops rising, while latency climbs',
+        'Below the knee more users mean more throughput; past it the batch is full and more users only queue, so p95 TTFT grows many times faster than throughput.'],
+      ['max', 'The load at which the sweep measured its highest throughput of all',
+        'The highest throughput usually lies past the knee, on the flat part, where users already wait many times longer for a few percent more.'],
+      ['fail', 'The load at which the first requests start to fail or be refused',
+        'Past the knee requests still succeed: they wait instead of failing. Failures come later, if at all (timeouts, refusals).'],
+      ['util', 'The load at which GPU utilisation first reaches 100% on every device',
+        'GPU utilisation counts the time a kernel runs, not how much each step does: it can read 100% long before the batch is full.']],
+    answer: 'bend', section: 'curve', control: 'cv-users',
+    why: 'Move section 3\'s users slider across the purple line to see the badge change. The SLO-safe point is the highest load that still meets the objectives, usually below or at the knee.'},
   {id: 'percentiles', q: 'Why should a benchmark report percentiles, errors and refusals rather than an average latency?',
-    choices: [['cheap', 'Averages are harder to compute'], ['lower', 'Percentiles are always lower than the average, so reporting them makes any service look faster than it is'],
-      ['same', 'There is no difference'], ['tail', 'The average hides the slow tail and the failed requests, which are what users notice']], answer: 'tail', section: 'realism', control: 'rl-rate',
-    why: 'In section 4 the varied-length run has the same mean lengths and a median end-to-end latency no higher than the fixed run\'s, yet its p99 is several times longer: a mean or a median alone would call the varied run as fast or faster. A failed or refused request has no latency at all, so it only shows when errors are counted beside the distribution.'},
+    choices: [
+      ['tail', 'The average hides the slow tail and the failed requests, which users notice',
+        'A few slow requests hardly move the average, and a failed or refused request has no latency at all: only percentiles with the errors beside them show what users meet.'],
+      ['lower', 'Percentiles sit below the average, so they describe the typical user more fairly',
+        'The tail percentiles (p95, p99) sit above the average, and they are reported for that: they show the slow requests the average smooths away.'],
+      ['settle', 'An average needs many more requests than a p99 before it settles to a stable value',
+        'It is the other way round: a p99 rests on the slowest 1% of requests and needs many more of them to settle than a mean does.'],
+      ['same', 'For latency the average and the median agree, so an average adds nothing new',
+        'Latency is skewed: a few very slow requests pull the mean above the median, so the two disagree exactly when it matters.']],
+    answer: 'tail', section: 'realism', control: 'rl-rate',
+    why: 'In section 4 the varied-length run has the same mean lengths and a median end-to-end latency no higher than the fixed run\'s, yet its p99 is several times longer: a mean or a median alone would call the varied run as fast or faster.'},
 ];
+
+// order places the options of every question at random, except that the
+// right answers take four different positions (a random rotation), so no
+// position is right more than once on a page.
+function order(qs) {
+  const shift = Math.floor(Math.random() * 4);
+  return qs.map((q, i) => {
+    const others = q.choices.filter(c => c[0] !== q.answer);
+    for (let k = others.length - 1; k > 0; k--) {
+      const j = Math.floor(Math.random() * (k + 1));
+      [others[k], others[j]] = [others[j], others[k]];
+    }
+    const at = (shift + i) % q.choices.length;
+    others.splice(at, 0, q.choices.find(c => c[0] === q.answer));
+    return {...q, choices: others};
+  });
+}
 
 const levelText = {healthy: 'Healthy', strained: 'Strained', saturated: 'Saturated'};
 
@@ -164,12 +219,12 @@ export async function mount(el, ctx, rest) {
   const rate = stepSlider('ph-rate', 'Arrival rate', [5, 10, 15, 20, 25, 30, 35, 40, 50, 60], pb.load, 'req/s');
   const phOut = h('div', {id: 'ph-out', 'aria-live': 'polite', dataset: {seq: '0'}});
   const ph = live(phOut, () => [{...pb, load: rate.get()}], r => {
-    const f = r.figures, q = f.queue_ms.p50, p = f.prefill_ms.p50, d = f.decode_ms.p50, tot = (q + p + d) || 1;
+    const f = r.figures, fe = f.front_end_ms.p50, q = f.queue_ms.p50, p = f.prefill_ms.p50, d = f.decode_ms.p50, tot = (fe + q + p + d) || 1;
     const pct = v => (100 * v / Math.max(tot, 6000)) + '%';
     phOut.replaceChildren(
-      h('div', {class: 'bar', style: 'height:22px', role: 'img', id: 'ph-bar', 'aria-label': `median request: queue ${fmt(q, 'ms')}, prefill ${fmt(p, 'ms')}, decode ${fmt(d, 'ms')}`},
-        h('span', {class: 'q', style: `width:${pct(q)}`}), h('span', {class: 'p', style: `width:${pct(p)}`}), h('span', {class: 'd', style: `width:${pct(d)}`})),
-      h('p', {class: 'legend notes'}, 'Median request:', h('span', {class: 'q'}, 'wait ' + fmt(q, 'ms')), h('span', {class: 'p'}, 'prefill ' + fmt(p, 'ms')), h('span', {class: 'd'}, 'decode ' + fmt(d, 'ms'))),
+      h('div', {class: 'bar', style: 'height:22px', role: 'img', id: 'ph-bar', 'aria-label': `median request: front end ${fmt(fe, 'ms')}, queue ${fmt(q, 'ms')}, prefill ${fmt(p, 'ms')}, decode ${fmt(d, 'ms')}`},
+        h('span', {class: 'fe', style: `width:${pct(fe)}`}), h('span', {class: 'q', style: `width:${pct(q)}`}), h('span', {class: 'p', style: `width:${pct(p)}`}), h('span', {class: 'd', style: `width:${pct(d)}`})),
+      h('p', {class: 'legend notes'}, 'Median request:', h('span', {class: 'fe'}, 'front end ' + fmt(fe, 'ms')), h('span', {class: 'q'}, 'queue ' + fmt(q, 'ms')), h('span', {class: 'p'}, 'prefill ' + fmt(p, 'ms')), h('span', {class: 'd'}, 'decode ' + fmt(d, 'ms'))),
       h('div', {class: 'metrics'},
         figure('ph-ttft', 'p95 TTFT', f.ttft_ms.p95, 'ms'), figure('ph-tpot', 'TPOT p50', f.tpot_ms.p50, 'ms'),
         figure('ph-rate-tps', 'Decode rate', f.decode_rate_tps, 'tok/s'), figure('ph-e2e', 'E2E p50', f.e2e_ms.p50, 'ms')),
@@ -181,7 +236,11 @@ export async function mount(el, ctx, rest) {
 
   // 3. The curve.
   const cb = base('curve');
-  const users = stepSlider('cv-users', 'Users (concurrency)', [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], cb.load, 'users');
+  // 272 users: the batch (256) is full and a few requests miss the
+  // objectives, the Strained band between Healthy and Saturated that the
+  // text promises (it spans about 257 to 287 users here; powers of two
+  // alone jumped from Healthy at 256 to Saturated at 512).
+  const users = stepSlider('cv-users', 'Users (concurrency)', [1, 2, 4, 8, 16, 32, 64, 128, 256, 272, 512, 1024], cb.load, 'users');
   const cvOut = h('div', {id: 'cv-out', 'aria-live': 'polite', dataset: {seq: '0'}});
   const charts = h('div', {class: 'curves'}, h('div', {id: 'cv-throughput'}), h('div', {id: 'cv-ttft'}), h('p', {id: 'cv-notes', class: 'notes'}, 'sweeping…'));
   let sweep = null, cvLast = null;
@@ -191,7 +250,8 @@ export async function mount(el, ctx, rest) {
     cvOut.replaceChildren(
       h('div', {id: 'cv-badge', class: 'badge ' + pr.level, dataset: {level: pr.level}, role: 'status'}, h('strong', {}, levelText[pr.level]), h('span', {}, pr.reason)),
       h('div', {class: 'metrics'}, figure('cv-rps', 'Throughput', f.throughput_rps, 'req/s'), figure('cv-ttft-p95', 'p95 TTFT', f.ttft_ms.p95, 'ms'),
-        figure('cv-queue', 'Queue p50', f.queue_ms.p50, 'ms'), figure('cv-otps', 'Output', f.output_tps, 'tok/s')));
+        figure('cv-queue', 'Queue p50', f.queue_ms.p50, 'ms'), figure('cv-front-end', 'Front end p50', f.front_end_ms.p50, 'ms'), figure('cv-otps', 'Output', f.output_tps, 'tok/s')),
+      h('p', {class: 'notes'}, 'Queue: the wait before the engine admits a request (what the badge counts as waiting). Front end: the API server\'s work before that (HTTP, chat template, tokenization), a phase of its own; it grows when the server is busy streaming to many users.'));
     drawCurve(sweep, cvLast);
   });
   users.input.addEventListener('input', cv.soon);
@@ -263,7 +323,7 @@ export async function mount(el, ctx, rest) {
     section('curve', [
       'Adding users adds throughput while the engine has room in its batch. Once the batch is full, at the knee, more users only wait: throughput stays flat while the queue, and with it p95 TTFT, climbs. It does not fall unless something makes it (KV-cache preemption recomputing requests, or a client that cannot keep up). The SLO-safe point is the highest load that still meets the objectives (here p95 TTFT under 2 s and p95 TPOT under 100 ms). The highest throughput is not a healthy operating point: compare its p95 TTFT against the objective.',
       'Each point is measured at its steady state: every user\'s first request is warm-up, then two to eight more turns of every user are measured (3,072 requests at 1,024 users), and throughput is the users over the mean time a request takes (Little\'s law). A fixed request count would cut the high loads short and measure their start-up queue and drain instead.',
-      'Move the users slider across the knee and watch the badge: Healthy, then Strained, then Saturated.'],
+      h('span', {id: 'cv-levels-text'}, 'Move the users slider across the knee and watch the badge: Healthy while the batch has room, Strained just past it (at 272 users the batch of 256 is full and some requests miss the objectives), then Saturated.')],
     h('div', {class: 'live'}, users.el, cvOut, charts), lessonEl),
     section('realism', [
       'A benchmark is only as good as its likeness to production. Production prompts and answers vary in length; a fixed-length run has no long requests to make a tail. And a result is a distribution (p50, p95, p99) with the errors and refusals beside it, never one average.',
@@ -276,8 +336,8 @@ export async function mount(el, ctx, rest) {
       h('div', {class: 'live'}, trapList, trPrompt.el, trOut)),
     h('section', {class: 'card learn-section', id: 'learn-quiz', 'aria-labelledby': 'h-quiz'},
       h('h2', {id: 'h-quiz', tabindex: '-1'}, 'Knowledge check'),
-      h('p', {class: 'notes'}, 'Choose an answer; the explanation appears once you have, with a link to the live element that shows it.'),
-      questions.map(renderQuestion)),
+      h('p', {class: 'notes'}, 'Choose an answer; the explanation of your choice appears once you have, with a link to the live element that shows it. You can change your answer and read why each option holds or not.'),
+      order(questions).map(renderQuestion)),
     h('p', {class: 'notes'}, 'Your progress (sections read, questions answered, lab scenarios run) is kept in this browser\'s local storage; nothing is sent anywhere.'));
   renderProgress();
   await Promise.all([tok.run(), ph.run(), cv.run(), rl.run(), tr.run()]);
@@ -302,29 +362,32 @@ function goTo(id, control) {
 function renderQuestion(q) {
   const chosen = progress.load().answers[q.id];
   const explain = h('div', {class: 'explain', id: 'why-' + q.id, hidden: !chosen},
-    h('p', {class: 'verdict', id: 'verdict-' + q.id}), h('p', {}, q.why, ' ',
+    h('p', {class: 'verdict', id: 'verdict-' + q.id}), h('p', {id: 'option-why-' + q.id}), h('p', {}, q.why, ' ',
       h('a', {href: '#learn/' + q.section, id: 'see-' + q.id, onclick: e => { e.preventDefault(); goTo(q.section, q.control); }}, 'See it in section ' + sectionTitles[q.section].split(' ')[0] + ' →')));
   const reveal = choice => {
+    const c = q.choices.find(x => x[0] === choice);
+    if (!c) return;
     explain.hidden = false;
     const v = explain.querySelector('.verdict');
-    v.textContent = choice === q.answer ? 'Right.' : 'Not quite: ' + q.choices.find(c => c[0] === q.answer)[1] + '.';
+    // A wrong choice does not give the right one away: the learner can try again.
+    v.textContent = choice === q.answer ? 'Right.' : 'Not quite: try another answer.';
     v.dataset.correct = String(choice === q.answer);
+    const w = explain.querySelector('#option-why-' + q.id);
+    w.textContent = (choice === q.answer ? '' : 'Your choice: ') + c[2];
+    w.dataset.choice = choice;
   };
+  // An answer can be changed: each option's explanation is worth reading,
+  // and the progress counts the answer that stands.
   const fs = h('fieldset', {class: 'question', id: 'q-' + q.id, dataset: {answered: chosen ? '1' : ''}}, h('legend', {}, q.q),
     q.choices.map(([value, text]) => h('label', {class: 'choice'},
       h('input', {type: 'radio', name: 'q-' + q.id, value, id: `q-${q.id}-${value}`, checked: chosen === value,
-        disabled: !!chosen,
         onchange: () => {
           progress.update(p => { p.answers[q.id] = value; });
           fs.dataset.answered = '1';
           reveal(value);
-          lock();
           renderProgress();
-        }}), ' ', text)),
+        }}), ' ', h('span', {class: 'choice-text'}, text))),
     explain);
-  // Once the explanation shows, the answer stands: changing it after
-  // reading why would only score the explanation.
-  const lock = () => { for (const i of fs.querySelectorAll('input')) i.disabled = true; };
   if (chosen) reveal(chosen);
   return fs;
 }
@@ -369,6 +432,9 @@ function drawCurve(sw, cur) {
   tEl.dataset.knee = kneeX ?? ''; tEl.dataset.safe = safeX ?? '';
   tEl.dataset.rps = sw.steps.map(s => s.throughput_rps.toFixed(2)).join(',');
   tEl.dataset.loads = xs.join(',');
+  lEl.dataset.ttft = sw.steps.map(s => s.ttft_p95_ms ?? '').join(',');
+  tEl.dataset.dot = cur ? String(cur.figures.throughput_rps) : ''; lEl.dataset.dot = cur ? String(cur.figures.ttft_ms.p95) : '';
+  lEl.dataset.at = curX == null ? '' : String(curX);
   document.getElementById('cv-notes').replaceChildren(h('span', {class: 'key current'}, '● the slider\'s setting'), h('br'),
     h('span', {id: 'cv-knee'}, h('strong', {}, kneeX != null ? `Knee at ${kneeX} users: ` : 'No knee: '), sw.knee.reason), h('br'),
     h('span', {id: 'cv-safe'}, h('strong', {}, safeX != null ? `SLO-safe point at ${safeX} users: ` : 'No SLO-safe point: '), sw.slo_safe.reason));

@@ -7,7 +7,7 @@ import {defaults} from './sim.js';
 
 export const phases = [
   {id: 'arrival', title: '1 Arrival', text: 'A request arrives when the load model schedules it — a user presses enter (open loop), or a user\'s previous answer has just finished (closed loop). Shown here for a moment after it arrives, and while the client holds it back.'},
-  {id: 'queue', title: '2 Queue', text: 'It waits: in the client for a free slot, then in the server\'s waiting queue until the scheduler admits it to the running batch (limited by max sequences and free KV-cache blocks). Waiting adds to what the user feels but does no work.'},
+  {id: 'queue', title: '2 Queue', text: 'It waits: in the client for a free slot, then, after the server\'s front end (HTTP, chat template, tokenization: about 10 ms on a quiet server, more on a busy one; part of TTFT but no queue), in the engine\'s waiting queue until the scheduler admits it to the running batch (limited by max sequences and free KV-cache blocks). Waiting adds to what the user feels but does no work.'},
   {id: 'prefill', title: '3 Prefill', text: 'The engine processes every prompt token, in chunks that fit the batched-token budget beside everyone else\'s decode; its cost grows with the prompt length.'},
   {id: 'first_token', title: '4 First token', text: 'The first output token leaves: time to first token (TTFT) is queue plus prefill — how long the user stares at an empty answer.'},
   {id: 'decode', title: '5 Decode', text: 'Every engine step adds one token to each running request; the time per output token (TPOT) grows with the batch and the context it reads from the KV cache.'},
@@ -47,7 +47,7 @@ export class LifecycleView {
     this.speed = h('select', {id: 'lc-speed', 'aria-label': 'Playback speed'},
       ['0.05', '0.1', '0.25', '0.5', '1'].map(s => h('option', {value: s}, '×' + s + ' real time')));
     this.speed.value = '0.25';
-    this.bars = h('div', {class: 'bars', id: 'lc-bars', role: 'img', 'aria-label': 'Each request\'s time split into waiting, queue, prefill and decode'});
+    this.bars = h('div', {class: 'bars', id: 'lc-bars', role: 'img', 'aria-label': 'Each request\'s time split into client wait, front end, engine queue, prefill and decode'});
     // The time axis under the scrubber: the run's clock at five points.
     this.axis = h('div', {class: 'time-axis', id: 'lc-axis', 'aria-hidden': 'true'});
     el.append(this.lanesEl,
@@ -55,7 +55,7 @@ export class LifecycleView {
       this.axis,
       showBars ? h('div', {class: 'card'}, h('h2', {}, 'Where each request\'s time went'),
         h('p', {class: 'legend notes'}, 'Each row is one request on the run\'s clock, from its arrival to its last token:',
-          h('span', {class: 'w'}, 'client wait'), h('span', {class: 'q'}, 'server queue'), h('span', {class: 'p'}, 'prefill'), h('span', {class: 'd'}, 'decode')),
+          h('span', {class: 'w'}, 'client wait'), h('span', {class: 'fe'}, 'front end'), h('span', {class: 'q'}, 'engine queue'), h('span', {class: 'p'}, 'prefill'), h('span', {class: 'd'}, 'decode')),
         this.bars) : null);
   }
 
@@ -100,12 +100,14 @@ export class LifecycleView {
     const span = this.span() || 1, pct = v => (100 * v / span) + '%';
     this.cursor = h('div', {class: 'cursor', style: 'position:absolute;top:0;bottom:0;width:2px;background:#0f172a;left:0'});
     this.bars.replaceChildren(h('div', {style: 'position:relative'}, this.cursor, ...rows.map(r => {
-      const wait = Math.max(0, r.sent_ms - r.arrival_ms), q = r.queue_ms, p = r.prefill_ms;
+      // queue_ms is the time in the server before prefill; its front end
+      // (HTTP, template, tokenization) is drawn as a phase of its own.
+      const wait = Math.max(0, r.sent_ms - r.arrival_ms), fe = r.front_end_ms || 0, q = Math.max(0, r.queue_ms - fe), p = r.prefill_ms;
       const dec = Math.max(0, r.done_ms - (r.first_token_ms || r.done_ms));
-      const segs = [['w', wait], ['q', q], ['p', Math.max(0, (r.first_token_ms || r.done_ms) - r.sent_ms - q)], ['d', dec]];
+      const segs = [['w', wait], ['fe', fe], ['q', q], ['p', Math.max(0, (r.first_token_ms || r.done_ms) - r.sent_ms - r.queue_ms)], ['d', dec]];
       // A stored sweep numbers its requests within each step (knee records).
       const name = r.step === undefined ? `request ${r.id}` : `request ${r.id} of step ${r.step}`;
-      const title = `${name}: wait ${fmt(wait, 'ms')}, queue ${fmt(q, 'ms')}, prefill ${fmt(p, 'ms')}, decode ${fmt(dec, 'ms')}, ${r.input_tokens} in / ${r.output_tokens} out`;
+      const title = `${name}: client wait ${fmt(wait, 'ms')}, front end ${fmt(fe, 'ms')}, queue ${fmt(q, 'ms')}, prefill ${fmt(p, 'ms')}, decode ${fmt(dec, 'ms')}, ${r.input_tokens} in / ${r.output_tokens} out`;
       return h('div', {class: 'bar', title, dataset: r.step === undefined ? {id: String(r.id)} : {id: String(r.id), step: String(r.step)}},
         h('span', {style: `width:${pct(r.arrival_ms - this.start)};background:transparent`}),
         ...segs.map(([c, v]) => h('span', {class: c, style: `width:${pct(v)}`})));
@@ -190,7 +192,7 @@ export async function mount(el, ctx) {
     try {
       const res = await api('/api/sim', p);
       view.setRequests(res.lifecycle);
-      status.textContent = `${res.lifecycle.length} requests at ${p.load} req/s on ${res.engine.name}: TTFT p50 ${fmt(res.figures.ttft_ms.p50, 'ms')}, queue p50 ${fmt(res.figures.queue_ms.p50, 'ms')}, TPOT p50 ${fmt(res.figures.tpot_ms.p50, 'ms')} — ${res.pressure.level}.`;
+      status.textContent = `${res.lifecycle.length} requests at ${p.load} req/s on ${res.engine.name}: TTFT p50 ${fmt(res.figures.ttft_ms.p50, 'ms')}, queue p50 ${fmt(res.figures.queue_ms.p50, 'ms')} (front end ${fmt(res.figures.front_end_ms.p50, 'ms')} besides), TPOT p50 ${fmt(res.figures.tpot_ms.p50, 'ms')} — ${res.pressure.level}.`;
       status.dataset.ready = '1';
       if (!reducedMotion() && !view.playing && stepI < 0) view.start_();
     } catch (e) {
@@ -259,10 +261,11 @@ export function lessonTableView(l) {
   return h('div', {id: 'lesson-table', class: 'table-wrap'},
     h('h3', {}, "The lesson's load table, analysed by knee"),
     h('table', {},
-      h('thead', {}, h('tr', {}, h('th', {}, 'load'), h('th', {}, 'throughput (req/s)'), h('th', {}, 'p95 TTFT'), h('th', {}, t.slo), h('th', {}, 'knee says'))),
+      h('thead', {}, h('tr', {}, h('th', {id: 'lesson-load-head'}, `load (${t.load_unit})`), h('th', {}, 'throughput (req/s)'), h('th', {}, 'p95 TTFT'), h('th', {}, t.slo), h('th', {}, 'knee says'))),
       h('tbody', {}, t.rows.map(row => h('tr', {dataset: {load: row.load, mark: mark(row)}, class: mark(row) ? 'marked' : ''},
         h('td', {}, row.load), h('td', {}, row.throughput_rps.toFixed(1)), h('td', {}, row.ttft_p95_s.toFixed(1) + ' s'),
         h('td', {}, row.slo_met ? 'met' : 'failed'), h('td', {}, mark(row)))))),
+    h('p', {class: 'notes', id: 'lesson-load-note'}, t.load_note),
     h('p', {class: 'notes'}, `Knee: ${t.knee.reason}. SLO-safe: ${t.slo_safe.reason}.`),
     h('p', {class: 'notes', id: 'lesson-highest-why'}, t.highest_why));
 }

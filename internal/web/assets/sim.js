@@ -181,8 +181,9 @@ function renderResults(el, r) {
   el.replaceChildren(...[
     badge,
     h('div', {class: 'metrics'},
-      metric('queue-p50', 'Queue p50', f.queue_ms.p50, 'ms', 'client wait + server queue'),
+      metric('queue-p50', 'Queue p50', f.queue_ms.p50, 'ms', 'waiting to be admitted: client wait + engine queue (what the badge counts as waiting)'),
       metric('queue-p95', 'Queue p95', f.queue_ms.p95, 'ms'),
+      metric('front-end-p50', 'Front end p50', f.front_end_ms.p50, 'ms', 'HTTP, chat template and tokenization before the engine sees the request (longer while the API server streams to many users): part of TTFT, not a queue'),
       metric('ttft-p50', 'TTFT p50', f.ttft_ms.p50, 'ms'),
       metric('ttft-p95', 'TTFT p95', f.ttft_ms.p95, 'ms'),
       metric('ttft-p99', 'TTFT p99', f.ttft_ms.p99, 'ms'),
@@ -201,12 +202,27 @@ function renderResults(el, r) {
     h('ul', {class: 'slos'}, r.slos.map(s => h('li', {class: s.met ? 'met' : 'unmet'}, (s.met ? '✓ ' : '✗ ') + s.text))),
     h('p', {class: 'notes'}, `${r.requests} requests simulated (${fmt(r.simulated_s, 's')} of virtual time) on ${r.engine.name}: `,
       `max ${r.engine.max_num_seqs} sequences, ${r.engine.max_num_batched_tokens} batched tokens per step, KV cache ${r.engine.kv_capacity_tokens} tokens. `,
-      r.params.load_kind === 'concurrency' ? h('span', {id: 'out-of-step'}, 'The users start one by one over the first 2 s and then keep their own pace, as real clients do, so they fall out of step: each request meets a different batch, and p95 sits above p50. (Started in the same millisecond with the same lengths they would stay in lockstep for ever, every percentile equal.) ') : null,
+      r.params.load_kind === 'concurrency' ? h('span', {id: 'out-of-step'}, spreadText(f, pr.level) + ' ') : null,
       h('span', {id: 'compute-ms'}, `Computed in ${fmt(r.compute_ms, 'ms')}.`)),
     r.warnings && r.warnings.length ? h('ul', {class: 'warnings'}, r.warnings.map(w => h('li', {}, w))) : null].filter(Boolean));
   el.dataset.inputTokens = r.params.input_tokens;
   el.dataset.outputTokens = r.params.output_tokens;
   el.dataset.load = String(r.params.load);
+}
+
+// spreadText says what the TTFT percentiles show, from the figures
+// themselves: a fixed sentence ("p95 sits above p50") was false at
+// saturation, where every request waits about as long as the others.
+export function spreadText(f, level) {
+  const p50 = f.ttft_ms.p50, p95 = f.ttft_ms.p95;
+  const start = 'The users start one by one over the first 2 s and then keep their own pace, as real clients do, so they fall out of step';
+  if (p95 > 1.05 * p50) {
+    return `${start}: each request meets a different batch, and p95 TTFT (${fmt(p95, 'ms')}) sits above p50 (${fmt(p50, 'ms')}). (Started in the same millisecond with the same lengths they would stay in lockstep for ever, every percentile equal.)`;
+  }
+  const why = level === 'healthy'
+    ? 'every request meets about the same batch, so they take about as long as each other'
+    : 'the batch is full and every request waits its turn behind about as many others, so the wait, not the batch it meets, sets its time';
+  return `${start}, yet here p95 TTFT (${fmt(p95, 'ms')}) is within 5% of p50 (${fmt(p50, 'ms')}): ${why}.`;
 }
 
 function renderCurves(sw, cur) {
@@ -233,4 +249,10 @@ function renderCurves(sw, cur) {
     h('span', {id: 'knee-text'}, h('strong', {}, kneeX != null ? `Knee at ${kneeX}: ` : 'No knee: '), sw.knee.reason), h('br'),
     h('span', {id: 'safe-text'}, h('strong', {}, safeX != null ? `SLO-safe point at ${safeX}: ` : 'No SLO-safe point: '), sw.slo_safe.reason));
   tEl.dataset.knee = kneeX ?? ''; tEl.dataset.safe = safeX ?? '';
+  // The curves and the dot as drawn, for a reader (and the browser test)
+  // to compare: the dot is a sweep step's own run at a swept load.
+  tEl.dataset.loads = xs.join(','); tEl.dataset.rps = sw.steps.map(s => s[tput].toFixed(2)).join(',');
+  lEl.dataset.ttft = sw.steps.map(s => s.ttft_p95_ms ?? '').join(',');
+  tEl.dataset.dot = curT == null ? '' : String(curT); lEl.dataset.dot = cur ? String(cur.figures.ttft_ms.p95) : '';
+  lEl.dataset.at = curX == null ? '' : String(curX);
 }
