@@ -211,16 +211,26 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	var err error
 	for attempt := 0; ; attempt++ {
 		client := r.client
-		if attempt > 0 {
-			// The transport proved the server cannot have read the request
-			// (reqTrace.unseen): send it again at once on a fresh
-			// connection. It keeps its scheduled time, so the delay shows
-			// as lag.
+		if attempt > 0 || r.noReuse.Load() {
+			// A resend: the transport proved the server cannot have read
+			// the request (reqTrace.unseen), so it goes again at once on
+			// a fresh connection. It keeps its scheduled time, so the
+			// delay shows as lag. Or a run that stopped reusing
+			// connections (stopReuse).
 			client = r.retryClient
 		}
 		resp, err = client.Do(r.newHTTPRequest(ctx, api, body))
-		if err == nil || attempt == maxConnRetries || !tr.unseen(err) || ctx.Err() != nil {
+		if err == nil || attempt == maxConnRetries || ctx.Err() != nil {
 			break
+		}
+		if ok, _ := tr.unseen(err); !ok {
+			break
+		}
+		if !tr.witnessKnows() {
+			// The server closes kept-alive connections and this
+			// connection could not have told a request it read from one
+			// it never saw: stop racing its closes.
+			r.stopReuse()
 		}
 	}
 	if tr.conns > 1 {
@@ -242,7 +252,12 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 		r.classifyTransportError(rec, err, tr.sentAt.Load() > 0)
 		if rec.Error == record.ErrStreamBroken && tr.reused && !tr.firstByte.Load() {
 			// Not resent: nothing proves the server did not read it.
-			rec.ErrorMessage = "the server closed a reused connection after the request was written, without answering (it may have read the request; not resent): " + rec.ErrorMessage
+			if tr.witnessKnows() {
+				rec.ErrorMessage = "the server closed a reused connection after the request was written, without answering; it had acknowledged every byte of it (it may have read the request; not resent): " + rec.ErrorMessage
+			} else {
+				rec.ErrorMessage = "the server closed a reused connection after the request was written, without answering (it may have read the request; not resent): " + rec.ErrorMessage
+				r.stopReuse()
+			}
 		}
 		r.finish(rec)
 		return

@@ -267,6 +267,9 @@ type Result struct {
 	// Oversaturation says why issuing stopped early when StoppedBy is
 	// StopOversaturated ("" otherwise).
 	Oversaturation string
+	// Notes say what the run changed of its own accord and why (one line
+	// each, for the report).
+	Notes []string
 	// WallClockSteps counts the times the system's wall clock was seen to
 	// step (by more than 1 ms against the monotonic clock) during the run.
 	// Kernel stamps are wall-clock times; knee maps them with the offset
@@ -317,7 +320,11 @@ type Run struct {
 	// (reqTrace.unseen), on a connection of its own.
 	retryClient *http.Client
 	connRetries atomic.Int64
-	endpoints   map[string]string // by API: every API's URL under BaseURL
+	// noReuse: every request opens a connection of its own from now on
+	// (stopReuse); reuseStoppedAt is when, as a run offset + 1 (0: never).
+	noReuse        atomic.Bool
+	reuseStoppedAt atomic.Int64
+	endpoints      map[string]string // by API: every API's URL under BaseURL
 
 	issueCtx, hardCtx       context.Context
 	parent                  context.Context // the caller's: canceled on Ctrl-C
@@ -413,7 +420,7 @@ func newTransport(cfg Config, kernelStamps bool) *http.Transport {
 		idle = 4096 // open loop without a cap: keep what the load needs
 	}
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	dial := dialer.DialContext
+	dial := dialWitnessed(dialer)
 	if kernelStamps {
 		dial = dialStamped(dialer)
 	}
@@ -511,6 +518,10 @@ func (r *Run) run() {
 	if why := r.oversatWhy.Load(); why != nil && res.StoppedBy == StopOversaturated {
 		res.Oversaturation = *why
 	}
+	if at := r.reuseStoppedAt.Load(); at > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("the server closed kept-alive connections and knee could not tell whether a request that met such a close had been read (no TCP_INFO here), so from %.1fs into the run every request opened a connection of its own (connection set-up is then part of each request)",
+			time.Duration(at-1).Seconds()))
+	}
 	res.KernelTimestamps = res.UserStampedStreams == 0 && r.kernelStamped.Load() > 0
 	if r.cfg.users() == 0 {
 		res.OfferedRateRPS = r.cfg.RateRPS
@@ -552,6 +563,19 @@ func (r *Run) Stop() { r.stopFor(StopCalled) }
 func (r *Run) stopFor(reason string) {
 	r.stoppedBy.CompareAndSwap(nil, &reason)
 	r.stopIssue()
+}
+
+// stopReuse makes every later request open a connection of its own: the
+// server closes kept-alive connections (after its responses, or when idle)
+// and the connections cannot tell whether a request that met such a close
+// was read (no TCP_INFO: not Linux, or a kernel without it), so reusing
+// them would race the server's closes and lose requests it never saw.
+// Needs a transport of knee's own (not Config.Transport).
+func (r *Run) stopReuse() {
+	if r.cfg.Transport != nil || !r.noReuse.CompareAndSwap(false, true) {
+		return
+	}
+	r.reuseStoppedAt.Store(int64(time.Since(r.start)) + 1)
 }
 
 // canceled marks rec as cut off by the hard stop; when that stop is the
