@@ -472,6 +472,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	if res.Interrupted > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", res.Interrupted))
 	}
+	notes = append(notes, res.Notes...)
 	opts := stats.Options{OfferedRateRPS: res.OfferedRateRPS, Series: true}
 	if len(b.objectives) > 0 {
 		opts.Good = b.objectives.Good
