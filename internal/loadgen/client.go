@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -89,12 +90,21 @@ func (r *Run) build(i int64) (req Request, ok bool) {
 
 // do runs request i, scheduled at the given offset, and publishes its
 // record.
-func (r *Run) do(i int64, scheduled time.Duration) {
+func (r *Run) do(i int64, scheduled time.Duration) outcome {
 	o, ok := r.prepare(i)
 	if !ok {
-		return
+		return outcome{}
 	}
-	r.send(i, scheduled, o, nil)
+	return r.send(i, scheduled, o, nil)
+}
+
+// outcome is what a closed-loop user needs of its request's end to pace
+// the next one (backoff).
+type outcome struct {
+	failed bool // ended in an error other than canceled
+	// retryAfter is the server's Retry-After on a rejection (429, 503,
+	// 529), capped at maxRetryAfter; 0: none.
+	retryAfter time.Duration
 }
 
 // outgoing is a request built and its body encoded: all the client work
@@ -151,7 +161,7 @@ type turnResult struct {
 
 // send runs o as request i; with res set it keeps the answer's text and
 // the served lengths there (multi-turn sessions).
-func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult) {
+func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult) (out outcome) {
 	req, body, api := o.req, o.body, o.api
 	rec := &record.Request{
 		ID: i, Scheduled: scheduled, Warmup: r.warmup(i, scheduled),
@@ -260,7 +270,7 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 			}
 		}
 		r.finish(rec)
-		return
+		return outcome{failed: rec.Error != record.ErrCanceled}
 	}
 	rec.HTTPStatus = resp.StatusCode
 	st.stamp.conn = tr.conn
@@ -270,7 +280,37 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	if res != nil {
 		*res = turnResult{ok: rec.OK(), answer: string(st.text), inTokens: rec.InputTokens, outToks: rec.OutputTokens}
 	}
+	out.failed = rec.Error != record.ErrNone && rec.Error != record.ErrCanceled
+	if rec.Error == record.ErrRejected {
+		out.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
 	r.finish(rec)
+	return out
+}
+
+// maxRetryAfter caps the wait a server's Retry-After can ask of a
+// closed-loop user: longer is a server that wants no load at all, and
+// the run's end cuts any wait anyway.
+const maxRetryAfter = 60 * time.Second
+
+// parseRetryAfter reads a Retry-After value (RFC 9110: delay-seconds or
+// an HTTP date) as a wait from now, capped at maxRetryAfter; 0 when
+// absent or unreadable.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		if n <= 0 || math.IsNaN(n) {
+			return 0
+		}
+		d = time.Duration(min(n, maxRetryAfter.Seconds()) * float64(time.Second))
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	return min(max(d, 0), maxRetryAfter)
 }
 
 // maxConnRetries bounds the resends of one request proven unread by the

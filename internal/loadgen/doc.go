@@ -24,6 +24,13 @@
 // stream_broken); requests cut by the hard stop (ctx canceled, or the
 // grace period over) are canceled, with what they received so far.
 //
+// A failing target costs bounded work: a closed-loop user waits after
+// consecutive failures, and at least a rejection's Retry-After
+// (failureBackoff, classes.go); a run whose every request fails to
+// connect for Config.StopIfUnreachable stops (StopUnreachable at the
+// start, StopTargetGone later). Result.Notes says what the run did of its
+// own accord.
+//
 // Measuring the client itself (see cpu_test.go): truth at 1,000 streams
 // with kernel and with user-space timestamps, CPU per token (both ways)
 // against a bare socket reader, the per-chunk path, one socket read:

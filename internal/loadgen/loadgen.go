@@ -136,7 +136,9 @@ type Config struct {
 	// StopIfUnreachable, when positive, ends issuing at this offset from
 	// the start if every request finished by then failed to connect (and
 	// at least one did): a dead target then costs seconds, not the whole
-	// run (StoppedBy is StopUnreachable).
+	// run (StoppedBy is StopUnreachable). Later in the run, a target whose
+	// every request has failed to connect for this long, from the first
+	// such failure, also ends issuing (StopTargetGone).
 	StopIfUnreachable time.Duration
 
 	// Origin, when set, is the run's time origin instead of the moment
@@ -287,6 +289,9 @@ const (
 	// StopUnreachable: every request of the run's first
 	// Config.StopIfUnreachable failed to connect.
 	StopUnreachable = "unreachable"
+	// StopTargetGone: later in the run, every request that ended for
+	// Config.StopIfUnreachable failed to connect (Result.Notes says when).
+	StopTargetGone = "target-gone"
 )
 
 // Snapshot is a live view of a run.
@@ -324,6 +329,16 @@ type Run struct {
 	// (stopReuse); reuseStoppedAt is when, as a run offset + 1 (0: never).
 	noReuse        atomic.Bool
 	reuseStoppedAt atomic.Int64
+	// backoffs counts closed-loop waits after failures, retryAfters those
+	// that honoured a Retry-After (failureBackoff).
+	backoffs, retryAfters atomic.Int64
+	// goneSince is the run offset + 1 of the first connect failure since
+	// the last request that got past the connect (0: none); goneAt, when
+	// the run stopped for it (StopTargetGone).
+	goneSince, goneAt atomic.Int64
+	// errMessages interns failed records' messages (finish): a dead
+	// target's thousands of failures share a few strings.
+	errMessages map[string]string
 	endpoints      map[string]string // by API: every API's URL under BaseURL
 
 	issueCtx, hardCtx       context.Context
@@ -518,6 +533,17 @@ func (r *Run) run() {
 	if why := r.oversatWhy.Load(); why != nil && res.StoppedBy == StopOversaturated {
 		res.Oversaturation = *why
 	}
+	if n := r.backoffs.Load(); n > 0 {
+		note := fmt.Sprintf("closed-loop users waited %d times after consecutive failures before sending again (from %v, doubling to %v)", n, minBackoff, maxBackoff)
+		if k := r.retryAfters.Load(); k > 0 {
+			note += fmt.Sprintf(", %d of them as long as the server's Retry-After asked (up to %v)", k, maxRetryAfter)
+		}
+		res.Notes = append(res.Notes, note)
+	}
+	if at := r.goneAt.Load(); at > 0 && res.StoppedBy == StopTargetGone {
+		res.Notes = append(res.Notes, fmt.Sprintf("stopped early at %.1fs: every request that ended from %.1fs on failed to connect, for over %v (the target went away); the figures cover the run until then",
+			time.Duration(at-1).Seconds(), time.Duration(r.goneSince.Load()-1).Seconds(), r.cfg.StopIfUnreachable))
+	}
 	if at := r.reuseStoppedAt.Load(); at > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("the server closed kept-alive connections and knee could not tell whether a request that met such a close had been read (no TCP_INFO here), so from %.1fs into the run every request opened a connection of its own (connection set-up is then part of each request)",
 			time.Duration(at-1).Seconds()))
@@ -623,8 +649,10 @@ func (r *Run) finish(rec *record.Request) {
 	r.inFlight.Add(-1)
 	if rec.Error == record.ErrConnect {
 		r.connectFailures.Add(1)
+		r.connectFailed()
 	} else if rec.Error != record.ErrCanceled {
 		r.reachedServer.Store(true)
+		r.goneSince.Store(0)
 	}
 	if rec.Error == record.ErrNone {
 		r.completed.Add(1)
@@ -648,8 +676,50 @@ func (r *Run) finish(rec *record.Request) {
 		r.cfg.OnRecord(rec)
 	}
 	r.mu.Lock()
+	if rec.ErrorMessage != "" {
+		rec.ErrorMessage = r.intern(rec.ErrorMessage)
+	}
 	r.records = append(r.records, *rec)
 	r.mu.Unlock()
+}
+
+// maxInterned bounds the messages interned: a server that puts a counter
+// in each message gets no sharing past it, and no growth of the table.
+const maxInterned = 1024
+
+// intern returns the run's copy of msg, if it has one (r.mu held).
+func (r *Run) intern(msg string) string {
+	if m, ok := r.errMessages[msg]; ok {
+		return m
+	}
+	if r.errMessages == nil {
+		r.errMessages = make(map[string]string)
+	}
+	if len(r.errMessages) < maxInterned {
+		r.errMessages[msg] = msg
+	}
+	return msg
+}
+
+// connectFailed notes a request that failed to connect: once every
+// request that ended for Config.StopIfUnreachable has, past the start-up
+// check's own stretch, issuing stops (StopTargetGone).
+func (r *Run) connectFailed() {
+	window := r.cfg.StopIfUnreachable
+	if window <= 0 {
+		return
+	}
+	now := int64(time.Since(r.start)) + 1
+	since := r.goneSince.Load()
+	if since == 0 {
+		r.goneSince.CompareAndSwap(0, now)
+		return
+	}
+	if now-since >= int64(window) && now-1 > int64(window) && r.reachedServer.Load() {
+		if r.goneAt.CompareAndSwap(0, now) {
+			r.stopFor(StopTargetGone)
+		}
+	}
 }
 
 // warmup reports whether request i scheduled at t is part of warm-up.
