@@ -339,7 +339,7 @@ type Run struct {
 	// errMessages interns failed records' messages (finish): a dead
 	// target's thousands of failures share a few strings.
 	errMessages map[string]string
-	endpoints      map[string]string // by API: every API's URL under BaseURL
+	endpoints   map[string]string // by API: every API's URL under BaseURL
 
 	issueCtx, hardCtx       context.Context
 	parent                  context.Context // the caller's: canceled on Ctrl-C
