@@ -260,6 +260,12 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	if err != nil {
 		rec.StreamEnd = time.Since(r.start)
 		r.classifyTransportError(rec, err, tr.sentAt.Load() > 0)
+		if rec.Error == record.ErrTimeout && tr.conns == 0 {
+			// The deadline came while the request waited for its
+			// connection: the dial never completed.
+			rec.Error = record.ErrConnect
+			rec.ErrorMessage = fmt.Sprintf("no connection before the request's deadline: the dial (connect) did not complete, so the target does not accept connections (its accept queue full, or the server stuck); this is not a slow answer: %s", rec.ErrorMessage)
+		}
 		if rec.Error == record.ErrStreamBroken && tr.reused && !tr.firstByte.Load() {
 			// Not resent: nothing proves the server did not read it.
 			if tr.witnessKnows() {
@@ -357,10 +363,15 @@ func (r *Run) classifyTransportError(rec *record.Request, err error, wrote bool)
 	switch {
 	case r.hardCtx.Err() != nil && errors.Is(err, context.Canceled):
 		r.canceled(rec)
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		// A connect that timed out is a connect failure, not a slow
+		// answer: --request-timeout has nothing to do with it.
+		rec.Error = record.ErrConnect
+		if errors.As(err, &netErr) && netErr.Timeout() {
+			rec.ErrorMessage = fmt.Sprintf("could not connect within the dial timeout (%v, or the request's own deadline): the target does not accept connections (its accept queue full, or the server stuck): %s", dialTimeout, rec.ErrorMessage)
+		}
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
 		rec.Error = record.ErrTimeout
-	case errors.As(err, &opErr) && opErr.Op == "dial":
-		rec.Error = record.ErrConnect
 	case !wrote:
 		rec.Error = record.ErrConnect
 	default:

@@ -434,7 +434,7 @@ func newTransport(cfg Config, kernelStamps bool) *http.Transport {
 	if idle == 0 {
 		idle = 4096 // open loop without a cap: keep what the load needs
 	}
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
 	dial := dialWitnessed(dialer)
 	if kernelStamps {
 		dial = dialStamped(dialer)
