@@ -99,7 +99,9 @@ func (r *Run) user(wg *sync.WaitGroup, next *atomic.Int64, p pool, w, total int)
 
 // Backoff of a closed-loop user after failures: a server that fails every
 // request at once (dead, or refusing) would otherwise get them as fast as
-// the client can send, hundreds of thousands a minute. The first failure
+// the client can send, hundreds of thousands a minute. Only failures
+// before any content count (a stream that broke after tokens took its
+// time, and backing off from it would lower the load). The first failure
 // costs no wait (a server's odd error must not slow a measured loop); from
 // the second in a row the user waits minBackoff, doubling up to
 // maxBackoff, and at least what the server's Retry-After asked (as k6's

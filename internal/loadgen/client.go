@@ -101,7 +101,7 @@ func (r *Run) do(i int64, scheduled time.Duration) outcome {
 // outcome is what a closed-loop user needs of its request's end to pace
 // the next one (backoff).
 type outcome struct {
-	failed bool // ended in an error other than canceled
+	failed bool // ended in an error other than canceled, before any content
 	// retryAfter is the server's Retry-After on a rejection (429, 503,
 	// 529), capped at maxRetryAfter; 0: none.
 	retryAfter time.Duration
@@ -286,7 +286,9 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	if res != nil {
 		*res = turnResult{ok: rec.OK(), answer: string(st.text), inTokens: rec.InputTokens, outToks: rec.OutputTokens}
 	}
-	out.failed = rec.Error != record.ErrNone && rec.Error != record.ErrCanceled
+	// A failure after content (a stream that broke, or never ended) took
+	// its time: only failures without any answer's content can spin.
+	out.failed = rec.Error != record.ErrNone && rec.Error != record.ErrCanceled && !rec.HasFirstToken()
 	if rec.Error == record.ErrRejected {
 		out.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}

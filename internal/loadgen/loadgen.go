@@ -165,6 +165,9 @@ type Config struct {
 	// Transport, when set, replaces the HTTP transport (tests); its reads
 	// are stamped in user space.
 	Transport http.RoundTripper
+
+	// failedTimesBound replaces maxFailedTimes when positive (tests).
+	failedTimesBound int64
 }
 
 // ErrConfig wraps every validation error from Start: the configuration,
@@ -339,7 +342,11 @@ type Run struct {
 	// errMessages interns failed records' messages (finish): a dead
 	// target's thousands of failures share a few strings.
 	errMessages map[string]string
-	endpoints   map[string]string // by API: every API's URL under BaseURL
+	// failedTimes counts the chunk times failed records keep,
+	// failedTimesDropped the failed records that keep none
+	// (boundFailedTimes).
+	failedTimes, failedTimesDropped atomic.Int64
+	endpoints                       map[string]string // by API: every API's URL under BaseURL
 
 	issueCtx, hardCtx       context.Context
 	parent                  context.Context // the caller's: canceled on Ctrl-C
@@ -544,6 +551,9 @@ func (r *Run) run() {
 		res.Notes = append(res.Notes, fmt.Sprintf("stopped early at %.1fs: every request that ended from %.1fs on failed to connect, for over %v (the target went away); the figures cover the run until then",
 			time.Duration(at-1).Seconds(), time.Duration(r.goneSince.Load()-1).Seconds(), r.cfg.StopIfUnreachable))
 	}
+	if n := r.failedTimesDropped.Load(); n > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d failed requests keep no per-chunk times (their first token, end and token count only): the run's failed records had reached their bound of %d chunk times", n, maxFailedTimes))
+	}
 	if at := r.reuseStoppedAt.Load(); at > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("the server closed kept-alive connections and knee could not tell whether a request that met such a close had been read (no TCP_INFO here), so from %.1fs into the run every request opened a connection of its own (connection set-up is then part of each request)",
 			time.Duration(at-1).Seconds()))
@@ -675,12 +685,51 @@ func (r *Run) finish(rec *record.Request) {
 	if r.cfg.OnRecord != nil {
 		r.cfg.OnRecord(rec)
 	}
+	if rec.Error != record.ErrNone {
+		r.boundFailedTimes(rec)
+	}
 	r.mu.Lock()
 	if rec.ErrorMessage != "" {
 		rec.ErrorMessage = r.intern(rec.ErrorMessage)
 	}
 	r.records = append(r.records, *rec)
 	r.mu.Unlock()
+}
+
+// maxFailedTimes bounds the per-chunk times (client and server token
+// times) that the run's failed records keep, all together: a server that
+// streams without end fails request after request at the chunk bound
+// (2·max_tokens+256 chunks each), and the run holds its records to the
+// end, so without a run-wide bound its memory grew with its length (80 →
+// 303 MB in 110 s at concurrency 4). Statistics take ITL and TPOT from
+// completed requests only; a failed record past the bound keeps its first
+// token and end times and its token count, not each chunk's time.
+const maxFailedTimes = 1 << 20
+
+// boundFailedTimes applies maxFailedTimes to failed record rec, and
+// gives the times it keeps a slice of their own length (append's
+// doubling left up to half of it spare).
+func (r *Run) boundFailedTimes(rec *record.Request) {
+	n := int64(len(rec.TokenTimes) + len(rec.ServerTokenTimes) + len(rec.ServerWriteTimes))
+	if n == 0 {
+		return
+	}
+	bound := int64(maxFailedTimes)
+	if r.cfg.failedTimesBound > 0 {
+		bound = r.cfg.failedTimesBound
+	}
+	if r.failedTimes.Add(n) > bound {
+		r.failedTimes.Add(-n)
+		r.failedTimesDropped.Add(1)
+		rec.TokenTimes, rec.TokenCounts, rec.ServerTokenTimes, rec.ServerWriteTimes = nil, nil, nil, nil
+		return
+	}
+	if cap(rec.TokenTimes) > len(rec.TokenTimes)+len(rec.TokenTimes)/4+8 {
+		rec.TokenTimes = slices.Clone(rec.TokenTimes)
+		if rec.TokenCounts != nil {
+			rec.TokenCounts = slices.Clone(rec.TokenCounts)
+		}
+	}
 }
 
 // maxInterned bounds the messages interned: a server that puts a counter
