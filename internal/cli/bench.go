@@ -501,6 +501,9 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	if !b.interrupted {
 		failure = runcheck.MeasurementFailure(sum, len(res.Records), f.wl.warmup)
 	}
+	if res.StoppedBy == loadgen.StopTargetGone {
+		failure = fmt.Sprintf("stopped early: the target went away (every request failed to connect for %v; %s)", unreachableAfter, record.ErrorKindsLine(sum.ErrorKinds))
+	}
 	if res.StoppedBy == loadgen.StopUnreachable {
 		failure = fmt.Sprintf("stopped early: every request of the first %v failed to connect to %s (%s)",
 			unreachableAfter, redactURL(b.target), record.ErrorKindsLine(sum.ErrorKinds))
