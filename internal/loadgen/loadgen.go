@@ -262,9 +262,11 @@ type Result struct {
 	// grace period ran out stay ordinary errors.
 	Interrupted int64
 	// ConnectionRetries counts resends of requests that the transport
-	// proved the server had not read (a failed write, or a reused
-	// connection the server had closed before the write began); records say
-	// which. Any other close without an answer is the request's failure.
+	// proved the server had not read (a failed write, a reused connection
+	// the server had closed before the write began, or, on Linux, one that
+	// ended with the request's bytes unacknowledged or reset unread:
+	// reqTrace.unseen); records say which. Any other close without an
+	// answer is the request's failure.
 	ConnectionRetries int64
 	// StoppedBy says what ended issuing: StopDuration, StopRequests,
 	// StopInterrupted (the caller's ctx) or StopCalled (Run.Stop).
