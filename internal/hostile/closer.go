@@ -37,10 +37,16 @@ func NewCloser(h http.Handler, linger func() time.Duration) (*Closer, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ServeCloser(ln, h, linger), nil
+}
+
+// ServeCloser serves h on ln, closing each connection after its response
+// (see Closer), until Close.
+func ServeCloser(ln net.Listener, h http.Handler, linger func() time.Duration) *Closer {
 	c := &Closer{Handler: h, Linger: linger, ln: ln}
 	c.wg.Add(1)
 	go c.serve()
-	return c, nil
+	return c
 }
 
 // URL is the server's base URL.
