@@ -260,7 +260,7 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	if err != nil {
 		rec.StreamEnd = time.Since(r.start)
 		r.classifyTransportError(rec, err, tr.sentAt.Load() > 0)
-		if rec.Error == record.ErrTimeout && tr.conns == 0 {
+		if rec.Error == record.ErrTimeout && tr.conns == 0 && tr.dialing.Load() {
 			// The deadline came while the request waited for its
 			// connection: the dial never completed.
 			rec.Error = record.ErrConnect

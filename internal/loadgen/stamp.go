@@ -168,6 +168,9 @@ type reqTrace struct {
 	reused    bool         // the latest connection had carried an earlier exchange
 	witness   closeWitness // the latest connection, when it can tell a write after the server's close
 	firstByte atomic.Bool  // a response byte arrived (set on the transport's read goroutine)
+	// dialing: a connect began for this request and has not ended (set
+	// on the transport's dial goroutine).
+	dialing atomic.Bool
 }
 
 func newReqTrace(start time.Time, wantConn bool) *reqTrace {
@@ -175,6 +178,8 @@ func newReqTrace(start time.Time, wantConn bool) *reqTrace {
 	t.trace.WroteRequest = t.wroteRequest
 	t.trace.GotConn = t.gotConn
 	t.trace.GotFirstResponseByte = func() { t.firstByte.Store(true) }
+	t.trace.ConnectStart = func(string, string) { t.dialing.Store(true) }
+	t.trace.ConnectDone = func(string, string, error) { t.dialing.Store(false) }
 	return t
 }
 
