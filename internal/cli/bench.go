@@ -468,6 +468,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	if res.Interrupted > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", res.Interrupted))
 	}
+	notes = append(notes, res.Notes...)
 	opts := stats.Options{OfferedRateRPS: res.OfferedRateRPS, Series: true}
 	if len(b.objectives) > 0 {
 		opts.Good = b.objectives.Good
@@ -495,6 +496,9 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	}
 	if !b.interrupted {
 		failure = runcheck.MeasurementFailure(sum, len(res.Records), f.wl.Warmup)
+	}
+	if res.StoppedBy == loadgen.StopTargetGone {
+		failure = fmt.Sprintf("stopped early: the target went away (every request failed to connect for %v; %s)", unreachableAfter, record.ErrorKindsLine(sum.ErrorKinds))
 	}
 	if res.StoppedBy == loadgen.StopUnreachable {
 		failure = fmt.Sprintf("stopped early: every request of the first %v failed to connect to %s (%s)",

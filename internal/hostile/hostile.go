@@ -3,6 +3,9 @@
 // the other side of the books when a test holds knee's accounting to one
 // record per request read and no failure reported as success.
 //
+// Closer (closer.go) is the other kind of misbehaviour, per connection: a
+// raw-TCP server that closes every connection after its response, unsaid.
+//
 // Reading order: Fault names the misbehaviours; Server.ServeHTTP reads a
 // request, finds its id in the prompt (Marker), asks the plan which fault
 // to inject, logs the request as read and answers with the fault; Log

@@ -58,7 +58,23 @@ func (r *Run) user(wg *sync.WaitGroup, next *atomic.Int64, p pool, w, total int)
 		}
 	}
 	due := r.firstDue(w, total)
+	var last outcome
+	streak := 0 // consecutive failed requests of this user
 	for r.issueCtx.Err() == nil {
+		if last.failed {
+			streak++
+		} else {
+			streak = 0
+		}
+		if d := failureBackoff(streak, last.retryAfter); d > 0 {
+			r.backoffs.Add(1)
+			if last.retryAfter > 0 {
+				r.retryAfters.Add(1)
+			}
+			if !r.sleep(d) {
+				return
+			}
+		}
 		i := next.Add(1) - 1
 		if r.cfg.Requests > 0 && i >= r.cfg.Requests {
 			r.stopFor(StopRequests)
@@ -69,7 +85,7 @@ func (r *Run) user(wg *sync.WaitGroup, next *atomic.Int64, p pool, w, total int)
 			scheduled, due = min(scheduled, due), -1
 		}
 		if p.src == nil {
-			r.do(i, scheduled)
+			last = r.do(i, scheduled)
 			continue
 		}
 		req, ok := r.buildFrom(p.src, i)
@@ -77,8 +93,34 @@ func (r *Run) user(wg *sync.WaitGroup, next *atomic.Int64, p pool, w, total int)
 			return
 		}
 		req.Class = p.class
-		r.send(i, scheduled, r.encode(i, req), nil)
+		last = r.send(i, scheduled, r.encode(i, req), nil)
 	}
+}
+
+// Backoff of a closed-loop user after failures: a server that fails every
+// request at once (dead, or refusing) would otherwise get them as fast as
+// the client can send, hundreds of thousands a minute. Only failures
+// before any content count (a stream that broke after tokens took its
+// time, and backing off from it would lower the load). The first failure
+// costs no wait (a server's odd error must not slow a measured loop); from
+// the second in a row the user waits minBackoff, doubling up to
+// maxBackoff, and at least what the server's Retry-After asked (as k6's
+// and vLLM's benchmark clients do). The wait is not lag: the next
+// request is scheduled when it ends. The open loop never backs off: it
+// sends on its schedule whatever the server answers.
+const (
+	minBackoff = 10 * time.Millisecond
+	maxBackoff = time.Second
+)
+
+// failureBackoff is the wait before a user's next request after streak
+// consecutive failures, the latest with Retry-After retryAfter (0: none).
+func failureBackoff(streak int, retryAfter time.Duration) time.Duration {
+	var d time.Duration
+	if streak >= 2 {
+		d = min(minBackoff<<min(streak-2, 16), maxBackoff)
+	}
+	return max(d, retryAfter)
 }
 
 // buildFrom is build (client.go) for a class's own source: the same bound

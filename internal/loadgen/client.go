@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -89,12 +90,21 @@ func (r *Run) build(i int64) (req Request, ok bool) {
 
 // do runs request i, scheduled at the given offset, and publishes its
 // record.
-func (r *Run) do(i int64, scheduled time.Duration) {
+func (r *Run) do(i int64, scheduled time.Duration) outcome {
 	o, ok := r.prepare(i)
 	if !ok {
-		return
+		return outcome{}
 	}
-	r.send(i, scheduled, o, nil)
+	return r.send(i, scheduled, o, nil)
+}
+
+// outcome is what a closed-loop user needs of its request's end to pace
+// the next one (backoff).
+type outcome struct {
+	failed bool // ended in an error other than canceled, before any content
+	// retryAfter is the server's Retry-After on a rejection (429, 503,
+	// 529), capped at maxRetryAfter; 0: none.
+	retryAfter time.Duration
 }
 
 // outgoing is a request built and its body encoded: all the client work
@@ -151,7 +161,7 @@ type turnResult struct {
 
 // send runs o as request i; with res set it keeps the answer's text and
 // the served lengths there (multi-turn sessions).
-func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult) {
+func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult) (out outcome) {
 	req, body, api := o.req, o.body, o.api
 	rec := &record.Request{
 		ID: i, Scheduled: scheduled, Warmup: r.warmup(i, scheduled),
@@ -211,16 +221,26 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	var err error
 	for attempt := 0; ; attempt++ {
 		client := r.client
-		if attempt > 0 {
-			// The transport proved the server cannot have read the request
-			// (reqTrace.unseen): send it again at once on a fresh
-			// connection. It keeps its scheduled time, so the delay shows
-			// as lag.
+		if attempt > 0 || r.noReuse.Load() {
+			// A resend: the transport proved the server cannot have read
+			// the request (reqTrace.unseen), so it goes again at once on
+			// a fresh connection. It keeps its scheduled time, so the
+			// delay shows as lag. Or a run that stopped reusing
+			// connections (stopReuse).
 			client = r.retryClient
 		}
 		resp, err = client.Do(r.newHTTPRequest(ctx, api, body))
-		if err == nil || attempt == maxConnRetries || !tr.unseen(err) || ctx.Err() != nil {
+		if err == nil || attempt == maxConnRetries || ctx.Err() != nil {
 			break
+		}
+		if ok, _ := tr.unseen(err); !ok {
+			break
+		}
+		if !tr.witnessKnows() {
+			// The server closes kept-alive connections and this
+			// connection could not have told a request it read from one
+			// it never saw: stop racing its closes.
+			r.stopReuse()
 		}
 	}
 	if tr.conns > 1 {
@@ -240,12 +260,23 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	if err != nil {
 		rec.StreamEnd = time.Since(r.start)
 		r.classifyTransportError(rec, err, tr.sentAt.Load() > 0)
+		if rec.Error == record.ErrTimeout && tr.conns == 0 && tr.dialing.Load() {
+			// The deadline came while the request waited for its
+			// connection: the dial never completed.
+			rec.Error = record.ErrConnect
+			rec.ErrorMessage = fmt.Sprintf("no connection before the request's deadline: the dial (connect) did not complete, so the target does not accept connections (its accept queue full, or the server stuck); this is not a slow answer: %s", rec.ErrorMessage)
+		}
 		if rec.Error == record.ErrStreamBroken && tr.reused && !tr.firstByte.Load() {
 			// Not resent: nothing proves the server did not read it.
-			rec.ErrorMessage = "the server closed a reused connection after the request was written, without answering (it may have read the request; not resent): " + rec.ErrorMessage
+			if tr.witnessKnows() {
+				rec.ErrorMessage = "the server closed a reused connection after the request was written, without answering; it had acknowledged every byte of it (it may have read the request; not resent): " + rec.ErrorMessage
+			} else {
+				rec.ErrorMessage = "the server closed a reused connection after the request was written, without answering (it may have read the request; not resent): " + rec.ErrorMessage
+				r.stopReuse()
+			}
 		}
 		r.finish(rec)
-		return
+		return outcome{failed: rec.Error != record.ErrCanceled}
 	}
 	rec.HTTPStatus = resp.StatusCode
 	st.stamp.conn = tr.conn
@@ -255,7 +286,39 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	if res != nil {
 		*res = turnResult{ok: rec.OK(), answer: string(st.text), inTokens: rec.InputTokens, outToks: rec.OutputTokens}
 	}
+	// A failure after content (a stream that broke, or never ended) took
+	// its time: only failures without any answer's content can spin.
+	out.failed = rec.Error != record.ErrNone && rec.Error != record.ErrCanceled && !rec.HasFirstToken()
+	if rec.Error == record.ErrRejected {
+		out.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
 	r.finish(rec)
+	return out
+}
+
+// maxRetryAfter caps the wait a server's Retry-After can ask of a
+// closed-loop user: longer is a server that wants no load at all, and
+// the run's end cuts any wait anyway.
+const maxRetryAfter = 60 * time.Second
+
+// parseRetryAfter reads a Retry-After value (RFC 9110: delay-seconds or
+// an HTTP date) as a wait from now, capped at maxRetryAfter; 0 when
+// absent or unreadable.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		if n <= 0 || math.IsNaN(n) {
+			return 0
+		}
+		d = time.Duration(min(n, maxRetryAfter.Seconds()) * float64(time.Second))
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	return min(max(d, 0), maxRetryAfter)
 }
 
 // maxConnRetries bounds the resends of one request proven unread by the
@@ -302,10 +365,15 @@ func (r *Run) classifyTransportError(rec *record.Request, err error, wrote bool)
 	switch {
 	case r.hardCtx.Err() != nil && errors.Is(err, context.Canceled):
 		r.canceled(rec)
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		// A connect that timed out is a connect failure, not a slow
+		// answer: --request-timeout has nothing to do with it.
+		rec.Error = record.ErrConnect
+		if errors.As(err, &netErr) && netErr.Timeout() {
+			rec.ErrorMessage = fmt.Sprintf("could not connect within the dial timeout (%v, or the request's own deadline): the target does not accept connections (its accept queue full, or the server stuck): %s", dialTimeout, rec.ErrorMessage)
+		}
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
 		rec.Error = record.ErrTimeout
-	case errors.As(err, &opErr) && opErr.Op == "dial":
-		rec.Error = record.ErrConnect
 	case !wrote:
 		rec.Error = record.ErrConnect
 	default:

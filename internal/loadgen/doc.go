@@ -24,6 +24,25 @@
 // stream_broken); requests cut by the hard stop (ctx canceled, or the
 // grace period over) are canceled, with what they received so far.
 //
+// A failing target costs bounded work: a closed-loop user waits after
+// consecutive failures, and at least a rejection's Retry-After
+// (failureBackoff, classes.go); a run whose every request fails to
+// connect for Config.StopIfUnreachable stops (StopUnreachable at the
+// start, StopTargetGone later). Result.Notes says what the run did of its
+// own accord.
+//
+// Measuring what a misbehaving target costs (internal/hostile's server;
+// the peak RSS is /usr/bin/time's): a closed loop on a target that closes
+// every connection after its response, an endless stream, a closed loop
+// that fails every request, and one whose every request is refused with
+// Retry-After:
+//
+//	go test -count=1 -v -run 'TestServerClosingAfterEveryResponse|TestLearnsToStopReusing' ./internal/loadgen
+//	go run ./internal/hostile/cmd/hostileserver -fault never-ending &
+//	/usr/bin/time -f '%e s, %M KB' knee bench --url http://127.0.0.1:18800 --model m --concurrency 4 \
+//	    --duration 10m --input-tokens 16 --output-tokens 128 --no-store --quiet --out /tmp/endless
+//	(-fault 500 for the failing loop, -fault 429 for Retry-After, -die 8s to see the target go away)
+//
 // Measuring the client itself (see cpu_test.go): truth at 1,000 streams
 // with kernel and with user-space timestamps, CPU per token (both ways)
 // against a bare socket reader, the per-chunk path, one socket read:

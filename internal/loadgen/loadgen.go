@@ -136,7 +136,9 @@ type Config struct {
 	// StopIfUnreachable, when positive, ends issuing at this offset from
 	// the start if every request finished by then failed to connect (and
 	// at least one did): a dead target then costs seconds, not the whole
-	// run (StoppedBy is StopUnreachable).
+	// run (StoppedBy is StopUnreachable). Later in the run, a target whose
+	// every request has failed to connect for this long, from the first
+	// such failure, also ends issuing (StopTargetGone).
 	StopIfUnreachable time.Duration
 
 	// Origin, when set, is the run's time origin instead of the moment
@@ -163,6 +165,9 @@ type Config struct {
 	// Transport, when set, replaces the HTTP transport (tests); its reads
 	// are stamped in user space.
 	Transport http.RoundTripper
+
+	// failedTimesBound replaces maxFailedTimes when positive (tests).
+	failedTimesBound int64
 }
 
 // ErrConfig wraps every validation error from Start: the configuration,
@@ -257,9 +262,11 @@ type Result struct {
 	// grace period ran out stay ordinary errors.
 	Interrupted int64
 	// ConnectionRetries counts resends of requests that the transport
-	// proved the server had not read (a failed write, or a reused
-	// connection the server had closed before the write began); records say
-	// which. Any other close without an answer is the request's failure.
+	// proved the server had not read (a failed write, a reused connection
+	// the server had closed before the write began, or, on Linux, one that
+	// ended with the request's bytes unacknowledged or reset unread:
+	// reqTrace.unseen); records say which. Any other close without an
+	// answer is the request's failure.
 	ConnectionRetries int64
 	// StoppedBy says what ended issuing: StopDuration, StopRequests,
 	// StopInterrupted (the caller's ctx) or StopCalled (Run.Stop).
@@ -267,6 +274,9 @@ type Result struct {
 	// Oversaturation says why issuing stopped early when StoppedBy is
 	// StopOversaturated ("" otherwise).
 	Oversaturation string
+	// Notes say what the run changed of its own accord and why (one line
+	// each, for the report).
+	Notes []string
 	// WallClockSteps counts the times the system's wall clock was seen to
 	// step (by more than 1 ms against the monotonic clock) during the run.
 	// Kernel stamps are wall-clock times; knee maps them with the offset
@@ -284,6 +294,9 @@ const (
 	// StopUnreachable: every request of the run's first
 	// Config.StopIfUnreachable failed to connect.
 	StopUnreachable = "unreachable"
+	// StopTargetGone: later in the run, every request that ended for
+	// Config.StopIfUnreachable failed to connect (Result.Notes says when).
+	StopTargetGone = "target-gone"
 )
 
 // Snapshot is a live view of a run.
@@ -317,7 +330,25 @@ type Run struct {
 	// (reqTrace.unseen), on a connection of its own.
 	retryClient *http.Client
 	connRetries atomic.Int64
-	endpoints   map[string]string // by API: every API's URL under BaseURL
+	// noReuse: every request opens a connection of its own from now on
+	// (stopReuse); reuseStoppedAt is when, as a run offset + 1 (0: never).
+	noReuse        atomic.Bool
+	reuseStoppedAt atomic.Int64
+	// backoffs counts closed-loop waits after failures, retryAfters those
+	// that honoured a Retry-After (failureBackoff).
+	backoffs, retryAfters atomic.Int64
+	// goneSince is the run offset + 1 of the first connect failure since
+	// the last request that got past the connect (0: none); goneAt, when
+	// the run stopped for it (StopTargetGone).
+	goneSince, goneAt atomic.Int64
+	// errMessages interns failed records' messages (finish): a dead
+	// target's thousands of failures share a few strings.
+	errMessages map[string]string
+	// failedTimes counts the chunk times failed records keep,
+	// failedTimesDropped the failed records that keep none
+	// (boundFailedTimes).
+	failedTimes, failedTimesDropped atomic.Int64
+	endpoints                       map[string]string // by API: every API's URL under BaseURL
 
 	issueCtx, hardCtx       context.Context
 	parent                  context.Context // the caller's: canceled on Ctrl-C
@@ -412,8 +443,8 @@ func newTransport(cfg Config, kernelStamps bool) *http.Transport {
 	if idle == 0 {
 		idle = 4096 // open loop without a cap: keep what the load needs
 	}
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	dial := dialer.DialContext
+	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
+	dial := dialWitnessed(dialer)
 	if kernelStamps {
 		dial = dialStamped(dialer)
 	}
@@ -511,6 +542,24 @@ func (r *Run) run() {
 	if why := r.oversatWhy.Load(); why != nil && res.StoppedBy == StopOversaturated {
 		res.Oversaturation = *why
 	}
+	if n := r.backoffs.Load(); n > 0 {
+		note := fmt.Sprintf("closed-loop users waited %d times after consecutive failures before sending again (from %v, doubling to %v)", n, minBackoff, maxBackoff)
+		if k := r.retryAfters.Load(); k > 0 {
+			note += fmt.Sprintf(", %d of them as long as the server's Retry-After asked (up to %v)", k, maxRetryAfter)
+		}
+		res.Notes = append(res.Notes, note)
+	}
+	if at := r.goneAt.Load(); at > 0 && res.StoppedBy == StopTargetGone {
+		res.Notes = append(res.Notes, fmt.Sprintf("stopped early at %.1fs: every request that ended from %.1fs on failed to connect, for over %v (the target went away); the figures cover the run until then",
+			time.Duration(at-1).Seconds(), time.Duration(r.goneSince.Load()-1).Seconds(), r.cfg.StopIfUnreachable))
+	}
+	if n := r.failedTimesDropped.Load(); n > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d failed requests keep no per-chunk times (their first token, end and token count only): the run's failed records had reached their bound of %d chunk times", n, maxFailedTimes))
+	}
+	if at := r.reuseStoppedAt.Load(); at > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("the server closed kept-alive connections and knee could not tell whether a request that met such a close had been read (no TCP_INFO here), so from %.1fs into the run every request opened a connection of its own (connection set-up is then part of each request)",
+			time.Duration(at-1).Seconds()))
+	}
 	res.KernelTimestamps = res.UserStampedStreams == 0 && r.kernelStamped.Load() > 0
 	if r.cfg.users() == 0 {
 		res.OfferedRateRPS = r.cfg.RateRPS
@@ -552,6 +601,19 @@ func (r *Run) Stop() { r.stopFor(StopCalled) }
 func (r *Run) stopFor(reason string) {
 	r.stoppedBy.CompareAndSwap(nil, &reason)
 	r.stopIssue()
+}
+
+// stopReuse makes every later request open a connection of its own: the
+// server closes kept-alive connections (after its responses, or when idle)
+// and the connections cannot tell whether a request that met such a close
+// was read (no TCP_INFO: not Linux, or a kernel without it), so reusing
+// them would race the server's closes and lose requests it never saw.
+// Needs a transport of knee's own (not Config.Transport).
+func (r *Run) stopReuse() {
+	if r.cfg.Transport != nil || !r.noReuse.CompareAndSwap(false, true) {
+		return
+	}
+	r.reuseStoppedAt.Store(int64(time.Since(r.start)) + 1)
 }
 
 // canceled marks rec as cut off by the hard stop; when that stop is the
@@ -599,8 +661,10 @@ func (r *Run) finish(rec *record.Request) {
 	r.inFlight.Add(-1)
 	if rec.Error == record.ErrConnect {
 		r.connectFailures.Add(1)
+		r.connectFailed()
 	} else if rec.Error != record.ErrCanceled {
 		r.reachedServer.Store(true)
+		r.goneSince.Store(0)
 	}
 	if rec.Error == record.ErrNone {
 		r.completed.Add(1)
@@ -623,9 +687,90 @@ func (r *Run) finish(rec *record.Request) {
 	if r.cfg.OnRecord != nil {
 		r.cfg.OnRecord(rec)
 	}
+	if rec.Error != record.ErrNone {
+		r.boundFailedTimes(rec)
+	}
 	r.mu.Lock()
+	if rec.ErrorMessage != "" {
+		rec.ErrorMessage = r.intern(rec.ErrorMessage)
+	}
 	r.records = append(r.records, *rec)
 	r.mu.Unlock()
+}
+
+// maxFailedTimes bounds the per-chunk times (client and server token
+// times) that the run's failed records keep, all together: a server that
+// streams without end fails request after request at the chunk bound
+// (2·max_tokens+256 chunks each), and the run holds its records to the
+// end, so without a run-wide bound its memory grew with its length (80 →
+// 303 MB in 110 s at concurrency 4). Statistics take ITL and TPOT from
+// completed requests only; a failed record past the bound keeps its first
+// token and end times and its token count, not each chunk's time.
+const maxFailedTimes = 1 << 20
+
+// boundFailedTimes applies maxFailedTimes to failed record rec, and
+// gives the times it keeps a slice of their own length (append's
+// doubling left up to half of it spare).
+func (r *Run) boundFailedTimes(rec *record.Request) {
+	n := int64(len(rec.TokenTimes) + len(rec.ServerTokenTimes) + len(rec.ServerWriteTimes))
+	if n == 0 {
+		return
+	}
+	bound := int64(maxFailedTimes)
+	if r.cfg.failedTimesBound > 0 {
+		bound = r.cfg.failedTimesBound
+	}
+	if r.failedTimes.Add(n) > bound {
+		r.failedTimes.Add(-n)
+		r.failedTimesDropped.Add(1)
+		rec.TokenTimes, rec.TokenCounts, rec.ServerTokenTimes, rec.ServerWriteTimes = nil, nil, nil, nil
+		return
+	}
+	if cap(rec.TokenTimes) > len(rec.TokenTimes)+len(rec.TokenTimes)/4+8 {
+		rec.TokenTimes = slices.Clone(rec.TokenTimes)
+		if rec.TokenCounts != nil {
+			rec.TokenCounts = slices.Clone(rec.TokenCounts)
+		}
+	}
+}
+
+// maxInterned bounds the messages interned: a server that puts a counter
+// in each message gets no sharing past it, and no growth of the table.
+const maxInterned = 1024
+
+// intern returns the run's copy of msg, if it has one (r.mu held).
+func (r *Run) intern(msg string) string {
+	if m, ok := r.errMessages[msg]; ok {
+		return m
+	}
+	if r.errMessages == nil {
+		r.errMessages = make(map[string]string)
+	}
+	if len(r.errMessages) < maxInterned {
+		r.errMessages[msg] = msg
+	}
+	return msg
+}
+
+// connectFailed notes a request that failed to connect: once every
+// request that ended for Config.StopIfUnreachable has, past the start-up
+// check's own stretch, issuing stops (StopTargetGone).
+func (r *Run) connectFailed() {
+	window := r.cfg.StopIfUnreachable
+	if window <= 0 {
+		return
+	}
+	now := int64(time.Since(r.start)) + 1
+	since := r.goneSince.Load()
+	if since == 0 {
+		r.goneSince.CompareAndSwap(0, now)
+		return
+	}
+	if now-since >= int64(window) && now-1 > int64(window) && r.reachedServer.Load() {
+		if r.goneAt.CompareAndSwap(0, now) {
+			r.stopFor(StopTargetGone)
+		}
+	}
 }
 
 // warmup reports whether request i scheduled at t is part of warm-up.

@@ -168,6 +168,9 @@ type reqTrace struct {
 	reused    bool         // the latest connection had carried an earlier exchange
 	witness   closeWitness // the latest connection, when it can tell a write after the server's close
 	firstByte atomic.Bool  // a response byte arrived (set on the transport's read goroutine)
+	// dialing: a connect began for this request and has not ended (set
+	// on the transport's dial goroutine).
+	dialing atomic.Bool
 }
 
 func newReqTrace(start time.Time, wantConn bool) *reqTrace {
@@ -175,6 +178,8 @@ func newReqTrace(start time.Time, wantConn bool) *reqTrace {
 	t.trace.WroteRequest = t.wroteRequest
 	t.trace.GotConn = t.gotConn
 	t.trace.GotFirstResponseByte = func() { t.firstByte.Store(true) }
+	t.trace.ConnectStart = func(string, string) { t.dialing.Store(true) }
+	t.trace.ConnectDone = func(string, string, error) { t.dialing.Store(false) }
 	return t
 }
 
@@ -186,29 +191,53 @@ func newReqTrace(start time.Time, wantConn bool) *reqTrace {
 //     written ("server closed idle connection");
 //   - a write of the request failed (the server lacks part of it);
 //   - the connection knows a write began after the server's FIN had
-//     arrived (Linux: the socket had left ESTABLISHED).
+//     arrived (Linux: the socket had left ESTABLISHED);
+//   - the connection knows that when it ended the server had not
+//     acknowledged all the bytes written on it, or that it ended with a
+//     reset, the kernel's answer to a close with data unread (Linux,
+//     tcpWitness): llama.cpp's server closes every connection after its
+//     response, and a request that raced the close was never read.
 //
-// A reused connection closed with no response byte is not proof by itself:
-// a server can read the request and then close without answering, and
-// that is its failure, counted as such (the request is not resent). On a
-// fresh connection every such failure is the server's doing.
-func (t *reqTrace) unseen(err error) bool {
+// why says which. A reused connection closed with no response byte is not
+// proof by itself: a server can read the request and then close without
+// answering, and that is its failure, counted as such (the request is not
+// resent). On a fresh connection every such failure is the server's doing.
+func (t *reqTrace) unseen(err error) (ok bool, why string) {
 	if !t.reused || t.firstByte.Load() {
-		return false
+		return false, ""
 	}
 	var netErr net.Error
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		(errors.As(err, &netErr) && netErr.Timeout()) {
-		return false
+		return false, ""
 	}
 	if t.witness != nil && t.witness.wroteAfterPeerClose() {
-		return true
+		return true, "the request was written after the server's close arrived"
 	}
 	var opErr *net.OpError
 	if errors.As(err, &opErr) && opErr.Op == "write" {
-		return true
+		return true, "a write of the request failed"
 	}
-	return isServerClosedIdle(err)
+	if isServerClosedIdle(err) {
+		return true, "the server closed the idle connection before the request was written"
+	}
+	if t.witness != nil {
+		if missed, why, _ := t.witness.peerMissed(); missed {
+			return true, why
+		}
+	}
+	return false, ""
+}
+
+// witnessKnows reports whether the latest connection could tell, at its
+// end, whether the server had the request (Linux's TCP_INFO): where it
+// cannot, the run learns from the server instead (Run.stopReuse).
+func (t *reqTrace) witnessKnows() bool {
+	if t.witness == nil {
+		return false
+	}
+	_, _, known := t.witness.peerMissed()
+	return known
 }
 
 // isServerClosedIdle matches net/http's unexported errServerClosedIdle: its
@@ -224,8 +253,12 @@ func isServerClosedIdle(err error) bool {
 }
 
 // closeWitness is a connection that knows whether one of its writes began
-// after the peer had closed.
-type closeWitness interface{ wroteAfterPeerClose() bool }
+// after the peer had closed, and, once it has ended, whether the peer had
+// missed some of what was written on it (known false: it cannot say).
+type closeWitness interface {
+	wroteAfterPeerClose() bool
+	peerMissed() (missed bool, why string, known bool)
+}
 
 func (t *reqTrace) wroteRequest(httptrace.WroteRequestInfo) {
 	t.sentAt.Store(int64(time.Since(t.start)))

@@ -4,6 +4,8 @@ package loadgen
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -33,16 +35,11 @@ const kernelStampsSupported = true
 // atomic.
 type stampConn struct {
 	net.Conn
-	rc   syscall.RawConn
+	tcpWitness
 	recv func(fd uintptr) bool // c.recvmsg, bound once: no allocation per Read
 
 	stampNS atomic.Int64 // kernel receive time of the latest Read's data (Unix ns); 0: none
 	writeNS atomic.Int64 // when the latest Write started (ns since writeEpoch); 0: none
-	// lateWrite: a Write began after the peer's FIN had arrived (the socket
-	// was no longer ESTABLISHED), so the server had closed before it could
-	// read all of what was written.
-	lateWrite atomic.Bool
-	wrote     atomic.Bool // a Write has been made: later ones may follow the server's close
 
 	// State of the Read in progress, shared with recv.
 	msg  unix.Msghdr
@@ -50,6 +47,139 @@ type stampConn struct {
 	oob  [64]byte
 	n    int
 	errn syscall.Errno
+}
+
+// tcpWitness is what a TCP connection can tell, from the kernel, about a
+// request that failed on it without a byte of answer (closeWitness):
+//   - whether a write began after the peer's FIN had arrived (the socket
+//     was no longer ESTABLISHED);
+//   - whether, when the connection ended (its first failed Read, or
+//     Close), the peer had acknowledged every byte written on it
+//     (TCP_INFO's tcpi_bytes_acked): the peer's FIN, and any RST, carries
+//     the acknowledgment of all it received, so bytes not acknowledged
+//     never reached the server before it closed;
+//   - whether it ended with a reset rather than a FIN: Linux (and other
+//     kernels, RFC 2525) reset a connection closed with received data
+//     unread, where a server that had read our request whole would close
+//     with a FIN.
+type tcpWitness struct {
+	rc        syscall.RawConn
+	written   atomic.Int64 // bytes the kernel took from Write
+	lateWrite atomic.Bool  // a Write began after the peer's FIN had arrived
+	wrote     atomic.Bool  // a Write has been made: later ones may follow the server's close
+	// At the connection's end: ended is set once endAcked (bytes of
+	// ours acknowledged; -1: TCP_INFO could not say), endWritten and
+	// endReset are written.
+	endOnce    sync.Once
+	ended      atomic.Bool
+	endAcked   int64
+	endWritten int64
+	endReset   bool
+}
+
+// ackWitnessOff turns the acknowledgment and reset checks off (tests of
+// the learning that replaces them where the kernel cannot say).
+var ackWitnessOff atomic.Bool
+
+// beforeWrite runs before each Write.
+func (w *tcpWitness) beforeWrite() {
+	// The first write of a connection cannot follow a close the server
+	// made after a response: only later ones pay for the check.
+	if w.wrote.Swap(true) && !w.lateWrite.Load() && w.peerClosed() {
+		w.lateWrite.Store(true)
+	}
+}
+
+// atEnd notes what the kernel says when the connection ends: err is the
+// failed Read's error (nil: Close).
+func (w *tcpWitness) atEnd(err error) {
+	w.endOnce.Do(func() {
+		w.endAcked = -1
+		w.endWritten = w.written.Load()
+		w.endReset = errors.Is(err, syscall.ECONNRESET)
+		if !ackWitnessOff.Load() {
+			_ = w.rc.Control(func(fd uintptr) {
+				info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
+				// bytes_acked counts the SYN (1 once connected); 0 is a
+				// kernel without the field (before 4.1).
+				if err == nil && info.Bytes_acked > 0 {
+					w.endAcked = int64(info.Bytes_acked) - 1
+				}
+			})
+		}
+		w.ended.Store(true)
+	})
+}
+
+// peerClosed reports whether the kernel has the peer's FIN: the socket
+// has left ESTABLISHED (CLOSE_WAIT, or closing on both sides).
+func (w *tcpWitness) peerClosed() bool {
+	closed := false
+	_ = w.rc.Control(func(fd uintptr) {
+		info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
+		closed = err == nil && info.State != unix.BPF_TCP_ESTABLISHED
+	})
+	return closed
+}
+
+// wroteAfterPeerClose implements closeWitness.
+func (w *tcpWitness) wroteAfterPeerClose() bool { return w.lateWrite.Load() }
+
+// peerMissed implements closeWitness.
+func (w *tcpWitness) peerMissed() (missed bool, why string, known bool) {
+	if !w.ended.Load() || w.endAcked < 0 {
+		return false, "", false
+	}
+	switch {
+	case w.endAcked < w.endWritten:
+		return true, fmt.Sprintf("the server acknowledged %d of the %d bytes written on the connection when it closed", w.endAcked, w.endWritten), true
+	case w.endReset:
+		return true, "the server reset the connection with the request unread (a close with unread data is a reset; a server that read the request closes with a FIN)", true
+	}
+	return false, "", true
+}
+
+// witnessConn is a TCP connection without kernel stamps that still
+// witnesses its end (tcpWitness).
+type witnessConn struct {
+	net.Conn
+	tcpWitness
+}
+
+func (c *witnessConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err != nil {
+		c.atEnd(err)
+	}
+	return n, err
+}
+
+func (c *witnessConn) Write(p []byte) (int, error) {
+	c.beforeWrite()
+	n, err := c.Conn.Write(p)
+	c.written.Add(int64(n))
+	return n, err
+}
+
+func (c *witnessConn) Close() error {
+	c.atEnd(nil)
+	return c.Conn.Close()
+}
+
+// dialWitnessed dials like d and wraps TCP connections in a witnessConn.
+func dialWitnessed(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if tc, ok := conn.(*net.TCPConn); ok {
+			if rc, err := tc.SyscallConn(); err == nil {
+				return &witnessConn{Conn: conn, tcpWitness: tcpWitness{rc: rc}}, nil
+			}
+		}
+		return conn, nil
+	}
 }
 
 // dialStamped dials like d and turns kernel receive timestamps on; where
@@ -85,7 +215,7 @@ func newStampConn(conn net.Conn) *stampConn {
 	}); err != nil || serr != nil {
 		return nil
 	}
-	c := &stampConn{Conn: conn, rc: rc}
+	c := &stampConn{Conn: conn, tcpWitness: tcpWitness{rc: rc}}
 	c.recv = c.recvmsg
 	c.msg.Iov = &c.iov
 	c.msg.SetIovlen(1)
@@ -130,12 +260,15 @@ func (c *stampConn) Read(p []byte) (int, error) {
 	err := c.rc.Read(c.recv)
 	c.iov.Base = nil // do not keep the caller's buffer alive
 	if err != nil {
+		c.atEnd(err)
 		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 	}
 	if c.errn != 0 {
+		c.atEnd(c.errn)
 		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("recvmsg", c.errn)}
 	}
 	if c.n == 0 {
+		c.atEnd(io.EOF)
 		return 0, io.EOF
 	}
 	c.stampNS.Store(parseStamp(c.oob[:c.msg.Controllen]))
@@ -169,30 +302,20 @@ func parseStamp(b []byte) int64 {
 // of net/http's writer goroutine after the write does not shorten TTFT.
 func (c *stampConn) Write(p []byte) (int, error) {
 	c.writeNS.Store(int64(time.Since(writeEpoch)))
-	// The first write of a connection cannot follow a close the server
-	// made after a response: only later ones pay for the check.
-	if c.wrote.Swap(true) && !c.lateWrite.Load() && c.peerClosed() {
-		c.lateWrite.Store(true)
-	}
+	c.beforeWrite()
 	if trace.IsEnabled() {
 		trace.Logf(context.Background(), "knee.write", "%d bytes", len(p))
 	}
-	return c.Conn.Write(p)
+	n, err := c.Conn.Write(p)
+	c.written.Add(int64(n))
+	return n, err
 }
 
-// peerClosed reports whether the kernel has the peer's FIN: the socket
-// has left ESTABLISHED (CLOSE_WAIT, or closing on both sides).
-func (c *stampConn) peerClosed() bool {
-	closed := false
-	_ = c.rc.Control(func(fd uintptr) {
-		info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
-		closed = err == nil && info.State != unix.BPF_TCP_ESTABLISHED
-	})
-	return closed
+// Close notes the connection's end (tcpWitness) before closing it.
+func (c *stampConn) Close() error {
+	c.atEnd(nil)
+	return c.Conn.Close()
 }
-
-// wroteAfterPeerClose implements closeWitness.
-func (c *stampConn) wroteAfterPeerClose() bool { return c.lateWrite.Load() }
 
 // lastWriteStart implements writeStamper.
 func (c *stampConn) lastWriteStart() int64 { return c.writeNS.Load() }

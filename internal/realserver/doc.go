@@ -3,7 +3,10 @@
 // random-weight llama test model it writes (model.go; its byte-level BPE
 // vocabulary of English words and the matching tokenizer.json in vocab.go,
 // words.go; the command cmd/testmodel puts them on disk), and integration
-// tests that drive the knee CLI against Ollama (integration_test.go).
+// tests that drive the knee CLI against Ollama (integration_test.go), and
+// against a server that closes every connection after its response as
+// llama.cpp's does (closer_test.go: hostile.Closer, alone and as a reverse
+// proxy in front of Ollama).
 //
 // .ci/run starts the server with scripts/ollama.sh and exports
 // KNEE_REALSERVER_URL, KNEE_REALSERVER_MODEL, KNEE_REALSERVER_TOKENIZER
