@@ -188,11 +188,20 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 	}
 	step := Step{Load: load, Summary: sum, Full: true, ProbeTTFTP95: probeTTFT, Oversaturated: res.Oversaturation,
 		Classes: r.Classes.Summarize(res.Records, opts, r.SLOs, &sum)}
-	if res.StoppedBy == loadgen.StopUnreachable {
+	switch res.StoppedBy {
+	case loadgen.StopUnreachable:
 		step.Unreachable = fmt.Sprintf("every request of the first %v failed to connect to %s (%s)",
 			cfg.StopIfUnreachable, redact.URL(cfg.BaseURL), record.ErrorKindsLine(sum.ErrorKinds))
+	case loadgen.StopTargetGone: // mid-step: the steps after it would measure nothing either
+		step.Unreachable = fmt.Sprintf("%s went away mid-step (every request failed to connect for %v; %s)",
+			redact.URL(cfg.BaseURL), cfg.StopIfUnreachable, record.ErrorKindsLine(sum.ErrorKinds))
+	}
+	if res.StoppedBy == loadgen.StopUnreachable { // target gone: loadgen's note below says when
 		step.Warnings = append(step.Warnings, step.Unreachable)
 	}
+	// What the load generator did of its own accord (stopped reusing
+	// connections, backed off) is part of the step's account.
+	step.Warnings = append(step.Warnings, res.Notes...)
 	if res.Oversaturation != "" {
 		step.Warnings = append(step.Warnings, res.Oversaturation+"; the step's figures cover it until then")
 	}
