@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -68,6 +69,10 @@ func ClassSummaries(recs []record.Request, opts stats.Options, objectives slo.Se
 		if len(objs) > 0 {
 			o.Good = objs.Good
 		}
+		// In request order: sums of floats depend on their order, and the
+		// live run (records as they ended) and knee report (as stored)
+		// must print the same figures.
+		slices.SortStableFunc(byClass[name], func(a, b record.Request) int { return cmp.Compare(a.ID, b.ID) })
 		sum := stats.Summarize(byClass[name], o)
 		probe := name == record.ProbeClass
 		classes = append(classes, Class{Name: name, Summary: sum, SLOs: objs.Evaluate(sum), Probe: probe})

@@ -520,7 +520,12 @@ func waterfall(bw *bufio.Writer, recs []record.Request) {
 	if len(idx) == 0 {
 		return
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return recs[idx[a]].Scheduled < recs[idx[b]].Scheduled })
+	// Ties broken by ID: the records' order differs between the live run
+	// (as they ended) and the database, and both must draw the same rows.
+	sort.SliceStable(idx, func(a, b int) bool {
+		x, y := &recs[idx[a]], &recs[idx[b]]
+		return x.Scheduled < y.Scheduled || x.Scheduled == y.Scheduled && x.ID < y.ID
+	})
 	if len(idx) > waterfallRows {
 		sampled := make([]int, 0, waterfallRows)
 		for k := range waterfallRows {

@@ -454,6 +454,19 @@ func (st *Store) SetConfig(id int64, config any) error {
 	return nil
 }
 
+// SetStart sets when run id started: the run's row is written before its
+// load begins, and its report shows when the load began.
+func (st *Store) SetStart(id int64, t time.Time) error {
+	res, err := st.db.Exec(`UPDATE runs SET started_ns = ? WHERE id = ?`, t.UnixNano(), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("run %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
 // RenumberRecordSteps changes the sweep step of run id's records from each
 // key of to to its value, in one transaction (steps not named keep theirs).
 func (st *Store) RenumberRecordSteps(id int64, to map[int]int) error {
