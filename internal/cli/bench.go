@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,6 +118,7 @@ type benchRun struct {
 	f   *benchFlags
 
 	// check
+	preset     string // what the embedded server simulates ("" with --url)
 	apiKey     string
 	grace      time.Duration
 	turns      workload.Dist
@@ -251,7 +254,7 @@ func (b *benchRun) startTarget() error {
 			return err
 		}
 		b.onClose(srv.close)
-		b.target, b.model = srv.url, srv.model
+		b.target, b.model, b.preset = srv.url, srv.model, srv.preset
 		msg := fmt.Sprintf("no --url given: using knee's embedded simulated server at %s (%s)", b.target, srv.describe)
 		fmt.Fprintln(b.env.Stderr, msg)
 		b.notes = append(b.notes, msg)
@@ -337,7 +340,7 @@ func (b *benchRun) configure() error {
 // --out, the live views and OTLP.
 func (b *benchRun) openSinks() error {
 	f, env := b.f, b.env
-	b.meta = f.runMeta(b.target, b.model)
+	b.meta = f.runMeta(b.target, b.model, b.preset)
 	b.meta.load, b.meta.config = f.mix.loadLine(b.meta.load, &f.wl), f.mix.config(b.meta.config)
 	sink, err := newRecordSink(env, &f.storeFlags, f.out, b.meta)
 	if err != nil {
@@ -455,6 +458,9 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 // nothing worth its figures ("" when it did).
 func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, failure string) {
 	f, env, notes := b.f, b.env, b.notes
+	// In request order, the order knee report reads them back in: the
+	// workers finish them in any order, and float sums depend on it.
+	slices.SortStableFunc(res.Records, func(a, b record.Request) int { return cmp.Compare(a.ID, b.ID) })
 	var lastSend time.Duration
 	for i := range res.Records {
 		lastSend = max(lastSend, res.Records[i].Sent)
@@ -507,9 +513,11 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	if failure != "" {
 		notes = append(notes, "warning: "+failure)
 	}
+	// The report reads what the database keeps (storedConfig, meta.target,
+	// status, notes), so knee report renders the same report.
 	rep = &report.Run{
-		ID: b.sink.runID(), Kind: "bench", Version: Version, Target: redactURL(b.target), Model: b.model,
-		Load: b.meta.load, Config: b.meta.config, Start: res.Start, Summary: sum,
+		ID: b.sink.runID(), Kind: "bench", Version: Version, Target: b.meta.target, Model: b.model, Status: status,
+		Load: b.meta.load, Config: b.meta.storedConfig(), Start: res.Start, Summary: sum,
 		SLOs: b.objectives.Evaluate(sum), Notes: redactAll(notes), ErrorMessages: report.CommonErrors(res.Records, 5),
 		Classes: classes,
 	}
@@ -780,14 +788,20 @@ func benchIgnoreEOS(ctx context.Context, cfg *loadgen.Config, ignoreEOS triState
 }
 
 // runMeta is what the run database and the report say ran.
-func (f *benchFlags) runMeta(target, model string) runMeta {
-	meta := runMeta{kind: "bench", target: redactURL(target), model: model, label: f.label,
-		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", redactURL(target)})}
+// preset is what the embedded server simulates ("" with --url).
+func (f *benchFlags) runMeta(target, model, preset string) runMeta {
+	url := redactURL(target)
+	if f.url == "" {
+		// The port is random and gone when the run ends: "embedded" (with
+		// what it simulates) says what was measured, and keeps runs
+		// filterable by target.
+		url = embeddedTarget(preset)
+	}
+	meta := runMeta{kind: "bench", target: url, model: model, label: f.label,
+		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", url})}
 	meta.config = append(meta.config, f.sess.config()...)
 	meta.config = append(meta.config, f.endpoints.config()...)
 	if f.url == "" {
-		// The port is random; "embedded" keeps runs filterable by target.
-		meta.target = "embedded"
 		meta.config = append(meta.config, f.embedded.config(f.model)...)
 	}
 	if len(f.slos) > 0 {

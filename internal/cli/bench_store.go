@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -29,6 +30,12 @@ func (s *storeFlags) register(fs *pflag.FlagSet) {
 type runMeta struct {
 	kind, target, model, label, load string
 	config                           [][2]string
+}
+
+// storedConfig is the configuration the run database keeps, and the one
+// the live report prints so that knee report prints the same.
+func (m runMeta) storedConfig() [][2]string {
+	return append([][2]string{{"load", m.load}}, m.config...)
 }
 
 // storedRun streams one run's records into the database; a nil storedRun
@@ -71,7 +78,7 @@ func (s *storeFlags) begin(env *Env, meta runMeta) (*storedRun, error) {
 	if err != nil {
 		return nil, Usagef("--db %s: %v (use --no-store to run without storing)", store.Redact(path), err)
 	}
-	cfg := append([][2]string{{"load", meta.load}}, meta.config...)
+	cfg := meta.storedConfig()
 	rm := store.RunMeta{Kind: meta.kind, Label: meta.label, Target: meta.target,
 		Model: meta.model, Config: pairsJSON(cfg), Version: Version}
 	if s.sharding != nil && s.sharding.active() {
@@ -122,5 +129,24 @@ func (r *storedRun) finish(rep *report.Run, status string) error {
 	if rep == nil {
 		return r.w.Finish(statsZero, status)
 	}
+	// The notes the run printed are kept with its configuration (as
+	// "note" pairs, which knee report reads back), so the stored report
+	// says what the live one said.
+	err := r.st.SetConfig(r.w.ID(), pairsJSON(withNotes(rep.Config, rep.Notes)))
+	if err == nil && !rep.Start.IsZero() {
+		err = r.st.SetStart(r.w.ID(), rep.Start)
+	}
+	if err != nil {
+		return errors.Join(fmt.Errorf("keeping the run's notes and start: %w", err), r.w.Finish(rep.Summary, status))
+	}
 	return r.w.Finish(rep.Summary, status)
+}
+
+// withNotes is cfg followed by one "note" pair per note.
+func withNotes(cfg [][2]string, notes []string) [][2]string {
+	out := append([][2]string{}, cfg...)
+	for _, n := range notes {
+		out = append(out, [2]string{"note", n})
+	}
+	return out
 }
