@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,6 +36,20 @@ func TestStoredReportIsLiveReport(t *testing.T) {
 		{"md", readFile(t, filepath.Join(out, "report.md"))},
 		{"json", readFile(t, filepath.Join(out, "summary.json"))},
 		{"html", readFile(t, filepath.Join(out, "report.html"))},
+	}
+	// The summary validates against its schema, with the keys this run
+	// adds (classes, prompt_tokens_check), and a key the schema does not
+	// describe is refused.
+	schema := compileSchema(t, "summary.schema.json")
+	doc := validate(t, schema, "summary.json", cases[2].live)
+	for _, k := range []string{"classes", "prompt_tokens_check"} {
+		if doc[k] == nil {
+			t.Errorf("summary.json has no %s", k)
+		}
+	}
+	doc["no_such_key"] = json.Number("1")
+	if err := schema.Validate(doc); err == nil {
+		t.Errorf("summary.schema.json accepts a top-level key it does not describe")
 	}
 	for _, c := range cases {
 		code, stored, errs := kneeEnv(t, env, "report", "last", "--format", c.format)
