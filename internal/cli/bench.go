@@ -657,6 +657,9 @@ func newRecordSink(env *Env, sf *storeFlags, out string, meta runMeta) (*recordS
 	if err != nil {
 		return nil, err
 	}
+	if st != nil {
+		st.keepsReport = true
+	}
 	s.store = st
 	s.recs = record.NewSink(jsonl, st.add)
 	return s, nil

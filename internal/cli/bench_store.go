@@ -47,6 +47,10 @@ type storedRun struct {
 	// shard's own end is store.RunWriter's FinishShard.
 	shardW *store.RunWriter
 	shard  *shardFlags // nil unless this is one shard of a run
+	// keepsReport: the run's report reads its configuration from
+	// rep.Config (bench), so finish stores that with the report's notes
+	// and start.
+	keepsReport bool
 }
 
 // runWriter is what a run needs of store.RunWriter.
@@ -94,9 +98,15 @@ func (s *storeFlags) begin(env *Env, meta runMeta) (*storedRun, error) {
 		})
 		return &storedRun{st: st, w: w, shardW: w, shard: s.sharding}, nil
 	}
+	if s.sharding != nil {
+		rm.Name = s.sharding.runName // --run-name alone names the run
+	}
 	w, err := beginRunWriter(st, rm)
 	if err != nil {
 		st.Close()
+		if errors.Is(err, store.ErrNameTaken) {
+			return nil, Usagef("--run-name: %v", err)
+		}
 		return nil, fmt.Errorf("storing the run in %s: %w", store.Redact(path), err)
 	}
 	if rw, ok := w.(*store.RunWriter); ok {
@@ -128,6 +138,9 @@ func (r *storedRun) finish(rep *report.Run, status string) error {
 	}
 	if rep == nil {
 		return r.w.Finish(statsZero, status)
+	}
+	if !r.keepsReport {
+		return r.w.Finish(rep.Summary, status)
 	}
 	// The notes the run printed are kept with its configuration (as
 	// "note" pairs, which knee report reads back), so the stored report
