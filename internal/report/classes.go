@@ -89,7 +89,8 @@ func classSection(classes []Class) section {
 		}
 		name := c.Name
 		if c.Probe {
-			name += " (probes; not in the overall figures)"
+			name += "*" // the bullet below says what it marks: a long name widened every row
+			bullets = append(bullets, "* "+c.Name+": probes beside the load, left out of the overall figures")
 		}
 		t.rows = append(t.rows, []string{name, strconv.Itoa(s.Requests), strconv.Itoa(s.Completed), strconv.Itoa(s.Errors),
 			fnum(s.RequestThroughputRPS, 2), fnum(s.OutputTokenThroughputTPS, 1), good,
