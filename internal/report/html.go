@@ -500,7 +500,7 @@ func sweepPoints(bw *bufio.Writer, r *sweep.Result) {
 	if b := breaksFirstLine(r); b != "" {
 		fmt.Fprintf(bw, "<li class=\"breaks-first\"><b>Breaks first:</b> %s</li>\n", esc(b))
 	}
-	for _, w := range r.Warnings {
+	for _, w := range sweepWarnings(r) {
 		fmt.Fprintf(bw, "<li class=\"note\">%s</li>\n", esc(w))
 	}
 	bw.WriteString("</ul>\n")

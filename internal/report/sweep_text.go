@@ -76,6 +76,9 @@ func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
 		if s.Oversaturated != "" {
 			marks = append(marks, "(stopped: over-saturated)")
 		}
+		if partialStep(s) {
+			marks = append(marks, "(partial)")
+		}
 		tput := fnum(sum.OutputTokenThroughputTPS, 0)
 		if items {
 			tput = fnum(sum.ItemThroughputPS, 1)
@@ -176,7 +179,7 @@ func SweepText(w io.Writer, r *sweep.Result) error {
 	for _, n := range r.Notes {
 		writeWrapped(bw, "Note:      ", hang, n)
 	}
-	for _, wn := range r.Warnings {
+	for _, wn := range sweepWarnings(r) {
 		writeWrapped(bw, "Warning:   ", hang, wn)
 	}
 	bw.WriteString("\n")
@@ -215,7 +218,7 @@ func sweepMarkdownBody(bw *bufio.Writer, r *sweep.Result, heading string) error 
 	for _, n := range r.Notes {
 		fmt.Fprintf(bw, "- Note: %s\n", mdEscape(n))
 	}
-	for _, wn := range r.Warnings {
+	for _, wn := range sweepWarnings(r) {
 		fmt.Fprintf(bw, "- **Warning:** %s\n", mdEscape(wn))
 	}
 	return nil
@@ -378,4 +381,31 @@ func shortenVerdicts(header []string, rows [][]string) {
 		}
 		row[col] = cell
 	}
+}
+
+// partialStep says whether a step was cut short (an interrupt, or another
+// shard of a sharded sweep stopped): its runner says so in its warnings.
+func partialStep(s *sweep.Step) bool {
+	for _, w := range s.Warnings {
+		if strings.HasPrefix(w, "partial step") {
+			return true
+		}
+	}
+	return false
+}
+
+// sweepWarnings are the sweep's warnings, with every step's own ("step
+// LOAD: …", as sweep.Analyze words them) where they are not among them: a
+// stored sweep keeps its steps' warnings, not the list, and the text must
+// say what the JSON's steps say.
+func sweepWarnings(r *sweep.Result) []string {
+	out := slices.Clone(r.Warnings)
+	for i := range r.Steps {
+		for _, w := range r.Steps[i].Warnings {
+			if line := fmt.Sprintf("step %s: %s", r.Steps[i].Load, w); !slices.Contains(out, line) {
+				out = append(out, line)
+			}
+		}
+	}
+	return out
 }
