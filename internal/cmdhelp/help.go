@@ -48,7 +48,7 @@ var FlagGroups = []flagGroup{
 		"auto", "min", "max", "factor", "refine", "trace", "sessions", "turns", "think-time",
 		"trace-format", "trace-start", "trace-end", "trace-speedup", "trace-rate", "trace-max-context", "trace-sample"}},
 	{"Workload", []string{"input-tokens", "output-tokens", "dataset", "tokenizer", "shared-prefix", "prefix-groups", "prefix-tokens", "seed", "scenario-file", "save-scenario"}},
-	{"Traffic classes", []string{"probe-rate", "probe-input-tokens", "probe-output-tokens", "mix", "max-loras", "max-lora-rank", "lora-load-ms", "stop-oversaturated"}},
+	{"Traffic classes", []string{"probe-rate", "probe-input-tokens", "probe-output-tokens", "mix", "lora-modules", "max-loras", "max-lora-rank", "lora-load-ms", "stop-oversaturated"}},
 	{"Objectives", []string{"slo", "knee-metric"}},
 	{"Server metrics (Prometheus)", []string{"metrics-url", "metrics-interval", "no-metrics"}},
 	{"Engine (simulated server)", []string{"gpu", "tp", "model-config", "kv-cache-dtype", "gpu-file", "model-file", "preset-file", "profile", "server-profile", "max-num-seqs", "max-num-batched-tokens",
