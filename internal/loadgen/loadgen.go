@@ -77,6 +77,10 @@ type Config struct {
 	ImageWidth, ImageHeight int
 	ImageFormat             string
 	ImageSeed               uint64
+	// ImageTokens is what the server is expected to count for each image;
+	// a record's prompt_tokens_requested includes them, so the served
+	// length (usage, images included) is compared like for like.
+	ImageTokens int
 
 	// Closed loop: Concurrency > 0 workers, each sending its next request
 	// when its previous one ends; UserClasses add pools of their own.
