@@ -175,8 +175,9 @@ func assertNoSecret(t *testing.T, key, dir string, outputs ...string) {
 	})
 }
 
-// Images: drawn in-process, sent as data URLs; the token cost is the
-// server's usage (⌈W/28⌉·⌈H/28⌉ per image in knee serve).
+// Images: drawn in-process, sent as data URLs; each counts ⌈W/28⌉·⌈H/28⌉
+// tokens in the requested prompt, as knee serve counts it, so the served
+// length matches and no "longer than requested" warning is raised.
 func TestBenchImages(t *testing.T) {
 	for _, api := range []string{"chat", "messages"} {
 		out := t.TempDir()
@@ -185,10 +186,13 @@ func TestBenchImages(t *testing.T) {
 			t.Fatalf("%s: exit %d\n%s\n%s", api, code, stdout, stderr)
 		}
 		for _, r := range readRecords(t, filepath.Join(out, "records.jsonl")) {
-			// 2 images × ⌈56/28⌉·⌈84/28⌉ = 12 tokens beside the prompt.
-			if !r.OK() || r.TokenSource != record.TokensFromUsage || r.InputTokens-r.PromptTokensRequested != 12 {
-				t.Errorf("%s record %d: %s %s, input %d for a %d-token prompt", api, r.ID, r.Error, r.ErrorMessage, r.InputTokens, r.PromptTokensRequested)
+			// 2 images × ⌈56/28⌉·⌈84/28⌉ = 12 tokens of the requested prompt.
+			if !r.OK() || r.TokenSource != record.TokensFromUsage || r.InputTokens != r.PromptTokensRequested || r.PromptTokensRequested <= 12 {
+				t.Errorf("%s record %d: %s %s, input %d for a %d-token prompt with 12 image tokens", api, r.ID, r.Error, r.ErrorMessage, r.InputTokens, r.PromptTokensRequested)
 			}
+		}
+		if strings.Contains(stdout+stderr, "than requested") || !strings.Contains(stdout, "counted as 6 prompt tokens each") && !strings.Contains(readFile(t, filepath.Join(out, "report.md")), "counted as 6 prompt tokens each") {
+			t.Errorf("%s: a prompt-length warning, or no word of how images count:\n%s\n%s", api, stdout, stderr)
 		}
 	}
 }
