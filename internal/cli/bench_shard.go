@@ -57,7 +57,7 @@ func (s *shardFlags) resolve(env *Env, seedGiven, noStore bool) error {
 		if err := runs.CheckName(s.runName); err != nil {
 			return err
 		}
-		if noStore {
+		if noStore && !s.active() { // sharded, the refusal below says why
 			return Usagef("--run-name names the stored run, and --no-store stores none: give one or the other")
 		}
 	}
