@@ -57,7 +57,7 @@ var FlagGroups = []flagGroup{
 		"fault-error-rate", "fault-cut-rate", "fault-malformed-rate", "fault-stall", "fault-stall-rate", "fault-slow-after", "fault-slow-factor"}},
 	{"Shards (docs/cluster.md)", []string{"shards", "shard", "run-name", "shard-timeout"}},
 	{"Output", []string{"out", "json", "detail", "format", "quiet", "label", "db", "no-store", "list", "runtime-trace"}},
-	{"CI and dashboards", []string{"junit", "metrics-addr", "otlp-endpoint", "otlp-protocol", "otlp-traces"}},
+	{"CI and dashboards", []string{"junit", "metrics-addr", "metrics-linger", "otlp-endpoint", "otlp-protocol", "otlp-traces"}},
 }
 
 // CommandFlagGroups places a command's own flags, by its path, ahead of
