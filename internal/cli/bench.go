@@ -362,7 +362,7 @@ func (b *benchRun) openSinks() error {
 		sink.abort()
 		return err
 	}
-	b.onClose(f.live.close)
+	b.onClose(func() { f.live.close(b.ctx) })
 	if err := f.otlp.start(env, "bench", sink.runID(), b.model, b.target, f.api); err != nil {
 		sink.abort()
 		return err

@@ -91,7 +91,7 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			stored.finish(meta, nil, "failed")
 			return err
 		}
-		defer t.live.close()
+		defer t.live.close(ctx)
 		if err := t.otlp.start(env, "sweep", "", model, t.url, t.api); err != nil {
 			stored.finish(meta, nil, "failed")
 			return err
