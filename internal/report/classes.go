@@ -97,6 +97,8 @@ func classSection(classes []Class) section {
 			stat(s.TTFT, "p50"), stat(s.TTFT, "p95"), stat(s.TTFT, "p99"), stat(s.ITL, "p50"),
 			stat(s.E2E, "p50"), stat(s.E2E, "p95"), verdict})
 	}
+	// OverRun's window: said, since each class's own would not add up.
+	bullets = append(bullets, "req/s, out tok/s and goodput are over the run's measured window, so the classes' add up to the run's")
 	return section{title: "Per class (latency in ms)", table: t, bullets: bullets}
 }
 

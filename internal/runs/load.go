@@ -122,6 +122,7 @@ func Load(st *store.Store, id int64) (*Loaded, error) {
 			objectives = append(objectives, r.Objective)
 		}
 		_, rep.Classes = report.ClassSummaries(lr.Records, stats.Options{OfferedRateRPS: sum.OfferedRateRPS}, objectives, own, order)
+		report.OverRun(rep.Classes, sum.DurationS)
 	}
 	view, note := serverView(st, id, max(step, store.WholeRun), lr.Records, &sum)
 	rep.Server = view
