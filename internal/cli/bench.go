@@ -485,6 +485,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	f.shard.merged = opts
 	overall, classes := classSummaries(res.Records, opts, b.objectives, f.mix.slos, f.mix.names())
 	sum := stats.Summarize(overall, opts)
+	report.OverRun(classes, sum.DurationS) // one window: the classes add up to the run
 	status = "complete"
 	if b.interrupted {
 		status = "interrupted"
