@@ -478,6 +478,14 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	if res.Interrupted > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", res.Interrupted))
 	}
+	if res.CanceledAtStop > 0 {
+		grace := b.cfg.Grace // 0: loadgen's default; negative: none
+		if grace == 0 {
+			grace = loadgen.DefaultGrace
+		}
+		notes = append(notes, fmt.Sprintf("%d requests still in flight %v (--grace) after the over-saturation stop were canceled and left out of the statistics (records.jsonl keeps them as canceled): each had waited at least that long, so the latency figures understate this load",
+			res.CanceledAtStop, max(grace, 0)))
+	}
 	opts := stats.Options{OfferedRateRPS: res.OfferedRateRPS, Series: true}
 	if len(b.objectives) > 0 {
 		opts.Good = b.objectives.Good
@@ -506,6 +514,10 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	}
 	if !b.interrupted {
 		failure = runcheck.MeasurementFailure(sum, len(res.Records), f.wl.warmup)
+	}
+	if res.StoppedBy == loadgen.StopOversaturated && sum.Completed == 0 {
+		// Not a short grace: the load was beyond the server from the start.
+		failure = "no measured request completed before the over-saturation stop (" + res.Oversaturation + "): the load is beyond the server from the start; lower --rate"
 	}
 	if res.StoppedBy == loadgen.StopUnreachable {
 		failure = fmt.Sprintf("stopped early: every request of the first %v failed to connect to %s (%s)",
