@@ -84,7 +84,7 @@ func writeSections(bw *bufio.Writer, sections []section) {
 			bw.WriteString("\n")
 		}
 		if strings.TrimSpace(s.title) != "" {
-			bw.WriteString(s.title + "\n")
+			writeWrapped(bw, "", "", s.title) // a long title wraps as any line
 		}
 		writeKV(bw, s.kv)
 		if s.table != nil {

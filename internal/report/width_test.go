@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"strings"
 	"testing"
@@ -62,5 +63,17 @@ func TestTextFitsHundredColumns(t *testing.T) {
 	}
 	if wide := wideLines(sw.String()); len(wide) > 0 {
 		t.Errorf("the mix sweep's text has %d lines over %d columns, e.g.\n%s\n\n%s", len(wide), textWidth, wide[0], sw.String())
+	}
+}
+
+// TestLongTitleWraps: a section title longer than a line (the server's time
+// distributions say how they were computed) wraps as other lines do.
+func TestLongTitleWraps(t *testing.T) {
+	var b bytes.Buffer
+	bw := bufio.NewWriter(&b)
+	writeSections(bw, []section{{title: strings.Repeat("title words ", 20), kv: [][2]string{{"k", "v"}}}})
+	bw.Flush()
+	if wide := wideLines(b.String()); len(wide) > 0 {
+		t.Errorf("a long title printed wider than %d columns:\n%s", textWidth, b.String())
 	}
 }
