@@ -534,6 +534,11 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 		SLOs: b.objectives.Evaluate(sum), Notes: redactAll(notes), ErrorMessages: report.CommonErrors(res.Records, 5),
 		Classes: classes,
 	}
+	for _, kv := range rep.Config {
+		if kv[0] == "workload" { // as knee report reads it back (runs.Load)
+			rep.Workload = kv[1]
+		}
+	}
 	return rep, status, failure
 }
 

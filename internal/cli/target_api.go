@@ -127,7 +127,9 @@ func (e *endpointFlags) config() [][2]string {
 		out = append(out, [2]string{"rerank_path", r.RerankPath})
 	}
 	if r.Images > 0 {
-		out = append(out, [2]string{"images", fmt.Sprintf("%d × %dx%d %s, counted as %d prompt tokens each (Qwen2-VL's 28-pixel patches)", r.Images, r.ImageWidth, r.ImageHeight, r.ImageFormat, r.ImageTokens)})
+		out = append(out, [2]string{"images", fmt.Sprintf("%d × %dx%d %s, counted as %d prompt tokens each (Qwen2-VL's 28-pixel patches)", r.Images, r.ImageWidth, r.ImageHeight, r.ImageFormat, r.ImageTokens)},
+			// The report's first screen shows the workload line.
+			[2]string{"workload", fmt.Sprintf("%d %dx%d images per prompt (%d tokens each, in the requested input)", r.Images, r.ImageWidth, r.ImageHeight, r.ImageTokens)})
 	}
 	return out
 }
