@@ -247,7 +247,8 @@ func TestSweepEmbeddings(t *testing.T) {
 }
 
 // knee serve --image-tokens sets every image's cost; a bench with images
-// against it reads that cost from the usage.
+// against it reads that cost from the usage, and bench --image-tokens says
+// it, so the requested prompt is what the server counts.
 func TestServeImageTokens(t *testing.T) {
 	if code, _, errs := runKnee(t, "serve", "--image-tokens", "-1"); code != ExitUsage || !strings.Contains(errs, "--image-tokens -1") {
 		t.Errorf("--image-tokens -1: exit %d, %q", code, errs)
@@ -256,14 +257,18 @@ func TestServeImageTokens(t *testing.T) {
 	defer cancel()
 	url, codeCh := startServe(t, ctx, "--model", "llama-3.1-8b", "--image-tokens", "100")
 	out := t.TempDir()
-	code, stdout, stderr := kneeEnv(t, benchEnv(t), benchArgs("--url", url, "--model", "llama-3.1-8b", "--images", "3", "--image-size", "640x480", "--out", out)...)
+	code, stdout, stderr := kneeEnv(t, benchEnv(t), benchArgs("--url", url, "--model", "llama-3.1-8b", "--images", "3", "--image-size", "640x480",
+		"--image-tokens", "100", "--out", out)...)
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	for _, r := range readRecords(t, filepath.Join(out, "records.jsonl")) {
-		if !r.OK() || r.InputTokens-r.PromptTokensRequested != 300 {
-			t.Errorf("record %d: %s, input %d for a %d-token prompt and 3 images of 100", r.ID, r.Error, r.InputTokens, r.PromptTokensRequested)
+		if !r.OK() || r.InputTokens != r.PromptTokensRequested || r.PromptTokensRequested <= 300 {
+			t.Errorf("record %d: %s, input %d for a %d-token prompt with 3 images of 100", r.ID, r.Error, r.InputTokens, r.PromptTokensRequested)
 		}
+	}
+	if strings.Contains(stdout+stderr, "than requested") {
+		t.Errorf("a prompt-length warning with --image-tokens as the server counts:\n%s\n%s", stdout, stderr)
 	}
 	cancel()
 	<-codeCh

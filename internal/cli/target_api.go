@@ -100,6 +100,7 @@ type endpointFlags struct {
 	images               int
 	imageSize            string
 	imageFormat          string
+	imageTokens          int // what the target counts per image (0: Qwen2-VL's rule)
 	// resolved holds the checked values (check) for set.
 	resolved loadgen.Config
 }
@@ -111,6 +112,7 @@ func (e *endpointFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&e.images, "images", 0, "images drawn from the seed and sent with every chat or messages prompt (each counted in the requested prompt as ⌈W/28⌉·⌈H/28⌉ tokens, as Qwen2-VL and knee serve count it; the served count is the server's usage)")
 	fs.StringVar(&e.imageSize, "image-size", "", "with --images: WIDTHxHEIGHT in pixels (default 512x512)")
 	fs.StringVar(&e.imageFormat, "image-format", "", "with --images: png or jpeg (default png)")
+	fs.IntVar(&e.imageTokens, "image-tokens", 0, "with --images: tokens the target counts for each image, as part of the requested prompt (0: ⌈W/28⌉·⌈H/28⌉, as Qwen2-VL and knee serve count it)")
 }
 
 // config is what the report's configuration says of the flags given.
@@ -127,7 +129,7 @@ func (e *endpointFlags) config() [][2]string {
 		out = append(out, [2]string{"rerank_path", r.RerankPath})
 	}
 	if r.Images > 0 {
-		out = append(out, [2]string{"images", fmt.Sprintf("%d × %dx%d %s, counted as %d prompt tokens each (Qwen2-VL's 28-pixel patches)", r.Images, r.ImageWidth, r.ImageHeight, r.ImageFormat, r.ImageTokens)},
+		out = append(out, [2]string{"images", fmt.Sprintf("%d × %dx%d %s, counted as %d prompt tokens each", r.Images, r.ImageWidth, r.ImageHeight, r.ImageFormat, r.ImageTokens)},
 			// The report's first screen shows the workload line.
 			[2]string{"workload", fmt.Sprintf("%d %dx%d images per prompt (%d tokens each, in the requested input)", r.Images, r.ImageWidth, r.ImageHeight, r.ImageTokens)})
 	}
@@ -176,6 +178,10 @@ func (e *endpointFlags) check(apis []string, seed uint64) error {
 		return Usagef("--documents %d: want 1 or more documents per request", e.documents)
 	case e.images < 0:
 		return Usagef("--images %d: want 0 or more images per prompt", e.images)
+	case e.imageTokens < 0:
+		return Usagef("--image-tokens %d: want 0 (⌈W/28⌉·⌈H/28⌉ from the size) or more", e.imageTokens)
+	case e.images == 0 && e.imageTokens != 0:
+		return Usagef("--image-tokens needs --images N")
 	case e.images == 0 && (e.imageSize != "" || e.imageFormat != ""):
 		return Usagef("--image-size and --image-format need --images N")
 	}
@@ -204,6 +210,9 @@ func (e *endpointFlags) check(apis []string, seed uint64) error {
 	// As Qwen2-VL counts an image (one token per 28-pixel patch, 2×2 merged
 	// 14-pixel ones), and knee serve by default.
 	cfg.ImageTokens = ((w + simserver.QwenPatch - 1) / simserver.QwenPatch) * ((h + simserver.QwenPatch - 1) / simserver.QwenPatch)
+	if e.imageTokens > 0 {
+		cfg.ImageTokens = e.imageTokens
+	}
 	return nil
 }
 
