@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -115,6 +117,7 @@ type benchRun struct {
 	f   *benchFlags
 
 	// check
+	preset     string // what the embedded server simulates ("" with --url)
 	apiKey     string
 	grace      time.Duration
 	turns      workload.Dist
@@ -257,7 +260,7 @@ func (b *benchRun) startTarget() error {
 			return err
 		}
 		b.onClose(srv.close)
-		b.target, b.model = srv.url, srv.model
+		b.target, b.model, b.preset = srv.url, srv.model, srv.preset
 		msg := fmt.Sprintf("no --url given: using knee's embedded simulated server at %s (%s)", b.target, srv.describe)
 		fmt.Fprintln(b.env.Stderr, msg)
 		b.notes = append(b.notes, msg)
@@ -333,11 +336,14 @@ func (b *benchRun) configure() error {
 // --out, the live views and OTLP.
 func (b *benchRun) openSinks() error {
 	f, env := b.f, b.env
-	b.meta = f.runMeta(b.target, b.model)
+	b.meta = f.runMeta(b.target, b.model, b.preset)
 	b.meta.load, b.meta.config = f.mix.loadLine(b.meta.load, &f.wl), f.mix.config(b.meta.config)
 	sink, err := newRecordSink(env, &f.storeFlags, f.out, b.meta)
 	if err != nil {
 		return err
+	}
+	if sink.store != nil {
+		sink.store.keepsReport = true // the live report is read back from what is stored
 	}
 	b.sink = sink
 	b.recent = newRecentWindow()
@@ -355,7 +361,7 @@ func (b *benchRun) openSinks() error {
 		sink.abort()
 		return err
 	}
-	b.onClose(f.live.close)
+	b.onClose(func() { f.live.close(b.ctx) })
 	if err := f.otlp.start(env, "bench", sink.runID(), b.model, b.target, f.api); err != nil {
 		sink.abort()
 		return err
@@ -451,6 +457,9 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 // nothing worth its figures ("" when it did).
 func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, failure string) {
 	f, env, notes := b.f, b.env, b.notes
+	// In request order, the order knee report reads them back in: the
+	// workers finish them in any order, and float sums depend on it.
+	slices.SortStableFunc(res.Records, func(a, b record.Request) int { return cmp.Compare(a.ID, b.ID) })
 	var lastSend time.Duration
 	for i := range res.Records {
 		lastSend = max(lastSend, res.Records[i].Sent)
@@ -469,6 +478,14 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 		notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", res.Interrupted))
 	}
 	notes = append(notes, res.Notes...)
+	if res.CanceledAtStop > 0 {
+		grace := b.cfg.Grace // 0: loadgen's default; negative: none
+		if grace == 0 {
+			grace = loadgen.DefaultGrace
+		}
+		notes = append(notes, fmt.Sprintf("%d requests still in flight %v (--grace) after the over-saturation stop were canceled and left out of the statistics (records.jsonl keeps them as canceled): each had waited at least that long, so the latency figures understate this load",
+			res.CanceledAtStop, max(grace, 0)))
+	}
 	opts := stats.Options{OfferedRateRPS: res.OfferedRateRPS, Series: true}
 	if len(b.objectives) > 0 {
 		opts.Good = b.objectives.Good
@@ -476,6 +493,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	f.shard.merged = opts
 	overall, classes := classSummaries(res.Records, opts, b.objectives, f.mix.slos, f.mix.names())
 	sum := stats.Summarize(overall, opts)
+	report.OverRun(classes, sum.DurationS) // one window: the classes add up to the run
 	status = "complete"
 	if b.interrupted {
 		status = "interrupted"
@@ -500,6 +518,10 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	if res.StoppedBy == loadgen.StopTargetGone {
 		failure = fmt.Sprintf("stopped early: the target went away (every request failed to connect for %v; %s)", unreachableAfter, record.ErrorKindsLine(sum.ErrorKinds))
 	}
+	if res.StoppedBy == loadgen.StopOversaturated && sum.Completed == 0 {
+		// Not a short grace: the load was beyond the server from the start.
+		failure = "no measured request completed before the over-saturation stop (" + res.Oversaturation + "): the load is beyond the server from the start; lower --rate"
+	}
 	if res.StoppedBy == loadgen.StopUnreachable {
 		failure = fmt.Sprintf("stopped early: every request of the first %v failed to connect to %s (%s)",
 			unreachableAfter, redactURL(b.target), record.ErrorKindsLine(sum.ErrorKinds))
@@ -507,11 +529,18 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	if failure != "" {
 		notes = append(notes, "warning: "+failure)
 	}
+	// The report reads what the database keeps (storedConfig, meta.target,
+	// status, notes), so knee report renders the same report.
 	rep = &report.Run{
-		ID: b.sink.runID(), Kind: "bench", Version: Version, Target: redactURL(b.target), Model: b.model,
-		Load: b.meta.load, Config: b.meta.config, Start: res.Start, Summary: sum,
+		ID: b.sink.runID(), Kind: "bench", Version: Version, Target: b.meta.target, Model: b.model, Status: status,
+		Load: b.meta.load, Config: b.meta.storedConfig(), Start: res.Start, Summary: sum,
 		SLOs: b.objectives.Evaluate(sum), Notes: redactAll(notes), ErrorMessages: report.CommonErrors(res.Records, 5),
 		Classes: classes,
+	}
+	for _, kv := range rep.Config {
+		if kv[0] == "workload" { // as knee report reads it back (runs.Load)
+			rep.Workload = kv[1]
+		}
 	}
 	return rep, status, failure
 }
@@ -666,14 +695,20 @@ func benchIgnoreEOS(ctx context.Context, cfg *loadgen.Config, ignoreEOS triState
 }
 
 // runMeta is what the run database and the report say ran.
-func (f *benchFlags) runMeta(target, model string) runMeta {
-	meta := runMeta{kind: "bench", target: redactURL(target), model: model, label: f.label,
-		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", redactURL(target)})}
+// preset is what the embedded server simulates ("" with --url).
+func (f *benchFlags) runMeta(target, model, preset string) runMeta {
+	url := redactURL(target)
+	if f.url == "" {
+		// The port is random and gone when the run ends: "embedded" (with
+		// what it simulates) says what was measured, and keeps runs
+		// filterable by target.
+		url = embeddedTarget(preset)
+	}
+	meta := runMeta{kind: "bench", target: url, model: model, label: f.label,
+		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", url})}
 	meta.config = append(meta.config, f.sess.Config()...)
 	meta.config = append(meta.config, f.endpoints.config()...)
 	if f.url == "" {
-		// The port is random; "embedded" keeps runs filterable by target.
-		meta.target = "embedded"
 		meta.config = append(meta.config, f.embedded.config(f.model)...)
 	}
 	if len(f.slos) > 0 {

@@ -101,6 +101,7 @@ func (e *embeddedFlags) engineFlags(model string) simEngineFlags {
 // embeddedServer is a running in-process simulated server.
 type embeddedServer struct {
 	url, model, describe string
+	preset               string // "Llama-3.1-8B on 1× H100-SXM"
 	close                func()
 }
 
@@ -124,5 +125,14 @@ func (e *embeddedFlags) start(_ context.Context, model string) (*embeddedServer,
 	if err != nil {
 		return nil, err
 	}
-	return &embeddedServer{url: url, model: srv.Model(), describe: srv.Describe(), close: func() { srv.Close() }}, nil
+	return &embeddedServer{url: url, model: srv.Model(), describe: srv.Describe(), preset: srv.Preset(), close: func() { srv.Close() }}, nil
+}
+
+// embeddedTarget is a run's target on the embedded server, as its reports
+// and the run database show it: "embedded (Llama-3.1-8B on 1× H100-SXM)".
+func embeddedTarget(preset string) string {
+	if preset == "" {
+		return "embedded"
+	}
+	return "embedded (" + preset + ")"
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/knee-dev/knee/internal/cluster"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/runs"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
 )
@@ -39,7 +40,7 @@ type shardFlags struct {
 func (s *shardFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&s.shards, "shards", 1, "split the run's schedule across this many processes (each runs one shard; they meet in the --db database)")
 	fs.IntVar(&s.shard, "shard", -1, "this process's shard index, 0 to --shards−1 (default: $"+cluster.IndexEnv+", as a Kubernetes Indexed Job sets it)")
-	fs.StringVar(&s.runName, "run-name", "", "the name all shards of one run share (with --shards)")
+	fs.StringVar(&s.runName, "run-name", "", "the run's name, unique in the database, taken wherever a run id is (knee report NAME); with --shards, the name all shards share")
 	fs.DurationVar(&s.timeout, "shard-timeout", 5*time.Minute, "with --shards: how long to wait for every shard to register before failing")
 	s.lead = 2 * time.Second
 }
@@ -52,11 +53,19 @@ func (s *shardFlags) resolve(env *Env, seedGiven, noStore bool) error {
 	if s.shards < 1 {
 		return Usagef("--shards %d: want 1 or more", s.shards)
 	}
-	if !s.active() {
-		if s.shard > 0 || s.runName != "" {
-			return Usagef("--shard and --run-name go with --shards N (N ≥ 2)")
+	if s.runName != "" {
+		if err := runs.CheckName(s.runName); err != nil {
+			return err
 		}
-		return nil
+		if noStore && !s.active() { // sharded, the refusal below says why
+			return Usagef("--run-name names the stored run, and --no-store stores none: give one or the other")
+		}
+	}
+	if !s.active() {
+		if s.shard > 0 {
+			return Usagef("--shard goes with --shards N (N ≥ 2)")
+		}
+		return nil // --run-name alone names this run
 	}
 	if s.shard < 0 {
 		v := env.Getenv(cluster.IndexEnv)

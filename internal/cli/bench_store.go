@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -31,6 +32,12 @@ type runMeta struct {
 	config                           [][2]string
 }
 
+// storedConfig is the configuration the run database keeps, and the one
+// the live report prints so that knee report prints the same.
+func (m runMeta) storedConfig() [][2]string {
+	return append([][2]string{{"load", m.load}}, m.config...)
+}
+
 // storedRun streams one run's records into the database; a nil storedRun
 // (--no-store) ignores everything.
 type storedRun struct {
@@ -40,6 +47,10 @@ type storedRun struct {
 	// shard's own end is store.RunWriter's FinishShard.
 	shardW *store.RunWriter
 	shard  *shardFlags // nil unless this is one shard of a run
+	// keepsReport: the run's report reads its configuration from
+	// rep.Config (bench), so finish stores that with the report's notes
+	// and start.
+	keepsReport bool
 }
 
 // runWriter is what a run needs of store.RunWriter.
@@ -71,7 +82,7 @@ func (s *storeFlags) begin(env *Env, meta runMeta) (*storedRun, error) {
 	if err != nil {
 		return nil, Usagef("--db %s: %v (use --no-store to run without storing)", store.Redact(path), err)
 	}
-	cfg := append([][2]string{{"load", meta.load}}, meta.config...)
+	cfg := meta.storedConfig()
 	rm := store.RunMeta{Kind: meta.kind, Label: meta.label, Target: meta.target,
 		Model: meta.model, Config: pairsJSON(cfg), Version: Version}
 	if s.sharding != nil && s.sharding.active() {
@@ -87,9 +98,15 @@ func (s *storeFlags) begin(env *Env, meta runMeta) (*storedRun, error) {
 		})
 		return &storedRun{st: st, w: w, shardW: w, shard: s.sharding}, nil
 	}
+	if s.sharding != nil {
+		rm.Name = s.sharding.runName // --run-name alone names the run
+	}
 	w, err := beginRunWriter(st, rm)
 	if err != nil {
 		st.Close()
+		if errors.Is(err, store.ErrNameTaken) {
+			return nil, Usagef("--run-name: %v", err)
+		}
 		return nil, fmt.Errorf("storing the run in %s: %w", store.Redact(path), err)
 	}
 	if rw, ok := w.(*store.RunWriter); ok {
@@ -122,5 +139,27 @@ func (r *storedRun) finish(rep *report.Run, status string) error {
 	if rep == nil {
 		return r.w.Finish(statsZero, status)
 	}
+	if !r.keepsReport {
+		return r.w.Finish(rep.Summary, status)
+	}
+	// The notes the run printed are kept with its configuration (as
+	// "note" pairs, which knee report reads back), so the stored report
+	// says what the live one said.
+	err := r.st.SetConfig(r.w.ID(), pairsJSON(withNotes(rep.Config, rep.Notes)))
+	if err == nil && !rep.Start.IsZero() {
+		err = r.st.SetStart(r.w.ID(), rep.Start)
+	}
+	if err != nil {
+		return errors.Join(fmt.Errorf("keeping the run's notes and start: %w", err), r.w.Finish(rep.Summary, status))
+	}
 	return r.w.Finish(rep.Summary, status)
+}
+
+// withNotes is cfg followed by one "note" pair per note.
+func withNotes(cfg [][2]string, notes []string) [][2]string {
+	out := append([][2]string{}, cfg...)
+	for _, n := range notes {
+		out = append(out, [2]string{"note", n})
+	}
+	return out
 }

@@ -28,7 +28,7 @@ func newCompareCmd(env *Env) *cobra.Command {
 	junitOut.register(fs, "the comparison's verdicts (one test case per metric; failures as --fail-on says)")
 	failOn := fs.String("fail-on", "none", "exit 3 when B is judged: worse (any metric worse beyond noise), change (worse or better), none")
 	cmd.Long = helpText(func(w io.Writer) {
-		fmt.Fprintln(w, "Usage: knee compare RUN_A RUN_B [--fail-on worse|change] [--json]   (B is judged against A; RUN: an id, last, last~1)")
+		fmt.Fprintln(w, "Usage: knee compare RUN_A RUN_B [--fail-on worse|change] [--json]   (B is judged against A; RUN: an id or --run-name, last, last~1)")
 		fmt.Fprintln(w, "Exit 3 with --fail-on worse when B is worse beyond noise (a regression gate for CI).")
 		fmt.Fprintln(w, "Beyond noise: "+compare.Method+".")
 	})

@@ -181,8 +181,9 @@ func assertNoSecret(t *testing.T, key, dir string, outputs ...string) {
 	})
 }
 
-// Images: drawn in-process, sent as data URLs; the token cost is the
-// server's usage (⌈W/28⌉·⌈H/28⌉ per image in knee serve).
+// Images: drawn in-process, sent as data URLs; each counts ⌈W/28⌉·⌈H/28⌉
+// tokens in the requested prompt, as knee serve counts it, so the served
+// length matches and no "longer than requested" warning is raised.
 func TestBenchImages(t *testing.T) {
 	for _, api := range []string{"chat", "messages"} {
 		out := t.TempDir()
@@ -191,10 +192,14 @@ func TestBenchImages(t *testing.T) {
 			t.Fatalf("%s: exit %d\n%s\n%s", api, code, stdout, stderr)
 		}
 		for _, r := range readRecords(t, filepath.Join(out, "records.jsonl")) {
-			// 2 images × ⌈56/28⌉·⌈84/28⌉ = 12 tokens beside the prompt.
-			if !r.OK() || r.TokenSource != record.TokensFromUsage || r.InputTokens-r.PromptTokensRequested != 12 {
-				t.Errorf("%s record %d: %s %s, input %d for a %d-token prompt", api, r.ID, r.Error, r.ErrorMessage, r.InputTokens, r.PromptTokensRequested)
+			// 2 images × ⌈56/28⌉·⌈84/28⌉ = 12 tokens of the requested prompt.
+			if !r.OK() || r.TokenSource != record.TokensFromUsage || r.InputTokens != r.PromptTokensRequested || r.PromptTokensRequested <= 12 {
+				t.Errorf("%s record %d: %s %s, input %d for a %d-token prompt with 12 image tokens", api, r.ID, r.Error, r.ErrorMessage, r.InputTokens, r.PromptTokensRequested)
 			}
+		}
+		// The first screen says what each prompt carries.
+		if strings.Contains(stdout+stderr, "than requested") || !strings.Contains(stdout, "2 56x84 images per prompt (6 tokens each") {
+			t.Errorf("%s: a prompt-length warning, or the first screen does not show the images:\n%s\n%s", api, stdout, stderr)
 		}
 	}
 }
@@ -248,7 +253,8 @@ func TestSweepEmbeddings(t *testing.T) {
 }
 
 // knee serve --image-tokens sets every image's cost; a bench with images
-// against it reads that cost from the usage.
+// against it reads that cost from the usage, and bench --image-tokens says
+// it, so the requested prompt is what the server counts.
 func TestServeImageTokens(t *testing.T) {
 	if code, _, errs := kneeCmd(t, "serve", "--image-tokens", "-1"); code != ExitUsage || !strings.Contains(errs, "--image-tokens -1") {
 		t.Errorf("--image-tokens -1: exit %d, %q", code, errs)
@@ -257,14 +263,18 @@ func TestServeImageTokens(t *testing.T) {
 	defer cancel()
 	url, codeCh := startServe(t, ctx, "--model", "llama-3.1-8b", "--image-tokens", "100")
 	out := t.TempDir()
-	code, stdout, stderr := kneeEnv(t, benchEnv(t), benchArgs("--url", url, "--model", "llama-3.1-8b", "--images", "3", "--image-size", "640x480", "--out", out)...)
+	code, stdout, stderr := kneeEnv(t, benchEnv(t), benchArgs("--url", url, "--model", "llama-3.1-8b", "--images", "3", "--image-size", "640x480",
+		"--image-tokens", "100", "--out", out)...)
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	for _, r := range readRecords(t, filepath.Join(out, "records.jsonl")) {
-		if !r.OK() || r.InputTokens-r.PromptTokensRequested != 300 {
-			t.Errorf("record %d: %s, input %d for a %d-token prompt and 3 images of 100", r.ID, r.Error, r.InputTokens, r.PromptTokensRequested)
+		if !r.OK() || r.InputTokens != r.PromptTokensRequested || r.PromptTokensRequested <= 300 {
+			t.Errorf("record %d: %s, input %d for a %d-token prompt with 3 images of 100", r.ID, r.Error, r.InputTokens, r.PromptTokensRequested)
 		}
+	}
+	if strings.Contains(stdout+stderr, "than requested") {
+		t.Errorf("a prompt-length warning with --image-tokens as the server counts:\n%s\n%s", stdout, stderr)
 	}
 	cancel()
 	<-codeCh

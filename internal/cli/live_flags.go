@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/knee-dev/knee/internal/livemetrics"
 	"github.com/knee-dev/knee/internal/loadgen"
@@ -13,6 +15,7 @@ import (
 // runs (package livemetrics), for bench and sweep.
 type liveFlags struct {
 	addr    string
+	linger  time.Duration // serving on after the run, for the last scrape
 	metrics *livemetrics.Metrics
 	server  *livemetrics.Server
 	env     *Env
@@ -20,11 +23,15 @@ type liveFlags struct {
 
 func (l *liveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&l.addr, "metrics-addr", "", "serve the running load's Prometheus metrics at HOST:PORT/metrics (:PORT: loopback only); see docs/ci.md")
+	fs.DurationVar(&l.linger, "metrics-linger", 30*time.Second, "with --metrics-addr: keep serving this long after the run ends, so a scraper reads the final values (default: two 15 s scrape intervals; Ctrl-C ends it; 0: close at once)")
 }
 
 // start opens the endpoint (nothing without --metrics-addr); a refused
 // address is bad input (exit 2).
 func (l *liveFlags) start(env *Env, info livemetrics.Info) error {
+	if l.linger < 0 {
+		return Usagef("--metrics-linger %v: want 0 (close when the run ends) or a positive duration", l.linger)
+	}
 	if l.addr == "" {
 		return nil
 	}
@@ -60,7 +67,13 @@ func (l *liveFlags) running(run *loadgen.Run, load float64) {
 	l.metrics.SetInFlight(func() float64 { return float64(run.Snapshot().InFlight) })
 }
 
-func (l *liveFlags) close() {
+// close stops the endpoint, after --metrics-linger unless ctx is done
+// (an interrupted run, or Ctrl-C while it lingers).
+func (l *liveFlags) close(ctx context.Context) {
+	if l.server != nil && l.linger > 0 && ctx.Err() == nil {
+		fmt.Fprintf(l.env.Stderr, "live metrics stay at http://%s/metrics for %v (--metrics-linger), so a scraper reads the final values; Ctrl-C ends this now\n", l.server.Addr(), l.linger)
+		l.server.Linger(ctx, l.linger)
+	}
 	if l.server != nil {
 		if l.env != nil && l.env.beforeLiveClose != nil {
 			l.env.beforeLiveClose(l.server.Addr())

@@ -86,7 +86,7 @@ func runScraped(t *testing.T, args ...string) (int, string, string, *scrape.Pars
 			seen = append(seen, p.Sample.Values[scrape.RequestsDone])
 		}
 	}()
-	code := MainEnv(context.Background(), env, append(args, "--metrics-addr", "127.0.0.1:0"))
+	code := MainEnv(context.Background(), env, append(args, "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "0"))
 	close(stop)
 	wg.Wait()
 	if finalErr != nil || final == nil {

@@ -111,7 +111,7 @@ func TestSweepAutoStopsOnServerQueue(t *testing.T) {
 		"step stopped early after",
 		"srv queue p95",
 	} {
-		if !strings.Contains(stdout, want) {
+		if !strings.Contains(strings.Join(strings.Fields(stdout), " "), want) { // notes wrap at 100 columns
 			t.Errorf("sweep output lacks %q:\n%s\n%s", want, stdout, stderr)
 		}
 	}

@@ -17,6 +17,11 @@ func TestBenchStopsWhenOversaturated(t *testing.T) {
 	if !strings.Contains(stderr, "over-saturated: requests in flight grew") || !strings.Contains(stdout, "over-saturated") {
 		t.Fatalf("no over-saturation stop said; stderr:\n%s", stderr)
 	}
+	// The requests the grace cut off after the stop are knee's doing, not
+	// the server's failures: no advice to raise --grace against the stop.
+	if strings.Contains(stdout+stderr, "raise --grace") || strings.Contains(stdout, "canceled 1") {
+		t.Errorf("the over-saturation stop's cut-off requests read as failures:\n%s\n%s", stdout, stderr)
+	}
 	var lastSend time.Duration
 	for _, r := range readRecords(t, filepath.Join(out, "records.jsonl")) {
 		lastSend = max(lastSend, r.Sent)

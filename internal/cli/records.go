@@ -20,7 +20,7 @@ func newRecordsCmd(env *Env) *cobra.Command {
 	out := fs.String("out", "", "write to this file instead of stdout (e.g. records.jsonl)")
 	fs.IntVar(&e.Step, "step", -1, "a sweep's step, counted from 0 in knee report's steps table (default: every step)")
 	fs.IntVar(&e.Limit, "limit", 0, "at most this many records (0: all)")
-	cmd.Long = "Usage: knee records RUN [--errors] [--format jsonl|csv] [--step N] [--limit N] [--out FILE]   (RUN: an id from knee runs, last, last~1)\n\nLists a stored run's per-request records; --errors only the failures and why.\nknee records RUN --out records.jsonl exports what knee bench --out writes."
+	cmd.Long = "Usage: knee records RUN [--errors] [--format jsonl|csv] [--step N] [--limit N] [--out FILE]   (RUN: an id or --run-name from knee runs, last, last~1)\n\nLists a stored run's per-request records; --errors only the failures and why.\nknee records RUN --out records.jsonl exports what knee bench --out writes."
 	cmd.RunE = func(_ *cobra.Command, pos []string) error {
 		if err := runs.WantOne("records", pos); err != nil {
 			return err

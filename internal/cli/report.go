@@ -16,7 +16,7 @@ func newReportCmd(env *Env) *cobra.Command {
 	db := dbFlag(fs)
 	format := fs.String("format", "", "text, md, csv, json or html (default: from --out's extension, else text)")
 	out := fs.String("out", "", "write to this file instead of stdout (on a terminal, html goes to a file: knee-run-ID.html)")
-	cmd.Long = "Usage: knee report RUN [--format text|md|csv|json|html] [--out FILE]   (RUN: an id from knee runs, last, last~1)"
+	cmd.Long = "Usage: knee report RUN [--format text|md|csv|json|html] [--out FILE]   (RUN: an id or --run-name from knee runs, last, last~1)"
 	cmd.RunE = func(_ *cobra.Command, pos []string) error {
 		if err := runs.WantOne("report", pos); err != nil {
 			return err

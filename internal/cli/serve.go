@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
+	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/workload"
 	"github.com/spf13/cobra"
@@ -23,6 +27,12 @@ type serveFlags struct {
 	imageTokens      int
 	seed             uint64
 	faults           simserver.Faults
+	// loraModules are adapter names clients may ask for (vLLM's
+	// --lora-modules name=path; the path is not read: the adapters are
+	// simulated), run on the engine with maxLoRAs slots of maxLoRARank.
+	loraModules []string
+	maxLoRAs    int
+	maxLoRARank int
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -39,6 +49,36 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.faults.MalformedRate, "fault-malformed-rate", 0, "share of streams with one chunk of invalid JSON mid-way (0..1)")
 	fs.DurationVar(&f.faults.SlowAfter, "fault-slow-after", 0, "from this long after start, engine steps take --fault-slow-factor times longer")
 	fs.Float64Var(&f.faults.SlowFactor, "fault-slow-factor", 0, "slow-decode factor (>1) applied after --fault-slow-after (0: off)")
+	fs.StringSliceVar(&f.loraModules, "lora-modules", nil, "LoRA adapters served beside the base model, as vLLM takes them: name=path (repeat, or comma-separated); clients name one as the model; the path is not read (the adapter is simulated)")
+	fs.IntVar(&f.maxLoRAs, "max-loras", 1, "with --lora-modules: adapters the engine holds on the GPU at once (vLLM --max-loras)")
+	fs.IntVar(&f.maxLoRARank, "max-lora-rank", 16, "with --lora-modules: the adapter slots' rank (vLLM --max-lora-rank); sizes the load on a miss")
+}
+
+// adapters reads --lora-modules into adapter names: name=path or a bare
+// name, each once and none the base model's name.
+func (f *serveFlags) adapters(base string) ([]string, error) {
+	var names []string
+	for _, m := range f.loraModules {
+		name, _, _ := strings.Cut(strings.TrimSpace(m), "=")
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "" || strings.IndexFunc(name, unicode.IsControl) >= 0 || strings.ContainsAny(name, " \t"):
+			return nil, Usagef("--lora-modules %q: want name=path (the name clients send as the model)", m)
+		case slices.Contains(names, name):
+			return nil, Usagef("--lora-modules: %q is given twice", name)
+		case base != "" && strings.EqualFold(name, base):
+			return nil, Usagef("--lora-modules: %q is the base model's name; an adapter needs its own", name)
+		}
+		names = append(names, name)
+	}
+	switch {
+	case len(names) == 0:
+	case f.maxLoRAs < 1 || f.maxLoRAs > 1024:
+		return nil, Usagef("--max-loras %d: want 1 to 1024", f.maxLoRAs)
+	case f.maxLoRARank < 1 || f.maxLoRARank > 512:
+		return nil, Usagef("--max-lora-rank %d: want 1 to 512", f.maxLoRARank)
+	}
+	return names, nil
 }
 
 func (f *serveFlags) config(fs *pflag.FlagSet) (simserver.Config, error) {
@@ -59,8 +99,15 @@ func (f *serveFlags) config(fs *pflag.FlagSet) (simserver.Config, error) {
 	if err != nil {
 		return simserver.Config{}, Usagef("--tokenizer: %v", err)
 	}
+	adapters, err := f.adapters(f.servedModelName)
+	if err != nil {
+		return simserver.Config{}, err
+	}
+	if len(adapters) > 0 {
+		ec.LoRA = simengine.LoRAConfig{MaxLoRAs: f.maxLoRAs, MaxLoRARank: f.maxLoRARank}
+	}
 	return simserver.Config{
-		Engine: ec, ModelName: f.servedModelName, Tokenizer: tok,
+		Engine: ec, ModelName: f.servedModelName, Tokenizer: tok, Adapters: adapters,
 		DefaultMaxTokens: f.defaultMaxTokens, Faults: f.faults, Seed: f.seed, ImageTokens: f.imageTokens,
 	}, nil
 }
@@ -104,6 +151,9 @@ func newServeCmd(ctx context.Context, env *Env) *cobra.Command {
 		defer srv.Close()
 		fmt.Fprintf(env.Stdout, "knee serve: %s\n", srv.Describe())
 		fmt.Fprintf(env.Stdout, "listening on %s/v1 (model %q); metrics at %s/metrics; Ctrl-C to stop\n", base, srv.Model(), base)
+		if a := srv.Config().Adapters; len(a) > 0 {
+			fmt.Fprintf(env.Stdout, "LoRA adapters (send as the model): %s\n", strings.Join(a, ", "))
+		}
 		fmt.Fprintf(env.Stdout, "try: curl -N %s/v1/chat/completions -H 'Content-Type: application/json' -d '{\"model\":%q,\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}],\"max_tokens\":8,\"stream\":true}'\n", base, srv.Model())
 		<-ctx.Done()
 		fmt.Fprintln(env.Stdout, "knee serve: stopping")

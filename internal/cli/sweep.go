@@ -159,11 +159,11 @@ func (sr *sweepRun) openSinks() (close func(), err error) {
 		return nil, err
 	}
 	if err := t.otlp.start(env, "sweep", "", meta.model, t.url, t.api); err != nil {
-		t.live.close()
+		t.live.close(sr.ctx)
 		stored.finish(*meta, nil, "failed")
 		return nil, err
 	}
-	return func() { t.otlp.close(); t.live.close() }, nil
+	return func() { t.otlp.close(); t.live.close(sr.ctx) }, nil
 }
 
 // measure runs the steps, each checkpointed in the database, and analyses

@@ -12,6 +12,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
+	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/spf13/pflag"
 )
@@ -99,6 +100,7 @@ type endpointFlags struct {
 	images               int
 	imageSize            string
 	imageFormat          string
+	imageTokens          int // what the target counts per image (0: Qwen2-VL's rule)
 	// resolved holds the checked values (check) for set.
 	resolved loadgen.Config
 }
@@ -107,9 +109,10 @@ func (e *endpointFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&e.batchSize, "batch-size", 0, "--api embeddings: inputs per request, each a rotation of the prompt (default 1)")
 	fs.IntVar(&e.documents, "documents", 0, "--api rerank: documents per request, each a rotation of the prompt, with its first 16 words as the query (default 1)")
 	fs.StringVar(&e.rerankPath, "rerank-path", "", "--api rerank: "+openai.RerankVLLM+" (vLLM's request shape) or "+openai.RerankTEI+" (TEI's) (default: probe which the server answers)")
-	fs.IntVar(&e.images, "images", 0, "images drawn from the seed and sent with every chat or messages prompt (their token cost is the server's usage)")
+	fs.IntVar(&e.images, "images", 0, "images drawn from the seed and sent with every chat or messages prompt (each counted in the requested prompt as ⌈W/28⌉·⌈H/28⌉ tokens, as Qwen2-VL and knee serve count it; the served count is the server's usage)")
 	fs.StringVar(&e.imageSize, "image-size", "", "with --images: WIDTHxHEIGHT in pixels (default 512x512)")
 	fs.StringVar(&e.imageFormat, "image-format", "", "with --images: png or jpeg (default png)")
+	fs.IntVar(&e.imageTokens, "image-tokens", 0, "with --images: tokens the target counts for each image, as part of the requested prompt (0: ⌈W/28⌉·⌈H/28⌉, as Qwen2-VL and knee serve count it)")
 }
 
 // config is what the report's configuration says of the flags given.
@@ -126,7 +129,9 @@ func (e *endpointFlags) config() [][2]string {
 		out = append(out, [2]string{"rerank_path", r.RerankPath})
 	}
 	if r.Images > 0 {
-		out = append(out, [2]string{"images", fmt.Sprintf("%d × %dx%d %s", r.Images, r.ImageWidth, r.ImageHeight, r.ImageFormat)})
+		out = append(out, [2]string{"images", fmt.Sprintf("%d × %dx%d %s, counted as %d prompt tokens each", r.Images, r.ImageWidth, r.ImageHeight, r.ImageFormat, r.ImageTokens)},
+			// The report's first screen shows the workload line.
+			[2]string{"workload", fmt.Sprintf("%d %dx%d images per prompt (%d tokens each, in the requested input)", r.Images, r.ImageWidth, r.ImageHeight, r.ImageTokens)})
 	}
 	return out
 }
@@ -136,6 +141,7 @@ func (e *endpointFlags) set(cfg *loadgen.Config) {
 	r := &e.resolved
 	cfg.Items, cfg.RerankPath = r.Items, r.RerankPath
 	cfg.Images, cfg.ImageWidth, cfg.ImageHeight, cfg.ImageFormat, cfg.ImageSeed = r.Images, r.ImageWidth, r.ImageHeight, r.ImageFormat, r.ImageSeed
+	cfg.ImageTokens = r.ImageTokens
 }
 
 // check checks the flags against the APIs the run speaks (--api, and a
@@ -172,6 +178,10 @@ func (e *endpointFlags) check(apis []string, seed uint64) error {
 		return Usagef("--documents %d: want 1 or more documents per request", e.documents)
 	case e.images < 0:
 		return Usagef("--images %d: want 0 or more images per prompt", e.images)
+	case e.imageTokens < 0:
+		return Usagef("--image-tokens %d: want 0 (⌈W/28⌉·⌈H/28⌉ from the size) or more", e.imageTokens)
+	case e.images == 0 && e.imageTokens != 0:
+		return Usagef("--image-tokens needs --images N")
 	case e.images == 0 && (e.imageSize != "" || e.imageFormat != ""):
 		return Usagef("--image-size and --image-format need --images N")
 	}
@@ -197,6 +207,12 @@ func (e *endpointFlags) check(apis []string, seed uint64) error {
 		return Usagef("--image-format %q: want png or jpeg", format)
 	}
 	cfg.Images, cfg.ImageWidth, cfg.ImageHeight, cfg.ImageFormat, cfg.ImageSeed = e.images, w, h, format, seed
+	// As Qwen2-VL counts an image (one token per 28-pixel patch, 2×2 merged
+	// 14-pixel ones), and knee serve by default.
+	cfg.ImageTokens = ((w + simserver.QwenPatch - 1) / simserver.QwenPatch) * ((h + simserver.QwenPatch - 1) / simserver.QwenPatch)
+	if e.imageTokens > 0 {
+		cfg.ImageTokens = e.imageTokens
+	}
 	return nil
 }
 

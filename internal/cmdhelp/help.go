@@ -48,7 +48,7 @@ var FlagGroups = []flagGroup{
 		"auto", "min", "max", "factor", "refine", "trace", "sessions", "turns", "think-time",
 		"trace-format", "trace-start", "trace-end", "trace-speedup", "trace-rate", "trace-max-context", "trace-sample"}},
 	{"Workload", []string{"input-tokens", "output-tokens", "dataset", "tokenizer", "shared-prefix", "prefix-groups", "prefix-tokens", "seed", "scenario-file", "save-scenario"}},
-	{"Traffic classes", []string{"probe-rate", "probe-input-tokens", "probe-output-tokens", "mix", "max-loras", "max-lora-rank", "lora-load-ms", "stop-oversaturated"}},
+	{"Traffic classes", []string{"probe-rate", "probe-input-tokens", "probe-output-tokens", "mix", "lora-modules", "max-loras", "max-lora-rank", "lora-load-ms", "stop-oversaturated"}},
 	{"Objectives", []string{"slo", "knee-metric"}},
 	{"Server metrics (Prometheus)", []string{"metrics-url", "metrics-interval", "no-metrics"}},
 	{"Engine (simulated server)", []string{"gpu", "tp", "model-config", "kv-cache-dtype", "gpu-file", "model-file", "preset-file", "profile", "server-profile", "max-num-seqs", "max-num-batched-tokens",
@@ -57,7 +57,7 @@ var FlagGroups = []flagGroup{
 		"fault-error-rate", "fault-cut-rate", "fault-malformed-rate", "fault-stall", "fault-stall-rate", "fault-slow-after", "fault-slow-factor"}},
 	{"Shards (docs/cluster.md)", []string{"shards", "shard", "run-name", "shard-timeout"}},
 	{"Output", []string{"out", "json", "detail", "format", "quiet", "label", "db", "no-store", "list", "runtime-trace"}},
-	{"CI and dashboards", []string{"junit", "metrics-addr", "otlp-endpoint", "otlp-protocol", "otlp-traces"}},
+	{"CI and dashboards", []string{"junit", "metrics-addr", "metrics-linger", "otlp-endpoint", "otlp-protocol", "otlp-traces"}},
 }
 
 // CommandFlagGroups places a command's own flags, by its path, ahead of

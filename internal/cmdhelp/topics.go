@@ -42,8 +42,8 @@ var topics = []struct {
 		"Short requests sent at a constant rate beside the main load and reported apart (the class probe; a sweep's probe TTFT p95 column): how long an unrelated user waits while the load runs.",
 		[]string{"probe-rate", "probe-input-tokens", "probe-output-tokens"}},
 	{"lora", "LoRA adapters in the simulated engine: slots, rank, load time",
-		"How the simulated engine serves the LoRA adapters a --mix file's classes name, as vLLM does: a batch holds requests of at most --max-loras distinct adapters, and an adapter not on the GPU is loaded first.",
-		[]string{"max-loras", "max-lora-rank", "lora-load-ms"}},
+		"How the simulated engine serves the LoRA adapters a --mix file's classes name (knee serve: those --lora-modules declares), as vLLM does: a batch holds requests of at most --max-loras distinct adapters, and an adapter not on the GPU is loaded first.",
+		[]string{"lora-modules", "max-loras", "max-lora-rank", "lora-load-ms"}},
 }
 
 // topicOf is the help topic that describes flag name, or "".

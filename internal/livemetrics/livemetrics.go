@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -66,8 +67,8 @@ func histogram(name, help string, buckets []float64) prometheus.Histogram {
 func New(info Info) *Metrics {
 	// Latencies of LLM requests: 1 ms to 2 min for TTFT and E2E, 0.5 ms to
 	// 5 s between chunks.
-	latency := prometheus.ExponentialBucketsRange(0.001, 120, 24)
-	gaps := prometheus.ExponentialBucketsRange(0.0005, 5, 20)
+	latency := roundBuckets(prometheus.ExponentialBucketsRange(0.001, 120, 24))
+	gaps := roundBuckets(prometheus.ExponentialBucketsRange(0.0005, 5, 20))
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		finished: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "requests_finished_total",
@@ -159,6 +160,32 @@ type Server struct {
 
 // Addr is where it listens, e.g. 127.0.0.1:9464.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// roundBuckets rounds bucket bounds to 3 significant digits, so a scrape
+// reads le="0.00166" rather than le="0.001662776841597282" (and 120, not
+// 119.99999999999987); the ratio between bounds keeps them apart.
+func roundBuckets(b []float64) []float64 {
+	out := make([]float64, len(b))
+	for i, v := range b {
+		out[i], _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	}
+	return out
+}
+
+// Linger keeps serving for d after the run ended, so a scraper on its own
+// interval reads the final values, and returns when d has passed or ctx is
+// done (Ctrl-C ends the wait).
+func (s *Server) Linger(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
 
 // Close stops serving; scrapes in progress get a second to finish.
 func (s *Server) Close() error {

@@ -6,10 +6,13 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
 	"github.com/knee-dev/knee/internal/loadgen"
@@ -161,5 +164,69 @@ func TestResolveAddr(t *testing.T) {
 	}
 	if _, _, err := ResolveAddr("a:b:c"); err == nil {
 		t.Error("a:b:c must be refused")
+	}
+}
+
+// TestLinger: after the run, the endpoint answers until the linger ends or
+// its context is done (Ctrl-C), then Close stops it.
+func TestLinger(t *testing.T) {
+	m := New(Info{Kind: "bench"})
+	srv, err := m.Serve("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Linger(ctx, time.Hour); close(done) }()
+	resp, err := http.Get("http://" + srv.Addr() + "/metrics")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("scrape while lingering: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	select {
+	case <-done:
+		t.Fatal("Linger returned before its time or its context")
+	default:
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Linger did not end when its context was done")
+	}
+	srv.Close()
+	if _, err := http.Get("http://" + srv.Addr() + "/metrics"); err == nil {
+		t.Error("the endpoint still answers after Close")
+	}
+	srv.Linger(context.Background(), 0) // 0: no wait
+}
+
+// TestBucketBoundsRounded: bounds read le="0.00166", not
+// le="0.001662776841597282", and stay increasing.
+func TestBucketBoundsRounded(t *testing.T) {
+	m := New(Info{Kind: "bench"})
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	re := regexp.MustCompile(`le="([^"]+)"`)
+	matches := re.FindAllStringSubmatch(body, -1)
+	if len(matches) == 0 {
+		t.Fatalf("no buckets:\n%s", body)
+	}
+	for _, mm := range matches {
+		if mm[1] == "+Inf" {
+			continue
+		}
+		v, err := strconv.ParseFloat(mm[1], 64)
+		if err != nil || strconv.FormatFloat(v, 'g', 3, 64) != strconv.FormatFloat(v, 'g', -1, 64) {
+			t.Errorf("bucket bound le=%q: want 3 significant digits at most", mm[1])
+		}
+	}
+	for _, bs := range [][]float64{roundBuckets(prometheus.ExponentialBucketsRange(0.001, 120, 24)), roundBuckets(prometheus.ExponentialBucketsRange(0.0005, 5, 20))} {
+		for i := 1; i < len(bs); i++ {
+			if bs[i] <= bs[i-1] {
+				t.Errorf("bounds not increasing after rounding: %v", bs)
+			}
+		}
 	}
 }

@@ -171,6 +171,9 @@ func (r *Run) send(i int64, scheduled time.Duration, o outgoing, res *turnResult
 	if req.RequestedTokens > 0 {
 		rec.PromptTokensRequested = req.RequestedTokens
 	}
+	if r.cfg.Images > 0 && (api == openai.APIChat || api == openai.APIMessages) {
+		rec.PromptTokensRequested += r.cfg.Images * r.cfg.ImageTokens
+	}
 	items := openai.ItemsAPI(api)
 	if items {
 		// Nothing is generated; an embeddings batch asks for its inputs'

@@ -77,6 +77,10 @@ type Config struct {
 	ImageWidth, ImageHeight int
 	ImageFormat             string
 	ImageSeed               uint64
+	// ImageTokens is what the server is expected to count for each image;
+	// a record's prompt_tokens_requested includes them, so the served
+	// length (usage, images included) is compared like for like.
+	ImageTokens int
 
 	// Closed loop: Concurrency > 0 workers, each sending its next request
 	// when its previous one ends; UserClasses add pools of their own.
@@ -261,6 +265,12 @@ type Result struct {
 	// cut off says nothing about the server. Requests canceled when the
 	// grace period ran out stay ordinary errors.
 	Interrupted int64
+	// CanceledAtStop counts requests still in flight when the grace
+	// period after an over-saturation stop (StopOversaturated) ran out:
+	// canceled records flagged Warmup like Interrupted's, since knee cut
+	// them off for a load it had judged beyond the server, not the server
+	// for failing them. Each had waited at least the grace period.
+	CanceledAtStop int64
 	// ConnectionRetries counts resends of requests that the transport
 	// proved the server had not read (a failed write, a reused connection
 	// the server had closed before the write began, or, on Linux, one that
@@ -353,6 +363,7 @@ type Run struct {
 	issueCtx, hardCtx       context.Context
 	parent                  context.Context // the caller's: canceled on Ctrl-C
 	interrupted             atomic.Int64    // requests cut off by the caller's cancel
+	canceledAtStop          atomic.Int64    // cut off after an over-saturation stop's grace
 	stopIssue, hardStop     context.CancelFunc
 	inFlight, peak          atomic.Int64
 	sent, completed, failed atomic.Int64
@@ -537,7 +548,7 @@ func (r *Run) run() {
 	r.mu.Unlock()
 	slices.SortFunc(recs, func(a, b record.Request) int { return int(a.ID - b.ID) })
 	res := &Result{Records: recs, Start: r.start, Elapsed: elapsed, PeakInFlight: int(r.peak.Load()), Dropped: r.dropped.Load(),
-		UserStampedStreams: r.userStamped.Load(), Interrupted: r.interrupted.Load(), WallClockSteps: r.clockSteps.Load(),
+		UserStampedStreams: r.userStamped.Load(), Interrupted: r.interrupted.Load(), CanceledAtStop: r.canceledAtStop.Load(), WallClockSteps: r.clockSteps.Load(),
 		ConnectionRetries: r.connRetries.Load(), StoppedBy: *r.stoppedBy.Load()}
 	if why := r.oversatWhy.Load(); why != nil && res.StoppedBy == StopOversaturated {
 		res.Oversaturation = *why
@@ -617,12 +628,17 @@ func (r *Run) stopReuse() {
 }
 
 // canceled marks rec as cut off by the hard stop; when that stop is the
-// caller's interrupt, rec leaves the statistics like cool-down.
+// caller's interrupt, or follows an over-saturation stop, rec leaves the
+// statistics like cool-down: knee cut it off, the server did not fail it.
 func (r *Run) canceled(rec *record.Request) {
 	rec.Error = record.ErrCanceled
-	if r.parent.Err() != nil {
+	switch by := r.stoppedBy.Load(); {
+	case r.parent.Err() != nil:
 		rec.Warmup = true
 		r.interrupted.Add(1)
+	case by != nil && *by == StopOversaturated:
+		rec.Warmup = true
+		r.canceledAtStop.Add(1)
 	}
 }
 

@@ -160,6 +160,7 @@ func PromptTokens(ctx context.Context, client *http.Client, endpoint, apiKey, mo
 	var out struct {
 		Usage *struct {
 			PromptTokens *int `json:"prompt_tokens"`
+			InputTokens  *int `json:"input_tokens"` // the Messages API's name
 		} `json:"usage"`
 		PromptEvalCount *int `json:"prompt_eval_count"` // Ollama's native API
 	}
@@ -169,6 +170,8 @@ func PromptTokens(ctx context.Context, client *http.Client, endpoint, apiKey, mo
 	switch {
 	case out.Usage != nil && out.Usage.PromptTokens != nil:
 		return *out.Usage.PromptTokens, nil
+	case out.Usage != nil && out.Usage.InputTokens != nil:
+		return *out.Usage.InputTokens, nil
 	case out.PromptEvalCount != nil:
 		return *out.PromptEvalCount, nil
 	}

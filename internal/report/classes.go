@@ -89,13 +89,16 @@ func classSection(classes []Class) section {
 		}
 		name := c.Name
 		if c.Probe {
-			name += " (probes; not in the overall figures)"
+			name += "*" // the bullet below says what it marks: a long name widened every row
+			bullets = append(bullets, "* "+c.Name+": probes beside the load, left out of the overall figures")
 		}
 		t.rows = append(t.rows, []string{name, strconv.Itoa(s.Requests), strconv.Itoa(s.Completed), strconv.Itoa(s.Errors),
 			fnum(s.RequestThroughputRPS, 2), fnum(s.OutputTokenThroughputTPS, 1), good,
 			stat(s.TTFT, "p50"), stat(s.TTFT, "p95"), stat(s.TTFT, "p99"), stat(s.ITL, "p50"),
 			stat(s.E2E, "p50"), stat(s.E2E, "p95"), verdict})
 	}
+	// OverRun's window: said, since each class's own would not add up.
+	bullets = append(bullets, "req/s, out tok/s and goodput are over the run's measured window, so the classes' add up to the run's")
 	return section{title: "Per class (latency in ms)", table: t, bullets: bullets}
 }
 

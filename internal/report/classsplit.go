@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -16,6 +17,41 @@ const (
 	ConfigClasses   = "classes"
 	ConfigClassSLOs = "class_slos"
 )
+
+// OverRun restates each class's rates (requests, tokens, goodput) over
+// the run's measured window of d seconds rather than the class's own first
+// to last request, as a sweep's steps do, so the classes' rates add up to
+// the run's; objectives are judged again on the restated figures.
+func OverRun(classes []Class, d float64) {
+	if !(d > 0) {
+		return
+	}
+	for i := range classes {
+		s := &classes[i].Summary
+		if own := s.DurationS; own > 0 {
+			scale := func(rate float64) float64 { return rate * own / d }
+			s.RequestThroughputRPS = scale(s.RequestThroughputRPS)
+			s.InputTokenThroughputTPS = scale(s.InputTokenThroughputTPS)
+			s.OutputTokenThroughputTPS = scale(s.OutputTokenThroughputTPS)
+			s.TotalTokenThroughputTPS = scale(s.TotalTokenThroughputTPS)
+			s.ItemThroughputPS = scale(s.ItemThroughputPS)
+			if s.GoodputRPS != nil {
+				g := scale(*s.GoodputRPS)
+				s.GoodputRPS = &g
+			}
+		} else if s.GoodRequests != nil {
+			g := float64(*s.GoodRequests) / d
+			s.GoodputRPS = &g
+		}
+		var objs slo.Set
+		for _, r := range classes[i].SLOs {
+			objs = append(objs, r.Objective)
+		}
+		if len(objs) > 0 {
+			classes[i].SLOs = objs.Evaluate(*s)
+		}
+	}
+}
 
 // StoredClasses reads a stored run's configuration back: the mix's class
 // order and each class's own objectives (nil without a mix).
@@ -68,6 +104,10 @@ func ClassSummaries(recs []record.Request, opts stats.Options, objectives slo.Se
 		if len(objs) > 0 {
 			o.Good = objs.Good
 		}
+		// In request order: sums of floats depend on their order, and the
+		// live run (records as they ended) and knee report (as stored)
+		// must print the same figures.
+		slices.SortStableFunc(byClass[name], func(a, b record.Request) int { return cmp.Compare(a.ID, b.ID) })
 		sum := stats.Summarize(byClass[name], o)
 		probe := name == record.ProbeClass
 		classes = append(classes, Class{Name: name, Summary: sum, SLOs: objs.Evaluate(sum), Probe: probe})

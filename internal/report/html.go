@@ -500,7 +500,7 @@ func sweepPoints(bw *bufio.Writer, r *sweep.Result) {
 	if b := breaksFirstLine(r); b != "" {
 		fmt.Fprintf(bw, "<li class=\"breaks-first\"><b>Breaks first:</b> %s</li>\n", esc(b))
 	}
-	for _, w := range r.Warnings {
+	for _, w := range sweepWarnings(r) {
 		fmt.Fprintf(bw, "<li class=\"note\">%s</li>\n", esc(w))
 	}
 	bw.WriteString("</ul>\n")
@@ -520,7 +520,12 @@ func waterfall(bw *bufio.Writer, recs []record.Request) {
 	if len(idx) == 0 {
 		return
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return recs[idx[a]].Scheduled < recs[idx[b]].Scheduled })
+	// Ties broken by ID: the records' order differs between the live run
+	// (as they ended) and the database, and both must draw the same rows.
+	sort.SliceStable(idx, func(a, b int) bool {
+		x, y := &recs[idx[a]], &recs[idx[b]]
+		return x.Scheduled < y.Scheduled || x.Scheduled == y.Scheduled && x.ID < y.ID
+	})
 	if len(idx) > waterfallRows {
 		sampled := make([]int, 0, waterfallRows)
 		for k := range waterfallRows {

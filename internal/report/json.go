@@ -156,7 +156,7 @@ func MarshalJSON(run *Run) ([]byte, error) {
 	if sw := run.Sweep; sw != nil {
 		knee, safe := sw.Knee, sw.SLOSafe
 		extra.jsonSweep = jsonSweep{LoadKind: sw.LoadKind, KneeMetric: sw.KneeMetric, SweepSLOs: sw.SLOs, Steps: sw.Steps,
-			Knee: &knee, SLOSafe: &safe, SummaryStep: run.Step, SweepWarnings: sw.Warnings}
+			Knee: &knee, SLOSafe: &safe, SummaryStep: run.Step, SweepWarnings: sweepWarnings(sw)}
 		extra.Notes = append(append([]string{}, extra.Notes...), sw.Notes...)
 	}
 	extra.SLOs, extra.SLOsMet = jsonSLOs(run.SLOs)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -75,6 +76,9 @@ func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
 		}
 		if s.Oversaturated != "" {
 			marks = append(marks, "(stopped: over-saturated)")
+		}
+		if partialStep(s) {
+			marks = append(marks, "(partial)")
 		}
 		tput := fnum(sum.OutputTokenThroughputTPS, 0)
 		if items {
@@ -155,26 +159,32 @@ func SweepText(w io.Writer, r *sweep.Result) error {
 	}
 	fmt.Fprintln(bw)
 	header, rows := sweepTable(r)
-	alignedTable(bw, header, rows)
+	shortenVerdicts(header, rows)
+	alignedTable(bw, header, rows, 1)
 	if t := sweepClassTable(r); t != nil {
 		fmt.Fprintln(bw, "\nPer class (latency in ms)")
-		alignedTable(bw, t.header, t.rows)
+		shortenVerdicts(t.header, t.rows)
+		alignedTable(bw, t.header, t.rows, 2) // the load and the class
 	}
 	if len(r.ClassSLOs) > 0 {
 		fmt.Fprintf(bw, "\nClass SLOs: %s\n", strings.Join(r.ClassSLOs, ", "))
 	}
-	fmt.Fprintf(bw, "\nKnee:      %s\n", pointLine(r.Knee, r.LoadKind))
-	fmt.Fprintf(bw, "SLO-safe:  %s\n", pointLine(r.SLOSafe, r.LoadKind))
+	// Lines wrap at textWidth, later lines under the text.
+	const hang = "           "
+	bw.WriteString("\n")
+	writeWrapped(bw, "Knee:      ", hang, pointLine(r.Knee, r.LoadKind))
+	writeWrapped(bw, "SLO-safe:  ", hang, pointLine(r.SLOSafe, r.LoadKind))
 	if b := breaksFirstLine(r); b != "" {
-		fmt.Fprintf(bw, "Breaks first: %s\n", b)
+		writeWrapped(bw, "Breaks first: ", hang, b)
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(bw, "Note:      %s\n", n)
+		writeWrapped(bw, "Note:      ", hang, n)
 	}
-	for _, wn := range r.Warnings {
-		fmt.Fprintf(bw, "Warning:   %s\n", wn)
+	for _, wn := range sweepWarnings(r) {
+		writeWrapped(bw, "Warning:   ", hang, wn)
 	}
-	fmt.Fprintln(bw, "\nThe knee is the Kneedle point of the throughput curve (its running maximum); the SLO-safe point is the highest load below the first step that fails an SLO. Maximum accepted load is not a healthy operating point. See docs/sweep.md.")
+	bw.WriteString("\n")
+	writeWrapped(bw, "", "", "The knee is the Kneedle point of the throughput curve (its running maximum); the SLO-safe point is the highest load below the first step that fails an SLO. Maximum accepted load is not a healthy operating point. See docs/sweep.md.")
 	return bw.Flush()
 }
 
@@ -209,7 +219,7 @@ func sweepMarkdownBody(bw *bufio.Writer, r *sweep.Result, heading string) error 
 	for _, n := range r.Notes {
 		fmt.Fprintf(bw, "- Note: %s\n", mdEscape(n))
 	}
-	for _, wn := range r.Warnings {
+	for _, wn := range sweepWarnings(r) {
 		fmt.Fprintf(bw, "- **Warning:** %s\n", mdEscape(wn))
 	}
 	return nil
@@ -281,7 +291,40 @@ func sweepClassTable(r *sweep.Result) *table {
 
 // alignedTable writes a header and rows in tab-aligned columns, without
 // trailing spaces.
-func alignedTable(bw *bufio.Writer, header []string, rows [][]string) {
+func alignedTable(bw *bufio.Writer, header []string, rows [][]string, keep int) {
+	widths := make([]int, len(header))
+	for _, row := range append([][]string{header}, rows...) {
+		for i, c := range row {
+			if i < len(widths) {
+				widths[i] = max(widths[i], len([]rune(c)))
+			}
+		}
+	}
+	// Wider than a terminal: narrower tables one under the other, each
+	// with the first keep columns (the load, the class) and the marks.
+	marks := len(header) > 0 && header[len(header)-1] == ""
+	for g, cols := range columnGroups(widths, keep, marks, 0, 2) {
+		if g > 0 {
+			bw.WriteString("\n")
+		}
+		pick := func(row []string) []string {
+			out := make([]string, 0, len(cols))
+			for _, c := range cols {
+				if c < len(row) {
+					out = append(out, row[c])
+				}
+			}
+			return out
+		}
+		picked := make([][]string, len(rows))
+		for i, row := range rows {
+			picked[i] = pick(row)
+		}
+		alignedGroup(bw, pick(header), picked)
+	}
+}
+
+func alignedGroup(bw *bufio.Writer, header []string, rows [][]string) {
 	var table strings.Builder
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
@@ -308,4 +351,62 @@ func mdGrid(bw *bufio.Writer, header []string, rows [][]string) {
 	for _, row := range rows {
 		mdRow(bw, row)
 	}
+}
+
+// verdictWidth bounds a step's SLOs cell in text, where every failed
+// objective of every class would widen the table past a terminal.
+const verdictWidth = 40
+
+// shortenVerdicts cuts a step's list of failed objectives to the first
+// ones and how many more (Markdown, JSON and HTML keep them all).
+func shortenVerdicts(header []string, rows [][]string) {
+	col := slices.Index(header, "SLOs")
+	if col < 0 {
+		return
+	}
+	for _, row := range rows {
+		if col >= len(row) || len([]rune(row[col])) <= verdictWidth {
+			continue
+		}
+		words := strings.Fields(row[col]) // "FAIL", then one objective each
+		cell, n := words[0], 1
+		for ; n < len(words); n++ {
+			more := fmt.Sprintf(" +%d more", len(words)-n-1)
+			if n > 1 && len([]rune(cell+" "+words[n]+more)) > verdictWidth {
+				break
+			}
+			cell += " " + words[n]
+		}
+		if n < len(words) {
+			cell += fmt.Sprintf(" +%d more", len(words)-n)
+		}
+		row[col] = cell
+	}
+}
+
+// partialStep says whether a step was cut short (an interrupt, or another
+// shard of a sharded sweep stopped): its runner says so in its warnings.
+func partialStep(s *sweep.Step) bool {
+	for _, w := range s.Warnings {
+		if strings.HasPrefix(w, "partial step") {
+			return true
+		}
+	}
+	return false
+}
+
+// sweepWarnings are the sweep's warnings, with every step's own ("step
+// LOAD: …", as sweep.Analyze words them) where they are not among them: a
+// stored sweep keeps its steps' warnings, not the list, and the text must
+// say what the JSON's steps say.
+func sweepWarnings(r *sweep.Result) []string {
+	out := slices.Clone(r.Warnings)
+	for i := range r.Steps {
+		for _, w := range r.Steps[i].Warnings {
+			if line := fmt.Sprintf("step %s: %s", r.Steps[i].Load, w); !slices.Contains(out, line) {
+				out = append(out, line)
+			}
+		}
+	}
+	return out
 }

@@ -86,12 +86,26 @@ func writeSections(bw *bufio.Writer, sections []section) {
 			bw.WriteString("\n")
 		}
 		if strings.TrimSpace(s.title) != "" {
-			bw.WriteString(s.title + "\n")
+			writeWrapped(bw, "", "", s.title) // a long title wraps as any line
 		}
 		writeKV(bw, s.kv)
 		if s.table != nil {
-			for _, row := range s.table.cells() {
-				bw.WriteString(strings.TrimRight("  "+strings.Join(row, "  "), " ") + "\n")
+			cells := s.table.cells()
+			widths := make([]int, len(cells[0]))
+			for i, c := range cells[0] {
+				widths[i] = len([]rune(c)) // padded: every row's width
+			}
+			for g, cols := range columnGroups(widths, max(s.table.left, 1), false, 2, 2) {
+				if g > 0 {
+					bw.WriteString("\n")
+				}
+				for _, row := range cells {
+					picked := make([]string, len(cols))
+					for j, c := range cols {
+						picked[j] = row[c]
+					}
+					bw.WriteString(strings.TrimRight("  "+strings.Join(picked, "  "), " ") + "\n")
+				}
 			}
 		}
 		for _, b := range s.bullets {
@@ -150,4 +164,45 @@ func Write(w io.Writer, run *Run, asJSON, detail bool, out string) error {
 		more += ", or --out DIR for Markdown and HTML reports"
 	}
 	return Glance(w, run, more)
+}
+
+// columnGroups splits a table's columns (their widths) into groups that
+// each fit textWidth, laid out after indent with gap between columns, every
+// group repeating the first keep columns (the row names) and, with
+// keepLast, the last (a sweep's knee marks): a wide table reads as narrower
+// ones, one under the other. One group when the table fits, or when the
+// repeated columns leave no room.
+func columnGroups(widths []int, keep int, keepLast bool, indent, gap int) [][]int {
+	keep = min(keep, len(widths))
+	width := func(cols []int) int {
+		w := indent
+		for j, c := range cols {
+			if j > 0 {
+				w += gap
+			}
+			w += widths[c]
+		}
+		return w
+	}
+	all := make([]int, len(widths))
+	for i := range all {
+		all[i] = i
+	}
+	kept, rest, tail := all[:keep], all[keep:], []int(nil)
+	if keepLast && len(rest) > 0 {
+		rest, tail = rest[:len(rest)-1], rest[len(rest)-1:]
+	}
+	if width(all) <= textWidth || len(rest) == 0 || width(append(slices.Clone(kept), tail...)) > textWidth*3/4 {
+		return [][]int{all}
+	}
+	var groups [][]int
+	cur := slices.Clone(kept)
+	for _, c := range rest {
+		if len(cur) > keep && width(append(append(slices.Clone(cur), c), tail...)) > textWidth {
+			groups = append(groups, append(cur, tail...))
+			cur = slices.Clone(kept)
+		}
+		cur = append(cur, c)
+	}
+	return append(groups, append(cur, tail...))
 }

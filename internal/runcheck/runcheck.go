@@ -94,7 +94,13 @@ const stealShareOver = 0.02
 func ClientFloorWarnings(sum stats.Summary, res *loadgen.Result, m *Meter) []string {
 	var w []string
 	if sum.Lag.Count > 0 && sum.Lag.P99 > 10 {
-		w = append(w, fmt.Sprintf("warning: client lag p99 is %.1f ms: knee sent requests late; open-loop TTFT(sched) includes it. Results are beyond this machine's overhead floor (see knee selftest).", sum.Lag.P99))
+		// What lag means depends on the loop: behind the schedule (open),
+		// or slow to refill a slot (closed: fewer in flight than asked).
+		late := "knee sent requests late, behind its schedule; TTFT(sched) includes it"
+		if res.OfferedRateRPS == 0 {
+			late = "knee sent requests late after a slot freed, so fewer were in flight than asked; TTFT(sched) includes it"
+		}
+		w = append(w, fmt.Sprintf("warning: client lag p99 is %.1f ms: %s. Results are beyond this machine's overhead floor (see knee selftest).", sum.Lag.P99, late))
 	}
 	if res.Elapsed > 0 {
 		util := m.cpu.Seconds() / res.Elapsed.Seconds() / float64(cpuclock.CPUs())

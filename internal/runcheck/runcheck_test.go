@@ -90,8 +90,15 @@ func TestClientFloorWarnings(t *testing.T) {
 		t.Errorf("a client on time: warned %q", w)
 	}
 	w := ClientFloorWarnings(stats.Summary{Lag: stats.Dist{Count: 5, P99: 25}}, res, calm)
-	if len(w) != 1 || !strings.Contains(w[0], "client lag p99 is 25.0 ms") {
-		t.Errorf("lag p99 25 ms: warned %q", w)
+	if len(w) != 1 || !strings.Contains(w[0], "client lag p99 is 25.0 ms") || strings.Contains(w[0], "open-loop") {
+		t.Errorf("lag p99 25 ms, closed loop: warned %q, want it said without open-loop terms", w)
+	} else if !strings.Contains(w[0], "after a slot freed") {
+		t.Errorf("lag p99 25 ms, closed loop: warned %q, want what lag is in a closed loop", w)
+	}
+	open := &loadgen.Result{Elapsed: time.Second, OfferedRateRPS: 10}
+	w = ClientFloorWarnings(stats.Summary{Lag: stats.Dist{Count: 5, P99: 25}}, open, calm)
+	if len(w) != 1 || !strings.Contains(w[0], "behind its schedule") {
+		t.Errorf("lag p99 25 ms, open loop: warned %q", w)
 	}
 	busy := &Meter{cpu: time.Duration(cpuclock.CPUs()) * time.Second, machErr: errNoReading}
 	w = ClientFloorWarnings(stats.Summary{}, res, busy)

@@ -58,13 +58,13 @@ func Table(w io.Writer, st *store.Store, list []store.RunInfo) error {
 	}
 	unit, inUnit := report.DurationUnit(1, ttfts...)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTARTED\tKIND\tSTATUS\tLABEL\tTARGET\tMODEL\tREQS\tREQ/S\tTTFT P95 "+strings.ToUpper(unit))
+	fmt.Fprintln(tw, "ID\tNAME\tSTARTED\tKIND\tSTATUS\tLABEL\tTARGET\tMODEL\tREQS\tREQ/S\tTTFT P95 "+strings.ToUpper(unit))
 	for i, r := range list {
 		ttft := "–"
 		if !math.IsNaN(rows[i].ttftMs) {
 			ttft = inUnit(rows[i].ttftMs)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Start.Local().Format("2006-01-02 15:04"), r.Kind, r.Status,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, cell(r.Name, 24), r.Start.Local().Format("2006-01-02 15:04"), r.Kind, r.Status,
 			cell(r.Label, 24), cell(r.Target, 32), cell(r.Model, 28), rows[i].reqs, rows[i].rps, ttft)
 	}
 	return tw.Flush()
@@ -119,6 +119,7 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 // list it; each adds its own columns after these.
 type Row struct {
 	ID      int64     `json:"id"`
+	Name    string    `json:"name,omitempty"` // --run-name
 	Kind    string    `json:"kind"`
 	Status  string    `json:"status"`
 	Label   string    `json:"label,omitempty"`
@@ -132,7 +133,7 @@ type Row struct {
 
 // RowOf is r's row.
 func RowOf(r *store.RunInfo) Row {
-	return Row{ID: r.ID, Kind: r.Kind, Status: r.Status, Label: r.Label, Target: r.Target, Model: r.Model, Version: r.Version,
+	return Row{ID: r.ID, Name: r.Name, Kind: r.Kind, Status: r.Status, Label: r.Label, Target: r.Target, Model: r.Model, Version: r.Version,
 		Start: r.Start, End: r.End, Records: r.Records}
 }
 

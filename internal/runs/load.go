@@ -2,9 +2,11 @@ package runs
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -59,6 +61,9 @@ func Load(st *store.Store, id int64) (*Loaded, error) {
 			return nil, DBErr(err)
 		}
 	}
+	// In request order, as the live run summarises them: float sums
+	// depend on their order.
+	slices.SortStableFunc(lr.Records, func(a, b record.Request) int { return cmp.Compare(a.ID, b.ID) })
 	var notes []string
 	var sum stats.Summary
 	switch {
@@ -71,7 +76,7 @@ func Load(st *store.Store, id int64) (*Loaded, error) {
 				unInf(d)
 			}
 		}
-		if info.Status == store.StatusInterrupted {
+		if info.Status == store.StatusInterrupted && !keptNote(info.Config, "interrupted") {
 			notes = append(notes, "interrupted: the run was stopped before its end; the figures cover what was measured until then")
 		}
 	default:
@@ -108,12 +113,16 @@ func Load(st *store.Store, id int64) (*Loaded, error) {
 			}
 		}
 	}
-	if order, own := report.StoredClasses(cfg); len(order) > 0 && len(lr.Records) > 0 {
+	if len(lr.Records) > 0 {
+		// Every run of more than one class (a mix, probes beside a load)
+		// shows its classes, summarised as the live run did.
+		order, own := report.StoredClasses(cfg)
 		var objectives slo.Set
 		for _, r := range rep.SLOs {
 			objectives = append(objectives, r.Objective)
 		}
-		_, rep.Classes = report.ClassSummaries(lr.Records, stats.Options{}, objectives, own, order)
+		_, rep.Classes = report.ClassSummaries(lr.Records, stats.Options{OfferedRateRPS: sum.OfferedRateRPS}, objectives, own, order)
+		report.OverRun(rep.Classes, sum.DurationS)
 	}
 	view, note := serverView(st, id, max(step, store.WholeRun), lr.Records, &sum)
 	rep.Server = view
@@ -122,6 +131,18 @@ func Load(st *store.Store, id int64) (*Loaded, error) {
 	}
 	lr.Report = rep
 	return lr, nil
+}
+
+// keptNote says whether the run kept a note (a "note" pair of its
+// configuration) that begins with prefix: a run that kept the notes it
+// printed already says, in its own words, what Load would add.
+func keptNote(config []byte, prefix string) bool {
+	for _, kv := range ConfigPairs(config) {
+		if kv[0] == "note" && strings.HasPrefix(kv[1], prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // serverView rebuilds a stored run's server view (nil when it scraped

@@ -92,7 +92,7 @@ func TestLoadListAndExport(t *testing.T) {
 	if err := Table(&table, st, list); err != nil {
 		t.Fatal(err)
 	}
-	if lines := strings.Split(strings.TrimSpace(table.String()), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "ID  STARTED") ||
+	if lines := strings.Split(strings.TrimSpace(table.String()), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "ID  NAME  STARTED") ||
 		!strings.Contains(lines[1], "bench  complete  lab") || !strings.Contains(lines[1], "http://x") {
 		t.Errorf("table:\n%s", table.String())
 	}

@@ -8,6 +8,9 @@ package runs
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/knee-dev/knee/internal/badinput"
 	"github.com/knee-dev/knee/internal/store"
@@ -56,7 +59,8 @@ func DBErr(err error) error {
 	return err
 }
 
-// Resolve turns a user's run reference (12, last, last~1) into an id; an
+// Resolve turns a user's run reference (12, last, last~1, or a run's
+// --run-name) into an id; an
 // unknown or malformed reference is bad input.
 func Resolve(st *store.Store, ref string) (int64, error) {
 	id, err := st.ResolveID(ref)
@@ -85,6 +89,30 @@ func OpenRun(path string, getenv func(string) string, ref string) (*store.Store,
 func WantOne(cmd string, args []string) error {
 	if len(args) != 1 {
 		return badinput.Errorf("want one run: knee %s RUN (an id from `knee runs`, \"last\" or \"last~N\"), got %d arguments", cmd, len(args))
+	}
+	return nil
+}
+
+// CheckName refuses a --run-name that could not name a run wherever a run
+// is taken: empty, a number (an id), "last", "latest" or "last~N" (what
+// Resolve reads first), or text with control characters or spaces at its
+// ends.
+func CheckName(name string) error {
+	bad := func(why string) error {
+		return badinput.Errorf("--run-name %q: %s; want a name such as nightly-2026-12-07 (letters, digits, '-', '_', '.')", name, why)
+	}
+	switch {
+	case name == "":
+		return bad("empty")
+	case strings.TrimSpace(name) != name:
+		return bad("spaces at its ends")
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return bad("control characters")
+	case name == "last" || name == "latest" || strings.HasPrefix(name, "last~"):
+		return bad("it reads as a run reference (last, last~N)")
+	}
+	if _, err := strconv.ParseInt(strings.TrimPrefix(name, "#"), 10, 64); err == nil {
+		return bad("a number reads as a run id")
 	}
 	return nil
 }

@@ -216,6 +216,9 @@ func (t *chunkTemplate) appendFinal(b []byte, reason string, includeUsage bool, 
 
 // appendWhole appends the body of a non-streaming response.
 func (t *chunkTemplate) appendWhole(b []byte, id int64, n int, reason string, prompt int, tm *timing) []byte {
+	if t.messages {
+		return t.appendMessagesWhole(b, id, n, reason, prompt, tm)
+	}
 	if t.chat {
 		b = append(b, `{"id":"chatcmpl-`...)
 	} else {

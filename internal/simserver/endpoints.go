@@ -362,6 +362,33 @@ func (t *chunkTemplate) appendMessagesFinal(b []byte, reason string, completion 
 	return append(b, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"...)
 }
 
+// appendMessagesWhole is a non-streaming /v1/messages answer, as
+// Anthropic's API gives it: one message with one text block, the stop
+// reason and usage (knee_timing beside them).
+func (t *chunkTemplate) appendMessagesWhole(b []byte, id int64, n int, reason string, prompt int, tm *timing) []byte {
+	stop := "end_turn"
+	if reason == "length" {
+		stop = "max_tokens"
+	}
+	b = append(b, `{"id":"msg_`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `","type":"message","role":"assistant"`...)
+	b = append(b, t.head[modelAt(t.head):]...) // ,"model":"…"
+	b = append(b, `,"content":[{"type":"text","text":"`...)
+	for i := 0; i < n; i++ {
+		b = append(b, word(id, i)...)
+	}
+	b = append(b, `"}],"stop_reason":"`...)
+	b = append(b, stop...)
+	b = append(b, `","stop_sequence":null,"usage":{"input_tokens":`...)
+	b = strconv.AppendInt(b, int64(prompt), 10)
+	b = append(b, `,"output_tokens":`...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, "},"...)
+	b = appendTiming(b, tm)
+	return append(b, "}\n"...)
+}
+
 // writeMessagesFault answers an injected fault on /v1/messages as
 // Anthropic's API fails mid-stream: a 200 stream whose message_start is
 // followed by an error event.

@@ -131,14 +131,16 @@ func TestMessagesStream(t *testing.T) {
 	}
 }
 
-// /v1/messages fails in Anthropic's shapes: an error object with its type,
-// and an injected fault as an error event mid-stream.
+// /v1/messages fails in Anthropic's shapes: an error object with its type
+// (an injected fault too, answered whole), and an injected fault as an
+// error event mid-stream.
 func TestMessagesErrorsAreAnthropic(t *testing.T) {
 	url, _ := startTest(t, func(c *Config) { c.Faults.ErrorRate = 1 })
 	for body, wantType := range map[string]string{
 		`{"model":"llama-3.1-8b","stream":true,"messages":[{"role":"user","content":"x"}]}`:           "invalid_request_error",
 		`{"model":"no-such","max_tokens":3,"stream":true,"messages":[{"role":"user","content":"x"}]}`: "not_found_error",
-		`{"model":"llama-3.1-8b","max_tokens":3,"messages":[{"role":"user","content":"x"}]}`:          "invalid_request_error",
+		// Whole (not streamed), an injected fault is Anthropic's error object.
+		`{"model":"llama-3.1-8b","max_tokens":3,"messages":[{"role":"user","content":"x"}]}`: "api_error",
 	} {
 		resp, b := post(t, url, "/v1/messages", body)
 		var e struct {

@@ -126,7 +126,7 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, ep endpoi
 	// simulated model never stops early, so runs are reproducible.
 	n := s.seq.Add(1) - 1
 	p := s.cfg.Faults.plan(s.cfg.Seed, n, out)
-	if p.fail && ep == epMessages {
+	if p.fail && ep == epMessages && g.stream { // whole, it fails as any endpoint does
 		writeMessagesFault(w, int64(n), s.modelJSON, in)
 		return
 	}

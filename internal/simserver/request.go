@@ -141,14 +141,9 @@ func parseRequest(r *http.Request, ep endpoint, encode func(string) []int, conte
 			return nil, badRequest("min_tokens", "", fmt.Sprintf("min_tokens must be between 0 and max_tokens (%d), got %d.", g.maxTokens, g.minTokens))
 		}
 	}
-	if ep == epMessages {
-		// The Messages API requires max_tokens; knee serve streams only.
-		if w.MaxTokens == nil {
-			return nil, badRequest("max_tokens", "", "max_tokens: Field required")
-		}
-		if !g.stream {
-			return nil, badRequest("stream", "", "knee serve answers /v1/messages only as a stream: send \"stream\": true")
-		}
+	if ep == epMessages && w.MaxTokens == nil {
+		// The Messages API requires max_tokens, streamed or whole.
+		return nil, badRequest("max_tokens", "", "max_tokens: Field required")
 	}
 	var perr *apiError
 	var ph promptHasher

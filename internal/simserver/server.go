@@ -272,6 +272,11 @@ func (s *Server) Model() string { return s.model }
 // Config is the configuration with defaults filled in.
 func (s *Server) Config() Config { return s.cfg }
 
+// Preset is what the server simulates, in short: "Llama-3.1-8B on 1× H100-SXM".
+func (s *Server) Preset() string {
+	return fmt.Sprintf("%s on %d× %s", s.model, s.cfg.Engine.TP, s.cfg.Engine.GPU.Name)
+}
+
 // Describe says in one line what is simulated.
 func (s *Server) Describe() string {
 	c := s.cfg.Engine

@@ -35,8 +35,11 @@ const (
 
 // RunMeta describes a run when it begins.
 type RunMeta struct {
-	Kind   string // KindBench, KindSweep, KindSim, KindLab, KindImport
-	Label  string // free text the user chose (--label)
+	Kind  string // KindBench, KindSweep, KindSim, KindLab, KindImport
+	Label string // free text the user chose (--label)
+	// Name is the run's name (--run-name), unique in the database, which
+	// every command taking a run accepts as well as its id; "" for none.
+	Name   string
 	Target string // base URL, "embedded", "simulator", or an imported file's name
 	Model  string
 	// Config is the resolved configuration: anything that marshals to a JSON
@@ -49,6 +52,7 @@ type RunMeta struct {
 // RunInfo is a stored run as read back.
 type RunInfo struct {
 	ID      int64
+	Name    string // --run-name; "" for none
 	Kind    string
 	Label   string
 	Target  string
@@ -119,20 +123,32 @@ func (st *Store) insertRun(ctx context.Context, tx *sqlTx, meta RunMeta, status 
 		start = st.now()
 	}
 	host, _ := os.Hostname()
+	if meta.Name != "" {
+		// Checked first, so the user reads which run holds the name rather
+		// than the unique index's error (the index still decides a race).
+		var other int64
+		err := tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE run_name = ?`, meta.Name).Scan(&other)
+		if err == nil {
+			return 0, fmt.Errorf("%w: run %d is already named %q (names are unique in a database)", ErrNameTaken, other, meta.Name)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("store: adding run: %w", err)
+		}
+	}
 	// RETURNING rather than LastInsertId: PostgreSQL has no last insert id.
 	var id int64
 	err = tx.QueryRowContext(ctx, `INSERT INTO runs
-		(kind, label, target, model, config_json, knee_version, started_ns, status, heartbeat_ns, host, pid)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		(kind, label, target, model, config_json, knee_version, started_ns, status, heartbeat_ns, host, pid, run_name)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		meta.Kind, meta.Label, meta.Target, meta.Model, cfg, meta.Version,
-		start.UnixNano(), status, st.now().UnixNano(), host, os.Getpid()).Scan(&id)
+		start.UnixNano(), status, st.now().UnixNano(), host, os.Getpid(), meta.Name).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("store: adding run: %w", err)
 	}
 	return id, nil
 }
 
-const runColumns = `r.id, r.kind, r.label, r.target, r.model, r.config_json, r.knee_version,
+const runColumns = `r.id, r.run_name, r.kind, r.label, r.target, r.model, r.config_json, r.knee_version,
 	r.started_ns, r.ended_ns, r.status, r.heartbeat_ns, r.host, r.pid,
 	(SELECT COUNT(*) FROM records c WHERE c.run_id = r.id), s.summary_json`
 
@@ -150,7 +166,7 @@ func (st *Store) scanRun(sc rowScanner) (*RunInfo, error) {
 		pid                  int
 		summary              sql.NullString
 	)
-	if err := sc.Scan(&ri.ID, &ri.Kind, &ri.Label, &ri.Target, &ri.Model, &cfg, &ri.Version,
+	if err := sc.Scan(&ri.ID, &ri.Name, &ri.Kind, &ri.Label, &ri.Target, &ri.Model, &cfg, &ri.Version,
 		&startNS, &endNS, &ri.StoredStatus, &heartbeatNS, &host, &pid, &ri.Records, &summary); err != nil {
 		return nil, err
 	}
@@ -286,8 +302,16 @@ func (st *Store) resolveID(ref string) (int64, error) {
 		return id, err
 	}
 	id, err := strconv.ParseInt(strings.TrimPrefix(ref, "#"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, fmt.Errorf("run %q: want a run id (a number, as `knee runs` lists), \"last\" or \"last~N\"", ref)
+	if err == nil && id <= 0 || ref == "" || strings.HasPrefix(ref, "last~") {
+		return 0, fmt.Errorf("run %q: want a run id (a number, as `knee runs` lists), a run's name (--run-name), \"last\" or \"last~N\"", ref)
+	}
+	if err != nil {
+		// A run's name (--run-name).
+		err := st.db.QueryRow(`SELECT id FROM runs WHERE run_name = ?`, ref).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("run %q: %w: want a run id (a number, as `knee runs` lists), a run's name (--run-name), \"last\" or \"last~N\"", ref, ErrNotFound)
+		}
+		return id, err
 	}
 	var one int
 	err = st.db.QueryRow(`SELECT 1 FROM runs WHERE id = ?`, id).Scan(&one)
@@ -445,6 +469,19 @@ func (st *Store) SetConfig(id int64, config any) error {
 		return err
 	}
 	res, err := st.db.Exec(`UPDATE runs SET config_json = ? WHERE id = ?`, cfg, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("run %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// SetStart sets when run id started: the run's row is written before its
+// load begins, and its report shows when the load began.
+func (st *Store) SetStart(id int64, t time.Time) error {
+	res, err := st.db.Exec(`UPDATE runs SET started_ns = ? WHERE id = ?`, t.UnixNano(), id)
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,8 @@ var (
 	ErrNotFound = errors.New("no such run")
 	// ErrTooNew: the database was written by a newer knee.
 	ErrTooNew = errors.New("database schema is newer than this knee")
+	// ErrNameTaken: another run already has the --run-name asked for.
+	ErrNameTaken = errors.New("run name taken")
 	// ErrNoDatabase: OpenReadOnly found no file (nothing was ever stored there).
 	ErrNoDatabase = errors.New("no run database")
 )

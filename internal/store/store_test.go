@@ -294,12 +294,12 @@ func testListFilterResolve(t *testing.T, db string) {
 			t.Errorf("ResolveID(%q) = %d, %v; want %d", ref, got, err, want)
 		}
 	}
-	for _, ref := range []string{"99", "last~3"} {
+	for _, ref := range []string{"99", "last~3", "abc"} { // abc: no run has that name
 		if _, err := st.ResolveID(ref); !errors.Is(err, ErrNotFound) {
 			t.Errorf("ResolveID(%q): %v, want ErrNotFound", ref, err)
 		}
 	}
-	for _, ref := range []string{"abc", "-1", "last~x", ""} {
+	for _, ref := range []string{"-1", "0", "last~x", ""} {
 		_, err := st.ResolveID(ref)
 		if err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "want a run id") {
 			t.Errorf("ResolveID(%q): %v, want a message saying what is expected", ref, err)
