@@ -569,6 +569,9 @@ func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.
 	if b.interrupted {
 		return fmt.Errorf("interrupted: the report above covers what was measured before the stop%s", storedAs(rep.ID))
 	}
+	if st := b.sink.store; st != nil && st.partialRun != "" {
+		return fmt.Errorf("%s%s", st.partialRun, storedAs(rep.ID))
+	}
 	if failure != "" {
 		if rep.Summary.Requests > 0 {
 			failure += whyFailed(rep.ID, f.out)

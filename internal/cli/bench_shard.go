@@ -194,7 +194,35 @@ func (r *storedRun) finishShard(status string) error {
 		return err
 	}
 	recs, _ = splitProbes(recs) // the probes are a class apart, not the load's
-	return r.st.SetSummary(r.w.ID(), stats.Summarize(recs, r.shard.merged))
+	if err := r.st.SetSummary(r.w.ID(), stats.Summarize(recs, r.shard.merged)); err != nil {
+		return err
+	}
+	// The shard that ends a run some shard did not complete says so and
+	// exits 1, as a sweep's shards do: the merged run is not a success.
+	shards, count, err := r.st.RunShards(r.w.ID())
+	if err != nil {
+		return err
+	}
+	if missing := missingShards(shards, count); len(missing) > 0 {
+		r.partialRun = fmt.Sprintf("the run ended partial: %d of %d shards complete (not: %s); its figures cover the records stored (this shard's part is complete)",
+			count-len(missing), count, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// missingShards are the indices of a run's shards that are not complete.
+func missingShards(shards []store.ShardInfo, count int) []string {
+	var missing []string
+	for i := range count {
+		ok := false
+		for _, s := range shards {
+			ok = ok || (s.Index == i && s.Status == store.StatusComplete)
+		}
+		if !ok {
+			missing = append(missing, strconv.Itoa(i))
+		}
+	}
+	return missing
 }
 
 // shardNotes describe a sharded run for its report: partial or not, each
@@ -223,17 +251,7 @@ func shardNotes(st *store.Store, id int64) ([]string, error) {
 			float64(s.ClockOffset)/1e6, float64(s.ClockUncertainty)/1e6))
 	}
 	head := fmt.Sprintf("sharded run: %d of %d shards complete; figures merged over all shards' records", complete, count)
-	if complete < count {
-		var missing []string
-		for i := range count {
-			ok := false
-			for _, s := range shards {
-				ok = ok || (s.Index == i && s.Status == store.StatusComplete)
-			}
-			if !ok {
-				missing = append(missing, strconv.Itoa(i))
-			}
-		}
+	if missing := missingShards(shards, count); complete < count {
 		head = fmt.Sprintf("partial: %d of %d shards complete (not: %s); figures merged over the records stored so far", complete, count, strings.Join(missing, ", "))
 	}
 	out := []string{head, fmt.Sprintf("largest clock offset uncertainty among shards: %.3f ms", float64(worst)/1e6)}

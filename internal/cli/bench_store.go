@@ -51,6 +51,9 @@ type storedRun struct {
 	// rep.Config (bench), so finish stores that with the report's notes
 	// and start.
 	keepsReport bool
+	// partialRun: this shard ended a run that some shard did not complete
+	// (finishShard); bench exits 1 saying so.
+	partialRun string
 }
 
 // runWriter is what a run needs of store.RunWriter.

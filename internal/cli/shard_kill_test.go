@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -201,18 +202,28 @@ func TestShardKill9(t *testing.T) {
 	if err := cmds[2].Wait(); err == nil {
 		t.Fatal("shard 2 exited 0 after SIGKILL")
 	}
+	// The surviving shard that ends the run exits 1 saying it ended partial
+	// (one rule with a sweep's shards); the others exit 0.
+	endedPartial := 0
 	for _, i := range []int{0, 1, 3} {
 		done := make(chan error, 1)
 		go func() { done <- cmds[i].Wait() }()
 		select {
 		case err := <-done:
-			if err != nil {
+			var exit *exec.ExitError
+			switch {
+			case errors.As(err, &exit) && exit.ExitCode() == 1 && strings.Contains(outs[i].String(), "the run ended partial: 3 of 4 shards complete (not: 2)"):
+				endedPartial++
+			case err != nil:
 				t.Errorf("shard %d (not killed): %v\n%s", i, err, outs[i])
 			}
 		case <-time.After(120 * time.Second):
 			stopAll()
 			t.Fatalf("shard %d did not end within 120 s", i)
 		}
+	}
+	if endedPartial != 1 {
+		t.Errorf("%d surviving shards said the run ended partial; want the one that ended it", endedPartial)
 	}
 
 	// The killed shard's records as its first attempt stored them.
