@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/store"
 )
 
 // A run's lifecycle, shared by bench and sim: its records stream to
@@ -120,7 +122,19 @@ func lostResults(env *Env, out string, stored *storedRun, errs sinkErrors, runID
 		return fmt.Errorf("%s; all %d records are in %s", msg, n, filepath.Join(out, "records.jsonl"))
 	case errs.store == nil && runID != "":
 		return fmt.Errorf("%s; all %d records are stored as run %s (knee records %s --out FILE)", msg, n, runID, runID)
-	case int64(len(recs)) < n:
+	}
+	// The database kept every record it could not store in a file of its
+	// own (named in the message above): with the ones it stored, that is the
+	// whole run, so no second, overlapping file is written.
+	var unstored *store.UnstoredError
+	if errors.As(errs.store, &unstored) && unstored.Kept != "" && unstored.KeptRecords == unstored.Unstored {
+		where := "the other records are stored"
+		if runID != "" {
+			where = fmt.Sprintf("the other %d are stored as run %s", max(n-int64(unstored.Unstored), 0), runID)
+		}
+		return fmt.Errorf("%s; %s, so between them every record is kept", msg, where)
+	}
+	if int64(len(recs)) < n {
 		return fmt.Errorf("%s; the run's %d per-request records were not kept (give --out DIR to write them to records.jsonl)", msg, n)
 	}
 	path, err := record.WriteTemp(tempDir(env), recs)
