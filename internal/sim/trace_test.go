@@ -155,6 +155,9 @@ func TestMooncakeTracePrefixCache(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates the whole trace twice (~10 s)")
 	}
+	// Pure (no package state changed) and long: it runs beside the
+	// other Mooncake replay once the sequential tests are done.
+	t.Parallel()
 	tr, path := mooncakeTrace(t)
 	info := tr.Info()
 	ecfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
