@@ -276,6 +276,9 @@ func TestPrefixAffinityOnMooncakeTrace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays 12,000 requests twice")
 	}
+	// Pure (no package state changed) and long: it runs beside the
+	// other Mooncake replay once the sequential tests are done.
+	t.Parallel()
 	tr, _ := mooncakeTrace(t)
 	ecfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
 	run := func(router string) (float64, float64) {

@@ -346,7 +346,22 @@ func runLeaveOneSourceOut(t *testing.T) looResult {
 				logRatio: make([]float64, len(res.grid))})
 		}
 	}
-	memo := map[string]float64{}
+	// A row's result under a candidate, by the candidate with the fields
+	// that cannot reach the row zeroed. Which fields reach a row depends
+	// on the row alone: found once, not once a candidate (validationPoints
+	// lists its rows in one order every call).
+	type rowKey struct {
+		name string
+		cand defaultsCandidate
+	}
+	type reach struct{ offline, kernelEff, experts, blockFP8 bool }
+	var reaches []reach
+	for _, p := range validationPoints() {
+		if src, _ := sourceByID(p.source); src.family != familyUnscored {
+			reaches = append(reaches, reach{offlineSources[p.source], kernelEffSources[p.source], rowHasExperts(p.name), rowHasBlockFP8(p.name)})
+		}
+	}
+	memo := map[rowKey]float64{}
 	for ci, cand := range res.grid {
 		simengine.DefaultCost, mi300xKernelEff = cand.cost(saved), cand.kernelEff
 		var todo []int
@@ -356,22 +371,28 @@ func runLeaveOneSourceOut(t *testing.T) looResult {
 				pts = append(pts, p)
 			}
 		}
-		keys := make([]string, len(pts))
+		if len(pts) != len(reaches) {
+			t.Fatalf("validationPoints listed %d scored rows, then %d", len(reaches), len(pts))
+		}
+		keys := make([]rowKey, len(pts))
 		for i, p := range pts {
-			k := cand
-			if offlineSources[p.source] {
+			if p.name != res.rows[i].name {
+				t.Fatalf("validationPoints listed row %d as %q, then %q", i, res.rows[i].name, p.name)
+			}
+			k, r := cand, reaches[i]
+			if r.offline {
 				k.frontEndNS, k.serialNS, k.split = 0, 0, 0
 			}
-			if !kernelEffSources[p.source] {
+			if !r.kernelEff {
 				k.kernelEff = 0
 			}
-			if !rowHasExperts(p.name) {
+			if !r.experts {
 				k.expertCmpEff, k.expertEff = 0, 0
 			}
-			if !rowHasBlockFP8(p.name) {
+			if !r.blockFP8 {
 				k.blockEff = 0
 			}
-			keys[i] = fmt.Sprint(p.name, k)
+			keys[i] = rowKey{p.name, k}
 			if v, ok := memo[keys[i]]; ok {
 				res.rows[i].logRatio[ci] = v
 			} else {

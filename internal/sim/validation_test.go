@@ -311,6 +311,34 @@ func (g gpustackRun) rows(name string, metrics ...burstMetric) []validationPoint
 	return sharedRunRows(name, gpustackSource[g.gpu], label, g.measure, metrics)
 }
 
+// runMemo holds runs shared by rows (validationPoints), by a key that
+// names everything the run depends on; safe for leave-one-source-out's
+// parallel rows (a second row asking for a run waits for the first).
+type runMemo struct {
+	mu   sync.Mutex
+	runs map[string]any
+}
+
+// memoRun is run's result, computed once per key of r.
+func memoRun[T any](r *runMemo, key string, run func() T) T {
+	type entry struct {
+		once sync.Once
+		v    T
+	}
+	r.mu.Lock()
+	if r.runs == nil {
+		r.runs = map[string]any{}
+	}
+	e, ok := r.runs[key].(*entry)
+	if !ok {
+		e = &entry{}
+		r.runs[key] = e
+	}
+	r.mu.Unlock()
+	e.once.Do(func() { e.v = run() })
+	return e.v
+}
+
 // sharedRunRows is one simulated run's published figures as rows: the run
 // is simulated once, by the first row checked, and each row reads its
 // metric off it. label names each metric's figure.
@@ -393,6 +421,12 @@ func requestTimes(t *testing.T, c Config, out int) (ttft, tpot []float64, output
 }
 
 func validationPoints() []validationPoint {
+	// Rows that read different figures off one run (its TTFT, TPOT and
+	// throughput, a ratio's base) share it through runs: the simulator is
+	// deterministic, so each run is simulated once per call (one set of
+	// defaults: leave-one-source-out calls this once per candidate)
+	// rather than once a row, and every row reads what it read before.
+	runs := &runMemo{}
 	// Splitwise's profile is of one engine step in isolation: no HTTP
 	// front end, an unchunked prompt.
 	splitPrefill := func(gpu string, in int) func(*testing.T) float64 {
@@ -410,8 +444,10 @@ func validationPoints() []validationPoint {
 	// inferencePerfSharedPrefix).
 	blis := func(model string, tp int, rate float64, in, out int, metric string) func(*testing.T) float64 {
 		return func(t *testing.T) float64 {
-			s := serving(t, "h100", model, tp, func(c *simengine.Config) { c.MaxNumBatchedTokens, c.MaxNumSeqs = 2048, 128 },
-				rate, inferencePerfSharedPrefix{in: in, out: out})
+			s := memoRun(runs, fmt.Sprint("blis", model, tp, rate, in, out), func() measured {
+				return serving(t, "h100", model, tp, func(c *simengine.Config) { c.MaxNumBatchedTokens, c.MaxNumSeqs = 2048, 128 },
+					rate, inferencePerfSharedPrefix{in: in, out: out})
+			})
 			if metric == "ttft" {
 				return s.ttftMS
 			}
@@ -427,16 +463,16 @@ func validationPoints() []validationPoint {
 	// 123 tokens), and its throughput rows are ratios between
 	// concurrencies, which the length hardly moves.
 	const llamaChatMean = 123.0
+	llamaRun := func(t *testing.T, c int) measured {
+		return memoRun(runs, fmt.Sprint("llamaChat", c), func() measured {
+			return chatbotShort(t, engineConfig(t, "h100", "llama-3.1-8b", 1), c, llamaChatMean, chatbotDuration)
+		})
+	}
 	llamaChat := func(c int, metric string) func(*testing.T) float64 {
-		return func(t *testing.T) float64 {
-			return chatbotShort(t, engineConfig(t, "h100", "llama-3.1-8b", 1), c, llamaChatMean, chatbotDuration).get(metric)
-		}
+		return func(t *testing.T) float64 { return llamaRun(t, c).get(metric) }
 	}
 	llamaRatio := func(c, base int) func(*testing.T) float64 {
-		return func(t *testing.T) float64 {
-			cfg := engineConfig(t, "h100", "llama-3.1-8b", 1)
-			return chatbotShort(t, cfg, c, llamaChatMean, chatbotDuration).outputTPS / chatbotShort(t, cfg, base, llamaChatMean, chatbotDuration).outputTPS
-		}
+		return func(t *testing.T) float64 { return llamaRun(t, c).outputTPS / llamaRun(t, base).outputTPS }
 	}
 	// The 2026-05-18 marathon: 20 s runs at the suite's first
 	// concurrency, 4 (no --concurrency given), vLLM 0.21.0,
@@ -449,7 +485,11 @@ func validationPoints() []validationPoint {
 		return func(t *testing.T) float64 {
 			c := cfg(t)
 			c.MaxModelLen = 4096
-			return chatbotShort(t, c, 4, out, 20*time.Second).get(metric)
+			// The model (every field) and TP name the engine: each of the
+			// configurations below is a distinct model or TP.
+			return memoRun(runs, fmt.Sprintf("marathon %+v %d %v", c.Model, c.TP, out), func() measured {
+				return chatbotShort(t, c, 4, out, 20*time.Second)
+			}).get(metric)
 		}
 	}
 	llama70BTP4 := func(t *testing.T) simengine.Config { return engineConfig(t, "h100", "llama-3.1-70b", 4) }
@@ -467,7 +507,9 @@ func validationPoints() []validationPoint {
 	}
 	qwenChat := func(c int, metric string) func(*testing.T) float64 {
 		return func(t *testing.T) float64 {
-			return chatbotShort(t, qwen72BTP4(t), c, 118.4, chatbotDuration).get(metric)
+			return memoRun(runs, fmt.Sprint("qwenChat", c), func() measured {
+				return chatbotShort(t, qwen72BTP4(t), c, 118.4, chatbotDuration)
+			}).get(metric)
 		}
 	}
 	// The nightly latency tests (latency-tests.json) on each GPU: one
@@ -478,7 +520,9 @@ func validationPoints() []validationPoint {
 		}
 	}
 	nim := func(c, in, out int, metric string) func(*testing.T) float64 {
-		return func(t *testing.T) float64 { return aiperfLoop(t, nimProfile(t), c, in, out).get(metric) }
+		return func(t *testing.T) float64 {
+			return memoRun(runs, fmt.Sprint("nim", c, in, out), func() measured { return aiperfLoop(t, nimProfile(t), c, in, out) }).get(metric)
+		}
 	}
 	// kvcached's vanilla vLLM 0.19 runs: Qwen3-0.6B (config.json: 28
 	// layers, hidden 1024, 16 heads, 8 KV heads of 128, intermediate 3072,
@@ -494,7 +538,9 @@ func validationPoints() []validationPoint {
 	}
 	kvcached := func(rate float64, metric string) func(*testing.T) float64 {
 		return func(t *testing.T) float64 {
-			return vllmBenchServe(t, kvcachedCfg(t), rate, 500, 512, 128).get(metric)
+			return memoRun(runs, fmt.Sprint("kvcached", rate), func() measured {
+				return vllmBenchServe(t, kvcachedCfg(t), rate, 500, 512, 128)
+			}).get(metric)
 		}
 	}
 	// kvcachedDist is the same at rate (0: all at once), for a quantile q
@@ -502,7 +548,11 @@ func validationPoints() []validationPoint {
 	// bench serve's ("itl").
 	kvcachedDist := func(rate float64, which string, q float64) func(*testing.T) float64 {
 		return func(t *testing.T) float64 {
-			ttft, itl, _ := pooledRun(t, vllmBenchLoad(t, kvcachedCfg(t), rate, 500, 512, 128))
+			p := memoRun(runs, fmt.Sprint("kvcachedDist", rate), func() [2][]float64 {
+				ttft, itl, _ := pooledRun(t, vllmBenchLoad(t, kvcachedCfg(t), rate, 500, 512, 128))
+				return [2][]float64{ttft, itl}
+			})
+			ttft, itl := p[0], p[1]
 			if which == "ttft" {
 				return quantile(ttft, q)
 			}
@@ -523,7 +573,7 @@ func validationPoints() []validationPoint {
 			cfg.GPUMemoryUtilization, cfg.MaxModelLen = 0.6, 8192
 			cost := wmxHost.cost()
 			cfg.Cost = &cost
-			return vllmBenchClosed(t, cfg, c, 20*c, 256, 128).get(metric)
+			return memoRun(runs, fmt.Sprint("wmx", c), func() measured { return vllmBenchClosed(t, cfg, c, 20*c, 256, 128) }).get(metric)
 		}
 	}
 	const (
