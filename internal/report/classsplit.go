@@ -28,21 +28,7 @@ func OverRun(classes []Class, d float64) {
 	}
 	for i := range classes {
 		s := &classes[i].Summary
-		if own := s.DurationS; own > 0 {
-			scale := func(rate float64) float64 { return rate * own / d }
-			s.RequestThroughputRPS = scale(s.RequestThroughputRPS)
-			s.InputTokenThroughputTPS = scale(s.InputTokenThroughputTPS)
-			s.OutputTokenThroughputTPS = scale(s.OutputTokenThroughputTPS)
-			s.TotalTokenThroughputTPS = scale(s.TotalTokenThroughputTPS)
-			s.ItemThroughputPS = scale(s.ItemThroughputPS)
-			if s.GoodputRPS != nil {
-				g := scale(*s.GoodputRPS)
-				s.GoodputRPS = &g
-			}
-		} else if s.GoodRequests != nil {
-			g := float64(*s.GoodRequests) / d
-			s.GoodputRPS = &g
-		}
+		s.RatesOver(d)
 		var objs slo.Set
 		for _, r := range classes[i].SLOs {
 			objs = append(objs, r.Objective)

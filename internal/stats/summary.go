@@ -189,6 +189,32 @@ type Summary struct {
 	Warnings   []string `json:"warnings,omitempty"`
 }
 
+// RatesOver restates the summary's rates (requests, tokens, items,
+// goodput), measured over its own window of DurationS seconds, over a
+// longer window of d seconds that holds the same requests, so that the
+// rates of parts of a run (a mix's classes) add up to the run's. DurationS
+// is left as it was: callers say which window they show.
+func (s *Summary) RatesOver(d float64) {
+	if !(d > 0) {
+		return
+	}
+	if own := s.DurationS; own > 0 {
+		scale := func(rate float64) float64 { return rate * own / d }
+		s.RequestThroughputRPS = scale(s.RequestThroughputRPS)
+		s.InputTokenThroughputTPS = scale(s.InputTokenThroughputTPS)
+		s.OutputTokenThroughputTPS = scale(s.OutputTokenThroughputTPS)
+		s.TotalTokenThroughputTPS = scale(s.TotalTokenThroughputTPS)
+		s.ItemThroughputPS = scale(s.ItemThroughputPS)
+		if s.GoodputRPS != nil {
+			g := scale(*s.GoodputRPS)
+			s.GoodputRPS = &g
+		}
+	} else if s.GoodRequests != nil {
+		g := float64(*s.GoodRequests) / d
+		s.GoodputRPS = &g
+	}
+}
+
 // Latency returns the distribution of a latency metric by its SLO name
 // (ttft, ttft_sched, itl, tpot, e2e, lag), as SLOs and reports name them.
 func (s *Summary) Latency(metric string) (Dist, bool) {

@@ -104,20 +104,7 @@ func overStep(s *stats.Summary, d float64) {
 	if !(d > 0) {
 		return
 	}
-	scale := func(rate float64) float64 { return rate * s.DurationS / d }
-	if s.DurationS > 0 {
-		s.RequestThroughputRPS = scale(s.RequestThroughputRPS)
-		s.InputTokenThroughputTPS = scale(s.InputTokenThroughputTPS)
-		s.OutputTokenThroughputTPS = scale(s.OutputTokenThroughputTPS)
-		s.TotalTokenThroughputTPS = scale(s.TotalTokenThroughputTPS)
-		if s.GoodputRPS != nil {
-			g := scale(*s.GoodputRPS)
-			s.GoodputRPS = &g
-		}
-	} else if s.GoodRequests != nil {
-		g := float64(*s.GoodRequests) / d
-		s.GoodputRPS = &g
-	}
+	s.RatesOver(d)
 	s.DurationS = d
 }
 
