@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -49,12 +50,7 @@ var errDiskFull = errors.New("database or disk is full (SQLITE_FULL)")
 // every record, bench exits non-zero, says what was not stored, and keeps
 // every record in a file it names.
 func TestBenchFullDatabaseIsNotSuccess(t *testing.T) {
-	saved := beginRunWriter
-	t.Cleanup(func() { beginRunWriter = saved })
-	beginRunWriter = func(st *store.Store, meta store.RunMeta) (runWriter, error) {
-		w, err := st.BeginRun(meta)
-		return &fullWriter{runWriter: w, keep: 5}, err
-	}
+	fullDatabase(t, 5)
 	tmp := t.TempDir()
 	env := benchEnv(t)
 	env["TMPDIR"] = tmp
@@ -63,19 +59,7 @@ func TestBenchFullDatabaseIsNotSuccess(t *testing.T) {
 	if code == ExitOK {
 		t.Fatalf("bench exited 0 though 15 of 20 records were not stored; stderr:\n%s", stderr)
 	}
-	if !strings.Contains(stderr, "15 of 20 records could not be stored") || !strings.Contains(stderr, "not marked complete") {
-		t.Errorf("stderr does not say what was not stored:\n%s", stderr)
-	}
-	kept := regexp.MustCompile(`kept in (\S+knee-records-\S+\.jsonl)`).FindStringSubmatch(stderr)
-	if kept == nil {
-		t.Fatalf("stderr does not name where the records are kept:\n%s", stderr)
-	}
-	if filepath.Dir(kept[1]) != tmp {
-		t.Errorf("records kept in %s, want the temp folder %s", kept[1], tmp)
-	}
-	if n := len(readRecords(t, kept[1])); n != 20 {
-		t.Errorf("%s holds %d records, want all 20", kept[1], n)
-	}
+	keptInTemp(t, stderr, tmp, 20)
 }
 
 // TestBenchOutOnFullDiskFails: --out on a full filesystem (/dev/full gives
@@ -133,5 +117,35 @@ func TestSweepInterruptedBeforeAnyStep(t *testing.T) {
 	_, runs, _ := kneeEnv(t, map[string]string{"KNEE_DB": db}, "runs")
 	if strings.Contains(runs, "failed") || !strings.Contains(runs, "interrupted") {
 		t.Errorf("a sweep interrupted before its first step:\n%s", runs)
+	}
+}
+
+// fullDatabase makes every run database started in the test take only keep
+// records (the rest fail as a full disk would).
+func fullDatabase(t *testing.T, keep int) {
+	saved := beginRunWriter
+	t.Cleanup(func() { beginRunWriter = saved })
+	beginRunWriter = func(st *store.Store, meta store.RunMeta) (runWriter, error) {
+		w, err := st.BeginRun(meta)
+		return &fullWriter{runWriter: w, keep: keep}, err
+	}
+}
+
+// keptInTemp checks that stderr says the records were not all stored and
+// names a records file in tmp holding all n of them.
+func keptInTemp(t *testing.T, stderr, tmp string, n int) {
+	t.Helper()
+	if !strings.Contains(stderr, fmt.Sprintf("%d of %d records could not be stored", n-5, n)) || !strings.Contains(stderr, "not marked complete") {
+		t.Errorf("stderr does not say what was not stored:\n%s", stderr)
+	}
+	kept := regexp.MustCompile(`kept in (\S+knee-records-\S+\.jsonl)`).FindStringSubmatch(stderr)
+	if kept == nil {
+		t.Fatalf("stderr does not name where the records are kept:\n%s", stderr)
+	}
+	if filepath.Dir(kept[1]) != tmp {
+		t.Errorf("records kept in %s, want the temp folder %s", kept[1], tmp)
+	}
+	if got := len(readRecords(t, kept[1])); got != n {
+		t.Errorf("%s holds %d records, want all %d", kept[1], got, n)
 	}
 }

@@ -4,11 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/knee-dev/knee/internal/store"
 )
 
 // TestSimFullDatabaseIsNotSuccess: sim shares bench's run lifecycle: when
@@ -16,12 +13,7 @@ import (
 // exited 0 before), says what was not stored, and names where the records
 // are: a file in the temp folder, or --out's records.jsonl.
 func TestSimFullDatabaseIsNotSuccess(t *testing.T) {
-	saved := beginRunWriter
-	t.Cleanup(func() { beginRunWriter = saved })
-	beginRunWriter = func(st *store.Store, meta store.RunMeta) (runWriter, error) {
-		w, err := st.BeginRun(meta)
-		return &fullWriter{runWriter: w, keep: 5}, err
-	}
+	fullDatabase(t, 5)
 	tmp := t.TempDir()
 	env := benchEnv(t)
 	env["TMPDIR"] = tmp
@@ -33,19 +25,7 @@ func TestSimFullDatabaseIsNotSuccess(t *testing.T) {
 	if !strings.Contains(stdout, "knee sim report") {
 		t.Errorf("the report is not printed before the failure:\n%s", stdout)
 	}
-	if !strings.Contains(stderr, "15 of 20 records could not be stored") || !strings.Contains(stderr, "not marked complete") {
-		t.Errorf("stderr does not say what was not stored:\n%s", stderr)
-	}
-	kept := regexp.MustCompile(`kept in (\S+knee-records-\S+\.jsonl)`).FindStringSubmatch(stderr)
-	if kept == nil {
-		t.Fatalf("stderr does not name where the records are kept:\n%s", stderr)
-	}
-	if filepath.Dir(kept[1]) != tmp {
-		t.Errorf("records kept in %s, want the temp folder %s", kept[1], tmp)
-	}
-	if n := len(readRecords(t, kept[1])); n != 20 {
-		t.Errorf("%s holds %d records, want all 20", kept[1], n)
-	}
+	keptInTemp(t, stderr, tmp, 20)
 
 	out := t.TempDir()
 	code, _, stderr = kneeEnv(t, benchEnv(t), append(args, "--out", out)...)
