@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/runs"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/spf13/pflag"
@@ -148,7 +150,10 @@ func (r *storedRun) finish(rep *report.Run, status string) error {
 	// The notes the run printed are kept with its configuration (as
 	// "note" pairs, which knee report reads back), so the stored report
 	// says what the live one said.
-	err := r.st.SetConfig(r.w.ID(), pairsJSON(withNotes(rep.Config, rep.Notes)))
+	kept, err := withReportExtras(withNotes(rep.Config, rep.Notes), rep)
+	if err == nil {
+		err = r.st.SetConfig(r.w.ID(), pairsJSON(kept))
+	}
 	if err == nil && !rep.Start.IsZero() {
 		err = r.st.SetStart(r.w.ID(), rep.Start)
 	}
@@ -165,4 +170,29 @@ func withNotes(cfg [][2]string, notes []string) [][2]string {
 		out = append(out, [2]string{"note", n})
 	}
 	return out
+}
+
+// withReportExtras is cfg followed by what a simulated run's report shows
+// beside its summary (its engine figures and prediction ranges), as JSON
+// pairs that runs.Load reads back into the report rather than its
+// configuration.
+func withReportExtras(cfg [][2]string, rep *report.Run) ([][2]string, error) {
+	for _, x := range []struct {
+		key string
+		v   any
+		ok  bool
+	}{
+		{runs.EngineKey, rep.Engine, rep.Engine != nil},
+		{runs.PredictionsKey, rep.Predictions, rep.Predictions != nil},
+	} {
+		if !x.ok {
+			continue
+		}
+		b, err := json.Marshal(x.v)
+		if err != nil {
+			return nil, err
+		}
+		cfg = append(cfg, [2]string{x.key, string(b)})
+	}
+	return cfg, nil
 }

@@ -159,4 +159,16 @@ func TestShardDatabaseDownMidRun(t *testing.T) {
 			t.Errorf("shard %d reads complete though its records were not all stored", s.Index)
 		}
 	}
+	// Neither shard could mark its end, so the run's row still says
+	// running; its heartbeat is older than the store's 5 s StaleAfter (the
+	// shards waited out five 2 s busy timeouts each since their last
+	// write), so knee runs says what happened: interrupted, not running
+	// (issue 39 item 16).
+	code, list, lerrs := kneeEnv(t, nil, "runs", "--db", db)
+	if code != 0 {
+		t.Fatalf("knee runs: exit %d: %s", code, lerrs)
+	}
+	if !strings.Contains(list, " interrupted ") || strings.Contains(list, " running ") {
+		t.Errorf("knee runs does not show the run interrupted:\n%s", list)
+	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/knee-dev/knee/internal/enginesetup"
@@ -120,7 +122,7 @@ type simRun struct {
 	fres        sim.FleetResult
 	ttfts       enginesetup.ReplicaTTFTs
 	turnRecs    []record.Request // sessions: what their report needs of each turn
-	kept        []record.Request // stored records without --out (bounded by maxStoredSimRecords)
+	kept        []record.Request // the stored records (bounded by maxStoredSimRecords)
 	interrupted bool
 	closers     []func()
 }
@@ -324,9 +326,16 @@ func (r *simRun) openSinks() error {
 	}
 	r.meta = runMeta{kind: "sim", target: target, model: r.ecfg.Model.Name, label: f.label,
 		load: f.mix.loadLine(f.wl.loadString(), &f.wl), config: f.mix.config(f.configKV(r.eng))}
+	if r.workloadDesc != "" {
+		// Kept with the run, so knee report shows the workload line too.
+		r.meta.config = append(r.meta.config, [2]string{"workload", r.workloadDesc})
+	}
 	stored, err := f.storeFlags.begin(r.env, r.meta)
 	if err != nil {
 		return err
+	}
+	if stored != nil {
+		stored.keepsReport = true // the live report is what knee report renders from the stored run
 	}
 	r.stored = stored
 	// Per-request records of very long simulations stay out of the database
@@ -392,9 +401,9 @@ func (r *simRun) simulate() error {
 		if r.storeRecords {
 			c := rec.Clone() // the simulator reuses rec
 			stored.add(&c)
-			if r.writer == nil {
-				r.kept = append(r.kept, c) // where the records go if the store fails
-			}
+			// Where the records go if the store fails, and what --out's
+			// report draws its curves from, as knee report does.
+			r.kept = append(r.kept, c)
 		}
 	}
 	var runErr error
@@ -434,8 +443,10 @@ func (r *simRun) summarize() *report.Run {
 	sum := r.acc.Summary()
 	rep := &report.Run{
 		Kind: "sim", Version: Version, Target: r.meta.target, Model: r.ecfg.Model.Name,
-		Load: r.meta.load, Workload: r.workloadDesc,
-		Config: r.meta.config,
+		Load: r.meta.load, Workload: r.workloadDesc, Status: "complete",
+		// What the database keeps (the notes, engine figures and ranges
+		// too: storedRun.finish), so knee report renders the same report.
+		Config: r.meta.storedConfig(),
 		Start:  r.start, Summary: sum, SLOs: r.objectives.Evaluate(sum),
 		Notes: sim.Notes(eng, res, r.elapsed), Engine: report.SimEngineFigures(eng, res),
 		Classes: r.classes.summaries(),
@@ -506,7 +517,9 @@ func (r *simRun) finish(rep *report.Run) error {
 	rep.ID = r.stored.id()
 	saveErrs := sinkErrors{store: r.stored.finish(rep, status)}
 	if f.out != "" {
-		if err := writeOutDir(f.out, rep, nil); err != nil {
+		// In request order, as knee report reads them back.
+		slices.SortStableFunc(r.kept, func(a, b record.Request) int { return cmp.Compare(a.ID, b.ID) })
+		if err := writeOutDir(f.out, rep, r.kept); err != nil {
 			return err
 		}
 	}

@@ -51,8 +51,41 @@ func TestStoredReportIsLiveReport(t *testing.T) {
 	if err := schema.Validate(doc); err == nil {
 		t.Errorf("summary.schema.json accepts a top-level key it does not describe")
 	}
+	sameAsStored(t, env, "last", live, out, "report.md", "summary.json", "report.html")
+}
+
+// TestStoredSimReportIsLiveReport: a simulation keeps what it printed too —
+// its workload line, prediction ranges, notes, engine figures and status,
+// which knee report used to drop — and its --out report draws its curves
+// from the records knee report reads back.
+func TestStoredSimReportIsLiveReport(t *testing.T) {
+	dir := t.TempDir()
+	db, out := filepath.Join(dir, "knee.db"), filepath.Join(dir, "out")
+	env := map[string]string{"KNEE_DB": db}
+	code, live, errs := kneeEnv(t, env, "sim", "--rate", "10", "--requests", "40", "--seed", "3", "--quiet", "--detail", "--out", out)
+	if code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"workload  input 512, output 128 tokens", "Prediction ranges", "Notes", "engine: ", "status    complete"} {
+		if !strings.Contains(live, want) {
+			t.Errorf("the live report lacks %q:\n%s", want, live)
+		}
+	}
+	sameAsStored(t, env, "last", live, out, "report.md", "summary.json", "report.html")
+}
+
+// sameAsStored checks that knee report RUN renders, in text, md, json and
+// html, byte for byte what the run printed (text) and wrote to out.
+func sameAsStored(t *testing.T, env map[string]string, run, text, out, md, json, html string) {
+	t.Helper()
+	cases := []struct{ format, live string }{
+		{"text", text},
+		{"md", readFile(t, filepath.Join(out, md))},
+		{"json", readFile(t, filepath.Join(out, json))},
+		{"html", readFile(t, filepath.Join(out, html))},
+	}
 	for _, c := range cases {
-		code, stored, errs := kneeEnv(t, env, "report", "last", "--format", c.format)
+		code, stored, errs := kneeEnv(t, env, "report", run, "--format", c.format)
 		if code != 0 {
 			t.Fatalf("report --format %s: exit %d: %s", c.format, code, errs)
 		}

@@ -197,6 +197,9 @@ func (sr *sweepRun) startRunner() error {
 			return Usagef("embedded server: %v", err)
 		}
 		srv.close()
+		// The run is stored, and its live notes name it, as bench's is:
+		// by its preset, not the first step's ephemeral URL.
+		sr.meta.target = embeddedTarget(srv.preset)
 		fmt.Fprintf(env.Stderr, "no --url given: every step runs against a fresh embedded simulated server (%s)\n", srv.describe)
 		r.Server = func(ctx context.Context) (string, string, func(), error) {
 			srv, err := t.embedded.start(ctx, t.model)
@@ -219,7 +222,7 @@ func (sr *sweepRun) notes() []string {
 	t, f := sr.t, sr.f
 	target := "target " + redactURL(t.url) + ", model " + t.model
 	if t.url == "" {
-		target = "knee's embedded simulated server, fresh for every step"
+		target = "target " + sr.meta.target + ", a fresh embedded simulated server for every step"
 	}
 	notes := append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
 		target, stepBound(&f.wl), f.workloadNote(), f.wl.ResolvedSeed())}, sr.promptNotes...)

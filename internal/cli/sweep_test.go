@@ -161,6 +161,19 @@ func TestSweepEmbeddedIsStored(t *testing.T) {
 	if !strings.Contains(out, "stored as run 1") {
 		t.Errorf("output:\n%s", out)
 	}
+	// The live notes and the stored run name the target alike: by the
+	// embedded server's preset, as bench's do (issue 39 item 15).
+	const target = "embedded (Llama-3.1-8B on 1× L4)"
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "target "+target+", a fresh embedded simulated server for every step") {
+		t.Errorf("the live notes do not name the target %q:\n%s", target, out)
+	}
+	code, stored, errs := kneeEnv(t, map[string]string{"KNEE_DB": db}, "report", "1")
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(stored, "target      "+target+"\n") {
+		t.Errorf("knee report does not name the target %q:\n%s", target, stored)
+	}
 	st, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)

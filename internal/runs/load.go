@@ -90,17 +90,35 @@ func Load(st *store.Store, id int64) (*Loaded, error) {
 				info.Status, len(lr.Records)))
 		}
 	}
-	var cfg [][2]string
+	var (
+		cfg         [][2]string
+		engine      *report.EngineFigures
+		predictions *report.PredictionRanges
+	)
 	for _, kv := range ConfigPairs(info.Config) {
-		if kv[0] == "note" { // importers keep the file's caveats as notes
+		switch kv[0] {
+		case "note": // importers keep the file's caveats as notes
 			notes = append(notes, kv[1])
+			continue
+		case EngineKey:
+			// An unreadable pair leaves the section out, as a run that
+			// kept none; the summary is the run's figures either way.
+			if json.Unmarshal([]byte(kv[1]), &engine) != nil {
+				engine = nil
+			}
+			continue
+		case PredictionsKey:
+			if json.Unmarshal([]byte(kv[1]), &predictions) != nil {
+				predictions = nil
+			}
 			continue
 		}
 		cfg = append(cfg, kv)
 	}
 	rep := &report.Run{ID: strconv.FormatInt(id, 10), Kind: info.Kind, Version: info.Version, Target: info.Target, Model: info.Model,
 		Label: info.Label, Status: info.Status, Config: cfg, Start: info.Start, Summary: sum, Notes: notes,
-		Sweep: lr.Sweep, Step: stepName, ErrorMessages: report.CommonErrors(lr.Records, 5)}
+		Sweep: lr.Sweep, Step: stepName, ErrorMessages: report.CommonErrors(lr.Records, 5),
+		Engine: engine, Predictions: predictions}
 	for _, kv := range cfg {
 		switch kv[0] {
 		case "load":
@@ -132,6 +150,13 @@ func Load(st *store.Store, id int64) (*Loaded, error) {
 	lr.Report = rep
 	return lr, nil
 }
+
+// The configuration pairs in which a simulated run keeps its report's
+// engine figures and prediction ranges (JSON), read back into the report.
+const (
+	EngineKey      = "report_engine"
+	PredictionsKey = "report_prediction_ranges"
+)
 
 // keptNote says whether the run kept a note (a "note" pair of its
 // configuration) that begins with prefix: a run that kept the notes it
