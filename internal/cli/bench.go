@@ -557,7 +557,11 @@ func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.
 		fmt.Fprintf(env.Stderr, "knee bench: saving the server metrics: %v\n", err)
 	}
 	saveErrs := b.sink.finish(rep, status, res.Records)
-	if err := f.writeReport(env.Stdout, rep); err != nil {
+	write := f.writeReport
+	if saveErrs.out != nil {
+		write = f.writeReportUnsaved
+	}
+	if err := write(env.Stdout, rep); err != nil {
 		return err
 	}
 	if err := f.junit.write("knee bench", runSuite(rep, failure, b.interrupted)); err != nil {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/knee-dev/knee/internal/record"
@@ -147,5 +148,64 @@ func keptInTemp(t *testing.T, stderr, tmp string, n int) {
 	}
 	if got := len(readRecords(t, kept[1])); got != n {
 		t.Errorf("%s holds %d records, want all %d", kept[1], got, n)
+	}
+}
+
+// diskFullAfter passes the first n bytes to w, then fails as a full disk
+// does: a write that crosses the limit is cut there.
+type diskFullAfter struct {
+	w io.Writer
+	n int
+}
+
+func (d *diskFullAfter) Write(p []byte) (int, error) {
+	if len(p) <= d.n {
+		d.n -= len(p)
+		return d.w.Write(p)
+	}
+	k, _ := d.w.Write(p[:d.n])
+	d.n -= k
+	return k, syscall.ENOSPC
+}
+
+// TestBenchOutFullDiskLeavesNoHalfFiles: on a full disk, --out's report
+// does not claim a report.md that was never written, no empty summary.json
+// is left, and records.jsonl holds whole lines only (issue 43 item 9).
+func TestBenchOutFullDiskLeavesNoHalfFiles(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full here")
+	}
+	saved := outRecordsWriter
+	t.Cleanup(func() { outRecordsWriter = saved })
+	outRecordsWriter = func(f *os.File) io.Writer { return &diskFullAfter{w: f, n: 1500} }
+	out := t.TempDir()
+	if err := os.Symlink("/dev/full", filepath.Join(out, "summary.json")); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := kneeEnv(t, benchEnv(t), "bench", "--requests", "8", "--concurrency", "2",
+		"--input-tokens", "32", "--output-tokens", "4", "--seed", "1", "--out", out)
+	if code == ExitOK {
+		t.Fatalf("exit 0 on a full disk; stderr:\n%s", stderr)
+	}
+	if strings.Contains(stdout, "report.md in") {
+		t.Errorf("the report points at a report.md that was not written:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "could not be written") {
+		t.Errorf("the report does not say its --out files could not be written:\n%s", stdout)
+	}
+	for _, name := range []string{"summary.json", "report.md"} {
+		if _, err := os.Lstat(filepath.Join(out, name)); err == nil {
+			t.Errorf("%s left in --out though it could not be written", name)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "records.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		t.Fatalf("records.jsonl (%d bytes) ends mid-line: %q", len(b), b[max(len(b)-80, 0):])
+	}
+	if n := len(readRecords(t, filepath.Join(out, "records.jsonl"))); n == 0 || n >= 8 {
+		t.Errorf("records.jsonl holds %d whole records, want some but not all 8", n)
 	}
 }

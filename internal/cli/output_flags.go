@@ -37,3 +37,13 @@ func (o *runOutputFlags) register(fs *pflag.FlagSet, outFiles, progress string) 
 func (o *runOutputFlags) writeReport(w io.Writer, rep *report.Run) error {
 	return report.Write(w, rep, o.jsonOut, o.detail, o.out)
 }
+
+// writeReportUnsaved prints the report of a run whose --out reports could
+// not be written (a full disk): its last line must not point at a
+// report.md that is not there; the error that follows says why.
+func (o *runOutputFlags) writeReportUnsaved(w io.Writer, rep *report.Run) error {
+	if o.jsonOut || o.detail {
+		return report.Write(w, rep, o.jsonOut, o.detail, "")
+	}
+	return report.Glance(w, rep, "detail (every statistic, server view, notes, configuration, definitions): --detail; the reports in "+o.out+" could not be written (below)")
+}

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,7 +39,7 @@ func newRecordSink(env *Env, sf *storeFlags, out string, meta runMeta) (*recordS
 		if err != nil {
 			return nil, Usagef("--out %s: %v", out, err)
 		}
-		s.file, jsonl = f, record.NewWriter(f)
+		s.file, jsonl = f, record.NewWriter(outRecordsWriter(f))
 	}
 	st, err := sf.begin(env, meta)
 	if err != nil {
@@ -47,6 +49,10 @@ func newRecordSink(env *Env, sf *storeFlags, out string, meta runMeta) (*recordS
 	s.recs = record.NewSink(jsonl, st.add)
 	return s, nil
 }
+
+// outRecordsWriter is where --out/records.jsonl's bytes go: the file; a
+// test puts a full disk in between.
+var outRecordsWriter = func(f *os.File) io.Writer { return f }
 
 // add is loadgen's OnRecord: cheap, hands the record to the writer goroutine.
 func (s *recordSink) add(r *record.Request) { s.recs.Add(r) }
@@ -76,6 +82,11 @@ func (s *recordSink) finish(rep *report.Run, status string, recs []record.Reques
 	var errs sinkErrors
 	errs.jsonl = s.recs.Close()
 	if s.file != nil {
+		if errs.jsonl != nil {
+			// A full disk cuts the file mid-line: keep only whole
+			// records, so what the file holds reads back as it is.
+			trimCutLine(s.file)
+		}
 		if cerr := s.file.Close(); errs.jsonl == nil {
 			errs.jsonl = cerr
 		}
@@ -142,6 +153,27 @@ func lostResults(env *Env, out string, stored *storedRun, errs sinkErrors, runID
 		return fmt.Errorf("%s; keeping the %d records in the temp folder failed too: %v", msg, n, err)
 	}
 	return fmt.Errorf("%s; all %d records are kept in %s (knee import %s)", msg, n, path, path)
+}
+
+// trimCutLine truncates f after its last line break (to nothing when it
+// has none), dropping a line a failed write left cut. It reads back at
+// most the last MiB: no record knee writes is longer.
+func trimCutLine(f *os.File) {
+	end, err := f.Seek(0, io.SeekEnd)
+	if err != nil || end == 0 {
+		return
+	}
+	const back = 1 << 20
+	from := max(end-back, 0)
+	buf := make([]byte, end-from)
+	if _, err := f.ReadAt(buf, from); err != nil && err != io.EOF {
+		return
+	}
+	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+		f.Truncate(from + int64(i) + 1)
+	} else if from == 0 {
+		f.Truncate(0)
+	}
 }
 
 // tempDir is $TMPDIR as the command's environment says, else the system's.

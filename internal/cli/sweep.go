@@ -195,7 +195,16 @@ func (sr *sweepRun) measure() (done bool, err error) {
 		if sr.ctx.Err() != nil {
 			status = "interrupted"
 		}
-		stored.finish(sr.meta, nil, status)
+		id, _ := stored.finish(sr.meta, nil, status)
+		if sr.ctx.Err() != nil && len(measured) == 0 {
+			// Ctrl-C before the first step measured a request (in its
+			// --warmup, say): "context canceled" alone says nothing.
+			why := ""
+			if d, n, _ := f.wl.WarmupValue(); d > 0 || n > 0 {
+				why = " (a step's warm-up, --warmup, is not measured)"
+			}
+			return true, fmt.Errorf("interrupted before the first step measured any request%s: nothing to report%s", why, storedAs(id))
+		}
 		return true, runErr
 	}
 	sr.res, sr.runErr = res, runErr

@@ -155,6 +155,9 @@ func WriteDir(dir string, rep *Run, recs []record.Request) error {
 			err = cerr
 		}
 		if err != nil {
+			// A cut file (an empty summary.json on a full disk) must
+			// not read as a report: none is better than half of one.
+			os.Remove(f.Name())
 			return fmt.Errorf("%s: %w", file.name, err)
 		}
 	}

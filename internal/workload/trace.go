@@ -314,6 +314,10 @@ func (t *Trace) open() (*traceCursor, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s is a binary file (it holds NUL bytes; it starts with %s), not a trace", t.path, quoteCapped(string(head[:min(len(head), 16)])))
 	}
+	if err := refuseOneDocument(t.path, br); err != nil {
+		f.Close()
+		return nil, err
+	}
 	format := t.opts.Format
 	if format == "" {
 		// The whole first line, however long (a row may carry a prompt).

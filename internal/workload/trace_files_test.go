@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,5 +81,48 @@ func TestOpenTraceAnswersCancel(t *testing.T) {
 	_, err := OpenTrace(path, TraceOptions{Context: ctx})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want the cancel", err)
+	}
+}
+
+// TestOpenTraceRefusesOneDocument: a benchmark's result on one line (a
+// vLLM `bench serve` JSON, 70 MiB of "ttfts") is refused as not a trace,
+// naming knee import, without reading the line: before, the 64 MiB row
+// bound was read into memory first (issue 43 item 1, ~175 MB at 2 GiB).
+func TestOpenTraceRefusesOneDocument(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "vllm.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"date": "20261101-120000", "backend": "openai-chat", "duration": 10, "completed": 5, "ttfts": [`)
+	chunk := []byte(strings.Repeat("0.123456, ", 1<<16))
+	for n := 0; n < 70<<20; n += len(chunk) {
+		if _, err := f.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.WriteString("0.1]}\n")
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = OpenTrace(path, TraceOptions{})
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "knee import") || !strings.Contains(err.Error(), "one JSON document") {
+		t.Errorf("err = %.400v, want it refused as one JSON document naming knee import", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+		t.Errorf("allocated %d MiB to refuse it, want well under the 64 MiB row bound", got>>20)
+	}
+
+	// Any key: a top-level list still open after the first MiB.
+	other := filepath.Join(dir, "other.json")
+	if err := os.WriteFile(other, []byte(`{"samples": [`+strings.Repeat("1, ", 1<<20)+"1]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenTrace(other, TraceOptions{}); err == nil || !strings.Contains(err.Error(), "one JSON document") {
+		t.Errorf("a 3 MiB one-line document: err = %.400v, want it refused as one JSON document", err)
 	}
 }

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bufio"
 	"bytes"
 	"container/heap"
 	"encoding/csv"
@@ -82,6 +83,73 @@ func (l *lineBound) Read(p []byte) (int, error) {
 		return n, fmt.Errorf("a line longer than %d MiB (the bound on one trace line)", l.max>>20)
 	}
 	return n, err
+}
+
+// oneDocumentHead is how much of a file is looked at to tell a one-line
+// JSON document (a benchmark's result) from a long trace row.
+const oneDocumentHead = 1 << 20
+
+// resultKeys are top-level keys of vLLM's `bench serve` result, which knee
+// reads with `knee import` and `--from`, never as a trace.
+var resultKeys = map[string]bool{"ttfts": true, "itls": true, "input_lens": true, "output_lens": true, "e2els": true, "generated_texts": true}
+
+// refuseOneDocument refuses, before any line is read whole, a file whose
+// first line is one JSON document rather than a trace row: it starts with
+// '{', has no line break in its first MiB, and holds a benchmark result's
+// key or a top-level array still open at that point. Reading such a line
+// to the 64 MiB row bound would hold hundreds of MB for a file that was
+// never a trace; a long row carrying a prompt (a string) is still read.
+func refuseOneDocument(path string, br *bufio.Reader) error {
+	head, _ := br.Peek(oneDocumentHead)
+	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
+	if len(head) == 0 || head[0] != '{' || len(head) < oneDocumentHead-8 || bytes.IndexByte(head, '\n') >= 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(head))
+	depth := 0
+	wantKey := false
+	key := ""
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			// The head ended inside the document: an array open at the
+			// top level this long is a result's list, not a row's field.
+			if depth >= 2 && key != "" {
+				return oneDocumentError(path, key)
+			}
+			return nil
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{', '[':
+				depth++
+				if depth == 2 && v == '[' && resultKeys[key] {
+					return oneDocumentError(path, key)
+				}
+			default:
+				depth--
+			}
+			wantKey = depth == 1
+			continue
+		case string:
+			if depth == 1 && wantKey {
+				key = v
+				if resultKeys[key] {
+					return oneDocumentError(path, key)
+				}
+				wantKey = false
+				continue
+			}
+		}
+		wantKey = depth == 1
+	}
+}
+
+func oneDocumentError(path, key string) error {
+	return fmt.Errorf("%s is one JSON document (its first line runs past %d MiB and holds %s), not a trace of one request a line: "+
+		"a benchmark's result is read with `knee import %s` or `--from %s`; a trace is JSONL, Mooncake, Azure, BurstGPT or CSV",
+		path, oneDocumentHead>>20, quoteCapped(key), path, path)
 }
 
 // lineError names a trace line in an error.
