@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestClientThatStopsReading: a client that sends a request and never reads
@@ -17,9 +18,17 @@ import (
 // 399,000), so a writer starved for seconds on a loaded machine still meets
 // the full buffer before the engine finishes the request; with 60,000
 // tokens a lag of ~1.7 s let the engine finish first, and a finished
-// request is never counted as canceled.
+// request is never counted as canceled. A stream whose first token the
+// writer sent before its handler took the connection over stays on
+// net/http's blocking ResponseWriter, where only WriteTimeout drops the
+// client: at the default 30 s that outlived the wait below on a loaded CI
+// machine (16,527 tokens out, then nothing for 10 s), so it is 1 s here.
 func TestClientThatStopsReading(t *testing.T) {
-	url, srv := startTest(t, func(c *Config) { c.Engine.StepTimeScale = 0.005; c.Engine.MaxModelLen = 400000 })
+	url, srv := startTest(t, func(c *Config) {
+		c.Engine.StepTimeScale = 0.005
+		c.Engine.MaxModelLen = 400000
+		c.WriteTimeout = time.Second
+	})
 	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
 	}}
