@@ -29,6 +29,9 @@ type Result struct {
 	// load (nil: no mix, or no class failed).
 	ClassSLOs   []string     `json:"class_slos,omitempty"`
 	BreaksFirst *BreaksFirst `json:"breaks_first,omitempty"`
+	// Guided is how a guided sweep chose its steps: per step the model's
+	// prediction before it and the measurement (nil: not guided).
+	Guided *GuidedLog `json:"guided,omitempty"`
 }
 
 // PredictionRange is one predicted figure of a sweep's point with its
