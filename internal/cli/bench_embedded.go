@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"github.com/knee-dev/knee/internal/enginesetup"
+	"slices"
 	"strconv"
 
 	"github.com/knee-dev/knee/internal/simengine"
@@ -39,13 +40,15 @@ func (e *embeddedFlags) register(fs *pflag.FlagSet) {
 }
 
 // refuseWithURL refuses the embedded server's settings next to --url: they
-// would configure a server that is not started.
-func (e *embeddedFlags) refuseWithURL(url string) error {
+// would configure a server that is not started. allow names those that
+// mean something else with --url (knee sweep --guided: what the server
+// runs, for the simulator's prior).
+func (e *embeddedFlags) refuseWithURL(url string, allow ...string) error {
 	if url == "" || e.fs == nil {
 		return nil
 	}
 	for _, name := range []string{"gpu", "tp", "queue-limit", "step-time-scale", "profile"} {
-		if flagGiven(e.fs, name) {
+		if flagGiven(e.fs, name) && !slices.Contains(allow, name) {
 			return Usagef("--%s configures knee's embedded simulated server, which --url replaces: give one or the other", name)
 		}
 	}

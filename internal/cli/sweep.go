@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/livemetrics"
+	"github.com/knee-dev/knee/internal/refit"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/spf13/cobra"
@@ -24,6 +25,7 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 	var from, label string
 	var st storeFlags
 	var sh sweepShard
+	var g guidedFlags
 	cmd := newCommand(env, "sweep")
 	fs := cmd.Flags()
 	cmd.Long = helpText(func(w io.Writer) {
@@ -40,6 +42,7 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 	t.register(fs, &f.wl)
 	st.register(fs)
 	sh.register(fs)
+	g.register(fs)
 	st.sharding = &sh.shardFlags
 	fs.StringVar(&label, "label", "", "label stored with the sweep")
 	cmd.RunE = func(*cobra.Command, []string) error {
@@ -58,7 +61,7 @@ func newSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			// More files may follow --from (a shell glob: --from results/*.json).
 			return sweepFrom(ctx, env, &f, append(strings.Split(from, ","), fs.Args()...), set)
 		}
-		return runSweep(&sweepRun{ctx: ctx, env: env, fs: fs, f: &f, t: &t, st: &st, sh: &sh, label: label, set: set})
+		return runSweep(&sweepRun{ctx: ctx, env: env, fs: fs, f: &f, t: &t, st: &st, sh: &sh, label: label, set: set, g: &g})
 	}
 	return cmd
 }
@@ -75,6 +78,7 @@ type sweepRun struct {
 	sh    *sweepShard
 	label string
 	set   slo.Set
+	g     *guidedFlags
 
 	// check
 	plan sweep.Plan
@@ -86,6 +90,7 @@ type sweepRun struct {
 	target       *sweep.TargetRunner // its Partial: the step an interrupt cut short
 	shardPartial *sweep.Step         // the step another shard left partial
 	runner       sweep.Runner
+	model        *refit.Model // --guided: the simulator choosing the loads (nil: not guided)
 	// openSinks: the run database the steps' records go to (nil: --no-store)
 	stored *sweepStore
 	// measure
@@ -123,6 +128,9 @@ func (sr *sweepRun) check() error {
 		return err
 	}
 	sr.plan = plan
+	if err := sr.g.check(sr.fs, plan, sr.sh.shards > 1, f.mix.path != ""); err != nil {
+		return err
+	}
 	if err := f.validateWorkload(); err != nil {
 		return err
 	}
@@ -173,13 +181,20 @@ func (sr *sweepRun) measure() (done bool, err error) {
 	f, set, plan, stored := sr.f, sr.set, sr.plan, sr.stored
 	progress := f.progress(sr.env.Stderr)
 	var measured []sweep.Step
-	res, runErr := sweep.Run(sr.ctx, sr.runner, plan, set, func(s sweep.Step) {
+	onStep := func(s sweep.Step) {
 		if progress != nil { // nil with --quiet
 			progress(s)
 		}
 		measured = append(measured, s)
 		stored.checkpoint(measured, sweep.Options{SLOs: sweep.Objectives(set), Metric: plan.Metric})
-	})
+	}
+	var res *sweep.Result
+	var runErr error
+	if sr.model != nil {
+		res, runErr = sweep.RunGuided(sr.ctx, sr.runner, sr.model, sr.g.plan(plan), set, onStep)
+	} else {
+		res, runErr = sweep.Run(sr.ctx, sr.runner, plan, set, onStep)
+	}
 	if runErr != nil && sr.partial() != nil {
 		// Ctrl-C mid-step: keep the partial step with the steps before it.
 		p := *sr.partial()
@@ -224,6 +239,7 @@ func (sr *sweepRun) finish() error {
 	}
 	meta.load = fmt.Sprintf("%s sweep over %d steps", res.LoadKind, len(res.Steps))
 	meta.config = append(append(f.stepConfig(res), [2]string{"api", t.api}), t.endpoints.config()...)
+	meta.config = append(meta.config, sr.g.config()...)
 	if t.url == "" {
 		meta.config = append(meta.config, t.embedded.config(t.model)...)
 	} else {

@@ -81,7 +81,11 @@ func (sr *sweepRun) startRunner() error {
 		}
 		eos = triState{}
 	}
-	if err := t.embedded.refuseWithURL(t.url); err != nil {
+	var priorFlags []string // --guided with --url: what the server runs, for the model
+	if sr.g.on {
+		priorFlags = []string{"gpu", "tp", "profile"}
+	}
+	if err := t.embedded.refuseWithURL(t.url, priorFlags...); err != nil {
 		return err
 	}
 	steps := int(f.maxStepLoad)
@@ -207,6 +211,11 @@ func (sr *sweepRun) startRunner() error {
 				return "", "", nil, err
 			}
 			return srv.url, srv.model, srv.close, nil
+		}
+	}
+	if sr.g.on {
+		if sr.model, err = sr.guidedModel(); err != nil {
+			return err
 		}
 	}
 	sr.target = r

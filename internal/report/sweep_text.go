@@ -169,6 +169,10 @@ func SweepText(w io.Writer, r *sweep.Result) error {
 	if len(r.ClassSLOs) > 0 {
 		fmt.Fprintf(bw, "\nClass SLOs: %s\n", strings.Join(r.ClassSLOs, ", "))
 	}
+	if h, rows := guidedTable(r); h != nil {
+		fmt.Fprintln(bw, "\nGuided steps, in the order measured: the model's prediction before each step (its range) and the measurement")
+		alignedTable(bw, h, rows, 2)
+	}
 	// Lines wrap at textWidth, later lines under the text.
 	const hang = "           "
 	bw.WriteString("\n")
@@ -211,6 +215,10 @@ func sweepMarkdownBody(bw *bufio.Writer, r *sweep.Result, heading string) error 
 	}
 	if len(r.ClassSLOs) > 0 {
 		fmt.Fprintf(bw, "\nClass SLOs: `%s`\n", strings.Join(r.ClassSLOs, "`, `"))
+	}
+	if h, rows := guidedTable(r); h != nil {
+		fmt.Fprintf(bw, "\n%sGuided steps, in the order measured\n\n", strings.Repeat("#", strings.Count(heading, "#")+1)+" ")
+		mdGrid(bw, h, rows)
 	}
 	fmt.Fprintf(bw, "\n- **Knee:** %s\n- **SLO-safe point:** %s\n", mdEscape(pointLine(r.Knee, r.LoadKind)), mdEscape(pointLine(r.SLOSafe, r.LoadKind)))
 	if b := breaksFirstLine(r); b != "" {

@@ -33,7 +33,8 @@ type Model interface {
 }
 
 // Prediction is the model's step at one load: its figures (Summary) and
-// the relative range each family of figures carries (0.2: ±20%).
+// the relative range each family of figures carries (0.2: from ÷1.2 to
+// ×1.2).
 type Prediction struct {
 	Step   Step
 	Ranges Ranges
@@ -230,7 +231,7 @@ func RunGuided(ctx context.Context, r Runner, model Model, p GuidedPlan, set slo
 }
 
 func (g *guided) run() error {
-	if err := g.measure(0, "light load: pins the front end and the batch-1 step time", nil); err != nil {
+	if err := g.measure(0, "light load: pins the front end and the batch-1 step", nil); err != nil {
 		return err
 	}
 	kneeSteps := 0
@@ -245,7 +246,7 @@ func (g *guided) run() error {
 		if !g.safeSettled(a, b) {
 			next, why = g.nextForSafe(a, b)
 		} else if k, ok := g.kneeTarget(); ok && kneeSteps < g.p.MaxKneeSteps {
-			next, why = k, fmt.Sprintf("the knee's neighbourhood (knee at %s on the curve so far)", Load{g.p.Kind, g.kneeLoad()})
+			next, why = k, fmt.Sprintf("knee at %s on the refitted curve: its neighbourhood", Load{g.p.Kind, g.kneeLoad()})
 			kneeSteps++
 		}
 		if next < 0 {
@@ -277,8 +278,6 @@ func (g *guided) measure(i int, why string, pred *Prediction) error {
 	}
 	s.Load = load
 	Judge(&s, g.set)
-	g.at[i] = s
-	g.order = append(g.order, s)
 	used := int64(s.Summary.Requests + s.Summary.Window.ExcludedWarmup + s.Summary.Window.ExcludedCooldown)
 	elapsed := max(s.Summary.DurationS, s.Summary.Window.EndMS/1e3)
 	g.log.Requests += used
@@ -300,6 +299,9 @@ func (g *guided) measure(i int, why string, pred *Prediction) error {
 		}
 	}
 	g.log.Steps = append(g.log.Steps, gs)
+	s.Guided = &g.log.Steps[len(g.log.Steps)-1]
+	g.at[i] = s
+	g.order = append(g.order, s)
 	if g.progres != nil {
 		g.progres(s)
 	}
@@ -332,7 +334,7 @@ func (g *guided) refit() error {
 	if p := g.predictedSafe(); p >= 0 {
 		g.log.ModelSafe = g.grid[p]
 	}
-	if k := g.hybridKnee(); k >= 0 {
+	if k := g.modelKnee(); k >= 0 {
 		g.log.ModelKnee = g.grid[k]
 	}
 	return nil
@@ -388,16 +390,16 @@ func (g *guided) nextForSafe(a, b int) (int, string) {
 			}
 			return i, "bisection: doubling until an SLO fails"
 		}
-		return (a + b + 1) / 2, fmt.Sprintf("bisection between %s and %s", g.loadName(a), g.loadName(b))
+		return (a + b + 1) / 2, fmt.Sprintf("bisection of %s–%s", g.loadName(a), g.loadName(b))
 	}
 	p := g.predictedSafe()
 	switch {
 	case p <= a:
-		return a + 1, fmt.Sprintf("the model places the SLO limit at or below %s, measured to meet them: the next load closes the bracket", g.loadName(a))
+		return a + 1, fmt.Sprintf("closes the SLO bracket above %s (model: limit at or below it)", g.loadName(a))
 	case p >= b:
-		return b - 1, fmt.Sprintf("the model places the SLO limit at or above %s, measured to fail: the load below closes the bracket", g.loadName(b))
+		return b - 1, fmt.Sprintf("closes the SLO bracket below %s (model: limit at or above it)", g.loadName(b))
 	}
-	return p, fmt.Sprintf("the model's SLO-safe load (the limit lies between %s and %s)", g.loadName(a), g.loadName(b))
+	return p, fmt.Sprintf("the model's SLO-safe load (measured limit within %s–%s)", g.loadName(a), g.loadName(b))
 }
 
 func (g *guided) loadName(i int) string {
@@ -426,28 +428,16 @@ func (g *guided) predictedSafe() int {
 	return len(g.grid) - 1
 }
 
-// curve is the throughput curve over the grid: measured where measured,
-// else the current prediction (nil: no model, or it fell back).
-func (g *guided) curve() []Step {
+// modelKnee is the Kneedle knee of the refitted curve over the grid
+// (-1: none, or no model). The curve is the model's alone: mixing in the
+// measured steps' noise would move the knee by more than a grid step.
+func (g *guided) modelKnee() int {
 	if g.preds == nil {
-		return nil
-	}
-	out := make([]Step, len(g.grid))
-	for i := range g.grid {
-		if s, ok := g.at[i]; ok {
-			out[i] = s
-		} else {
-			out[i] = g.preds[i].Step
-		}
-	}
-	return out
-}
-
-// hybridKnee is the Kneedle knee of the curve over the grid (-1: none).
-func (g *guided) hybridKnee() int {
-	c := g.curve()
-	if c == nil {
 		return -1
+	}
+	c := make([]Step, len(g.grid))
+	for i := range g.grid {
+		c[i] = g.preds[i].Step
 	}
 	return FindKnee(c, g.metric).Index
 }
@@ -456,7 +446,7 @@ func (g *guided) hybridKnee() int {
 // curve's, or after a fallback the measured steps' (-1: none).
 func (g *guided) kneeIndex() int {
 	if g.preds != nil {
-		return g.hybridKnee()
+		return g.modelKnee()
 	}
 	if g.model == nil {
 		return -1 // plain bisection: the knee is not its question
@@ -523,11 +513,12 @@ func (g *guided) overBudget() string {
 func (g *guided) figures(pr *Prediction) PredictedFigures {
 	t := pr.Step.Throughput(g.metric)
 	r := pr.Ranges.Throughput
-	pf := PredictedFigures{Throughput: Figure{Name: g.metric, Value: t, Low: t * (1 - r), High: t * (1 + r)}, SLOMet: pr.Step.SLOMet, Sure: true}
+	// Ranges are ratios (÷ and × 1+r), so a wide one stays positive.
+	pf := PredictedFigures{Throughput: Figure{Name: g.metric, Value: t, Low: t / (1 + r), High: t * (1 + r)}, SLOMet: pr.Step.SLOMet, Sure: true}
 	for i, c := range pr.Step.SLOs {
 		o := g.set[i]
 		rr := pr.Ranges.of(o)
-		f := Figure{Name: c.Objective, Value: c.Value, Low: c.Value * (1 - rr), High: c.Value * (1 + rr)}
+		f := Figure{Name: c.Objective, Value: c.Value, Low: c.Value / (1 + rr), High: c.Value * (1 + rr)}
 		pf.SLOs = append(pf.SLOs, f)
 		if o.Meets(f.Low) != o.Meets(f.High) {
 			pf.Sure = false
@@ -546,12 +537,11 @@ func (g *guided) inRange(pf *PredictedFigures, s *Step) bool {
 	return !pf.Sure || pf.SLOMet == s.SLOMet
 }
 
-// placeKnee sets the result's knee: on the refitted curve (measured
-// where measured), placed on the measured step there, never on a
-// predicted one. Without a model (or after a fallback) Analyze's
+// placeKnee sets the result's knee: the refitted curve's, placed on the
+// measured step there, never on a predicted one. Without a model (or after a fallback) Analyze's
 // Kneedle on the measured steps stands.
 func (g *guided) placeKnee(res *Result) {
-	k := g.hybridKnee()
+	k := g.modelKnee()
 	if k < 0 {
 		return
 	}
@@ -561,8 +551,8 @@ func (g *guided) placeKnee(res *Result) {
 		return
 	}
 	idx := slices.IndexFunc(res.Steps, func(x Step) bool { return x.Load.Value == s.Load.Value })
-	reason := fmt.Sprintf("Kneedle on the refitted curve over %s to %s (measured steps as measured, the model between them): %s reaches %s at %s, a measured step",
-		Load{g.p.Kind, g.grid[0]}, Load{g.p.Kind, g.grid[len(g.grid)-1]}, metricName(g.metric), num(s.Throughput(g.metric), metricUnit(g.metric)), s.Load)
+	reason := fmt.Sprintf("Kneedle on the curve refitted to every measured step, over %s to %s: the knee is at %s, where the measured %s is %s",
+		Load{g.p.Kind, g.grid[0]}, Load{g.p.Kind, g.grid[len(g.grid)-1]}, s.Load, metricName(g.metric), num(s.Throughput(g.metric), metricUnit(g.metric)))
 	var nb []string
 	for _, i := range []int{k - 1, k + 1} {
 		if n, ok := g.at[i]; ok {

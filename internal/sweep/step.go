@@ -81,6 +81,9 @@ type Step struct {
 	// Classes are a traffic mix's classes at this step, in the mix's
 	// order, each judged on its own (nil: no mix).
 	Classes []ClassStep
+	// Guided is, in a guided sweep, what the model predicted before the
+	// step and why the step was measured (nil: not guided).
+	Guided *GuidedStep
 }
 
 // Throughput returns the step's throughput by metric name: "output_tps" or
@@ -197,6 +200,7 @@ type stepJSON struct {
 	ProbeTTFTP95  *float64       `json:"probe_ttft_p95_ms,omitempty"`
 	Oversaturated string         `json:"oversaturated,omitempty"`
 	Classes       []ClassStep    `json:"classes,omitempty"`
+	Guided        *GuidedStep    `json:"guided,omitempty"`
 	Summary       *stats.Summary `json:"summary,omitempty"`
 }
 
@@ -237,7 +241,7 @@ func (s Step) MarshalJSON() ([]byte, error) {
 		ErrorRate: given(sum.ErrorRate), RejectionRate: given(sum.RejectionRate),
 		Requests: sum.Requests, PeakInFlight: sum.PeakInFlight,
 		SLOMet: s.SLOMet, SLOs: s.SLOs, Refined: s.Refined, Warnings: s.Warnings, Server: s.Server,
-		ProbeTTFTP95: s.ProbeTTFTP95, Oversaturated: s.Oversaturated, Classes: s.Classes,
+		ProbeTTFTP95: s.ProbeTTFTP95, Oversaturated: s.Oversaturated, Classes: s.Classes, Guided: s.Guided,
 	}
 	if s.Full {
 		w.Summary = &sum
@@ -256,7 +260,7 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("step load_kind %q: want %q or %q", w.LoadKind, Concurrency, Rate)
 	}
 	*s = Step{Load: Load{Kind: w.LoadKind, Value: w.Load}, SLOMet: w.SLOMet, SLOs: w.SLOs, Refined: w.Refined, Warnings: w.Warnings, Server: w.Server,
-		ProbeTTFTP95: w.ProbeTTFTP95, Oversaturated: w.Oversaturated, Classes: w.Classes}
+		ProbeTTFTP95: w.ProbeTTFTP95, Oversaturated: w.Oversaturated, Classes: w.Classes, Guided: w.Guided}
 	if w.Summary != nil {
 		s.Summary, s.Full = *w.Summary, true
 		return nil
@@ -264,7 +268,7 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 	// Without a summary only the flat fields are known: the rest is missing.
 	*s = NewStep(w.LoadKind, w.Load)
 	s.SLOMet, s.SLOs, s.Refined, s.Warnings = w.SLOMet, w.SLOs, w.Refined, w.Warnings
-	s.ProbeTTFTP95, s.Oversaturated, s.Classes = w.ProbeTTFTP95, w.Oversaturated, w.Classes
+	s.ProbeTTFTP95, s.Oversaturated, s.Classes, s.Guided = w.ProbeTTFTP95, w.Oversaturated, w.Classes, w.Guided
 	sum := &s.Summary
 	sum.OfferedRateRPS, sum.RequestThroughputRPS, sum.OutputTokenThroughputTPS = orNaN(w.OfferedRPS), orNaN(w.ThroughputRPS), orNaN(w.OutputTPS)
 	sum.InputTokenThroughputTPS, sum.GoodputRPS = orNaN(w.InputTPS), w.GoodputRPS
