@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/simserver/simservertest"
+	"github.com/knee-dev/knee/internal/sweep"
+)
+
+func TestSweepGuidedBadFlags(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"resolution without guided", []string{"--resolution", "5%"}, "--resolution applies to a guided sweep"},
+		{"budget without guided", []string{"--budget", "100"}, "--budget applies to a guided sweep"},
+		{"list", []string{"--guided", "--concurrency", "1,2,4"}, "--guided chooses the loads itself"},
+		{"factor", []string{"--guided", "--factor", "3"}, "--factor steers an automatic sweep"},
+		{"resolution", []string{"--guided", "--resolution", "0.1%"}, `--resolution "0.1%": want a step from 1% to 100%`},
+		{"budget", []string{"--guided", "--budget", "lots"}, `--budget "lots": want a number of requests (2000) or a duration (10m)`},
+		{"negative budget", []string{"--guided", "--budget", "-5"}, `--budget "-5"`},
+		{"shards", []string{"--guided", "--shards", "2", "--shard", "0", "--db", "x.db"}, "--guided with --shards is not supported yet"},
+		{"step scale with url", []string{"--guided", "--url", "http://127.0.0.1:1", "--model", "m", "--step-time-scale", "2"}, "--step-time-scale configures knee's embedded"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errs := kneeCmd(t, append([]string{"sweep", "--no-store"}, c.args...)...)
+			if code != ExitUsage || !strings.Contains(errs, c.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errs, c.want)
+			}
+		})
+	}
+}
+
+// guidedArgs: long prompts, so TTFT grows with the load on the embedded
+// H100 within a few requests in flight, and short outputs, so steps are
+// quick.
+var guidedArgs = []string{"--guided", "--requests", "24", "--input-tokens", "2048", "--output-tokens", "4", "--seed", "1", "--quiet", "--json"}
+
+func guidedResult(t *testing.T, out string) *sweep.Result {
+	t.Helper()
+	var r sweep.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if r.Guided == nil || len(r.Guided.Steps) != len(r.Steps) {
+		t.Fatalf("guided log %+v for %d steps", r.Guided, len(r.Steps))
+	}
+	return &r
+}
+
+// checkMeasuredBracket: the SLO-safe point is a measured step meeting the
+// SLOs, and the grid's next load is measured and fails.
+func checkMeasuredBracket(t *testing.T, r *sweep.Result, p sweep.GuidedPlan) {
+	t.Helper()
+	if !r.SLOSafe.Found() {
+		t.Fatalf("no SLO-safe point: %s", r.SLOSafe.Reason)
+	}
+	grid := p.Grid()
+	i := slices.Index(grid, r.SLOSafe.Load)
+	if i < 0 || i+1 >= len(grid) {
+		t.Fatalf("SLO-safe %v not inside the grid %v", r.SLOSafe.Load, grid)
+	}
+	var safe, next *sweep.Step
+	for j := range r.Steps {
+		switch r.Steps[j].Load.Value {
+		case grid[i]:
+			safe = &r.Steps[j]
+		case grid[i+1]:
+			next = &r.Steps[j]
+		}
+	}
+	if safe == nil || next == nil || !safe.SLOMet || next.SLOMet {
+		t.Fatalf("bracket %v–%v not measured as met and failed: %+v %+v", grid[i], grid[i+1], safe, next)
+	}
+}
+
+// On the embedded server, closed loop: a stored sweep marked guided whose
+// steps carry their predictions, bracketing the SLO-safe point.
+func TestSweepGuidedEmbedded(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "k.db")
+	code, out, errs := kneeCmd(t, append([]string{"sweep", "--max", "24", "--slo", "p95(ttft)<120ms", "--db", db}, guidedArgs...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r := guidedResult(t, out)
+	checkMeasuredBracket(t, r, sweep.GuidedPlan{Kind: sweep.Concurrency, Min: 1, Max: 24, Resolution: 0.1})
+	if len(r.Steps) >= len((&sweep.GuidedPlan{Kind: sweep.Concurrency, Min: 1, Max: 24, Resolution: 0.1}).Grid()) {
+		t.Errorf("%d steps: the guided sweep measured the whole grid", len(r.Steps))
+	}
+	for i, g := range r.Guided.Steps {
+		if i > 0 && (g.Predicted == nil || g.InRange == nil) {
+			t.Errorf("step %d (%s) has no prediction: %+v", i+1, g.Load, g)
+		}
+	}
+	st, runs := lastRuns(t, db, 1)
+	var cfg map[string]string
+	if err := json.Unmarshal(runs[0].Config, &cfg); err != nil || cfg["guided"] != "true" {
+		t.Fatalf("stored config %s: want guided=true (%v)", runs[0].Config, err)
+	}
+	stored, err := st.SweepResult(runs[0].ID)
+	if err != nil || len(stored.Steps) != len(r.Steps) || stored.Steps[1].Guided == nil || stored.Steps[1].Guided.Predicted == nil {
+		t.Fatalf("stored sweep %+v, %v: want every step with its prediction", stored, err)
+	}
+}
+
+// Open loop: the rate is the load.
+func TestSweepGuidedRate(t *testing.T) {
+	code, out, errs := kneeCmd(t, append([]string{"sweep", "--rate", "auto", "--min", "3", "--max", "48", "--resolution", "20%", "--slo", "p95(ttft)<400ms", "--no-store"}, guidedArgs...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r := guidedResult(t, out)
+	if r.LoadKind != sweep.Rate {
+		t.Fatalf("load kind %s", r.LoadKind)
+	}
+	checkMeasuredBracket(t, r, sweep.GuidedPlan{Kind: sweep.Rate, Min: 3, Max: 48, Resolution: 0.2})
+}
+
+// A budget that runs out: the steps measured are stored, the exit is 1
+// and the message names what is unknown.
+func TestSweepGuidedBudget(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "k.db")
+	code, out, errs := kneeCmd(t, append([]string{"sweep", "--max", "24", "--slo", "p95(ttft)<120ms", "--db", db, "--budget", "40"}, guidedArgs...)...)
+	if code != 1 || !strings.Contains(errs, "budget exhausted after 24 requests") || !strings.Contains(errs, "the SLO-safe point lies between") {
+		t.Fatalf("exit %d, stderr %q; want 1 naming what is unknown", code, errs)
+	}
+	r := guidedResult(t, out)
+	if len(r.Steps) != 1 || r.Guided.Unknown == "" {
+		t.Fatalf("steps %d, unknown %q", len(r.Steps), r.Guided.Unknown)
+	}
+	st, runs := lastRuns(t, db, 1)
+	if stored, err := st.SweepResult(runs[0].ID); err != nil || len(stored.Steps) != 1 {
+		t.Fatalf("stored %+v, %v", stored, err)
+	}
+}
+
+// A server that starts refusing requests past a load the model cannot
+// foresee (a waiting-queue limit the sweep is not told of): the guided
+// sweep sees its predictions fail, says so, finishes as a bisection on
+// measured points, and still brackets the limit.
+func TestSweepGuidedFallsBackOnAbruptChange(t *testing.T) {
+	url, srv := simservertest.Start(t, func(c *simserver.Config) {
+		c.Engine.MaxNumSeqs, c.Engine.QueueLimit = 4, 2
+	})
+	code, out, errs := kneeCmd(t, append([]string{"sweep", "--url", url, "--model", srv.Model(), "--max", "32", "--slo", "rejection_rate<1%", "--no-store", "--request-timeout", "30s"}, guidedArgs...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r := guidedResult(t, out)
+	if r.Guided.Fallback == "" {
+		t.Fatalf("no fallback: %+v", r.Guided)
+	}
+	checkMeasuredBracket(t, r, sweep.GuidedPlan{Kind: sweep.Concurrency, Min: 1, Max: 32, Resolution: 0.1})
+	// 4 running and 2 waiting are accepted: 7 in flight is the first refused.
+	if r.SLOSafe.Load != 6 {
+		t.Errorf("SLO-safe %v, want 6 (4 running + 2 waiting)", r.SLOSafe.Load)
+	}
+}
