@@ -190,9 +190,12 @@ func (sr *sweepRun) measure() (done bool, err error) {
 	}
 	var res *sweep.Result
 	var runErr error
-	if sr.model != nil {
+	switch {
+	case sr.g.on && sr.g.bisect:
+		res, runErr = sweep.RunGuided(sr.ctx, sr.runner, nil, sr.g.plan(plan), set, onStep)
+	case sr.g.on:
 		res, runErr = sweep.RunGuided(sr.ctx, sr.runner, sr.model, sr.g.plan(plan), set, onStep)
-	} else {
+	default:
 		res, runErr = sweep.Run(sr.ctx, sr.runner, plan, set, onStep)
 	}
 	if runErr != nil && sr.partial() != nil {

@@ -16,6 +16,7 @@ import (
 // measure, each measured step refits it (docs/sweep.md, "Guided sweep").
 type guidedFlags struct {
 	on         bool
+	bisect     bool
 	resolution string
 	budget     string
 
@@ -27,6 +28,7 @@ type guidedFlags struct {
 
 func (g *guidedFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&g.on, "guided", false, "let the simulator choose the loads: predict the curve, measure a light step, refit, then measure only where the SLO-safe point and the knee are least certain, from --min to --max (with --url, --gpu/--tp/--profile say what the server runs)")
+	fs.BoolVar(&g.bisect, "bisect", false, "--guided without the model: a plain bisection on measured points (doubling from --min until an SLO fails, then halving the bracket), the baseline the guided sweep is compared with")
 	fs.StringVar(&g.resolution, "resolution", "10%", "--guided: the SLO-safe point is bracketed by measured steps this far apart (1% to 100%)")
 	fs.StringVar(&g.budget, "budget", "", "--guided: most requests (2000) or wall time (10m) to spend; when it runs out the sweep stores what it measured and exits 1 naming what is unknown")
 }
@@ -34,7 +36,7 @@ func (g *guidedFlags) register(fs *pflag.FlagSet) {
 // check resolves the flags against the plan; errors are usage errors.
 func (g *guidedFlags) check(fs *pflag.FlagSet, plan sweep.Plan, shards bool, mix bool) error {
 	if !g.on {
-		for _, name := range []string{"resolution", "budget"} {
+		for _, name := range []string{"resolution", "budget", "bisect"} {
 			if fs.Changed(name) {
 				return Usagef("--%s applies to a guided sweep: add --guided", name)
 			}
@@ -125,7 +127,11 @@ func (g *guidedFlags) config() [][2]string {
 	if !g.on {
 		return nil
 	}
-	kv := [][2]string{{"guided", "true"}, {"guided_resolution", strconv.FormatFloat(math.Round(g.res*1e4)/1e4, 'g', -1, 64)}}
+	mode := "true"
+	if g.bisect {
+		mode = "bisect"
+	}
+	kv := [][2]string{{"guided", mode}, {"guided_resolution", strconv.FormatFloat(math.Round(g.res*1e4)/1e4, 'g', -1, 64)}}
 	if g.budget != "" {
 		kv = append(kv, [2]string{"guided_budget", g.budget})
 	}

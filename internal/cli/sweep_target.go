@@ -213,7 +213,7 @@ func (sr *sweepRun) startRunner() error {
 			return srv.url, srv.model, srv.close, nil
 		}
 	}
-	if sr.g.on {
+	if sr.g.on && !sr.g.bisect {
 		if sr.model, err = sr.guidedModel(); err != nil {
 			return err
 		}

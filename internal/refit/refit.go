@@ -2,7 +2,12 @@
 // it predicts a step by simulating it with the sweep's workload, and after
 // every measured step refits the engine's step costs to the steps measured
 // so far (calibrate.FitFrom, as knee calibrate --from does), so the next
-// prediction is of this host, not of knee's defaults.
+// prediction is of this host, not of knee's defaults. What the costs
+// cannot express (a front end, a cache, a scheduler knee does not model)
+// is left as a residual: at each measured load the ratio of measured to
+// simulated figures, interpolated in log-load between measured loads and
+// held beyond them, multiplies the simulation. The curve then passes
+// through the measured steps and the simulator gives its shape between.
 //
 // Read Model, then Refit and Predict.
 package refit
@@ -14,6 +19,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/calibrate"
 	"github.com/knee-dev/knee/internal/simengine"
+	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/sweep"
 )
 
@@ -34,6 +40,7 @@ type Model struct {
 	base   simengine.Config
 	ranges sweep.Ranges
 	fitted bool
+	resid  []residual // by load
 	// Fit is the last refit's result (nil before the first).
 	Fit *calibrate.FromResult
 }
@@ -86,7 +93,60 @@ func (m *Model) Refit(ctx context.Context, measured []sweep.Step) error {
 	m.Fit, m.fitted = res, true
 	r := res.Range
 	m.ranges = sweep.Ranges{TTFT: rangeOr(r.TTFTMax), TPOT: rangeOr(r.TPOTMax), Throughput: rangeOr(r.TPSMax)}
+	m.resid = m.resid[:0]
+	for _, s := range measured {
+		if s.Summary.Completed == 0 {
+			continue
+		}
+		p, err := m.Runner.Run(ctx, s.Load)
+		if err != nil {
+			return err
+		}
+		m.resid = append(m.resid, residual{load: s.Load.Value,
+			tps:  ratio(s.Summary.OutputTokenThroughputTPS, p.Summary.OutputTokenThroughputTPS),
+			rps:  ratio(s.Summary.RequestThroughputRPS, p.Summary.RequestThroughputRPS),
+			ttft: ratio(s.Summary.TTFT.P95, p.Summary.TTFT.P95),
+			tpot: ratio(s.Summary.TPOT.P50, p.Summary.TPOT.P50),
+			e2e:  ratio(s.Summary.E2E.P95, p.Summary.E2E.P95)})
+	}
 	return nil
+}
+
+// residual is measured ÷ simulated at one measured load, per figure.
+type residual struct{ load, tps, rps, ttft, tpot, e2e float64 }
+
+// ratio is a/b, 1 where either is missing.
+func ratio(a, b float64) float64 {
+	if !(a > 0) || !(b > 0) || math.IsInf(a, 0) || math.IsInf(b, 0) {
+		return 1
+	}
+	return a / b
+}
+
+// residualAt interpolates the residuals in log-load (geometric in the
+// ratios), holding the nearest beyond the measured loads.
+func (m *Model) residualAt(load float64) residual {
+	rs := m.resid
+	if len(rs) == 0 {
+		return residual{load: load, tps: 1, rps: 1, ttft: 1, tpot: 1, e2e: 1}
+	}
+	if load <= rs[0].load {
+		return rs[0]
+	}
+	for i := 1; i < len(rs); i++ {
+		if load <= rs[i].load {
+			a, b := rs[i-1], rs[i]
+			w := math.Log(load/a.load) / math.Log(b.load/a.load)
+			mix := func(x, y float64) float64 { return math.Exp((1-w)*math.Log(x) + w*math.Log(y)) }
+			return residual{load: load, tps: mix(a.tps, b.tps), rps: mix(a.rps, b.rps), ttft: mix(a.ttft, b.ttft), tpot: mix(a.tpot, b.tpot), e2e: mix(a.e2e, b.e2e)}
+		}
+	}
+	return rs[len(rs)-1]
+}
+
+// scale multiplies a distribution's figures.
+func scale(d *stats.Dist, f float64) {
+	d.Mean, d.P50, d.P90, d.P95, d.P99, d.P999, d.Max = d.Mean*f, d.P50*f, d.P90*f, d.P95*f, d.P99*f, d.P999*f, d.Max*f
 }
 
 // rangeOr is a stated range within MinRange and MaxRange (MinRange when
@@ -104,6 +164,14 @@ func (m *Model) Predict(ctx context.Context, load sweep.Load) (sweep.Prediction,
 	if err != nil {
 		return sweep.Prediction{}, err
 	}
+	r := m.residualAt(load.Value)
+	sum := &s.Summary
+	sum.OutputTokenThroughputTPS *= r.tps
+	sum.RequestThroughputRPS *= r.rps
+	scale(&sum.TTFT, r.ttft)
+	scale(&sum.TPOT, r.tpot)
+	scale(&sum.ITL, r.tpot)
+	scale(&sum.E2E, r.e2e)
 	return sweep.Prediction{Step: s, Ranges: m.ranges}, nil
 }
 
