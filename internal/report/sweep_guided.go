@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/knee-dev/knee/internal/sweep"
@@ -20,6 +21,7 @@ func guidedSteps(r *sweep.Result) []sweep.GuidedStep {
 			out = append(out, *g)
 		}
 	}
+	slices.SortStableFunc(out, func(a, b sweep.GuidedStep) int { return a.Order - b.Order })
 	return out
 }
 
@@ -40,8 +42,8 @@ func guidedTable(r *sweep.Result) (header []string, rows [][]string) {
 		header = append(header, "predicted "+o, "measured")
 	}
 	header = append(header, "in range", "why")
-	for i, s := range steps {
-		row := []string{strconv.Itoa(i + 1), strconv.FormatFloat(s.Load.Value, 'g', 6, 64)}
+	for _, s := range steps {
+		row := []string{strconv.Itoa(s.Order), strconv.FormatFloat(s.Load.Value, 'g', 6, 64)}
 		figure := func(f *sweep.Figure) string {
 			if f == nil {
 				return none

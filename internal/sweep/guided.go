@@ -133,8 +133,9 @@ type GuidedLog struct {
 
 // GuidedStep is one measured step of a guided sweep, in measuring order.
 type GuidedStep struct {
-	Load Load   `json:"load"`
-	Why  string `json:"why"` // what the step was for
+	Order int    `json:"order"` // 1 for the first step measured
+	Load  Load   `json:"load"`
+	Why   string `json:"why"` // what the step was for
 	// Predicted is the model's figures before the step (nil: measured
 	// without a model, as the light-load step of a bisection).
 	Predicted *PredictedFigures `json:"predicted,omitempty"`
@@ -283,7 +284,7 @@ func (g *guided) measure(i int, why string, pred *Prediction) error {
 	g.log.Requests += used
 	g.log.ElapsedS += elapsed
 	g.largest = max(g.largest, used)
-	gs := GuidedStep{Load: load, Why: why, Measured: MeasuredFigures{Throughput: s.Throughput(g.metric), SLOMet: s.SLOMet, Requests: used, ElapsedS: elapsed}}
+	gs := GuidedStep{Order: len(g.log.Steps) + 1, Load: load, Why: why, Measured: MeasuredFigures{Throughput: s.Throughput(g.metric), SLOMet: s.SLOMet, Requests: used, ElapsedS: elapsed}}
 	for _, c := range s.SLOs {
 		gs.Measured.SLOs = append(gs.Measured.SLOs, c.Value)
 	}
