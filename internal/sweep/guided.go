@@ -394,13 +394,52 @@ func (g *guided) nextForSafe(a, b int) (int, string) {
 		return (a + b + 1) / 2, fmt.Sprintf("bisection of %s–%s", g.loadName(a), g.loadName(b))
 	}
 	p := g.predictedSafe()
+	streak, met := g.streak()
+	if b == len(g.grid) {
+		// No failure measured yet: aim at the model's first failing
+		// load, so one step may close the bracket from above. A model
+		// that keeps undershooting (each aim met) is overruled by steps
+		// that double in grid positions.
+		next := min(max(p+1, a+1<<min(streak, 8)), len(g.grid)-1)
+		if next <= a {
+			return -1, ""
+		}
+		why := fmt.Sprintf("the model's first failing load (no failure measured above %s)", g.loadName(a))
+		if next > p+1 {
+			why = fmt.Sprintf("%d steps in a row met the SLOs: past the model's limit, doubling", streak)
+		}
+		return next, why
+	}
+	next := min(max(p, a+1), b-1)
+	why := fmt.Sprintf("the model's SLO-safe load (measured limit within %s–%s)", g.loadName(a), g.loadName(b))
 	switch {
 	case p <= a:
-		return a + 1, fmt.Sprintf("closes the SLO bracket above %s (model: limit at or below it)", g.loadName(a))
+		why = fmt.Sprintf("closes the SLO bracket above %s (model: limit at or below it)", g.loadName(a))
 	case p >= b:
-		return b - 1, fmt.Sprintf("closes the SLO bracket below %s (model: limit at or above it)", g.loadName(b))
+		why = fmt.Sprintf("closes the SLO bracket below %s (model: limit at or above it)", g.loadName(b))
 	}
-	return p, fmt.Sprintf("the model's SLO-safe load (measured limit within %s–%s)", g.loadName(a), g.loadName(b))
+	// Two steps in a row on one side of the limit: the model is off in
+	// one direction; go at least as far as the bisection would.
+	if mid := (a + b) / 2; streak >= 2 && mid > a && mid < b {
+		if met && next < mid {
+			next, why = mid, "two steps in a row met the SLOs: at least the bisection's midpoint"
+		} else if !met && next > mid {
+			next, why = mid, "two steps in a row failed the SLOs: at most the bisection's midpoint"
+		}
+	}
+	return next, why
+}
+
+// streak counts the last steps with one SLO verdict (the light step
+// left out) and says which.
+func (g *guided) streak() (n int, met bool) {
+	for i := len(g.order) - 1; i >= 1; i-- {
+		if n > 0 && g.order[i].SLOMet != met {
+			break
+		}
+		n, met = n+1, g.order[i].SLOMet
+	}
+	return n, met
 }
 
 func (g *guided) loadName(i int) string {
