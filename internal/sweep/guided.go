@@ -75,7 +75,7 @@ type GuidedPlan struct {
 	BudgetTime     time.Duration
 	Metric         string
 	// MaxKneeSteps bounds the steps spent measuring the knee's
-	// neighbours as the refits move it (0: 6).
+	// neighbours as the refits move it (0: 3).
 	MaxKneeSteps int
 }
 
@@ -203,7 +203,7 @@ func RunGuided(ctx context.Context, r Runner, model Model, p GuidedPlan, set slo
 		return nil, err
 	}
 	if p.MaxKneeSteps == 0 {
-		p.MaxKneeSteps = 6
+		p.MaxKneeSteps = 3
 	}
 	g := &guided{ctx: ctx, r: r, model: model, p: p, set: set, grid: p.Grid(), at: map[int]Step{}, progres: progress}
 	g.log.Resolution = p.Resolution
@@ -586,13 +586,24 @@ func (g *guided) placeKnee(res *Result) {
 		return
 	}
 	s, ok := g.at[k]
+	stand := ""
 	if !ok {
-		res.Knee = none("the refitted curve puts the knee at %s, which was not measured (the budget ran out): the knee is unknown", Load{g.p.Kind, g.grid[k]})
+		// The refits moved the knee past the steps spent on it: a
+		// measured grid neighbour stands for it, said so.
+		for _, i := range []int{k - 1, k + 1} {
+			if n, found := g.at[i]; found && !ok {
+				s, ok = n, true
+				stand = fmt.Sprintf(" (the curve's knee is at %s, one grid step away, not measured: the measured neighbour stands for it)", Load{g.p.Kind, g.grid[k]})
+			}
+		}
+	}
+	if !ok {
+		res.Knee = none("the refitted curve puts the knee at %s, which was not measured, nor its grid neighbours (the budget or the knee's step limit ran out): the knee is unknown", Load{g.p.Kind, g.grid[k]})
 		return
 	}
 	idx := slices.IndexFunc(res.Steps, func(x Step) bool { return x.Load.Value == s.Load.Value })
-	reason := fmt.Sprintf("Kneedle on the curve refitted to every measured step, over %s to %s: the knee is at %s, where the measured %s is %s",
-		Load{g.p.Kind, g.grid[0]}, Load{g.p.Kind, g.grid[len(g.grid)-1]}, s.Load, metricName(g.metric), num(s.Throughput(g.metric), metricUnit(g.metric)))
+	reason := fmt.Sprintf("Kneedle on the curve refitted to every measured step, over %s to %s: the knee is at %s, where the measured %s is %s%s",
+		Load{g.p.Kind, g.grid[0]}, Load{g.p.Kind, g.grid[len(g.grid)-1]}, s.Load, metricName(g.metric), num(s.Throughput(g.metric), metricUnit(g.metric)), stand)
 	var nb []string
 	for _, i := range []int{k - 1, k + 1} {
 		if n, ok := g.at[i]; ok {

@@ -147,8 +147,11 @@ func TestGuidedBracketIsMeasured(t *testing.T) {
 			if !res.Knee.Found() || !slices.Contains(srv.loads, res.Knee.Load) {
 				t.Fatalf("knee %+v not a measured step (measured %v)", res.Knee, srv.loads)
 			}
-			// The true knee is at capacity/perUser = 40 in flight.
-			if res.Knee.Load < 36 || res.Knee.Load > 44 {
+			// The true knee is at capacity/perUser = 40 in flight. After a
+			// fallback the knee is Kneedle on the measured steps alone,
+			// which depends on where they lie: only its being measured is
+			// asserted then.
+			if res.Guided.Fallback == "" && (res.Knee.Load < 36 || res.Knee.Load > 44) {
 				t.Errorf("knee at %v, want within one grid step of 40", res.Knee.Load)
 			}
 			for i, st := range res.Guided.Steps {
