@@ -141,25 +141,30 @@ func TestSweepGuidedBudget(t *testing.T) {
 	}
 }
 
-// A server that starts refusing requests past a load the model cannot
-// foresee (a waiting-queue limit the sweep is not told of): the guided
-// sweep sees its predictions fail, says so, finishes as a bisection on
-// measured points, and still brackets the limit.
-func TestSweepGuidedFallsBackOnAbruptChange(t *testing.T) {
+// A server whose latency jumps past a load the model cannot foresee (it
+// runs at most 4 requests at once, which the sweep is not told: from 5 in
+// flight one request in five waits a whole answer for its first token):
+// the guided sweep still brackets the limit with measured steps. Whether
+// it falls back depends on how far the refit's residuals carry the jump
+// (in the runs so far they did: one step out of range, then in range);
+// the fallback itself is pinned by internal/sweep's
+// TestGuidedFallsBackOnAbruptChange on a virtual server.
+func TestSweepGuidedBracketsAnAbruptChange(t *testing.T) {
 	url, srv := simservertest.Start(t, func(c *simserver.Config) {
-		c.Engine.MaxNumSeqs, c.Engine.QueueLimit = 4, 2
+		c.Engine.MaxNumSeqs = 4
 	})
-	code, out, errs := kneeCmd(t, append([]string{"sweep", "--url", url, "--model", srv.Model(), "--max", "32", "--slo", "rejection_rate<1%", "--no-store", "--request-timeout", "30s"}, guidedArgs...)...)
+	code, out, errs := kneeCmd(t, "sweep", "--url", url, "--model", srv.Model(), "--max", "32", "--slo", "p95(ttft)<150ms", "--no-store", "--request-timeout", "30s",
+		"--guided", "--requests", "12", "--input-tokens", "256", "--output-tokens", "32", "--seed", "1", "--quiet", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	r := guidedResult(t, out)
-	if r.Guided.Fallback == "" {
-		t.Fatalf("no fallback: %+v", r.Guided)
+	for _, st := range r.Steps {
+		t.Logf("%s: p95 TTFT %.0f ms, met %v", st.Load, st.Summary.TTFT.P95, st.SLOMet)
 	}
+	t.Logf("fallback: %q", r.Guided.Fallback)
 	checkMeasuredBracket(t, r, sweep.GuidedPlan{Kind: sweep.Concurrency, Min: 1, Max: 32, Resolution: 0.1})
-	// 4 running and 2 waiting are accepted: 7 in flight is the first refused.
-	if r.SLOSafe.Load != 6 {
-		t.Errorf("SLO-safe %v, want 6 (4 running + 2 waiting)", r.SLOSafe.Load)
+	if r.SLOSafe.Load != 4 {
+		t.Errorf("SLO-safe %v, want 4 (the server's running limit)", r.SLOSafe.Load)
 	}
 }
