@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/knee-dev/knee/internal/simserver"
@@ -25,7 +27,6 @@ func TestSweepGuidedBadFlags(t *testing.T) {
 		{"resolution", []string{"--guided", "--resolution", "0.1%"}, `--resolution "0.1%": want a step from 1% to 100%`},
 		{"budget", []string{"--guided", "--budget", "lots"}, `--budget "lots": want a number of requests (2000) or a duration (10m)`},
 		{"negative budget", []string{"--guided", "--budget", "-5"}, `--budget "-5"`},
-		{"shards", []string{"--guided", "--shards", "2", "--shard", "0", "--db", "x.db"}, "--guided with --shards is not supported yet"},
 		{"step scale with url", []string{"--guided", "--url", "http://127.0.0.1:1", "--model", "m", "--step-time-scale", "2"}, "--step-time-scale configures knee's embedded"},
 	}
 	for _, c := range cases {
@@ -166,5 +167,45 @@ func TestSweepGuidedBracketsAnAbruptChange(t *testing.T) {
 	checkMeasuredBracket(t, r, sweep.GuidedPlan{Kind: sweep.Concurrency, Min: 1, Max: 32, Resolution: 0.1})
 	if r.SLOSafe.Load != 4 {
 		t.Errorf("SLO-safe %v, want 4 (the server's running limit)", r.SLOSafe.Load)
+	}
+}
+
+// Sharded: every shard is handed the steps judged over all shards'
+// records and computes the same next load; the run database refuses a
+// shard asking for another, so exit 0 on both is the agreement, and each
+// shard's printed sequence is compared too.
+func TestSweepGuidedShardsAgree(t *testing.T) {
+	url, srv := simservertest.Start(t, nil)
+	db := filepath.Join(t.TempDir(), "k.db")
+	args := []string{"sweep", "--url", url, "--model", srv.Model(), "--min", "2", "--max", "24", "--slo", "p95(ttft)<250ms",
+		"--db", db, "--request-timeout", "30s", "--shards", "2", "--run-name", "guided-shards"}
+	args = append(args, guidedArgs...)
+	outs := make([]string, 2)
+	codes := make([]int, 2)
+	errs := make([]string, 2)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			codes[i], outs[i], errs[i] = kneeEnv(t, map[string]string{"JOB_COMPLETION_INDEX": strconv.Itoa(i)}, slices.Clip(args)...)
+		})
+	}
+	wg.Wait()
+	var seqs [2][]float64
+	for i := range 2 {
+		if codes[i] != 0 {
+			t.Fatalf("shard %d: exit %d: %s", i, codes[i], errs[i])
+		}
+		for _, g := range guidedResult(t, outs[i]).Guided.Steps {
+			seqs[i] = append(seqs[i], g.Load.Value)
+		}
+	}
+	if !slices.Equal(seqs[0], seqs[1]) || len(seqs[0]) < 3 {
+		t.Fatalf("shards measured %v and %v: want the same sequence", seqs[0], seqs[1])
+	}
+	t.Logf("both shards: %v", seqs[0])
+	st, runs := lastRuns(t, db, 1)
+	stored, err := st.SweepResult(runs[0].ID)
+	if err != nil || runs[0].Status != "complete" || len(stored.Steps) != len(seqs[0]) || stored.Steps[len(stored.Steps)-1].Guided == nil {
+		t.Fatalf("stored run %s: %+v, %v", runs[0].Status, stored, err)
 	}
 }
