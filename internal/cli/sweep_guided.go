@@ -34,7 +34,7 @@ func (g *guidedFlags) register(fs *pflag.FlagSet) {
 }
 
 // check resolves the flags against the plan; errors are usage errors.
-func (g *guidedFlags) check(fs *pflag.FlagSet, plan sweep.Plan, shards bool, mix bool) error {
+func (g *guidedFlags) check(fs *pflag.FlagSet, plan sweep.Plan, mix bool) error {
 	if !g.on {
 		for _, name := range []string{"resolution", "budget", "bisect"} {
 			if fs.Changed(name) {
@@ -51,11 +51,10 @@ func (g *guidedFlags) check(fs *pflag.FlagSet, plan sweep.Plan, shards bool, mix
 			return Usagef("--%s steers an automatic sweep; --guided chooses its loads itself: drop --%s", name, name)
 		}
 	}
-	// With --shards every shard is handed the step judged over every
-	// shard's records, and the model is deterministic: every shard
-	// computes the same next load (the run database refuses a shard that
-	// asks for another).
-	_ = shards
+	// --shards needs no refusal: every shard is handed each step judged
+	// over every shard's records, and the model is deterministic, so
+	// every shard computes the same next load (the run database refuses
+	// a shard that asks for another).
 	if mix {
 		return Usagef("--guided with --mix is not supported yet: sweep the mix with --auto")
 	}
