@@ -90,6 +90,7 @@ func TestSweepGuidedEmbedded(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
+	validate(t, compileSchema(t, "sweep.schema.json"), "knee sweep --guided --json", out)
 	r := guidedResult(t, out)
 	checkMeasuredBracket(t, r, sweep.GuidedPlan{Kind: sweep.Concurrency, Min: 1, Max: 24, Resolution: 0.1})
 	if len(r.Steps) >= len((&sweep.GuidedPlan{Kind: sweep.Concurrency, Min: 1, Max: 24, Resolution: 0.1}).Grid()) {
