@@ -128,7 +128,7 @@ func (sr *sweepRun) check() error {
 		return err
 	}
 	sr.plan = plan
-	if err := sr.g.check(sr.fs, plan, f.mix.path != ""); err != nil {
+	if err := sr.g.check(sr.fs, plan); err != nil {
 		return err
 	}
 	if err := f.validateWorkload(); err != nil {

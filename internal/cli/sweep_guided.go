@@ -34,7 +34,7 @@ func (g *guidedFlags) register(fs *pflag.FlagSet) {
 }
 
 // check resolves the flags against the plan; errors are usage errors.
-func (g *guidedFlags) check(fs *pflag.FlagSet, plan sweep.Plan, mix bool) error {
+func (g *guidedFlags) check(fs *pflag.FlagSet, plan sweep.Plan) error {
 	if !g.on {
 		for _, name := range []string{"resolution", "budget", "bisect"} {
 			if fs.Changed(name) {
@@ -55,9 +55,6 @@ func (g *guidedFlags) check(fs *pflag.FlagSet, plan sweep.Plan, mix bool) error 
 	// over every shard's records, and the model is deterministic, so
 	// every shard computes the same next load (the run database refuses
 	// a shard that asks for another).
-	if mix {
-		return Usagef("--guided with --mix is not supported yet: sweep the mix with --auto")
-	}
 	r := strings.TrimSpace(g.resolution)
 	pct := strings.HasSuffix(r, "%")
 	v, err := strconv.ParseFloat(strings.TrimSuffix(r, "%"), 64)

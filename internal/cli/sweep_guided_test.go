@@ -210,3 +210,24 @@ func TestSweepGuidedShardsAgree(t *testing.T) {
 		t.Fatalf("stored run %s: %+v, %v", runs[0].Status, stored, err)
 	}
 }
+
+// A traffic mix with no run-wide SLO: the classes' own objectives decide
+// (the class that breaks first), the guided sweep brackets where the
+// first class breaks, and the model predicted the classes' verdicts.
+func TestSweepGuidedMix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("about 35 s of real-time steps (the mix's answers are long)")
+	}
+	code, out, errs := kneeCmd(t, "sweep", "--guided", "--mix", mixExample, "--min", "2", "--max", "16", "--requests", "16", "--seed", "1", "--no-store", "--json", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r := guidedResult(t, out)
+	if r.BreaksFirst == nil {
+		t.Fatalf("no class breaks first: %+v", r.SLOSafe)
+	}
+	checkMeasuredBracket(t, r, sweep.GuidedPlan{Kind: sweep.Concurrency, Min: 2, Max: 16, Resolution: 0.1})
+	if r.BreaksFirst.Load > r.SLOSafe.Load && !slices.ContainsFunc(r.Steps, func(s sweep.Step) bool { return s.Load.Value == r.BreaksFirst.Load && !s.SLOMet }) {
+		t.Fatalf("breaks first at %v, not a measured failing step", r.BreaksFirst.Load)
+	}
+}

@@ -372,10 +372,10 @@ func (g *guided) bracket() (a, b int) {
 	return a, b
 }
 
-// safeSettled: no objectives, or the limit bracketed one grid step apart,
-// or at an end of the grid.
+// safeSettled: no objectives (the run's, or a mix's classes' own), or
+// the limit bracketed one grid step apart, or at an end of the grid.
 func (g *guided) safeSettled(a, b int) bool {
-	return len(g.set) == 0 || b == a+1
+	return (len(g.set) == 0 && !classesJudged(g.order)) || b == a+1
 }
 
 // nextForSafe picks the next load for the SLO-safe point: where the model
