@@ -40,7 +40,7 @@ const rows = [
 ];
 
 function render(el, r) {
-  const parts = [h('h2', {}, r.title), h('p', {}, r.lesson), h('p', {class: 'notes'}, `${r.engine}; seed ${r.seed}.`)];
+  const parts = [h('h2', {}, r.title), h('p', {id: 'lab-lesson-text'}, r.lesson), h('p', {class: 'notes'}, `${r.engine}; seed ${r.seed}.`)];
   if (r.baseline && r.incident) {
     parts.push(h('div', {class: 'table-wrap'}, h('table', {id: 'lab-table'},
       h('thead', {}, h('tr', {}, h('th', {}, 'metric'), h('th', {}, 'baseline: ' + r.baseline.load), h('th', {}, 'incident: ' + r.incident.load))),
