@@ -4,6 +4,7 @@
 // point marked. Every change reruns knee's engine on the server.
 import {api, h, fmt, debounce} from './api.js';
 import {lineChart} from './charts.js';
+import {EngineView} from './engineview.js';
 
 export const defaults = {
   load_kind: 'concurrency', load: 16, input_tokens: '512', output_tokens: '128',
@@ -16,6 +17,7 @@ let sweepKey = '';    // the sweep is rerun only when something but the load cha
 let lastSweep = null;
 let lastResult = null;
 let root = null;
+let engine = null;     // the batch gauge and the followed request
 
 function field(label, input, help) {
   const id = input.id;
@@ -73,11 +75,13 @@ export async function mount(el, ctx) {
       field('SLOs', sloIn, 'Comma-separated, e.g. p95(ttft)<2s, p95(tpot)<100ms. They set the badge, goodput and the SLO-safe point.')));
 
   const results = h('section', {id: 'sim-results', class: 'results', 'aria-live': 'polite', 'aria-label': 'Simulated results', dataset: {seq: '0'}});
+  const engineEl = h('section', {id: 'sim-engine', class: 'card', 'aria-label': 'Inside the engine'});
+  engine = new EngineView(engineEl);
   const curves = h('section', {id: 'sim-curves', class: 'curves', 'aria-label': 'Sweep curves'},
     h('div', {id: 'curve-throughput'}), h('div', {id: 'curve-ttft'}), h('p', {id: 'curve-notes', class: 'notes'}));
   el.append(h('h1', {}, 'Simulator'),
     h('p', {class: 'lede'}, 'Change the load, the request shape or the deployment: knee\'s discrete-event engine (a vLLM-like scheduler on a roofline cost model) reruns in virtual time and the figures follow.'),
-    h('div', {class: 'sim-layout'}, controls, h('div', {}, results, curves)));
+    h('div', {class: 'sim-layout'}, controls, h('div', {}, results, engineEl, curves)));
 
   const read = () => {
     p.load_kind = kind.value;
@@ -110,7 +114,7 @@ export async function mount(el, ctx) {
   await run(p);
 }
 
-export function unmount() { root = null; }
+export function unmount() { root = null; if (engine) engine.pause(); engine = null; }
 
 async function run(p) {
   const my = ++seq;
@@ -118,7 +122,9 @@ async function run(p) {
   if (!results) return;
   let res;
   try {
-    res = await api('/api/sim', p);
+    // With each request's phases and the engine's batch through the run,
+    // for the engine view (the sweep's steps leave them out).
+    res = await api('/api/sim', {...p, lifecycle: true});
   } catch (e) {
     if (my !== seq) return;
     results.replaceChildren(h('p', {class: 'error', role: 'alert', id: 'sim-error'}, e.message));
@@ -128,6 +134,7 @@ async function run(p) {
   if (my !== seq || !root) return;
   lastResult = res;
   renderResults(results, res);
+  if (engine) engine.setData(res);
   results.dataset.seq = String(my);
   const key = JSON.stringify({...p, load: undefined});
   if (key !== sweepKey) {

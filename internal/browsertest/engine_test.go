@@ -1,0 +1,132 @@
+package browsertest
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestEngineViewInBrowser: the Simulator's batch gauge and its followed
+// request, read as drawn (element boxes) against the figures printed
+// beside them (issue 44, Build: draw the batch, follow one request).
+func TestEngineViewInBrowser(t *testing.T) {
+	exe := needChromium(t)
+	dir := t.TempDir()
+	base := startUI(t, filepath.Join(dir, "knee.db"))
+	b := newBrowser(t, exe, dir)
+	b.do(chromedp.EmulateViewport(1400, 1000))
+	b.do(chromedp.Navigate(base + "/#sim"))
+	b.waitFor(`Number(document.getElementById('sim-engine')?.dataset.ready) > 0`)
+	checkEngineView(t, b, "16", false)
+	checkEngineView(t, b, "512", true)
+	b.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('sim-engine').scrollIntoView()`))
+	b.shot("simulator-engine")
+	b.checkClean()
+}
+
+// checkEngineView sets the load, steps the followed request through its
+// phases and checks at each that the gauge, the clock, the request's bar
+// and its token strip agree with the figures beside them.
+func checkEngineView(t *testing.T, b *browser, load string, saturated bool) {
+	t.Helper()
+	ready := eval[string](b, `document.getElementById('sim-engine').dataset.ready`)
+	setSim(b, "load", load)
+	b.waitFor(fmt.Sprintf(`document.getElementById('sim-engine').dataset.ready !== %q`, ready))
+	notes := eval[string](b, `document.getElementById('sim-results').textContent`)
+	m := regexp.MustCompile(`max (\d+) sequences`).FindStringSubmatch(notes)
+	if m == nil {
+		t.Fatalf("the results do not say the engine's max sequences: %q", notes)
+	}
+	maxSeqs, _ := strconv.Atoi(m[1])
+	figs := eval[map[string]float64](b, `Object.fromEntries([...document.querySelectorAll('#eng-figs .metric')].map(e => [e.id.slice(4), Number(e.dataset.value)]))`)
+	t.Logf("%s users: the followed request's figures %v", load, figs)
+	// The phases as the figures give them, from the bar's own left edge.
+	type drawn struct {
+		Phase, Gauge, Queue string
+		From, To, Clock     float64
+		Running, Max        float64
+		FillFrac, SegFrac   float64
+		SegLeft, CursorLeft float64
+		BarW                float64
+	}
+	fullSeen := false
+	var phases []string
+	for range 8 {
+		b.do(chromedp.Click("#eng-next"))
+		d := eval[drawn](b, `(() => { const pt = document.getElementById('eng-phase-text').dataset, g = document.querySelector('#eng-gauge');
+		  const gr = g.getBoundingClientRect(), fr = g.querySelector('.fill').getBoundingClientRect();
+		  const bar = document.getElementById('eng-req-bar').getBoundingClientRect(), seg = document.querySelector('#eng-req-bar span.focus');
+		  const sr = seg ? seg.getBoundingClientRect() : null, cr = document.querySelector('#eng-req-bar .cursor').getBoundingClientRect();
+		  return {phase: pt.phase, from: Number(pt.from), to: Number(pt.to), clock: Number(document.getElementById('eng-clock').dataset.t),
+		    gauge: document.getElementById('eng-gauge-text').textContent, queue: document.getElementById('eng-queue-text').textContent,
+		    running: Number(g.dataset.running), max: Number(g.dataset.max), fillfrac: fr.width / g.clientWidth,
+		    segfrac: sr ? sr.width / bar.width : -1, segleft: sr ? sr.left - bar.left : -1, cursorleft: cr.left + cr.width / 2 - bar.left, barw: bar.width}; })()`)
+		phases = append(phases, d.Phase)
+		if d.Clock != d.From {
+			t.Errorf("%s users, %s: the clock reads %.3f ms, the phase starts at %.3f ms", load, d.Phase, d.Clock, d.From)
+		}
+		if int(d.Max) != maxSeqs || d.Gauge != fmt.Sprintf("running %d of %d", int(d.Running), maxSeqs) && d.Gauge != fmt.Sprintf("running %d of %d (full)", int(d.Running), maxSeqs) {
+			t.Errorf("%s users, %s: the gauge says %q, its data %v of %v, the engine's max %d", load, d.Phase, d.Gauge, d.Running, d.Max, maxSeqs)
+		}
+		if math.Abs(d.FillFrac-d.Running/d.Max) > 1.5/800 {
+			t.Errorf("%s users, %s: the gauge is drawn %.3f full for %v of %v", load, d.Phase, d.FillFrac, d.Running, d.Max)
+		}
+		if d.Running >= d.Max {
+			fullSeen = true
+		}
+		// In its prefill and decode the request is one of the batch.
+		if (d.Phase == "prefill" || d.Phase == "decode") && d.Running < 1 {
+			t.Errorf("%s users, %s: the followed request is in the engine, yet the gauge shows %v running", load, d.Phase, d.Running)
+		}
+		if d.SegFrac >= 0 {
+			// The highlighted segment is the phase's share of the request's
+			// life, and the clock's cursor stands at its start.
+			want := (d.To - d.From) / (figs["wait"] + figs["e2e"])
+			if math.Abs(d.SegFrac-want) > 1.5/d.BarW {
+				t.Errorf("%s users, %s: the phase is drawn %.4f of the bar, its figures make it %.4f", load, d.Phase, d.SegFrac, want)
+			}
+			if math.Abs(d.CursorLeft-d.SegLeft) > 1.5 {
+				t.Errorf("%s users, %s: the clock's cursor at %.1f px, the phase starts at %.1f px", load, d.Phase, d.CursorLeft, d.SegLeft)
+			}
+		}
+		t.Logf("%s users: %s at %.1f ms: %s, %s", load, d.Phase, d.From, d.Gauge, d.Queue)
+		if d.Phase == "complete" {
+			break
+		}
+	}
+	if phases[len(phases)-1] != "complete" {
+		t.Errorf("%s users: Next phase went %v and never reached complete", load, phases)
+	}
+	// The token strip: the TTFT pause, then one tick a token one TPOT apart.
+	s := eval[map[string]float64](b, `(() => { const st = document.getElementById('eng-strip'), r = st.getBoundingClientRect();
+	  const ticks = [...st.querySelectorAll('.tick')].map(t => t.getBoundingClientRect().left - r.left);
+	  const p = st.querySelector('.pause').getBoundingClientRect();
+	  return {n: ticks.length, every: Number(st.dataset.every), first: ticks[0], last: ticks[ticks.length - 1], pauseL: p.left - r.left, pauseW: p.width, w: r.width}; })()`)
+	span := figs["wait"] + figs["e2e"]
+	px := s["w"] / span
+	if want := math.Ceil(figs["out"] / s["every"]); s["n"] != want {
+		t.Errorf("%s users: %v ticks (one every %v tokens) for %v output tokens", load, s["n"], s["every"], figs["out"])
+	}
+	if math.Abs(s["pauseW"]-figs["ttft"]*px) > 1.5 || math.Abs(s["first"]-(s["pauseL"]+s["pauseW"])) > 1.5 {
+		t.Errorf("%s users: the TTFT pause is %.1f px (TTFT %.1f ms is %.1f px) and the first tick at %.1f px, the pause ends at %.1f px", load, s["pauseW"], figs["ttft"], figs["ttft"]*px, s["first"], s["pauseL"]+s["pauseW"])
+	}
+	if s["n"] > 1 {
+		gap := (s["last"] - s["first"]) / (s["n"] - 1)
+		if want := figs["tpot"] * s["every"] * px; math.Abs(gap-want) > 0.05*want+0.2 {
+			t.Errorf("%s users: ticks %.2f px apart, TPOT %.2f ms is %.2f px", load, gap, figs["tpot"], want)
+		}
+	}
+	if saturated && !fullSeen {
+		// Past saturation the batch is full somewhere in the request's life.
+		full := eval[bool](b, `(() => { const s = document.getElementById('eng-time'); for (let v = 0; v <= 1000; v += 5) {
+		  s.value = v; s.dispatchEvent(new Event('input')); const g = document.getElementById('eng-gauge'); if (g.dataset.running === g.dataset.max) return true; } return false; })()`)
+		if !full {
+			t.Errorf("%s users: the gauge never shows the batch full", load)
+		}
+	}
+}
