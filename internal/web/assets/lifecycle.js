@@ -2,7 +2,7 @@
 // runs.js) moving through the six phases of SPEC §1, the count in each
 // phase, each request's time split into queue, prefill and decode, a
 // step-through of the phases, and the worked pair.
-import {api, h, fmt, reducedMotion, debounce} from './api.js';
+import {api, h, fmt, reducedMotion, debounce, stacked} from './api.js';
 import {defaults} from './sim.js';
 
 export const phases = [
@@ -260,11 +260,11 @@ export function lessonTableView(l) {
   const mark = row => [row.load === t.knee.load ? 'knee' : '', row.load === t.slo_safe.load ? 'SLO-safe' : '', row.load === t.highest_load ? 'highest throughput' : ''].filter(Boolean).join(', ');
   return h('div', {id: 'lesson-table', class: 'table-wrap'},
     h('h3', {}, "The lesson's load table, analysed by knee"),
-    h('table', {},
+    stacked(h('table', {},
       h('thead', {}, h('tr', {}, h('th', {id: 'lesson-load-head'}, `load (${t.load_unit})`), h('th', {}, 'throughput (req/s)'), h('th', {}, 'p95 TTFT'), h('th', {}, t.slo), h('th', {}, 'knee says'))),
       h('tbody', {}, t.rows.map(row => h('tr', {dataset: {load: row.load, mark: mark(row)}, class: mark(row) ? 'marked' : ''},
         h('td', {}, row.load), h('td', {}, row.throughput_rps.toFixed(1)), h('td', {}, row.ttft_p95_s.toFixed(1) + ' s'),
-        h('td', {}, row.slo_met ? 'met' : 'failed'), h('td', {}, mark(row)))))),
+        h('td', {}, row.slo_met ? 'met' : 'failed'), h('td', {}, mark(row))))))),
     h('p', {class: 'notes', id: 'lesson-load-note'}, t.load_note),
     h('p', {class: 'notes'}, `Knee: ${t.knee.reason}. SLO-safe: ${t.slo_safe.reason}.`),
     h('p', {class: 'notes', id: 'lesson-highest-why'}, t.highest_why));

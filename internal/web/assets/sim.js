@@ -60,7 +60,11 @@ export async function mount(el, ctx) {
   const controls = h('form', {id: 'sim-controls', class: 'controls', 'aria-label': 'Simulator settings', onsubmit: e => e.preventDefault()},
     h('fieldset', {class: 'load'}, h('legend', {}, 'Load'),
       field('Load model', kind),
-      field('Load', h('div', {class: 'pair'}, loadRange, loadNum), 'Arrow keys step by one; Page Up/Down by a tenth of the range.')),
+      field('Load', h('div', {class: 'pair'}, loadRange, loadNum), 'Arrow keys step by one; Page Up/Down by a tenth of the range.'),
+      // On a phone the badge and four key figures ride under the pinned
+      // slider (style.css shows them there only); the full results follow
+      // the settings.
+      h('div', {id: 'sim-key', class: 'key-strip', 'aria-hidden': 'true'})),
     h('fieldset', {}, h('legend', {}, 'Requests'),
       field('Prompt tokens', inTok, 'A fixed length (512) or a distribution: 256:1024 uniform, normal:512,128, lognormal:512,256.'),
       field('Output tokens', outTok, 'Same forms as prompt tokens.')),
@@ -212,6 +216,13 @@ function renderResults(el, r) {
       r.params.load_kind === 'concurrency' ? h('span', {id: 'out-of-step'}, spreadText(f, pr.level) + ' ') : null,
       h('span', {id: 'compute-ms'}, `Computed in ${fmt(r.compute_ms, 'ms')}.`)),
     r.warnings && r.warnings.length ? h('ul', {class: 'warnings'}, r.warnings.map(w => h('li', {}, w))) : null].filter(Boolean));
+  const key = document.getElementById('sim-key');
+  if (key) {
+    const kf = (id, label, v, unit) => h('span', {id: 'key-' + id, dataset: {value: String(v)}}, label + ' ', h('b', {}, fmt(v, unit)));
+    key.replaceChildren(h('strong', {class: 'badge-word ' + pr.level, id: 'key-level', dataset: {level: pr.level}}, levelText[pr.level]),
+      kf('ttft-p95', 'TTFT p95', f.ttft_ms.p95, 'ms'), kf('tpot-p50', 'TPOT p50', f.tpot_ms.p50, 'ms'),
+      kf('rps', '', f.throughput_rps, 'req/s'), kf('queue-p50', 'queue p50', f.queue_ms.p50, 'ms'));
+  }
   el.dataset.inputTokens = r.params.input_tokens;
   el.dataset.outputTokens = r.params.output_tokens;
   el.dataset.load = String(r.params.load);
