@@ -34,7 +34,8 @@ const fitsPhone = `(() => {
 // TestPhoneLayoutInBrowser: every page at 390×844 (issue 44, Build:
 // phone): nothing overflows sideways, tables stack as cards, every figure
 // is in readable type, and on the Simulator a slim pinned slider carries
-// the badge and four key figures, the same as the results below say.
+// the badge and four key figures, the same as the results below say. Then
+// Learn on a desktop: each live element beside its text.
 func TestPhoneLayoutInBrowser(t *testing.T) {
 	exe := needChromium(t)
 	dir := t.TempDir()
@@ -104,6 +105,21 @@ func TestPhoneLayoutInBrowser(t *testing.T) {
 	b.do(chromedp.Navigate(base + "/#learn"))
 	b.waitFor(`document.getElementById('page').dataset.ready === '1' && !!document.getElementById('lesson-table')`)
 	check("learn")
+
+	// On a desktop, Learn's live elements stand beside their text, not
+	// under it (docs/ui.md: "each beside a live element").
+	b.do(chromedp.EmulateViewport(1400, 1000))
+	b.do(chromedp.Reload())
+	b.waitFor(`document.getElementById('page').dataset.ready === '1' && !!document.getElementById('lesson-table')`)
+	beside := eval[[]string](b, `[...document.querySelectorAll('.learn-grid')].map(g => {
+	  const p = g.querySelector('.learn-prose').getBoundingClientRect(), l = g.querySelector('.learn-live').getBoundingClientRect();
+	  return g.closest('section').id + ': text ' + p.left.toFixed(0) + '–' + p.right.toFixed(0) + ' px from ' + p.top.toFixed(0) + ', live ' + l.left.toFixed(0) + '–' + l.right.toFixed(0) + ' px from ' + l.top.toFixed(0) +
+	    (l.left >= p.right && Math.abs(l.top - p.top) < 2 ? '' : ' NOT BESIDE'); })`)
+	t.Logf("Learn at 1400×1000:\n  %s", strings.Join(beside, "\n  "))
+	if len(beside) < 5 || strings.Contains(strings.Join(beside, ""), "NOT BESIDE") {
+		t.Errorf("Learn at 1400×1000: a live element is not beside its text: %v", beside)
+	}
+	b.shot("learn-desktop")
 	b.checkClean()
 }
 

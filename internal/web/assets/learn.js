@@ -152,14 +152,18 @@ function section(id, lede, liveEl, extra) {
   const sec = state.sections.find(s => s.id === id);
   const read = h('input', {type: 'checkbox', id: 'read-' + id, checked: !!progress.load().read[id],
     onchange: e => { progress.update(p => { if (e.target.checked) p.read[id] = true; else delete p.read[id]; }); renderProgress(); }});
+  // On a desktop the live element stands beside the text it shows
+  // (style.css, .learn-grid); on a phone it follows the text.
   return h('section', {class: 'card learn-section', id: 'learn-' + id, 'aria-labelledby': 'h-' + id},
     h('h2', {id: 'h-' + id, tabindex: '-1'}, sectionTitles[id]),
-    ...lede.map(t => h('p', {class: 'learn-text'}, t)),
-    liveEl, extra || null,
-    h('h3', {}, 'What the engine shows'),
-    h('ul', {class: 'claims', id: 'claims-' + id}, sec.claims.map(c => h('li', {id: 'claim-' + c.id, dataset: {holds: ''}}, c.text, ' ', h('span', {class: 'check notes'}, 'checking…')))),
-    h('p', {class: 'command'}, 'On a real server: ', h('code', {}, sec.command)),
-    h('label', {class: 'read'}, read, ' I have read this section'));
+    h('div', {class: 'learn-grid'},
+      h('div', {class: 'learn-prose'}, ...lede.map(t => h('p', {class: 'learn-text'}, t))),
+      h('div', {class: 'learn-live'}, liveEl, extra || null),
+      h('div', {class: 'learn-after'},
+        h('h3', {}, 'What the engine shows'),
+        h('ul', {class: 'claims', id: 'claims-' + id}, sec.claims.map(c => h('li', {id: 'claim-' + c.id, dataset: {holds: ''}}, c.text, ' ', h('span', {class: 'check notes'}, 'checking…')))),
+        h('p', {class: 'command'}, 'On a real server: ', h('code', {}, sec.command)),
+        h('label', {class: 'read'}, read, ' I have read this section'))));
 }
 
 async function checkClaims() {
