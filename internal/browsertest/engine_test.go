@@ -5,7 +5,9 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -26,6 +28,37 @@ func TestEngineViewInBrowser(t *testing.T) {
 	checkEngineView(t, b, "512", true)
 	b.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('sim-engine').scrollIntoView()`))
 	b.shot("simulator-engine")
+
+	// The plain verdict under the curves is the curves' own figures: from
+	// the knee to the last load, throughput's growth and p95 TTFT's factor.
+	b.waitFor(`!!document.getElementById('knee-verdict') && document.getElementById('curve-throughput').dataset.knee !== ''`)
+	v := eval[map[string]string](b, `(() => { const t = document.getElementById('curve-throughput').dataset, l = document.getElementById('curve-ttft').dataset;
+	  return {text: document.getElementById('knee-verdict').textContent, knee: t.knee, loads: t.loads, rps: t.rps, ttft: l.ttft,
+	    detail: document.getElementById('knee-detail').textContent, open: String(document.getElementById('knee-detail').open)}; })()`)
+	m := regexp.MustCompile(`^Knee at (\d+) users: beyond it, up to (\d+), throughput (grows|falls) (\d+)% while p95 TTFT grows ×([0-9.]+)`).FindStringSubmatch(v["text"])
+	if m == nil {
+		t.Fatalf("the plain verdict does not read as one: %q", v["text"])
+	}
+	loads, rps, ttft := strings.Split(v["loads"], ","), strings.Split(v["rps"], ","), strings.Split(v["ttft"], ",")
+	ki, li := slices.Index(loads, m[1]), len(loads)-1
+	if m[1] != v["knee"] || ki < 0 || m[2] != loads[li] {
+		t.Errorf("the verdict names the knee %s and the last load %s; the curve's are %s and %s", m[1], m[2], v["knee"], loads[li])
+	} else {
+		f := func(s []string, i int) float64 { x, _ := strconv.ParseFloat(s[i], 64); return x }
+		grow, slow := f(rps, li)/f(rps, ki)-1, f(ttft, li)/f(ttft, ki)
+		said, _ := strconv.ParseFloat(m[4], 64)
+		if m[3] == "falls" {
+			said = -said
+		}
+		saidSlow, _ := strconv.ParseFloat(m[5], 64)
+		t.Logf("verdict %q; the curves: throughput %+.1f%%, p95 TTFT ×%.1f", v["text"], 100*grow, slow)
+		if math.Abs(said-100*grow) > 0.51 || math.Abs(saidSlow-slow) > 0.051*slow {
+			t.Errorf("the verdict says %s%% and ×%s; the curves say %+.1f%% and ×%.2f", m[4], m[5], 100*grow, slow)
+		}
+	}
+	if v["open"] != "false" || !strings.Contains(v["detail"], "Kneedle") {
+		t.Errorf("Kneedle's detail is not behind a closed disclosure: open %s, %q", v["open"], v["detail"])
+	}
 	b.checkClean()
 }
 

@@ -11,7 +11,9 @@ function widthOf(el) {
 
 // yMax caps the y axis (a latency that runs away past the knee would
 // otherwise flatten the objective's line); the points above leave the chart.
-export function lineChart(el, {title, xLabel, yLabel, x, series, logX = false, marks = {}, height = 220, yMax}) {
+// logY draws y on a log scale (a TTFT that runs from tens of ms to tens of
+// seconds, with the objective's line in between, stays readable).
+export function lineChart(el, {title, xLabel, yLabel, x, series, logX = false, logY = false, marks = {}, height = 220, yMax}) {
   // A chart drawn again replaces the last one: its resize observer goes too.
   if (el.chartResize) el.chartResize.disconnect();
   el.replaceChildren();
@@ -25,7 +27,8 @@ export function lineChart(el, {title, xLabel, yLabel, x, series, logX = false, m
       // further, not the next power of ten (a slider that stops at 1,024
       // users drew an axis to 10,000).
       x: {time: false, distr: logX ? 3 : 1, range: logX ? (u, lo, hi) => logSpan(lo, hi, marks) : (u, lo, hi) => span(lo, hi, marks, 'x')},
-      y: {range: (u, lo, hi) => { const r = span(Math.min(0, lo), hi, marks, 'y'); if (yMax && r[1] > yMax) r[1] = yMax; return r; }},
+      y: logY ? {distr: 3, log: 10, range: (u, lo, hi) => logYSpan(lo, hi, marks)}
+        : {range: (u, lo, hi) => { const r = span(Math.min(0, lo), hi, marks, 'y'); if (yMax && r[1] > yMax) r[1] = yMax; return r; }},
     },
     axes: [{label: xLabel}, {label: yLabel, size: 60}],
     series: [{label: xLabel}, ...series.map((s, i) => ({label: s.label, stroke: s.color || palette[i], width: 2,
@@ -54,6 +57,17 @@ function logSpan(lo, hi, marks) {
     if (m.x > 0 && Number.isFinite(m.x)) { lo = Math.min(lo, m.x); hi = Math.max(hi, m.x); }
   }
   return [lo, hi];
+}
+
+// logYSpan reaches the positive data, the marked points and the
+// horizontal lines, out to the decades around them.
+function logYSpan(lo, hi, marks) {
+  for (const m of [...(marks.points || []), ...(marks.hlines || [])]) {
+    if (m.y > 0 && Number.isFinite(m.y)) { lo = lo > 0 ? Math.min(lo, m.y) : m.y; hi = hi > 0 ? Math.max(hi, m.y) : m.y; }
+  }
+  if (!(lo > 0) || !(hi > 0)) return [1, 10];
+  // Whole decades, so the ticks read 10, 100, 1,000 rather than 18.5, 108.
+  return [10 ** Math.floor(Math.log10(lo)), 10 ** Math.ceil(Math.log10(hi))];
 }
 
 function span(lo, hi, marks, axis) {

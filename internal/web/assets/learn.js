@@ -430,7 +430,7 @@ function drawCurve(sw, cur) {
   lineChart(tEl, {title: 'Throughput over users', xLabel: 'users', yLabel: 'req/s', x: xs, logX: true,
     series: [{label: 'req/s', values: sw.steps.map(s => s.throughput_rps)}],
     marks: {vlines, points: [{x: curX, y: cur ? cur.figures.throughput_rps : null, color: '#ea580c'}]}});
-  lineChart(lEl, {title: 'p95 TTFT over users', xLabel: 'users', yLabel: 'ms', x: xs, logX: true,
+  lineChart(lEl, {title: 'p95 TTFT over users', xLabel: 'users', yLabel: 'ms (log scale)', x: xs, logX: true, logY: true,
     series: [{label: 'p95 TTFT (ms)', values: sw.steps.map(s => s.ttft_p95_ms ?? null), color: '#dc2626'}],
     marks: {vlines, hlines: [{y: 2000, label: 'SLO p95(ttft)<2s', color: '#64748b'}], points: [{x: curX, y: cur ? cur.figures.ttft_ms.p95 : null, color: '#ea580c'}]}});
   tEl.dataset.knee = kneeX ?? ''; tEl.dataset.safe = safeX ?? '';

@@ -257,15 +257,17 @@ function renderCurves(sw, cur) {
     x: xs, logX: sw.load_kind === 'concurrency', series: [{label: tput === 'output_tps' ? 'output tok/s' : 'req/s', values: sw.steps.map(s => s[tput])}],
     marks: {vlines, points: [{x: curX, y: curT, color: '#ea580c'}]}});
   const ttftSLO = cur && cur.slos.find(s => s.metric === 'ttft' && s.stat === 'p95');
-  lineChart(lEl, {title: 'p95 TTFT over load', xLabel: unit, yLabel: 'ms', x: xs, logX: sw.load_kind === 'concurrency',
+  lineChart(lEl, {title: 'p95 TTFT over load', xLabel: unit, yLabel: 'ms (log scale)', x: xs, logX: sw.load_kind === 'concurrency', logY: true,
     series: [{label: 'p95 TTFT (ms)', values: sw.steps.map(s => s.ttft_p95_ms ?? null), color: '#dc2626'}],
     marks: {vlines, hlines: ttftSLO ? [{y: ttftSLO.threshold, label: 'SLO ' + ttftSLO.objective, color: '#64748b'}] : [],
       points: [{x: curX, y: cur ? cur.figures.ttft_ms.p95 : null, color: '#ea580c'}]}});
   const notes = document.getElementById('curve-notes');
   notes.replaceChildren(
-    h('span', {class: 'key current'}, '● current setting'), h('br'),
-    h('span', {id: 'knee-text'}, h('strong', {}, kneeX != null ? `Knee at ${kneeX}: ` : 'No knee: '), sw.knee.reason), h('br'),
-    h('span', {id: 'safe-text'}, h('strong', {}, safeX != null ? `SLO-safe point at ${safeX}: ` : 'No SLO-safe point: '), sw.slo_safe.reason));
+    h('span', {class: 'key current'}, '● current setting'), ' The p95 TTFT axis is logarithmic, so the objective\'s line and the low loads stay readable beside the seconds of a queue.',
+    h('p', {id: 'knee-verdict', class: 'verdict-line'}, plainVerdict(sw, kneeX, safeX)),
+    h('details', {id: 'knee-detail'}, h('summary', {}, 'How knee found the knee and the SLO-safe point'),
+      h('p', {id: 'knee-text'}, h('strong', {}, kneeX != null ? `Knee at ${kneeX}: ` : 'No knee: '), sw.knee.reason),
+      h('p', {id: 'safe-text'}, h('strong', {}, safeX != null ? `SLO-safe point at ${safeX}: ` : 'No SLO-safe point: '), sw.slo_safe.reason)));
   tEl.dataset.knee = kneeX ?? ''; tEl.dataset.safe = safeX ?? '';
   // The curves and the dot as drawn, for a reader (and the browser test)
   // to compare: the dot is a sweep step's own run at a swept load.
@@ -273,4 +275,25 @@ function renderCurves(sw, cur) {
   lEl.dataset.ttft = sw.steps.map(s => s.ttft_p95_ms ?? '').join(',');
   tEl.dataset.dot = curT == null ? '' : String(curT); lEl.dataset.dot = cur ? String(cur.figures.ttft_ms.p95) : '';
   lEl.dataset.at = curX == null ? '' : String(curX);
+}
+
+// plainVerdict says what the knee means in the sweep's own figures: from
+// the knee to the highest load, how much throughput grew and how many
+// times p95 TTFT did; then the SLO-safe point. Kneedle's detail is behind
+// a disclosure.
+export function plainVerdict(sw, kneeX, safeX) {
+  const what = sw.load_kind === 'rate' ? 'req/s offered' : 'users';
+  const who = sw.load_kind === 'rate' ? 'requests' : 'users';
+  const tput = sw.knee_metric === 'throughput_rps' ? 'throughput_rps' : 'output_tps';
+  const parts = [];
+  const k = sw.steps.find(s => s.load === kneeX), last = sw.steps[sw.steps.length - 1];
+  if (k && last && last !== k && k[tput] > 0 && k.ttft_p95_ms > 0) {
+    const grow = last[tput] / k[tput] - 1, slow = last.ttft_p95_ms / k.ttft_p95_ms;
+    parts.push(`Knee at ${kneeX} ${what}: beyond it, up to ${last.load}, throughput ${grow >= 0.005 ? 'grows ' + Math.round(100 * grow) + '%' : grow <= -0.005 ? 'falls ' + Math.round(-100 * grow) + '%' : 'stays the same'} while p95 TTFT grows ×${slow >= 10 ? slow.toFixed(0) : slow.toFixed(1)}` +
+      (slow >= 2 && grow < 0.25 ? `: the extra ${who} mostly wait.` : '.'));
+  } else {
+    parts.push(kneeX != null ? `Knee at ${kneeX} ${what}.` : 'No knee in this sweep: throughput still grows at its highest load.');
+  }
+  parts.push(safeX != null ? ` The SLO-safe point is ${safeX} ${what}, the highest load at which every objective holds.` : ' No load of the sweep meets every objective.');
+  return parts.join('');
 }
