@@ -59,6 +59,47 @@ func TestEngineViewInBrowser(t *testing.T) {
 	if v["open"] != "false" || !strings.Contains(v["detail"], "Kneedle") {
 		t.Errorf("Kneedle's detail is not behind a closed disclosure: open %s, %q", v["open"], v["detail"])
 	}
+
+	// The Lifecycle: the same gauge on its clock, and its step-through
+	// follows one request: the clock moves to where it enters each phase,
+	// its dot is in the lane in focus, its bar is marked.
+	b.do(chromedp.Navigate(base + "/#lifecycle"))
+	b.waitFor(`document.getElementById('lc-status')?.dataset.ready === '1' && !!document.querySelector('#lc-bars .bar.followed')`)
+	here := 0
+	for i := range 6 {
+		b.do(chromedp.Click("#step-next"))
+		s := eval[map[string]string](b, `(() => { const st = document.getElementById('step-text'), g = document.getElementById('lc-gauge');
+		  const lanes = [...document.querySelectorAll('.lane')];
+		  return {step: st.dataset.step, at: st.dataset.at, here: st.dataset.here, clock: document.getElementById('lc-clock').dataset.t, text: st.textContent,
+		    focus: lanes.filter(l => l.classList.contains('focus')).map(l => l.dataset.phase).join(','),
+		    dot: lanes.filter(l => !l.querySelector('.dot.followed').hidden).map(l => l.dataset.phase).join(','),
+		    bar: document.querySelector('#lc-bars .bar.followed').dataset.id,
+		    gauge: document.getElementById('lc-gauge-text').textContent, running: g.dataset.running, max: g.dataset.max,
+		    fill: String(g.querySelector('.fill').getBoundingClientRect().width / g.clientWidth)}; })()`)
+		if s["step"] != strconv.Itoa(i+1) || s["clock"] != s["at"] {
+			t.Errorf("lifecycle step %d: step %s, clock %s, the phase starts at %s", i+1, s["step"], s["clock"], s["at"])
+		}
+		if !strings.Contains(s["text"], "Request "+s["bar"]+" ") {
+			t.Errorf("lifecycle step %d: the text follows another request than the marked bar %s: %q", i+1, s["bar"], s["text"])
+		}
+		if s["here"] == "true" {
+			here++
+			if s["dot"] != s["focus"] {
+				t.Errorf("lifecycle step %d: the followed dot is in lane %q, the lane in focus is %q", i+1, s["dot"], s["focus"])
+			}
+		}
+		running, _ := strconv.ParseFloat(s["running"], 64)
+		maxSeqs, _ := strconv.ParseFloat(s["max"], 64)
+		fill, _ := strconv.ParseFloat(s["fill"], 64)
+		if !strings.HasPrefix(s["gauge"], fmt.Sprintf("running %s of %s", s["running"], s["max"])) || math.Abs(fill-running/maxSeqs) > 0.002 {
+			t.Errorf("lifecycle step %d: the gauge says %q, drawn %.3f full for %v of %v", i+1, s["gauge"], fill, running, maxSeqs)
+		}
+		t.Logf("lifecycle step %s (%s): request %s, dot in %q, %s", s["step"], s["focus"], s["bar"], s["dot"], s["gauge"])
+	}
+	if here < 5 {
+		t.Errorf("the followed request was in only %d of the six phases it was stepped to", here)
+	}
+	b.shot("lifecycle-follow")
 	b.checkClean()
 }
 

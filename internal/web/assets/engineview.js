@@ -36,14 +36,40 @@ function countAt(b, t) {
   return {running: b.running[lo], waiting: b.waiting[lo]};
 }
 
+// BatchGauge is the batch gauge and the queue bar beside it, read from a
+// batch trace at a moment; ids are prefix-gauge and prefix-queue.
+export class BatchGauge {
+  constructor(prefix) {
+    this.prefix = prefix;
+    const row = (id, label) => h('div', {class: 'gauge-row'}, h('span', {class: 'gauge-label'}, label),
+      h('div', {class: 'gauge', id, role: 'img'}, h('div', {class: 'fill'})), h('span', {class: 'gauge-text', id: id + '-text'}));
+    this.runningRow = row(prefix + '-gauge', 'Running batch');
+    this.queueRow = row(prefix + '-queue', 'Engine queue');
+    this.el = h('div', {class: 'batch-gauge'}, this.runningRow, this.queueRow);
+  }
+
+  // at draws the trace b at time t and returns the counts drawn.
+  at(b, t) {
+    const m = b.max_num_seqs, c = countAt(b, t);
+    const g = this.runningRow.querySelector('.gauge'), q = this.queueRow.querySelector('.gauge');
+    g.querySelector('.fill').style.width = (100 * Math.min(c.running, m) / m) + '%';
+    g.dataset.running = String(c.running); g.dataset.max = String(m);
+    g.setAttribute('aria-label', `running ${c.running} of ${m}`);
+    this.runningRow.querySelector('.gauge-text').textContent = `running ${c.running} of ${m}` + (c.running >= m ? ' (full)' : '');
+    // The queue on the batch's scale: a full bar is a whole batch waiting.
+    q.querySelector('.fill').style.width = (100 * Math.min(c.waiting, m) / m) + '%';
+    q.dataset.waiting = String(c.waiting);
+    q.setAttribute('aria-label', `${c.waiting} waiting`);
+    this.queueRow.querySelector('.gauge-text').textContent = `${c.waiting} waiting` + (c.waiting > m ? ` (${(c.waiting / m).toFixed(1)} batches)` : '');
+    return c;
+  }
+}
+
 export class EngineView {
   constructor(el) {
     this.el = el;
     this.t = 0; this.phase = -1; this.playing = false; this.raf = 0;
-    const gauge = (id, label) => h('div', {class: 'gauge-row'}, h('span', {class: 'gauge-label'}, label),
-      h('div', {class: 'gauge', id, role: 'img'}, h('div', {class: 'fill'})), h('span', {class: 'gauge-text', id: id + '-text'}));
-    this.running = gauge('eng-gauge', 'Running batch');
-    this.queue = gauge('eng-queue', 'Engine queue');
+    this.gauge = new BatchGauge('eng');
     this.scrub = h('input', {type: 'range', id: 'eng-time', min: 0, max: 1000, step: 1, value: 0, 'aria-label': 'Time in the run',
       oninput: () => { this.pause(); this.setT(this.start + this.span() * this.scrub.value / 1000); }});
     this.clock = h('output', {id: 'eng-clock', for: 'eng-time'}, '0 ms');
@@ -56,7 +82,7 @@ export class EngineView {
     this.note = h('p', {class: 'notes', id: 'eng-note'});
     el.append(h('h2', {}, 'Inside the engine'),
       h('p', {class: 'notes'}, 'The engine runs at most max_num_seqs requests in one batch; one step of the batch adds a token to each. While the batch has room a new request joins at once; once it is full, new requests wait in the engine\'s queue. The gauges are the engine\'s own steps at the clock\'s moment.'),
-      this.running, this.queue,
+      this.gauge.el,
       h('div', {class: 'timeline'}, this.play, this.next, h('label', {for: 'eng-time'}, 'Time'), this.scrub, this.clock),
       this.phaseText, this.bar,
       h('p', {class: 'legend notes'}, h('span', {class: 'w'}, 'client wait'), h('span', {class: 'fe'}, 'front end'), h('span', {class: 'q'}, 'engine queue'), h('span', {class: 'p'}, 'prefill'), h('span', {class: 'd'}, 'decode')),
@@ -67,7 +93,7 @@ export class EngineView {
 
   // setData takes a simulated run (POST /api/sim with lifecycle) and
   // follows one request of its steady state: the first to arrive after
-  // 40% of the run.
+  // 40% of the arrivals.
   setData(res) {
     this.pause();
     this.batch = res.batch;
@@ -76,7 +102,10 @@ export class EngineView {
     if (this.el.hidden) return;
     this.start = this.batch.at_ms[0];
     this.end = Math.max(...reqs.map(r => r.done_ms));
-    const from = this.start + 0.4 * (this.end - this.start);
+    // 40% into the arrivals' span: an overload's queue drains long after
+    // the last arrival.
+    const first = Math.min(...reqs.map(r => r.arrival_ms)), last = Math.max(...reqs.map(r => r.arrival_ms));
+    const from = first + 0.4 * (last - first);
     this.req = reqs.find(r => !r.warmup && r.arrival_ms >= from) || reqs[Math.floor(reqs.length / 2)];
     this.phases = phasesOf(this.req);
     this.phase = -1;
@@ -113,7 +142,7 @@ export class EngineView {
     this.strip.replaceChildren(h('span', {class: 'pause', style: `left:${pct(r.sent_ms - a)};width:${pct(ttft)}`}), ...ticks);
     this.strip.dataset.every = String(every);
     this.strip.setAttribute('aria-label', `token strip: no token for ${fmt(ttft, 'ms')} (TTFT), then ${r.output_tokens} tokens one TPOT (${fmt(tpot, 'ms')}) apart` + (every > 1 ? `, one tick every ${every} tokens` : ''));
-    this.note.textContent = `Following request ${r.id}, which arrives after 40% of the run (the steady state): ${r.input_tokens} prompt tokens, ${r.output_tokens} output tokens. Its ticks are one TPOT (its mean gap) apart` +
+    this.note.textContent = `Following request ${r.id}, the first to arrive after 40% of the run's arrivals (the steady state): ${r.input_tokens} prompt tokens, ${r.output_tokens} output tokens. Its ticks are one TPOT (its mean gap) apart` +
       (every > 1 ? `, one tick every ${every} tokens.` : '.') + (this.batch.thinned ? ' The gauges skip some of the engine\'s many steps.' : '');
     this.el.dataset.req = String(r.id);
     this.setT(this.start + this.span() / 2);
@@ -122,17 +151,7 @@ export class EngineView {
 
   setT(t) {
     this.t = t;
-    const m = this.batch.max_num_seqs, c = countAt(this.batch, t);
-    const g = this.running.querySelector('.gauge'), q = this.queue.querySelector('.gauge');
-    g.querySelector('.fill').style.width = (100 * Math.min(c.running, m) / m) + '%';
-    g.dataset.running = String(c.running); g.dataset.max = String(m);
-    g.setAttribute('aria-label', `running ${c.running} of ${m}`);
-    document.getElementById('eng-gauge-text').textContent = `running ${c.running} of ${m}` + (c.running >= m ? ' (full)' : '');
-    // The queue on the batch's scale: a full bar is a whole batch waiting.
-    q.querySelector('.fill').style.width = (100 * Math.min(c.waiting, m) / m) + '%';
-    q.dataset.waiting = String(c.waiting);
-    q.setAttribute('aria-label', `${c.waiting} waiting`);
-    document.getElementById('eng-queue-text').textContent = `${c.waiting} waiting` + (c.waiting > m ? ` (${(c.waiting / m).toFixed(1)} batches)` : '');
+    this.gauge.at(this.batch, t);
     this.scrub.value = String(Math.round(1000 * (t - this.start) / this.span()));
     this.clock.textContent = fmt(t - this.start, 'ms');
     this.clock.dataset.t = String(t);
