@@ -86,6 +86,13 @@ func TestPhoneLayoutInBrowser(t *testing.T) {
 
 	b.do(chromedp.Navigate(base + "/#lifecycle"))
 	b.waitFor(`document.getElementById('lc-status')?.dataset.ready === '1' && !!document.querySelector('#pair-queue[data-verdict]') && !!document.getElementById('lesson-table')`)
+	// The worked pair fits one screen: both sides, their bars and verdicts.
+	pair := eval[[]float64](b, `(() => { const a = document.getElementById('pair-queue').getBoundingClientRect(), d = document.getElementById('pair-decode').getBoundingClientRect();
+	  return [Math.min(a.top, d.top), Math.max(a.bottom, d.bottom)]; })()`)
+	t.Logf("lifecycle at 390×844: the worked pair spans %.0f px", pair[1]-pair[0])
+	if pair[1]-pair[0] > 844 {
+		t.Errorf("the worked pair is %.0f px tall on a 844 px screen", pair[1]-pair[0])
+	}
 	check("lifecycle")
 
 	b.do(chromedp.Navigate(base + "/#lab"))

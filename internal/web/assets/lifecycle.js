@@ -257,6 +257,8 @@ async function renderPair(el) {
   el.replaceChildren(h('h2', {}, 'The worked pair: same latency, different bottleneck'), ...pairView(r, 'pair'), ...(r.lesson ? [lessonTableView(r.lesson)] : []));
 }
 
+const phoneWidth = () => window.matchMedia('(max-width: 700px)').matches;
+
 // pairView shows the worked pair: each run's phase bar, its split and
 // knee diagnose's verdict (ids: prefix-queue, prefix-decode). The Learn
 // page shows it too.
@@ -271,8 +273,11 @@ export function pairView(r, prefix) {
         h('span', {class: 'q', style: `width:${pct(m.queue)}`}), h('span', {class: 'p', style: `width:${pct(m.prefill)}`}), h('span', {class: 'd', style: `width:${pct(m.decode)}`})),
       h('p', {}, `mean E2E ${fmt(m.e2e, 'ms')} = queue ${fmt(m.queue, 'ms')} + prefill ${fmt(m.prefill, 'ms')} + decode ${fmt(m.decode, 'ms')}`),
       h('p', {}, 'knee diagnose: ', h('span', {class: 'verdict'}, s.diagnosis.verdict)),
-      h('ul', {}, (s.diagnosis.evidence || []).slice(0, 4).map(e => h('li', {}, e.text))),
-      h('p', {class: 'notes'}, 'Action: ' + s.diagnosis.action));
+      // On a phone the evidence and the action fold away, so the two
+      // sides fit one screen (open them to read); a desktop shows them.
+      h('details', {class: 'evidence', open: !phoneWidth()}, h('summary', {}, 'Evidence and action'),
+        h('ul', {}, (s.diagnosis.evidence || []).slice(0, 4).map(e => h('li', {}, e.text))),
+        h('p', {class: 'notes'}, 'Action: ' + s.diagnosis.action)));
   };
   return [h('p', {class: 'notes'}, `Two simulated runs of ${r.engine} whose requests take the same time end to end on average, diagnosed by knee against the same healthy run (mean E2E ${fmt(r.baseline_mean_ms.e2e, 'ms')}). The total alone cannot tell them apart; the split can.`),
     h('p', {class: 'legend notes'}, h('span', {class: 'q'}, 'queue'), h('span', {class: 'p'}, 'prefill'), h('span', {class: 'd'}, 'decode')),
