@@ -100,6 +100,33 @@ func TestEngineViewInBrowser(t *testing.T) {
 		t.Errorf("the followed request was in only %d of the six phases it was stepped to", here)
 	}
 	b.shot("lifecycle-follow")
+
+	// Learn §3: the batch, averaged over each run, fills as users are
+	// added, then the queue beside it grows.
+	b.do(chromedp.Navigate(base + "/#learn"))
+	b.waitFor(`document.getElementById('page').dataset.ready === '1' && Number(document.getElementById('cv-out').dataset.seq) > 0`)
+	for _, u := range []int{64, 1024} {
+		setStep(b, "cv-users", u, "cv-out")
+		g := eval[map[string]any](b, `(() => { const g = document.getElementById('cv-batch-gauge'), q = document.getElementById('cv-batch-queue');
+		  return {text: document.getElementById('cv-batch-gauge-text').textContent, queue: document.getElementById('cv-batch-queue-text').textContent,
+		    running: Number(g.dataset.running), max: Number(g.dataset.max), waiting: Number(q.dataset.waiting),
+		    fill: g.querySelector('.fill').getBoundingClientRect().width / g.clientWidth}; })()`)
+		running, maxSeqs, waiting := num(g["running"]), num(g["max"]), num(g["waiting"])
+		t.Logf("Learn §3 at %d users: %v, %v", u, g["text"], g["queue"])
+		shown := fmt.Sprintf("on average running %.1f of %.0f", running, maxSeqs)
+		if running == math.Trunc(running) {
+			shown = fmt.Sprintf("on average running %.0f of %.0f", running, maxSeqs)
+		}
+		if !strings.HasPrefix(fmt.Sprint(g["text"]), shown) || math.Abs(num(g["fill"])-min(running, maxSeqs)/maxSeqs) > 0.002 {
+			t.Errorf("Learn §3 at %d users: the gauge says %q, drawn %.3f full for %.2f of %.0f", u, g["text"], num(g["fill"]), running, maxSeqs)
+		}
+		switch {
+		case u == 64 && (running > 0.5*maxSeqs || waiting > 1):
+			t.Errorf("Learn §3 at 64 users: the batch averages %.1f of %.0f with %.1f waiting: want room and no queue", running, maxSeqs, waiting)
+		case u == 1024 && (running < 0.95*maxSeqs || waiting < maxSeqs):
+			t.Errorf("Learn §3 at 1,024 users: the batch averages %.1f of %.0f with %.1f waiting: want it full and a queue of more than a batch", running, maxSeqs, waiting)
+		}
+	}
 	b.checkClean()
 }
 

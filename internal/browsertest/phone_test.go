@@ -13,7 +13,8 @@ import (
 // fitsPhone lists what leaves a 390 px screen sideways or cannot be read:
 // the page scrolling sideways, a table, chart, figure, gauge or bar past
 // either edge, a table or its wrapper scrolling sideways inside its box
-// (a column hidden in a scroller), a figure in type under 12 px.
+// (a column hidden in a scroller), a figure in type under 12 px, and two
+// elements with one id.
 const fitsPhone = `(() => {
   const bad = [], W = document.documentElement.clientWidth;
   if (document.documentElement.scrollWidth > W + 1) bad.push('the page is ' + document.documentElement.scrollWidth + ' px wide');
@@ -28,6 +29,9 @@ const fitsPhone = `(() => {
     const fs = parseFloat(getComputedStyle(e).fontSize);
     if (e.getBoundingClientRect().width > 0 && fs < 12) bad.push(name(e) + ' in ' + fs + ' px type');
   }
+  // Two elements of one id: a figure read by id could be the wrong one.
+  const seen = new Set();
+  for (const e of document.querySelectorAll('[id]')) { if (seen.has(e.id)) bad.push('id ' + e.id + ' twice'); seen.add(e.id); }
   return bad.slice(0, 12);
 })()`
 

@@ -50,18 +50,36 @@ export class BatchGauge {
 
   // at draws the trace b at time t and returns the counts drawn.
   at(b, t) {
-    const m = b.max_num_seqs, c = countAt(b, t);
+    const c = countAt(b, t);
+    this.draw(c, b.max_num_seqs, '');
+    return c;
+  }
+
+  // average draws the time-weighted mean of the trace b over its span.
+  average(b) {
+    let run = 0, wait = 0;
+    const n = b.at_ms.length, span = b.at_ms[n - 1] - b.at_ms[0];
+    for (let i = 0; i + 1 < n; i++) {
+      const dt = b.at_ms[i + 1] - b.at_ms[i];
+      run += b.running[i] * dt; wait += b.waiting[i] * dt;
+    }
+    const c = span > 0 ? {running: run / span, waiting: wait / span} : {running: b.running[0] || 0, waiting: b.waiting[0] || 0};
+    this.draw(c, b.max_num_seqs, 'on average ');
+    return c;
+  }
+
+  draw(c, m, how) {
     const g = this.runningRow.querySelector('.gauge'), q = this.queueRow.querySelector('.gauge');
+    const n = v => (Number.isInteger(v) ? String(v) : v.toFixed(1));
     g.querySelector('.fill').style.width = (100 * Math.min(c.running, m) / m) + '%';
     g.dataset.running = String(c.running); g.dataset.max = String(m);
-    g.setAttribute('aria-label', `running ${c.running} of ${m}`);
-    this.runningRow.querySelector('.gauge-text').textContent = `running ${c.running} of ${m}` + (c.running >= m ? ' (full)' : '');
+    g.setAttribute('aria-label', `${how}running ${n(c.running)} of ${m}`);
+    this.runningRow.querySelector('.gauge-text').textContent = `${how}running ${n(c.running)} of ${m}` + (c.running >= m ? ' (full)' : '');
     // The queue on the batch's scale: a full bar is a whole batch waiting.
     q.querySelector('.fill').style.width = (100 * Math.min(c.waiting, m) / m) + '%';
     q.dataset.waiting = String(c.waiting);
-    q.setAttribute('aria-label', `${c.waiting} waiting`);
-    this.queueRow.querySelector('.gauge-text').textContent = `${c.waiting} waiting` + (c.waiting > m ? ` (${(c.waiting / m).toFixed(1)} batches)` : '');
-    return c;
+    q.setAttribute('aria-label', `${how}${n(c.waiting)} waiting`);
+    this.queueRow.querySelector('.gauge-text').textContent = `${how}${n(c.waiting)} waiting` + (c.waiting > m ? ` (${(c.waiting / m).toFixed(1)} batches)` : '');
   }
 }
 

@@ -7,6 +7,7 @@ import {api, h, fmt, debounce} from './api.js';
 import {lineChart} from './charts.js';
 import * as progress from './progress.js';
 import {pairView, lessonTableView} from './lifecycle.js';
+import {BatchGauge} from './engineview.js';
 
 const metricNames = {
   ttft_p50_ms: ['TTFT p50', 'ms'], ttft_p95_ms: ['p95 TTFT', 'ms'], ttft_p99_ms: ['p99 TTFT', 'ms'],
@@ -248,14 +249,19 @@ export async function mount(el, ctx, rest) {
   const cvOut = h('div', {id: 'cv-out', 'aria-live': 'polite', dataset: {seq: '0'}});
   const charts = h('div', {class: 'curves'}, h('div', {id: 'cv-throughput'}), h('div', {id: 'cv-ttft'}), h('p', {id: 'cv-notes', class: 'notes'}, 'sweeping…'));
   let sweep = null, cvLast = null;
-  const cv = live(cvOut, () => [{...cb, load: users.get()}], r => {
+  // The engine's batch over the run: it fills as users are added, then
+  // the queue beside it grows (the engine's own steps, averaged in time).
+  const cvGauge = new BatchGauge('cv-batch');
+  const cv = live(cvOut, () => [{...cb, load: users.get(), lifecycle: true}], r => {
     cvLast = r;
     const f = r.figures, pr = r.pressure;
     cvOut.replaceChildren(
       h('div', {id: 'cv-badge', class: 'badge ' + pr.level, dataset: {level: pr.level}, role: 'status'}, h('strong', {}, levelText[pr.level]), h('span', {}, pr.reason)),
       h('div', {class: 'metrics'}, figure('cv-rps', 'Throughput', f.throughput_rps, 'req/s'), figure('cv-ttft-p95', 'p95 TTFT', f.ttft_ms.p95, 'ms'),
         figure('cv-queue', 'Queue p50', f.queue_ms.p50, 'ms'), figure('cv-front-end', 'Front end p50', f.front_end_ms.p50, 'ms'), figure('cv-otps', 'Output', f.output_tps, 'tok/s')),
+      r.batch ? cvGauge.el : null,
       h('p', {class: 'notes'}, 'Queue: the wait before the engine admits a request (what the badge counts as waiting). Front end: the API server\'s work before that (HTTP, chat template, tokenization), a phase of its own; it grows when the server is busy streaming to many users.'));
+    if (r.batch) cvGauge.average(r.batch);
     drawCurve(sweep, cvLast);
   });
   users.input.addEventListener('input', cv.soon);
