@@ -92,5 +92,42 @@ func TestDocsUIFigures(t *testing.T) {
 		}
 		rps = append(rps, strconv.FormatFloat(st.Summary.RequestThroughputRPS, 'f', 1, 64))
 	}
+	// The Simulator at the page's defaults (assets/sim.js), and the
+	// badge's examples.
+	def := func(users float64) *simOutcome {
+		t.Helper()
+		p := SimParams{LoadKind: "concurrency", Load: users, InputTokens: "512", OutputTokens: "128", TP: 1, MaxNumSeqs: 256, Replicas: 1}
+		su, err := p.setup()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := su.run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	at16 := def(16)
+	f := at16.Summary
+	want("the default TTFT percentiles", fmt.Sprintf("at 16 users TTFT p50 %s, p95 %s", uiFmt(f.TTFTMS.P50, "ms"), uiFmt(f.TTFTMS.P95, "ms")))
+	for _, r := range at16.Ranges.Figures {
+		if r.Metric == "ttft_ms.p95" {
+			lo, hi := uiFmt(r.Low, "ms"), uiFmt(r.High, "ms")
+			// fmtRange (assets/sim.js): the unit once when both ends share it.
+			if strings.HasSuffix(lo, " ms") && strings.HasSuffix(hi, " ms") {
+				lo = strings.TrimSuffix(lo, " ms")
+			}
+			want("the default p95 TTFT's range", fmt.Sprintf("\"TTFT p95 %s; %s–%s on hosts knee has not seen\" at the page's defaults of 16 users", uiFmt(f.TTFTMS.P95, "ms"), lo, hi))
+		}
+	}
+	level := map[string]string{Healthy: "Healthy", Strained: "Strained", Saturated: "Saturated"}
+	b8, b32, b280, b600 := def(8), def(32), def(280), def(600)
+	if b8.Pressure.Level != b32.Pressure.Level {
+		t.Errorf("8 users %s, 32 users %s: docs/ui.md names them together", b8.Pressure.Level, b32.Pressure.Level)
+	}
+	want("the badge's examples", fmt.Sprintf("8 and 32 users are %s (p95 TTFT %s and %s), 280 users %s (p95 TTFT %s), 600 users %s (p95 TTFT %s)",
+		level[b8.Pressure.Level], uiFmt(b8.Summary.TTFTMS.P95, "ms"), uiFmt(b32.Summary.TTFTMS.P95, "ms"),
+		level[b280.Pressure.Level], uiFmt(b280.Summary.TTFTMS.P95, "ms"), level[b600.Pressure.Level], uiFmt(b600.Summary.TTFTMS.P95, "ms")))
+
 	want("the closed loop's throughput past saturation", fmt.Sprintf("Now the default engine reads %s, %s and %s req/s at 256, 512 and 1,024 users", rps[0], rps[1], rps[2]))
 }
