@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -128,6 +129,47 @@ func TestDocsUIFigures(t *testing.T) {
 	want("the badge's examples", fmt.Sprintf("8 and 32 users are %s (p95 TTFT %s and %s), 280 users %s (p95 TTFT %s), 600 users %s (p95 TTFT %s)",
 		level[b8.Pressure.Level], uiFmt(b8.Summary.TTFTMS.P95, "ms"), uiFmt(b32.Summary.TTFTMS.P95, "ms"),
 		level[b280.Pressure.Level], uiFmt(b280.Summary.TTFTMS.P95, "ms"), level[b600.Pressure.Level], uiFmt(b600.Summary.TTFTMS.P95, "ms")))
+
+	// Learn's claims as the page prints them beside each (assets/learn.js,
+	// checkClaims), for the few docs/ui.md quotes.
+	names := map[string][2]string{"ttft_p50_ms": {"TTFT p50", "ms"}, "ttft_p95_ms": {"p95 TTFT", "ms"}, "ttft_p99_ms": {"p99 TTFT", "ms"},
+		"tpot_p50_ms": {"TPOT p50", "ms"}, "e2e_p50_ms": {"E2E p50", "ms"}, "e2e_p99_ms": {"p99 E2E", "ms"}, "queue_p50_ms": {"queue p50", "ms"},
+		"throughput_rps": {"throughput", "req/s"}, "output_tps": {"output", "tok/s"}, "decode_rate_tps": {"decode rate", "tok/s"}}
+	for _, s := range learnSections {
+		for _, c := range s.Claims {
+			if !slices.Contains([]string{"prompt-ttft", "output-e2e", "queue-forms", "flat-past-saturation", "varied-tail"}, c.ID) {
+				continue
+			}
+			r, err := c.check(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := names[c.Metric]
+			text := fmt.Sprintf("%s %s → %s", n[0], uiFmt(r.From, n[1]), uiFmt(r.To, n[1]))
+			if c.Over != "" {
+				o := names[c.Over]
+				text += fmt.Sprintf(", %s %s → %s", o[0], uiFmt(r.OverFrom, o[1]), uiFmt(r.OverTo, o[1]))
+			}
+			bound := "at most ×" + strconv.FormatFloat(c.AtMost, 'f', -1, 64)
+			if c.AtLeast != 0 {
+				bound = "at least ×" + strconv.FormatFloat(c.AtLeast, 'f', -1, 64)
+			}
+			digits := 1
+			if r.Value < 1 {
+				digits = 2
+			}
+			rel := ""
+			if c.Over != "" {
+				rel = " relative"
+			}
+			holds := "✓ holds"
+			if !r.Holds {
+				holds = "✗ does not hold"
+			}
+			text += fmt.Sprintf(": ×%s%s (claimed %s) %s", strconv.FormatFloat(r.Value, 'f', digits, 64), rel, bound, holds)
+			want("Learn's claim "+c.ID, fmt.Sprintf("- `%s`: %s", c.ID, text))
+		}
+	}
 
 	want("the closed loop's throughput past saturation", fmt.Sprintf("Now the default engine reads %s, %s and %s req/s at 256, 512 and 1,024 users", rps[0], rps[1], rps[2]))
 }
