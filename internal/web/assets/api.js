@@ -98,5 +98,7 @@ export function stacked(table) {
   const names = [...table.querySelectorAll('thead th')].map(th => th.textContent);
   for (const tr of table.querySelectorAll('tbody tr')) [...tr.cells].forEach((td, i) => { td.dataset.label = names[i] || ''; });
   table.classList.add('stack');
+  // A row of more than four cells stacks two cells a line.
+  if (names.length > 4) table.classList.add('pairs');
   return table;
 }
