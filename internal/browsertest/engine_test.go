@@ -60,6 +60,41 @@ func TestEngineViewInBrowser(t *testing.T) {
 		t.Errorf("Kneedle's detail is not behind a closed disclosure: open %s, %q", v["open"], v["detail"])
 	}
 
+	// The throughput-against-TTFT curve: a point a swept load, drawn where
+	// its figures put it on the axes, the knee and the objective marked.
+	tr := eval[map[string]any](b, `(() => { const el = document.getElementById('curve-tradeoff'), sc = JSON.parse(el.dataset.scale), t = document.getElementById('curve-throughput').dataset;
+	  const pts = [...el.querySelectorAll('circle.t-point')].map(c => ({x: Number(c.dataset.x), y: Number(c.dataset.y), label: c.dataset.label, cx: Number(c.getAttribute('cx')), cy: Number(c.getAttribute('cy')), knee: c.classList.contains('t-knee')}));
+	  const o = el.querySelector('line.t-objective');
+	  return {sc, pts, loads: t.loads, rps: t.rps, ttft: document.getElementById('curve-ttft').dataset.ttft, knee: t.knee, objY: o ? Number(o.getAttribute('y1')) : -1, obj: o ? Number(o.dataset.y) : -1}; })()`)
+	sc := tr["sc"].(map[string]any)
+	at := func(k string) float64 { return num(sc[k]) }
+	pts := tr["pts"].([]any)
+	loads, rpsList, ttftList := strings.Split(fmt.Sprint(tr["loads"]), ","), strings.Split(fmt.Sprint(tr["rps"]), ","), strings.Split(fmt.Sprint(tr["ttft"]), ",")
+	if len(pts) != len(loads) {
+		t.Fatalf("the tradeoff curve has %d points for %d swept loads", len(pts), len(loads))
+	}
+	yPos := func(v float64) float64 {
+		return at("T") + at("H")*(1-(math.Log10(v)-at("y0"))/(at("y1")-at("y0")))
+	}
+	for i, p := range pts {
+		q := p.(map[string]any)
+		x, y := num(q["x"]), num(q["y"])
+		wantX, _ := strconv.ParseFloat(rpsList[i], 64)
+		wantY, _ := strconv.ParseFloat(ttftList[i], 64)
+		if q["label"] != loads[i] || math.Abs(x-wantX) > 0.006 || y != wantY {
+			t.Errorf("tradeoff point %d: load %v at (%v, %v); the curves say load %s at (%v, %v)", i, q["label"], x, y, loads[i], wantX, wantY)
+		}
+		if cx := at("L") + at("W")*x/at("x1"); math.Abs(num(q["cx"])-cx) > 0.5 || math.Abs(num(q["cy"])-yPos(y)) > 0.5 {
+			t.Errorf("tradeoff point %s drawn at (%.1f, %.1f), its figures put it at (%.1f, %.1f)", loads[i], num(q["cx"]), num(q["cy"]), cx, yPos(y))
+		}
+		if q["knee"] == true && q["label"] != tr["knee"] {
+			t.Errorf("the tradeoff curve marks %v as the knee, the sweep's is %v", q["label"], tr["knee"])
+		}
+	}
+	if num(tr["obj"]) != 2000 || math.Abs(num(tr["objY"])-yPos(2000)) > 0.5 {
+		t.Errorf("the objective's line is drawn at %.1f for %v ms, want %.1f for 2000 ms", num(tr["objY"]), tr["obj"], yPos(2000))
+	}
+
 	// The Lifecycle: the same gauge on its clock, and its step-through
 	// follows one request: the clock moves to where it enters each phase,
 	// its dot is in the lane in focus, its bar is marked.

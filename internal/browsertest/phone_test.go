@@ -29,6 +29,12 @@ const fitsPhone = `(() => {
     const fs = parseFloat(getComputedStyle(e).fontSize);
     if (e.getBoundingClientRect().width > 0 && fs < 12) bad.push(name(e) + ' in ' + fs + ' px type');
   }
+  // A chart drawn in SVG is not shrunk below its own units (its 12 px type
+  // would shrink with it).
+  for (const e of document.querySelectorAll('#page svg[viewBox]')) {
+    const vb = e.viewBox.baseVal, r = e.getBoundingClientRect();
+    if (vb && vb.width > 0 && r.width < 0.99 * vb.width) bad.push(name(e) + ' drawn at ' + (100 * r.width / vb.width).toFixed(0) + '% of its size');
+  }
   // Two elements of one id: a figure read by id could be the wrong one.
   const seen = new Set();
   for (const e of document.querySelectorAll('[id]')) { if (seen.has(e.id)) bad.push('id ' + e.id + ' twice'); seen.add(e.id); }

@@ -3,7 +3,7 @@
 // and p95 TTFT over load) with the current point, the knee and the SLO-safe
 // point marked. Every change reruns knee's engine on the server.
 import {api, h, fmt, debounce} from './api.js';
-import {lineChart} from './charts.js';
+import {lineChart, tradeoffChart} from './charts.js';
 import {EngineView} from './engineview.js';
 
 export const defaults = {
@@ -82,7 +82,7 @@ export async function mount(el, ctx) {
   const engineEl = h('section', {id: 'sim-engine', class: 'card', 'aria-label': 'Inside the engine'});
   engine = new EngineView(engineEl);
   const curves = h('section', {id: 'sim-curves', class: 'curves', 'aria-label': 'Sweep curves'},
-    h('div', {id: 'curve-throughput'}), h('div', {id: 'curve-ttft'}), h('p', {id: 'curve-notes', class: 'notes'}));
+    h('div', {id: 'curve-throughput'}), h('div', {id: 'curve-ttft'}), h('div', {id: 'curve-tradeoff', class: 'wide'}), h('p', {id: 'curve-notes', class: 'notes'}));
   el.append(h('h1', {}, 'Simulator'),
     h('p', {class: 'lede'}, 'Change the load, the request shape or the deployment: knee\'s discrete-event engine (a vLLM-like scheduler on a roofline cost model) reruns in virtual time and the figures follow.'),
     h('div', {class: 'sim-layout'}, controls, h('div', {}, results, engineEl, curves)));
@@ -261,6 +261,14 @@ function renderCurves(sw, cur) {
     series: [{label: 'p95 TTFT (ms)', values: sw.steps.map(s => s.ttft_p95_ms ?? null), color: '#dc2626'}],
     marks: {vlines, hlines: ttftSLO ? [{y: ttftSLO.threshold, label: 'SLO ' + ttftSLO.objective, color: '#64748b'}] : [],
       points: [{x: curX, y: cur ? cur.figures.ttft_ms.p95 : null, color: '#ea580c'}]}});
+  // The same steps as one curve: throughput against p95 TTFT, each point
+  // its load; the knee is where it turns up, the objective one line.
+  const tEl2 = document.getElementById('curve-tradeoff');
+  if (tEl2) {
+    tradeoffChart(tEl2, {title: 'p95 TTFT against throughput, one point a load', xLabel: tput === 'output_tps' ? 'output tok/s' : 'req/s', yLabel: 'p95 TTFT (log scale)',
+      points: sw.steps.map(s => ({x: s[tput], y: s.ttft_p95_ms, label: String(s.load), mark: s.load === kneeX ? 'knee' : s.load === safeX ? 'safe' : s.load === curX ? 'current' : ''})),
+      yLine: ttftSLO ? {y: ttftSLO.threshold, label: 'SLO ' + ttftSLO.objective} : null});
+  }
   const notes = document.getElementById('curve-notes');
   notes.replaceChildren(
     h('span', {class: 'key current'}, '● current setting'), ' The p95 TTFT axis is logarithmic, so the objective\'s line and the low loads stay readable beside the seconds of a queue.',
