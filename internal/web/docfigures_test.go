@@ -121,6 +121,23 @@ func TestDocsUIFigures(t *testing.T) {
 			want("the default p95 TTFT's range", fmt.Sprintf("\"TTFT p95 %s; %s–%s on hosts knee has not seen\" at the page's defaults of 16 users", uiFmt(f.TTFTMS.P95, "ms"), lo, hi))
 		}
 	}
+	// The front end on a quiet server, as the pages round it (docs/ui.md,
+	// Learn §2, the Lifecycle's queue phase).
+	fe := fmt.Sprintf("%.0f ms", def(1).Summary.FrontEndMS.P50)
+	for _, c := range []struct{ file, text string }{
+		{"../../docs/ui.md", "the ~" + fe + " front end of every request"},
+		{"assets/learn.js", "TTFT includes about " + fe + " of front end"},
+		{"assets/lifecycle.js", "tokenization: about " + fe + " on a quiet server"},
+	} {
+		b, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), c.text) {
+			t.Errorf("%s does not say the front end's time on a quiet server as the code computes it: want %q", c.file, c.text)
+		}
+	}
+
 	level := map[string]string{Healthy: "Healthy", Strained: "Strained", Saturated: "Saturated"}
 	b8, b32, b280, b600 := def(8), def(32), def(280), def(600)
 	if b8.Pressure.Level != b32.Pressure.Level {

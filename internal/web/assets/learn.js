@@ -327,7 +327,7 @@ export async function mount(el, ctx, rest) {
     section('phases', [
       'TTFT answers "how long until the answer starts?"; the decode rate (tokens per second, 1 / TPOT) answers "how fast does it stream once it has started?". Total latency adds them up and so hides which one is slow.',
       'Two more words the objectives use. Inter-token latency (ITL) is each gap between two streamed tokens as the client receives them; TPOT is their mean over one request\'s decode, so one long stall shows in p99 ITL but hardly in TPOT. Goodput is the requests per second that met every objective (knee\'s --slo, e.g. p95(ttft)<2s, p99(itl)<100ms): the throughput that counts, since a request that missed its objective was served but not served well.',
-      'Here the engine admits at most 32 requests at once. Raise the arrival rate past what 32 sequences serve: the wait before admission grows, while prefill and the per-token pace stay about where they were. TTFT includes about 10 ms of front end (HTTP, chat template, tokenization) before the engine sees the request.'],
+      'Here the engine admits at most 32 requests at once. Raise the arrival rate past what 32 sequences serve: the wait before admission grows, while prefill and the per-token pace stay about where they were. TTFT includes about 12 ms of front end (HTTP, chat template, tokenization) before the engine sees the request.'],
     h('div', {class: 'live'}, rate.el, phOut),
     h('div', {}, h('h3', {}, 'The worked pair: same total, different bottleneck'), pairEl)),
     section('curve', [
