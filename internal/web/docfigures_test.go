@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/knee-dev/knee/internal/sweep"
+	"github.com/knee-dev/knee/internal/workload"
 )
 
 // uiFmt writes a figure as the page's fmt does (assets/api.js), so a
@@ -137,6 +138,43 @@ func TestDocsUIFigures(t *testing.T) {
 			t.Errorf("%s does not say the front end's time on a quiet server as the code computes it: want %q", c.file, c.text)
 		}
 	}
+
+	// Learn §4 with the Mooncake sample (knee ui --trace): the fixed run at
+	// the trace's means beside its replay, at 30 req/s.
+	tr, err := workload.OpenTrace("../workload/testdata/trace_mooncake.jsonl", workload.TraceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti := tr.Info()
+	var rb SimParams
+	for _, s := range learnSections {
+		if s.ID == "realism" {
+			rb = s.Base
+		}
+	}
+	rb.Load = 30
+	fixed, replay := rb, rb
+	fixed.InputTokens, fixed.OutputTokens = strconv.FormatInt(ti.InputTokens/int64(ti.Kept), 10), strconv.FormatInt(ti.OutputTokens/int64(ti.Kept), 10)
+	fixed.Requests = min(ti.Kept, 2000)
+	replay.Trace = true
+	runOf := func(p SimParams, trace bool) *simOutcome {
+		t.Helper()
+		su, err := p.setup()
+		if err == nil && trace {
+			err = (&Server{cfg: Config{Trace: tr}}).withTrace(su)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := su.run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	fo, ro := runOf(fixed, false), runOf(replay, true)
+	want("the Mooncake sample's fixed run and replay", fmt.Sprintf("the fixed run at its means (%s prompt / %s output tokens) has p99 TTFT %s, the replay %s",
+		fixed.InputTokens, fixed.OutputTokens, uiFmt(fo.Summary.TTFTMS.P99, "ms"), uiFmt(ro.Summary.TTFTMS.P99, "ms")))
 
 	level := map[string]string{Healthy: "Healthy", Strained: "Strained", Saturated: "Saturated"}
 	b8, b32, b280, b600 := def(8), def(32), def(280), def(600)
