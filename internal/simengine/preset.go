@@ -49,6 +49,9 @@ type GPU struct {
 	// left out); 0 idle: a tenth of the TDP.
 	TDPWatts  float64 `yaml:"tdp_watts,omitempty"`
 	IdleWatts float64 `yaml:"idle_watts,omitempty"`
+	// BoostClockMHz is the SM clock under load (0: not stated); knee
+	// serve's simulated dcgm-exporter reports it while steps run.
+	BoostClockMHz float64 `yaml:"boost_clock_mhz,omitempty"`
 }
 
 // kernelEfficiency is KernelEfficiency with its default.
@@ -705,6 +708,8 @@ func ParseGPU(b []byte) (GPU, error) {
 			g.TDPWatts, err = strconv.ParseFloat(v, 64)
 		case "idle_watts":
 			g.IdleWatts, err = strconv.ParseFloat(v, 64)
+		case "boost_clock_mhz":
+			g.BoostClockMHz, err = strconv.ParseFloat(v, 64)
 		default:
 			return fmt.Errorf("unknown key %q", k)
 		}
