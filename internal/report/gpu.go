@@ -68,19 +68,30 @@ func gpuSections(v *scrape.GPUView, e *energy.Figures) []section {
 		if len(ex.Timeline) < 2 {
 			continue
 		}
-		t := &table{header: []string{"t s", "GPUs", "power W (sum)", "SM active", "DRAM active", "memory MiB (sum)", "SM MHz", "temp °C (max)", "throttled"}}
+		throttled := false
+		for _, p := range ex.Timeline {
+			throttled = throttled || p.Throttled
+		}
+		t := &table{header: []string{"t s", "GPUs", "power W (sum)", "SM active %", "DRAM active %", "memory MiB (sum)", "SM MHz", "temp °C (max)"}}
+		if throttled {
+			t.header = append(t.header, "throttled")
+		}
 		step := max(1, (len(ex.Timeline)+maxTimelineRows-1)/maxTimelineRows)
 		for i := 0; i < len(ex.Timeline); i += step {
 			p := ex.Timeline[i]
 			if i+step >= len(ex.Timeline) {
 				p = ex.Timeline[len(ex.Timeline)-1] // end on the last reading
 			}
-			thr := ""
-			if p.Throttled {
-				thr = "yes"
+			row := []string{fnum(p.TMS/1000, 1), strconv.Itoa(p.GPUs), opt(p.PowerW, 1, 1), opt(p.SMActive, 100, 1), opt(p.DRAMActive, 100, 1),
+				opt(p.FBUsedMiB, 1, 0), opt(p.SMClockMHz, 1, 0), opt(p.TempC, 1, 0)}
+			if throttled {
+				thr := ""
+				if p.Throttled {
+					thr = "yes"
+				}
+				row = append(row, thr)
 			}
-			t.rows = append(t.rows, []string{fnum(p.TMS/1000, 1), strconv.Itoa(p.GPUs), opt(p.PowerW, 1, 1), opt(p.SMActive, 100, 1), opt(p.DRAMActive, 100, 1),
-				opt(p.FBUsedMiB, 1, 0), opt(p.SMClockMHz, 1, 0), opt(p.TempC, 1, 0), thr})
+			t.rows = append(t.rows, row)
 		}
 		out = append(out, section{title: fmt.Sprintf("GPU timeline (%s: %d scrapes, %d failed)", ex.URL, ex.Scrapes, ex.Failed), table: t})
 	}

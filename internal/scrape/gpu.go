@@ -389,9 +389,10 @@ func (st *GPUStats) summarize() {
 		g := GaugeStats{N: len(xs), First: xs[0], Last: xs[len(xs)-1]}
 		g.Max = math.Inf(-1)
 		for _, y := range xs {
-			g.Mean += y / float64(len(xs))
+			g.Mean += y
 			g.Max = math.Max(g.Max, y)
 		}
+		g.Mean /= float64(len(xs))
 		if st.Fields == nil {
 			st.Fields = map[GPUField]GaugeStats{}
 		}
