@@ -108,3 +108,37 @@ func TestGPUFlagsRefuseBadInput(t *testing.T) {
 		t.Errorf("sim --gpu-price NaN: exit %d, %s", code, errs)
 	}
 }
+
+// knee sweep --gpu-metrics-url gives every step its energy from the
+// exporter, the bigger batch the more tokens per joule.
+func TestSweepGPUEnergyPerStep(t *testing.T) {
+	url, srv := simservertest.Start(t, nil)
+	code, out, errs := kneeCmd(t, "sweep", "--url", url, "--model", srv.Model(), "--concurrency", "1,16", "--requests", "32",
+		"--input-tokens", "128", "--output-tokens", "32", "--gpu-metrics-url", url+simserver.DCGMPath, "--metrics-interval", "200ms", "--json", "--quiet", "--no-store")
+	if code != 0 {
+		t.Fatalf("knee sweep: exit %d: %s", code, errs)
+	}
+	var res struct {
+		Steps []struct {
+			Load             float64  `json:"load"`
+			OutputTokensPerJ *float64 `json:"output_tokens_per_j"`
+			Energy           *struct {
+				Source string `json:"source"`
+			} `json:"energy"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(res.Steps) != 2 {
+		t.Fatalf("%d steps", len(res.Steps))
+	}
+	for _, s := range res.Steps {
+		if s.Energy == nil || s.Energy.Source != "energy counter" || s.OutputTokensPerJ == nil || *s.OutputTokensPerJ <= 0 {
+			t.Fatalf("step %v without its energy: %+v", s.Load, s)
+		}
+	}
+	if a, b := *res.Steps[0].OutputTokensPerJ, *res.Steps[1].OutputTokensPerJ; !(b > a) {
+		t.Errorf("16 in flight %.3f tok/J, not above 1 in flight's %.3f", b, a)
+	}
+}

@@ -142,6 +142,24 @@ func saveGPUSeries(out string, series []*scrape.Series) error {
 	return os.WriteFile(filepath.Join(out, "gpu_metrics.json"), b, 0o644)
 }
 
+// stepHook is a sweep step's GPU reading (sweep.TargetRunner.GPUMetrics):
+// nil without --gpu-metrics-url.
+func (g *gpuMetricsFlags) stepHook(interval time.Duration) func(ctx context.Context) func(time.Time, []record.Request) (*energy.Figures, []string) {
+	if len(g.urls) == 0 {
+		return nil
+	}
+	return func(ctx context.Context) func(time.Time, []record.Request) (*energy.Figures, []string) {
+		scs := g.start(ctx, interval)
+		return func(runStart time.Time, recs []record.Request) (*energy.Figures, []string) {
+			v, e, _ := g.gpuEnergy(scs, runStart, recs)
+			if v == nil {
+				return e, nil
+			}
+			return e, v.Notes
+		}
+	}
+}
+
 func (g *gpuMetricsFlags) config() [][2]string {
 	var c [][2]string
 	for _, u := range g.urls {
