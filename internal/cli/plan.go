@@ -303,17 +303,17 @@ func allInvalid(fams []plan.Family) string {
 }
 
 type planHeader struct {
-	Model string `json:"model"`
+	Model    string   `json:"model"`
+	RateRPS  float64  `json:"rate_rps"`
+	Arrival  string   `json:"arrival"`
+	Input    string   `json:"input_tokens"`
+	Output   string   `json:"output_tokens"`
+	Seed     uint64   `json:"seed"`
+	SLOs     []string `json:"slos"`
+	ElapsedS float64  `json:"elapsed_s"`
+	Workers  int      `json:"workers"`
 	// Objective is what the winner minimises: cost or energy.
-	Objective string   `json:"objective"`
-	RateRPS   float64  `json:"rate_rps"`
-	Arrival   string   `json:"arrival"`
-	Input     string   `json:"input_tokens"`
-	Output    string   `json:"output_tokens"`
-	Seed      uint64   `json:"seed"`
-	SLOs      []string `json:"slos"`
-	ElapsedS  float64  `json:"elapsed_s"`
-	Workers   int      `json:"workers"`
+	Objective string `json:"objective"`
 	// Mix describes a --mix's classes; ClassSLOs are their own objectives.
 	Mix       string   `json:"mix,omitempty"`
 	ClassSLOs []string `json:"class_slos,omitempty"`

@@ -172,40 +172,41 @@ func lookupColumn(name string) (column, bool) {
 // digest for CI scripts and carry the same names as CSV columns; summary is
 // the full measurement when there was one.
 type stepJSON struct {
-	Load          float64     `json:"load"`
-	LoadKind      string      `json:"load_kind"`
-	OfferedRPS    *float64    `json:"offered_rps,omitempty"`
-	ThroughputRPS *float64    `json:"throughput_rps"` // null when the step's source did not give it
-	OutputTPS     *float64    `json:"output_tps"`
-	InputTPS      *float64    `json:"input_tps,omitempty"`
-	GoodputRPS    *float64    `json:"goodput_rps,omitempty"`
-	TTFTP50MS     *float64    `json:"ttft_p50_ms,omitempty"`
-	TTFTP95MS     *float64    `json:"ttft_p95_ms,omitempty"`
-	TTFTP99MS     *float64    `json:"ttft_p99_ms,omitempty"`
-	ITLP50MS      *float64    `json:"itl_p50_ms,omitempty"`
-	ITLP95MS      *float64    `json:"itl_p95_ms,omitempty"`
-	ITLP99MS      *float64    `json:"itl_p99_ms,omitempty"`
-	TPOTP50MS     *float64    `json:"tpot_p50_ms,omitempty"`
-	E2EP50MS      *float64    `json:"e2e_p50_ms,omitempty"`
-	E2EP95MS      *float64    `json:"e2e_p95_ms,omitempty"`
-	E2EP99MS      *float64    `json:"e2e_p99_ms,omitempty"`
-	ErrorRate     *float64    `json:"error_rate"`
-	RejectionRate *float64    `json:"rejection_rate"`
-	Requests      int         `json:"requests,omitempty"`
-	PeakInFlight  int         `json:"peak_in_flight,omitempty"`
-	SLOMet        bool        `json:"slo_met"`
-	SLOs          []Check     `json:"slos,omitempty"`
-	Refined       bool        `json:"refined,omitempty"`
-	Warnings      []string    `json:"warnings,omitempty"`
-	Server        *ServerStep `json:"server,omitempty"`
-	ProbeTTFTP95  *float64    `json:"probe_ttft_p95_ms,omitempty"`
-	Oversaturated string      `json:"oversaturated,omitempty"`
-	Classes       []ClassStep `json:"classes,omitempty"`
+	Load          float64        `json:"load"`
+	LoadKind      string         `json:"load_kind"`
+	OfferedRPS    *float64       `json:"offered_rps,omitempty"`
+	ThroughputRPS *float64       `json:"throughput_rps"` // null when the step's source did not give it
+	OutputTPS     *float64       `json:"output_tps"`
+	InputTPS      *float64       `json:"input_tps,omitempty"`
+	GoodputRPS    *float64       `json:"goodput_rps,omitempty"`
+	TTFTP50MS     *float64       `json:"ttft_p50_ms,omitempty"`
+	TTFTP95MS     *float64       `json:"ttft_p95_ms,omitempty"`
+	TTFTP99MS     *float64       `json:"ttft_p99_ms,omitempty"`
+	ITLP50MS      *float64       `json:"itl_p50_ms,omitempty"`
+	ITLP95MS      *float64       `json:"itl_p95_ms,omitempty"`
+	ITLP99MS      *float64       `json:"itl_p99_ms,omitempty"`
+	TPOTP50MS     *float64       `json:"tpot_p50_ms,omitempty"`
+	E2EP50MS      *float64       `json:"e2e_p50_ms,omitempty"`
+	E2EP95MS      *float64       `json:"e2e_p95_ms,omitempty"`
+	E2EP99MS      *float64       `json:"e2e_p99_ms,omitempty"`
+	ErrorRate     *float64       `json:"error_rate"`
+	RejectionRate *float64       `json:"rejection_rate"`
+	Requests      int            `json:"requests,omitempty"`
+	PeakInFlight  int            `json:"peak_in_flight,omitempty"`
+	SLOMet        bool           `json:"slo_met"`
+	SLOs          []Check        `json:"slos,omitempty"`
+	Refined       bool           `json:"refined,omitempty"`
+	Warnings      []string       `json:"warnings,omitempty"`
+	Server        *ServerStep    `json:"server,omitempty"`
+	ProbeTTFTP95  *float64       `json:"probe_ttft_p95_ms,omitempty"`
+	Oversaturated string         `json:"oversaturated,omitempty"`
+	Classes       []ClassStep    `json:"classes,omitempty"`
+	Summary       *stats.Summary `json:"summary,omitempty"`
+
 	// OutputTokensPerJ is the energy's output tokens per joule, flat for
 	// scripts (the rest is in energy).
 	OutputTokensPerJ *float64        `json:"output_tokens_per_j,omitempty"`
 	Energy           *energy.Figures `json:"energy,omitempty"`
-	Summary          *stats.Summary  `json:"summary,omitempty"`
 }
 
 // given is v, or nil (JSON null) when it was not measured (NaN, ±Inf).
