@@ -137,6 +137,7 @@ func ParseDCGM(r io.Reader, lim Limits, host string) (gpus []GPUReading, familie
 // bounded and with control characters escaped before any report shows them.
 func readingLabels(m *dto.Metric, host string) GPUReading {
 	g := GPUReading{Host: host}
+	mig := ""
 	for _, l := range m.GetLabel() {
 		v := l.GetValue()
 		if len(v) > maxLabelBytes {
@@ -154,6 +155,15 @@ func readingLabels(m *dto.Metric, host string) GPUReading {
 			if v != "" {
 				g.Host = v
 			}
+		case "GPU_I_ID":
+			mig = v
+		}
+	}
+	if mig != "" {
+		// A MIG instance: its own series beside its GPU's others.
+		g.GPU += "/mig" + mig
+		if g.UUID != "" {
+			g.UUID += "/mig" + mig
 		}
 	}
 	return g
@@ -314,6 +324,12 @@ func NewGPUView(series []*Series, spanMS float64) *GPUView {
 	for _, k := range order {
 		st := byKey[k]
 		st.summarize()
+		if strings.Contains(st.GPU, "/mig") {
+			// A MIG instance has activity fields only: power, energy,
+			// memory and clocks are its GPU's.
+			st.Missing = nil
+			continue
+		}
 		if st.CounterResets > 0 {
 			v.Notes = append(v.Notes, fmt.Sprintf("GPU %s on %s: its energy counter fell %d time(s) (a reboot or driver reload?); each fall read as a restart from zero", st.GPU, st.Host, st.CounterResets))
 		}

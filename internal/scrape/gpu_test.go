@@ -80,6 +80,26 @@ func TestParseDCGMRealPayloads(t *testing.T) {
 	}
 }
 
+// MIG instances of one GPU (dcgm-exporter's GPU_I_ID label) stay apart.
+func TestParseDCGMMIGInstances(t *testing.T) {
+	t.Parallel()
+	text := `DCGM_FI_PROF_SM_ACTIVE{gpu="0",UUID="GPU-a",GPU_I_PROFILE="1g.10gb",GPU_I_ID="1",Hostname="n"} 0.25
+DCGM_FI_PROF_SM_ACTIVE{gpu="0",UUID="GPU-a",GPU_I_PROFILE="1g.10gb",GPU_I_ID="2",Hostname="n"} 0.75
+DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-a",Hostname="n"} 300
+`
+	g := parseDCGM(t, text, "h")
+	if len(g) != 3 {
+		t.Fatalf("%d readings, want the GPU and its two instances: %+v", len(g), g)
+	}
+	got := map[string]float64{}
+	for _, r := range g {
+		got[r.GPU] = r.Values[GPUSMActive] + r.Values[GPUPowerW]
+	}
+	if got["0/mig1"] != 0.25 || got["0/mig2"] != 0.75 || got["0"] != 300 {
+		t.Errorf("readings %v", got)
+	}
+}
+
 // A label carrying terminal controls or of any length is kept escaped and
 // bounded.
 func TestParseDCGMHostileLabels(t *testing.T) {
