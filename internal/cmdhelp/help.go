@@ -49,7 +49,7 @@ var FlagGroups = []flagGroup{
 		"trace-format", "trace-start", "trace-end", "trace-speedup", "trace-rate", "trace-max-context", "trace-sample"}},
 	{"Workload", []string{"input-tokens", "output-tokens", "dataset", "tokenizer", "shared-prefix", "prefix-groups", "prefix-tokens", "seed", "scenario-file", "save-scenario"}},
 	{"Traffic classes", []string{"probe-rate", "probe-input-tokens", "probe-output-tokens", "mix", "lora-modules", "max-loras", "max-lora-rank", "lora-load-ms", "stop-oversaturated"}},
-	{"Objectives", []string{"slo", "knee-metric"}},
+	{"Objectives", []string{"slo", "knee-metric", "objective"}},
 	{"Server metrics (Prometheus)", []string{"metrics-url", "metrics-interval", "no-metrics", "gpu-metrics-url"}},
 	{"Engine (simulated server)", []string{"gpu", "tp", "model-config", "kv-cache-dtype", "gpu-file", "model-file", "preset-file", "profile", "server-profile", "max-num-seqs", "max-num-batched-tokens",
 		"gpu-memory-utilization", "max-model-len", "queue-limit", "no-chunked-prefill", "no-prefix-caching", "step-time-scale", "default-max-tokens",
