@@ -262,6 +262,30 @@ type gpuAt struct {
 	v map[GPUField]float64
 }
 
+// MaxGPUSamples bounds a GPU scrape's samples: a node of 8 GPUs costs
+// about 8 KB a scrape, so a long run at a short interval would grow
+// without bound. At the bound every other sample is dropped (the first and
+// the last kept): the energy counter's delta stays exact (but for a reset
+// between two kept samples), and gauges and
+// the power integral read at half the resolution.
+var MaxGPUSamples = 4096
+
+// halveSamples keeps the even samples and the last.
+func halveSamples(s []Sample) []Sample {
+	last := s[len(s)-1]
+	n := 0
+	for i := 0; i < len(s); i += 2 {
+		s[n] = s[i]
+		n++
+	}
+	if (len(s)-1)%2 != 0 {
+		s[n] = last
+		n++
+	}
+	clear(s[n:])
+	return s[:n]
+}
+
 // Energy sources, as GPUView and GPUStats name them.
 const (
 	energyCounter  = "energy counter"

@@ -235,3 +235,24 @@ func TestScrapeAnExporterThatDies(t *testing.T) {
 		t.Errorf("server %q notes %q", s.Server, s.Notes)
 	}
 }
+
+// A GPU scrape's samples stay bounded: halving keeps the first and the
+// last, so a counter's delta over the run is unchanged.
+func TestHalveSamplesKeepsTheEnds(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{2, 3, 4, 7, 8} {
+		s := make([]Sample, n)
+		for i := range s {
+			s[i].TMS = float64(i)
+		}
+		h := halveSamples(s)
+		if h[0].TMS != 0 || h[len(h)-1].TMS != float64(n-1) || len(h) != n/2+1 {
+			t.Errorf("%d samples halved to %d: first %v last %v", n, len(h), h[0].TMS, h[len(h)-1].TMS)
+		}
+		for i := 1; i < len(h); i++ {
+			if h[i].TMS <= h[i-1].TMS {
+				t.Errorf("%d samples: out of order at %d", n, i)
+			}
+		}
+	}
+}

@@ -165,6 +165,10 @@ func (s *Scraper) scrapeOnce(ctx context.Context) {
 	}
 	smp.Values, smp.Hists, smp.GPUs = p.Sample.Values, p.Sample.Hists, p.Sample.GPUs
 	s.series.Samples = append(s.series.Samples, smp)
+	if s.cfg.GPU && len(s.series.Samples) >= MaxGPUSamples {
+		s.series.Samples = halveSamples(s.series.Samples)
+		s.series.IntervalMS *= 2
+	}
 	if s.series.Server == "" && p.Server != "" {
 		s.series.Server = p.Server
 	}
