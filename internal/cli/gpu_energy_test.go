@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -31,9 +32,10 @@ func TestBenchGPUEnergyAgreesWithTheSimulator(t *testing.T) {
 	}))
 	defer exporter.Close()
 	tokens0 := srv.EngineStats().OutputTokens
-	code, out, errs := kneeCmd(t, "bench", "--url", url, "--model", srv.Model(), "--concurrency", "8", "--requests", "48",
+	db := map[string]string{"KNEE_DB": filepath.Join(t.TempDir(), "knee.db")}
+	code, out, errs := kneeEnv(t, db, "bench", "--url", url, "--model", srv.Model(), "--concurrency", "8", "--requests", "48",
 		"--input-tokens", "256", "--output-tokens", "48", "--gpu-metrics-url", exporter.URL+"/metrics", "--gpu-price", "2",
-		"--metrics-interval", "200ms", "--json", "--quiet", "--no-store")
+		"--metrics-interval", "200ms", "--json", "--quiet")
 	if code != 0 {
 		t.Fatalf("knee bench: exit %d: %s", code, errs)
 	}
@@ -90,6 +92,11 @@ func TestBenchGPUEnergyAgreesWithTheSimulator(t *testing.T) {
 		if gpu.Host != "knee-serve" || !(gpu.Fields["sm_active"].Mean > 0) || !(gpu.Fields["dram_active"].Mean > 0) || !(gpu.Fields["fb_used_mib"].Mean > 0) {
 			t.Errorf("GPU view %+v", gpu)
 		}
+	}
+	// The stored run's report shows the same energy and GPUs.
+	code, rep, errs := kneeEnv(t, db, "report", "last")
+	if code != 0 || !strings.Contains(rep, "GPUs (dcgm-exporter") || !strings.Contains(rep, "from the energy counter") {
+		t.Errorf("knee report last: exit %d %s\n%s", code, errs, rep)
 	}
 }
 
