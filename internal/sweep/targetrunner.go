@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/badinput"
+	"github.com/knee-dev/knee/internal/energy"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
@@ -67,6 +68,10 @@ type TargetRunner struct {
 	Series  func(*scrape.Series)
 	// PromptNote warns when the served prompt lengths are off ("": not).
 	PromptNote func(*stats.PromptCheck) string
+	// GPUMetrics starts reading the GPUs' exporters for one step (nil, or
+	// a nil finish: none); finish stops them and gives the step's energy
+	// over its records and notes on what the exporters did.
+	GPUMetrics func(ctx context.Context) (finish func(runStart time.Time, recs []record.Request) (*energy.Figures, []string))
 
 	// Partial is the step an interrupt cut short, when it measured anything.
 	Partial *Step
@@ -157,10 +162,17 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 	if r.Scrape != nil {
 		scraper = r.Scrape(ctx, cfg.BaseURL)
 	}
+	var gpuDone func(time.Time, []record.Request) (*energy.Figures, []string)
+	if r.GPUMetrics != nil {
+		gpuDone = r.GPUMetrics(ctx)
+	}
 	run, err := loadgen.Start(ctx, cfg, part)
 	if err != nil {
 		if scraper != nil {
 			scraper.Stop()
+		}
+		if gpuDone != nil {
+			gpuDone(time.Now(), nil)
 		}
 		return Step{}, badinput.Errorf("%v", err)
 	}
@@ -176,6 +188,11 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 	meter.Stop()
 	close(stepDone)
 	opts.OfferedRateRPS = res.OfferedRateRPS
+	var stepEnergy *energy.Figures
+	var gpuNotes []string
+	if gpuDone != nil {
+		stepEnergy, gpuNotes = gpuDone(res.Start, res.Records)
+	}
 	recs, probeTTFT := SplitProbes(res.Records)
 	sum := stats.Summarize(recs, opts)
 	if ctx.Err() != nil {
@@ -187,7 +204,12 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 		return Step{}, ctx.Err()
 	}
 	step := Step{Load: load, Summary: sum, Full: true, ProbeTTFTP95: probeTTFT, Oversaturated: res.Oversaturation,
-		Classes: r.Classes.Summarize(res.Records, opts, r.SLOs, &sum)}
+		Classes: r.Classes.Summarize(res.Records, opts, r.SLOs, &sum), Energy: stepEnergy}
+	for i, n := range gpuNotes {
+		if i < 2 {
+			step.Warnings = append(step.Warnings, "GPU metrics: "+n)
+		}
+	}
 	switch res.StoppedBy {
 	case loadgen.StopUnreachable:
 		step.Unreachable = fmt.Sprintf("every request of the first %v failed to connect to %s (%s)",
