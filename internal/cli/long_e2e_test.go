@@ -142,6 +142,7 @@ func TestImportStreamsRecords(t *testing.T) {
 // beside a load that queues in the engine, they wait in the same queue,
 // and the report shows both distributions.
 func TestProbesShowBackgroundLoad(t *testing.T) {
+	parallelUntimed(t)
 	light, _ := probeRun(t, "--concurrency", "1", "--duration", "2s", "--input-tokens", "64", "--output-tokens", "8")
 	heavy, _ := probeRun(t, "--concurrency", "16", "--duration", "2s", "--input-tokens", "2048", "--output-tokens", "8", "--gpu", "a10g")
 	lp, hp := ttftStat(light["probe"], "p95"), ttftStat(heavy["probe"], "p95")
@@ -268,6 +269,7 @@ func TestSweepMixOwnLoadsBesideEveryStep(t *testing.T) {
 // step (their records kept); each step's summary counts its own requests only, and the table has
 // the probes' p95 TTFT, higher beside the heavier step.
 func TestSweepProbesBesideEveryStep(t *testing.T) {
+	parallelUntimed(t)
 	out := t.TempDir()
 	code, _, stderr := kneeEnv(t, benchEnv(t), "sweep", "--no-store", "--quiet", "--out", out, "--concurrency", "1,16", "--duration", "3s", "--requests", "1000",
 		"--input-tokens", "2048", "--output-tokens", "8", "--gpu", "a10g", "--probe-rate", "10")
@@ -311,6 +313,9 @@ func TestSweepProbesBesideEveryStep(t *testing.T) {
 // rate runs its whole step, a high one stops over-saturated, and a higher
 // one is not measured; the notes name it. Closed-loop steps refuse the flag.
 func TestSweepStopsWhenOversaturated(t *testing.T) {
+	// Not parallelUntimed: its 1 req/s step on an L4 has 2 s of grace,
+	// which requests still in flight outlasted (exit 1) in 3 of 4 runs beside
+	// the other parallel tests on a busy machine.
 	out := t.TempDir()
 	code, stdout, stderr := kneeEnv(t, benchEnv(t), "sweep", "--no-store", "--quiet", "--out", out, "--rate", "1,60,120",
 		"--duration", "12s", "--requests", "2000", "--input-tokens", "1024", "--output-tokens", "64", "--gpu", "l4",
