@@ -661,9 +661,10 @@ func TestDocsExamplesRun(t *testing.T) {
 		runDocPage(t, child)
 		return
 	}
-	// The pages run two at a time (-parallel, GOMAXPROCS by default), each
-	// in a child process: they check exit codes, never a time, and spend
-	// most of theirs waiting on the simulated server's clock.
+	// The pages run side by side (-parallel: GOMAXPROCS by default, 4 in
+	// scripts/test.sh), each in a child process: they check exit codes,
+	// never a time, and spend most of theirs waiting on the simulated
+	// server's clock.
 	var mu sync.Mutex
 	total := 0
 	began := time.Now()

@@ -59,9 +59,10 @@ func buildKnee(t *testing.T) string {
 // asserted), bench's over-saturation stop (60 req/s on an L4 queues
 // far past the 16 in flight a stop needs; 4 req/s never nears it) and the
 // dead-target stops (a 5 s stretch, 40 s allowed). Go runs parallel tests
-// together (-parallel, GOMAXPROCS by default) only after all the
-// sequential ones, so these overlap one another and never a timing test,
-// and two at once share the cores without changing an outcome.
+// together (-parallel: GOMAXPROCS by default, 4 in scripts/test.sh) only
+// after all the sequential ones, so these overlap one another and never a
+// timing test, and four at once share two cores without changing an
+// outcome (measured on a loaded 2-core machine, plain and under -race).
 // TestShardDatabaseDownMidRun stays out: its shards' own writes must not
 // wait out its 2 s busy timeout on each other, which a crowded CPU could
 // make them do.
