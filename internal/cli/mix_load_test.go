@@ -76,6 +76,7 @@ classes:
 // carry its name and model, never more in flight than its users, the
 // per-class figures add up, and the report says how the load was split.
 func TestBenchOwnConcurrencyMix(t *testing.T) {
+	parallelUntimed(t)
 	out := t.TempDir()
 	code, _, stderr := kneeEnv(t, benchEnv(t), "bench", "--no-store", "--quiet", "--out", out, "--mix", writeMix(t, ownUsersMix), "--requests", "96")
 	if code != ExitOK {
@@ -140,6 +141,7 @@ classes:
 // schedule gives its number, and each class's count is within its
 // process's bounds of rate × duration.
 func TestBenchOwnRateMix(t *testing.T) {
+	parallelUntimed(t)
 	const dur = 4 * time.Second
 	path := writeMix(t, ownRatesMix)
 	out := t.TempDir()

@@ -58,7 +58,10 @@ func buildKnee(t *testing.T) string {
 // sweeps, the probes beside a light and a queueing load (60x apart, 2-4x
 // asserted), bench's over-saturation stop (60 req/s on an L4 queues
 // far past the 16 in flight a stop needs; 4 req/s never nears it) and the
-// dead-target stops (a 5 s stretch, 40 s allowed). Go runs parallel tests
+// dead-target stops (a 5 s stretch, 40 s allowed), and small runs checked
+// for their records, classes, reports and exit codes (the own-load mixes,
+// the sweeps by URL, over a trace and stored, failing and misbehaving
+// servers, the stored report). Go runs parallel tests
 // together (-parallel: GOMAXPROCS by default, 4 in scripts/test.sh) only
 // after all the sequential ones, so these overlap one another and never a
 // timing test, and four at once share two cores without changing an

@@ -91,6 +91,7 @@ func TestSimSweepAutoAndExit3(t *testing.T) {
 }
 
 func TestSweepEmbeddedIsStored(t *testing.T) {
+	parallelUntimed(t)
 	db := filepath.Join(t.TempDir(), "knee.db")
 	code, out, errs := kneeEnv(t, map[string]string{"KNEE_DB": db}, "sweep", "--gpu", "l4", "--concurrency", "1,2,4", "--requests", "6",
 		"--input-tokens", "64", "--output-tokens", "4", "--seed", "1", "--quiet", "--label", "tiny", "--request-timeout", "30s")
@@ -130,6 +131,7 @@ func TestSweepEmbeddedIsStored(t *testing.T) {
 // --url measures the given server (here a simulated one started by the
 // test, standing in for any OpenAI-compatible target).
 func TestSweepURL(t *testing.T) {
+	parallelUntimed(t)
 	url, srv := simservertest.Start(t, func(c *simserver.Config) {
 		g, _ := simengine.LookupGPU("l4")
 		c.Engine = simengine.DefaultConfig(g, c.Engine.Model, 1)
