@@ -39,13 +39,12 @@ go test -count=1 -run '^$' -race $timed_raced | { grep -v -E '^(ok|\?) ' || true
 # internal/cli's parallel tests (parallelUntimed in shard_kill_test.go, and
 # TestDocsExamplesRun's pages) assert no time and mostly wait on simulated
 # servers' clocks and timers: four at once, after its sequential (timing)
-# tests, in both of its passes.
-cli_parallel=4
+# tests. (Its race pass keeps the default two: there the detector makes
+# them CPU-bound, and four at once gained nothing.)
 go test -p 1 -count=1 -timeout 30m $(echo "$timed_pkgs" | grep -v '/internal/cli$')
-go test -count=1 -timeout 30m -parallel $cli_parallel ./internal/cli/
+go test -count=1 -timeout 30m -parallel 4 ./internal/cli/
 # The real-server tests verbose, so that the log shows what they measured
 # (the calibrated profile's held-out predictions against knee bench, the
 # sweep's knee); they skip, saying why, where no server is set up.
 go test -count=1 -timeout 20m -v ./internal/realserver/ | grep -v -E '^(=== (RUN|PAUSE|CONT)|PASS$)'
-go test -p 1 -count=1 -timeout 30m -race -short $(echo "$timed_raced" | grep -v '/internal/cli$')
-go test -count=1 -timeout 30m -race -short -parallel $cli_parallel ./internal/cli/
+go test -p 1 -count=1 -timeout 30m -race -short $timed_raced

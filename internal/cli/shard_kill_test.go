@@ -59,13 +59,13 @@ func buildKnee(t *testing.T) string {
 // asserted), bench's over-saturation stop (60 req/s on an L4 queues
 // far past the 16 in flight a stop needs; 4 req/s never nears it) and the
 // dead-target stops (a 5 s stretch, 40 s allowed), and small runs checked
-// for their records, classes, reports and exit codes (the own-load mixes,
+// for their records, classes, reports and exit codes (the own-users mix,
 // the sweeps by URL, over a trace and stored, failing and misbehaving
 // servers, the stored report). Go runs parallel tests
-// together (-parallel: GOMAXPROCS by default, 4 in scripts/test.sh) only
-// after all the sequential ones, so these overlap one another and never a
-// timing test, and four at once share two cores without changing an
-// outcome (measured on a loaded 2-core machine, plain and under -race).
+// together (-parallel: GOMAXPROCS by default, 4 in scripts/test.sh's
+// plain pass) only after all the sequential ones, so these overlap one
+// another and never a timing test, and four at once share two cores
+// without changing an outcome (measured on a loaded 2-core machine).
 // TestShardDatabaseDownMidRun stays out: its shards' own writes must not
 // wait out its 2 s busy timeout on each other, which a crowded CPU could
 // make them do.
