@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/knee-dev/knee/internal/badinput"
@@ -144,7 +145,16 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 		}
 		src = s
 	}
-	cfg.OnRecord = r.OnRecord
+	// The step's figures build as its records finish (the hooks take the
+	// records themselves): a step keeps none for its own length.
+	tally := &stepTally{probes: stats.NewAccumulator(stats.Options{})}
+	cfg.OnRecord = func(rec *record.Request) {
+		tally.add(rec)
+		if r.OnRecord != nil {
+			r.OnRecord(rec)
+		}
+	}
+	cfg.DiscardRecords = true
 	part := loadgen.Source(src)
 	if r.Begin != nil {
 		var err error
@@ -152,6 +162,8 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 			return Step{}, err
 		}
 	}
+	opts.OfferedRateRPS = cfg.OfferedRateRPS()
+	tally.main, tally.classes = stats.NewAccumulator(opts), r.Classes.Accumulate(opts, r.SLOs)
 	meter := runcheck.StartMeter()
 	var scraper *scrape.Scraper
 	if r.Scrape != nil {
@@ -175,9 +187,7 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 	res := run.Wait()
 	meter.Stop()
 	close(stepDone)
-	opts.OfferedRateRPS = res.OfferedRateRPS
-	recs, probeTTFT := SplitProbes(res.Records)
-	sum := stats.Summarize(recs, opts)
+	sum, probeTTFT := tally.main.Summary(), tally.probeTTFTP95()
 	if ctx.Err() != nil {
 		if sum.Requests > 0 {
 			// Interrupted mid-step: what was measured is kept, marked.
@@ -187,7 +197,7 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 		return Step{}, ctx.Err()
 	}
 	step := Step{Load: load, Summary: sum, Full: true, ProbeTTFTP95: probeTTFT, Oversaturated: res.Oversaturation,
-		Classes: r.Classes.Summarize(res.Records, opts, r.SLOs, &sum)}
+		Classes: tally.classes.Steps(&sum)}
 	switch res.StoppedBy {
 	case loadgen.StopUnreachable:
 		step.Unreachable = fmt.Sprintf("every request of the first %v failed to connect to %s (%s)",
@@ -222,7 +232,7 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 	if scraper != nil {
 		series = scraper.Stop()
 		series.Rebase(res.Start)
-		view = scrape.BuildView(series, res.Records, sum.Window.StartMS, sum.Window.EndMS)
+		view = scrape.BuildViewOf(series, &tally.join, sum.Window.StartMS, sum.Window.EndMS)
 	}
 	step.Server = ServerStepOf(view)
 	if stoppedEarly != nil {
@@ -263,5 +273,37 @@ func (r *TargetRunner) eos(ctx context.Context, cfg *loadgen.Config) error {
 		r.probed = true
 	}
 	cfg.IgnoreEOS, cfg.MinTokens = r.eosOK, r.minTokV
+	return nil
+}
+
+// stepTally is what a step's figures take from its records, fed from
+// loadgen's workers as each record finishes (SplitProbes, Summarize,
+// Classes.Summarize and scrape.BuildView over the step's records, without
+// them).
+type stepTally struct {
+	main, probes *stats.Accumulator // the load's records; the probes'
+	classes      *ClassAccumulator
+	mu           sync.Mutex // join is not safe for concurrent use
+	join         scrape.JoinTally
+}
+
+func (t *stepTally) add(r *record.Request) {
+	if r.Class == record.ProbeClass {
+		t.probes.Add(r)
+	} else {
+		t.main.Add(r)
+	}
+	t.classes.Add(r)
+	t.mu.Lock()
+	t.join.Add(r)
+	t.mu.Unlock()
+}
+
+// probeTTFTP95 is SplitProbes' probe TTFT p95 (nil: no probe had a TTFT).
+func (t *stepTally) probeTTFTP95() *float64 {
+	if sum := t.probes.Summary(); sum.TTFT.Count > 0 {
+		v := sum.TTFT.P95
+		return &v
+	}
 	return nil
 }

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/scrape"
+	"github.com/knee-dev/knee/internal/slo"
+	"github.com/knee-dev/knee/internal/stats"
+)
+
+// runTally is everything bench's report takes from the records, gathered
+// as each record finishes (loadgen's OnRecord) so that the run keeps no
+// record for its own length: the records themselves stream to the run
+// database and --out/records.jsonl (recordSink), and the report, SLO
+// gates, notes, JUnit verdicts and the server view read the tally. Its
+// memory is bounded: the accumulators are streaming histograms; the only
+// per-request state is stats.Accumulator's 16 bytes for the exact
+// in-flight count (and 8 bytes per measured turn of a conversation).
+//
+// It also keeps the run's records while they fit in keepBytes, as knee
+// sim keeps its stored ones: --out's report.html draws its curves and
+// waterfall from them, and a run whose records could not all be saved
+// writes them to the temp folder. A run that outgrows the budget drops
+// them all at once (a prefix would draw curves of the run's start only).
+type runTally struct {
+	mu       sync.Mutex
+	overall  *stats.Accumulator // every record but the probes
+	classes  *report.ClassTally
+	errors   report.ErrorTally
+	sessions stats.SessionTally
+	join     scrape.JoinTally
+	byClass  map[string]int // records per class as the records name it, for a mix's split note
+	count    int64
+	lastSend time.Duration
+
+	keepBytes int64 // 0: keep none
+	keptBytes int64
+	kept      []record.Request
+	keptOver  bool // the records outgrew keepBytes and were dropped
+}
+
+// keptRecordsBytes is the budget of records a bench run keeps for its
+// report.html and for the temp file of a run that could not save them:
+// runs of a few thousand requests keep them all; longer ones draw their
+// curves from the percentiles, as knee report does for imported summaries.
+var keptRecordsBytes int64 = 32 << 20
+
+func newRunTally(opts stats.Options, objectives slo.Set, classSLOs map[string]slo.Set, order []string, keepBytes int64) *runTally {
+	return &runTally{overall: stats.NewAccumulator(opts), classes: report.NewClassTally(opts, objectives, classSLOs, order),
+		byClass: map[string]int{}, keepBytes: keepBytes}
+}
+
+// add takes one finished record; loadgen may reuse r after.
+func (t *runTally) add(r *record.Request) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r.Class != record.ProbeClass { // the probes are a class apart, not the load's
+		t.overall.Add(r)
+	}
+	t.classes.Add(r)
+	t.errors.Add(r)
+	t.sessions.Add(r)
+	t.join.Add(r)
+	t.byClass[r.Class]++
+	t.count++
+	t.lastSend = max(t.lastSend, r.Sent)
+	if t.keptOver || t.keepBytes == 0 {
+		return
+	}
+	t.keptBytes += recordBytes(r)
+	if t.keptBytes > t.keepBytes {
+		t.kept, t.keptOver = nil, true
+		return
+	}
+	t.kept = append(t.kept, r.Clone())
+}
+
+// recordBytes is about what a copy of r holds in memory.
+func recordBytes(r *record.Request) int64 {
+	n := int64(unsafe.Sizeof(*r))
+	n += int64(8 * (len(r.TokenTimes) + len(r.ServerTokenTimes) + len(r.ServerWriteTimes)))
+	n += int64(4 * len(r.TokenCounts))
+	n += int64(len(r.ErrorMessage) + len(r.Session) + len(r.FinishReason) + len(r.Class) + len(r.Replica))
+	if r.ServerPhases != nil {
+		n += int64(unsafe.Sizeof(*r.ServerPhases))
+	}
+	return n
+}
+
+// summary is the run's overall summary (probes left out) and its classes
+// (nil for a run of one class), as report.ClassSummaries gives them for
+// the records sorted by ID.
+func (t *runTally) summary() (stats.Summary, []report.Class) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.overall.Summary(), t.classes.Classes()
+}
+
+// keptRecords are the records kept, in request order (nil when the run
+// outgrew the budget, or kept none).
+func (t *runTally) keptRecords() []record.Request {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	slices.SortStableFunc(t.kept, func(a, b record.Request) int { return cmp.Compare(a.ID, b.ID) })
+	return t.kept
+}
