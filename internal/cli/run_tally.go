@@ -39,21 +39,49 @@ type runTally struct {
 	count    int64
 	lastSend time.Duration
 
-	keepBytes int64 // 0: keep none
-	keptBytes int64
-	kept      []record.Request
-	keptOver  bool // the records outgrew keepBytes and were dropped
+	kept recordKeeper
 }
 
-// keptRecordsBytes is the budget of records a bench run keeps for its
-// report.html and for the temp file of a run that could not save them:
+// recordKeeper keeps a run's records while they fit in a budget of bytes
+// and drops them all once they outgrow it (bench's and sim's --out
+// report.html, and the temp file of a run that could not save them). Not
+// safe for concurrent use.
+type recordKeeper struct {
+	budget int64 // 0: keep none
+	bytes  int64
+	recs   []record.Request
+	over   bool // the records outgrew the budget and were dropped
+}
+
+// add keeps a copy of r while the records fit.
+func (k *recordKeeper) add(r *record.Request) {
+	if k.over || k.budget == 0 {
+		return
+	}
+	k.bytes += recordBytes(r)
+	if k.bytes > k.budget {
+		k.recs, k.over = nil, true
+		return
+	}
+	k.recs = append(k.recs, r.Clone())
+}
+
+// sorted are the records kept, in request order (nil when they outgrew
+// the budget).
+func (k *recordKeeper) sorted() []record.Request {
+	slices.SortStableFunc(k.recs, func(a, b record.Request) int { return cmp.Compare(a.ID, b.ID) })
+	return k.recs
+}
+
+// keptRecordsBytes is the budget of records a bench or sim run keeps for
+// its report.html and for the temp file of a run that could not save them:
 // runs of a few thousand requests keep them all; longer ones draw their
 // curves from the percentiles, as knee report does for imported summaries.
 var keptRecordsBytes int64 = 32 << 20
 
 func newRunTally(opts stats.Options, objectives slo.Set, classSLOs map[string]slo.Set, order []string, keepBytes int64) *runTally {
 	return &runTally{overall: stats.NewAccumulator(opts), classes: report.NewClassTally(opts, objectives, classSLOs, order),
-		byClass: map[string]int{}, keepBytes: keepBytes}
+		byClass: map[string]int{}, kept: recordKeeper{budget: keepBytes}}
 }
 
 // add takes one finished record; loadgen may reuse r after.
@@ -70,15 +98,7 @@ func (t *runTally) add(r *record.Request) {
 	t.byClass[r.Class]++
 	t.count++
 	t.lastSend = max(t.lastSend, r.Sent)
-	if t.keptOver || t.keepBytes == 0 {
-		return
-	}
-	t.keptBytes += recordBytes(r)
-	if t.keptBytes > t.keepBytes {
-		t.kept, t.keptOver = nil, true
-		return
-	}
-	t.kept = append(t.kept, r.Clone())
+	t.kept.add(r)
 }
 
 // recordBytes is about what a copy of r holds in memory.
@@ -107,6 +127,5 @@ func (t *runTally) summary() (stats.Summary, []report.Class) {
 func (t *runTally) keptRecords() []record.Request {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	slices.SortStableFunc(t.kept, func(a, b record.Request) int { return cmp.Compare(a.ID, b.ID) })
-	return t.kept
+	return t.kept.sorted()
 }
