@@ -235,7 +235,11 @@ func (sr *sweepRun) finish() error {
 	} else if id != "" {
 		res.Notes = append(res.Notes, storedNote(id))
 		f.junit.runID = id
-		f.storedAs = storedReport(sr.env, sr.st, id)
+		if sr.shard == nil {
+			// (A shard's sweep is stored whole by the shard that ends the
+			// run, maybe after this one prints.)
+			f.storedAs = storedReport(sr.env, sr.st, id)
+		}
 	}
 	f.junit.stopped, f.junit.config = runErr, meta.config
 	res.Notes = redactAll(res.Notes) // notes quote endpoints of a --url that may carry a password
