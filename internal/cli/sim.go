@@ -119,8 +119,8 @@ type simRun struct {
 	res         sim.Result
 	fres        sim.FleetResult
 	ttfts       enginesetup.ReplicaTTFTs
-	turnRecs    []record.Request // sessions: what their report needs of each turn
-	kept        recordKeeper     // the stored records, while they fit in keptRecordsBytes
+	sessions    stats.SessionTally // sessions: what their report needs of each turn
+	kept        recordKeeper       // the stored records, while they fit in keptRecordsBytes
 	interrupted bool
 	closers     []func()
 }
@@ -381,10 +381,7 @@ func (r *simRun) simulate() error {
 			r.acc.Add(rec)
 		}
 		r.classes.add(rec)
-		if rec.Session != "" {
-			r.turnRecs = append(r.turnRecs, record.Request{Session: rec.Session, Turn: rec.Turn, Sent: rec.Sent, FirstToken: rec.FirstToken,
-				Done: rec.Done, StreamEnd: rec.StreamEnd, Error: rec.Error, Warmup: rec.Warmup})
-		}
+		r.sessions.Add(rec)
 		if f.fleet.Active() {
 			r.ttfts.Add(rec)
 		}
@@ -481,7 +478,7 @@ func (r *simRun) summarize() *report.Run {
 		}
 		rep.Notes = append(rep.Notes, f.wl.LimitNote(stoppedBy, res.Issued, r.lastSend))
 	}
-	rep.Notes = append(rep.Notes, sessionNotes(r.turnRecs)...)
+	rep.Notes = append(rep.Notes, r.sessions.Notes()...)
 	if r.stream != nil && r.stream.Err() != nil {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", r.stream.Err()))
 	}
