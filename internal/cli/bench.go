@@ -35,6 +35,7 @@ type benchFlags struct {
 	otlp         otlpFlags
 	shard        shardFlags
 	metrics      metricsFlags
+	gpu          gpuMetricsFlags
 	embedded     embeddedFlags
 	wl           workloadFlags
 	sess         sessionFlags
@@ -65,6 +66,7 @@ func newBenchCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.otlp.register(fs)
 	f.shard.register(fs)
 	f.metrics.register(fs)
+	f.gpu.register(fs)
 	f.embedded.register(fs)
 	f.wl.register(fs, 32, 300)
 	f.sess.register(fs)
@@ -138,6 +140,7 @@ type benchRun struct {
 	source      loadgen.Source
 	meter       *runcheck.Meter
 	scraper     *scrape.Scraper
+	gpuScrapers []*scrape.Scraper // one per --gpu-metrics-url
 	stopTrace   func()
 	interrupted bool     // by Ctrl-C: the report covers what ran until then
 	closers     []func() // run last first when runBench returns
@@ -208,6 +211,9 @@ func (b *benchRun) check() error {
 		f.wl.Requests = 0 // the conversations' turns bound the run
 	}
 	if err := f.wl.checkOpenFiles(f.wl.Concurrency, f.url == ""); err != nil {
+		return err
+	}
+	if err := f.gpu.validate(); err != nil {
 		return err
 	}
 	if err := f.metrics.validate(); err != nil {
@@ -411,10 +417,12 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 	f, env, ctx := b.f, b.env, b.ctx
 	b.meter = runcheck.StartMeter()
 	b.scraper = f.metrics.start(ctx, b.target)
+	b.gpuScrapers = f.gpu.start(ctx, f.metrics.interval)
 	failed := func(err error) (*loadgen.Result, error) {
 		if b.scraper != nil {
 			b.scraper.Stop()
 		}
+		stopAll(b.gpuScrapers)
 		b.sink.abort()
 		return nil, err
 	}
@@ -548,9 +556,14 @@ func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.
 	f, env := b.f, b.env
 	series, view := serverView(b.scraper, res.Start, &b.tally.join, &rep.Summary)
 	rep.Server = view
+	var gpuSeries []*scrape.Series
+	rep.GPU, rep.Energy, gpuSeries = f.gpu.gpuEnergy(b.gpuScrapers, res.Start, b.tally.gpuWork())
 	// Before finish, which closes the database.
 	if err := saveServerSeries(b.sink.store, f.out, store.WholeRun, series); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: saving the server metrics: %v\n", err)
+	}
+	if err := saveGPUSeries(f.out, gpuSeries); err != nil {
+		fmt.Fprintf(env.Stderr, "knee bench: saving the GPU metrics: %v\n", err)
 	}
 	kept := b.tally.keptRecords()
 	saveErrs := b.sink.finish(rep, status, kept)
@@ -719,6 +732,7 @@ func (f *benchFlags) runMeta(target, model, preset string) runMeta {
 		meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})
 	}
 	meta.config = append(meta.config, f.metrics.config()...)
+	meta.config = append(meta.config, f.gpu.config()...)
 	meta.config = append(meta.config, f.mix.configKV()...)
 	redactPairs(meta.config)
 	return meta

@@ -13,6 +13,7 @@ package cli
 //     --requests capped;
 //   - a --url of a machine the docs name (localhost:8000, gpu-box) is a
 //     simulated server on loopback, and the model sent is the one it serves;
+//     a --gpu-metrics-url on such a machine is that server's /dcgm/metrics;
 //   - knee serve and knee ui listen on a free loopback port, run until the
 //     page's commands are done, and curl is sent to the last knee serve;
 //   - run ids that the page's database does not hold are the newest runs;
@@ -337,6 +338,14 @@ func (h *docsHarness) boundExample(c docCommand) []string {
 		args = mapFlag(args, "model", func(string) string { return h.model })
 		args = mapFlag(args, "served-model", func(string) string { return h.model })
 	}
+	// A dcgm-exporter on a machine the docs name is the stand-in's
+	// simulated one (knee serve's /dcgm/metrics).
+	args = mapFlag(args, "gpu-metrics-url", func(u string) string {
+		if m := realTarget.FindString(u); m != "" {
+			return h.standIn + u[len(m):]
+		}
+		return u
+	})
 	_, hasURL := flagValue(args, "url")
 	switch name {
 	case "bench", "sweep", "calibrate", "selftest":

@@ -12,6 +12,7 @@ import (
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/sweep"
 )
 
 // runTally is everything bench's report takes from the records, gathered
@@ -35,6 +36,7 @@ type runTally struct {
 	errors   report.ErrorTally
 	sessions stats.SessionTally
 	join     scrape.JoinTally
+	work     sweep.GPUWork  // what the GPUs' energy is divided by
 	byClass  map[string]int // records per class as the records name it, for a mix's split note
 	count    int64
 	lastSend time.Duration
@@ -96,6 +98,7 @@ func (t *runTally) add(r *record.Request) {
 	t.errors.Add(r)
 	t.sessions.Add(r)
 	t.join.Add(r)
+	t.work.Add(r)
 	t.byClass[r.Class]++
 	t.count++
 	t.lastSend = max(t.lastSend, r.Sent)
@@ -129,4 +132,11 @@ func (t *runTally) keptRecords() []record.Request {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.kept.sorted()
+}
+
+// gpuWork is the work the run's GPU energy is divided by.
+func (t *runTally) gpuWork() sweep.GPUWork {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.work
 }

@@ -35,6 +35,7 @@ type simFlags struct {
 	mix   mixFlags
 	lora  loraFlags
 	probe probeFlags
+	price gpuPriceFlag
 }
 
 func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
@@ -56,6 +57,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.lora.register(fs)
 	f.probe.register(fs)
 	f.runOutputFlags.register(fs, "records.jsonl (streamed), summary.json and report.md", "progress lines on stderr")
+	f.price.register(fs)
 	fs.BoolVar(&f.list, "list", false, "list the GPU and model presets (with any --preset-file, --gpu-file, --model-file) and exit")
 	cmd.RunE = func(*cobra.Command, []string) error { return runSim(ctx, env, fs, &f) }
 	return cmd
@@ -138,7 +140,7 @@ func (r *simRun) check() error {
 	if fs.NArg() > 0 {
 		return Usagef("unexpected argument %q (flags only; see knee sim -h)", fs.Arg(0))
 	}
-	return nil
+	return f.price.check()
 }
 
 // engine resolves the simulated engine (listed reports --list, which
@@ -447,6 +449,7 @@ func (r *simRun) summarize() *report.Run {
 		Start:  r.start, Summary: sum, SLOs: r.objectives.Evaluate(sum),
 		Notes: sim.Notes(eng, res, r.elapsed), Engine: report.SimEngineFigures(eng, res),
 		Classes: r.classes.summaries(),
+		Energy:  simEnergy(res.Engine.GPUs, res.End.Seconds(), res.Engine.EnergyJ, res.Tokens, res.Completed, f.price),
 	}
 	if c := r.ecfg.LoRA; c.MaxLoRAs > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("LoRA: %d adapter slots of rank %d (a batch holds at most %d distinct adapters; a miss loads one before its step)",

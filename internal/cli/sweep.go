@@ -224,6 +224,7 @@ func (sr *sweepRun) finish() error {
 	}
 	meta.load = fmt.Sprintf("%s sweep over %d steps", res.LoadKind, len(res.Steps))
 	meta.config = append(append(f.stepConfig(res), [2]string{"api", t.api}), t.endpoints.config()...)
+	meta.config = append(meta.config, t.gpu.config()...)
 	if t.url == "" {
 		meta.config = append(meta.config, t.embedded.config(t.model)...)
 	} else {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/knee-dev/knee/internal/badinput"
+	"github.com/knee-dev/knee/internal/energy"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/scrape"
@@ -94,6 +95,8 @@ func Load(st *store.Store, id int64) (*Loaded, error) {
 		cfg         [][2]string
 		engine      *report.EngineFigures
 		predictions *report.PredictionRanges
+		energyFigs  *energy.Figures
+		gpuView     *scrape.GPUView
 	)
 	for _, kv := range ConfigPairs(info.Config) {
 		switch kv[0] {
@@ -120,13 +123,23 @@ func Load(st *store.Store, id int64) (*Loaded, error) {
 				}
 			}
 			continue
+		case EnergyKey:
+			if json.Unmarshal([]byte(kv[1]), &energyFigs) != nil {
+				energyFigs = nil
+			}
+			continue
+		case GPUKey:
+			if json.Unmarshal([]byte(kv[1]), &gpuView) != nil {
+				gpuView = nil
+			}
+			continue
 		}
 		cfg = append(cfg, kv)
 	}
 	rep := &report.Run{ID: strconv.FormatInt(id, 10), Kind: info.Kind, Version: info.Version, Target: info.Target, Model: info.Model,
 		Label: info.Label, Status: info.Status, Config: cfg, Start: info.Start, Summary: sum, Notes: notes,
 		Sweep: lr.Sweep, Step: stepName, ErrorMessages: report.CommonErrors(lr.Records, 5),
-		Engine: engine, Predictions: predictions}
+		Engine: engine, Predictions: predictions, Energy: energyFigs, GPU: gpuView}
 	for _, kv := range cfg {
 		switch kv[0] {
 		case "load":
@@ -166,6 +179,10 @@ const (
 	PredictionsKey = "report_prediction_ranges"
 	// SweepKey keeps what a sweep printed beside its steps (SweepSaid).
 	SweepKey = "report_sweep"
+	// EnergyKey and GPUKey keep a run's energy figures and GPU view (its
+	// per-GPU figures and notes; timelines are in --out's files).
+	EnergyKey = "report_energy"
+	GPUKey    = "report_gpu"
 )
 
 // SweepSaid is what a sweep's report says beside its steps, knee and

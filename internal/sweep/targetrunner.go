@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/badinput"
+	"github.com/knee-dev/knee/internal/energy"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
@@ -68,6 +69,10 @@ type TargetRunner struct {
 	Series  func(*scrape.Series)
 	// PromptNote warns when the served prompt lengths are off ("": not).
 	PromptNote func(*stats.PromptCheck) string
+	// GPUMetrics starts reading the GPUs' exporters for one step (nil, or
+	// a nil finish: none); finish stops them and gives the step's energy
+	// over the work its records did and notes on what the exporters did.
+	GPUMetrics func(ctx context.Context) (finish func(runStart time.Time, work GPUWork) (*energy.Figures, []string))
 
 	// Partial is the step an interrupt cut short, when it measured anything.
 	Partial *Step
@@ -169,10 +174,17 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 	if r.Scrape != nil {
 		scraper = r.Scrape(ctx, cfg.BaseURL)
 	}
+	var gpuDone func(time.Time, GPUWork) (*energy.Figures, []string)
+	if r.GPUMetrics != nil {
+		gpuDone = r.GPUMetrics(ctx)
+	}
 	run, err := loadgen.Start(ctx, cfg, part)
 	if err != nil {
 		if scraper != nil {
 			scraper.Stop()
+		}
+		if gpuDone != nil {
+			gpuDone(time.Now(), GPUWork{})
 		}
 		return Step{}, badinput.Errorf("%v", err)
 	}
@@ -187,6 +199,11 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 	res := run.Wait()
 	meter.Stop()
 	close(stepDone)
+	var stepEnergy *energy.Figures
+	var gpuNotes []string
+	if gpuDone != nil {
+		stepEnergy, gpuNotes = gpuDone(res.Start, tally.gpuWork())
+	}
 	sum, probeTTFT := tally.main.Summary(), tally.probeTTFTP95()
 	if ctx.Err() != nil {
 		if sum.Requests > 0 {
@@ -197,7 +214,12 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 		return Step{}, ctx.Err()
 	}
 	step := Step{Load: load, Summary: sum, Full: true, ProbeTTFTP95: probeTTFT, Oversaturated: res.Oversaturation,
-		Classes: tally.classes.Steps(&sum)}
+		Classes: tally.classes.Steps(&sum), Energy: stepEnergy}
+	for i, n := range gpuNotes {
+		if i < 2 {
+			step.Warnings = append(step.Warnings, "GPU metrics: "+n)
+		}
+	}
 	switch res.StoppedBy {
 	case loadgen.StopUnreachable:
 		step.Unreachable = fmt.Sprintf("every request of the first %v failed to connect to %s (%s)",
@@ -283,8 +305,9 @@ func (r *TargetRunner) eos(ctx context.Context, cfg *loadgen.Config) error {
 type stepTally struct {
 	main, probes *stats.Accumulator // the load's records; the probes'
 	classes      *ClassAccumulator
-	mu           sync.Mutex // join is not safe for concurrent use
+	mu           sync.Mutex // join and work are not safe for concurrent use
 	join         scrape.JoinTally
+	work         GPUWork
 }
 
 func (t *stepTally) add(r *record.Request) {
@@ -296,6 +319,7 @@ func (t *stepTally) add(r *record.Request) {
 	t.classes.Add(r)
 	t.mu.Lock()
 	t.join.Add(r)
+	t.work.Add(r)
 	t.mu.Unlock()
 }
 
@@ -306,4 +330,28 @@ func (t *stepTally) probeTTFTP95() *float64 {
 		return &v
 	}
 	return nil
+}
+
+func (t *stepTally) gpuWork() GPUWork {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.work
+}
+
+// GPUWork is what a run's GPU energy is divided by, tallied over every
+// record (probes and warm-up too: the GPUs served them) as each finishes:
+// the last token's time, the output tokens and the completed requests.
+type GPUWork struct {
+	End          time.Duration // the latest Done
+	OutputTokens int64
+	Completed    int64
+}
+
+// Add counts r's work.
+func (w *GPUWork) Add(r *record.Request) {
+	w.End = max(w.End, r.Done)
+	w.OutputTokens += int64(r.OutputTokens)
+	if r.OK() {
+		w.Completed++
+	}
 }
