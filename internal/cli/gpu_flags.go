@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/knee-dev/knee/internal/energy"
-	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/scrape"
+	"github.com/knee-dev/knee/internal/sweep"
 )
 
 // gpuPriceFlag is --gpu-price: what one GPU-hour costs, for the energy
@@ -94,7 +94,7 @@ func stopAll(scs []*scrape.Scraper) {
 // run's clock and joins them: the GPU view, the run's energy figures over
 // every record (warm-up included: the GPUs drew power for it too) and the
 // series, for --out.
-func (g *gpuMetricsFlags) gpuEnergy(scs []*scrape.Scraper, runStart time.Time, recs []record.Request) (*scrape.GPUView, *energy.Figures, []*scrape.Series) {
+func (g *gpuMetricsFlags) gpuEnergy(scs []*scrape.Scraper, runStart time.Time, work sweep.GPUWork) (*scrape.GPUView, *energy.Figures, []*scrape.Series) {
 	if len(scs) == 0 {
 		return nil, nil, nil
 	}
@@ -104,16 +104,7 @@ func (g *gpuMetricsFlags) gpuEnergy(scs []*scrape.Scraper, runStart time.Time, r
 		s.Rebase(runStart)
 		series = append(series, s)
 	}
-	var endMS float64
-	var tokens, done int64
-	for i := range recs {
-		r := &recs[i]
-		endMS = max(endMS, float64(r.Done)/1e6)
-		tokens += int64(r.OutputTokens)
-		if r.OK() {
-			done++
-		}
-	}
+	endMS, tokens, done := float64(work.End)/1e6, work.OutputTokens, work.Completed
 	v := scrape.NewGPUView(series, endMS)
 	if v == nil || v.EnergySource == "" {
 		return v, nil, series
@@ -144,14 +135,14 @@ func saveGPUSeries(out string, series []*scrape.Series) error {
 
 // stepHook is a sweep step's GPU reading (sweep.TargetRunner.GPUMetrics):
 // nil without --gpu-metrics-url.
-func (g *gpuMetricsFlags) stepHook(interval time.Duration) func(ctx context.Context) func(time.Time, []record.Request) (*energy.Figures, []string) {
+func (g *gpuMetricsFlags) stepHook(interval time.Duration) func(ctx context.Context) func(time.Time, sweep.GPUWork) (*energy.Figures, []string) {
 	if len(g.urls) == 0 {
 		return nil
 	}
-	return func(ctx context.Context) func(time.Time, []record.Request) (*energy.Figures, []string) {
+	return func(ctx context.Context) func(time.Time, sweep.GPUWork) (*energy.Figures, []string) {
 		scs := g.start(ctx, interval)
-		return func(runStart time.Time, recs []record.Request) (*energy.Figures, []string) {
-			v, e, _ := g.gpuEnergy(scs, runStart, recs)
+		return func(runStart time.Time, work sweep.GPUWork) (*energy.Figures, []string) {
+			v, e, _ := g.gpuEnergy(scs, runStart, work)
 			if v == nil {
 				return e, nil
 			}

@@ -153,8 +153,9 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if id, err := storeSweep(env, &st, meta, res, status); err != nil {
 			fmt.Fprintf(env.Stderr, "knee sim sweep: %v\n", err)
 		} else if id != "" {
-			res.Notes = append(res.Notes, "stored as run "+id)
+			res.Notes = append(res.Notes, storedNote(id))
 			f.junit.runID = id
+			f.storedAs = storedReport(env, &st, id)
 		}
 		f.junit.stopped, f.junit.config = runErr, meta.config
 		if err := f.emit(env, res); err != nil {

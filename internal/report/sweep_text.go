@@ -433,17 +433,16 @@ func partialStep(s *sweep.Step) bool {
 	return false
 }
 
-// sweepWarnings are the sweep's warnings, with every step's own ("step
-// LOAD: …", as sweep.Analyze words them) where they are not among them: a
-// stored sweep keeps its steps' warnings, not the list, and the text must
+// sweepWarnings are the sweep's warnings, with every step's own (as
+// sweep.StepWarnings words them: "step LOAD: …", a warning several steps
+// give once) where they are not among them: a sweep stored before the list
+// was kept (runs.SweepKey) has only its steps' warnings, and the text must
 // say what the JSON's steps say.
 func sweepWarnings(r *sweep.Result) []string {
 	out := slices.Clone(r.Warnings)
-	for i := range r.Steps {
-		for _, w := range r.Steps[i].Warnings {
-			if line := fmt.Sprintf("step %s: %s", r.Steps[i].Load, w); !slices.Contains(out, line) {
-				out = append(out, line)
-			}
+	for _, line := range sweep.StepWarnings(r.Steps) {
+		if !slices.Contains(out, line) {
+			out = append(out, line)
 		}
 	}
 	return out
