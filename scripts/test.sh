@@ -36,7 +36,13 @@ fi
 # (What a failed build prints still shows: only the "ok" lines are dropped.)
 go test -count=1 -run '^$' $timed_pkgs | { grep -v -E '^(ok|\?) ' || true; }
 go test -count=1 -run '^$' -race $timed_raced | { grep -v -E '^(ok|\?) ' || true; }
-go test -p 1 -count=1 -timeout 30m $timed_pkgs
+# internal/cli's parallel tests (parallelUntimed in shard_kill_test.go, and
+# TestDocsExamplesRun's pages) assert no time and mostly wait on simulated
+# servers' clocks and timers: four at once, after its sequential (timing)
+# tests. (Its race pass keeps the default two: there the detector makes
+# them CPU-bound, and four at once gained nothing.)
+go test -p 1 -count=1 -timeout 30m $(echo "$timed_pkgs" | grep -v '/internal/cli$')
+go test -count=1 -timeout 30m -parallel 4 ./internal/cli/
 # The real-server tests verbose, so that the log shows what they measured
 # (the calibrated profile's held-out predictions against knee bench, the
 # sweep's knee); they skip, saying why, where no server is set up.

@@ -102,6 +102,37 @@ func checkContradictions(t *testing.T, b *browser, base, prefix string) {
 	}
 	b.shot(prefix + "contradictions-simulator")
 
+	// --- Lab ---
+	// 6. The sweep's sentence says what its table shows: the throughput's
+	// best and its last row, and why the last is lower where it is.
+	b.do(chromedp.Navigate(base + "/#lab"))
+	b.waitFor(`!!document.getElementById('lab-sweep')`)
+	b.do(chromedp.Click("#lab-sweep"))
+	b.waitFor(`!!document.getElementById('lab-sweep-table') && !!document.getElementById('lab-lesson-text')`)
+	lab := eval[map[string]any](b, `(() => { const rows = [...document.querySelectorAll('#lab-sweep-table tbody tr')].map(r => [...r.cells].map(c => c.textContent));
+	  return {rows, text: document.getElementById('lab-lesson-text').textContent}; })()`)
+	text := fmt.Sprint(lab["text"])
+	var bestRPS, lastRPS float64
+	var bestText, lastText string
+	for i, row := range lab["rows"].([]any) {
+		cells := row.([]any)
+		v, _ := strconv.ParseFloat(fmt.Sprint(cells[1]), 64)
+		if v > bestRPS {
+			bestRPS, bestText = v, fmt.Sprint(cells[1])
+		}
+		if i == len(lab["rows"].([]any))-1 {
+			lastRPS, lastText = v, fmt.Sprint(cells[1])
+		}
+	}
+	dip := 1 - lastRPS/bestRPS
+	t.Logf("Lab sweep: best %s req/s, last %s req/s (%.1f%% less): %q", bestText, lastText, 100*dip, text)
+	if !strings.Contains(text, bestText+" req/s") || !strings.Contains(text, lastText+" req/s") {
+		t.Errorf("the Lab sweep's text does not quote its table's best (%s) and last (%s) throughput: %q", bestText, lastText, text)
+	}
+	if dip > 0.02 && (strings.Contains(text, "flattens") || !strings.Contains(text, "warm-up")) {
+		t.Errorf("the Lab sweep's throughput falls %.1f%% past its best, yet the text does not say why: %q", 100*dip, text)
+	}
+
 	// --- Learn ---
 	b.do(chromedp.Navigate(base + "/#learn"))
 	b.waitFor(`document.getElementById('page').dataset.ready === '1'`)

@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +35,7 @@ type benchFlags struct {
 	otlp         otlpFlags
 	shard        shardFlags
 	metrics      metricsFlags
+	gpu          gpuMetricsFlags
 	embedded     embeddedFlags
 	wl           workloadFlags
 	sess         sessionFlags
@@ -67,6 +66,7 @@ func newBenchCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.otlp.register(fs)
 	f.shard.register(fs)
 	f.metrics.register(fs)
+	f.gpu.register(fs)
 	f.embedded.register(fs)
 	f.wl.register(fs, 32, 300)
 	f.sess.register(fs)
@@ -135,10 +135,12 @@ type benchRun struct {
 	cfg         loadgen.Config
 	meta        runMeta
 	sink        *recordSink
+	tally       *runTally // what the report takes from the records (set in runLoad, before the load starts)
 	recent      recentWindow
 	source      loadgen.Source
 	meter       *runcheck.Meter
 	scraper     *scrape.Scraper
+	gpuScrapers []*scrape.Scraper // one per --gpu-metrics-url
 	stopTrace   func()
 	interrupted bool     // by Ctrl-C: the report covers what ran until then
 	closers     []func() // run last first when runBench returns
@@ -209,6 +211,9 @@ func (b *benchRun) check() error {
 		f.wl.Requests = 0 // the conversations' turns bound the run
 	}
 	if err := f.wl.checkOpenFiles(f.wl.Concurrency, f.url == ""); err != nil {
+		return err
+	}
+	if err := f.gpu.validate(); err != nil {
 		return err
 	}
 	if err := f.metrics.validate(); err != nil {
@@ -351,6 +356,7 @@ func (b *benchRun) openSinks() error {
 		fmt.Fprintf(env.Stderr, "warning: the server is serving prompts a median %+.1f%% off the requested length (usage.prompt_tokens); %s\n", med, f.wl.promptsNote())
 	}}
 	b.cfg.OnRecord = func(r *record.Request) {
+		b.tally.add(r)
 		b.recent.add(r)
 		sink.add(r)
 		watch.add(r)
@@ -411,10 +417,12 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 	f, env, ctx := b.f, b.env, b.ctx
 	b.meter = runcheck.StartMeter()
 	b.scraper = f.metrics.start(ctx, b.target)
+	b.gpuScrapers = f.gpu.start(ctx, f.metrics.interval)
 	failed := func(err error) (*loadgen.Result, error) {
 		if b.scraper != nil {
 			b.scraper.Stop()
 		}
+		stopAll(b.gpuScrapers)
 		b.sink.abort()
 		return nil, err
 	}
@@ -422,6 +430,15 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 	if err := f.shard.waitStart(ctx, &b.cfg); err != nil {
 		return failed(err)
 	}
+	// The records go to the sink and the tally as they finish: the run
+	// keeps none for its own length.
+	b.cfg.DiscardRecords = true
+	opts := stats.Options{OfferedRateRPS: b.cfg.OfferedRateRPS(), Series: true}
+	if len(b.objectives) > 0 {
+		opts.Good = b.objectives.Good
+	}
+	f.shard.merged = opts
+	b.tally = newRunTally(opts, b.objectives, f.mix.slos, f.mix.names(), keptRecordsBytes)
 	run, err := loadgen.Start(ctx, b.cfg, b.source)
 	if err != nil {
 		return failed(Usagef("%v", err))
@@ -456,22 +473,15 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 // that bounds what the figures mean. failure is why the run measured
 // nothing worth its figures ("" when it did).
 func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, failure string) {
-	f, env, notes := b.f, b.env, b.notes
-	// In request order, the order knee report reads them back in: the
-	// workers finish them in any order, and float sums depend on it.
-	slices.SortStableFunc(res.Records, func(a, b record.Request) int { return cmp.Compare(a.ID, b.ID) })
-	var lastSend time.Duration
-	for i := range res.Records {
-		lastSend = max(lastSend, res.Records[i].Sent)
-	}
-	if n := f.wl.LimitNote(res.StoppedBy, int64(len(res.Records)), lastSend); n != "" {
+	f, env, notes, tally := b.f, b.env, b.notes, b.tally
+	if n := f.wl.LimitNote(res.StoppedBy, tally.count, tally.lastSend); n != "" {
 		notes = append(notes, n)
 	}
 	if res.Oversaturation != "" {
 		notes = append(notes, res.Oversaturation+"; the figures cover the run until then, a load beyond the server's capacity")
 		fmt.Fprintln(env.Stderr, "knee bench: "+res.Oversaturation)
 	}
-	if n := f.mix.splitNote(res.Records); n != "" {
+	if n := f.mix.splitNote(tally.byClass); n != "" {
 		notes = append(notes, n)
 	}
 	if res.Interrupted > 0 {
@@ -486,13 +496,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 		notes = append(notes, fmt.Sprintf("%d requests still in flight %v (--grace) after the over-saturation stop were canceled and left out of the statistics (records.jsonl keeps them as canceled): each had waited at least that long, so the latency figures understate this load",
 			res.CanceledAtStop, max(grace, 0)))
 	}
-	opts := stats.Options{OfferedRateRPS: res.OfferedRateRPS, Series: true}
-	if len(b.objectives) > 0 {
-		opts.Good = b.objectives.Good
-	}
-	f.shard.merged = opts
-	overall, classes := classSummaries(res.Records, opts, b.objectives, f.mix.slos, f.mix.names())
-	sum := stats.Summarize(overall, opts)
+	sum, classes := tally.summary()
 	report.OverRun(classes, sum.DurationS) // one window: the classes add up to the run
 	status = "complete"
 	if b.interrupted {
@@ -502,7 +506,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	if n := f.wl.promptOffNote(sum.PromptCheck); n != "" {
 		notes = append(notes, n)
 	}
-	notes = append(notes, sessionNotes(res.Records)...)
+	notes = append(notes, tally.sessions.Notes()...)
 	if b.stream != nil && b.stream.Err() != nil {
 		notes = append(notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", b.stream.Err()))
 	}
@@ -513,7 +517,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 		fmt.Fprintln(env.Stderr, "knee bench: "+w)
 	}
 	if !b.interrupted {
-		failure = runcheck.MeasurementFailure(sum, len(res.Records), f.wl.Warmup)
+		failure = runcheck.MeasurementFailure(sum, int(tally.count), f.wl.Warmup)
 	}
 	if res.StoppedBy == loadgen.StopTargetGone {
 		failure = fmt.Sprintf("stopped early: the target went away (every request failed to connect for %v; %s)", unreachableAfter, record.ErrorKindsLine(sum.ErrorKinds))
@@ -534,7 +538,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	rep = &report.Run{
 		ID: b.sink.runID(), Kind: "bench", Version: Version, Target: b.meta.target, Model: b.model, Status: status,
 		Load: b.meta.load, Config: b.meta.storedConfig(), Start: res.Start, Summary: sum,
-		SLOs: b.objectives.Evaluate(sum), Notes: redactAll(notes), ErrorMessages: report.CommonErrors(res.Records, 5),
+		SLOs: b.objectives.Evaluate(sum), Notes: redactAll(notes), ErrorMessages: tally.errors.Top(5),
 		Classes: classes,
 	}
 	for _, kv := range rep.Config {
@@ -550,13 +554,19 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 // all saved, interrupted, a failed measurement (exit 1), failed SLOs (3).
 func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.Result) error {
 	f, env := b.f, b.env
-	series, view := serverView(b.scraper, res.Start, res.Records, &rep.Summary)
+	series, view := serverView(b.scraper, res.Start, &b.tally.join, &rep.Summary)
 	rep.Server = view
+	var gpuSeries []*scrape.Series
+	rep.GPU, rep.Energy, gpuSeries = f.gpu.gpuEnergy(b.gpuScrapers, res.Start, b.tally.gpuWork())
 	// Before finish, which closes the database.
 	if err := saveServerSeries(b.sink.store, f.out, store.WholeRun, series); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: saving the server metrics: %v\n", err)
 	}
-	saveErrs := b.sink.finish(rep, status, res.Records)
+	if err := saveGPUSeries(f.out, gpuSeries); err != nil {
+		fmt.Fprintf(env.Stderr, "knee bench: saving the GPU metrics: %v\n", err)
+	}
+	kept := b.tally.keptRecords()
+	saveErrs := b.sink.finish(rep, status, kept)
 	write := f.writeReport
 	if saveErrs.out != nil {
 		write = f.writeReportUnsaved
@@ -568,7 +578,7 @@ func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.
 		return err
 	}
 	if saveErrs.any() {
-		return b.sink.lost(saveErrs, rep.ID, res.Records)
+		return b.sink.lost(saveErrs, rep.ID, kept, b.tally.count)
 	}
 	if b.interrupted {
 		return fmt.Errorf("interrupted: the report above covers what was measured before the stop%s", storedAs(rep.ID))
@@ -722,6 +732,7 @@ func (f *benchFlags) runMeta(target, model, preset string) runMeta {
 		meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})
 	}
 	meta.config = append(meta.config, f.metrics.config()...)
+	meta.config = append(meta.config, f.gpu.config()...)
 	meta.config = append(meta.config, f.mix.configKV()...)
 	redactPairs(meta.config)
 	return meta

@@ -186,15 +186,18 @@ func (r *storedRun) finishShard(status string) error {
 	if err != nil || !ended {
 		return err
 	}
-	var recs []record.Request
+	// Summarized as the records stream out of the database: a run of any
+	// length is read in bounded memory.
+	acc := stats.NewAccumulator(r.shard.merged)
 	if err := r.st.Records(r.w.ID(), func(x *record.Request) error {
-		recs = append(recs, *x)
+		if x.Class != record.ProbeClass { // the probes are a class apart, not the load's
+			acc.Add(x)
+		}
 		return nil
 	}); err != nil {
 		return err
 	}
-	recs, _ = splitProbes(recs) // the probes are a class apart, not the load's
-	if err := r.st.SetSummary(r.w.ID(), stats.Summarize(recs, r.shard.merged)); err != nil {
+	if err := r.st.SetSummary(r.w.ID(), acc.Summary()); err != nil {
 		return err
 	}
 	// The shard that ends a run some shard did not complete says so and
@@ -233,8 +236,14 @@ func shardNotes(st *store.Store, id int64) ([]string, error) {
 	if err != nil || count == 0 {
 		return nil, err
 	}
-	per := map[int][]record.Request{}
-	if err := st.ShardRecords(id, func(s int, r *record.Request) error { per[s] = append(per[s], *r); return nil }); err != nil {
+	per := map[int]*stats.Accumulator{}
+	if err := st.ShardRecords(id, func(s int, r *record.Request) error {
+		if per[s] == nil {
+			per[s] = stats.NewAccumulator(stats.Options{})
+		}
+		per[s].Add(r)
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	complete := 0
@@ -245,7 +254,12 @@ func shardNotes(st *store.Store, id int64) ([]string, error) {
 			complete++
 		}
 		worst = max(worst, s.ClockUncertainty)
-		sum := stats.Summarize(per[s.Index], stats.Options{})
+		var sum stats.Summary
+		if a := per[s.Index]; a != nil {
+			sum = a.Summary()
+		} else {
+			sum = stats.Summarize(nil, stats.Options{})
+		}
 		lines = append(lines, fmt.Sprintf("shard %d: %s (attempt %d, %s), %d records, %.2f req/s, %d errors, lag p95 %.2f ms, clock %+.3f ms ± %.3f ms",
 			s.Index, s.Status, s.Attempt, s.Host, s.Records, sum.RequestThroughputRPS, sum.Errors, sum.Lag.P95,
 			float64(s.ClockOffset)/1e6, float64(s.ClockUncertainty)/1e6))

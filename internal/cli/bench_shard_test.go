@@ -219,6 +219,7 @@ func TestShardInterruptedThenRestarted(t *testing.T) {
 // one process sends them), and its merged summary leaves them out as one
 // process's does.
 func TestShardedBenchProbesFromShardZero(t *testing.T) {
+	parallelUntimed(t)
 	url, srv := simservertest.Start(t, nil)
 	model := srv.Model()
 	db := filepath.Join(t.TempDir(), "knee.db")

@@ -9,6 +9,7 @@ import (
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/runs"
+	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/spf13/pflag"
@@ -172,6 +173,22 @@ func withNotes(cfg [][2]string, notes []string) [][2]string {
 	return out
 }
 
+// storedGPUView is what the run database keeps of a GPU view: the per-GPU
+// figures and notes, not the exporters' timelines (bounded by the
+// scraper, but up to 64 exporters' worth; --out's gpu_metrics.json has
+// every scrape).
+func storedGPUView(v *scrape.GPUView) *scrape.GPUView {
+	if v == nil {
+		return nil
+	}
+	c := *v
+	c.Exporters = append([]scrape.GPUExporter(nil), v.Exporters...)
+	for i := range c.Exporters {
+		c.Exporters[i].Timeline = nil
+	}
+	return &c
+}
+
 // withReportExtras is cfg followed by what a simulated run's report shows
 // beside its summary (its engine figures and prediction ranges), as JSON
 // pairs that runs.Load reads back into the report rather than its
@@ -184,6 +201,8 @@ func withReportExtras(cfg [][2]string, rep *report.Run) ([][2]string, error) {
 	}{
 		{runs.EngineKey, rep.Engine, rep.Engine != nil},
 		{runs.PredictionsKey, rep.Predictions, rep.Predictions != nil},
+		{runs.EnergyKey, rep.Energy, rep.Energy != nil},
+		{runs.GPUKey, storedGPUView(rep.GPU), rep.GPU != nil},
 	} {
 		if !x.ok {
 			continue

@@ -186,6 +186,7 @@ func misbehavingServer(t *testing.T) *httptest.Server {
 }
 
 func TestBenchMisbehavingServerIsData(t *testing.T) {
+	parallelUntimed(t)
 	srv := misbehavingServer(t)
 	out := t.TempDir()
 	env := benchEnv(t)

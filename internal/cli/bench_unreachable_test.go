@@ -36,6 +36,7 @@ func TestBenchDeadTargetStopsAtOnce(t *testing.T) {
 // connect: bench stops it after its first stretch (5 s), not its 60 s,
 // and exits 1 saying why.
 func TestBenchStopsWhenTargetDiesAtStart(t *testing.T) {
+	parallelUntimed(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/compare"
+	"github.com/knee-dev/knee/internal/energy"
 	"github.com/knee-dev/knee/internal/junit"
 	"github.com/knee-dev/knee/internal/runs"
 	"github.com/knee-dev/knee/internal/scrape"
@@ -58,6 +59,7 @@ func newCompareCmd(env *Env) *cobra.Command {
 		defer st.Close()
 		var sides [2]compare.Side
 		var servers [2]*scrape.View
+		var energies [2]*energy.Figures
 		for i, ref := range pos {
 			id, err := resolveRun(st, ref)
 			if err != nil {
@@ -70,6 +72,7 @@ func newCompareCmd(env *Env) *cobra.Command {
 			sides[i] = compare.Side{ID: strconv.FormatInt(id, 10), Summary: lr.Report.Summary, Records: lr.Records,
 				Model: lr.Info.Model, Target: lr.Info.Target, Setup: compareSetup(lr)}
 			servers[i] = lr.Report.Server
+			energies[i] = lr.Report.Energy
 		}
 		if *minDiff <= 0 {
 			return Usagef("--min-diff %v: want a positive duration such as 1ms", *minDiff)
@@ -79,6 +82,7 @@ func newCompareCmd(env *Env) *cobra.Command {
 		if a, b := servers[0], servers[1]; a != nil && b != nil && a.Window != nil && b.Window != nil {
 			res.Server = compare.ServerRows(serverStep(a), serverStep(b), a.Window.GenerationTPS, b.Window.GenerationTPS)
 		}
+		res.Energy = compare.EnergyRows(energies[0], energies[1])
 		if *asJSON {
 			enc := json.NewEncoder(env.Stdout)
 			enc.SetIndent("", "  ")

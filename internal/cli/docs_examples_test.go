@@ -13,6 +13,7 @@ package cli
 //     --requests capped;
 //   - a --url of a machine the docs name (localhost:8000, gpu-box) is a
 //     simulated server on loopback, and the model sent is the one it serves;
+//     a --gpu-metrics-url on such a machine is that server's /dcgm/metrics;
 //   - knee serve and knee ui listen on a free loopback port, run until the
 //     page's commands are done, and curl is sent to the last knee serve;
 //   - run ids that the page's database does not hold are the newest runs;
@@ -33,6 +34,7 @@ import (
 
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -337,6 +339,14 @@ func (h *docsHarness) boundExample(c docCommand) []string {
 		args = mapFlag(args, "model", func(string) string { return h.model })
 		args = mapFlag(args, "served-model", func(string) string { return h.model })
 	}
+	// A dcgm-exporter on a machine the docs name is the stand-in's
+	// simulated one (knee serve's /dcgm/metrics).
+	args = mapFlag(args, "gpu-metrics-url", func(u string) string {
+		if m := realTarget.FindString(u); m != "" {
+			return h.standIn + u[len(m):]
+		}
+		return u
+	})
 	_, hasURL := flagValue(args, "url")
 	switch name {
 	case "bench", "sweep", "calibrate", "selftest":
@@ -642,24 +652,98 @@ func docPages(t *testing.T) []string {
 	return append(pages, more...)
 }
 
+// docsPageEnv names the one page a child test process runs: each page runs
+// in its own process (runPageInChild), because a page's commands run in its
+// own working directory (t.Chdir), which is the whole process's.
+const docsPageEnv = "KNEE_DOCS_PAGE"
+
+// docsCommandsRE is the line a child prints with the number of commands it
+// ran, which the parent adds up.
+var docsCommandsRE = regexp.MustCompile(`docs page ran (\d+) commands`)
+
 func TestDocsExamplesRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every documented command")
 	}
+	child := os.Getenv(docsPageEnv)
+	if child != "" {
+		runDocPage(t, child)
+		return
+	}
+	// The pages run side by side (-parallel: GOMAXPROCS by default, 4 in
+	// scripts/test.sh), each in a child process: they check exit codes,
+	// never a time, and spend most of theirs waiting on the simulated
+	// server's clock.
+	var mu sync.Mutex
+	total := 0
+	began := time.Now()
+	t.Cleanup(func() { // after every page's subtest
+		t.Logf("%d documented commands in %.1f s", total, time.Since(began).Seconds())
+		if f := flag.Lookup("test.run"); !t.Failed() && total < 20 && (f == nil || !strings.Contains(f.Value.String(), "/")) {
+			t.Errorf("found only %d documented commands: is the extractor broken?", total)
+		}
+	})
+	for _, page := range docPages(t) {
+		name, _ := filepath.Rel(filepath.Join("..", ".."), page)
+		if len(extractCommands(t, page, name)) == 0 {
+			continue
+		}
+		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
+			t.Parallel()
+			n := runPageInChild(t)
+			mu.Lock()
+			total += n
+			mu.Unlock()
+		})
+	}
+}
+
+// runPageInChild runs the subtest's page in a child process of this test
+// binary and returns the number of commands it ran; the child's log is this
+// test's log.
+func runPageInChild(t *testing.T) int {
+	_, page, _ := strings.Cut(t.Name(), "/")
+	ctx := context.Background()
+	args := []string{"-test.run=^TestDocsExamplesRun$/^" + regexp.QuoteMeta(page) + "$", "-test.count=1", "-test.v"}
+	if d, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d)
+		defer cancel()
+		args = append(args, "-test.timeout="+time.Until(d).Round(time.Second).String())
+	}
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), docsPageEnv+"="+page)
+	out, err := cmd.CombinedOutput()
+	log := strings.TrimRight(string(out), "\n")
+	if err != nil {
+		t.Fatalf("the page's child test process: %v\n%s", err, log)
+	}
+	m := docsCommandsRE.FindStringSubmatch(log)
+	if m == nil {
+		t.Fatalf("the page's child test process did not say how many commands it ran:\n%s", log)
+	}
+	t.Log(log)
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// runDocPage runs the commands of one page (named as its subtest is), in
+// order, in this process.
+func runDocPage(t *testing.T, want string) {
 	standIn, srv := simservertest.Start(t, func(c *simserver.Config) { c.Engine.StepTimeScale = 0.25 })
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	total := 0
-	began := time.Now()
+	found := false
 	for _, page := range docPages(t) {
 		name, _ := filepath.Rel(filepath.Join("..", ".."), page)
-		cmds := extractCommands(t, page, name)
-		if len(cmds) == 0 {
+		if strings.ReplaceAll(name, "/", "_") != want {
 			continue
 		}
-		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
+		found = true
+		cmds := extractCommands(t, page, name)
+		t.Run(want, func(t *testing.T) {
 			// The page's commands run in a fresh folder, as from a checkout:
 			// the repository's files are reachable by the same paths.
 			dir := t.TempDir()
@@ -672,6 +756,7 @@ func TestDocsExamplesRun(t *testing.T) {
 			h := &docsHarness{t: t, dir: dir, repo: repo, standIn: standIn, model: srv.Model(),
 				env: map[string]string{"KNEE_DB": filepath.Join(dir, "knee.db"), "HOME": dir}}
 			defer h.stopAll()
+			total := 0
 			for _, c := range cmds {
 				if c.args[0] == "curl" {
 					if err := h.curl(c); err != nil {
@@ -709,11 +794,11 @@ func TestDocsExamplesRun(t *testing.T) {
 				}
 				t.Logf("%5.1fs %s", time.Since(t0).Seconds(), c.text)
 			}
+			t.Logf("docs page ran %d commands", total)
 		})
 	}
-	t.Logf("%d documented commands in %.1f s", total, time.Since(began).Seconds())
-	if f := flag.Lookup("test.run"); total < 20 && (f == nil || !strings.Contains(f.Value.String(), "/")) {
-		t.Errorf("found only %d documented commands: is the extractor broken?", total)
+	if !found {
+		t.Fatalf("%s=%s: no such page", docsPageEnv, want)
 	}
 }
 

@@ -75,6 +75,7 @@ func TestSweepAllFailedStepsSayNoData(t *testing.T) {
 // A bench whose measurement failed (mostly errors, none completed, or
 // nothing in the window) exits 1 with a loud warning, and keeps its report.
 func TestBenchFailedMeasurementExits1(t *testing.T) {
+	parallelUntimed(t)
 	srv := failingServer(t, http.StatusInternalServerError)
 	code, out, errs := kneeCmd(t, "bench", "--url", srv.URL, "--model", "m", "--requests", "4", "--concurrency", "2", "--quiet", "--no-store")
 	if code != ExitFailure || !strings.Contains(errs, "all 4 requests failed (http_5xx: 4): the server fails the requests") || !strings.Contains(out, "knee bench report") {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/runs"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/stats"
@@ -89,14 +88,14 @@ func (m *metricsFlags) config() [][2]string {
 }
 
 // serverView stops sc, lines its samples up with the run's clock (records
-// count from runStart) and joins them with recs over the summary's window.
-func serverView(sc *scrape.Scraper, runStart time.Time, recs []record.Request, sum *stats.Summary) (*scrape.Series, *scrape.View) {
+// count from runStart) and joins them with the run's records (join) over the summary's window.
+func serverView(sc *scrape.Scraper, runStart time.Time, join *scrape.JoinTally, sum *stats.Summary) (*scrape.Series, *scrape.View) {
 	if sc == nil {
 		return nil, nil
 	}
 	s := sc.Stop()
 	s.Rebase(runStart)
-	return s, scrape.BuildView(s, recs, sum.Window.StartMS, sum.Window.EndMS)
+	return s, scrape.BuildViewOf(s, join, sum.Window.StartMS, sum.Window.EndMS)
 }
 
 // saveServerSeries stores a run's (or a sweep step's) series and writes it

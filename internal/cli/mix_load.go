@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/knee-dev/knee/internal/loadgen"
-	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/workload"
 	"github.com/spf13/pflag"
 )
@@ -148,13 +147,9 @@ func (m *mixFlags) loadLine(full string, wl *workloadFlags) string {
 
 // splitNote says how a run's requests were split among the classes when
 // some brought their own load ("" otherwise).
-func (m *mixFlags) splitNote(recs []record.Request) string {
+func (m *mixFlags) splitNote(count map[string]int) string {
 	if m.mix == nil {
 		return ""
-	}
-	count := map[string]int{}
-	for i := range recs {
-		count[recs[i].Class]++
 	}
 	return m.mix.Split(count)
 }

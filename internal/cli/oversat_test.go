@@ -11,6 +11,7 @@ import (
 // engine's capacity stops within seconds, not at --duration, saying why;
 // a rate the engine serves runs its course.
 func TestBenchStopsWhenOversaturated(t *testing.T) {
+	parallelUntimed(t)
 	out := t.TempDir()
 	_, stdout, stderr := kneeEnv(t, benchEnv(t), "bench", "--no-store", "--quiet", "--out", out, "--rate", "60", "--duration", "60s",
 		"--input-tokens", "1024", "--output-tokens", "64", "--gpu", "l4", "--stop-oversaturated", "--grace", "2s")

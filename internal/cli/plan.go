@@ -38,6 +38,7 @@ type planFlags struct {
 	workers                  int
 	label                    string
 	source                   modelSourceFlags
+	objective                string
 	mix                      mixFlags
 	lora                     loraFlags
 	storeFlags
@@ -70,6 +71,7 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 	fs.IntVar(&f.workers, "workers", 0, "simulations run at once (0: one per core)")
 	fs.StringVar(&f.serverProfile, "server-profile", "", serverProfileHelp())
 	fs.Float64Var(&f.confidence, "confidence", 0.8, "plan with the headroom that covers this share of knee's held-out prediction errors: latencies at the high end of that range, capacity at the low end (0: the point estimate; docs/validation.md)")
+	fs.StringVar(&f.objective, "objective", plan.ObjectiveCost, "what the winner minimises among the deployments meeting every SLO: cost ($ per hour) or energy (joules per output token, the power model's; docs/energy.md)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the answer as JSON")
 	fs.StringVar(&f.label, "label", "", "label of the stored run (the winner's validation run)")
 	f.mix.register(fs)
@@ -162,6 +164,8 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 			return Usagef("--gpu-memory-utilization %v: want a fraction in (0, 1]", f.memUtil)
 		case f.workers < 0:
 			return Usagef("--workers %d: want 0 (one per core) or more", f.workers)
+		case f.objective != plan.ObjectiveCost && f.objective != plan.ObjectiveEnergy:
+			return Usagef("--objective %q: want %s or %s", f.objective, plan.ObjectiveCost, plan.ObjectiveEnergy)
 		}
 		costs := plan.DefaultCosts
 		if f.costFile != "" {
@@ -213,7 +217,7 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 				return a
 			},
 			SearchRequests: f.wl.Requests, ValidateRequests: f.validateRequests, Space: space, Costs: costs, Workers: f.workers,
-			Headroom: headroom,
+			Headroom: headroom, Objective: f.objective,
 		}
 		// The winner's validation run is kept to be stored like any sim run.
 		var winnerRecs []record.Request
@@ -238,7 +242,7 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		hdr := planHeader{Model: model.Name, RateRPS: f.wl.Rate, Arrival: f.wl.Arrival, Input: f.wl.Input, Output: f.wl.Output,
 			Seed: f.wl.ResolvedSeed(), SLOs: f.slos, ElapsedS: elapsed.Seconds(), Workers: f.workers, StoredRun: storedID,
-			Headroom: headroom, HeadroomNote: headroom.String()}
+			Headroom: headroom, HeadroomNote: headroom.String(), Objective: f.objective}
 		if v := ans.Validation; ans.Winner != nil && v != nil {
 			hdr.WinnerRanges = heldOutRanges(&v.Summary, f.serverProfile != "" && f.serverProfile != "vllm" && f.serverProfile != "sglang", v.GPU, model.Name, v.Replicas)
 		}
@@ -308,6 +312,8 @@ type planHeader struct {
 	SLOs     []string `json:"slos"`
 	ElapsedS float64  `json:"elapsed_s"`
 	Workers  int      `json:"workers"`
+	// Objective is what the winner minimises: cost or energy.
+	Objective string `json:"objective"`
 	// Mix describes a --mix's classes; ClassSLOs are their own objectives.
 	Mix       string   `json:"mix,omitempty"`
 	ClassSLOs []string `json:"class_slos,omitempty"`
@@ -410,8 +416,23 @@ func printPlan(w io.Writer, h planHeader, sp plan.Space, searchN int64, a plan.A
 				printValidation(w, "validation", &a.Rejected[i])
 			}
 		}
-		fmt.Fprintf(w, "Cheapest deployment meeting every SLO:\n  %s\n", a.Winner.Candidate)
+		if h.Objective == plan.ObjectiveEnergy {
+			fmt.Fprintf(w, "Most energy-efficient deployment meeting every SLO (fewest joules per output token):\n  %s\n", a.Winner.Candidate)
+		} else {
+			fmt.Fprintf(w, "Cheapest deployment meeting every SLO:\n  %s\n", a.Winner.Candidate)
+		}
 		printValidation(w, "validation", a.Validation)
+		printEnergy(w, a.Validation)
+		if c := a.Cheapest; c != nil && h.Objective == plan.ObjectiveEnergy {
+			why := fmt.Sprintf("  why: the fewest joules per output token of the %d deployments (engine variant × router, each at its fewest replicas) meeting every SLO in the search runs", a.Meeting)
+			if c.Candidate != a.Winner.Candidate && a.Winner.EnergyJPerToken > 0 {
+				why += fmt.Sprintf("; the cheapest of them, %s, spends %.4f J per output token (%+.1f%%) for $%.2f/h less",
+					c.Candidate, c.EnergyJPerToken, 100*(c.EnergyJPerToken/a.Winner.EnergyJPerToken-1), a.Winner.CostPerHour-c.CostPerHour)
+			} else {
+				why += "; it is also the cheapest"
+			}
+			fmt.Fprintln(w, why)
+		}
 		if r := h.WinnerRanges; r != nil && len(r.Figures) > 0 {
 			var parts []string
 			for _, f := range r.Figures {
@@ -422,6 +443,7 @@ func printPlan(w io.Writer, h planHeader, sp plan.Space, searchN int64, a plan.A
 		if a.NextCheaper != nil {
 			fmt.Fprintf(w, "Next cheaper deployment:\n  %s\n", a.NextCheaper.Candidate)
 			printValidation(w, "same run", a.NextCheaper)
+			printEnergy(w, a.NextCheaper)
 		}
 	}
 	fmt.Fprintln(w, "\nBy GPU and TP:")
@@ -448,6 +470,15 @@ func printPlan(w io.Writer, h planHeader, sp plan.Space, searchN int64, a plan.A
 			o.GoodputRPS, met, o.Replicas, o.GPU, o.TP, o.MaxNumSeqs, o.MaxBatchedTokens, o.Router)
 	}
 	tw.Flush()
+}
+
+// printEnergy is an outcome's power-model figures (a point estimate).
+func printEnergy(w io.Writer, o *plan.Outcome) {
+	if o == nil || o.EnergyJPerToken <= 0 {
+		return
+	}
+	fmt.Fprintf(w, "  energy (power model, a point estimate): %.4f J per output token, %.0f W per GPU; $%.3f per million output tokens at this load\n",
+		o.EnergyJPerToken, o.AvgPowerWPerGPU, o.USDPerMOutputTokens)
 }
 
 func printValidation(w io.Writer, label string, o *plan.Outcome) {

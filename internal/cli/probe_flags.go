@@ -2,8 +2,6 @@ package cli
 
 import (
 	"github.com/knee-dev/knee/internal/loadsetup"
-	"github.com/knee-dev/knee/internal/report"
-	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/spf13/pflag"
 )
 
@@ -15,8 +13,3 @@ func (p *probeFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&p.InputTokens, "probe-input-tokens", 16, "prompt tokens of each probe")
 	fs.IntVar(&p.OutputTokens, "probe-output-tokens", 1, "output tokens (max_tokens) of each probe")
 }
-
-var classSummaries = report.ClassSummaries
-
-// splitProbes leaves the probes out of a step's records (sweep.SplitProbes).
-var splitProbes = sweep.SplitProbes

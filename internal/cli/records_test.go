@@ -20,6 +20,7 @@ import (
 // messages, knee records lists every record or only the failures (JSONL,
 // CSV), and exports records.jsonl from the store.
 func TestRecordsAndErrorMessages(t *testing.T) {
+	parallelUntimed(t)
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if body, _ := io.ReadAll(r.Body); !bytes.Contains(body, []byte(`"stream":true`)) {

@@ -98,8 +98,10 @@ func (s *recordSink) finish(rep *report.Run, status string, recs []record.Reques
 	return errs
 }
 
-func (s *recordSink) lost(errs sinkErrors, runID string, recs []record.Request) error {
-	return lostResults(s.env, s.out, s.store, errs, runID, recs, int64(len(recs)))
+// lost says what the run could not save (lostResults); recs are the
+// records it kept (runTally), n how many it had.
+func (s *recordSink) lost(errs sinkErrors, runID string, recs []record.Request, n int64) error {
+	return lostResults(s.env, s.out, s.store, errs, runID, recs, n)
 }
 
 // lostResults says what a run could not save and where its records are

@@ -131,7 +131,7 @@ func newServeCmd(ctx context.Context, env *Env) *cobra.Command {
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address (loopback by default; 0.0.0.0:8000 to expose it)")
 	var f serveFlags
 	f.register(fs)
-	cmd.Long = "Usage: knee serve [flags]\n\nRun an OpenAI-compatible streaming server whose tokens leave at the times\nthe simulated engine says (/v1/chat/completions, /v1/completions, Anthropic's\n/v1/messages; /v1/embeddings, /v1/rerank and TEI's /rerank answered whole;\n/v1/models, /health, /metrics with vLLM's metric names)."
+	cmd.Long = "Usage: knee serve [flags]\n\nRun an OpenAI-compatible streaming server whose tokens leave at the times\nthe simulated engine says (/v1/chat/completions, /v1/completions, Anthropic's\n/v1/messages; /v1/embeddings, /v1/rerank and TEI's /rerank answered whole;\n/v1/models, /health, /metrics with vLLM's metric names; /dcgm/metrics as\nNVIDIA's dcgm-exporter would show its simulated GPUs: docs/energy.md)."
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		if fs.NArg() > 0 {
 			return Usagef("unexpected argument %q (knee serve takes only flags)", fs.Arg(0))
@@ -150,7 +150,7 @@ func newServeCmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		defer srv.Close()
 		fmt.Fprintf(env.Stdout, "knee serve: %s\n", srv.Describe())
-		fmt.Fprintf(env.Stdout, "listening on %s/v1 (model %q); metrics at %s/metrics; Ctrl-C to stop\n", base, srv.Model(), base)
+		fmt.Fprintf(env.Stdout, "listening on %s/v1 (model %q); metrics at %s/metrics, GPU metrics at %s%s; Ctrl-C to stop\n", base, srv.Model(), base, base, simserver.DCGMPath)
 		if a := srv.Config().Adapters; len(a) > 0 {
 			fmt.Fprintf(env.Stdout, "LoRA adapters (send as the model): %s\n", strings.Join(a, ", "))
 		}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"github.com/knee-dev/knee/internal/loadsetup"
-	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/workload"
 	"github.com/spf13/pflag"
 )
@@ -19,9 +18,6 @@ func (s *sessionFlags) register(fs *pflag.FlagSet) {
 func (s *sessionFlags) parse(fs *pflag.FlagSet) (workload.Dist, workload.Think, error) {
 	return s.Parse(given(fs))
 }
-
-// sessionNotes report the conversations (stats.SessionNotes).
-var sessionNotes = stats.SessionNotes
 
 // flagGiven reports whether the flag name was set on the command line.
 func flagGiven(fs *pflag.FlagSet, name string) bool {

@@ -51,12 +51,21 @@ func buildKnee(t *testing.T) string {
 }
 
 // parallelUntimed marks parallel a test that checks records, counts and
-// statuses, never a latency, and spends its time waiting on a simulated
-// server's clock (under the race detector it takes about as long as
-// without it): the sharded-run tests and the real-time mix sweeps. Go runs
-// parallel tests together (-parallel, GOMAXPROCS by default) only after all
-// the sequential ones, so these overlap one another and never a timing
-// test, and two at once share the cores without changing an outcome.
+// statuses, never a latency (or only one an order of magnitude from its
+// bound, which a shared CPU cannot close), and spends its time waiting on a
+// simulated server's clock or a timer (under the race detector it takes
+// about as long as without it): the sharded-run tests, the real-time mix
+// sweeps, the probes beside a light and a queueing load (60x apart, 2-4x
+// asserted), bench's over-saturation stop (60 req/s on an L4 queues
+// far past the 16 in flight a stop needs; 4 req/s never nears it) and the
+// dead-target stops (a 5 s stretch, 40 s allowed), and small runs checked
+// for their records, classes, reports and exit codes (the own-users mix,
+// the sweeps by URL, over a trace and stored, failing and misbehaving
+// servers, the stored report). Go runs parallel tests
+// together (-parallel: GOMAXPROCS by default, 4 in scripts/test.sh's
+// plain pass) only after all the sequential ones, so these overlap one
+// another and never a timing test, and four at once share two cores
+// without changing an outcome (measured on a loaded 2-core machine).
 // TestShardDatabaseDownMidRun stays out: its shards' own writes must not
 // wait out its 2 s busy timeout on each other, which a crowded CPU could
 // make them do.

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/knee-dev/knee/internal/enginesetup"
@@ -37,6 +35,7 @@ type simFlags struct {
 	mix   mixFlags
 	lora  loraFlags
 	probe probeFlags
+	price gpuPriceFlag
 }
 
 func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
@@ -58,6 +57,7 @@ func newSimCmd(ctx context.Context, env *Env) *cobra.Command {
 	f.lora.register(fs)
 	f.probe.register(fs)
 	f.runOutputFlags.register(fs, "records.jsonl (streamed), summary.json and report.md", "progress lines on stderr")
+	f.price.register(fs)
 	fs.BoolVar(&f.list, "list", false, "list the GPU and model presets (with any --preset-file, --gpu-file, --model-file) and exit")
 	cmd.RunE = func(*cobra.Command, []string) error { return runSim(ctx, env, fs, &f) }
 	return cmd
@@ -121,8 +121,8 @@ type simRun struct {
 	res         sim.Result
 	fres        sim.FleetResult
 	ttfts       enginesetup.ReplicaTTFTs
-	turnRecs    []record.Request // sessions: what their report needs of each turn
-	kept        []record.Request // the stored records (bounded by maxStoredSimRecords)
+	sessions    stats.SessionTally // sessions: what their report needs of each turn
+	kept        recordKeeper       // the stored records, while they fit in keptRecordsBytes
 	interrupted bool
 	closers     []func()
 }
@@ -140,7 +140,7 @@ func (r *simRun) check() error {
 	if fs.NArg() > 0 {
 		return Usagef("unexpected argument %q (flags only; see knee sim -h)", fs.Arg(0))
 	}
-	return nil
+	return f.price.check()
 }
 
 // engine resolves the simulated engine (listed reports --list, which
@@ -341,6 +341,7 @@ func (r *simRun) openSinks() error {
 	// Per-request records of very long simulations stay out of the database
 	// (--out streams them to a file instead); the summary is always stored.
 	r.storeRecords = f.wl.Requests > 0 && f.wl.Requests <= maxStoredSimRecords
+	r.kept = recordKeeper{budget: keptRecordsBytes}
 	if cfg := &r.cfg; r.writer == nil && !r.storeRecords && cfg.Client.ChunkCost == 0 && cfg.ServerLoop.ChunkCost == 0 && r.classes == nil {
 		// No record leaves the run: inter-token statistics come from the
 		// engine a step at a time (every decoding request of a step gets
@@ -382,10 +383,7 @@ func (r *simRun) simulate() error {
 			r.acc.Add(rec)
 		}
 		r.classes.add(rec)
-		if rec.Session != "" {
-			r.turnRecs = append(r.turnRecs, record.Request{Session: rec.Session, Turn: rec.Turn, Sent: rec.Sent, FirstToken: rec.FirstToken,
-				Done: rec.Done, StreamEnd: rec.StreamEnd, Error: rec.Error, Warmup: rec.Warmup})
-		}
+		r.sessions.Add(rec)
 		if f.fleet.Active() {
 			r.ttfts.Add(rec)
 		}
@@ -402,8 +400,9 @@ func (r *simRun) simulate() error {
 			c := rec.Clone() // the simulator reuses rec
 			stored.add(&c)
 			// Where the records go if the store fails, and what --out's
-			// report draws its curves from, as knee report does.
-			r.kept = append(r.kept, c)
+			// report draws its curves from, as knee report does (while
+			// they fit in their budget: 50,000 long records would not).
+			r.kept.add(&c)
 		}
 	}
 	var runErr error
@@ -450,6 +449,7 @@ func (r *simRun) summarize() *report.Run {
 		Start:  r.start, Summary: sum, SLOs: r.objectives.Evaluate(sum),
 		Notes: sim.Notes(eng, res, r.elapsed), Engine: report.SimEngineFigures(eng, res),
 		Classes: r.classes.summaries(),
+		Energy:  simEnergy(res.Engine.GPUs, res.End.Seconds(), res.Engine.EnergyJ, res.Tokens, res.Completed, f.price),
 	}
 	if c := r.ecfg.LoRA; c.MaxLoRAs > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("LoRA: %d adapter slots of rank %d (a batch holds at most %d distinct adapters; a miss loads one before its step)",
@@ -481,7 +481,7 @@ func (r *simRun) summarize() *report.Run {
 		}
 		rep.Notes = append(rep.Notes, f.wl.LimitNote(stoppedBy, res.Issued, r.lastSend))
 	}
-	rep.Notes = append(rep.Notes, sessionNotes(r.turnRecs)...)
+	rep.Notes = append(rep.Notes, r.sessions.Notes()...)
 	if r.stream != nil && r.stream.Err() != nil {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", r.stream.Err()))
 	}
@@ -518,8 +518,7 @@ func (r *simRun) finish(rep *report.Run) error {
 	saveErrs := sinkErrors{store: r.stored.finish(rep, status)}
 	if f.out != "" {
 		// In request order, as knee report reads them back.
-		slices.SortStableFunc(r.kept, func(a, b record.Request) int { return cmp.Compare(a.ID, b.ID) })
-		if err := writeOutDir(f.out, rep, r.kept); err != nil {
+		if err := writeOutDir(f.out, rep, r.kept.sorted()); err != nil {
 			return err
 		}
 	}
@@ -530,7 +529,7 @@ func (r *simRun) finish(rep *report.Run) error {
 		return err
 	}
 	if saveErrs.any() {
-		return lostResults(env, f.out, r.stored, saveErrs, rep.ID, r.kept, r.done)
+		return lostResults(env, f.out, r.stored, saveErrs, rep.ID, r.kept.sorted(), r.done)
 	}
 	if failed := append(failedSLOs(rep.SLOs), failedClasses(rep.Classes)...); len(failed) > 0 {
 		return &SLOError{Failed: failed}

@@ -15,6 +15,7 @@ import (
 // probe run, whose notes and per-class probe row the stored report used to
 // drop, against the embedded server, whose ephemeral URL it used to show.
 func TestStoredReportIsLiveReport(t *testing.T) {
+	parallelUntimed(t)
 	dir := t.TempDir()
 	db, out := filepath.Join(dir, "knee.db"), filepath.Join(dir, "out")
 	env := map[string]string{"KNEE_DB": db}

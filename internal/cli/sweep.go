@@ -243,6 +243,7 @@ func (sr *sweepRun) finish() error {
 	meta.load = fmt.Sprintf("%s sweep over %d steps", res.LoadKind, len(res.Steps))
 	meta.config = append(append(f.stepConfig(res), [2]string{"api", t.api}), t.endpoints.config()...)
 	meta.config = append(meta.config, sr.g.config()...)
+	meta.config = append(meta.config, t.gpu.config()...)
 	if t.url == "" {
 		meta.config = append(meta.config, t.embedded.config(t.model)...)
 	} else {
@@ -252,8 +253,13 @@ func (sr *sweepRun) finish() error {
 	if saveErr != nil {
 		saveErr = fmt.Errorf("the sweep's report is above, but the run database could not store it all (it is not marked complete): %w", saveErr)
 	} else if id != "" {
-		res.Notes = append(res.Notes, "stored as run "+id)
+		res.Notes = append(res.Notes, storedNote(id))
 		f.junit.runID = id
+		if sr.shard == nil {
+			// (A shard's sweep is stored whole by the shard that ends the
+			// run, maybe after this one prints.)
+			f.storedAs = storedReport(sr.env, sr.st, id)
+		}
 	}
 	f.junit.stopped, f.junit.config = runErr, meta.config
 	res.Notes = redactAll(res.Notes) // notes quote endpoints of a --url that may carry a password

@@ -38,6 +38,10 @@ type sweepFlags struct {
 	junit             junitFlag
 	mix               mixFlags
 	lora              loraFlags
+	// storedAs, once the sweep is stored, prints it as knee report prints
+	// the stored run (nil: not stored): what the sweep printed is what it
+	// keeps.
+	storedAs func(io.Writer) error
 }
 
 func (f *sweepFlags) register(fs *pflag.FlagSet, defaultRequests int64) {
@@ -209,9 +213,15 @@ func (f *sweepFlags) emit(env *Env, res *sweep.Result) error {
 		return err
 	}
 	var err error
-	if f.jsonOut {
+	switch {
+	case f.jsonOut:
 		err = writeSweepJSON(env.Stdout, res)
-	} else {
+	case f.storedAs != nil:
+		if err = f.storedAs(env.Stdout); err != nil {
+			fmt.Fprintf(env.Stderr, "knee: reading the stored sweep back: %v; its analysis as measured follows\n", err)
+			err = report.SweepText(env.Stdout, res)
+		}
+	default:
 		err = report.SweepText(env.Stdout, res)
 	}
 	if err != nil {

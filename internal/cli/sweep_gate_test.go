@@ -29,6 +29,7 @@ func TestSweepEveryStepFailedExits1(t *testing.T) {
 // connection ends its first step as bench does, measures no further step
 // (here a 40 s step each), and exits 1 saying why.
 func TestSweepStopsAtADeadTarget(t *testing.T) {
+	parallelUntimed(t)
 	srv := httptest.NewServer(http.NotFoundHandler())
 	dead := srv.URL
 	srv.Close() // nothing listens there now

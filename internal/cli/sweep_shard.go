@@ -172,7 +172,10 @@ func (ss *sweepStore) finishSharded(meta runMeta, res *sweep.Result, status stri
 		return id, err
 	}
 	st, runID := sr.st, sr.w.ID()
-	cfg := append([][2]string{{"load", meta.load}}, meta.config...)
+	cfg, err := sweepStoredConfig(meta, res, id)
+	if err != nil {
+		return id, fmt.Errorf("storing the sweep: %w", err)
+	}
 	if err := st.SetConfig(runID, pairsJSON(cfg)); err != nil {
 		return id, fmt.Errorf("storing the sweep: %w", err)
 	}

@@ -38,6 +38,8 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 	st.register(fs)
 	probe.register(fs)
 	fs.StringVar(&label, "label", "", "label stored with the sweep")
+	var price gpuPriceFlag
+	price.register(fs)
 	var replicas int
 	var router string
 	fs.IntVar(&replicas, "replicas", 1, "engines (replicas) behind a router at every step; the load is the fleet's")
@@ -52,6 +54,9 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		if fs.NArg() > 0 {
 			return Usagef("unexpected argument %q (flags only; see knee sim sweep -h)", fs.Arg(0))
+		}
+		if err := price.check(); err != nil {
+			return err
 		}
 		plan, err := f.plan()
 		if err != nil {
@@ -102,6 +107,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 			return err
 		}
 		runner.SLOs = set
+		runner.GPUPriceUSDPerHour = price.usdPerHour
 		if runner.Probes, err = probe.Sim(nil, f.wl.ResolvedSeed()); err != nil {
 			return err
 		}
@@ -147,8 +153,9 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if id, err := storeSweep(env, &st, meta, res, status); err != nil {
 			fmt.Fprintf(env.Stderr, "knee sim sweep: %v\n", err)
 		} else if id != "" {
-			res.Notes = append(res.Notes, "stored as run "+id)
+			res.Notes = append(res.Notes, storedNote(id))
 			f.junit.runID = id
+			f.storedAs = storedReport(env, &st, id)
 		}
 		f.junit.stopped, f.junit.config = runErr, meta.config
 		if err := f.emit(env, res); err != nil {

@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"sync"
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/runs"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/sweep"
@@ -137,7 +142,10 @@ func (ss *sweepStore) finish(meta runMeta, res *sweep.Result, status string) (st
 	if res == nil || len(res.Steps) == 0 {
 		return ss.sr.id(), ss.sr.finish(nil, status) // failed, or interrupted before a step measured anything
 	}
-	cfg := append([][2]string{{"load", meta.load}}, meta.config...)
+	cfg, err := sweepStoredConfig(meta, res, ss.sr.id())
+	if err != nil {
+		return "", errors.Join(fmt.Errorf("storing the sweep: %w", err), ss.sr.finish(nil, store.StatusFailed))
+	}
 	// On a full disk the finish's own error says where the records the
 	// database did not take are kept (an *UnstoredError): never dropped.
 	if err := st.SetConfig(id, pairsJSON(cfg)); err != nil {
@@ -174,3 +182,52 @@ func storeSweep(env *Env, s *storeFlags, meta runMeta, res *sweep.Result, status
 	}
 	return ss.finish(meta, res, status)
 }
+
+// sweepStoredConfig is the configuration a finished sweep is stored with:
+// its load and settings, and what its report said beside the steps
+// (runs.SweepKey), so that knee report prints the sweep as the run did.
+func sweepStoredConfig(meta runMeta, res *sweep.Result, id string) ([][2]string, error) {
+	said := runs.SaidBy(res)
+	// Notes and warnings quote endpoints of a --url that may carry a
+	// password: kept as printed, without it (the live notes are redacted
+	// when printed). The note the sweep adds once stored is kept too: the
+	// run is read back only when it was stored.
+	said.Notes = redactAll(append(slices.Clone(said.Notes), storedNote(id)))
+	said.Warnings = redactAll(slices.Clone(said.Warnings))
+	b, err := json.Marshal(said)
+	if err != nil {
+		return nil, err
+	}
+	return append(append([][2]string{{"load", meta.load}}, meta.config...), [2]string{runs.SweepKey, string(b)}), nil
+}
+
+// storedReport renders stored run id as knee report's text does (with a
+// sharded run's shard notes): a sweep prints itself this way once stored,
+// so the live and the stored report are one.
+func storedReport(env *Env, s *storeFlags, id string) func(io.Writer) error {
+	return func(w io.Writer) error {
+		st, runID, err := runs.OpenRun(s.db, env.Getenv, id)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		lr, err := runs.Load(st, runID)
+		if err != nil {
+			return err
+		}
+		notes, err := shardNotes(st, runID)
+		if err != nil {
+			return err
+		}
+		lr.Report.Notes = append(lr.Report.Notes, notes...)
+		var buf bytes.Buffer // whole, or nothing printed
+		if err := report.Text(&buf, lr.Report); err != nil {
+			return err
+		}
+		_, err = w.Write(buf.Bytes())
+		return err
+	}
+}
+
+// storedNote is the note a sweep adds once stored as run id.
+func storedNote(id string) string { return "stored as run " + id }

@@ -20,6 +20,7 @@ type sweepTargetFlags struct {
 	targetFlags
 	embedded embeddedFlags
 	metrics  metricsFlags
+	gpu      gpuMetricsFlags
 	live     liveFlags
 	otlp     otlpFlags
 	// probe sends probes beside every step.
@@ -30,6 +31,7 @@ func (t *sweepTargetFlags) register(fs *pflag.FlagSet, wl *workloadFlags) {
 	t.targetFlags.register(fs, "the embedded simulated server, fresh for every step", "after each step")
 	t.embedded.register(fs)
 	t.metrics.register(fs)
+	t.gpu.register(fs)
 	t.live.register(fs)
 	t.otlp.register(fs)
 	t.probe.register(fs)
@@ -58,6 +60,9 @@ func (sr *sweepRun) startRunner() error {
 		return Usagef("--model is required with --url (the model name the server serves)")
 	}
 	if err := t.metrics.validate(); err != nil {
+		return err
+	}
+	if err := t.gpu.validate(); err != nil {
 		return err
 	}
 	if err := t.probe.Validate(); err != nil {
@@ -159,6 +164,7 @@ func (sr *sweepRun) startRunner() error {
 		Begin:      sr.shard.begin, // sweep --shards: this shard's part, from the step's start
 		Scrape:     t.metrics.start,
 		PromptNote: f.wl.promptOffNote,
+		GPUMetrics: t.gpu.stepHook(t.metrics.interval),
 		Series:     func(s *scrape.Series) { sr.stored.server(s) },
 		Running: func(run *loadgen.Run, load float64) {
 			t.live.running(run, load)

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
@@ -91,67 +90,8 @@ func TestSimSweepAutoAndExit3(t *testing.T) {
 	}
 }
 
-// The SLO-safe point of a sweep against the embedded server agrees with
-// the simulator's within one step. -short runs short steps; the full test
-// uses the steps of the documented two-minute measurement.
-func TestSweepEmbeddedAgreesWithSim(t *testing.T) {
-	// Not t.Parallel: a timing test, and parallel tests run together after
-	// the sequential ones (parallelUntimed).
-	// Short: a small GPU and short answers keep the real-time server cheap
-	// on a busy machine; the SLO limit falls inside the grid.
-	args := []string{"--gpu", "l4", "--output-tokens", "32", "--rate", "3,6,9,12", "--duration", "3s"}
-	if !testing.Short() {
-		args = []string{"--rate", "20,40,50,60,70,80", "--duration", "10s"}
-	}
-	args = append(args, "--seed", "5", "--slo", "p95(ttft)<2s", "--json", "--quiet", "--grace", "60s")
-	start := time.Now()
-	code, out, errs := kneeCmd(t, append([]string{"sweep"}, args...)...)
-	took := time.Since(start)
-	if code != 0 && code != ExitSLO {
-		t.Fatalf("sweep: exit %d: %s", code, errs)
-	}
-	var real sweepJSON
-	if err := json.Unmarshal([]byte(out), &real); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	simArgs := []string{"sim", "sweep"}
-	for i := 0; i < len(args); i++ {
-		if args[i] == "--grace" {
-			i++
-			continue
-		}
-		simArgs = append(simArgs, args[i])
-	}
-	code, out, errs = kneeCmd(t, simArgs...)
-	if code != 0 && code != ExitSLO {
-		t.Fatalf("sim sweep: exit %d: %s", code, errs)
-	}
-	var simr sweepJSON
-	if err := json.Unmarshal([]byte(out), &simr); err != nil {
-		t.Fatal(err)
-	}
-	idx := func(r sweepJSON) int {
-		if r.SLOSafe.Load == nil {
-			return -1
-		}
-		for i, s := range r.Steps {
-			if s.Load == *r.SLOSafe.Load {
-				return i
-			}
-		}
-		return -2
-	}
-	ri, si := idx(real), idx(simr)
-	t.Logf("embedded sweep took %v; safe step index: embedded %d, simulator %d", took, ri, si)
-	for i := range real.Steps {
-		t.Logf("step %v: embedded met %v, simulator met %v", real.Steps[i].Load, real.Steps[i].SLOMet, simr.Steps[i].SLOMet)
-	}
-	if ri < 0 || si < 0 || ri-si > 1 || si-ri > 1 {
-		t.Errorf("safe points disagree by more than one step: embedded %v, simulator %v", real.SLOSafe.Load, simr.SLOSafe.Load)
-	}
-}
-
 func TestSweepEmbeddedIsStored(t *testing.T) {
+	parallelUntimed(t)
 	db := filepath.Join(t.TempDir(), "knee.db")
 	code, out, errs := kneeEnv(t, map[string]string{"KNEE_DB": db}, "sweep", "--gpu", "l4", "--concurrency", "1,2,4", "--requests", "6",
 		"--input-tokens", "64", "--output-tokens", "4", "--seed", "1", "--quiet", "--label", "tiny", "--request-timeout", "30s")
@@ -191,6 +131,7 @@ func TestSweepEmbeddedIsStored(t *testing.T) {
 // --url measures the given server (here a simulated one started by the
 // test, standing in for any OpenAI-compatible target).
 func TestSweepURL(t *testing.T) {
+	parallelUntimed(t)
 	url, srv := simservertest.Start(t, func(c *simserver.Config) {
 		g, _ := simengine.LookupGPU("l4")
 		c.Engine = simengine.DefaultConfig(g, c.Engine.Model, 1)

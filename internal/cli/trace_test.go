@@ -290,6 +290,7 @@ func TestSimPrefixGroups(t *testing.T) {
 // A sweep over a trace steps its rate: each step replays the trace at the
 // speed-up giving that mean rate, in sim sweep and in sweep alike.
 func TestSweepOverTrace(t *testing.T) {
+	parallelUntimed(t)
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "t.csv")
 	var b strings.Builder

@@ -122,6 +122,9 @@ type Result struct {
 	// Server sets the two servers' scraped metrics side by side, when both
 	// runs scraped them (filled by the caller; see ServerRow).
 	Server []ServerRow `json:"server,omitempty"`
+	// Energy sets the two runs' energy figures side by side, when either
+	// has them (filled by the caller; see EnergyRows).
+	Energy []ServerRow `json:"energy,omitempty"`
 }
 
 // latency metrics compared from per-request samples.

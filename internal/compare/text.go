@@ -126,6 +126,27 @@ func Text(w io.Writer, r *Result) error {
 			return err
 		}
 	}
+	if len(r.Energy) > 0 {
+		fmt.Fprintf(w, "\nenergy (the GPUs' telemetry or the power model; docs/energy.md; shown, not judged):\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "metric\tA\tB\tchange\t")
+		for _, row := range r.Energy {
+			val := func(x *float64) string {
+				if x == nil {
+					return "–"
+				}
+				return strconv.FormatFloat(*x, 'g', 4, 64)
+			}
+			change := "–"
+			if row.A != nil && row.B != nil && *row.A != 0 {
+				change = fmt.Sprintf("%+.1f%%", 100*(*row.B-*row.A)/(*row.A))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", row.Label, val(row.A), val(row.B), change)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(w, "\nverdict: %s\n", r.Verdict)
 	return nil
 }

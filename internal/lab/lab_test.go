@@ -92,3 +92,55 @@ func TestUnknownScenario(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestSweepDipIsTheWarmupBacklog holds what the sweep's lesson says of the
+// throughput past the knee (issue 44, contradiction 6): it quotes the
+// table's figures, and where the last step serves less than the best, the
+// cause it names is the one there: steps five times longer, whose warm-up
+// backlog is a smaller share of the window, measure the knee's and the
+// last load's throughput within a few percent of each other.
+func TestSweepDipIsTheWarmupBacklog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two 300 s simulated steps")
+	}
+	r, err := Run(context.Background(), "sweep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Sweep
+	knee, last := s.Steps[s.Knee.Index], s.Steps[len(s.Steps)-1]
+	best := knee
+	for _, st := range s.Steps {
+		if st.Summary.RequestThroughputRPS > best.Summary.RequestThroughputRPS {
+			best = st
+		}
+	}
+	for _, want := range []string{uiNum(best.Summary.RequestThroughputRPS) + " req/s", uiNum(last.Summary.RequestThroughputRPS) + " req/s",
+		uiMS(knee.Summary.TTFT.P95), uiMS(last.Summary.TTFT.P95)} {
+		if !strings.Contains(r.Lesson, want) {
+			t.Errorf("the lesson does not quote %q: %s", want, r.Lesson)
+		}
+	}
+	if strings.Contains(r.Lesson, "flattens") {
+		t.Errorf("the lesson still says a fixed \"flattens\": %s", r.Lesson)
+	}
+	dip := 1 - last.Summary.RequestThroughputRPS/best.Summary.RequestThroughputRPS
+	t.Logf("60 s steps: best %.2f req/s at %v, last %.2f req/s at %v (%.1f%% less)", best.Summary.RequestThroughputRPS, best.Load.Value,
+		last.Summary.RequestThroughputRPS, last.Load.Value, 100*dip)
+	if explained := strings.Contains(r.Lesson, "warm-up"); explained != (dip > DipExplained) {
+		t.Errorf("a %.1f%% dip, yet the lesson explains one: %v: %s", 100*dip, explained, r.Lesson)
+	}
+	ecfg, err := engineConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, err := sweepOver(context.Background(), ecfg, []float64{knee.Load.Value, last.Load.Value}, 5*RunFor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := long.Steps[0].Summary.RequestThroughputRPS, long.Steps[1].Summary.RequestThroughputRPS
+	t.Logf("300 s steps: %.2f req/s at %v, %.2f req/s at %v (%.1f%% less)", a, knee.Load.Value, b, last.Load.Value, 100*(1-b/a))
+	if 1-b/a > 0.03 {
+		t.Errorf("with steps five times longer the last load still serves %.1f%% less than the knee's: the dip is not the warm-up backlog", 100*(1-b/a))
+	}
+}

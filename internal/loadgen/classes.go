@@ -20,6 +20,16 @@ type UserClass struct {
 }
 
 // users is every closed-loop user: the main pool's and the classes'.
+// OfferedRateRPS is the rate Result.OfferedRateRPS reports for c: the
+// open loop's, 0 for a closed loop (known before the run, for accumulators
+// fed from OnRecord).
+func (c *Config) OfferedRateRPS() float64 {
+	if c.users() > 0 {
+		return 0
+	}
+	return c.RateRPS
+}
+
 func (c *Config) users() int {
 	n := c.Concurrency
 	for _, uc := range c.UserClasses {

@@ -3,7 +3,6 @@
 package loadgen
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -19,30 +18,8 @@ import (
 // dialWitnessed.
 func witnessPair(t *testing.T) (client *witnessConn, server *net.TCPConn) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	c, err := dialWitnessed(&net.Dialer{})(context.Background(), "tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := <-accepted
-	if s == nil {
-		t.Fatal("accept failed")
-	}
-	wc, ok := c.(*witnessConn)
-	if !ok {
-		t.Fatalf("dialWitnessed returned %T, want *witnessConn", c)
-	}
-	t.Cleanup(func() { wc.Close(); s.Close() })
-	return wc, s.(*net.TCPConn)
+	c, s := dialedPair[*witnessConn](t, dialWitnessed(&net.Dialer{}))
+	return c, s.(*net.TCPConn)
 }
 
 // tcpInfo reads a connection's TCP_INFO.

@@ -42,6 +42,7 @@
 //	/usr/bin/time -f '%e s, %M KB' knee bench --url http://127.0.0.1:18800 --model m --concurrency 4 \
 //	    --duration 10m --input-tokens 16 --output-tokens 128 --no-store --quiet --out /tmp/endless
 //	(-fault 500 for the failing loop, -fault 429 for Retry-After, -die 8s to see the target go away)
+//	bash scripts/endless.sh   # the endless stream, its RSS sampled over the run (docs/performance.md)
 //
 // Measuring the client itself (see cpu_test.go): truth at 1,000 streams
 // with kernel and with user-space timestamps, CPU per token (both ways)

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/knee-dev/knee/internal/hostile"
@@ -53,5 +54,32 @@ func TestEndlessStreamsBoundedPerRun(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("notes %q, want one on the records kept bare", res.Notes)
+	}
+}
+
+// TestDiscardRecordsKeepsNone: with DiscardRecords the run hands every
+// record to OnRecord, whole (an endless stream's chunk times too), and
+// keeps none itself, so the caller's sink and accumulators are all the
+// memory the records cost (bench and sweep run this way).
+func TestDiscardRecordsKeepsNone(t *testing.T) {
+	hs := hostile.New(func(int64) hostile.Fault { return hostile.NeverEnding })
+	ts := httptest.NewServer(hs)
+	defer ts.Close()
+	const n = 12
+	var mu sync.Mutex
+	seen, chunks := map[int64]bool{}, 0
+	res := run(t, Config{BaseURL: ts.URL, Concurrency: 4, Requests: n, DiscardRecords: true, OnRecord: func(r *record.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[r.ID] = true
+		chunks += len(r.TokenTimes)
+	}}, func(i int64) Request {
+		return Request{Prompt: "go on " + hostile.Marker(i), PromptTokens: 3, MaxTokens: 8}
+	})
+	if len(res.Records) != 0 {
+		t.Errorf("the result holds %d records, want none", len(res.Records))
+	}
+	if len(seen) != n || chunks != n*(2*8+256) {
+		t.Errorf("OnRecord saw %d records with %d chunk times, want %d with %d", len(seen), chunks, n, n*(2*8+256))
 	}
 }

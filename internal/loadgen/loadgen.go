@@ -156,6 +156,11 @@ type Config struct {
 	// goroutines. It must be cheap and must not keep r.
 	OnRecord func(r *record.Request)
 
+	// DiscardRecords leaves Result.Records empty: the caller takes every
+	// record from OnRecord (to a file, a database, an accumulator), so the
+	// run's memory does not grow with its length (bench and sweep).
+	DiscardRecords bool
+
 	// ContinuousUsage asks the server for usage on every chunk (vLLM's
 	// stream_options.continuous_usage_stats) so multi-token chunks are
 	// counted exactly; servers that do not know the option may refuse it.
@@ -246,7 +251,7 @@ func (c *Config) validate() error {
 
 // Result is a finished run.
 type Result struct {
-	Records        []record.Request // one per request issued, sorted by ID
+	Records        []record.Request // one per request issued, sorted by ID (none with DiscardRecords)
 	Start          time.Time        // the run's time origin: record times are offsets from it
 	Elapsed        time.Duration    // until the last worker finished
 	OfferedRateRPS float64          // open loop: the schedule's rate; closed loop: 0
@@ -572,9 +577,7 @@ func (r *Run) run() {
 			time.Duration(at-1).Seconds()))
 	}
 	res.KernelTimestamps = res.UserStampedStreams == 0 && r.kernelStamped.Load() > 0
-	if r.cfg.users() == 0 {
-		res.OfferedRateRPS = r.cfg.RateRPS
-	}
+	res.OfferedRateRPS = r.cfg.OfferedRateRPS()
 	r.result = res
 	close(r.done)
 }
@@ -702,6 +705,9 @@ func (r *Run) finish(rec *record.Request) {
 	}
 	if r.cfg.OnRecord != nil {
 		r.cfg.OnRecord(rec)
+	}
+	if r.cfg.DiscardRecords {
+		return
 	}
 	if rec.Error != record.ErrNone {
 		r.boundFailedTimes(rec)

@@ -16,9 +16,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// stampedPair is a loopback TCP pair whose client side is dialed by
-// dialStamped; it fails the test if the kernel option was not set.
-func stampedPair(t testing.TB) (client *stampConn, server net.Conn) {
+// dialedPair is a loopback TCP pair whose client side dial opened and
+// that is a C, the connection type dial promises.
+func dialedPair[C net.Conn](t testing.TB, dial func(context.Context, string, string) (net.Conn, error)) (client C, server net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -30,20 +30,30 @@ func stampedPair(t testing.TB) (client *stampConn, server net.Conn) {
 		c, _ := ln.Accept()
 		accepted <- c
 	}()
-	c, err := dialStamped(&net.Dialer{})(context.Background(), "tcp", ln.Addr().String())
+	c, err := dial(context.Background(), "tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	server = <-accepted
 	if server == nil {
+		c.Close()
 		t.Fatal("accept failed")
 	}
-	sc, ok := c.(*stampConn)
+	client, ok := c.(C)
 	if !ok {
-		t.Fatalf("dialStamped returned %T, want *stampConn", c)
+		c.Close()
+		server.Close()
+		t.Fatalf("dial returned %T, want %T", c, client)
 	}
-	t.Cleanup(func() { sc.Close(); server.Close() })
-	return sc, server
+	t.Cleanup(func() { client.Close(); server.Close() })
+	return client, server
+}
+
+// stampedPair is a loopback TCP pair whose client side is dialed by
+// dialStamped; it fails the test if the kernel option was not set.
+func stampedPair(t testing.TB) (client *stampConn, server net.Conn) {
+	t.Helper()
+	return dialedPair[*stampConn](t, dialStamped(&net.Dialer{}))
 }
 
 // TestStampConnStamps: each read's stamp lies between the start of the

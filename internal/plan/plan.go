@@ -72,6 +72,28 @@ type Question struct {
 	Class      func(i int64) (name string, adapter int32)
 	ClassNames []string
 	ClassSLOs  map[string]slo.Set
+	// Objective is what the winner minimises among the deployments that
+	// meet the SLOs: ObjectiveCost (""), dollars per hour, or
+	// ObjectiveEnergy, joules per output token (the power model's).
+	Objective string
+}
+
+// The objectives a plan can minimise (Question.Objective).
+const (
+	ObjectiveCost   = "cost"
+	ObjectiveEnergy = "energy"
+)
+
+// better orders two outcomes by the question's objective: energy per
+// output token (to 0.1%: finer is noise), then cost; or cost alone.
+func (q Question) better(a, b *Outcome) bool {
+	if q.Objective == ObjectiveEnergy {
+		ea, eb := a.EnergyJPerToken, b.EnergyJPerToken
+		if math.Abs(ea-eb) > 1e-3*math.Max(ea, eb) {
+			return ea < eb
+		}
+	}
+	return cheaper(a, b)
 }
 
 // ClassOutcome is one class of a mix on a candidate.
@@ -116,9 +138,15 @@ type Outcome struct {
 	Classes       []ClassOutcome `json:"classes,omitempty"`
 	// Headroom is the headroom the outcome was judged with (Headroom.In:
 	// its GPU, model and batch; nil at confidence 0).
-	Headroom *Headroom     `json:"headroom,omitempty"`
-	Elapsed  time.Duration `json:"-"`
-	Summary  stats.Summary `json:"-"`
+	Headroom *Headroom `json:"headroom,omitempty"`
+	// Energy from the power model over the run (0: the GPU preset has
+	// none): joules per output token, average power per GPU, and the
+	// deployment's price per million output tokens at this load.
+	EnergyJPerToken     float64       `json:"j_per_output_token,omitempty"`
+	AvgPowerWPerGPU     float64       `json:"avg_power_w_per_gpu,omitempty"`
+	USDPerMOutputTokens float64       `json:"usd_per_m_output_tokens,omitempty"`
+	Elapsed             time.Duration `json:"-"`
+	Summary             stats.Summary `json:"-"`
 }
 
 // Family is one (GPU, TP) and what became of it.
@@ -141,9 +169,16 @@ type Answer struct {
 	Rejected    []Outcome `json:"rejected,omitempty"`
 	NextCheaper *Outcome  `json:"next_cheaper,omitempty"`
 	Pareto      []Outcome `json:"pareto"`
-	Families    []Family  `json:"families"`
-	Candidates  int       `json:"candidates"` // deployments in the space whose weights fit
-	Simulated   int       `json:"simulated"`  // search runs
+	// Cheapest, for an energy objective, is the cheapest deployment that
+	// met the SLOs in its search run, beside the winner to say what the
+	// joules saved cost (nil for the cost objective: it is the winner).
+	Cheapest *Outcome `json:"cheapest_meeting,omitempty"`
+	// Meeting counts the lines (variant × router) whose best met the SLOs
+	// in the search.
+	Meeting    int      `json:"meeting_lines"`
+	Families   []Family `json:"families"`
+	Candidates int      `json:"candidates"` // deployments in the space whose weights fit
+	Simulated  int      `json:"simulated"`  // search runs
 }
 
 // variant is one engine configuration (GPU, TP, limits) that fits.
@@ -295,8 +330,15 @@ func Search(ctx context.Context, q Question) (Answer, error) {
 	}
 	ans.Simulated = len(all)
 	for _, l := range lines {
-		if l.best != nil && (ans.Winner == nil || cheaper(l.best, ans.Winner)) {
+		if l.best == nil {
+			continue
+		}
+		ans.Meeting++
+		if ans.Winner == nil || q.better(l.best, ans.Winner) {
 			ans.Winner = l.best
+		}
+		if q.Objective == ObjectiveEnergy && (ans.Cheapest == nil || cheaper(l.best, ans.Cheapest)) {
+			ans.Cheapest = l.best
 		}
 	}
 	ans.Pareto = pareto(all)
@@ -348,6 +390,16 @@ func validate(ctx context.Context, q Question, sp Space, lines []*line, ans *Ans
 		}
 	}
 	cost := func(c cand) float64 { return c.l.v.costHour * float64(c.n) }
+	if q.Objective == ObjectiveEnergy {
+		// A replica count the search did not run has no energy yet:
+		// after every candidate that has.
+		cost = func(c cand) float64 {
+			if c.o == nil {
+				return math.Inf(1)
+			}
+			return c.o.EnergyJPerToken
+		}
+	}
 	// One replica is the same deployment behind any router.
 	type key struct {
 		v      *variant
@@ -365,7 +417,7 @@ func validate(ctx context.Context, q Question, sp Space, lines []*line, ans *Ans
 	for runs := 0; runs < maxValidations && len(pool) > 0; {
 		i := 0
 		for j, c := range pool {
-			if cost(c) < cost(pool[i])-1e-9 || (math.Abs(cost(c)-cost(pool[i])) <= 1e-9 && c.o != nil && (pool[i].o == nil || cheaper(c.o, pool[i].o))) {
+			if cost(c) < cost(pool[i])-1e-9 || (math.Abs(cost(c)-cost(pool[i])) <= 1e-9 && c.o != nil && (pool[i].o == nil || q.better(c.o, pool[i].o))) {
 				i = j
 			}
 		}
@@ -473,7 +525,7 @@ func simulateSeen(ctx context.Context, q Question, v *variant, replicas int, rou
 		MaxBatchedTokens: c.MaxNumBatchedTokens, Router: router, GPUs: replicas * c.TP, CostPerHour: v.costHour * float64(replicas)}, Requests: n}
 	acc := stats.NewAccumulator(stats.Options{OfferedRateRPS: q.RateRPS, Good: q.SLOs.Good})
 	classes := newClassAccs(q)
-	_, err := sim.RunFleet(ctx, sim.FleetConfig{Config: sim.Config{Engine: c, Gen: q.Gen, Arrivals: q.Arrivals(), Requests: n,
+	res, err := sim.RunFleet(ctx, sim.FleetConfig{Config: sim.Config{Engine: c, Gen: q.Gen, Arrivals: q.Arrivals(), Requests: n,
 		WarmupRequests: int(n / 10), StreamTokenTimes: true, TooLongAsErrors: true, Class: q.Class}, Count: replicas, Router: router}, func(r *record.Request) {
 		acc.Add(r)
 		if a := classes[r.Class]; a != nil {
@@ -505,6 +557,13 @@ func simulateSeen(ctx context.Context, q Question, v *variant, replicas int, rou
 	}
 	if err != nil {
 		o.Verdicts = append(o.Verdicts, "simulation failed: "+err.Error())
+	}
+	if e := res.Engine; e.EnergyJ > 0 && res.Tokens > 0 && res.End > 0 {
+		o.EnergyJPerToken = e.EnergyJ / float64(res.Tokens)
+		o.AvgPowerWPerGPU = e.EnergyJ / res.End.Seconds() / float64(o.GPUs)
+	}
+	if res.Tokens > 0 && res.End > 0 {
+		o.USDPerMOutputTokens = o.CostPerHour * res.End.Hours() / float64(res.Tokens) * 1e6
 	}
 	o.TTFTP95MS, o.ITLP99MS = sum.TTFT.P95, sum.ITL.P99
 	o.ThroughputRPS = sum.RequestThroughputRPS

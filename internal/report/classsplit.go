@@ -106,3 +106,87 @@ func ClassSummaries(recs []record.Request, opts stats.Options, objectives slo.Se
 	}
 	return recs, classes
 }
+
+// ClassTally is ClassSummaries fed one record at a time, as a run's
+// records finish and in any order, without keeping them: each class's
+// figures build in an accumulator of bounded size. Its classes come out
+// in the order ClassSummaries gives for the records sorted by ID. Not safe
+// for concurrent use.
+type ClassTally struct {
+	opts       stats.Options
+	objectives slo.Set
+	own        map[string]slo.Set
+	order      []string
+	acc        map[string]*stats.Accumulator
+	firstID    map[string]int64 // each class's lowest request ID: its place among the classes
+	probe      bool
+}
+
+// NewClassTally is an empty tally with ClassSummaries' arguments.
+func NewClassTally(opts stats.Options, objectives slo.Set, classSLOs map[string]slo.Set, order []string) *ClassTally {
+	opts.Series = false
+	return &ClassTally{opts: opts, objectives: objectives, own: classSLOs, order: order,
+		acc: map[string]*stats.Accumulator{}, firstID: map[string]int64{}}
+}
+
+func (t *ClassTally) objectivesOf(name string) slo.Set {
+	return append(append(slo.Set{}, t.objectives...), t.own[name]...)
+}
+
+func (t *ClassTally) accumulator(name string) *stats.Accumulator {
+	a := t.acc[name]
+	if a == nil {
+		o := t.opts
+		if objs := t.objectivesOf(name); len(objs) > 0 {
+			o.Good = objs.Good
+		}
+		a = stats.NewAccumulator(o)
+		t.acc[name] = a
+	}
+	return a
+}
+
+// Add counts r in its class.
+func (t *ClassTally) Add(r *record.Request) {
+	name := r.Class
+	if name == "" {
+		name = MainClass
+	}
+	if name == record.ProbeClass {
+		t.probe = true
+	} else if id, ok := t.firstID[name]; !ok || r.ID < id {
+		t.firstID[name] = r.ID
+	}
+	t.accumulator(name).Add(r)
+}
+
+// Classes are the summaries ClassSummaries returns for the records added
+// (nil for a run of one class).
+func (t *ClassTally) Classes() []Class {
+	names := make([]string, 0, len(t.firstID)+1)
+	for n := range t.firstID {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(t.firstID[a], t.firstID[b]) })
+	if t.probe {
+		names = append(names, record.ProbeClass)
+	}
+	if len(names) == 0 || len(names) == 1 && names[0] == MainClass {
+		return nil
+	}
+	if len(t.order) > 0 {
+		rest := names
+		names = append([]string{}, t.order...)
+		for _, n := range rest {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	classes := make([]Class, 0, len(names))
+	for _, name := range names {
+		sum := t.accumulator(name).Summary()
+		classes = append(classes, Class{Name: name, Summary: sum, SLOs: t.objectivesOf(name).Evaluate(sum), Probe: name == record.ProbeClass})
+	}
+	return classes
+}

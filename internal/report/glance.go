@@ -62,6 +62,9 @@ func glance(r *Run) []section {
 		tp.kv[1][1] = fmt.Sprintf("%s req/s · %s items/s · input %s tok/s",
 			fnum(s.RequestThroughputRPS, 2), fnum(s.ItemThroughputPS, 1), fnum(s.InputTokenThroughputTPS, 1))
 	}
+	if e := r.Energy; e != nil {
+		tp.kv = append(tp.kv, [2]string{"energy", e.Glance()})
+	}
 	out = append(out, tp)
 
 	out = append(out, latencySection(r, true))

@@ -93,7 +93,7 @@ func HTML(w io.Writer, run *Run, extra ...HTMLData) error {
 
 	p("<h2>Distributions</h2>\n")
 	if data.Records == nil {
-		p("<p class=\"note\">No per-request records: the curves join the stored percentiles (p50 … max).</p>\n")
+		p("<p class=\"note\">No per-request records here (none were kept, or more than a report draws): the curves join the percentiles (p50 … max).</p>\n")
 	}
 	p("<div class=\"charts\">\n")
 	for _, m := range []struct {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/knee-dev/knee/internal/energy"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
@@ -79,6 +80,10 @@ type jsonExtra struct {
 	ErrorKindShares map[string]float64 `json:"error_kind_shares,omitempty"`
 	// Engine: a simulated run's engine figures.
 	Engine *EngineFigures `json:"engine,omitempty"`
+	// Energy: what the GPUs spent, per token and per request.
+	Energy *energy.Figures `json:"energy,omitempty"`
+	// GPU: the GPUs' telemetry over the run (dcgm-exporter).
+	GPU *scrape.GPUView `json:"gpu,omitempty"`
 	// Predictions: a simulated run's headline figures with their
 	// held-out ranges.
 	Predictions *PredictionRanges `json:"prediction_ranges,omitempty"`
@@ -151,6 +156,8 @@ func MarshalJSON(run *Run) ([]byte, error) {
 		ErrorKindShares:   errorShares(&run.Summary),
 		TTFTSplit:         ttftSplitParts(run.Server),
 		Engine:            run.Engine,
+		Energy:            run.Energy,
+		GPU:               run.GPU,
 		Predictions:       run.Predictions,
 	}
 	if sw := run.Sweep; sw != nil {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knee-dev/knee/internal/energy"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
@@ -59,6 +60,12 @@ type Run struct {
 	// Classes are the run's traffic classes, each summarised on its own
 	// (nil for a run of one class).
 	Classes []Class
+	// Energy is what the run's GPUs spent (nil: not known): the
+	// simulator's power model, or the GPUs' telemetry (GPU).
+	Energy *energy.Figures
+	// GPU is what the GPUs' dcgm-exporters showed during the run (nil:
+	// not scraped).
+	GPU *scrape.GPUView
 }
 
 // section is one titled block of a report: key/value lines, a table, or
@@ -272,6 +279,7 @@ func build(r *Run) []section {
 	}
 
 	out = append(out, serverSections(r.Server, s)...)
+	out = append(out, gpuSections(r.GPU, r.Energy)...)
 
 	shape := &table{header: distHeader}
 	shape.rows = append(shape.rows, distRow("input", s.Shape.InputTokens, 1), distRow("output", s.Shape.OutputTokens, 1))

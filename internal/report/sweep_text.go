@@ -19,6 +19,19 @@ import (
 func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
 	header = []string{sweep.LoadColumn(r.LoadKind), "req/s", "out tok/s", "goodput/s", "TTFT p50", "TTFT p95", "TTFT p99", "ITL p95", "E2E p95"}
 	withServer, withProbes, items := false, false, false
+	// Energy: tokens per joule per step, the most efficient marked, so
+	// the energy-optimal load stands beside the knee and the SLO-safe
+	// point; dollars per million tokens with a GPU price.
+	withEnergy, withPrice, bestJ := false, false, -1
+	for i := range r.Steps {
+		if e := r.Steps[i].Energy; e != nil && e.OutputTokensPerJ != nil {
+			withEnergy = true
+			withPrice = withPrice || e.USDPerMOutputTokens != nil
+			if bestJ < 0 || *e.OutputTokensPerJ > *r.Steps[bestJ].Energy.OutputTokensPerJ {
+				bestJ = i
+			}
+		}
+	}
 	for i := range r.Steps {
 		withServer = withServer || r.Steps[i].Server != nil
 		withProbes = withProbes || r.Steps[i].ProbeTTFTP95 != nil
@@ -35,6 +48,12 @@ func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
 		// The server's own view, where it was scraped (↑: its waiting
 		// queue grew through the step).
 		header = append(header, "srv queue p95", "running max", "waiting max", "KV max")
+	}
+	if withEnergy {
+		header = append(header, "tok/J", "W/GPU")
+		if withPrice {
+			header = append(header, "$/M tok")
+		}
 	}
 	header = append(header, "errors", "SLOs", "")
 	for i := range r.Steps {
@@ -71,6 +90,9 @@ func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
 		if r.SLOSafe.Found() && r.SLOSafe.Index == i {
 			marks = append(marks, "◀ SLO-safe")
 		}
+		if withEnergy && bestJ == i && len(r.Steps) > 1 {
+			marks = append(marks, "◀ most tok/J")
+		}
 		if s.Refined {
 			marks = append(marks, "(refined)")
 		}
@@ -97,6 +119,22 @@ func sweepTable(r *sweep.Result) (header []string, rows [][]string) {
 		}
 		if withServer {
 			row = append(row, serverCells(s.Server)...)
+		}
+		if withEnergy {
+			tpj, w, usd := none, none, none
+			if e := s.Energy; e != nil {
+				w = fnum(e.AvgPowerWPerGPU, 0)
+				if e.OutputTokensPerJ != nil {
+					tpj = fnum(*e.OutputTokensPerJ, 2)
+				}
+				if e.USDPerMOutputTokens != nil {
+					usd = fnum(*e.USDPerMOutputTokens, 3)
+				}
+			}
+			row = append(row, tpj, w)
+			if withPrice {
+				row = append(row, usd)
+			}
 		}
 		rows = append(rows, append(row, pct(sum.ErrorRate), slos, strings.Join(marks, " ")))
 	}
@@ -403,17 +441,16 @@ func partialStep(s *sweep.Step) bool {
 	return false
 }
 
-// sweepWarnings are the sweep's warnings, with every step's own ("step
-// LOAD: …", as sweep.Analyze words them) where they are not among them: a
-// stored sweep keeps its steps' warnings, not the list, and the text must
+// sweepWarnings are the sweep's warnings, with every step's own (as
+// sweep.StepWarnings words them: "step LOAD: …", a warning several steps
+// give once) where they are not among them: a sweep stored before the list
+// was kept (runs.SweepKey) has only its steps' warnings, and the text must
 // say what the JSON's steps say.
 func sweepWarnings(r *sweep.Result) []string {
 	out := slices.Clone(r.Warnings)
-	for i := range r.Steps {
-		for _, w := range r.Steps[i].Warnings {
-			if line := fmt.Sprintf("step %s: %s", r.Steps[i].Load, w); !slices.Contains(out, line) {
-				out = append(out, line)
-			}
+	for _, line := range sweep.StepWarnings(r.Steps) {
+		if !slices.Contains(out, line) {
+			out = append(out, line)
 		}
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/knee-dev/knee/internal/badinput"
+	"github.com/knee-dev/knee/internal/energy"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/scrape"
@@ -94,6 +95,8 @@ func Load(st *store.Store, id int64) (*Loaded, error) {
 		cfg         [][2]string
 		engine      *report.EngineFigures
 		predictions *report.PredictionRanges
+		energyFigs  *energy.Figures
+		gpuView     *scrape.GPUView
 	)
 	for _, kv := range ConfigPairs(info.Config) {
 		switch kv[0] {
@@ -112,13 +115,31 @@ func Load(st *store.Store, id int64) (*Loaded, error) {
 				predictions = nil
 			}
 			continue
+		case SweepKey:
+			if lr.Sweep != nil {
+				var said SweepSaid
+				if json.Unmarshal([]byte(kv[1]), &said) == nil {
+					said.Into(lr.Sweep)
+				}
+			}
+			continue
+		case EnergyKey:
+			if json.Unmarshal([]byte(kv[1]), &energyFigs) != nil {
+				energyFigs = nil
+			}
+			continue
+		case GPUKey:
+			if json.Unmarshal([]byte(kv[1]), &gpuView) != nil {
+				gpuView = nil
+			}
+			continue
 		}
 		cfg = append(cfg, kv)
 	}
 	rep := &report.Run{ID: strconv.FormatInt(id, 10), Kind: info.Kind, Version: info.Version, Target: info.Target, Model: info.Model,
 		Label: info.Label, Status: info.Status, Config: cfg, Start: info.Start, Summary: sum, Notes: notes,
 		Sweep: lr.Sweep, Step: stepName, ErrorMessages: report.CommonErrors(lr.Records, 5),
-		Engine: engine, Predictions: predictions}
+		Engine: engine, Predictions: predictions, Energy: energyFigs, GPU: gpuView}
 	for _, kv := range cfg {
 		switch kv[0] {
 		case "load":
@@ -156,7 +177,38 @@ func Load(st *store.Store, id int64) (*Loaded, error) {
 const (
 	EngineKey      = "report_engine"
 	PredictionsKey = "report_prediction_ranges"
+	// SweepKey keeps what a sweep printed beside its steps (SweepSaid).
+	SweepKey = "report_sweep"
+	// EnergyKey and GPUKey keep a run's energy figures and GPU view (its
+	// per-GPU figures and notes; timelines are in --out's files).
+	EnergyKey = "report_energy"
+	GPUKey    = "report_gpu"
 )
+
+// SweepSaid is what a sweep's report says beside its steps, knee and
+// SLO-safe point — its objectives, notes and warnings, which class breaks
+// first, the predicted ranges — kept with the run (JSON under SweepKey) so
+// that knee report prints the sweep as the live run printed it.
+type SweepSaid struct {
+	SLOs        []string                `json:"slos,omitempty"`
+	ClassSLOs   []string                `json:"class_slos,omitempty"`
+	Notes       []string                `json:"notes,omitempty"`
+	Warnings    []string                `json:"warnings,omitempty"`
+	BreaksFirst *sweep.BreaksFirst      `json:"breaks_first,omitempty"`
+	Ranges      []sweep.PredictionRange `json:"prediction_ranges,omitempty"`
+}
+
+// SaidBy is what res says beside its steps.
+func SaidBy(res *sweep.Result) SweepSaid {
+	return SweepSaid{SLOs: res.SLOs, ClassSLOs: res.ClassSLOs, Notes: res.Notes, Warnings: res.Warnings,
+		BreaksFirst: res.BreaksFirst, Ranges: res.Ranges}
+}
+
+// Into puts what was said back into res, a sweep read from the store.
+func (s SweepSaid) Into(res *sweep.Result) {
+	res.SLOs, res.ClassSLOs, res.Notes, res.Warnings = s.SLOs, s.ClassSLOs, s.Notes, s.Warnings
+	res.BreaksFirst, res.Ranges = s.BreaksFirst, s.Ranges
+}
 
 // keptNote says whether the run kept a note (a "note" pair of its
 // configuration) that begins with prefix: a run that kept the notes it

@@ -47,26 +47,45 @@ type TTFTSplit struct {
 // measured request carries them, else the window's scraped histograms. Nil
 // when neither is there or no request completed.
 func Join(recs []record.Request, w *Window) *TTFTSplit {
-	var lag, ttft, q, p float64
-	n, withPhases := 0, 0
+	var t JoinTally
 	for i := range recs {
-		r := &recs[i]
-		if r.Warmup || !r.OK() {
-			continue
-		}
-		t, ok := r.TTFT()
-		if !ok {
-			continue
-		}
-		n++
-		lag += ms(r.Lag())
-		ttft += ms(t)
-		if ph := r.ServerPhases; ph != nil && !ph.QueueUnknown { // without the queue there is no split
-			withPhases++
-			q += ms(ph.Queue)
-			p += ms(ph.Prefill)
-		}
+		t.Add(&recs[i])
 	}
+	return t.Split(w)
+}
+
+// JoinTally gathers what Join needs from records added one at a time, in
+// any order, in a few counters: sums in integer nanoseconds, so the split
+// does not depend on the order the records came in. The zero value is
+// ready; not safe for concurrent use.
+type JoinTally struct {
+	n, withPhases         int
+	lag, ttft, q, prefill time.Duration
+}
+
+// Add counts r if it is a measured, completed request with a TTFT.
+func (t *JoinTally) Add(r *record.Request) {
+	if r.Warmup || !r.OK() {
+		return
+	}
+	ttft, ok := r.TTFT()
+	if !ok {
+		return
+	}
+	t.n++
+	t.lag += r.Lag()
+	t.ttft += ttft
+	if ph := r.ServerPhases; ph != nil && !ph.QueueUnknown { // without the queue there is no split
+		t.withPhases++
+		t.q += ph.Queue
+		t.prefill += ph.Prefill
+	}
+}
+
+// Split is Join's answer for the records added.
+func (t *JoinTally) Split(w *Window) *TTFTSplit {
+	n, withPhases := t.n, t.withPhases
+	lag, ttft, q, p := ms(t.lag), ms(t.ttft), ms(t.q), ms(t.prefill)
 	if n == 0 {
 		return nil
 	}
@@ -136,6 +155,15 @@ type View struct {
 
 // BuildView joins a run's series with its records over [fromMS, toMS].
 func BuildView(s *Series, recs []record.Request, fromMS, toMS float64) *View {
+	var t JoinTally
+	for i := range recs {
+		t.Add(&recs[i])
+	}
+	return BuildViewOf(s, &t, fromMS, toMS)
+}
+
+// BuildViewOf is BuildView from a run's JoinTally instead of its records.
+func BuildViewOf(s *Series, t *JoinTally, fromMS, toMS float64) *View {
 	if s == nil {
 		return nil
 	}
@@ -143,7 +171,7 @@ func BuildView(s *Series, recs []record.Request, fromMS, toMS float64) *View {
 	if s.Server != "" {
 		v.Window = s.Window(fromMS, toMS)
 	}
-	v.Split = Join(recs, v.Window)
+	v.Split = t.Split(v.Window)
 	if v.Split != nil && v.Split.Warning != "" {
 		v.Notes = append(v.Notes, v.Split.Warning)
 	}

@@ -53,6 +53,19 @@ type Parsed struct {
 // named in the server tables are kept and handed to expfmt's parser; a line
 // it refuses is dropped and reported, and the rest parsed again.
 func Parse(r io.Reader, lim Limits) (*Parsed, error) {
+	mfs, families, malformed, err := readKnown(r, lim, knownBytes)
+	if err != nil {
+		return nil, err
+	}
+	p := &Parsed{Families: families, Malformed: malformed}
+	p.Server, p.Sample = extract(mfs)
+	return p, nil
+}
+
+// readKnown reads one exposition within lim, keeps the lines of the
+// families known says it wants and parses them; families counts the
+// families the body exposed, malformed the lines dropped.
+func readKnown(r io.Reader, lim Limits, known func([]byte) bool) (map[string]*dto.MetricFamily, int, []string, error) {
 	if lim.MaxBodyBytes <= 0 {
 		lim.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -79,9 +92,9 @@ func Parse(r io.Reader, lim Limits) (*Parsed, error) {
 			if isType {
 				families++
 			}
-			if len(name) > 0 && knownBytes(name) {
+			if len(name) > 0 && known(name) {
 				if kept.Len()+len(line) > lim.MaxKeptBytes {
-					return nil, fmt.Errorf("%w: more than %d MiB of known series", ErrTooLarge, lim.MaxKeptBytes>>20)
+					return nil, 0, nil, fmt.Errorf("%w: more than %d MiB of known series", ErrTooLarge, lim.MaxKeptBytes>>20)
 				}
 				kept.Write(bytes.TrimRight(line, "\r\n"))
 				kept.WriteByte('\n')
@@ -91,20 +104,18 @@ func Parse(r io.Reader, lim Limits) (*Parsed, error) {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return nil, err
+			return nil, 0, nil, err
 		}
 	}
 	if lr.N <= 0 {
-		return nil, fmt.Errorf("%w: more than %d MiB", ErrTooLarge, lim.MaxBodyBytes>>20)
+		return nil, 0, nil, fmt.Errorf("%w: more than %d MiB", ErrTooLarge, lim.MaxBodyBytes>>20)
 	}
 	mfs, bad, err := parseKept(kept.Bytes())
 	malformed = append(malformed, bad...)
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
-	p := &Parsed{Families: families, Malformed: malformed}
-	p.Server, p.Sample = extract(mfs)
-	return p, nil
+	return mfs, families, malformed, nil
 }
 
 func appendNote(notes []string, s string) []string {

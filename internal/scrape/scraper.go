@@ -28,6 +28,9 @@ type Config struct {
 	// baseline is taken before the load begins (0: 250 ms; a slower
 	// endpoint's first scrape simply lands later).
 	FirstWait time.Duration
+	// GPU: the URL is NVIDIA's dcgm-exporter (--gpu-metrics-url); each
+	// scrape keeps its GPUs' fields (ParseDCGM) instead of a server's.
+	GPU bool
 }
 
 // Scraper scrapes on its own goroutine until Stop. A slow or dead endpoint
@@ -42,6 +45,7 @@ type Scraper struct {
 
 	mu     sync.Mutex
 	series Series
+	host   string // a GPU scrape's name for GPUs without a Hostname label
 }
 
 // MetricsURL is the /metrics URL of an OpenAI-compatible base URL: the
@@ -72,7 +76,10 @@ func Start(ctx context.Context, cfg Config) *Scraper {
 	if s.client == nil {
 		s.client = &http.Client{Transport: &http.Transport{MaxIdleConns: 1, IdleConnTimeout: 30 * time.Second, DisableCompression: false}}
 	}
-	s.series = Series{URL: redact(cfg.URL), IntervalMS: float64(cfg.Interval) / 1e6, OriginUnixNS: cfg.Origin.UnixNano()}
+	s.series = Series{URL: redact(cfg.URL), IntervalMS: float64(cfg.Interval) / 1e6, OriginUnixNS: cfg.Origin.UnixNano(), GPU: cfg.GPU}
+	if cfg.GPU {
+		s.host = hostOf(cfg.URL)
+	}
 	if cfg.FirstWait <= 0 {
 		cfg.FirstWait = 250 * time.Millisecond
 	}
@@ -156,8 +163,12 @@ func (s *Scraper) scrapeOnce(ctx context.Context) {
 		s.series.Samples = append(s.series.Samples, smp)
 		return
 	}
-	smp.Values, smp.Hists = p.Sample.Values, p.Sample.Hists
+	smp.Values, smp.Hists, smp.GPUs = p.Sample.Values, p.Sample.Hists, p.Sample.GPUs
 	s.series.Samples = append(s.series.Samples, smp)
+	if s.cfg.GPU && len(s.series.Samples) >= MaxGPUSamples {
+		s.series.Samples = halveSamples(s.series.Samples)
+		s.series.IntervalMS *= 2
+	}
 	if s.series.Server == "" && p.Server != "" {
 		s.series.Server = p.Server
 	}
@@ -182,7 +193,18 @@ func (s *Scraper) fetch(ctx context.Context) (*Parsed, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
-	p, err := Parse(resp.Body, s.cfg.Limits)
+	var p *Parsed
+	if s.cfg.GPU {
+		var gpus []GPUReading
+		p = &Parsed{}
+		gpus, p.Families, p.Malformed, err = ParseDCGM(resp.Body, s.cfg.Limits, s.host)
+		p.Sample.GPUs = gpus
+		if len(gpus) > 0 {
+			p.Server = "dcgm"
+		}
+	} else {
+		p, err = Parse(resp.Body, s.cfg.Limits)
+	}
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("no complete response within %v", s.cfg.Timeout)

@@ -13,7 +13,9 @@ type Sample struct {
 	TMS    float64            `json:"t_ms"` // milliseconds since the run start
 	Values map[Metric]float64 `json:"values,omitempty"`
 	Hists  map[Metric]*Hist   `json:"hists,omitempty"`
-	Err    string             `json:"error,omitempty"`
+	// GPUs are a dcgm-exporter's GPUs (a GPU scrape, Config.GPU).
+	GPUs []GPUReading `json:"gpus,omitempty"`
+	Err  string       `json:"error,omitempty"`
 }
 
 // OK reports whether the scrape succeeded.
@@ -38,6 +40,8 @@ type Series struct {
 	Notes      []string `json:"notes,omitempty"`
 	// OriginUnixNS is the wall-clock time samples count from.
 	OriginUnixNS int64 `json:"origin_unix_ns"`
+	// GPU: a dcgm-exporter's series (Config.GPU); Server is then "dcgm".
+	GPU bool `json:"gpu,omitempty"`
 }
 
 // HistStats summarizes a histogram delta in milliseconds. Percentiles are
@@ -377,8 +381,8 @@ func (s *Series) Summarize() {
 	if failed > 0 {
 		add("%d of %d scrapes of %s failed (first: %s)", failed, len(s.Samples), s.URL, firstErr)
 	}
-	if okN == 0 {
-		return
+	if okN == 0 || s.GPU {
+		return // a GPU series' own notes come with its view (NewGPUView)
 	}
 	if s.Server == "" {
 		add("unknown server at %s: /metrics has none of the names of vLLM, SGLang, TGI, llama.cpp's server or knee serve; the server view is left out", s.URL)

@@ -912,6 +912,19 @@ func (l *loop) finish() FleetResult {
 		sum.PrefixCachedBlocks += s.PrefixCachedBlocks
 		sum.Running += s.Running
 		sum.Waiting += s.Waiting
+		sum.GPUs += s.GPUs
+		// The per-GPU step figures are not summed: replicas may differ.
+		sum.EnergyJ += s.EnergyJ
+	}
+	// A replica whose last step ended before the run did idles to its end.
+	for i := range res.Replicas {
+		s := &res.Replicas[i].Engine
+		if s.IdlePowerW > 0 && int64(res.End) > s.Now {
+			extra := float64(s.GPUs) * s.IdlePowerW * float64(int64(res.End)-s.Now) / 1e9
+			s.EnergyJ += extra
+			sum.EnergyJ += extra
+		}
+		sum.IdlePowerW = max(sum.IdlePowerW, s.IdlePowerW)
 	}
 	if sum.KVBlocksTotal > 0 {
 		sum.KVUsage = float64(sum.KVBlocksUsed) / float64(sum.KVBlocksTotal)

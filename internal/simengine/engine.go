@@ -153,6 +153,21 @@ type EngineStats struct {
 	LastStepPrefixQueries               int // admissions of the last step
 	LastStepPrefixHits                  int
 	PrefixCachedBlocks                  int // blocks holding a cached hash (in use or free)
+
+	// Power (power.go), when the GPU has a power model (IdlePowerW > 0).
+	// GPUs is the TP degree; the step figures are per GPU, all alike.
+	GPUs        int
+	IdlePowerW  float64 // one GPU's draw between steps
+	StepEnergyJ float64 // one GPU's energy during steps
+	// SMActiveNS, ComputeActiveNS, DRAMActiveNS: Σ over steps of the
+	// step's Activity shares × its time (ns), the integrals DCGM's
+	// activity ratios average.
+	SMActiveNS, ComputeActiveNS, DRAMActiveNS float64
+	LastStepPowerW                            float64
+	LastStepActivity                          Activity
+	// EnergyJ is all GPUs' energy from time 0 to Now, steps and idle
+	// time between them (0 without a power model).
+	EnergyJ float64
 }
 
 // req is the engine's state of one request, kept in a slice for locality.
@@ -224,6 +239,9 @@ type Engine struct {
 	// request's windowed layers hold windowBlocks more (0: none).
 	window         int32 // Model.SlidingWindow
 	winNum, winDen int32 // windowed : full layers, the cost of a windowed block in pool blocks
+	// power: the GPU has a power model and the cost is the roofline (a
+	// linear cost models a CPU server, whose GPU preset draws nothing).
+	power bool
 }
 
 // NewEngine validates cfg, fills defaults and plans memory. Errors name the
@@ -369,6 +387,11 @@ func NewEngine(cfg Config) (*Engine, error) {
 	e.st.KVBlocksTotal = mem.kvBlocks
 	e.st.MaxNumSeqs, e.st.MaxNumBatchedTokens, e.st.MaxModelLen = cfg.MaxNumSeqs, cfg.MaxNumBatchedTokens, cfg.MaxModelLen
 	e.st.KVCapacityTokens = mem.kvBlocks * BlockTokens
+	e.st.GPUs = cfg.TP
+	if cfg.GPU.HasPower() && !e.cost.useLinear {
+		e.power = true
+		e.st.IdlePowerW = cfg.GPU.IdlePowerW()
+	}
 	return e, nil
 }
 
@@ -787,6 +810,9 @@ schedule:
 	e.st.PrefillTokens += load.prefillTokens
 	e.st.PrefixCacheQueries += int64(e.st.LastStepPrefixQueries)
 	e.st.PrefixCacheHits += int64(e.st.LastStepPrefixHits)
+	if e.power {
+		e.notePower(&load, dt)
+	}
 
 	// 4. Apply progress and emit tokens at the step end; drop finished
 	// requests from running while keeping the order of the rest.
@@ -871,10 +897,25 @@ func (g *gapGroups) flush(out func(int64, int)) {
 	g.n = 0
 }
 
+// notePower adds one step of dt ns to the power figures.
+func (e *Engine) notePower(l *stepLoad, dt int64) {
+	a := e.cost.activity(e.cost.terms(l))
+	w := e.cfg.GPU.PowerW(a)
+	d := float64(dt)
+	e.st.StepEnergyJ += w * d / 1e9
+	e.st.SMActiveNS += a.SM * d
+	e.st.ComputeActiveNS += a.Compute * d
+	e.st.DRAMActiveNS += a.DRAM * d
+	e.st.LastStepPowerW, e.st.LastStepActivity = w, a
+}
+
 // Stats returns a snapshot of the engine's state and counters.
 func (e *Engine) Stats() EngineStats {
 	s := e.st
 	s.Now = e.now
+	if e.power {
+		s.EnergyJ = float64(s.GPUs) * (s.StepEnergyJ + s.IdlePowerW*float64(e.now-s.BusyNS)/1e9)
+	}
 	s.Running = len(e.running)
 	s.Waiting = e.waiting.len()
 	// Cached free blocks are free memory, as vLLM's usage gauge counts them.

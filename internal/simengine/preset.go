@@ -43,6 +43,15 @@ type GPU struct {
 	// does not measure. 0 = 1. Set for AMD Instinct presets, fitted across
 	// the MI300X sources of the validation table (docs/validation.md).
 	KernelEfficiency float64 `yaml:"kernel_efficiency,omitempty"`
+	// TDPWatts and IdleWatts bound the power model (power.go): a GPU's
+	// draw at full load (the datasheet's maximum board power) and with a
+	// model loaded and nothing to do. 0 TDP: no power model (energy is
+	// left out); 0 idle: a tenth of the TDP.
+	TDPWatts  float64 `yaml:"tdp_watts,omitempty"`
+	IdleWatts float64 `yaml:"idle_watts,omitempty"`
+	// BoostClockMHz is the SM clock under load (0: not stated); knee
+	// serve's simulated dcgm-exporter reports it while steps run.
+	BoostClockMHz float64 `yaml:"boost_clock_mhz,omitempty"`
 }
 
 // kernelEfficiency is KernelEfficiency with its default.
@@ -207,6 +216,9 @@ func (g GPU) Validate() error {
 		if f.v < 0 || f.v > f.peak {
 			return fmt.Errorf("gpu %s: %s (a measured matmul rate) must be between 0 and %s (%v), got %v", g.Name, f.name, f.peakName, f.peak, f.v)
 		}
+	}
+	if g.TDPWatts < 0 || g.IdleWatts < 0 || (g.TDPWatts > 0 && g.IdleWatts >= g.TDPWatts) {
+		return fmt.Errorf("gpu %s: tdp_watts (%v) and idle_watts (%v) must be ≥ 0, idle below the TDP", g.Name, g.TDPWatts, g.IdleWatts)
 	}
 	if !(g.KernelEfficiency >= 0 && g.KernelEfficiency <= 1) {
 		return fmt.Errorf("gpu %s: kernel_efficiency must be a share from 0 (unset) to 1, got %v", g.Name, g.KernelEfficiency)
@@ -692,6 +704,12 @@ func ParseGPU(b []byte) (GPU, error) {
 			g.FP8MatmulTFLOPS, err = strconv.ParseFloat(v, 64)
 		case "kernel_efficiency":
 			g.KernelEfficiency, err = strconv.ParseFloat(v, 64)
+		case "tdp_watts":
+			g.TDPWatts, err = strconv.ParseFloat(v, 64)
+		case "idle_watts":
+			g.IdleWatts, err = strconv.ParseFloat(v, 64)
+		case "boost_clock_mhz":
+			g.BoostClockMHz, err = strconv.ParseFloat(v, 64)
 		default:
 			return fmt.Errorf("unknown key %q", k)
 		}

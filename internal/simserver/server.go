@@ -171,9 +171,10 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/v1/models", s.serveModels)
 	s.mux.HandleFunc("/health", s.serveHealth)
 	s.mux.Handle("/metrics", s.metrics.handler())
+	s.mux.Handle(DCGMPath, newDCGM(s).handler())
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: strp("not_found"),
-			Message: fmt.Sprintf("no route %s %s (this server serves /v1/chat/completions, /v1/completions, /v1/messages, /v1/embeddings, /v1/rerank, /rerank, /v1/models, /health, /metrics)", r.Method, r.URL.Path)})
+			Message: fmt.Sprintf("no route %s %s (this server serves /v1/chat/completions, /v1/completions, /v1/messages, /v1/embeddings, /v1/rerank, /rerank, /v1/models, /health, /metrics, /dcgm/metrics)", r.Method, r.URL.Path)})
 	})
 	s.pacerWG.Add(1)
 	go func() {

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -96,11 +98,7 @@ func Analyze(steps []Step, opts Options) (*Result, error) {
 		}
 	}
 	r.SLOSafe = SafePoint(sorted, judged)
-	for i := range sorted {
-		for _, w := range sorted[i].Warnings {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("step %s: %s", sorted[i].Load, w))
-		}
-	}
+	r.Warnings = append(r.Warnings, StepWarnings(sorted)...)
 	r.Warnings = append(r.Warnings, kneeWarnings(sorted, r.Knee, metric)...)
 	if len(judged) > 0 {
 		r.Warnings = append(r.Warnings, safeWarnings(sorted, r.SLOSafe)...)
@@ -196,4 +194,52 @@ func allGiven(steps []Step, metric string) bool {
 		}
 	}
 	return true
+}
+
+// figures matches the numbers in a warning: two steps' warnings that
+// differ only in them say the same thing.
+var figures = regexp.MustCompile(`[0-9]+([.,][0-9]+)*`)
+
+// StepWarnings are the steps' warnings as the sweep's own ("step LOAD:
+// …"), each said once: a warning that several steps give (the load
+// generator's notes, every step alike) is one line naming the steps, with
+// the first step's figures when theirs differ.
+func StepWarnings(steps []Step) []string {
+	type group struct {
+		first string
+		loads []string
+		same  bool
+	}
+	var order []string
+	groups := map[string]*group{}
+	for i := range steps {
+		seen := map[string]int{} // a step's k-th warning of a kind joins the other steps' k-th
+		for _, w := range steps[i].Warnings {
+			key := figures.ReplaceAllString(w, "#")
+			seen[key]++
+			key += "\x00" + strconv.Itoa(seen[key])
+			g := groups[key]
+			if g == nil {
+				g = &group{first: w, same: true}
+				groups[key] = g
+				order = append(order, key)
+			}
+			g.loads = append(g.loads, steps[i].Load.String())
+			g.same = g.same && w == g.first
+		}
+	}
+	out := make([]string, 0, len(order))
+	for _, key := range order {
+		g := groups[key]
+		switch {
+		case len(g.loads) == 1:
+			out = append(out, fmt.Sprintf("step %s: %s", g.loads[0], g.first))
+		case g.same:
+			out = append(out, fmt.Sprintf("steps %s: %s", strings.Join(g.loads, ", "), g.first))
+		default:
+			out = append(out, fmt.Sprintf("steps %s (figures of step %s; each step's own are in its warnings): %s",
+				strings.Join(g.loads, ", "), g.loads[0], g.first))
+		}
+	}
+	return out
 }

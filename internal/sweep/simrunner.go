@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/knee-dev/knee/internal/energy"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
@@ -55,6 +56,9 @@ type SimRunner struct {
 	// step (a rate step refuses them: a run is open or closed loop).
 	Pools []int
 	Pool  func(id int64, pool int)
+	// GPUPriceUSDPerHour prices each step's GPU time (--gpu-price; 0: no
+	// dollar figures).
+	GPUPriceUSDPerHour float64
 }
 
 // Run simulates one step.
@@ -101,16 +105,20 @@ func (sr *SimRunner) Run(ctx context.Context, load Load) (Step, error) {
 		}
 	}
 	var err error
+	var res sim.Result
 	if sr.Replicas > 1 {
-		_, err = sim.RunFleet(ctx, sim.FleetConfig{Config: cfg, Count: sr.Replicas, Router: sr.Router}, onRecord)
+		var fr sim.FleetResult
+		fr, err = sim.RunFleet(ctx, sim.FleetConfig{Config: cfg, Count: sr.Replicas, Router: sr.Router}, onRecord)
+		res = fr.Result
 	} else {
-		_, err = sim.Run(ctx, cfg, onRecord)
+		res, err = sim.Run(ctx, cfg, onRecord)
 	}
 	if err != nil {
 		return Step{}, err
 	}
 	sum := acc.Summary()
-	step := Step{Load: load, Summary: sum, Full: true, Classes: classes.Steps(&sum)}
+	step := Step{Load: load, Summary: sum, Full: true, Classes: classes.Steps(&sum),
+		Energy: energy.New(energy.SourceModel, res.Engine.GPUs, res.End.Seconds(), res.Engine.EnergyJ, res.Tokens, res.Completed, sr.GPUPriceUSDPerHour)}
 	if p := probes.Summary(); p.TTFT.Count > 0 {
 		step.ProbeTTFTP95 = &p.TTFT.P95
 	}

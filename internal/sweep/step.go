@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/knee-dev/knee/internal/energy"
 	"github.com/knee-dev/knee/internal/stats"
 )
 
@@ -84,6 +85,9 @@ type Step struct {
 	// Guided is, in a guided sweep, what the model predicted before the
 	// step and why the step was measured (nil: not guided).
 	Guided *GuidedStep
+	// Energy is what the GPUs spent in the step (nil: not known): the
+	// simulator's power model, or the GPUs' telemetry.
+	Energy *energy.Figures
 }
 
 // Throughput returns the step's throughput by metric name: "output_tps" or
@@ -202,6 +206,11 @@ type stepJSON struct {
 	Classes       []ClassStep    `json:"classes,omitempty"`
 	Guided        *GuidedStep    `json:"guided,omitempty"`
 	Summary       *stats.Summary `json:"summary,omitempty"`
+
+	// OutputTokensPerJ is the energy's output tokens per joule, flat for
+	// scripts (the rest is in energy).
+	OutputTokensPerJ *float64        `json:"output_tokens_per_j,omitempty"`
+	Energy           *energy.Figures `json:"energy,omitempty"`
 }
 
 // given is v, or nil (JSON null) when it was not measured (NaN, ±Inf).
@@ -241,7 +250,10 @@ func (s Step) MarshalJSON() ([]byte, error) {
 		ErrorRate: given(sum.ErrorRate), RejectionRate: given(sum.RejectionRate),
 		Requests: sum.Requests, PeakInFlight: sum.PeakInFlight,
 		SLOMet: s.SLOMet, SLOs: s.SLOs, Refined: s.Refined, Warnings: s.Warnings, Server: s.Server,
-		ProbeTTFTP95: s.ProbeTTFTP95, Oversaturated: s.Oversaturated, Classes: s.Classes, Guided: s.Guided,
+		ProbeTTFTP95: s.ProbeTTFTP95, Oversaturated: s.Oversaturated, Classes: s.Classes, Guided: s.Guided, Energy: s.Energy,
+	}
+	if s.Energy != nil {
+		w.OutputTokensPerJ = s.Energy.OutputTokensPerJ
 	}
 	if s.Full {
 		w.Summary = &sum
@@ -260,7 +272,7 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("step load_kind %q: want %q or %q", w.LoadKind, Concurrency, Rate)
 	}
 	*s = Step{Load: Load{Kind: w.LoadKind, Value: w.Load}, SLOMet: w.SLOMet, SLOs: w.SLOs, Refined: w.Refined, Warnings: w.Warnings, Server: w.Server,
-		ProbeTTFTP95: w.ProbeTTFTP95, Oversaturated: w.Oversaturated, Classes: w.Classes, Guided: w.Guided}
+		ProbeTTFTP95: w.ProbeTTFTP95, Oversaturated: w.Oversaturated, Classes: w.Classes, Guided: w.Guided, Energy: w.Energy}
 	if w.Summary != nil {
 		s.Summary, s.Full = *w.Summary, true
 		return nil

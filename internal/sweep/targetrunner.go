@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/knee-dev/knee/internal/badinput"
+	"github.com/knee-dev/knee/internal/energy"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
@@ -67,6 +69,10 @@ type TargetRunner struct {
 	Series  func(*scrape.Series)
 	// PromptNote warns when the served prompt lengths are off ("": not).
 	PromptNote func(*stats.PromptCheck) string
+	// GPUMetrics starts reading the GPUs' exporters for one step (nil, or
+	// a nil finish: none); finish stops them and gives the step's energy
+	// over the work its records did and notes on what the exporters did.
+	GPUMetrics func(ctx context.Context) (finish func(runStart time.Time, work GPUWork) (*energy.Figures, []string))
 
 	// Partial is the step an interrupt cut short, when it measured anything.
 	Partial *Step
@@ -144,7 +150,16 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 		}
 		src = s
 	}
-	cfg.OnRecord = r.OnRecord
+	// The step's figures build as its records finish (the hooks take the
+	// records themselves): a step keeps none for its own length.
+	tally := &stepTally{probes: stats.NewAccumulator(stats.Options{})}
+	cfg.OnRecord = func(rec *record.Request) {
+		tally.add(rec)
+		if r.OnRecord != nil {
+			r.OnRecord(rec)
+		}
+	}
+	cfg.DiscardRecords = true
 	part := loadgen.Source(src)
 	if r.Begin != nil {
 		var err error
@@ -152,15 +167,24 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 			return Step{}, err
 		}
 	}
+	opts.OfferedRateRPS = cfg.OfferedRateRPS()
+	tally.main, tally.classes = stats.NewAccumulator(opts), r.Classes.Accumulate(opts, r.SLOs)
 	meter := runcheck.StartMeter()
 	var scraper *scrape.Scraper
 	if r.Scrape != nil {
 		scraper = r.Scrape(ctx, cfg.BaseURL)
 	}
+	var gpuDone func(time.Time, GPUWork) (*energy.Figures, []string)
+	if r.GPUMetrics != nil {
+		gpuDone = r.GPUMetrics(ctx)
+	}
 	run, err := loadgen.Start(ctx, cfg, part)
 	if err != nil {
 		if scraper != nil {
 			scraper.Stop()
+		}
+		if gpuDone != nil {
+			gpuDone(time.Now(), GPUWork{})
 		}
 		return Step{}, badinput.Errorf("%v", err)
 	}
@@ -175,9 +199,12 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 	res := run.Wait()
 	meter.Stop()
 	close(stepDone)
-	opts.OfferedRateRPS = res.OfferedRateRPS
-	recs, probeTTFT := SplitProbes(res.Records)
-	sum := stats.Summarize(recs, opts)
+	var stepEnergy *energy.Figures
+	var gpuNotes []string
+	if gpuDone != nil {
+		stepEnergy, gpuNotes = gpuDone(res.Start, tally.gpuWork())
+	}
+	sum, probeTTFT := tally.main.Summary(), tally.probeTTFTP95()
 	if ctx.Err() != nil {
 		if sum.Requests > 0 {
 			// Interrupted mid-step: what was measured is kept, marked.
@@ -187,7 +214,12 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 		return Step{}, ctx.Err()
 	}
 	step := Step{Load: load, Summary: sum, Full: true, ProbeTTFTP95: probeTTFT, Oversaturated: res.Oversaturation,
-		Classes: r.Classes.Summarize(res.Records, opts, r.SLOs, &sum)}
+		Classes: tally.classes.Steps(&sum), Energy: stepEnergy}
+	for i, n := range gpuNotes {
+		if i < 2 {
+			step.Warnings = append(step.Warnings, "GPU metrics: "+n)
+		}
+	}
 	switch res.StoppedBy {
 	case loadgen.StopUnreachable:
 		step.Unreachable = fmt.Sprintf("every request of the first %v failed to connect to %s (%s)",
@@ -222,7 +254,7 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 	if scraper != nil {
 		series = scraper.Stop()
 		series.Rebase(res.Start)
-		view = scrape.BuildView(series, res.Records, sum.Window.StartMS, sum.Window.EndMS)
+		view = scrape.BuildViewOf(series, &tally.join, sum.Window.StartMS, sum.Window.EndMS)
 	}
 	step.Server = ServerStepOf(view)
 	if stoppedEarly != nil {
@@ -264,4 +296,62 @@ func (r *TargetRunner) eos(ctx context.Context, cfg *loadgen.Config) error {
 	}
 	cfg.IgnoreEOS, cfg.MinTokens = r.eosOK, r.minTokV
 	return nil
+}
+
+// stepTally is what a step's figures take from its records, fed from
+// loadgen's workers as each record finishes (SplitProbes, Summarize,
+// Classes.Summarize and scrape.BuildView over the step's records, without
+// them).
+type stepTally struct {
+	main, probes *stats.Accumulator // the load's records; the probes'
+	classes      *ClassAccumulator
+	mu           sync.Mutex // join and work are not safe for concurrent use
+	join         scrape.JoinTally
+	work         GPUWork
+}
+
+func (t *stepTally) add(r *record.Request) {
+	if r.Class == record.ProbeClass {
+		t.probes.Add(r)
+	} else {
+		t.main.Add(r)
+	}
+	t.classes.Add(r)
+	t.mu.Lock()
+	t.join.Add(r)
+	t.work.Add(r)
+	t.mu.Unlock()
+}
+
+// probeTTFTP95 is SplitProbes' probe TTFT p95 (nil: no probe had a TTFT).
+func (t *stepTally) probeTTFTP95() *float64 {
+	if sum := t.probes.Summary(); sum.TTFT.Count > 0 {
+		v := sum.TTFT.P95
+		return &v
+	}
+	return nil
+}
+
+func (t *stepTally) gpuWork() GPUWork {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.work
+}
+
+// GPUWork is what a run's GPU energy is divided by, tallied over every
+// record (probes and warm-up too: the GPUs served them) as each finishes:
+// the last token's time, the output tokens and the completed requests.
+type GPUWork struct {
+	End          time.Duration // the latest Done
+	OutputTokens int64
+	Completed    int64
+}
+
+// Add counts r's work.
+func (w *GPUWork) Add(r *record.Request) {
+	w.End = max(w.End, r.Done)
+	w.OutputTokens += int64(r.OutputTokens)
+	if r.OK() {
+		w.Completed++
+	}
 }

@@ -9,5 +9,8 @@
 // sweepapi.go (the simulated sweep), labapi.go (lab scenarios and the worked
 // pair), runsapi.go (stored runs, reports, compare, the live view of a run
 // that another process is storing). The page: assets/index.html, then
-// assets/app.js (the page registry) and one module per page.
+// assets/app.js (the page registry) and one module per page;
+// assets/engineview.js draws the engine's batch and follows one request
+// (Simulator, Lifecycle, Learn), and assets/wasmworker.js runs the
+// WebAssembly API off the page's thread in an exported copy.
 package web

@@ -64,7 +64,7 @@ func TestExportSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"index.html", "static/app.js", "static/knee.wasm.gz", "static/wasm_exec.js", "static/vendor/uplot/uPlot.iife.min.js"} {
+	for _, f := range []string{"index.html", "static/app.js", "static/knee.wasm.gz", "static/wasm_exec.js", "static/wasmworker.js", "static/vendor/uplot/uPlot.iife.min.js"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("export lacks %s", f)
 		}

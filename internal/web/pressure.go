@@ -82,16 +82,21 @@ func judgePressure(recs []record.Request, set slo.Set) pressure {
 		p.QueueGrowing = p.QueueLastMS > QueueGrowthFactor*p.QueueFirstMS && p.QueueLastMS-p.QueueFirstMS > QueueGrowthMinMS
 	}
 	pct := func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
+	// Beside a bound, the value carries as many digits as it takes to differ
+	// from it: "99.0% (under 99.0%)" contradicted itself at 98.96%.
+	metUnder := func(v, bound float64) string {
+		return fmt.Sprintf("%s of requests met the SLOs (under %s)", pctApart(v, bound), pct(bound))
+	}
 	switch {
 	case p.QueueGrowing:
 		p.Level = Saturated
 		p.Reason = fmt.Sprintf("the queue grows: the last third of requests waited %s, the first third %s", fmtMS(p.QueueLastMS), fmtMS(p.QueueFirstMS))
 	case p.Attainment < SaturatedAttainment:
 		p.Level = Saturated
-		p.Reason = fmt.Sprintf("only %s of requests met the SLOs (under %s)", pct(p.Attainment), pct(SaturatedAttainment))
+		p.Reason = "only " + metUnder(p.Attainment, SaturatedAttainment)
 	case p.Attainment < HealthyAttainment:
 		p.Level = Strained
-		p.Reason = fmt.Sprintf("%s of requests met the SLOs (under %s)", pct(p.Attainment), pct(HealthyAttainment))
+		p.Reason = metUnder(p.Attainment, HealthyAttainment)
 	case p.QueueShare > StrainedQueueShare:
 		p.Level = Strained
 		p.Reason = fmt.Sprintf("SLOs met, but waiting is %s of the time to first token: a queue has formed", pct(p.QueueShare))
@@ -100,6 +105,18 @@ func judgePressure(recs []record.Request, set slo.Set) pressure {
 		p.Reason = fmt.Sprintf("%s of requests met the SLOs; waiting is %s of the time to first token", pct(p.Attainment), pct(p.QueueShare))
 	}
 	return p
+}
+
+// pctApart writes v as a percentage with one decimal, or with more where
+// one would print it equal to bound (which it is compared with and is not).
+func pctApart(v, bound float64) string {
+	for digits := 1; digits <= 6; digits++ {
+		s := fmt.Sprintf("%.*f%%", digits, 100*v)
+		if v == bound || s != fmt.Sprintf("%.*f%%", digits, 100*bound) {
+			return s
+		}
+	}
+	return fmt.Sprintf("%g%%", 100*v)
 }
 
 func mean(v []float64) float64 {

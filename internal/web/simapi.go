@@ -209,16 +209,20 @@ const maxClosedLoop = 3072
 
 // simOutcome is one simulated run, summarised for the page.
 type simOutcome struct {
-	Params     SimParams    `json:"params"`
-	Requests   int          `json:"requests"`
-	Summary    simFigures   `json:"figures"`
-	SLOs       []sloCheck   `json:"slos"`
-	Pressure   pressure     `json:"pressure"`
-	Engine     engineFacts  `json:"engine"`
-	Lifecycle  []phaseTimes `json:"lifecycle,omitempty"`
-	SimulatedS float64      `json:"simulated_s"` // virtual time the run covered
-	ComputeMS  float64      `json:"compute_ms"`  // wall time the server spent
-	Warnings   []string     `json:"warnings,omitempty"`
+	Params    SimParams    `json:"params"`
+	Requests  int          `json:"requests"`
+	Summary   simFigures   `json:"figures"`
+	SLOs      []sloCheck   `json:"slos"`
+	Pressure  pressure     `json:"pressure"`
+	Engine    engineFacts  `json:"engine"`
+	Lifecycle []phaseTimes `json:"lifecycle,omitempty"`
+	// Batch is the engine's running batch and waiting queue through the
+	// run, with the lifecycle (one engine only: a fleet's replicas each
+	// have their own).
+	Batch      *batchTrace `json:"batch,omitempty"`
+	SimulatedS float64     `json:"simulated_s"` // virtual time the run covered
+	ComputeMS  float64     `json:"compute_ms"`  // wall time the server spent
+	Warnings   []string    `json:"warnings,omitempty"`
 	// Ranges are the headline figures with the range knee's held-out
 	// errors give each (docs/validation.md).
 	Ranges *report.PredictionRanges `json:"prediction_ranges,omitempty"`
@@ -279,6 +283,10 @@ type phaseTimes struct {
 	QueueMS    float64 `json:"queue_ms"`     // in the server before prefill: front end + engine queue (client wait is sent − arrival)
 	FrontEndMS float64 `json:"front_end_ms"` // of QueueMS, the front end (HTTP, template, tokenization)
 	PrefillMS  float64 `json:"prefill_ms"`
+	// DecodeMS is the engine's decode: the request leaves the running
+	// batch at sent + queue + prefill + decode, a little before the client
+	// reads its last token (done).
+	DecodeMS   float64 `json:"decode_ms"`
 	FirstMS    float64 `json:"first_token_ms"`
 	DoneMS     float64 `json:"done_ms"`
 	InTokens   int     `json:"input_tokens"`
@@ -442,6 +450,9 @@ func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 	out.Pressure = judgePressure(recs, su.slos)
 	if p.Lifecycle {
 		out.Lifecycle = lifecycleOf(recs, nil)
+		if p.Replicas <= 1 {
+			out.Batch = kv.batch(out.Lifecycle, res.Engine.MaxNumSeqs)
+		}
 	}
 	out.Warnings = sum.Warnings
 	if refused > 0 {
@@ -475,10 +486,14 @@ type kvTrack struct {
 type kvSample struct {
 	ns    int64
 	usage float64
+	// The step that ended at ns: when it began, the requests it ran and
+	// those left in the engine's waiting queue.
+	startNS        int64
+	batch, waiting int
 }
 
 func (k *kvTrack) step(st simengine.EngineStats) {
-	k.samples = append(k.samples, kvSample{st.Now, st.KVUsage})
+	k.samples = append(k.samples, kvSample{st.Now, st.KVUsage, st.Now - st.LastStepNS, st.LastStepBatch, st.Waiting})
 	k.peak = max(k.peak, st.KVUsage)
 }
 
@@ -500,6 +515,66 @@ func (k *kvTrack) mean(fromNS int64) float64 {
 	return area / span
 }
 
+// maxBatchChanges bounds the batch trace an answer carries.
+const maxBatchChanges = 8000
+
+// batchTrace is the engine's own running batch and waiting queue over the
+// time the lifecycle covers: from each of its steps, the requests the step
+// ran (at most max_num_seqs) and those left waiting as it ended. The counts
+// hold from AtMS[i] until the next change; between steps the batch is 0.
+type batchTrace struct {
+	MaxNumSeqs int       `json:"max_num_seqs"`
+	AtMS       []float64 `json:"at_ms"`
+	Running    []int     `json:"running"`
+	Waiting    []int     `json:"waiting"`
+	// Thinned is true when the changes outnumbered maxBatchChanges and
+	// only every few of them were kept.
+	Thinned bool `json:"thinned,omitempty"`
+}
+
+// batch is the trace of the engine's steps within the span of lc (the
+// requests the page draws).
+func (k *kvTrack) batch(lc []phaseTimes, maxNumSeqs int) *batchTrace {
+	if len(lc) == 0 {
+		return nil
+	}
+	from, to := lc[0].ArrivalMS, lc[0].DoneMS
+	for _, r := range lc {
+		from, to = min(from, r.ArrivalMS), max(to, r.DoneMS)
+	}
+	b := &batchTrace{MaxNumSeqs: maxNumSeqs, AtMS: []float64{from}, Running: []int{0}, Waiting: []int{0}}
+	put := func(atNS int64, running, waiting int) {
+		at := float64(atNS) / 1e6
+		if at > to {
+			return
+		}
+		n := len(b.AtMS) - 1
+		if at <= from {
+			b.Running[0], b.Waiting[0] = running, waiting
+			return
+		}
+		if at == b.AtMS[n] {
+			b.Running[n], b.Waiting[n] = running, waiting
+		} else if running != b.Running[n] || waiting != b.Waiting[n] {
+			b.AtMS, b.Running, b.Waiting = append(b.AtMS, at), append(b.Running, running), append(b.Waiting, waiting)
+		}
+	}
+	for _, s := range k.samples {
+		put(s.startNS, s.batch, s.waiting)
+		put(s.ns, 0, s.waiting) // idle until the next step starts
+	}
+	if n := len(b.AtMS); n > maxBatchChanges {
+		every := (n + maxBatchChanges - 1) / maxBatchChanges
+		var at []float64
+		var run, wt []int
+		for i := 0; i < n; i += every {
+			at, run, wt = append(at, b.AtMS[i]), append(run, b.Running[i]), append(wt, b.Waiting[i])
+		}
+		b.AtMS, b.Running, b.Waiting, b.Thinned = at, run, wt, true
+	}
+	return b
+}
+
 // lifecycleOf is recs' phase times; steps, when not nil, is each record's
 // sweep step (-1 outside sweeps).
 func lifecycleOf(recs []record.Request, steps []int) []phaseTimes {
@@ -517,7 +592,7 @@ func lifecycleOf(recs []record.Request, steps []int) []phaseTimes {
 			pt.Step = &steps[i]
 		}
 		if r.ServerPhases != nil {
-			pt.QueueMS, pt.PrefillMS = ms(serverWait(r)), ms(r.ServerPhases.Prefill)
+			pt.QueueMS, pt.PrefillMS, pt.DecodeMS = ms(serverWait(r)), ms(r.ServerPhases.Prefill), ms(r.ServerPhases.Decode)
 			pt.FrontEndMS = ms(serverWait(r) - r.ServerPhases.Queue)
 		}
 		if !r.OK() {

@@ -1,34 +1,42 @@
 // The API client: every call carries the per-process token the server put
 // in the page, and a failed call throws an Error with the server's message.
 // In a static copy (knee ui --export) the same API answers from knee's
-// handlers compiled to WebAssembly, loaded on the first call.
+// handlers compiled to WebAssembly, in a Web Worker started on the first
+// call.
 const token = document.querySelector('meta[name="knee-token"]').content;
 export const staticCopy = document.querySelector('meta[name="knee-static"]') !== null;
 
-let wasm;
-function loadWasm() {
-  wasm ??= (async () => {
-    const res = await fetch('static/knee.wasm.gz');
-    if (!res.ok) throw new Error('loading the simulator (static/knee.wasm.gz): ' + res.status);
-    let bytes = new Uint8Array(await res.arrayBuffer());
-    // A server that already undid the gzip (Content-Encoding) hands the
-    // module itself over.
-    if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
-      bytes = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer();
-    }
-    const go = new Go();
-    const {instance} = await WebAssembly.instantiate(bytes, go.importObject);
-    const ready = new Promise(resolve => window.addEventListener('knee-wasm-ready', resolve, {once: true}));
-    go.run(instance);
-    await ready;
-  })();
-  return wasm;
+// The static copy's API runs in a Web Worker (wasmworker.js), so the
+// simulator never holds the page's thread; each call waits for the answer
+// with its id.
+let worker = null, lastID = 0;
+const pending = new Map();
+function workerCall(method, path, body) {
+  if (!worker) {
+    worker = new Worker('static/wasmworker.js');
+    worker.onmessage = e => {
+      const p = pending.get(e.data.id);
+      pending.delete(e.data.id);
+      if (p) p.resolve(e.data);
+    };
+    worker.onerror = e => {
+      // A worker that failed to start answers nothing: every call waiting
+      // fails with its message, and the next call starts a new one.
+      for (const p of pending.values()) p.reject(new Error('the simulator failed: ' + (e.message || 'its worker did not start')));
+      pending.clear();
+      worker = null;
+    };
+  }
+  return new Promise((resolve, reject) => {
+    const id = ++lastID;
+    pending.set(id, {resolve, reject});
+    worker.postMessage({id, method, path, body});
+  });
 }
 
 export async function api(path, body) {
   if (staticCopy) {
-    await loadWasm();
-    const r = await globalThis.kneeAPI(body === undefined ? 'GET' : 'POST', path, body === undefined ? '' : JSON.stringify(body));
+    const r = await workerCall(body === undefined ? 'GET' : 'POST', path, body === undefined ? '' : JSON.stringify(body));
     let data;
     try { data = JSON.parse(r.body); } catch { data = {error: r.body}; }
     if (r.status >= 400) throw new Error(data.error || 'status ' + r.status);
@@ -82,4 +90,15 @@ export const reducedMotion = () => window.matchMedia('(prefers-reduced-motion: r
 export function debounce(f, ms) {
   let t;
   return (...a) => { clearTimeout(t); t = setTimeout(() => f(...a), ms); };
+}
+
+// stacked marks a table to stack on a phone (style.css, table.stack): one
+// card per row, each cell under its column's name, taken from the head.
+export function stacked(table) {
+  const names = [...table.querySelectorAll('thead th')].map(th => th.textContent);
+  for (const tr of table.querySelectorAll('tbody tr')) [...tr.cells].forEach((td, i) => { td.dataset.label = names[i] || ''; });
+  table.classList.add('stack');
+  // A row of more than four cells stacks two cells a line.
+  if (names.length > 4) table.classList.add('pairs');
+  return table;
 }

@@ -11,7 +11,9 @@ function widthOf(el) {
 
 // yMax caps the y axis (a latency that runs away past the knee would
 // otherwise flatten the objective's line); the points above leave the chart.
-export function lineChart(el, {title, xLabel, yLabel, x, series, logX = false, marks = {}, height = 220, yMax}) {
+// logY draws y on a log scale (a TTFT that runs from tens of ms to tens of
+// seconds, with the objective's line in between, stays readable).
+export function lineChart(el, {title, xLabel, yLabel, x, series, logX = false, logY = false, marks = {}, height = 220, yMax}) {
   // A chart drawn again replaces the last one: its resize observer goes too.
   if (el.chartResize) el.chartResize.disconnect();
   el.replaceChildren();
@@ -25,7 +27,8 @@ export function lineChart(el, {title, xLabel, yLabel, x, series, logX = false, m
       // further, not the next power of ten (a slider that stops at 1,024
       // users drew an axis to 10,000).
       x: {time: false, distr: logX ? 3 : 1, range: logX ? (u, lo, hi) => logSpan(lo, hi, marks) : (u, lo, hi) => span(lo, hi, marks, 'x')},
-      y: {range: (u, lo, hi) => { const r = span(Math.min(0, lo), hi, marks, 'y'); if (yMax && r[1] > yMax) r[1] = yMax; return r; }},
+      y: logY ? {distr: 3, log: 10, range: (u, lo, hi) => logYSpan(lo, hi, marks)}
+        : {range: (u, lo, hi) => { const r = span(Math.min(0, lo), hi, marks, 'y'); if (yMax && r[1] > yMax) r[1] = yMax; return r; }},
     },
     axes: [{label: xLabel}, {label: yLabel, size: 60}],
     series: [{label: xLabel}, ...series.map((s, i) => ({label: s.label, stroke: s.color || palette[i], width: 2,
@@ -54,6 +57,17 @@ function logSpan(lo, hi, marks) {
     if (m.x > 0 && Number.isFinite(m.x)) { lo = Math.min(lo, m.x); hi = Math.max(hi, m.x); }
   }
   return [lo, hi];
+}
+
+// logYSpan reaches the positive data, the marked points and the
+// horizontal lines, out to the decades around them.
+function logYSpan(lo, hi, marks) {
+  for (const m of [...(marks.points || []), ...(marks.hlines || [])]) {
+    if (m.y > 0 && Number.isFinite(m.y)) { lo = lo > 0 ? Math.min(lo, m.y) : m.y; hi = hi > 0 ? Math.max(hi, m.y) : m.y; }
+  }
+  if (!(lo > 0) || !(hi > 0)) return [1, 10];
+  // Whole decades, so the ticks read 10, 100, 1,000 rather than 18.5, 108.
+  return [10 ** Math.floor(Math.log10(lo)), 10 ** Math.ceil(Math.log10(hi))];
 }
 
 function span(lo, hi, marks, axis) {
@@ -192,4 +206,80 @@ function placeLabels(u, marks) {
       return c;
     });
   }
+}
+
+// tradeoffChart draws one curve of throughput (x) against p95 TTFT (y, log
+// scale), a point per load labelled with it: the knee is where the curve
+// turns up, the objective one horizontal line. Plain SVG: uPlot wants x in
+// order, and past the knee throughput may step back as the load grows.
+// points: [{x, y, label, mark}] in load order (mark: 'knee', 'safe',
+// 'current' or ''); yLine: {y, label} or null.
+export function tradeoffChart(el, {title, xLabel, yLabel, points, yLine}) {
+  const svgNS = 'http://www.w3.org/2000/svg';
+  const mk = (tag, attrs, text) => {
+    const e = document.createElementNS(svgNS, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+  el.replaceChildren();
+  el.classList.add('chart');
+  const pts = points.filter(p => p.x > 0 && p.y > 0);
+  if (!pts.length) return;
+  // Drawn at the box's own width, so its 12 px type stays 12 px on a phone.
+  const W = Math.max(300, Math.min((el.clientWidth || 640) - 8, 900)), H = 300, L = 64, R = 16, T = 28, B = 44;
+  const ys = pts.map(p => p.y).concat(yLine && yLine.y > 0 ? [yLine.y] : []);
+  const y0 = Math.floor(Math.log10(Math.min(...ys))), y1 = Math.ceil(Math.log10(Math.max(...ys)));
+  // Round ticks: a step of 1, 2 or 5 times a power of ten, four or so.
+  const xMax = Math.max(...pts.map(p => p.x)), raw = xMax / 4, mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map(k => k * mag).find(v => v >= raw);
+  const x1 = step * Math.ceil(xMax * 1.04 / step);
+  const px = x => L + (W - L - R) * x / x1;
+  const py = y => T + (H - T - B) * (1 - (Math.log10(y) - y0) / Math.max(1, y1 - y0));
+  const svg = mk('svg', {viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img', 'aria-label': title, class: 'tradeoff'});
+  svg.append(mk('text', {x: W / 2, y: 16, 'text-anchor': 'middle', class: 't-title'}, title));
+  for (let d = y0; d <= y1; d++) {
+    const y = py(10 ** d);
+    svg.append(mk('line', {x1: L, x2: W - R, y1: y, y2: y, class: 't-grid'}), mk('text', {x: L - 6, y: y + 4, 'text-anchor': 'end', class: 't-tick'}, fmtTick(10 ** d)));
+  }
+  for (let v = 0; v <= x1 + step / 2; v += step) {
+    svg.append(mk('text', {x: px(v), y: H - B + 16, 'text-anchor': 'middle', class: 't-tick'}, v.toLocaleString('en-US', {maximumFractionDigits: 2})));
+  }
+  svg.append(mk('text', {x: (L + W - R) / 2, y: H - 8, 'text-anchor': 'middle', class: 't-axis'}, xLabel),
+    mk('text', {x: 14, y: (T + H - B) / 2, 'text-anchor': 'middle', transform: `rotate(-90 14 ${(T + H - B) / 2})`, class: 't-axis'}, yLabel));
+  if (yLine && yLine.y > 0) {
+    const y = py(yLine.y);
+    svg.append(mk('line', {x1: L, x2: W - R, y1: y, y2: y, class: 't-objective', 'data-y': String(yLine.y)}),
+      mk('text', {x: L + 4, y: y - 4, class: 't-objective-label'}, yLine.label));
+  }
+  svg.append(mk('polyline', {points: pts.map(p => `${px(p.x)},${py(p.y)}`).join(' '), class: 't-curve'}));
+  // Each label beside its point where it overlaps no other label or point:
+  // the marked ones first, then the rest in load order; a plain label with
+  // no free place is left out (its point still carries data-label).
+  const boxes = pts.map(p => ({left: px(p.x) - 7, right: px(p.x) + 7, top: py(p.y) - 7, bottom: py(p.y) + 7}));
+  const hit = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  for (const p of pts) {
+    const cx = px(p.x), cy = py(p.y);
+    svg.append(mk('circle', {cx, cy, r: p.mark ? 6 : 3.5, class: 't-point' + (p.mark ? ' t-' + p.mark : ''), 'data-x': String(p.x), 'data-y': String(p.y), 'data-label': p.label}));
+  }
+  const order = [...pts.filter(p => p.mark), ...pts.filter(p => !p.mark)];
+  for (const p of order) {
+    const cx = px(p.x), cy = py(p.y);
+    const text = p.label + (p.mark === 'knee' ? ' knee' : p.mark === 'safe' ? ' SLO-safe' : p.mark === 'current' ? ' (current)' : '');
+    const w = 7.2 * text.length * (p.mark ? 1.1 : 1), h = 13;
+    const spots = [[cx - 8 - w, cy - 8 - h], [cx + 8, cy - 8 - h], [cx + 8, cy + 6], [cx - 8 - w, cy + 6], [cx - w / 2, cy - 10 - h], [cx - w / 2, cy + 10]];
+    const fits = ([x, y]) => x >= L && x + w <= W - R && y >= T - 4 && y + h <= H - B;
+    const free = ([x, y]) => { const b = {left: x, right: x + w, top: y, bottom: y + h}; return !boxes.some(o => hit(o, b)); };
+    const spot = spots.find(s => fits(s) && free(s)) || (p.mark ? spots.find(fits) || spots[0] : null);
+    if (!spot) continue;
+    boxes.push({left: spot[0], right: spot[0] + w, top: spot[1], bottom: spot[1] + h});
+    svg.append(mk('text', {x: spot[0], y: spot[1] + h - 2, class: 't-label' + (p.mark ? ' t-' + p.mark : ''), 'data-for': p.label}, text));
+  }
+  el.append(svg);
+  el.dataset.scale = JSON.stringify({L, W: W - L - R, x1, T, H: H - T - B, y0, y1: Math.max(y0 + 1, y1)});
+}
+
+function fmtTick(v) {
+  if (v >= 1000) return (v / 1000).toLocaleString('en-US') + ' s';
+  return v.toLocaleString('en-US') + ' ms';
 }

@@ -1,7 +1,7 @@
 // The lab page: knee lab's teaching scenarios (internal/lab) played on the
 // simulator with fixed seeds — the incident's phase evidence and verdict,
 // or the sweep's curves with its knee and SLO-safe point.
-import {api, h, fmt} from './api.js';
+import {api, h, fmt, stacked} from './api.js';
 import {lineChart} from './charts.js';
 import {noteLab} from './progress.js';
 import {lessonTableView} from './lifecycle.js';
@@ -40,11 +40,11 @@ const rows = [
 ];
 
 function render(el, r) {
-  const parts = [h('h2', {}, r.title), h('p', {}, r.lesson), h('p', {class: 'notes'}, `${r.engine}; seed ${r.seed}.`)];
+  const parts = [h('h2', {}, r.title), h('p', {id: 'lab-lesson-text'}, r.lesson), h('p', {class: 'notes'}, `${r.engine}; seed ${r.seed}.`)];
   if (r.baseline && r.incident) {
-    parts.push(h('div', {class: 'table-wrap'}, h('table', {id: 'lab-table'},
+    parts.push(h('div', {class: 'table-wrap'}, stacked(h('table', {id: 'lab-table'},
       h('thead', {}, h('tr', {}, h('th', {}, 'metric'), h('th', {}, 'baseline: ' + r.baseline.load), h('th', {}, 'incident: ' + r.incident.load))),
-      h('tbody', {}, rows.map(([label, get, unit]) => h('tr', {}, h('td', {}, label), h('td', {}, fmt(get(r.baseline.summary), unit)), h('td', {}, fmt(get(r.incident.summary), unit))))))));
+      h('tbody', {}, rows.map(([label, get, unit]) => h('tr', {}, h('td', {}, label), h('td', {}, fmt(get(r.baseline.summary), unit)), h('td', {}, fmt(get(r.incident.summary), unit)))))))));
   }
   if (r.diagnosis) {
     const d = r.diagnosis;
@@ -81,10 +81,10 @@ function render(el, r) {
     parts.push(h('p', {class: 'notes'}, 'The p95 TTFT axis stops at 10 s, five times the objective, so the 2 s line stays readable; the table has every value.'),
       h('p', {id: 'lab-knee'}, `Knee at ${kneeX ?? '–'} req/s: ${sw.knee.reason}`),
       h('p', {id: 'lab-safe'}, `SLO-safe point at ${safeX ?? '–'} req/s: ${sw.slo_safe.reason}`),
-      h('div', {class: 'table-wrap'}, h('table', {id: 'lab-sweep-table'},
+      h('div', {class: 'table-wrap'}, stacked(h('table', {id: 'lab-sweep-table'},
         h('thead', {}, h('tr', {}, ['rate (req/s)', 'throughput (req/s)', 'output tok/s', 'TTFT p50', 'TTFT p95', 'SLO', 'knee says'].map(x => h('th', {}, x)))),
         h('tbody', {}, sw.steps.map(s => h('tr', {dataset: {load: s.load, mark: mark(s)}, class: mark(s) ? 'marked' : ''}, h('td', {}, s.load), h('td', {}, fmt(s.throughput_rps)), h('td', {}, fmt(s.output_tps)),
-          h('td', {}, fmt(s.ttft_p50_ms, 'ms')), h('td', {}, fmt(s.ttft_p95_ms, 'ms')), h('td', {}, s.slo_met ? 'met' : 'not met'), h('td', {}, mark(s))))))),
+          h('td', {}, fmt(s.ttft_p50_ms, 'ms')), h('td', {}, fmt(s.ttft_p95_ms, 'ms')), h('td', {}, s.slo_met ? 'met' : 'not met'), h('td', {}, mark(s)))))))),
       h('p', {id: 'lab-highest'}, highestWhy()));
     const lessonEl = h('div', {id: 'lab-lesson'});
     parts.push(lessonEl);

@@ -7,6 +7,7 @@ import {api, h, fmt, debounce} from './api.js';
 import {lineChart} from './charts.js';
 import * as progress from './progress.js';
 import {pairView, lessonTableView} from './lifecycle.js';
+import {BatchGauge} from './engineview.js';
 
 const metricNames = {
   ttft_p50_ms: ['TTFT p50', 'ms'], ttft_p95_ms: ['p95 TTFT', 'ms'], ttft_p99_ms: ['p99 TTFT', 'ms'],
@@ -152,14 +153,18 @@ function section(id, lede, liveEl, extra) {
   const sec = state.sections.find(s => s.id === id);
   const read = h('input', {type: 'checkbox', id: 'read-' + id, checked: !!progress.load().read[id],
     onchange: e => { progress.update(p => { if (e.target.checked) p.read[id] = true; else delete p.read[id]; }); renderProgress(); }});
+  // On a desktop the live element stands beside the text it shows
+  // (style.css, .learn-grid); on a phone it follows the text.
   return h('section', {class: 'card learn-section', id: 'learn-' + id, 'aria-labelledby': 'h-' + id},
     h('h2', {id: 'h-' + id, tabindex: '-1'}, sectionTitles[id]),
-    ...lede.map(t => h('p', {class: 'learn-text'}, t)),
-    liveEl, extra || null,
-    h('h3', {}, 'What the engine shows'),
-    h('ul', {class: 'claims', id: 'claims-' + id}, sec.claims.map(c => h('li', {id: 'claim-' + c.id, dataset: {holds: ''}}, c.text, ' ', h('span', {class: 'check notes'}, 'checking…')))),
-    h('p', {class: 'command'}, 'On a real server: ', h('code', {}, sec.command)),
-    h('label', {class: 'read'}, read, ' I have read this section'));
+    h('div', {class: 'learn-grid'},
+      h('div', {class: 'learn-prose'}, ...lede.map(t => h('p', {class: 'learn-text'}, t))),
+      h('div', {class: 'learn-live'}, liveEl, extra || null),
+      h('div', {class: 'learn-after'},
+        h('h3', {}, 'What the engine shows'),
+        h('ul', {class: 'claims', id: 'claims-' + id}, sec.claims.map(c => h('li', {id: 'claim-' + c.id, dataset: {holds: ''}}, c.text, ' ', h('span', {class: 'check notes'}, 'checking…')))),
+        h('p', {class: 'command'}, 'On a real server: ', h('code', {}, sec.command)),
+        h('label', {class: 'read'}, read, ' I have read this section'))));
 }
 
 async function checkClaims() {
@@ -244,14 +249,19 @@ export async function mount(el, ctx, rest) {
   const cvOut = h('div', {id: 'cv-out', 'aria-live': 'polite', dataset: {seq: '0'}});
   const charts = h('div', {class: 'curves'}, h('div', {id: 'cv-throughput'}), h('div', {id: 'cv-ttft'}), h('p', {id: 'cv-notes', class: 'notes'}, 'sweeping…'));
   let sweep = null, cvLast = null;
-  const cv = live(cvOut, () => [{...cb, load: users.get()}], r => {
+  // The engine's batch over the run: it fills as users are added, then
+  // the queue beside it grows (the engine's own steps, averaged in time).
+  const cvGauge = new BatchGauge('cv-batch');
+  const cv = live(cvOut, () => [{...cb, load: users.get(), lifecycle: true}], r => {
     cvLast = r;
     const f = r.figures, pr = r.pressure;
     cvOut.replaceChildren(
       h('div', {id: 'cv-badge', class: 'badge ' + pr.level, dataset: {level: pr.level}, role: 'status'}, h('strong', {}, levelText[pr.level]), h('span', {}, pr.reason)),
       h('div', {class: 'metrics'}, figure('cv-rps', 'Throughput', f.throughput_rps, 'req/s'), figure('cv-ttft-p95', 'p95 TTFT', f.ttft_ms.p95, 'ms'),
         figure('cv-queue', 'Queue p50', f.queue_ms.p50, 'ms'), figure('cv-front-end', 'Front end p50', f.front_end_ms.p50, 'ms'), figure('cv-otps', 'Output', f.output_tps, 'tok/s')),
+      r.batch ? cvGauge.el : null,
       h('p', {class: 'notes'}, 'Queue: the wait before the engine admits a request (what the badge counts as waiting). Front end: the API server\'s work before that (HTTP, chat template, tokenization), a phase of its own; it grows when the server is busy streaming to many users.'));
+    if (r.batch) cvGauge.average(r.batch);
     drawCurve(sweep, cvLast);
   });
   users.input.addEventListener('input', cv.soon);
@@ -317,7 +327,7 @@ export async function mount(el, ctx, rest) {
     section('phases', [
       'TTFT answers "how long until the answer starts?"; the decode rate (tokens per second, 1 / TPOT) answers "how fast does it stream once it has started?". Total latency adds them up and so hides which one is slow.',
       'Two more words the objectives use. Inter-token latency (ITL) is each gap between two streamed tokens as the client receives them; TPOT is their mean over one request\'s decode, so one long stall shows in p99 ITL but hardly in TPOT. Goodput is the requests per second that met every objective (knee\'s --slo, e.g. p95(ttft)<2s, p99(itl)<100ms): the throughput that counts, since a request that missed its objective was served but not served well.',
-      'Here the engine admits at most 32 requests at once. Raise the arrival rate past what 32 sequences serve: the wait before admission grows, while prefill and the per-token pace stay about where they were. TTFT includes about 10 ms of front end (HTTP, chat template, tokenization) before the engine sees the request.'],
+      'Here the engine admits at most 32 requests at once. Raise the arrival rate past what 32 sequences serve: the wait before admission grows, while prefill and the per-token pace stay about where they were. TTFT includes about 12 ms of front end (HTTP, chat template, tokenization) before the engine sees the request.'],
     h('div', {class: 'live'}, rate.el, phOut),
     h('div', {}, h('h3', {}, 'The worked pair: same total, different bottleneck'), pairEl)),
     section('curve', [
@@ -426,7 +436,7 @@ function drawCurve(sw, cur) {
   lineChart(tEl, {title: 'Throughput over users', xLabel: 'users', yLabel: 'req/s', x: xs, logX: true,
     series: [{label: 'req/s', values: sw.steps.map(s => s.throughput_rps)}],
     marks: {vlines, points: [{x: curX, y: cur ? cur.figures.throughput_rps : null, color: '#ea580c'}]}});
-  lineChart(lEl, {title: 'p95 TTFT over users', xLabel: 'users', yLabel: 'ms', x: xs, logX: true,
+  lineChart(lEl, {title: 'p95 TTFT over users', xLabel: 'users', yLabel: 'ms (log scale)', x: xs, logX: true, logY: true,
     series: [{label: 'p95 TTFT (ms)', values: sw.steps.map(s => s.ttft_p95_ms ?? null), color: '#dc2626'}],
     marks: {vlines, hlines: [{y: 2000, label: 'SLO p95(ttft)<2s', color: '#64748b'}], points: [{x: curX, y: cur ? cur.figures.ttft_ms.p95 : null, color: '#ea580c'}]}});
   tEl.dataset.knee = kneeX ?? ''; tEl.dataset.safe = safeX ?? '';

@@ -2,12 +2,13 @@
 // runs.js) moving through the six phases of SPEC §1, the count in each
 // phase, each request's time split into queue, prefill and decode, a
 // step-through of the phases, and the worked pair.
-import {api, h, fmt, reducedMotion, debounce} from './api.js';
+import {api, h, fmt, reducedMotion, debounce, stacked} from './api.js';
 import {defaults} from './sim.js';
+import {BatchGauge} from './engineview.js';
 
 export const phases = [
   {id: 'arrival', title: '1 Arrival', text: 'A request arrives when the load model schedules it — a user presses enter (open loop), or a user\'s previous answer has just finished (closed loop). Shown here for a moment after it arrives, and while the client holds it back.'},
-  {id: 'queue', title: '2 Queue', text: 'It waits: in the client for a free slot, then, after the server\'s front end (HTTP, chat template, tokenization: about 10 ms on a quiet server, more on a busy one; part of TTFT but no queue), in the engine\'s waiting queue until the scheduler admits it to the running batch (limited by max sequences and free KV-cache blocks). Waiting adds to what the user feels but does no work.'},
+  {id: 'queue', title: '2 Queue', text: 'It waits: in the client for a free slot, then, after the server\'s front end (HTTP, chat template, tokenization: about 12 ms on a quiet server, more on a busy one; part of TTFT but no queue), in the engine\'s waiting queue until the scheduler admits it to the running batch (limited by max sequences and free KV-cache blocks). Waiting adds to what the user feels but does no work.'},
   {id: 'prefill', title: '3 Prefill', text: 'The engine processes every prompt token, in chunks that fit the batched-token budget beside everyone else\'s decode; its cost grows with the prompt length.'},
   {id: 'first_token', title: '4 First token', text: 'The first output token leaves: time to first token (TTFT) is queue plus prefill — how long the user stares at an empty answer.'},
   {id: 'decode', title: '5 Decode', text: 'Every engine step adds one token to each running request; the time per output token (TPOT) grows with the batch and the context it reads from the KV cache.'},
@@ -36,8 +37,10 @@ export class LifecycleView {
     const laneEls = phases.map(p => {
       const count = h('span', {class: 'count', id: 'count-' + p.id, dataset: {count: '0'}}, '0');
       const dots = h('div', {class: 'dots', 'aria-hidden': 'true'});
-      this.lanes[p.id] = {count, dots};
-      return h('div', {class: 'lane', dataset: {phase: p.id}, id: 'lane-' + p.id}, h('h3', {}, p.title), count, dots);
+      // The followed request's dot, first in the lane it is in.
+      const mine = h('span', {class: 'dot followed', hidden: true, title: 'the followed request'});
+      this.lanes[p.id] = {count, dots, mine};
+      return h('div', {class: 'lane', dataset: {phase: p.id}, id: 'lane-' + p.id}, h('h3', {}, p.title), count, mine, dots);
     });
     this.lanesEl = h('div', {class: 'lanes', role: 'group', 'aria-label': 'Requests in each phase'}, laneEls);
     this.play = h('button', {type: 'button', id: 'lc-play', 'aria-pressed': 'false', onclick: () => this.toggle()}, 'Play');
@@ -50,7 +53,11 @@ export class LifecycleView {
     this.bars = h('div', {class: 'bars', id: 'lc-bars', role: 'img', 'aria-label': 'Each request\'s time split into client wait, front end, engine queue, prefill and decode'});
     // The time axis under the scrubber: the run's clock at five points.
     this.axis = h('div', {class: 'time-axis', id: 'lc-axis', 'aria-hidden': 'true'});
-    el.append(this.lanesEl,
+    // The engine's batch at the clock's moment, when the run has a trace
+    // of it (a simulated run; a live bench's does not).
+    this.gauge = new BatchGauge('lc');
+    this.gauge.el.hidden = true;
+    el.append(this.gauge.el, this.lanesEl,
       h('div', {class: 'timeline'}, this.play, h('label', {for: 'lc-time'}, 'Time'), this.scrub, this.clock, this.speed),
       this.axis,
       showBars ? h('div', {class: 'card'}, h('h2', {}, 'Where each request\'s time went'),
@@ -73,8 +80,24 @@ export class LifecycleView {
     this.setT(Math.min(Math.max(this.t, this.start), this.end));
   }
 
+  // setBatch takes the engine's batch trace (null: none to draw).
+  setBatch(b) {
+    this.batch = b || null;
+    this.gauge.el.hidden = !this.batch;
+  }
+
+  // follow marks request r: its dot in the lanes and its bar.
+  follow(r) {
+    this.followed = r || null;
+    this.drawBars();
+    this.setT(this.t);
+  }
+
   setT(t) {
     this.t = t;
+    if (this.batch) this.gauge.at(this.batch, t);
+    const mine = this.followed ? phaseAt(this.followed, t, this.w) : null;
+    for (const p of phases) this.lanes[p.id].mine.hidden = p.id !== mine;
     const counts = Object.fromEntries(phases.map(p => [p.id, 0]));
     for (const r of this.reqs) {
       const ph = phaseAt(r, t, this.w);
@@ -90,13 +113,14 @@ export class LifecycleView {
     }
     this.scrub.value = String(Math.round(1000 * (t - this.start) / (this.span() || 1)));
     this.clock.textContent = fmt(t - this.start, 'ms');
+    this.clock.dataset.t = String(t);
     if (this.cursor) this.cursor.style.left = (100 * (t - this.start) / (this.span() || 1)) + '%';
   }
 
   drawBars() {
     // At most 60 rows, spread evenly over the run so late queueing shows.
     const every = Math.ceil(this.reqs.length / 60) || 1;
-    const rows = this.reqs.filter((_, i) => i % every === 0);
+    const rows = this.reqs.filter((r, i) => i % every === 0 || r === this.followed);
     const span = this.span() || 1, pct = v => (100 * v / span) + '%';
     this.cursor = h('div', {class: 'cursor', style: 'position:absolute;top:0;bottom:0;width:2px;background:#0f172a;left:0'});
     this.bars.replaceChildren(h('div', {style: 'position:relative'}, this.cursor, ...rows.map(r => {
@@ -108,7 +132,7 @@ export class LifecycleView {
       // A stored sweep numbers its requests within each step (knee records).
       const name = r.step === undefined ? `request ${r.id}` : `request ${r.id} of step ${r.step}`;
       const title = `${name}: client wait ${fmt(wait, 'ms')}, front end ${fmt(fe, 'ms')}, queue ${fmt(q, 'ms')}, prefill ${fmt(p, 'ms')}, decode ${fmt(dec, 'ms')}, ${r.input_tokens} in / ${r.output_tokens} out`;
-      return h('div', {class: 'bar', title, dataset: r.step === undefined ? {id: String(r.id)} : {id: String(r.id), step: String(r.step)}},
+      return h('div', {class: 'bar' + (r === this.followed ? ' followed' : ''), title, dataset: r.step === undefined ? {id: String(r.id)} : {id: String(r.id), step: String(r.step)}},
         h('span', {style: `width:${pct(r.arrival_ms - this.start)};background:transparent`}),
         ...segs.map(([c, v]) => h('span', {class: c, style: `width:${pct(v)}`})));
     })));
@@ -164,7 +188,21 @@ export async function mount(el, ctx) {
     stepI = Math.max(0, Math.min(phases.length - 1, i));
     view.pause();
     view.setFocus(stepI);
-    stepText.textContent = phases[stepI].title + ' — ' + phases[stepI].text;
+    let follow = '';
+    const r = view.followed;
+    if (r) {
+      // The clock moves to where the followed request enters the phase
+      // (phaseAt's bounds), so its dot is in the lane in focus.
+      const w = view.w;
+      const at = {arrival: r.arrival_ms, queue: Math.max(r.sent_ms, r.arrival_ms + w), prefill: Math.max(r.sent_ms + r.queue_ms, r.arrival_ms + w),
+        first_token: r.first_token_ms, decode: r.first_token_ms + w, complete: r.done_ms}[phases[stepI].id];
+      view.setT(at);
+      const here = phaseAt(r, at, w) === phases[stepI].id;
+      follow = ` Request ${r.id} (its dot ringed, its bar marked) ` + (here ? `is here at ${fmt(at - view.start, 'ms')} of the run.` : 'spends no time in this phase.');
+      stepText.dataset.at = String(at);
+      stepText.dataset.here = String(here);
+    }
+    stepText.textContent = phases[stepI].title + ' — ' + phases[stepI].text + follow;
     stepText.dataset.step = String(stepI + 1);
   };
   el.append(h('h1', {}, 'Request lifecycle'),
@@ -192,6 +230,13 @@ export async function mount(el, ctx) {
     try {
       const res = await api('/api/sim', p);
       view.setRequests(res.lifecycle);
+      view.setBatch(res.batch);
+      // Follow one request of the steady state: the first to arrive after
+      // 40% of the arrivals' span (an overload's queue drains long after
+      // the last arrival).
+      const lastArrival = Math.max(...view.reqs.map(r => r.arrival_ms));
+      const from = view.start + 0.4 * (lastArrival - view.start);
+      view.follow(view.reqs.find(r => !r.warmup && !r.error && r.arrival_ms >= from) || null);
       status.textContent = `${res.lifecycle.length} requests at ${p.load} req/s on ${res.engine.name}: TTFT p50 ${fmt(res.figures.ttft_ms.p50, 'ms')}, queue p50 ${fmt(res.figures.queue_ms.p50, 'ms')} (front end ${fmt(res.figures.front_end_ms.p50, 'ms')} besides), TPOT p50 ${fmt(res.figures.tpot_ms.p50, 'ms')} — ${res.pressure.level}.`;
       status.dataset.ready = '1';
       if (!reducedMotion() && !view.playing && stepI < 0) view.start_();
@@ -212,6 +257,8 @@ async function renderPair(el) {
   el.replaceChildren(h('h2', {}, 'The worked pair: same latency, different bottleneck'), ...pairView(r, 'pair'), ...(r.lesson ? [lessonTableView(r.lesson)] : []));
 }
 
+const phoneWidth = () => window.matchMedia('(max-width: 700px)').matches;
+
 // pairView shows the worked pair: each run's phase bar, its split and
 // knee diagnose's verdict (ids: prefix-queue, prefix-decode). The Learn
 // page shows it too.
@@ -226,8 +273,11 @@ export function pairView(r, prefix) {
         h('span', {class: 'q', style: `width:${pct(m.queue)}`}), h('span', {class: 'p', style: `width:${pct(m.prefill)}`}), h('span', {class: 'd', style: `width:${pct(m.decode)}`})),
       h('p', {}, `mean E2E ${fmt(m.e2e, 'ms')} = queue ${fmt(m.queue, 'ms')} + prefill ${fmt(m.prefill, 'ms')} + decode ${fmt(m.decode, 'ms')}`),
       h('p', {}, 'knee diagnose: ', h('span', {class: 'verdict'}, s.diagnosis.verdict)),
-      h('ul', {}, (s.diagnosis.evidence || []).slice(0, 4).map(e => h('li', {}, e.text))),
-      h('p', {class: 'notes'}, 'Action: ' + s.diagnosis.action));
+      // On a phone the evidence and the action fold away, so the two
+      // sides fit one screen (open them to read); a desktop shows them.
+      h('details', {class: 'evidence', open: !phoneWidth()}, h('summary', {}, 'Evidence and action'),
+        h('ul', {}, (s.diagnosis.evidence || []).slice(0, 4).map(e => h('li', {}, e.text))),
+        h('p', {class: 'notes'}, 'Action: ' + s.diagnosis.action)));
   };
   return [h('p', {class: 'notes'}, `Two simulated runs of ${r.engine} whose requests take the same time end to end on average, diagnosed by knee against the same healthy run (mean E2E ${fmt(r.baseline_mean_ms.e2e, 'ms')}). The total alone cannot tell them apart; the split can.`),
     h('p', {class: 'legend notes'}, h('span', {class: 'q'}, 'queue'), h('span', {class: 'p'}, 'prefill'), h('span', {class: 'd'}, 'decode')),
@@ -260,11 +310,11 @@ export function lessonTableView(l) {
   const mark = row => [row.load === t.knee.load ? 'knee' : '', row.load === t.slo_safe.load ? 'SLO-safe' : '', row.load === t.highest_load ? 'highest throughput' : ''].filter(Boolean).join(', ');
   return h('div', {id: 'lesson-table', class: 'table-wrap'},
     h('h3', {}, "The lesson's load table, analysed by knee"),
-    h('table', {},
+    stacked(h('table', {},
       h('thead', {}, h('tr', {}, h('th', {id: 'lesson-load-head'}, `load (${t.load_unit})`), h('th', {}, 'throughput (req/s)'), h('th', {}, 'p95 TTFT'), h('th', {}, t.slo), h('th', {}, 'knee says'))),
       h('tbody', {}, t.rows.map(row => h('tr', {dataset: {load: row.load, mark: mark(row)}, class: mark(row) ? 'marked' : ''},
         h('td', {}, row.load), h('td', {}, row.throughput_rps.toFixed(1)), h('td', {}, row.ttft_p95_s.toFixed(1) + ' s'),
-        h('td', {}, row.slo_met ? 'met' : 'failed'), h('td', {}, mark(row)))))),
+        h('td', {}, row.slo_met ? 'met' : 'failed'), h('td', {}, mark(row))))))),
     h('p', {class: 'notes', id: 'lesson-load-note'}, t.load_note),
     h('p', {class: 'notes'}, `Knee: ${t.knee.reason}. SLO-safe: ${t.slo_safe.reason}.`),
     h('p', {class: 'notes', id: 'lesson-highest-why'}, t.highest_why));

@@ -3,7 +3,8 @@
 // and p95 TTFT over load) with the current point, the knee and the SLO-safe
 // point marked. Every change reruns knee's engine on the server.
 import {api, h, fmt, debounce} from './api.js';
-import {lineChart} from './charts.js';
+import {lineChart, tradeoffChart} from './charts.js';
+import {EngineView} from './engineview.js';
 
 export const defaults = {
   load_kind: 'concurrency', load: 16, input_tokens: '512', output_tokens: '128',
@@ -16,6 +17,7 @@ let sweepKey = '';    // the sweep is rerun only when something but the load cha
 let lastSweep = null;
 let lastResult = null;
 let root = null;
+let engine = null;     // the batch gauge and the followed request
 
 function field(label, input, help) {
   const id = input.id;
@@ -58,7 +60,11 @@ export async function mount(el, ctx) {
   const controls = h('form', {id: 'sim-controls', class: 'controls', 'aria-label': 'Simulator settings', onsubmit: e => e.preventDefault()},
     h('fieldset', {class: 'load'}, h('legend', {}, 'Load'),
       field('Load model', kind),
-      field('Load', h('div', {class: 'pair'}, loadRange, loadNum), 'Arrow keys step by one; Page Up/Down by a tenth of the range.')),
+      field('Load', h('div', {class: 'pair'}, loadRange, loadNum), 'Arrow keys step by one; Page Up/Down by a tenth of the range.'),
+      // On a phone the badge and four key figures ride under the pinned
+      // slider (style.css shows them there only); the full results follow
+      // the settings.
+      h('div', {id: 'sim-key', class: 'key-strip', 'aria-hidden': 'true'})),
     h('fieldset', {}, h('legend', {}, 'Requests'),
       field('Prompt tokens', inTok, 'A fixed length (512) or a distribution: 256:1024 uniform, normal:512,128, lognormal:512,256.'),
       field('Output tokens', outTok, 'Same forms as prompt tokens.')),
@@ -73,11 +79,13 @@ export async function mount(el, ctx) {
       field('SLOs', sloIn, 'Comma-separated, e.g. p95(ttft)<2s, p95(tpot)<100ms. They set the badge, goodput and the SLO-safe point.')));
 
   const results = h('section', {id: 'sim-results', class: 'results', 'aria-live': 'polite', 'aria-label': 'Simulated results', dataset: {seq: '0'}});
+  const engineEl = h('section', {id: 'sim-engine', class: 'card', 'aria-label': 'Inside the engine'});
+  engine = new EngineView(engineEl);
   const curves = h('section', {id: 'sim-curves', class: 'curves', 'aria-label': 'Sweep curves'},
-    h('div', {id: 'curve-throughput'}), h('div', {id: 'curve-ttft'}), h('p', {id: 'curve-notes', class: 'notes'}));
+    h('div', {id: 'curve-throughput'}), h('div', {id: 'curve-ttft'}), h('div', {id: 'curve-tradeoff', class: 'wide'}), h('p', {id: 'curve-notes', class: 'notes'}));
   el.append(h('h1', {}, 'Simulator'),
     h('p', {class: 'lede'}, 'Change the load, the request shape or the deployment: knee\'s discrete-event engine (a vLLM-like scheduler on a roofline cost model) reruns in virtual time and the figures follow.'),
-    h('div', {class: 'sim-layout'}, controls, h('div', {}, results, curves)));
+    h('div', {class: 'sim-layout'}, controls, h('div', {}, results, engineEl, curves)));
 
   const read = () => {
     p.load_kind = kind.value;
@@ -110,7 +118,7 @@ export async function mount(el, ctx) {
   await run(p);
 }
 
-export function unmount() { root = null; }
+export function unmount() { root = null; if (engine) engine.pause(); engine = null; }
 
 async function run(p) {
   const my = ++seq;
@@ -118,7 +126,9 @@ async function run(p) {
   if (!results) return;
   let res;
   try {
-    res = await api('/api/sim', p);
+    // With each request's phases and the engine's batch through the run,
+    // for the engine view (the sweep's steps leave them out).
+    res = await api('/api/sim', {...p, lifecycle: true});
   } catch (e) {
     if (my !== seq) return;
     results.replaceChildren(h('p', {class: 'error', role: 'alert', id: 'sim-error'}, e.message));
@@ -128,6 +138,7 @@ async function run(p) {
   if (my !== seq || !root) return;
   lastResult = res;
   renderResults(results, res);
+  if (engine) engine.setData(res);
   results.dataset.seq = String(my);
   const key = JSON.stringify({...p, load: undefined});
   if (key !== sweepKey) {
@@ -205,6 +216,13 @@ function renderResults(el, r) {
       r.params.load_kind === 'concurrency' ? h('span', {id: 'out-of-step'}, spreadText(f, pr.level) + ' ') : null,
       h('span', {id: 'compute-ms'}, `Computed in ${fmt(r.compute_ms, 'ms')}.`)),
     r.warnings && r.warnings.length ? h('ul', {class: 'warnings'}, r.warnings.map(w => h('li', {}, w))) : null].filter(Boolean));
+  const key = document.getElementById('sim-key');
+  if (key) {
+    const kf = (id, label, v, unit) => h('span', {id: 'key-' + id, dataset: {value: String(v)}}, label + ' ', h('b', {}, fmt(v, unit)));
+    key.replaceChildren(h('strong', {class: 'badge-word ' + pr.level, id: 'key-level', dataset: {level: pr.level}}, levelText[pr.level]),
+      kf('ttft-p95', 'TTFT p95', f.ttft_ms.p95, 'ms'), kf('tpot-p50', 'TPOT p50', f.tpot_ms.p50, 'ms'),
+      kf('rps', '', f.throughput_rps, 'req/s'), kf('queue-p50', 'queue p50', f.queue_ms.p50, 'ms'));
+  }
   el.dataset.inputTokens = r.params.input_tokens;
   el.dataset.outputTokens = r.params.output_tokens;
   el.dataset.load = String(r.params.load);
@@ -239,15 +257,25 @@ function renderCurves(sw, cur) {
     x: xs, logX: sw.load_kind === 'concurrency', series: [{label: tput === 'output_tps' ? 'output tok/s' : 'req/s', values: sw.steps.map(s => s[tput])}],
     marks: {vlines, points: [{x: curX, y: curT, color: '#ea580c'}]}});
   const ttftSLO = cur && cur.slos.find(s => s.metric === 'ttft' && s.stat === 'p95');
-  lineChart(lEl, {title: 'p95 TTFT over load', xLabel: unit, yLabel: 'ms', x: xs, logX: sw.load_kind === 'concurrency',
+  lineChart(lEl, {title: 'p95 TTFT over load', xLabel: unit, yLabel: 'ms (log scale)', x: xs, logX: sw.load_kind === 'concurrency', logY: true,
     series: [{label: 'p95 TTFT (ms)', values: sw.steps.map(s => s.ttft_p95_ms ?? null), color: '#dc2626'}],
     marks: {vlines, hlines: ttftSLO ? [{y: ttftSLO.threshold, label: 'SLO ' + ttftSLO.objective, color: '#64748b'}] : [],
       points: [{x: curX, y: cur ? cur.figures.ttft_ms.p95 : null, color: '#ea580c'}]}});
+  // The same steps as one curve: throughput against p95 TTFT, each point
+  // its load; the knee is where it turns up, the objective one line.
+  const tEl2 = document.getElementById('curve-tradeoff');
+  if (tEl2) {
+    tradeoffChart(tEl2, {title: 'p95 TTFT against throughput, one point a load', xLabel: tput === 'output_tps' ? 'output tok/s' : 'req/s', yLabel: 'p95 TTFT (log scale)',
+      points: sw.steps.map(s => ({x: s[tput], y: s.ttft_p95_ms, label: String(s.load), mark: s.load === kneeX ? 'knee' : s.load === safeX ? 'safe' : s.load === curX ? 'current' : ''})),
+      yLine: ttftSLO ? {y: ttftSLO.threshold, label: 'SLO ' + ttftSLO.objective} : null});
+  }
   const notes = document.getElementById('curve-notes');
   notes.replaceChildren(
-    h('span', {class: 'key current'}, '● current setting'), h('br'),
-    h('span', {id: 'knee-text'}, h('strong', {}, kneeX != null ? `Knee at ${kneeX}: ` : 'No knee: '), sw.knee.reason), h('br'),
-    h('span', {id: 'safe-text'}, h('strong', {}, safeX != null ? `SLO-safe point at ${safeX}: ` : 'No SLO-safe point: '), sw.slo_safe.reason));
+    h('span', {class: 'key current'}, '● current setting'), ' The p95 TTFT axis is logarithmic, so the objective\'s line and the low loads stay readable beside the seconds of a queue.',
+    h('p', {id: 'knee-verdict', class: 'verdict-line'}, plainVerdict(sw, kneeX, safeX)),
+    h('details', {id: 'knee-detail'}, h('summary', {}, 'How knee found the knee and the SLO-safe point'),
+      h('p', {id: 'knee-text'}, h('strong', {}, kneeX != null ? `Knee at ${kneeX}: ` : 'No knee: '), sw.knee.reason),
+      h('p', {id: 'safe-text'}, h('strong', {}, safeX != null ? `SLO-safe point at ${safeX}: ` : 'No SLO-safe point: '), sw.slo_safe.reason)));
   tEl.dataset.knee = kneeX ?? ''; tEl.dataset.safe = safeX ?? '';
   // The curves and the dot as drawn, for a reader (and the browser test)
   // to compare: the dot is a sweep step's own run at a swept load.
@@ -255,4 +283,25 @@ function renderCurves(sw, cur) {
   lEl.dataset.ttft = sw.steps.map(s => s.ttft_p95_ms ?? '').join(',');
   tEl.dataset.dot = curT == null ? '' : String(curT); lEl.dataset.dot = cur ? String(cur.figures.ttft_ms.p95) : '';
   lEl.dataset.at = curX == null ? '' : String(curX);
+}
+
+// plainVerdict says what the knee means in the sweep's own figures: from
+// the knee to the highest load, how much throughput grew and how many
+// times p95 TTFT did; then the SLO-safe point. Kneedle's detail is behind
+// a disclosure.
+export function plainVerdict(sw, kneeX, safeX) {
+  const what = sw.load_kind === 'rate' ? 'req/s offered' : 'users';
+  const who = sw.load_kind === 'rate' ? 'requests' : 'users';
+  const tput = sw.knee_metric === 'throughput_rps' ? 'throughput_rps' : 'output_tps';
+  const parts = [];
+  const k = sw.steps.find(s => s.load === kneeX), last = sw.steps[sw.steps.length - 1];
+  if (k && last && last !== k && k[tput] > 0 && k.ttft_p95_ms > 0) {
+    const grow = last[tput] / k[tput] - 1, slow = last.ttft_p95_ms / k.ttft_p95_ms;
+    parts.push(`Knee at ${kneeX} ${what}: beyond it, up to ${last.load}, throughput ${grow >= 0.005 ? 'grows ' + Math.round(100 * grow) + '%' : grow <= -0.005 ? 'falls ' + Math.round(-100 * grow) + '%' : 'stays the same'} while p95 TTFT grows ×${slow >= 10 ? slow.toFixed(0) : slow.toFixed(1)}` +
+      (slow >= 2 && grow < 0.25 ? `: the extra ${who} mostly wait.` : '.'));
+  } else {
+    parts.push(kneeX != null ? `Knee at ${kneeX} ${what}.` : 'No knee in this sweep: throughput still grows at its highest load.');
+  }
+  parts.push(safeX != null ? ` The SLO-safe point is ${safeX} ${what}, the highest load at which every objective holds.` : ' No load of the sweep meets every objective.');
+  return parts.join('');
 }
