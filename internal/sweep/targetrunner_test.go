@@ -79,3 +79,70 @@ func TestTargetRunnerStepsOnARealServer(t *testing.T) {
 		t.Errorf("hooks: %d steps begun, %d records, %d runs, %d configured; want 2, 16, 2, 2", len(begun), records.Load(), running.Load(), configured.Load())
 	}
 }
+
+// TestStepsToOneTargetSendTheirOwnPrompts: steps measured on one target
+// that outlives them send prompts no other step sent (a prefix-caching
+// server would answer a repeated prompt from its cache), the same prompts
+// again for the same load (shards and a restarted shard agree), and with
+// a fresh server per step the workload from its start.
+func TestStepsToOneTargetSendTheirOwnPrompts(t *testing.T) {
+	t.Parallel()
+	c := simengine.NewCatalog()
+	g, _ := c.LookupGPU("h100")
+	m, _ := c.LookupModel("llama-3.1-8b")
+	base, srv, err := simserver.StartLocal(context.Background(), simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	in, _ := workload.ParseDist("16")
+	out, _ := workload.ParseDist("2")
+	gen, err := workload.NewGenerator(workload.Spec{Input: in, Output: out, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 6
+	prompts := func(r *TargetRunner, load Load) []string {
+		t.Helper()
+		var got []string
+		r.Begin = func(_ context.Context, cfg loadgen.Config, src loadgen.Source) (loadgen.Config, loadgen.Source, error) {
+			for i := range int64(n) {
+				got = append(got, src(i).Prompt)
+			}
+			return cfg, src, nil
+		}
+		if _, err := r.Run(context.Background(), load); err != nil {
+			t.Fatalf("step %s: %v", load, err)
+		}
+		return got
+	}
+	newRunner := func() *TargetRunner {
+		return &TargetRunner{Template: loadgen.Config{BaseURL: base, Model: srv.Model(), Requests: n}, Items: gen.Item}
+	}
+	r := newRunner()
+	seen := map[string]string{}
+	loads := []Load{{Kind: Concurrency, Value: 1}, {Kind: Concurrency, Value: 2}, {Kind: Concurrency, Value: 3}, {Kind: Concurrency, Value: 4}}
+	for _, load := range loads {
+		for _, p := range prompts(r, load) {
+			if prev, ok := seen[p]; ok {
+				t.Fatalf("step %s sent a prompt step %s sent: a prefix cache would answer it", load, prev)
+			}
+			seen[p] = load.String()
+		}
+	}
+	again := prompts(newRunner(), loads[2])
+	want := prompts(newRunner(), loads[2])
+	for i := range want {
+		if again[i] != want[i] {
+			t.Fatalf("load %s's request %d differs between two runners: shards would send different prompts", loads[2], i)
+		}
+	}
+	fresh := newRunner()
+	fresh.Server = func(context.Context) (string, string, func(), error) { return base, srv.Model(), func() {}, nil }
+	got := prompts(fresh, loads[1])
+	for i, p := range got {
+		if w := gen.Item(int64(i)).Prompt; p != w {
+			t.Fatalf("a fresh server per step: request %d is not the workload's request %d", i, i)
+		}
+	}
+}
