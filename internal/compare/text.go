@@ -105,47 +105,11 @@ func Text(w io.Writer, r *Result) error {
 	for _, c := range r.Cautions {
 		fmt.Fprintf(w, "caution: %s\n", c)
 	}
-	if len(r.Server) > 0 {
-		fmt.Fprintf(w, "\nservers' own metrics (scraped /metrics; aggregates, shown, not judged):\n")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "metric\tA\tB\tchange\t")
-		for _, row := range r.Server {
-			val := func(x *float64) string {
-				if x == nil {
-					return "–"
-				}
-				return strconv.FormatFloat(*x, 'f', 1, 64)
-			}
-			change := "–"
-			if row.A != nil && row.B != nil && *row.A != 0 {
-				change = fmt.Sprintf("%+.1f%%", 100*(*row.B-*row.A)/(*row.A))
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", row.Label, val(row.A), val(row.B), change)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+	if err := writeShown(w, "servers' own metrics (scraped /metrics; aggregates, shown, not judged)", r.Server, 'f', 1); err != nil {
+		return err
 	}
-	if len(r.Energy) > 0 {
-		fmt.Fprintf(w, "\nenergy (the GPUs' telemetry or the power model; docs/energy.md; shown, not judged):\n")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "metric\tA\tB\tchange\t")
-		for _, row := range r.Energy {
-			val := func(x *float64) string {
-				if x == nil {
-					return "–"
-				}
-				return strconv.FormatFloat(*x, 'g', 4, 64)
-			}
-			change := "–"
-			if row.A != nil && row.B != nil && *row.A != 0 {
-				change = fmt.Sprintf("%+.1f%%", 100*(*row.B-*row.A)/(*row.A))
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", row.Label, val(row.A), val(row.B), change)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+	if err := writeShown(w, "energy (the GPUs' telemetry or the power model; docs/energy.md; shown, not judged)", r.Energy, 'g', 4); err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "\nverdict: %s\n", r.Verdict)
 	return nil
@@ -161,4 +125,30 @@ func num2(v float64, unit string) string {
 		return "–"
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// writeShown writes rows that are shown, not judged (A, B and B's change
+// from A), under title; nothing when there are none. fmtByte and prec format
+// the values as strconv.FormatFloat does.
+func writeShown(w io.Writer, title string, rows []ServerRow, fmtByte byte, prec int) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\n%s:\n", title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "metric\tA\tB\tchange\t")
+	val := func(x *float64) string {
+		if x == nil {
+			return "–"
+		}
+		return strconv.FormatFloat(*x, fmtByte, prec, 64)
+	}
+	for _, row := range rows {
+		change := "–"
+		if row.A != nil && row.B != nil && *row.A != 0 {
+			change = fmt.Sprintf("%+.1f%%", 100*(*row.B-*row.A)/(*row.A))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", row.Label, val(row.A), val(row.B), change)
+	}
+	return tw.Flush()
 }

@@ -12,12 +12,10 @@ import (
 	"github.com/knee-dev/knee/internal/workload"
 )
 
-// TestTargetRunnerStepsOnARealServer: the real-target runner measures each
-// step as the template says at the step's load (a closed loop of the
-// step's users, or an open loop at its rate with --max-concurrency), tells
-// its hooks, and sends ignore_eos only as told.
-func TestTargetRunnerStepsOnARealServer(t *testing.T) {
-	t.Parallel()
+// startH100 starts a simulated server of Llama-3.1-8B on one H100,
+// closed when the test ends.
+func startH100(t *testing.T) (base string, srv *simserver.Server) {
+	t.Helper()
 	c := simengine.NewCatalog()
 	g, _ := c.LookupGPU("h100")
 	m, _ := c.LookupModel("llama-3.1-8b")
@@ -25,7 +23,17 @@ func TestTargetRunnerStepsOnARealServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
+	return base, srv
+}
+
+// TestTargetRunnerStepsOnARealServer: the real-target runner measures each
+// step as the template says at the step's load (a closed loop of the
+// step's users, or an open loop at its rate with --max-concurrency), tells
+// its hooks, and sends ignore_eos only as told.
+func TestTargetRunnerStepsOnARealServer(t *testing.T) {
+	t.Parallel()
+	base, srv := startH100(t)
 	in, _ := workload.ParseDist("32")
 	out, _ := workload.ParseDist("4")
 	gen, err := workload.NewGenerator(workload.Spec{Input: in, Output: out, Seed: 1})
@@ -87,14 +95,7 @@ func TestTargetRunnerStepsOnARealServer(t *testing.T) {
 // a fresh server per step the workload from its start.
 func TestStepsToOneTargetSendTheirOwnPrompts(t *testing.T) {
 	t.Parallel()
-	c := simengine.NewCatalog()
-	g, _ := c.LookupGPU("h100")
-	m, _ := c.LookupModel("llama-3.1-8b")
-	base, srv, err := simserver.StartLocal(context.Background(), simserver.Config{Engine: simengine.DefaultConfig(g, m, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	base, srv := startH100(t)
 	in, _ := workload.ParseDist("16")
 	out, _ := workload.ParseDist("2")
 	gen, err := workload.NewGenerator(workload.Spec{Input: in, Output: out, Seed: 1})
