@@ -42,13 +42,7 @@ go test -count=1 -run '^$' -race $timed_raced | { grep -v -E '^(ok|\?) ' || true
 # tests. (Its race pass keeps the default two: there the detector makes
 # them CPU-bound, and four at once gained nothing.)
 go test -p 1 -count=1 -timeout 30m $(echo "$timed_pkgs" | grep -v '/internal/cli$')
-# TestAzureTraceEmbeddedAgreesWithSim holds knee's send lag to 10 ms p99 on
-# a trace replay in process: run first in a fresh test process, as the
-# lag grew with what the package's earlier tests left in the heap (0.8 ms
-# alone, 3 ms after the guided sweeps, 13.9 ms once in the full package at
-# a load average of 0.1), then skipped in the package's run.
-go test -count=1 -timeout 10m -run '^TestAzureTraceEmbeddedAgreesWithSim$' ./internal/cli/
-go test -count=1 -timeout 30m -parallel 4 -skip '^TestAzureTraceEmbeddedAgreesWithSim$' ./internal/cli/
+go test -count=1 -timeout 30m -parallel 4 ./internal/cli/
 # The real-server tests verbose, so that the log shows what they measured
 # (the calibrated profile's held-out predictions against knee bench, the
 # sweep's knee); they skip, saying why, where no server is set up.
