@@ -495,12 +495,18 @@ func (c *costModel) stepNS(l *stepLoad) int64 {
 		decode := l.newTokens - l.prefillTokens
 		t = c.linear.LinearStepNS(StepShape{NewTokens: l.newTokens, CtxTokens: l.ctxTokens}, decode) * c.scale
 	} else {
-		t = c.terms(l).NS(c.t0NS, c.perSeqNS, 1, 1) * c.scale
+		return c.termsNS(c.terms(l))
 	}
 	if t < 1 {
 		t = 1
 	}
 	return int64(t)
+}
+
+// termsNS prices a step of the roofline cost from its terms (stepNS, for
+// a caller that needs the terms too).
+func (c *costModel) termsNS(terms StepTerms) int64 {
+	return int64(max(terms.NS(c.t0NS, c.perSeqNS, 1, 1)*c.scale, 1))
 }
 
 // KVToWeightEfficiency is DefaultCost's KV-read efficiency relative to its

@@ -791,7 +791,17 @@ schedule:
 	}
 
 	// 3. Price the step.
-	dt := e.cost.stepNS(&load) + e.lora.takeLoadNS()
+	// With a power model the step's terms price it and its power both:
+	// computed once (power implies the roofline cost).
+	var terms StepTerms
+	var dt int64
+	if e.power {
+		terms = e.cost.terms(&load)
+		dt = e.cost.termsNS(terms)
+	} else {
+		dt = e.cost.stepNS(&load)
+	}
+	dt += e.lora.takeLoadNS()
 	if e.sn.sigma > 0 {
 		dt = max(int64(float64(dt)*e.sn.scale(e.st.Steps)), 1)
 	}
@@ -811,7 +821,7 @@ schedule:
 	e.st.PrefixCacheQueries += int64(e.st.LastStepPrefixQueries)
 	e.st.PrefixCacheHits += int64(e.st.LastStepPrefixHits)
 	if e.power {
-		e.notePower(&load, dt)
+		e.notePower(terms, dt)
 	}
 
 	// 4. Apply progress and emit tokens at the step end; drop finished
@@ -898,8 +908,8 @@ func (g *gapGroups) flush(out func(int64, int)) {
 }
 
 // notePower adds one step of dt ns to the power figures.
-func (e *Engine) notePower(l *stepLoad, dt int64) {
-	a := e.cost.activity(e.cost.terms(l))
+func (e *Engine) notePower(terms StepTerms, dt int64) {
+	a := e.cost.activity(terms)
 	w := e.cfg.GPU.PowerW(a)
 	d := float64(dt)
 	e.st.StepEnergyJ += w * d / 1e9
