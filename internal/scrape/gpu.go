@@ -506,7 +506,8 @@ func counterDelta(r []gpuAt, f GPUField) (d float64, resets int) {
 
 func point(smp *Sample) GPUPoint {
 	p := GPUPoint{TMS: smp.TMS, GPUs: len(smp.GPUs)}
-	sum := func(f GPUField) *float64 {
+	// total is f summed over the GPUs that gave it, and their count.
+	total := func(f GPUField) (float64, int) {
 		t, n := 0.0, 0
 		for i := range smp.GPUs {
 			if v, ok := smp.GPUs[i].Values[f]; ok {
@@ -514,24 +515,20 @@ func point(smp *Sample) GPUPoint {
 				n++
 			}
 		}
-		if n == 0 {
-			return nil
+		return t, n
+	}
+	sum := func(f GPUField) *float64 {
+		if t, n := total(f); n > 0 {
+			return &t
 		}
-		return &t
+		return nil
 	}
 	mean := func(f GPUField) *float64 {
-		t, n := 0.0, 0
-		for i := range smp.GPUs {
-			if v, ok := smp.GPUs[i].Values[f]; ok {
-				t += v
-				n++
-			}
+		if t, n := total(f); n > 0 {
+			t /= float64(n)
+			return &t
 		}
-		if n == 0 {
-			return nil
-		}
-		t /= float64(n)
-		return &t
+		return nil
 	}
 	p.PowerW, p.FBUsedMiB = sum(GPUPowerW), sum(GPUFBUsedMiB)
 	p.SMActive, p.DRAMActive, p.UtilPct, p.SMClockMHz = mean(GPUSMActive), mean(GPUDRAMActive), mean(GPUUtilPct), mean(GPUSMClockMHz)
