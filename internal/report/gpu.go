@@ -50,7 +50,11 @@ func gpuSections(v *scrape.GPUView, e *energy.Figures) []section {
 	}
 	var bullets []string
 	for _, g := range v.GPUs {
-		if len(g.Throttle) > 0 || len(g.ThrottleMasks) > 0 {
+		slowed := false
+		for _, m := range g.ThrottleMasks {
+			slowed = slowed || scrape.Slowed(m)
+		}
+		if len(g.Throttle) > 0 || slowed {
 			var parts []string
 			if us := g.Throttle[scrape.GPUPowerThrottle]; us > 0 {
 				parts = append(parts, fmt.Sprintf("%s s by power", fnum(us/1e6, 2)))
@@ -59,7 +63,7 @@ func gpuSections(v *scrape.GPUView, e *energy.Figures) []section {
 				parts = append(parts, fmt.Sprintf("%s s by temperature", fnum(us/1e6, 2)))
 			}
 			for _, m := range g.ThrottleMasks {
-				parts = append(parts, "reasons mask 0x"+strconv.FormatUint(m, 16))
+				parts = append(parts, "reasons "+scrape.ThrottleMaskString(m))
 			}
 			bullets = append(bullets, fmt.Sprintf("GPU %s on %s throttled its clocks: %s", g.GPU, g.Host, strings.Join(parts, ", ")))
 		}
@@ -88,6 +92,9 @@ func gpuSections(v *scrape.GPUView, e *energy.Figures) []section {
 				thr := ""
 				if p.Throttled {
 					thr = "yes"
+					if p.ThrottleReasons != 0 {
+						thr = scrape.ThrottleMaskString(p.ThrottleReasons)
+					}
 				}
 				row = append(row, thr)
 			}

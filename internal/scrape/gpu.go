@@ -229,7 +229,11 @@ type GPUPoint struct {
 	FBUsedMiB  *float64 `json:"fb_used_mib,omitempty"`
 	SMClockMHz *float64 `json:"sm_clock_mhz,omitempty"`
 	TempC      *float64 `json:"temp_c,omitempty"`
-	// Throttled: some GPU reported a non-zero throttle reasons mask.
+	// ThrottleReasons is the union of the GPUs' throttle reasons masks
+	// (a set of bits, never a mean; ThrottleReasonNames names them).
+	ThrottleReasons uint64 `json:"throttle_reasons,omitempty"`
+	// Throttled: some GPU gave a reason that slows it (Slowed: any but
+	// GPU idle).
 	Throttled bool `json:"throttled,omitempty"`
 }
 
@@ -416,7 +420,7 @@ func (st *GPUStats) summarize() {
 			switch f {
 			case GPUEnergyMJ, GPUPowerThrottle, GPUThermThrottle:
 			case GPUThrottleReasons:
-				if m := uint64(val); m != 0 && !masks[m] && len(masks) < 16 {
+				if m, ok := throttleMask(val); ok && m != 0 && !masks[m] && len(masks) < 16 {
 					masks[m] = true
 					st.ThrottleMasks = append(st.ThrottleMasks, m)
 				}
@@ -536,10 +540,11 @@ func point(smp *Sample) GPUPoint {
 		if v, ok := smp.GPUs[i].Values[GPUTempC]; ok && (p.TempC == nil || v > *p.TempC) {
 			p.TempC = &v
 		}
-		if m := smp.GPUs[i].Values[GPUThrottleReasons]; m != 0 {
-			p.Throttled = true
+		if m, ok := throttleMask(smp.GPUs[i].Values[GPUThrottleReasons]); ok {
+			p.ThrottleReasons |= m
 		}
 	}
+	p.Throttled = Slowed(p.ThrottleReasons)
 	return p
 }
 
