@@ -46,9 +46,12 @@ type Figures struct {
 	// tokens (the GPUs' rental, not their electricity).
 	GPUPriceUSDPerHour  float64  `json:"gpu_price_usd_per_hour,omitempty"`
 	USDPerMOutputTokens *float64 `json:"usd_per_m_output_tokens,omitempty"`
-	// Estimate says the figures are a point estimate of a model (no
-	// range: the power model is not yet scored on measurements).
+	// Estimate says the figures are a model's (the power model's), not
+	// measured.
 	Estimate bool `json:"estimate,omitempty"`
+	// Ranges are an estimate's ranges (WithRanges; nil: measured, or none
+	// given).
+	Ranges *Ranges `json:"ranges,omitempty"`
 }
 
 // New computes the figures; nil when there is no energy to speak of (no
@@ -82,35 +85,76 @@ func (f *Figures) Lines() [][2]string {
 	var out [][2]string
 	add := func(k, v string) { out = append(out, [2]string{k, v}) }
 	src := f.Source
-	if f.Estimate {
-		src += " (a point estimate: the power model has no range yet)"
+	r := f.Ranges
+	if r == nil {
+		r = &Ranges{}
+	}
+	switch {
+	case f.Ranges != nil:
+		src += fmt.Sprintf(" (an estimate; ranges span %.0f%% of its held-out errors: %s)", 100*f.Ranges.Share, f.Ranges.Basis)
+	case f.Estimate:
+		src += " (an estimate, without a range)"
 	}
 	add("energy", fmt.Sprintf("%s J over %s s on %d GPU(s), from the %s", num(f.EnergyJ, 1), num(f.SpanS, 2), f.GPUs, src))
-	add("average power", num(f.AvgPowerWPerGPU, 1)+" W per GPU")
+	var power *Range
+	if f.Ranges != nil {
+		power = &f.Ranges.AvgPowerWPerGPU
+	}
+	add("average power", num(f.AvgPowerWPerGPU, 1)+" W per GPU"+rangeText(power, 0)+unitIf(power, " W"))
 	if f.JPerOutputToken != nil {
-		add("energy per output token", fmt.Sprintf("%s J (%s output tokens per J; %d tokens)", num(*f.JPerOutputToken, 4), num(*f.OutputTokensPerJ, 3), f.OutputTokens))
+		add("energy per output token", fmt.Sprintf("%s J%s%s (%s output tokens per J%s; %d tokens)", num(*f.JPerOutputToken, 4), rangeText(r.JPerOutputToken, 4), unitIf(r.JPerOutputToken, " J"),
+			num(*f.OutputTokensPerJ, 3), rangeText(r.OutputTokensPerJ, 3), f.OutputTokens))
 	}
 	if f.JPerRequest != nil {
 		add("energy per request", fmt.Sprintf("%s J (%d requests)", num(*f.JPerRequest, 2), f.Requests))
 	}
 	if f.USDPerMOutputTokens != nil {
-		add("cost per million output tokens", fmt.Sprintf("$%s (at $%s per GPU-hour)", num(*f.USDPerMOutputTokens, 3), num(f.GPUPriceUSDPerHour, 2)))
+		usd := ""
+		if u := r.USDPerMOutputTokens; u != nil {
+			usd = "; $" + num(u.Low, 3) + "–$" + num(u.High, 3)
+		}
+		add("cost per million output tokens", fmt.Sprintf("$%s%s (at $%s per GPU-hour)", num(*f.USDPerMOutputTokens, 3), usd, num(f.GPUPriceUSDPerHour, 2)))
 	}
 	return out
 }
 
+// unitIf is unit after a range, "" without one.
+func unitIf(r *Range, unit string) string {
+	if r == nil {
+		return ""
+	}
+	return unit
+}
+
 // Glance is the figures on one line, for a report's first screen.
 func (f *Figures) Glance() string {
+	r := f.Ranges
+	if r == nil {
+		r = &Ranges{}
+	}
 	s := num(f.AvgPowerWPerGPU, 0) + " W per GPU"
+	if f.Ranges != nil {
+		s += " (" + num(r.AvgPowerWPerGPU.Low, 0) + "–" + num(r.AvgPowerWPerGPU.High, 0) + ")"
+	}
 	if f.JPerOutputToken != nil {
-		s = num(*f.JPerOutputToken, 3) + " J per output token · " + num(*f.OutputTokensPerJ, 2) + " tok/J · " + s
+		j := num(*f.JPerOutputToken, 3) + " J per output token"
+		if r.JPerOutputToken != nil {
+			j += " (" + num(r.JPerOutputToken.Low, 3) + "–" + num(r.JPerOutputToken.High, 3) + ")"
+		}
+		s = j + " · " + num(*f.OutputTokensPerJ, 2) + " tok/J · " + s
 	}
 	if f.USDPerMOutputTokens != nil {
 		s += " · $" + num(*f.USDPerMOutputTokens, 3) + " per M output tokens"
+		if u := r.USDPerMOutputTokens; u != nil {
+			s += " ($" + num(u.Low, 3) + "–$" + num(u.High, 3) + ")"
+		}
 	}
-	if f.Estimate {
-		s += " (power model, point estimate)"
-	} else {
+	switch {
+	case f.Ranges != nil:
+		s += fmt.Sprintf(" (power model; %.0f%% ranges)", 100*f.Ranges.Share)
+	case f.Estimate:
+		s += " (power model, no range)"
+	default:
 		s += " (" + f.Source + ")"
 	}
 	return s
