@@ -2,10 +2,12 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -147,5 +149,71 @@ func TestSweepGPUEnergyPerStep(t *testing.T) {
 	}
 	if a, b := *res.Steps[0].OutputTokensPerJ, *res.Steps[1].OutputTokensPerJ; !(b > a) {
 		t.Errorf("16 in flight %.3f tok/J, not above 1 in flight's %.3f", b, a)
+	}
+}
+
+// knee sim and sim sweep give the power model's figures their ranges (the
+// energy validation's held-out errors, docs/energy.md) in JSON and text, as
+// the latency figures have theirs; a measured energy gets none (above).
+func TestSimEnergyRanges(t *testing.T) {
+	type rng struct{ Low, High float64 }
+	type fig struct {
+		Source          string   `json:"source"`
+		JPerOutputToken *float64 `json:"j_per_output_token"`
+		AvgPower        float64  `json:"avg_power_w_per_gpu"`
+		USD             *float64 `json:"usd_per_m_output_tokens"`
+		Ranges          *struct {
+			Share float64 `json:"share"`
+			J     *rng    `json:"j_per_output_token"`
+			Power rng     `json:"avg_power_w_per_gpu"`
+			USD   *rng    `json:"usd_per_m_output_tokens"`
+		} `json:"ranges"`
+	}
+	check := func(name string, f *fig) {
+		t.Helper()
+		if f == nil || f.Ranges == nil || f.JPerOutputToken == nil || f.Ranges.J == nil || f.Ranges.USD == nil || f.USD == nil {
+			t.Fatalf("%s: energy without ranges: %+v", name, f)
+		}
+		r := f.Ranges
+		if r.Share != 0.8 || !(r.J.Low < *f.JPerOutputToken && *f.JPerOutputToken < r.J.High) || !(r.Power.Low < f.AvgPower && f.AvgPower <= r.Power.High && r.Power.High <= 700) ||
+			!(r.USD.Low < *f.USD && *f.USD < r.USD.High) {
+			t.Errorf("%s: ranges %+v do not bracket %+v", name, r, f)
+		}
+	}
+	args := []string{"--gpu", "h100", "--model", "llama-3.1-8b", "--concurrency", "16", "--requests", "64", "--input-tokens", "256", "--output-tokens", "64", "--gpu-price", "2.5", "--no-store"}
+	code, out, errs := kneeCmd(t, append([]string{"sim", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("knee sim: exit %d: %s", code, errs)
+	}
+	var sum struct {
+		Energy *fig `json:"energy"`
+	}
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	check("sim", sum.Energy)
+	code, out, errs = kneeCmd(t, append([]string{"sim"}, args...)...)
+	if code != 0 || !strings.Contains(out, "(power model; 80% ranges)") || !regexp.MustCompile(`J per output token \([0-9.]+–[0-9.]+\)`).MatchString(out) {
+		t.Errorf("knee sim's text lacks the energy ranges (exit %d, %s):\n%s", code, errs, out)
+	}
+
+	code, out, errs = kneeCmd(t, "sim", "sweep", "--gpu", "h100", "--model", "llama-3.1-8b", "--concurrency", "1,16", "--requests", "48",
+		"--input-tokens", "256", "--output-tokens", "64", "--gpu-price", "2.5", "--json", "--quiet", "--no-store")
+	if code != 0 {
+		t.Fatalf("knee sim sweep: exit %d: %s", code, errs)
+	}
+	var sw struct {
+		Steps []struct {
+			Energy *fig `json:"energy"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &sw); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(sw.Steps) != 2 {
+		t.Fatalf("%d steps", len(sw.Steps))
+	}
+	for i, s := range sw.Steps {
+		check(fmt.Sprint("sweep step ", i), s.Energy)
 	}
 }

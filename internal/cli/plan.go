@@ -472,13 +472,28 @@ func printPlan(w io.Writer, h planHeader, sp plan.Space, searchN int64, a plan.A
 	tw.Flush()
 }
 
-// printEnergy is an outcome's power-model figures (a point estimate).
+// printEnergy is an outcome's power-model figures, each with its range
+// where it has one (docs/energy.md).
 func printEnergy(w io.Writer, o *plan.Outcome) {
 	if o == nil || o.EnergyJPerToken <= 0 {
 		return
 	}
-	fmt.Fprintf(w, "  energy (power model, a point estimate): %.4f J per output token, %.0f W per GPU; $%.3f per million output tokens at this load\n",
-		o.EnergyJPerToken, o.AvgPowerWPerGPU, o.USDPerMOutputTokens)
+	r := o.EnergyRanges
+	if r == nil {
+		fmt.Fprintf(w, "  energy (power model, no range): %.4f J per output token, %.0f W per GPU; $%.3f per million output tokens at this load\n",
+			o.EnergyJPerToken, o.AvgPowerWPerGPU, o.USDPerMOutputTokens)
+		return
+	}
+	j := fmt.Sprintf("%.4f J per output token", o.EnergyJPerToken)
+	if r.JPerOutputToken != nil {
+		j += fmt.Sprintf(" (%.4f–%.4f)", r.JPerOutputToken.Low, r.JPerOutputToken.High)
+	}
+	usd := fmt.Sprintf("$%.3f per million output tokens at this load", o.USDPerMOutputTokens)
+	if u := r.USDPerMOutputTokens; u != nil {
+		usd = fmt.Sprintf("$%.3f per million output tokens at this load ($%.3f–$%.3f)", o.USDPerMOutputTokens, u.Low, u.High)
+	}
+	fmt.Fprintf(w, "  energy (power model, %.0f%% ranges): %s, %.0f W per GPU (%.0f–%.0f); %s\n",
+		100*r.Share, j, o.AvgPowerWPerGPU, r.AvgPowerWPerGPU.Low, r.AvgPowerWPerGPU.High, usd)
 }
 
 func printValidation(w io.Writer, label string, o *plan.Outcome) {

@@ -456,6 +456,7 @@ func (r *simRun) summarize() *report.Run {
 			c.MaxLoRAs, c.MaxLoRARank, c.MaxLoRAs))
 	}
 	rep.Predictions = heldOutRanges(&sum, f.engine.fittedHost(), r.ecfg.GPU.Name, r.ecfg.Model.Name, max(f.fleet.Replicas, 1))
+	energyRanges(rep.Energy, &sum, f.engine.fittedHost(), r.ecfg.GPU, r.ecfg.Model.Name, max(f.fleet.Replicas, 1))
 	if f.fleet.Active() {
 		rep.Notes = append(rep.Notes, f.fleet.Notes(r.fres, r.ttfts)...)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/knee-dev/knee/internal/energy"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/stats"
@@ -47,6 +48,28 @@ func addSweepRanges(res *sweep.Result, calibrated bool, gpu, model string, repli
 			res.Ranges = append(res.Ranges, sweep.PredictionRange{Point: pt.name, Metric: f.Metric, Value: f.Value, Low: f.Low, High: f.High, Unit: f.Unit})
 			parts = append(parts, f.String())
 		}
+		// The step's energy figures carry their own ranges
+		// (energyRanges); the note shows them beside the latency's.
+		if e := res.Steps[pt.p.Index].Energy; e != nil && e.Ranges != nil && e.JPerOutputToken != nil && e.Ranges.JPerOutputToken != nil {
+			parts = append(parts, report.PredictionFigure{Label: "energy per output token", Value: *e.JPerOutputToken,
+				Low: e.Ranges.JPerOutputToken.Low, High: e.Ranges.JPerOutputToken.High, Unit: "J"}.String())
+		}
 		res.Notes = append(res.Notes, fmt.Sprintf("at %s (%g): %s (%s)", pt.label, pt.p.Load, strings.Join(parts, "; "), pr.Basis))
 	}
+}
+
+// energyRanges gives a simulated run's power-model figures their ranges
+// (energy.Figures.WithRanges): energy per token's from the power model's
+// held-out errors, the throughput's from knee's held-out latency errors.
+// A calibrated profile's throughput is a fit (no range), and an open loop
+// the server kept up with has its load's throughput: then $ per token has
+// none and power only energy per token's.
+func energyRanges(e *energy.Figures, s *stats.Summary, calibrated bool, gpu simengine.GPU, model string, replicas int) {
+	if e == nil {
+		return
+	}
+	d := simengine.DomainOf(gpu.Name, model, s.RequestThroughputRPS, s.E2E.Mean, replicas)
+	keptUp := s.OfferedRateRPS > 0 && s.RequestThroughputRPS >= 0.9*s.OfferedRateRPS
+	r, ok := simengine.RangeIn("output_token_throughput_tps", simengine.HeldOutShare, d)
+	e.WithRanges(r.Low, r.High, ok && !calibrated && !keptUp, gpu.Name, gpu.TDPWatts)
 }

@@ -142,6 +142,9 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 				res.Notes = append(res.Notes, n)
 			}
 		}
+		for i := range res.Steps {
+			energyRanges(res.Steps[i].Energy, &res.Steps[i].Summary, engine.fittedHost(), ecfg.GPU, ecfg.Model.Name, replicas)
+		}
 		addSweepRanges(res, engine.fittedHost(), ecfg.GPU.Name, ecfg.Model.Name, replicas)
 		status := "complete"
 		if runErr != nil {

@@ -91,7 +91,7 @@ func (f *Figures) Lines() [][2]string {
 	}
 	switch {
 	case f.Ranges != nil:
-		src += fmt.Sprintf(" (an estimate; ranges span %.0f%% of its held-out errors: %s)", 100*f.Ranges.Share, f.Ranges.Basis)
+		src += fmt.Sprintf(" (an estimate with %.0f%% ranges; %s)", 100*f.Ranges.Share, f.Ranges.Basis)
 	case f.Estimate:
 		src += " (an estimate, without a range)"
 	}

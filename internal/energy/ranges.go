@@ -83,8 +83,10 @@ func Quantile(xs []float64, p float64) float64 {
 // energy per token times throughput; the published rows measure the first,
 // so the power model's own error is not told apart from the step-time
 // model's and its range multiplies the two ranges' bounds (wider than
-// either). gpu is the run's GPU preset name. Measured figures get none.
-func (f *Figures) WithRanges(tputLow, tputHigh float64, tputOK bool, gpu string) {
+// either), up to tdpW (the GPU's board power limit; 0: none), which a GPU
+// does not exceed on average. gpu is the run's GPU preset name. Measured
+// figures get none.
+func (f *Figures) WithRanges(tputLow, tputHigh float64, tputOK bool, gpu string, tdpW float64) {
 	if f == nil || f.Source != SourceModel {
 		return
 	}
@@ -109,6 +111,10 @@ func (f *Figures) WithRanges(tputLow, tputHigh float64, tputOK bool, gpu string)
 		basis = append(basis, "power: energy per token's alone (the throughput has no range here)")
 	}
 	r.AvgPowerWPerGPU = Range{f.AvgPowerWPerGPU * pl, f.AvgPowerWPerGPU * ph}
+	if tdpW > 0 && r.AvgPowerWPerGPU.High > tdpW {
+		r.AvgPowerWPerGPU.High = max(tdpW, f.AvgPowerWPerGPU)
+		basis = append(basis, "power at most the TDP")
+	}
 	r.Basis = strings.Join(basis, "; ")
 	f.Ranges = r
 }

@@ -2,8 +2,10 @@ package plan
 
 import (
 	"context"
+	"math"
 	"testing"
 
+	"github.com/knee-dev/knee/internal/energy"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 )
@@ -59,5 +61,42 @@ func TestSearchEnergyObjective(t *testing.T) {
 	}
 	if cost.Winner.CostPerHour > w.CostPerHour+1e-9 {
 		t.Errorf("the energy winner %s costs $%.2f/h, less than the cost winner %s", w.Candidate, w.CostPerHour, cost.Winner.Candidate)
+	}
+}
+
+// Each outcome's energy figures carry their ranges: energy per token's
+// from the power model's held-out errors (the same factors knee sim
+// applies), power's at most the TDP; $ per token's only where the
+// deployment did not keep up with its load (its throughput is then the
+// server's, which has a range).
+func TestOutcomeEnergyRanges(t *testing.T) {
+	t.Parallel()
+	jl, jh := energy.JPerTokenFactors(energy.HeldOutLevel)
+	for _, c := range []struct {
+		rate   float64
+		keptUp bool
+	}{{4, true}, {400, false}} {
+		q := question(t, "llama-3.1-8b", c.rate, "1024", "128")
+		g := gpus(t, "h100")[0]
+		cfg := q.Base
+		cfg.GPU = g
+		eng, err := simengine.NewEngine(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := simulate(context.Background(), q, &variant{cfg: eng.Config(), costHour: 3}, 1, sim.RoundRobin, 300)
+		r := o.EnergyRanges
+		if o.EnergyJPerToken <= 0 || r == nil || r.JPerOutputToken == nil {
+			t.Fatalf("rate %v: no energy ranges: %+v", c.rate, o)
+		}
+		if math.Abs(r.JPerOutputToken.Low-o.EnergyJPerToken*jl) > 1e-9 || math.Abs(r.JPerOutputToken.High-o.EnergyJPerToken*jh) > 1e-9 {
+			t.Errorf("rate %v: J/token range %+v for %v, want × %v–%v", c.rate, *r.JPerOutputToken, o.EnergyJPerToken, jl, jh)
+		}
+		if p := r.AvgPowerWPerGPU; !(p.Low <= o.AvgPowerWPerGPU && o.AvgPowerWPerGPU <= p.High && p.High <= g.TDPWatts) {
+			t.Errorf("rate %v: power range %+v for %v W (TDP %v)", c.rate, p, o.AvgPowerWPerGPU, g.TDPWatts)
+		}
+		if u := r.USDPerMOutputTokens; (u == nil) != c.keptUp || u != nil && !(u.Low < o.USDPerMOutputTokens && o.USDPerMOutputTokens < u.High) {
+			t.Errorf("rate %v (kept up %v): $ range %+v for $%v", c.rate, c.keptUp, u, o.USDPerMOutputTokens)
+		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/knee-dev/knee/internal/energy"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
@@ -142,11 +143,14 @@ type Outcome struct {
 	// Energy from the power model over the run (0: the GPU preset has
 	// none): joules per output token, average power per GPU, and the
 	// deployment's price per million output tokens at this load.
-	EnergyJPerToken     float64       `json:"j_per_output_token,omitempty"`
-	AvgPowerWPerGPU     float64       `json:"avg_power_w_per_gpu,omitempty"`
-	USDPerMOutputTokens float64       `json:"usd_per_m_output_tokens,omitempty"`
-	Elapsed             time.Duration `json:"-"`
-	Summary             stats.Summary `json:"-"`
+	EnergyJPerToken     float64 `json:"j_per_output_token,omitempty"`
+	AvgPowerWPerGPU     float64 `json:"avg_power_w_per_gpu,omitempty"`
+	USDPerMOutputTokens float64 `json:"usd_per_m_output_tokens,omitempty"`
+	// EnergyRanges are those figures' ranges (energy.Figures.WithRanges:
+	// the power model's held-out errors and the throughput's).
+	EnergyRanges *energy.Ranges `json:"energy_ranges,omitempty"`
+	Elapsed      time.Duration  `json:"-"`
+	Summary      stats.Summary  `json:"-"`
 }
 
 // Family is one (GPU, TP) and what became of it.
@@ -565,6 +569,7 @@ func simulateSeen(ctx context.Context, q Question, v *variant, replicas int, rou
 	if res.Tokens > 0 && res.End > 0 {
 		o.USDPerMOutputTokens = o.CostPerHour * res.End.Hours() / float64(res.Tokens) * 1e6
 	}
+	o.EnergyRanges = energyRanges(q, v.cfg, sum, res, *o, replicas)
 	o.TTFTP95MS, o.ITLP99MS = sum.TTFT.P95, sum.ITL.P99
 	o.ThroughputRPS = sum.RequestThroughputRPS
 	if sum.GoodputRPS != nil {
@@ -747,4 +752,19 @@ func (q Question) classesJudged() bool {
 		}
 	}
 	return false
+}
+
+// energyRanges are an outcome's energy ranges: the power model's held-out
+// errors for energy per token, the output throughput's held-out range for
+// $ per token (none where the deployment kept up with its open-loop load:
+// its throughput is the load's), both for power, capped at the TDP.
+func energyRanges(q Question, cfg simengine.Config, sum stats.Summary, res sim.FleetResult, o Outcome, replicas int) *energy.Ranges {
+	if o.EnergyJPerToken <= 0 || o.GPUs <= 0 {
+		return nil
+	}
+	f := energy.New(energy.SourceModel, o.GPUs, res.End.Seconds(), res.Engine.EnergyJ, res.Tokens, res.Completed, o.CostPerHour/float64(o.GPUs))
+	r, ok := simengine.RangeIn("output_token_throughput_tps", simengine.HeldOutShare, domainOf(cfg, sum, replicas))
+	keptUp := q.RateRPS > 0 && sum.RequestThroughputRPS >= 0.9*q.RateRPS
+	f.WithRanges(r.Low, r.High, ok && !keptUp, cfg.GPU.Name, cfg.GPU.TDPWatts)
+	return f.Ranges
 }
