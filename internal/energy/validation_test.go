@@ -41,6 +41,17 @@ type energyRow struct {
 	Measured                  float64
 }
 
+// The rows' metrics.
+const (
+	metricJPerToken = "j_per_output_token"
+	metricPower     = "avg_power_w_per_gpu"
+)
+
+// phi3Mini is Phi-3-mini (3.8B) as its config.json describes it (no
+// preset: only the Alice power rows run it).
+var phi3Mini = simengine.Model{Name: "Phi-3-mini", Layers: 32, HiddenSize: 3072, Heads: 32, KVHeads: 32, HeadDim: 96,
+	FFNSize: 8192, VocabSize: 32064, MaxContext: 4096, WeightPrecision: "bf16"}
+
 // scored is a row with its prediction.
 type scored struct {
 	energyRow
@@ -66,7 +77,7 @@ func loadPublished(t *testing.T) published {
 		ids[s.ID] = true
 	}
 	for _, r := range p.Rows {
-		if !ids[r.Source] || r.Metric != "j_per_output_token" || !(r.Measured > 0) || r.Batch < 1 || r.In < 1 || r.Out < 1 {
+		if !ids[r.Source] || r.Metric != metricJPerToken && r.Metric != metricPower || !(r.Measured > 0) || r.Batch < 1 || r.In < 1 || r.Out < 1 {
 			t.Fatalf("row %+v: unknown source, metric or a bad figure", r)
 		}
 	}
@@ -96,9 +107,11 @@ func steadyJPerToken(t *testing.T, r energyRow) (jPerToken, avgPowerW float64, g
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := simengine.LookupModel(r.Model)
-	if err != nil {
-		t.Fatal(err)
+	m := phi3Mini
+	if r.Model != "phi-3-mini" {
+		if m, err = simengine.LookupModel(r.Model); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cfg := simengine.DefaultConfig(g, m, r.TP)
 	cfg.MaxNumSeqs = r.Batch
@@ -129,7 +142,11 @@ func scoreAll(t *testing.T) []scored {
 	scoreOnce.Do(func() {
 		for _, r := range loadPublished(t).Rows {
 			j, w, name := steadyJPerToken(t, r)
-			scoreRows = append(scoreRows, scored{energyRow: r, gpuName: name, predicted: j, avgPowerPerGPUW: w})
+			pred := j
+			if r.Metric == metricPower {
+				pred = w
+			}
+			scoreRows = append(scoreRows, scored{energyRow: r, gpuName: name, predicted: pred, avgPowerPerGPUW: w})
 		}
 	})
 	if scoreRows == nil {
@@ -155,7 +172,9 @@ func TestEnergyValidation(t *testing.T) {
 	rows := scoreAll(t)
 	var logs []float64
 	for _, s := range rows {
-		logs = append(logs, math.Log(s.Measured/s.predicted))
+		if s.Metric == metricJPerToken {
+			logs = append(logs, math.Log(s.Measured/s.predicted))
+		}
 	}
 	sort.Float64s(logs)
 	if len(logs) != len(energy.HeldOutJPerTokenLogRatios) {
@@ -170,7 +189,7 @@ func TestEnergyValidation(t *testing.T) {
 	}
 	var gpus []string
 	for _, s := range rows {
-		if !slices.Contains(gpus, s.gpuName) {
+		if s.Metric == metricJPerToken && !slices.Contains(gpus, s.gpuName) {
 			gpus = append(gpus, s.gpuName)
 		}
 	}
@@ -199,38 +218,67 @@ func rounded(xs []float64) []float64 {
 // sources and every row.
 func validationTable(pub published, rows []scored) (table string, level, coverage float64) {
 	var b strings.Builder
-	type key struct{ source, gpu string }
+	type key struct{ source, gpu, metric string }
 	var keys []key
 	errs := map[key][]float64{}
-	var all []float64
+	all := map[string][]float64{}
+	var jRows []scored
 	for _, s := range rows {
-		k := key{s.Source, s.gpuName}
+		k := key{s.Source, s.gpuName, s.Metric}
 		if _, ok := errs[k]; !ok {
 			keys = append(keys, k)
 		}
 		e := math.Abs(s.err())
 		errs[k] = append(errs[k], e)
-		all = append(all, e)
+		all[s.Metric] = append(all[s.Metric], e)
+		if s.Metric == metricJPerToken {
+			jRows = append(jRows, s)
+		}
 	}
-	fmt.Fprintf(&b, "| source | GPU | rows | median \\|error\\| | max \\|error\\| |\n|---|---|---|---|---|\n")
+	metricName := map[string]string{metricJPerToken: "energy per output token", metricPower: "average power per GPU"}
+	fmt.Fprintf(&b, "| source | GPU | figure | rows | median \\|error\\| | max \\|error\\| |\n|---|---|---|---|---|---|\n")
 	for _, k := range keys {
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", k.source, k.gpu, len(errs[k]), pct(median(errs[k])), pct(slices.Max(errs[k])))
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %s |\n", k.source, k.gpu, metricName[k.metric], len(errs[k]), pct(median(errs[k])), pct(slices.Max(errs[k])))
 	}
-	fmt.Fprintf(&b, "| **all** | | %d | **%s** | %s |\n\n", len(all), pct(median(all)), pct(slices.Max(all)))
-	level, coverage = chooseLevel(pub, rows)
+	for _, m := range []string{metricJPerToken, metricPower} {
+		fmt.Fprintf(&b, "| **all** | | %s | %d | **%s** | %s |\n", metricName[m], len(all[m]), pct(median(all[m])), pct(slices.Max(all[m])))
+	}
+	level, coverage = chooseLevel(pub, jRows)
 	jl, jh := energy.JPerTokenFactors(energy.HeldOutLevel)
-	fmt.Fprintf(&b, "Left out by source (a range computed from the other sources' rows, checked on the source's), the %.0f%% span of the errors covered %s rows; "+
+	fmt.Fprintf(&b, "\nThe range of energy per output token. Left out by source (a range computed from the other sources' rows, checked on the source's), the %.0f%% span of the errors covered %s rows; "+
 		"no span reaches %.0f%%, the %.0f%% span covers the most, %s, and knee prints it beside energy per output token: the truth at %.2f–%.2f × the prediction "+
 		"(nearly the least and the largest of these %d held-out errors). For a new source that range is still narrower than the truth: four sources are too few for an honest 80%%.\n\n",
-		100*energy.RangeShare, fracText(coverageAt(pub, rows, energy.RangeShare), len(rows)), 100*energy.RangeShare, 100*level, fracText(coverage, len(rows)), jl, jh, len(rows))
+		100*energy.RangeShare, fracText(coverageAt(pub, jRows, energy.RangeShare), len(jRows)), 100*energy.RangeShare, 100*level, fracText(coverage, len(jRows)), jl, jh, len(jRows))
+	// The power rows check the power range knee prints (energy per token's
+	// range × the throughput's, at most the TDP), which no row informed.
+	var inRange []string
+	nPower := 0
+	for _, s := range rows {
+		if s.Metric != metricPower {
+			continue
+		}
+		nPower++
+		f := energy.New(energy.SourceModel, 1, 1, s.predicted, 1, 1, 0)
+		g, _ := simengine.LookupGPU(s.GPU)
+		tr, ok := simengine.RangeIn("output_token_throughput_tps", simengine.HeldOutShare, simengine.Domain{GPU: g.Name, Model: s.Model, InFlight: float64(s.Batch)})
+		f.WithRanges(tr.Low, tr.High, ok, g.Name, g.TDPWatts)
+		if p := f.Ranges.AvgPowerWPerGPU; p.Low <= s.Measured && s.Measured <= p.High {
+			inRange = append(inRange, fmt.Sprintf("%s (%.0f W in %.0f–%.0f W)", s.Source, s.Measured, p.Low, p.High))
+		}
+	}
+	fmt.Fprintf(&b, "The range of average power per GPU: %d of the %d power rows lie within the range knee prints for them%s.\n\n", len(inRange), nPower, listText(inRange))
 	fmt.Fprintf(&b, "### Sources\n\n| source | GPU | engine | configuration | where |\n|---|---|---|---|---|\n")
 	for _, s := range pub.Sources {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", s.ID, s.GPU, s.Engine, s.Config, s.Where)
 	}
-	fmt.Fprintf(&b, "\n### Every row\n\n| source | row | GPU | model | batch | in / out | measured J/token | predicted J/token | error | predicted W per GPU |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "\n### Every row\n\n| source | row | GPU | model | batch | in / out | figure | measured | predicted | error | predicted W per GPU |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d / %d | %.4g | %.4g | %+.0f%% | %.0f |\n", s.Source, s.Label, s.gpuName, s.Model, s.Batch, s.In, s.Out,
-			s.Measured, s.predicted, 100*s.err(), s.avgPowerPerGPUW)
+		unit := " J/token"
+		if s.Metric == metricPower {
+			unit = " W"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d / %d | %s | %.4g%s | %.4g%s | %+.0f%% | %.0f |\n", s.Source, s.Label, s.gpuName, s.Model, s.Batch, s.In, s.Out,
+			metricName[s.Metric], s.Measured, unit, s.predicted, unit, 100*s.err(), s.avgPowerPerGPUW)
 	}
 	return b.String(), level, coverage
 }
@@ -273,6 +321,13 @@ func chooseLevel(pub published, rows []scored) (level, coverage float64) {
 		}
 	}
 	return best, bestCov
+}
+
+func listText(xs []string) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(xs, ", ")
 }
 
 func fracText(share float64, n int) string {
