@@ -91,7 +91,11 @@ func splitwiseProfile(gpu string) *simengine.CostParams {
 func vllmV0Profile() *simengine.CostParams {
 	p := simengine.DefaultCost
 	if predicting {
-		return &p // the V0 step's extra CPU time was fitted on this source
+		// The V0 step's extra fixed CPU time was fitted on the nightly
+		// source: held out, only its work per sequence (fitted with the
+		// other defaults, leave one source out) sets V0 apart.
+		p.StepPerSeqNS += v0PerSeqNS
+		return &p
 	}
 	p = profileNamed("vllm-v0").Cost(p)
 	return &p
