@@ -82,6 +82,7 @@ var validationSources = []validationSource{
 	{"musgrave", familyVLLM, "vLLM 0.23, A100-40GB, Llama-3.1-8B closed loop", "johnmusgrave.com/p/vllm-throughput-latency-sweep-on"},
 	{"blis", familyVLLM, "vLLM on H100 SXM, inference-perf constant rate (7B-70B, Mixtral)", "github.com/inference-sim/training default_args/*/results"},
 	{"vllm-nightly", familyVLLM, "vLLM nightly latency tests (V0), H200/H100/A100", ".buildkite/nightly-benchmarks, buildkite.com/vllm/performance-benchmark"},
+	{"vllm-pr3692-dbrx", familyVLLM, "vLLM V0 (March 2024) benchmark_latency 32/128, DBRX at TP4 and TP8 on H100, batch 8-64 (the PR's tuned MoE kernel)", "github.com/vllm-project/vllm pull 3692 (description)"},
 	{"kvcached", familyVLLM, "vLLM 0.19, H100, Qwen3-0.6B, vllm bench serve", "github.com/ovg-project/kvcached benchmarks/bench_layout"},
 	{"wmx", familyVLLM, "vLLM 0.23, L4 on 4 vCPUs, Qwen2.5-0.5B", "ai.wmx.dev/benchmarks (serving/raw-vllm)"},
 	{"gpustack-a100", familyVLLM, "GPUStack's A100 machine, vLLM 0.11, Qwen3-14B and 235B-A22B TP8", "github.com/gpustack/gpustack docs/performance-lab"},
@@ -196,9 +197,9 @@ var kernelEffSources = map[string]bool{"oci-mi300x": true, "amd-mi300x": true}
 var v0PerSeqNS int64
 
 // v0Sources are the sources whose engine is vLLM's V0 (the 2024 nightly
-// suite and Oracle's 2024 ROCm build): only their rows depend on
+// suite, Oracle's 2024 ROCm build, DBRX's kernel PR of March 2024): only their rows depend on
 // v0PerSeqNS.
-var v0Sources = map[string]bool{"vllm-nightly": true, "oci-mi300x": true}
+var v0Sources = map[string]bool{"vllm-nightly": true, "oci-mi300x": true, "vllm-pr3692-dbrx": true}
 
 func (c defaultsCandidate) String() string {
 	return fmt.Sprintf("T0 %.1f ms, %d µs a sequence (V0 %d more), front end %.1f ms, serial admission %.0f ms (%.1f before it yields), compute efficiency %.2f, small-batch expert efficiency %.1f, expert compute efficiency %.1f, MI300X kernel efficiency %.2f, block-FP8 efficiency %.2f",
@@ -321,7 +322,7 @@ func bestCandidate(rows []scoredRow, nCand int, use func(source string) bool) in
 // offlineSources ran the engine without an API server (offline
 // batches): the front end's constants do not reach their rows, so a row
 // is simulated once per distinct step constants only.
-var offlineSources = map[string]bool{"trtllm": true, "vllm-nightly": true, "oci-mi300x": true, "amd-mi300x": true}
+var offlineSources = map[string]bool{"trtllm": true, "vllm-nightly": true, "oci-mi300x": true, "amd-mi300x": true, "vllm-pr3692-dbrx": true}
 
 // rowHasExperts reports whether a validation row's model (the first word
 // of its name, as every row names it) may be a mixture of experts: the

@@ -9,9 +9,9 @@ import (
 // vLLM's V0 engine did each sequence's scheduling, input preparation,
 // sampling and output processing between steps, so its steps grow with
 // the batch beyond the roofline (simengine.VLLMV0StepPerSeqNS). Against
-// the one V0 batch sweep of the validation table (oci-mi300x: Llama 3.1
-// 405B FP8 at TP8 on MI300X, one offline batch of 128 in / 128 out at
-// batch 1-64), the vllm-v0 profile's time per output token grows with
+// the V0 batch sweep of the validation table that starts at batch 1
+// (oci-mi300x: Llama 3.1 405B FP8 at TP8 on MI300X, one offline batch of
+// 128 in / 128 out at batch 1-64), the vllm-v0 profile's time per output token grows with
 // the batch, and a batch's latency grows from batch 1 as the published
 // one does, within 10%; the profile without the cost per sequence (the
 // V1 defaults before the refit, everything else alike) falls short of
