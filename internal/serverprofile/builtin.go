@@ -1,5 +1,7 @@
 package serverprofile
 
+import "github.com/knee-dev/knee/internal/simengine"
+
 func f(v float64) *float64 { return &v }
 
 // beforeRefit are the defaults' fitted constants before the
@@ -60,10 +62,13 @@ var builtin = func() map[string]Profile {
 		beforeRefit(Profile{Name: "vllm-before-refit", Engine: FamilyVLLM, Version: "V1",
 			Description: "knee's defaults before the leave-one-source-out refit, fitted on single-stream decodes and BLIS's TTFT at 5 req/s",
 			Source:      "docs/validation.md (in-source fit)"}),
+		// T0 refitted to the same row with V0's work per sequence
+		// (simengine.VLLMV0StepPerSeqNS, fitted leave one source out on the
+		// V0 sources): 2.37 ms a step at batch 8 is 1.57 + 8 × 0.1.
 		beforeRefit(Profile{Name: "vllm-v0", Engine: FamilyVLLM, Version: "V0 (2024 nightly benchmarks)",
-			Description:    "vLLM's V0 engine: scheduling, sampling and detokenization between steps (1.77 ms a step more)",
-			Source:         "fitted on the nightly latency test of Llama-3-8B on H200 (833 ms a batch)",
-			StepOverheadMS: f(0.6 + 1.77)}),
+			Description:    "vLLM's V0 engine: scheduling, input preparation, sampling and detokenization between steps (0.97 ms a step and 0.1 ms a sequence more)",
+			Source:         "T0 fitted on the nightly latency test of Llama-3-8B on H200 (833 ms a batch); the cost per sequence leave one source out on the V0 sources (docs/validation.md)",
+			StepOverheadMS: f(0.6 + 1.77 - 8*simengine.VLLMV0StepPerSeqNS/1e6), StepPerSeqUS: f(simengine.VLLMV0StepPerSeqNS / 1e3)}),
 		beforeRefit(Profile{Name: "kvcached-h100", Engine: FamilyVLLM, Version: "0.19",
 			Description:    "the kvcached benchmark's H100 host: a front end that admits one request at a time",
 			Source:         "github.com/ovg-project/kvcached benchmarks/bench_layout; fitted on its rows",

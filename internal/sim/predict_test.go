@@ -82,6 +82,7 @@ var validationSources = []validationSource{
 	{"musgrave", familyVLLM, "vLLM 0.23, A100-40GB, Llama-3.1-8B closed loop", "johnmusgrave.com/p/vllm-throughput-latency-sweep-on"},
 	{"blis", familyVLLM, "vLLM on H100 SXM, inference-perf constant rate (7B-70B, Mixtral)", "github.com/inference-sim/training default_args/*/results"},
 	{"vllm-nightly", familyVLLM, "vLLM nightly latency tests (V0), H200/H100/A100", ".buildkite/nightly-benchmarks, buildkite.com/vllm/performance-benchmark"},
+	{"vllm-pr3692-dbrx", familyVLLM, "vLLM V0 (March 2024) benchmark_latency 32/128, DBRX at TP4 and TP8 on H100, batch 8-64 (the PR's tuned MoE kernel)", "github.com/vllm-project/vllm pull 3692 (description)"},
 	{"kvcached", familyVLLM, "vLLM 0.19, H100, Qwen3-0.6B, vllm bench serve", "github.com/ovg-project/kvcached benchmarks/bench_layout"},
 	{"wmx", familyVLLM, "vLLM 0.23, L4 on 4 vCPUs, Qwen2.5-0.5B", "ai.wmx.dev/benchmarks (serving/raw-vllm)"},
 	{"gpustack-a100", familyVLLM, "GPUStack's A100 machine, vLLM 0.11, Qwen3-14B and 235B-A22B TP8", "github.com/gpustack/gpustack docs/performance-lab"},
@@ -141,6 +142,10 @@ type defaultsCandidate struct {
 	kernelEff float64
 	// blockEff is CostParams.BlockFP8Efficiency (1: none).
 	blockEff float64
+	// v0PerSeqNS is the step's work per sequence in vLLM's V0 engine
+	// (simengine.VLLMV0StepPerSeqNS), on top of perSeqNS: it reaches only
+	// the rows of V0 engines (v0Sources).
+	v0PerSeqNS int64
 }
 
 func (c defaultsCandidate) cost(base simengine.CostParams) simengine.CostParams {
@@ -157,7 +162,7 @@ func candidateOf(p simengine.CostParams) defaultsCandidate {
 	if blockEff <= 0 {
 		blockEff = 1
 	}
-	return defaultsCandidate{p.StepOverheadNS, p.StepPerSeqNS, p.FrontEndNS, p.FrontEndSerialNS, p.FrontEndSerialSplit, p.ComputeEfficiency, p.ExpertSmallBatchEfficiency, p.ExpertComputeEfficiency, mi300xKernelEfficiency(), blockEff}
+	return defaultsCandidate{p.StepOverheadNS, p.StepPerSeqNS, p.FrontEndNS, p.FrontEndSerialNS, p.FrontEndSerialSplit, p.ComputeEfficiency, p.ExpertSmallBatchEfficiency, p.ExpertComputeEfficiency, mi300xKernelEfficiency(), blockEff, simengine.VLLMV0StepPerSeqNS}
 }
 
 // mi300xKernelEfficiency is the MI300X preset's kernel efficiency (unset
@@ -187,9 +192,18 @@ var mi300xKernelEff float64
 // kernel efficiency of its own (the others do not depend on it).
 var kernelEffSources = map[string]bool{"oci-mi300x": true, "amd-mi300x": true}
 
+// v0PerSeqNS is, while predicting, the V0 engine's step work per
+// sequence of the candidate being simulated (vllmV0Profile adds it).
+var v0PerSeqNS int64
+
+// v0Sources are the sources whose engine is vLLM's V0 (the 2024 nightly
+// suite, Oracle's 2024 ROCm build, DBRX's kernel PR of March 2024): only their rows depend on
+// v0PerSeqNS.
+var v0Sources = map[string]bool{"vllm-nightly": true, "oci-mi300x": true, "vllm-pr3692-dbrx": true}
+
 func (c defaultsCandidate) String() string {
-	return fmt.Sprintf("T0 %.1f ms, %d µs a sequence, front end %.1f ms, serial admission %.0f ms (%.1f before it yields), compute efficiency %.2f, small-batch expert efficiency %.1f, expert compute efficiency %.1f, MI300X kernel efficiency %.2f, block-FP8 efficiency %.2f",
-		float64(c.t0NS)/1e6, c.perSeqNS/1000, float64(c.frontEndNS)/1e6, float64(c.serialNS)/1e6, c.split, c.cmpEff, c.expertEff, c.expertCmpEff, c.kernelEff, c.blockEff)
+	return fmt.Sprintf("T0 %.1f ms, %d µs a sequence (V0 %d more), front end %.1f ms, serial admission %.0f ms (%.1f before it yields), compute efficiency %.2f, small-batch expert efficiency %.1f, expert compute efficiency %.1f, MI300X kernel efficiency %.2f, block-FP8 efficiency %.2f",
+		float64(c.t0NS)/1e6, c.perSeqNS/1000, c.v0PerSeqNS/1000, float64(c.frontEndNS)/1e6, float64(c.serialNS)/1e6, c.split, c.cmpEff, c.expertEff, c.expertCmpEff, c.kernelEff, c.blockEff)
 }
 
 // defaultsGrid is every combination of a few values of each constant,
@@ -214,7 +228,9 @@ func (c defaultsCandidate) String() string {
 // arithmetic, 1, 0.7 or 0.5 beside their weight reads' 0.5). The
 // front end spans 2 to 14 ms, the idle API-server times the hosts were
 // fitted to one by one. The block-FP8 efficiency reaches only the rows of
-// a model with block-scaled FP8 weights.
+// a model with block-scaled FP8 weights, and V0's step work per sequence
+// only the rows of V0 engines (0-400 µs: the two V0 sources' folds each
+// chose 100 from the other).
 func defaultsGrid() []defaultsCandidate {
 	type admission struct {
 		serialNS int64
@@ -230,7 +246,9 @@ func defaultsGrid() []defaultsCandidate {
 							for _, expertCmpEff := range []float64{1, 0.3} {
 								for _, kEff := range []float64{1, 0.75, 0.6, 0.45} {
 									for _, blockEff := range []float64{1, 0.7, 0.5} {
-										g = append(g, defaultsCandidate{t0, perSeq, fe, a.serialNS, a.split, eff, expertEff, expertCmpEff, kEff, blockEff})
+										for _, v0 := range []int64{0, 50_000, 100_000, 200_000, 400_000} {
+											g = append(g, defaultsCandidate{t0, perSeq, fe, a.serialNS, a.split, eff, expertEff, expertCmpEff, kEff, blockEff, v0})
+										}
 									}
 								}
 							}
@@ -304,7 +322,7 @@ func bestCandidate(rows []scoredRow, nCand int, use func(source string) bool) in
 // offlineSources ran the engine without an API server (offline
 // batches): the front end's constants do not reach their rows, so a row
 // is simulated once per distinct step constants only.
-var offlineSources = map[string]bool{"trtllm": true, "vllm-nightly": true, "oci-mi300x": true, "amd-mi300x": true}
+var offlineSources = map[string]bool{"trtllm": true, "vllm-nightly": true, "oci-mi300x": true, "amd-mi300x": true, "vllm-pr3692-dbrx": true}
 
 // rowHasExperts reports whether a validation row's model (the first word
 // of its name, as every row names it) may be a mixture of experts: the
@@ -354,16 +372,16 @@ func runLeaveOneSourceOut(t *testing.T) looResult {
 		name string
 		cand defaultsCandidate
 	}
-	type reach struct{ offline, kernelEff, experts, blockFP8 bool }
+	type reach struct{ offline, kernelEff, experts, blockFP8, v0 bool }
 	var reaches []reach
 	for _, p := range validationPoints() {
 		if src, _ := sourceByID(p.source); src.family != familyUnscored {
-			reaches = append(reaches, reach{offlineSources[p.source], kernelEffSources[p.source], rowHasExperts(p.name), rowHasBlockFP8(p.name)})
+			reaches = append(reaches, reach{offlineSources[p.source], kernelEffSources[p.source], rowHasExperts(p.name), rowHasBlockFP8(p.name), v0Sources[p.source]})
 		}
 	}
 	memo := map[rowKey]float64{}
 	for ci, cand := range res.grid {
-		simengine.DefaultCost, mi300xKernelEff = cand.cost(saved), cand.kernelEff
+		simengine.DefaultCost, mi300xKernelEff, v0PerSeqNS = cand.cost(saved), cand.kernelEff, cand.v0PerSeqNS
 		var todo []int
 		var pts []validationPoint
 		for _, p := range validationPoints() {
@@ -391,6 +409,9 @@ func runLeaveOneSourceOut(t *testing.T) looResult {
 			}
 			if !r.blockFP8 {
 				k.blockEff = 0
+			}
+			if !r.v0 {
+				k.v0PerSeqNS = 0
 			}
 			keys[i] = rowKey{p.name, k}
 			if v, ok := memo[keys[i]]; ok {

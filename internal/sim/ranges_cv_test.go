@@ -73,6 +73,7 @@ var sourceLabels = map[string]sourceLabel{
 	"musgrave":                   {"musgrave", "vLLM 0.23"},
 	"blis":                       {"inference-sim", "vLLM (unstated, blis)"},
 	"vllm-nightly":               {"vllm-project", "vLLM V0 (2024 nightly)"},
+	"vllm-pr3692-dbrx":           {"vllm-project", "vLLM V0 (March 2024)"},
 	"kvcached":                   {"ovg-project", "vLLM 0.19"},
 	"wmx":                        {"wmx", "vLLM 0.23"},
 	"gpustack-a100":              {"gpustack", "vLLM 0.11"},

@@ -290,6 +290,16 @@ var DefaultCost = CostParams{
 	FrontEndJitter:     0.5,
 }
 
+// VLLMV0StepPerSeqNS is the step work per sequence of vLLM's V0 engine on
+// top of CostParams.StepPerSeqNS: V0 scheduled, prepared each step's
+// inputs, sampled and turned every sequence's output into Python objects
+// between steps, on the step's critical path (vLLM's multi-step RFC,
+// vllm-project/vllm issue 6854: "5-13ms of GPU bubble" a decode step), so
+// its steps grow with the batch beyond the roofline where V1's overlap.
+// Fitted leave one source out on the V0 sources of the validation table
+// (docs/validation.md); the vllm-v0 server profile carries it.
+const VLLMV0StepPerSeqNS = 100_000 // 100 µs: fitted (0, 50, 100, 200 and 400 µs tried; every fold chose 100)
+
 // costModel holds per-GPU (one of TP) derived quantities so that pricing a
 // step is a few multiplications.
 type costModel struct {

@@ -28,8 +28,8 @@ func TestLookupAliases(t *testing.T) {
 		}
 	}
 	gpus, models := Presets()
-	if len(gpus) != 15 || len(models) != 26 {
-		t.Errorf("Presets() = %v, %v; want 15 GPUs and 26 models", gpus, models)
+	if len(gpus) != 15 || len(models) != 27 {
+		t.Errorf("Presets() = %v, %v; want 15 GPUs and 27 models", gpus, models)
 	}
 }
 

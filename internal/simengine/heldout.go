@@ -100,24 +100,24 @@ var HeldOutLogQuantiles = map[string]map[string][21]float64{
 		RangeKey(RangeTTFT, BatchLarge):       {-0.707, -0.232, -0.14, -0.082, -0.075, -0.058, -0.01, 0.012, 0.044, 0.06, 0.102, 0.124, 0.158, 0.223, 0.239, 0.35, 0.417, 0.495, 0.822, 1.03, 1.725},
 		RangeKey(RangeTPOT, BatchSmall):       {-0.138, -0.103, -0.097, -0.091, -0.085, -0.077, -0.075, -0.064, -0.054, -0.05, -0.028, -0.011, 0.032, 0.034, 0.095, 0.099, 0.169, 0.25, 0.333, 0.43, 1.504},
 		RangeKey(RangeTPOT, BatchLarge):       {-1.051, -0.666, -0.265, -0.203, -0.195, -0.161, -0.092, -0.059, -0.023, 0.011, 0.04, 0.078, 0.096, 0.125, 0.158, 0.17, 0.22, 0.252, 0.441, 0.448, 0.591},
-		RangeKey(RangeThroughput, BatchSmall): {-0.586, -0.376, -0.207, -0.167, -0.105, -0.088, -0.065, -0.048, -0.039, -0.019, 0.001, 0.01, 0.039, 0.056, 0.071, 0.09, 0.121, 0.14, 0.155, 0.205, 0.329},
-		RangeKey(RangeThroughput, BatchLarge): {-0.824, -0.366, -0.267, -0.223, -0.162, -0.132, -0.092, -0.063, -0.041, -0.014, 0.001, 0.026, 0.043, 0.057, 0.069, 0.081, 0.102, 0.117, 0.142, 0.16, 0.277},
+		RangeKey(RangeThroughput, BatchSmall): {-0.586, -0.352, -0.163, -0.112, -0.085, -0.059, -0.055, -0.043, -0.024, -0.005, 0.011, 0.019, 0.049, 0.058, 0.069, 0.09, 0.121, 0.145, 0.158, 0.197, 0.329},
+		RangeKey(RangeThroughput, BatchLarge): {-0.824, -0.36, -0.255, -0.21, -0.146, -0.108, -0.085, -0.055, -0.024, -0.013, 0.003, 0.031, 0.043, 0.057, 0.068, 0.08, 0.101, 0.114, 0.142, 0.159, 0.277},
 	},
 	SchemeGPU: {
 		RangeKey(RangeTTFT, BatchSmall):       {-0.743, -0.624, -0.507, -0.449, -0.414, -0.327, -0.284, -0.268, -0.16, -0.098, -0.088, -0.026, 0.032, 0.108, 0.167, 0.324, 0.487, 0.593, 0.754, 0.917, 1.661},
 		RangeKey(RangeTTFT, BatchLarge):       {-0.707, -0.43, -0.198, -0.09, -0.07, -0.02, 0.015, 0.052, 0.085, 0.116, 0.136, 0.164, 0.223, 0.239, 0.266, 0.396, 0.408, 0.494, 0.821, 1.216, 1.725},
 		RangeKey(RangeTPOT, BatchSmall):       {-0.127, -0.096, -0.087, -0.082, -0.075, -0.074, -0.061, -0.054, -0.05, -0.028, -0.012, 0.031, 0.033, 0.084, 0.099, 0.13, 0.225, 0.298, 0.373, 0.436, 1.504},
 		RangeKey(RangeTPOT, BatchLarge):       {-1.094, -0.717, -0.285, -0.183, -0.096, -0.057, -0.015, 0.014, 0.05, 0.079, 0.099, 0.125, 0.143, 0.163, 0.184, 0.237, 0.262, 0.323, 0.441, 0.448, 0.595},
-		RangeKey(RangeThroughput, BatchSmall): {-0.624, -0.456, -0.396, -0.353, -0.304, -0.266, -0.214, -0.197, -0.159, -0.102, -0.088, -0.055, -0.043, -0.015, 0.009, 0.036, 0.055, 0.074, 0.109, 0.143, 0.248},
-		RangeKey(RangeThroughput, BatchLarge): {-0.973, -0.508, -0.384, -0.275, -0.217, -0.153, -0.129, -0.086, -0.051, -0.02, -0.008, 0.015, 0.037, 0.055, 0.066, 0.079, 0.101, 0.117, 0.142, 0.157, 0.279},
+		RangeKey(RangeThroughput, BatchSmall): {-0.624, -0.456, -0.357, -0.345, -0.297, -0.254, -0.204, -0.15, -0.1, -0.061, -0.056, -0.044, -0.038, -0.006, 0.027, 0.048, 0.058, 0.077, 0.124, 0.15, 0.248},
+		RangeKey(RangeThroughput, BatchLarge): {-0.973, -0.426, -0.338, -0.243, -0.211, -0.148, -0.122, -0.087, -0.053, -0.02, -0.008, 0.017, 0.037, 0.051, 0.064, 0.078, 0.101, 0.113, 0.142, 0.157, 0.279},
 	},
 	SchemeModel: {
 		RangeKey(RangeTTFT, BatchSmall):       {-0.422, -0.343, -0.267, -0.217, -0.198, -0.146, -0.124, -0.099, -0.071, -0.052, -0.017, 0.018, 0.116, 0.177, 0.262, 0.339, 0.523, 0.739, 0.837, 1.008, 1.661},
 		RangeKey(RangeTTFT, BatchLarge):       {-0.707, -0.217, -0.112, -0.082, -0.039, -0.01, 0.016, 0.046, 0.085, 0.117, 0.136, 0.164, 0.223, 0.242, 0.366, 0.405, 0.417, 0.495, 0.822, 1.216, 1.725},
 		RangeKey(RangeTPOT, BatchSmall):       {-0.127, -0.096, -0.087, -0.082, -0.075, -0.074, -0.061, -0.054, -0.05, -0.028, -0.01, 0.031, 0.033, 0.084, 0.099, 0.13, 0.226, 0.298, 0.373, 0.436, 1.504},
 		RangeKey(RangeTPOT, BatchLarge):       {-1.094, -0.717, -0.285, -0.183, -0.085, -0.057, -0.02, 0.011, 0.044, 0.079, 0.099, 0.125, 0.143, 0.163, 0.184, 0.237, 0.262, 0.323, 0.441, 0.448, 0.591},
-		RangeKey(RangeThroughput, BatchSmall): {-0.624, -0.456, -0.339, -0.275, -0.237, -0.204, -0.173, -0.108, -0.09, -0.062, -0.045, -0.037, -0.005, 0.02, 0.048, 0.062, 0.086, 0.134, 0.145, 0.203, 0.248},
-		RangeKey(RangeThroughput, BatchLarge): {-0.973, -0.391, -0.291, -0.228, -0.165, -0.132, -0.09, -0.056, -0.027, -0.013, 0.003, 0.032, 0.045, 0.058, 0.074, 0.09, 0.106, 0.123, 0.146, 0.165, 0.278},
+		RangeKey(RangeThroughput, BatchSmall): {-0.624, -0.456, -0.322, -0.273, -0.215, -0.165, -0.115, -0.087, -0.059, -0.055, -0.044, -0.026, 0.011, 0.036, 0.054, 0.067, 0.087, 0.141, 0.164, 0.212, 0.248},
+		RangeKey(RangeThroughput, BatchLarge): {-0.973, -0.391, -0.289, -0.225, -0.16, -0.13, -0.092, -0.06, -0.034, -0.013, 0.003, 0.035, 0.048, 0.061, 0.076, 0.094, 0.109, 0.133, 0.147, 0.185, 0.278},
 	},
 }
 
@@ -134,8 +134,8 @@ var HeldOutLevels = map[string]map[string]float64{
 		RangeKey(RangeTTFT, BatchLarge):       0.72,
 		RangeKey(RangeTPOT, BatchSmall):       0.86,
 		RangeKey(RangeTPOT, BatchLarge):       0.92,
-		RangeKey(RangeThroughput, BatchSmall): 0.8,
-		RangeKey(RangeThroughput, BatchLarge): 0.83,
+		RangeKey(RangeThroughput, BatchSmall): 0.86,
+		RangeKey(RangeThroughput, BatchLarge): 0.84,
 	},
 	SchemeGPU: {
 		RangeKey(RangeTTFT, BatchSmall):       0.99,
@@ -143,7 +143,7 @@ var HeldOutLevels = map[string]map[string]float64{
 		RangeKey(RangeTPOT, BatchSmall):       0.99,
 		RangeKey(RangeTPOT, BatchLarge):       0.73,
 		RangeKey(RangeThroughput, BatchSmall): 0.84,
-		RangeKey(RangeThroughput, BatchLarge): 0.82,
+		RangeKey(RangeThroughput, BatchLarge): 0.83,
 	},
 	SchemeModel: {
 		RangeKey(RangeTTFT, BatchSmall):       0.82,
@@ -151,7 +151,7 @@ var HeldOutLevels = map[string]map[string]float64{
 		RangeKey(RangeTPOT, BatchSmall):       0.86,
 		RangeKey(RangeTPOT, BatchLarge):       0.95,
 		RangeKey(RangeThroughput, BatchSmall): 0.97,
-		RangeKey(RangeThroughput, BatchLarge): 0.82,
+		RangeKey(RangeThroughput, BatchLarge): 0.81,
 	},
 }
 
@@ -163,7 +163,7 @@ var ValidatedGPUs = []string{"A100-40GB", "A100-80GB", "H100-SXM", "H200", "L4",
 // ValidatedModels are the models (preset names, or the name a row's
 // model ran under where it is none) at least one scored validation source
 // ran; a prediction of another gets the leave-one-model-out range.
-var ValidatedModels = []string{"CodeLlama-34B", "DeepSeek-V3", "Llama-2-70B", "Llama-2-7B", "Llama-3.1-405B-FP8", "Llama-3.1-70B", "Llama-3.1-70B-FP8", "Llama-3.1-8B", "Llama-3.1-8B-FP8", "Llama-3.3-70B", "Mistral-7B", "Mixtral-8x7B", "Phi-3.5-mini", "Qwen2.5-0.5B", "Qwen2.5-72B", "Qwen2.5-7B", "Qwen2.5-Coder-7B", "Qwen3-0.6B", "Qwen3-14B", "Qwen3-235B-A22B", "Qwen3-32B", "Qwen3-8B", "gpt-oss-120b"}
+var ValidatedModels = []string{"CodeLlama-34B", "DBRX", "DeepSeek-V3", "Llama-2-70B", "Llama-2-7B", "Llama-3.1-405B-FP8", "Llama-3.1-70B", "Llama-3.1-70B-FP8", "Llama-3.1-8B", "Llama-3.1-8B-FP8", "Llama-3.3-70B", "Mistral-7B", "Mixtral-8x7B", "Phi-3.5-mini", "Qwen2.5-0.5B", "Qwen2.5-72B", "Qwen2.5-7B", "Qwen2.5-Coder-7B", "Qwen3-0.6B", "Qwen3-14B", "Qwen3-235B-A22B", "Qwen3-32B", "Qwen3-8B", "gpt-oss-120b"}
 
 // Domain is what a prediction is about, as far as its range depends on
 // it: the GPU it runs on (a preset name; "" leaves the range as for a

@@ -29,6 +29,8 @@ func TestAddedModelPresets(t *testing.T) {
 		{"gpt-oss-120b", "gpt-oss-120b", 116.8, 5.13 + 0.58},
 		// Llama 4 Scout: 109B, 17B active.
 		{"meta-llama/Llama-4-Scout-17B-16E-Instruct", "Llama-4-Scout", 109, 17},
+		// DBRX: 132B, 36B active (databricks/dbrx-instruct's model card).
+		{"databricks/dbrx-instruct", "DBRX", 132, 36},
 	} {
 		m, err := LookupModel(c.alias)
 		if err != nil || m.Name != c.name {
