@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knee-dev/knee/internal/energy"
 	"github.com/knee-dev/knee/internal/lab"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
@@ -226,6 +227,10 @@ type simOutcome struct {
 	// Ranges are the headline figures with the range knee's held-out
 	// errors give each (docs/validation.md).
 	Ranges *report.PredictionRanges `json:"prediction_ranges,omitempty"`
+	// Energy is what the GPUs spent over the whole run (warm-up and drain
+	// included, as knee sim counts it) from the GPU preset's power model;
+	// nil for a GPU without one.
+	Energy *energy.Figures `json:"energy,omitempty"`
 	// sum is the run's summary, throughput at its steady state: a sweep
 	// step is this (sweepRunner), so the page's point lies on its curve.
 	sum stats.Summary
@@ -413,6 +418,7 @@ func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 	f.ThroughputRPS, f.OutputTPS, f.InputTPS = sum.RequestThroughputRPS, sum.OutputTokenThroughputTPS, sum.InputTokenThroughputTPS
 	f.Errors = sum.Errors
 	f.Preemptions = res.Engine.Preemptions
+	out.Energy = energy.New(energy.SourceModel, res.Engine.GPUs, res.End.Seconds(), res.Engine.EnergyJ, res.Tokens, res.Completed, 0)
 	// The range the CLI prints for the same run: its GPU, model and batch
 	// decide it, widened (and saying so) where no source was validated.
 	domain := simengine.DomainOf(su.engine.GPU.Name, su.engine.Model.Name, sum.RequestThroughputRPS, sum.E2E.Mean, 1)
