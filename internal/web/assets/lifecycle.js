@@ -4,7 +4,7 @@
 // step-through of the phases, and the worked pair.
 import {api, h, fmt, reducedMotion, debounce, stacked} from './api.js';
 import {defaults} from './sim.js';
-import {BatchGauge} from './engineview.js';
+import {BatchGauge, StepView} from './engineview.js';
 
 export const phases = [
   {id: 'arrival', title: '1 Arrival', text: 'A request arrives when the load model schedules it — a user presses enter (open loop), or a user\'s previous answer has just finished (closed loop). Shown here for a moment after it arrives, and while the client holds it back.'},
@@ -221,6 +221,9 @@ export async function mount(el, ctx) {
     stepText));
   el.append(holder);
   view = new LifecycleView(holder);
+  // The same run's engine, one iteration at a time.
+  const steps = new StepView();
+  el.append(steps.el);
   const pairEl = h('section', {class: 'card', id: 'pair', 'aria-label': 'The worked pair'}, h('h2', {}, 'The worked pair: same latency, different bottleneck'), h('p', {class: 'notes'}, 'simulating…'));
   el.append(pairEl);
 
@@ -231,6 +234,7 @@ export async function mount(el, ctx) {
       const res = await api('/api/sim', p);
       view.setRequests(res.lifecycle);
       view.setBatch(res.batch);
+      steps.setSteps(res.engine_steps);
       // Follow one request of the steady state: the first to arrive after
       // 40% of the arrivals' span (an overload's queue drains long after
       // the last arrival).
