@@ -41,6 +41,21 @@ func TestEnergyPerTokenInBrowser(t *testing.T) {
 		t.Errorf("256 users: %.1f mJ per token at %.0f W against 1 user's %.1f mJ at %.0f W: want a fuller batch to draw more power and spend at least 5 times fewer joules a token", mj256, w256, mj1, w1)
 	}
 
+	// The sweep names its most energy-efficient load beside the knee.
+	b.waitFor(`!!document.getElementById('energy-verdict')`)
+	ev := eval[map[string]string](b, `(() => { const d = document.getElementById('energy-verdict'); return {load: d.dataset.load, loads: d.dataset.loads, mjs: d.dataset.mjs, text: d.textContent}; })()`)
+	t.Logf("Simulator sweep: %q", ev["text"])
+	evLoads, evMJ := floats(ev["loads"]), floats(ev["mjs"])
+	best := 0
+	for i := range evMJ {
+		if evMJ[i] < evMJ[best] {
+			best = i
+		}
+	}
+	if len(evLoads) < 5 || len(evLoads) != len(evMJ) || fmt.Sprint(evLoads[best]) != ev["load"] || !strings.Contains(ev["text"], "at "+ev["load"]+" users") {
+		t.Errorf("the energy verdict names load %s, but the sweep's fewest mJ per token are at %v (%v over %v)", ev["load"], evLoads[best], evMJ, evLoads)
+	}
+
 	b.do(chromedp.Navigate(base + "/#learn"))
 	b.waitFor(`!!document.getElementById('cv-knee') && !!document.getElementById('cv-energy')?.dataset.mj && document.getElementById('cv-energy-text').textContent !== ''`)
 	v := eval[map[string]string](b, `(() => ({mj: document.getElementById('cv-energy').dataset.mj, loads: document.getElementById('cv-energy').dataset.loads,

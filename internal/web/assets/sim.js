@@ -296,6 +296,7 @@ function renderCurves(sw, cur) {
   } else notes.replaceChildren(
     h('span', {class: 'key current'}, '● current setting'), ' The p95 TTFT axis is logarithmic, so the objective\'s line and the low loads stay readable beside the seconds of a queue.',
     h('p', {id: 'knee-verdict', class: 'verdict-line'}, plainVerdict(sw, kneeX, safeX)),
+    energyVerdict(sw, kneeX, safeX),
     h('details', {id: 'knee-detail'}, h('summary', {}, 'How knee found the knee and the SLO-safe point'),
       h('p', {id: 'knee-text'}, h('strong', {}, kneeX != null ? `Knee at ${kneeX}: ` : 'No knee: '), sw.knee.reason),
       h('p', {id: 'safe-text'}, h('strong', {}, safeX != null ? `SLO-safe point at ${safeX}: ` : 'No SLO-safe point: '), sw.slo_safe.reason)));
@@ -308,6 +309,29 @@ function renderCurves(sw, cur) {
   lEl.dataset.at = curX == null ? '' : String(curX);
   // The figures as drawn are the whole sweep's: a reader waits for them.
   if (sw.partial) tEl.dataset.loads = tEl.dataset.rps = lEl.dataset.ttft = '';
+}
+
+// energyVerdict names the sweep's most energy-efficient load (fewest
+// joules per output token, from the power model) beside the knee and the
+// SLO-safe point, and the energy per token at each; null without energy.
+function energyVerdict(sw, kneeX, safeX) {
+  const steps = sw.steps.filter(s => s.energy && s.energy.j_per_output_token != null);
+  if (!steps.length) return null;
+  const mj = s => 1000 * s.energy.j_per_output_token;
+  const best = steps.reduce((a, s) => (mj(s) < mj(a) ? s : a), steps[0]);
+  const what = sw.load_kind === 'rate' ? 'req/s offered' : 'users';
+  const at = x => { const s = steps.find(s => s.load === x); return s ? ` (${fmt(mj(s), 'mJ')})` : ''; };
+  let t = `Fewest joules per output token at ${best.load} ${what}: ${fmt(mj(best), 'mJ')}, ${best.slo_met ? 'within' : 'outside'} the objectives.`;
+  if (kneeX != null) t += ` At the knee, ${kneeX}${at(kneeX)}.`;
+  const safe = steps.find(s => s.load === safeX);
+  if (safe && safe !== best) {
+    const more = mj(safe) / mj(best) - 1;
+    t += ` At the SLO-safe point, ${safeX}, ${fmt(mj(safe), 'mJ')}: ` + (more < 0.02
+      ? `within ${Math.max(1, Math.round(100 * more))}% of the fewest, so meeting the objectives costs next to no energy here.`
+      : `${Math.round(100 * more)}% more a token than the fewest.`);
+  } else if (safe) t += ' That is the SLO-safe point.';
+  return h('p', {id: 'energy-verdict', dataset: {load: String(best.load), mj: String(mj(best)), loads: steps.map(s => s.load).join(','), mjs: steps.map(s => mj(s).toFixed(2)).join(',')}},
+    t + ' (knee\'s power model of the GPU, a point estimate over each whole run.)');
 }
 
 // plainVerdict says what the knee means in the sweep's own figures: from
