@@ -100,5 +100,11 @@ func TestGPUPanelInBrowser(t *testing.T) {
 		}
 	}
 	b.shotOf("#gpu-panel", "runs-report-gpu")
+	// Nothing overlaps or leaves the page at 1400×1000 and 390×844 (the
+	// table stacks a card a GPU on a phone).
+	checkLayout(t, b, "runs-report-gpu")
+	b.do(chromedp.EmulateViewport(390, 844))
+	b.do(chromedp.Sleep(300 * time.Millisecond)) // the layout settles
+	b.shotOf("#gpu-panel", "runs-report-gpu-panel-phone")
 	b.checkClean()
 }

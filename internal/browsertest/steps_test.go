@@ -3,6 +3,7 @@ package browsertest
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -79,5 +80,8 @@ func TestEngineStepViewInBrowser(t *testing.T) {
 		t.Errorf("Next preemption found none in the steps shown: %+v", s)
 	}
 	b.shotOf("#engine-steps", "lifecycle-engine-steps-preempt")
+	b.do(chromedp.EmulateViewport(390, 844))
+	b.do(chromedp.Sleep(300 * time.Millisecond)) // the layout settles
+	b.shotOf("#engine-steps", "lifecycle-engine-steps-phone")
 	b.checkClean()
 }
