@@ -2,6 +2,7 @@ package browsertest
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -11,6 +12,10 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/knee-dev/knee/internal/runs"
+	"github.com/knee-dev/knee/internal/scrape"
+	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/store"
 )
 
 // startServe runs knee serve on a free loopback port and returns its base
@@ -107,4 +112,50 @@ func TestGPUPanelInBrowser(t *testing.T) {
 	b.do(chromedp.Sleep(300 * time.Millisecond)) // the layout settles
 	b.shotOf("#gpu-panel", "runs-report-gpu-panel-phone")
 	b.checkClean()
+}
+
+// A stored GPU view that keeps its exporter's timeline is drawn over the
+// run: power, SM and DRAM activity, memory and SM clock, one point a
+// scrape. (knee bench keeps only each GPU's figures in the run database
+// today, the timeline in --out's gpu_metrics.json; this run is stored with
+// one, as the database would hold it, to check the drawing.)
+func TestGPUTimelineInBrowser(t *testing.T) {
+	exe := needChromium(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "knee.db")
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const points = 20
+	view := scrape.GPUView{GPUs: []scrape.GPUStats{{Host: "node-1", GPU: "0", Model: "NVIDIA H100 80GB HBM3", Scrapes: points, ToMS: 19000, EnergyJ: 9000, EnergySource: "energy counter",
+		Fields: map[scrape.GPUField]scrape.GaugeStats{scrape.GPUPowerW: {Mean: 450, Max: 600, N: points}}}},
+		Exporters: []scrape.GPUExporter{{URL: "http://node-1:9400/metrics", Scrapes: points}}, EnergyJ: 9000, EnergySource: "energy counter", SpanS: 19}
+	for i := 0; i < points; i++ {
+		w, sm, dram, mem, clk := 300+15*float64(i), 0.5+0.02*float64(i), 0.4+0.02*float64(i), 60000+100*float64(i), 1980-5*float64(i)
+		view.Exporters[0].Timeline = append(view.Exporters[0].Timeline, scrape.GPUPoint{TMS: 1000 * float64(i), GPUs: 1,
+			PowerW: &w, SMActive: &sm, DRAMActive: &dram, FBUsedMiB: &mem, SMClockMHz: &clk})
+	}
+	b, _ := json.Marshal(view)
+	sum := stats.Summary{}
+	if _, err := st.ImportRun(store.RunMeta{Kind: store.KindImport, Target: "timeline.json", Config: map[string]string{runs.GPUKey: string(b)}}, nil, &sum, ""); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	base := startUI(t, db)
+	br := newBrowser(t, exe, dir)
+	br.do(chromedp.Navigate(base + "/#runs/report/1"))
+	br.waitFor(`document.querySelectorAll('#gpu-panel canvas').length === 4`)
+	got := eval[map[string]string](br, `Object.fromEntries(['power', 'activity', 'memory', 'clock'].map(k => [k, document.getElementById('gpu-' + k + '-0').dataset.points]))`)
+	t.Logf("timeline charts' points: %v", got)
+	for k, v := range got {
+		if v != fmt.Sprint(points) {
+			t.Errorf("the %s chart has %s points: want one a scrape, %d", k, v, points)
+		}
+	}
+	if eval[bool](br, `!!document.getElementById('gpu-timeline-note')`) {
+		t.Error("the panel says the timeline is not kept, beside the timeline")
+	}
+	br.shotOf("#gpu-panel", "runs-report-gpu-timeline")
+	br.checkClean()
 }

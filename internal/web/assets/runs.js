@@ -147,10 +147,11 @@ function gpuPanel({energy: e, gpu: g}) {
       (e.usd_per_m_output_tokens == null ? ' Give --gpu-price (per GPU-hour) for the cost per million tokens.' : '')));
   }
   if (g && g.gpus && g.gpus.length) {
+    const pct = v => v == null ? '–' : fmt(v, '%');
     const f = (x, field, scale = 1, useMax = false) => { const s = x.fields && x.fields[field]; return s ? (useMax ? s.max : s.mean) * scale : null; };
     const cols = [['host', x => x.host], ['GPU', x => x.gpu], ['model', x => x.model || '–'],
       ['power W (mean)', x => fmt(f(x, 'power_w'))], ['power W (max)', x => fmt(f(x, 'power_w', 1, true))],
-      ['SM active', x => fmt(f(x, 'sm_active', 100)) + '%'], ['DRAM active', x => fmt(f(x, 'dram_active', 100)) + '%'],
+      ['SM active', x => pct(f(x, 'sm_active'))], ['DRAM active', x => pct(f(x, 'dram_active'))],
       ['memory MiB (max)', x => fmt(f(x, 'fb_used_mib', 1, true))], ['SM clock MHz', x => fmt(f(x, 'sm_clock_mhz'))],
       ['temp °C (max)', x => fmt(f(x, 'temp_c', 1, true))], ['energy J', x => fmt(x.energy_j)], ['energy from', x => x.energy_source || '–']];
     parts.push(h('div', {class: 'table-wrap'}, stacked(h('table', {id: 'gpu-table'},
@@ -161,8 +162,11 @@ function gpuPanel({energy: e, gpu: g}) {
       const tl = ex.timeline || [];
       if (tl.length < 2) continue;
       const xs = tl.map(p => p.t_ms / 1000), p = h('div', {id: 'gpu-power-' + i}), a = h('div', {id: 'gpu-activity-' + i});
-      parts.push(h('h3', {}, ex.url), h('div', {class: 'curves'}, p, a));
+      const m = h('div', {id: 'gpu-memory-' + i}), c = h('div', {id: 'gpu-clock-' + i});
+      parts.push(h('h3', {}, ex.url), h('div', {class: 'curves'}, p, a, m, c));
       queueMicrotask(() => {
+        lineChart(m, {title: 'Memory used (all GPUs)', xLabel: 'seconds', yLabel: 'MiB', x: xs, series: [{label: 'MiB', values: tl.map(q => q.fb_used_mib ?? null), color: '#8b5cf6'}], height: 200});
+        lineChart(c, {title: 'SM clock (mean)', xLabel: 'seconds', yLabel: 'MHz', x: xs, series: [{label: 'MHz', values: tl.map(q => q.sm_clock_mhz ?? null), color: '#0d9488'}], height: 200});
         lineChart(p, {title: 'Power (all GPUs)', xLabel: 'seconds', yLabel: 'W', x: xs, series: [{label: 'power W', values: tl.map(q => q.power_w ?? null)}], height: 200});
         lineChart(a, {title: 'SM and DRAM activity', xLabel: 'seconds', yLabel: '%', x: xs, height: 200,
           series: [{label: 'SM active %', values: tl.map(q => q.sm_active == null ? null : 100 * q.sm_active)}, {label: 'DRAM active %', values: tl.map(q => q.dram_active == null ? null : 100 * q.dram_active), color: '#dc2626'}]});
