@@ -2,7 +2,6 @@ package browsertest
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -100,13 +99,7 @@ func (b *browser) shotOf(sel, name string) {
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
 	}
-	dir := filepath.Join(artifactDir(), "ui")
-	os.MkdirAll(dir, 0o755)
-	path := filepath.Join(dir, name+".png")
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		b.t.Fatal(err)
-	}
-	b.t.Logf("screenshot: %s", path)
+	b.keepShot(name, png)
 }
 
 // jsFmt writes v as the page's fmt does (api.js): no decimals from 100,
