@@ -174,6 +174,12 @@ func (b *browser) shot(name string) {
 	if len(png) < 10_000 {
 		b.t.Errorf("screenshot %s is %d bytes: blank page?", name, len(png))
 	}
+	b.keepShot(name, png)
+}
+
+// keepShot writes a screenshot to the test artifacts (ui/NAME.png).
+func (b *browser) keepShot(name string, png []byte) {
+	b.t.Helper()
 	dir := filepath.Join(artifactDir(), "ui")
 	os.MkdirAll(dir, 0o755)
 	path := filepath.Join(dir, name+".png")

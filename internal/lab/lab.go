@@ -150,6 +150,12 @@ func simulate(ctx context.Context, ecfg simengine.Config, r run) ([]record.Reque
 
 // Run plays a scenario on the simulator.
 func Run(ctx context.Context, name string) (*Result, error) {
+	return RunProgress(ctx, name, nil)
+}
+
+// RunProgress is Run, showing a sweep scenario's steps to progress (may be
+// nil) as each finishes, for a page that draws them as they come.
+func RunProgress(ctx context.Context, name string, progress func(sweep.Step)) (*Result, error) {
 	sc, err := Lookup(name)
 	if err != nil {
 		return nil, err
@@ -161,7 +167,7 @@ func Run(ctx context.Context, name string) (*Result, error) {
 	res := &Result{Scenario: sc.Name, Title: sc.Title, Lesson: sc.Lesson, Seed: Seed,
 		Engine: fmt.Sprintf("%s on one %s, vLLM-like defaults (simulated)", ecfg.Model.Name, ecfg.GPU.Name)}
 	if sc.Sweep != nil {
-		return res, runSweep(ctx, sc, ecfg, res)
+		return res, runSweep(ctx, sc, ecfg, res, progress)
 	}
 	base, err := simulate(ctx, ecfg, sc.Baseline)
 	if err != nil {
@@ -180,7 +186,7 @@ func Run(ctx context.Context, name string) (*Result, error) {
 
 // sweepOver runs the sweep scenario's load at the given rates, each step
 // runFor long.
-func sweepOver(ctx context.Context, ecfg simengine.Config, rates []float64, runFor time.Duration) (*sweep.Result, error) {
+func sweepOver(ctx context.Context, ecfg simengine.Config, rates []float64, runFor time.Duration, progress func(sweep.Step)) (*sweep.Result, error) {
 	l, err := NewLengths("512:640", "128", Seed)
 	if err != nil {
 		return nil, err
@@ -191,11 +197,11 @@ func sweepOver(ctx context.Context, ecfg simengine.Config, rates []float64, runF
 	}
 	r := &sweep.SimRunner{Engine: ecfg, Gen: l, Duration: runFor, Warmup: Warmup, SLOs: set,
 		Arrivals: func(rate float64) (sim.Arrivals, error) { return workload.NewArrivals("poisson", rate, 1, Seed) }}
-	return sweep.Run(ctx, r, sweep.Plan{Kind: sweep.Rate, Loads: rates}, set, nil)
+	return sweep.Run(ctx, r, sweep.Plan{Kind: sweep.Rate, Loads: rates}, set, progress)
 }
 
-func runSweep(ctx context.Context, sc Scenario, ecfg simengine.Config, res *Result) error {
-	sr, err := sweepOver(ctx, ecfg, sc.Sweep, RunFor)
+func runSweep(ctx context.Context, sc Scenario, ecfg simengine.Config, res *Result, progress func(sweep.Step)) error {
+	sr, err := sweepOver(ctx, ecfg, sc.Sweep, RunFor, progress)
 	if err != nil {
 		return err
 	}

@@ -134,7 +134,7 @@ func TestSweepDipIsTheWarmupBacklog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	long, err := sweepOver(context.Background(), ecfg, []float64{knee.Load.Value, last.Load.Value}, 5*RunFor)
+	long, err := sweepOver(context.Background(), ecfg, []float64{knee.Load.Value, last.Load.Value}, 5*RunFor, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -226,5 +226,70 @@ func TestDocsUIFigures(t *testing.T) {
 		}
 	}
 
+	// The seed lesson's own pair and load table, from the constants
+	// lesson.go types once (lessonPair, lessonTable) and what knee's
+	// diagnosis and sweep analysis make of them.
+	lesson, err := buildLesson()
+	if err != nil {
+		t.Fatal(err)
+	}
+	side := func(r lessonSide) string {
+		return fmt.Sprintf("%s: queue %.1f s, prefill %.1f s, decode %.1f s", r.Name, r.QueueS, r.PrefillS, r.DecodeS)
+	}
+	a, bb := lesson.Pair[0], lesson.Pair[1]
+	if a.TotalS != bb.TotalS {
+		t.Fatalf("the lesson's pair totals %.1f s and %.1f s: docs/ui.md says both the same", a.TotalS, bb.TotalS)
+	}
+	want("the lesson's pair", fmt.Sprintf("%s; %s; both %.1f s", side(a), side(bb), a.TotalS))
+	want("the lesson's pair's verdicts", fmt.Sprintf("A is `%s`, B `%s` (decode is %.1f%% of a multi-second request",
+		a.Diagnosis.Verdict, bb.Diagnosis.Verdict, 100*bb.DecodeS/bb.TotalS))
+	var loads, served, ttfts []string
+	for _, r := range lessonTable {
+		loads = append(loads, strconv.FormatFloat(r.Load, 'f', -1, 64))
+		served = append(served, strconv.FormatFloat(r.RPS, 'f', 1, 64))
+		ttfts = append(ttfts, strconv.FormatFloat(r.TTFTP95S, 'f', 1, 64))
+	}
+	want("the lesson's load table", fmt.Sprintf("(load %s, read as offered req/s → %s req/s, p95 TTFT %s s)",
+		strings.Join(loads, "/"), strings.Join(served, "/"), strings.Join(ttfts, "/")))
+	tab := lesson.Table
+	if !tab.Knee.Found() || !tab.SLOSafe.Found() || tab.Knee.Load != tab.SLOSafe.Load {
+		t.Fatalf("the lesson's knee %v and SLO-safe point %v: docs/ui.md puts both at one load", tab.Knee.Load, tab.SLOSafe.Load)
+	}
+	at := strconv.FormatFloat(tab.Knee.Load, 'f', -1, 64)
+	highest := strconv.FormatFloat(tab.Highest, 'f', -1, 64)
+	want("the lesson table's knee and highest throughput", fmt.Sprintf("knee and SLO-safe point at %s, the highest throughput at %s", at, highest))
+	want("the lesson table's knee and highest throughput (tests)", fmt.Sprintf("the lesson's table (knee and SLO-safe at %s, highest at %s)", at, highest))
+	var hi, safe = lessonTable[0], lessonTable[0]
+	for _, r := range lessonTable {
+		if r.Load == tab.Highest {
+			hi = r
+		}
+		if r.Load == tab.SLOSafe.Load {
+			safe = r
+		}
+	}
+	want("why the highest throughput is not healthy", fmt.Sprintf("(%.1f s against 2 s, for %.0f%% more than %s)", hi.TTFTP95S, 100*(hi.RPS/safe.RPS-1), at))
+	// Little's law: users in flight = throughput × time each spends.
+	want("Little's law on the table read as users", fmt.Sprintf("(%s users at %.1f req/s would wait about %.1f s each, not a p95 TTFT of %.1f s)",
+		highest, hi.RPS, hi.Load/hi.RPS, hi.TTFTP95S))
+
+	// Learn §3's energy lesson: energy per output token at 1 user, the
+	// SLO-safe 256 and 1,024 users, as the page writes it.
+	var mj []string
+	for _, users := range []float64{1, 256, 1024} {
+		st, err := runner.Run(context.Background(), sweep.Load{Kind: sweep.Concurrency, Value: users})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Energy == nil || st.Energy.JPerOutputToken == nil {
+			t.Fatalf("%v users: no energy per output token", users)
+		}
+		mj = append(mj, uiFmt(1000**st.Energy.JPerOutputToken, "mJ"))
+		if users == 1024 {
+			mj = append(mj, uiFmt(st.Summary.TTFT.P95, "ms"))
+		}
+	}
+	want("Learn's energy lesson", fmt.Sprintf("e.g. %s at 1 user, %s at the SLO-safe 256, %s at 1,024 with p95 TTFT %s)", mj[0], mj[1], mj[2], mj[3]))
+
 	want("the closed loop's throughput past saturation", fmt.Sprintf("Now the default engine reads %s, %s and %s req/s at 256, 512 and 1,024 users", rps[0], rps[1], rps[2]))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/knee-dev/knee/internal/workload"
 )
 
@@ -24,8 +25,16 @@ func (s *Server) apiLab(w http.ResponseWriter, r *http.Request) {
 		reply(w, nil, err)
 		return
 	}
-	if _, err := lab.Lookup(q.Scenario); err != nil {
+	sc, err := lab.Lookup(q.Scenario)
+	if err != nil {
 		reply(w, nil, badf("scenario: %v", err))
+		return
+	}
+	if streamed(r) {
+		// A scenario without a sweep streams only its answer.
+		streamSteps(w, len(sc.Sweep), func(progress func(sweep.Step)) (any, error) {
+			return lab.RunProgress(r.Context(), q.Scenario, progress)
+		})
 		return
 	}
 	res, err := lab.Run(r.Context(), q.Scenario)

@@ -132,6 +132,39 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 	reply(w, rowOf(info), err)
 }
 
+// runGPU is a stored run's GPU panel: its energy figures and what its
+// GPUs' dcgm-exporters showed (each nil when the run kept none).
+type runGPU struct {
+	Energy json.RawMessage `json:"energy"`
+	GPU    json.RawMessage `json:"gpu"`
+}
+
+// apiRunGPU answers the GPU panel of a run's report page: the energy and
+// GPU view the run kept with its configuration (runs.EnergyKey, GPUKey),
+// as stored.
+func (s *Server) apiRunGPU(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.storedRun(w, r)
+	if !ok {
+		return
+	}
+	info, err := s.cfg.Store.Run(id)
+	if err != nil {
+		reply(w, nil, err)
+		return
+	}
+	out := runGPU{Energy: json.RawMessage("null"), GPU: json.RawMessage("null")}
+	for _, kv := range runs.ConfigPairs(info.Config) {
+		// An unreadable value leaves its part out, as the report does.
+		switch v := json.RawMessage(kv[1]); {
+		case kv[0] == runs.EnergyKey && json.Valid(v):
+			out.Energy = v
+		case kv[0] == runs.GPUKey && json.Valid(v):
+			out.GPU = v
+		}
+	}
+	reply(w, out, nil)
+}
+
 // apiRunReport serves the run's HTML report, shown in a sandboxed frame:
 // its own scripts run, but it has no origin, so it cannot call this API.
 func (s *Server) apiRunReport(w http.ResponseWriter, r *http.Request) {

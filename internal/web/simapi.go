@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knee-dev/knee/internal/energy"
 	"github.com/knee-dev/knee/internal/lab"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
@@ -219,13 +220,19 @@ type simOutcome struct {
 	// Batch is the engine's running batch and waiting queue through the
 	// run, with the lifecycle (one engine only: a fleet's replicas each
 	// have their own).
-	Batch      *batchTrace `json:"batch,omitempty"`
-	SimulatedS float64     `json:"simulated_s"` // virtual time the run covered
-	ComputeMS  float64     `json:"compute_ms"`  // wall time the server spent
-	Warnings   []string    `json:"warnings,omitempty"`
+	Batch *batchTrace `json:"batch,omitempty"`
+	// Steps are the engine's iterations one at a time (one engine only).
+	Steps      *engineSteps `json:"engine_steps,omitempty"`
+	SimulatedS float64      `json:"simulated_s"` // virtual time the run covered
+	ComputeMS  float64      `json:"compute_ms"`  // wall time the server spent
+	Warnings   []string     `json:"warnings,omitempty"`
 	// Ranges are the headline figures with the range knee's held-out
 	// errors give each (docs/validation.md).
 	Ranges *report.PredictionRanges `json:"prediction_ranges,omitempty"`
+	// Energy is what the GPUs spent over the whole run (warm-up and drain
+	// included, as knee sim counts it) from the GPU preset's power model;
+	// nil for a GPU without one.
+	Energy *energy.Figures `json:"energy,omitempty"`
 	// sum is the run's summary, throughput at its steady state: a sweep
 	// step is this (sweepRunner), so the page's point lies on its curve.
 	sum stats.Summary
@@ -413,6 +420,7 @@ func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 	f.ThroughputRPS, f.OutputTPS, f.InputTPS = sum.RequestThroughputRPS, sum.OutputTokenThroughputTPS, sum.InputTokenThroughputTPS
 	f.Errors = sum.Errors
 	f.Preemptions = res.Engine.Preemptions
+	out.Energy = energy.New(energy.SourceModel, res.Engine.GPUs, res.End.Seconds(), res.Engine.EnergyJ, res.Tokens, res.Completed, 0)
 	// The range the CLI prints for the same run: its GPU, model and batch
 	// decide it, widened (and saying so) where no source was validated.
 	domain := simengine.DomainOf(su.engine.GPU.Name, su.engine.Model.Name, sum.RequestThroughputRPS, sum.E2E.Mean, 1)
@@ -452,6 +460,7 @@ func (su *simSetup) run(ctx context.Context) (*simOutcome, error) {
 		out.Lifecycle = lifecycleOf(recs, nil)
 		if p.Replicas <= 1 {
 			out.Batch = kv.batch(out.Lifecycle, res.Engine.MaxNumSeqs)
+			out.Steps = kv.steps(out.Engine)
 		}
 	}
 	out.Warnings = sum.Warnings
@@ -490,10 +499,15 @@ type kvSample struct {
 	// those left in the engine's waiting queue.
 	startNS        int64
 	batch, waiting int
+	// Of the step's computed tokens, the prompt's (prefill chunks and
+	// recomputation); the engine's preemptions so far.
+	newTokens, prefillTokens int
+	preemptions              int64
 }
 
 func (k *kvTrack) step(st simengine.EngineStats) {
-	k.samples = append(k.samples, kvSample{st.Now, st.KVUsage, st.Now - st.LastStepNS, st.LastStepBatch, st.Waiting})
+	k.samples = append(k.samples, kvSample{st.Now, st.KVUsage, st.Now - st.LastStepNS, st.LastStepBatch, st.Waiting,
+		st.LastStepNewTokens, st.LastStepPrefillTokens, st.Preemptions})
 	k.peak = max(k.peak, st.KVUsage)
 }
 
@@ -573,6 +587,70 @@ func (k *kvTrack) batch(lc []phaseTimes, maxNumSeqs int) *batchTrace {
 		b.AtMS, b.Running, b.Waiting, b.Thinned = at, run, wt, true
 	}
 	return b
+}
+
+// maxEngineSteps bounds the engine steps an answer carries for the
+// one-step-at-a-time view.
+const maxEngineSteps = 400
+
+// engineSteps are a run's engine iterations, one at a time, as the engine
+// ran them: in each, the requests that made one decode token, those whose
+// prompt (or a chunk of it) was computed, the prompt tokens, the requests
+// left waiting, those preempted (their KV freed, to be recomputed) and the
+// KV cache in use. From the run's first step (the batch filling), or, when
+// the run preempted only later, from a little before its first preemption.
+type engineSteps struct {
+	MaxNumSeqs          int       `json:"max_num_seqs"`
+	MaxNumBatchedTokens int       `json:"max_num_batched_tokens"`
+	KVCapacityTokens    int       `json:"kv_capacity_tokens"`
+	First               int       `json:"first"` // the run's step number of the first one here (0-based)
+	Total               int       `json:"total"` // steps in the whole run
+	StartMS             []float64 `json:"start_ms"`
+	DurMS               []float64 `json:"dur_ms"`
+	Decode              []int     `json:"decode"`
+	Prefill             []int     `json:"prefill"`
+	PrefillTokens       []int     `json:"prefill_tokens"`
+	Waiting             []int     `json:"waiting"`
+	Preempted           []int     `json:"preempted"`
+	KVUsage             []float64 `json:"kv_usage"`
+}
+
+// steps is the run's engine steps for the step view (nil: none ran).
+func (k *kvTrack) steps(e engineFacts) *engineSteps {
+	n := len(k.samples)
+	if n == 0 {
+		return nil
+	}
+	from := 0
+	for i := 1; i < n; i++ {
+		if k.samples[i].preemptions > k.samples[i-1].preemptions {
+			if i >= maxEngineSteps {
+				from = i - maxEngineSteps/4
+			}
+			break
+		}
+	}
+	to := min(n, from+maxEngineSteps)
+	out := &engineSteps{MaxNumSeqs: e.MaxNumSeqs, MaxNumBatchedTokens: e.MaxNumBatchedTokens, KVCapacityTokens: e.KVCapacityTokens, First: from, Total: n}
+	for i := from; i < to; i++ {
+		s := k.samples[i]
+		// A decoding request computes one token a step; the rest of the
+		// step's tokens are prompt tokens of the requests still in prefill.
+		decode := max(0, min(s.batch, s.newTokens-s.prefillTokens))
+		var before int64
+		if i > 0 {
+			before = k.samples[i-1].preemptions
+		}
+		out.StartMS = append(out.StartMS, float64(s.startNS)/1e6)
+		out.DurMS = append(out.DurMS, float64(s.ns-s.startNS)/1e6)
+		out.Decode = append(out.Decode, decode)
+		out.Prefill = append(out.Prefill, s.batch-decode)
+		out.PrefillTokens = append(out.PrefillTokens, s.prefillTokens)
+		out.Waiting = append(out.Waiting, s.waiting)
+		out.Preempted = append(out.Preempted, int(s.preemptions-before))
+		out.KVUsage = append(out.KVUsage, s.usage)
+	}
+	return out
 }
 
 // lifecycleOf is recs' phase times; steps, when not nil, is each record's

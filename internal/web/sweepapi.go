@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"net/http"
 	"sort"
@@ -32,7 +33,7 @@ func (sr *sweepRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, er
 	if err != nil {
 		return sweep.Step{}, err
 	}
-	return sweep.Step{Summary: out.sum, Full: true, Warnings: out.Warnings}, nil
+	return sweep.Step{Summary: out.sum, Full: true, Warnings: out.Warnings, Energy: out.Energy}, nil
 }
 
 // sweepLoads is the grid a simulated sweep steps over: powers of two up to
@@ -115,10 +116,64 @@ func (s *Server) apiSweep(w http.ResponseWriter, r *http.Request) {
 	}
 	runner := &sweepRunner{su: su}
 	sort.Float64s(loads)
-	res, err := sweep.Run(ctx, runner, sweep.Plan{Kind: kind, Loads: loads}, su.slos, nil)
-	if err != nil {
-		reply(w, nil, simError(err))
+	run := func(progress func(sweep.Step)) (any, error) {
+		res, err := sweep.Run(ctx, runner, sweep.Plan{Kind: kind, Loads: loads}, su.slos, progress)
+		if err != nil {
+			return nil, simError(err)
+		}
+		return sweepOutcome{Result: res, Current: su.p.Load}, nil
+	}
+	if streamed(r) {
+		streamSteps(w, len(loads), run)
 		return
 	}
-	reply(w, sweepOutcome{Result: res, Current: su.p.Load}, nil)
+	res, err := run(nil)
+	reply(w, res, err)
+}
+
+// streamed reports whether the page asked for a sweep's steps as they are
+// computed (?stream=1) rather than one answer at the end.
+func streamed(r *http.Request) bool { return r.URL.Query().Get("stream") == "1" }
+
+// stepLine is one line of a streamed sweep (newline-delimited JSON): a
+// step as it finished (Step, its Index from 1 of Of), then one last line
+// with the whole answer (Result) or what went wrong (Error).
+type stepLine struct {
+	Step   *sweep.Step `json:"step,omitempty"`
+	Index  int         `json:"index,omitempty"`
+	Of     int         `json:"of,omitempty"`
+	Result any         `json:"result,omitempty"`
+	Error  string      `json:"error,omitempty"`
+}
+
+// streamSteps answers a sweep as its steps finish, so the page draws each
+// point when the simulator has it (issue 44: a sweep's curve appeared only
+// once every step was done). of is the number of steps planned. Errors
+// found before the first step are the caller's to answer as usual; once
+// the stream began, an error is its last line (the status is already 200).
+func streamSteps(w http.ResponseWriter, of int, run func(progress func(sweep.Step)) (any, error)) {
+	h := w.Header()
+	h.Set("Content-Type", "application/x-ndjson")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	enc := json.NewEncoder(w)
+	send := func(l stepLine) {
+		if err := enc.Encode(l); err != nil {
+			enc.Encode(stepLine{Error: "encoding the answer: " + err.Error()})
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	n := 0
+	res, err := run(func(st sweep.Step) {
+		n++
+		send(stepLine{Step: &st, Index: n, Of: of})
+	})
+	if err != nil {
+		send(stepLine{Error: err.Error()})
+		return
+	}
+	send(stepLine{Result: res})
 }

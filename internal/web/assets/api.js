@@ -11,11 +11,12 @@ export const staticCopy = document.querySelector('meta[name="knee-static"]') !==
 // with its id.
 let worker = null, lastID = 0;
 const pending = new Map();
-function workerCall(method, path, body) {
+function workerCall(method, path, body, onChunk) {
   if (!worker) {
     worker = new Worker('static/wasmworker.js');
     worker.onmessage = e => {
       const p = pending.get(e.data.id);
+      if (p && e.data.chunk !== undefined) { p.onChunk(e.data.chunk); return; }
       pending.delete(e.data.id);
       if (p) p.resolve(e.data);
     };
@@ -29,8 +30,8 @@ function workerCall(method, path, body) {
   }
   return new Promise((resolve, reject) => {
     const id = ++lastID;
-    pending.set(id, {resolve, reject});
-    worker.postMessage({id, method, path, body});
+    pending.set(id, {resolve, reject, onChunk});
+    worker.postMessage({id, method, path, body, stream: !!onChunk});
   });
 }
 
@@ -53,6 +54,65 @@ export async function api(path, body) {
   try { data = JSON.parse(text); } catch { data = {error: text}; }
   if (!res.ok) throw new Error(data.error || res.statusText);
   return data;
+}
+
+// apiSteps asks for a sweep with its steps streamed (?stream=1): onStep
+// sees each step as the simulator finishes it ({step, index, of}), and
+// the promise resolves with the whole answer. The page draws each point
+// when it is computed instead of all of them at the end.
+export async function apiSteps(path, body, onStep) {
+  const url = path + (path.includes('?') ? '&' : '?') + 'stream=1';
+  let buf = '', result, failure = null;
+  const take = text => {
+    buf += text;
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl).trim();
+      buf = buf.slice(nl + 1);
+      if (!line) continue;
+      const m = JSON.parse(line);
+      if (m.error) failure = new Error(m.error);
+      else if (m.step) onStep(m);
+      else if (m.result !== undefined) result = m.result;
+    }
+  };
+  if (staticCopy) {
+    const r = await workerCall('POST', url, JSON.stringify(body), take);
+    if (r.status >= 400) {
+      let data;
+      try { data = JSON.parse(r.body); } catch { data = {error: r.body}; }
+      throw new Error(data.error || 'status ' + r.status);
+    }
+    take(r.body + '\n');
+  } else {
+    const res = await fetch(url, {method: 'POST', headers: {'Content-Type': 'application/json', 'X-Knee-Token': token}, body: JSON.stringify(body)});
+    if (!res.ok) {
+      const text = await res.text();
+      let data;
+      try { data = JSON.parse(text); } catch { data = {error: text}; }
+      throw new Error(data.error || res.statusText);
+    }
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    for (;;) {
+      const {value, done} = await reader.read();
+      if (done) break;
+      take(value);
+    }
+    take('\n');
+  }
+  if (failure) throw failure;
+  if (result === undefined) throw new Error('the sweep ended without its answer');
+  return result;
+}
+
+// sweepSoFar is a streamed sweep's steps so far, shaped as the answer is
+// (steps in load order, the throughput the knee is placed on chosen as
+// sweep.Analyze does) with no knee or SLO-safe point yet: partial says how
+// many of the planned steps are in.
+export function sweepSoFar(steps, line) {
+  const sorted = [...steps].sort((a, b) => a.load - b.load);
+  const metric = sorted.every(s => s.output_tps > 0) ? 'output_tps' : 'throughput_rps';
+  return {load_kind: line.step.load_kind, knee_metric: metric, steps: sorted, knee: {}, slo_safe: {}, partial: {index: line.index, of: line.of}};
 }
 
 // h builds an element: h('div', {class: 'x', onclick: f}, child, 'text').

@@ -221,3 +221,81 @@ export class EngineView {
     this.play.textContent = 'Play'; this.play.setAttribute('aria-pressed', 'false');
   }
 }
+
+// StepView is the engine one iteration at a time, from a run's engine
+// steps (the answer's engine_steps): max_num_seqs slots, each step's
+// decoding requests (one token each) and the requests whose prompt, or a
+// chunk of it, joins them; the step's tokens against the token budget;
+// the waiting queue; and the requests the step preempted. The buttons
+// move one step; the slider jumps. ids are prefixed "es-".
+export class StepView {
+  constructor() {
+    this.i = 0;
+    this.slots = h('div', {class: 'es-slots', id: 'es-slots', 'aria-hidden': 'true'});
+    this.budget = h('div', {class: 'gauge', id: 'es-budget'}, h('div', {class: 'fill es-prefill'}), h('div', {class: 'fill es-decode'}));
+    this.queue = h('div', {class: 'gauge', id: 'es-queue'}, h('div', {class: 'fill'}));
+    this.text = h('p', {id: 'es-text', 'aria-live': 'polite'});
+    this.range = h('input', {type: 'range', id: 'es-step', min: 0, max: 0, value: 0, 'aria-label': 'engine step'});
+    this.range.addEventListener('input', () => this.show(Number(this.range.value)));
+    this.el = h('section', {class: 'card', id: 'engine-steps', 'aria-labelledby': 'es-h'},
+      h('h2', {id: 'es-h'}, 'The engine, one step at a time'),
+      h('p', {class: 'notes'}, 'Each engine step (iteration) runs one batch: every request already decoding makes one token, and requests still in prefill add their prompt tokens, in chunks, as long as the step\'s token budget (max_num_batched_tokens) lasts. These are the simulated run\'s own steps (from its first, or from a little before its first preemption when that comes late): watch the slots fill, a prefill chunk join a decode batch, and, when the KV cache runs out, a request preempted back to the queue.'),
+      h('div', {class: 'steps'},
+        h('button', {type: 'button', id: 'es-prev', class: 'secondary', onclick: () => this.show(this.i - 1)}, '← Previous step'),
+        h('button', {type: 'button', id: 'es-next', onclick: () => this.show(this.i + 1)}, 'Next step →'),
+        h('button', {type: 'button', id: 'es-preempt', class: 'secondary', onclick: () => this.nextPreemption()}, 'Next preemption'),
+        this.range),
+      this.slots,
+      h('div', {class: 'gauge-row'}, h('span', {class: 'gauge-label'}, 'Step tokens'), this.budget, h('span', {class: 'gauge-text', id: 'es-budget-text'})),
+      h('div', {class: 'gauge-row'}, h('span', {class: 'gauge-label'}, 'Waiting'), this.queue, h('span', {class: 'gauge-text', id: 'es-queue-text'})),
+      h('p', {class: 'notes es-key'}, h('span', {class: 'es-cell es-d'}), ' decoding (one token)  ', h('span', {class: 'es-cell es-p'}), ' prefill chunk  ', h('span', {class: 'es-cell'}), ' free slot'),
+      this.text);
+  }
+
+  setSteps(s) {
+    this.s = s;
+    this.el.hidden = !s || !s.start_ms.length;
+    if (this.el.hidden) return;
+    // One cell a slot up to 256 slots; beyond, a cell stands for several.
+    this.per = Math.max(1, Math.ceil(s.max_num_seqs / 256));
+    const cells = Math.ceil(s.max_num_seqs / this.per);
+    this.slots.replaceChildren(...Array.from({length: cells}, () => h('span', {class: 'es-cell'})));
+    this.range.max = String(s.start_ms.length - 1);
+    this.show(Math.min(this.i, s.start_ms.length - 1));
+  }
+
+  nextPreemption() {
+    const s = this.s;
+    for (let j = this.i + 1; j < s.preempted.length; j++) if (s.preempted[j] > 0) return this.show(j);
+  }
+
+  show(i) {
+    const s = this.s;
+    if (!s) return;
+    i = Math.max(0, Math.min(s.start_ms.length - 1, i));
+    this.i = i;
+    this.range.value = String(i);
+    const d = s.decode[i], p = s.prefill[i], pt = s.prefill_tokens[i], w = s.waiting[i], pre = s.preempted[i];
+    const cells = this.slots.children, dc = Math.ceil(d / this.per), pc = Math.ceil((d + p) / this.per) - dc;
+    for (let c = 0; c < cells.length; c++) cells[c].className = 'es-cell' + (c < dc ? ' es-d' : c < dc + pc ? ' es-p' : '');
+    const tokens = d + pt, budget = s.max_num_batched_tokens;
+    this.budget.children[0].style.width = (100 * pt / budget) + '%';
+    this.budget.children[1].style.left = (100 * pt / budget) + '%';
+    this.budget.children[1].style.width = (100 * d / budget) + '%';
+    document.getElementById('es-budget-text')?.replaceChildren(`${tokens} of ${budget}`);
+    const qTop = Math.max(s.max_num_seqs, ...s.waiting);
+    this.queue.children[0].style.width = (100 * w / qTop) + '%';
+    document.getElementById('es-queue-text')?.replaceChildren(`${w} waiting`);
+    Object.assign(this.el.dataset, {step: String(s.first + i), decode: String(d), prefill: String(p), prefillTokens: String(pt),
+      waiting: String(w), preempted: String(pre), slots: String(s.max_num_seqs), budget: String(budget), kv: String(s.kv_usage[i])});
+    const reqs = n => `${n} request${n === 1 ? '' : 's'}`;
+    let t = `Step ${s.first + i + 1} of ${s.total} (at ${fmt(s.start_ms[i], 'ms')}, ${fmt(s.dur_ms[i], 'ms')} long): `;
+    const parts = [];
+    if (d) parts.push(`${reqs(d)} decode one token each`);
+    if (p) parts.push(`${reqs(p)} prefill ${pt} prompt tokens` + (d ? ' — a prefill chunk joins the decode batch' : ''));
+    t += (parts.length ? parts.join('; ') : 'nothing runs') + `; ${d + p} of ${s.max_num_seqs} slots busy; ${w} waiting; KV cache ${fmt(s.kv_usage[i], '%')} full.`;
+    if (pre) t += ` The KV cache ran out: ${reqs(pre)} preempted — ${pre === 1 ? 'its' : 'their'} KV blocks freed, back to the queue to be recomputed from the prompt.`;
+    this.text.textContent = t;
+    this.el.classList.toggle('es-preempting', pre > 0);
+  }
+}

@@ -1,7 +1,7 @@
 // The lab page: knee lab's teaching scenarios (internal/lab) played on the
 // simulator with fixed seeds — the incident's phase evidence and verdict,
 // or the sweep's curves with its knee and SLO-safe point.
-import {api, h, fmt, stacked} from './api.js';
+import {api, apiSteps, h, fmt, stacked} from './api.js';
 import {lineChart} from './charts.js';
 import {noteLab} from './progress.js';
 import {lessonTableView} from './lifecycle.js';
@@ -18,7 +18,15 @@ export async function mount(el) {
     for (const b of buttons) b.setAttribute('aria-pressed', String(b.id === 'lab-' + name));
     out.replaceChildren(h('p', {class: 'notes'}, 'simulating ' + name + '…'));
     try {
-      const r = await api('/api/lab', {scenario: name});
+      // A sweep's steps are listed as the simulator finishes each.
+      const done = [];
+      const r = await apiSteps('/api/lab', {scenario: name}, line => {
+        done.push(line.step);
+        out.replaceChildren(h('p', {class: 'notes', id: 'lab-progress', dataset: {computed: `${line.index}/${line.of}`}},
+          `simulating ${name}: ${line.index} of ${line.of} rates computed`),
+        h('ul', {id: 'lab-steps-so-far'}, done.map(s => h('li', {dataset: {load: String(s.load)}},
+          `${s.load} req/s offered: ${fmt(s.throughput_rps)} req/s served, p95 TTFT ${fmt(s.ttft_p95_ms, 'ms')}${s.slo_met ? '' : ' (objective not met)'}`))));
+      });
       render(out, r);
       noteLab(name); // the Learn page counts the scenarios run
     } catch (e) {

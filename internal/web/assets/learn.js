@@ -3,7 +3,7 @@
 // section makes checked on the engine (the table in learnapi.go, which a
 // Go test checks too), a knowledge check, and progress kept in this
 // browser only (progress.js).
-import {api, h, fmt, debounce} from './api.js';
+import {api, apiSteps, sweepSoFar, h, fmt, debounce} from './api.js';
 import {lineChart} from './charts.js';
 import * as progress from './progress.js';
 import {pairView, lessonTableView} from './lifecycle.js';
@@ -247,7 +247,8 @@ export async function mount(el, ctx, rest) {
   // alone jumped from Healthy at 256 to Saturated at 512).
   const users = stepSlider('cv-users', 'Users (concurrency)', [1, 2, 4, 8, 16, 32, 64, 128, 256, 272, 512, 1024], cb.load, 'users');
   const cvOut = h('div', {id: 'cv-out', 'aria-live': 'polite', dataset: {seq: '0'}});
-  const charts = h('div', {class: 'curves'}, h('div', {id: 'cv-throughput'}), h('div', {id: 'cv-ttft'}), h('p', {id: 'cv-notes', class: 'notes'}, 'sweeping…'));
+  const charts = h('div', {class: 'curves'}, h('div', {id: 'cv-throughput'}), h('div', {id: 'cv-ttft'}), h('div', {id: 'cv-energy'}),
+    h('p', {id: 'cv-energy-text'}), h('p', {id: 'cv-notes', class: 'notes'}, 'sweeping…'));
   let sweep = null, cvLast = null;
   // The engine's batch over the run: it fills as users are added, then
   // the queue beside it grows (the engine's own steps, averaged in time).
@@ -258,7 +259,8 @@ export async function mount(el, ctx, rest) {
     cvOut.replaceChildren(
       h('div', {id: 'cv-badge', class: 'badge ' + pr.level, dataset: {level: pr.level}, role: 'status'}, h('strong', {}, levelText[pr.level]), h('span', {}, pr.reason)),
       h('div', {class: 'metrics'}, figure('cv-rps', 'Throughput', f.throughput_rps, 'req/s'), figure('cv-ttft-p95', 'p95 TTFT', f.ttft_ms.p95, 'ms'),
-        figure('cv-queue', 'Queue p50', f.queue_ms.p50, 'ms'), figure('cv-front-end', 'Front end p50', f.front_end_ms.p50, 'ms'), figure('cv-otps', 'Output', f.output_tps, 'tok/s')),
+        figure('cv-queue', 'Queue p50', f.queue_ms.p50, 'ms'), figure('cv-front-end', 'Front end p50', f.front_end_ms.p50, 'ms'), figure('cv-otps', 'Output', f.output_tps, 'tok/s'),
+        r.energy && r.energy.j_per_output_token != null ? figure('cv-mj-token', 'Energy per output token', 1000 * r.energy.j_per_output_token, 'mJ') : null),
       r.batch ? cvGauge.el : null,
       h('p', {class: 'notes'}, 'Queue: the wait before the engine admits a request (what the badge counts as waiting). Front end: the API server\'s work before that (HTTP, chat template, tokenization), a phase of its own; it grows when the server is busy streaming to many users.'));
     if (r.batch) cvGauge.average(r.batch);
@@ -351,7 +353,10 @@ export async function mount(el, ctx, rest) {
     h('p', {class: 'notes'}, 'Your progress (sections read, questions answered, lab scenarios run) is kept in this browser\'s local storage; nothing is sent anywhere.'));
   renderProgress();
   await Promise.all([tok.run(), ph.run(), cv.run(), rl.run(), tr.run()]);
-  api('/api/sweep', cb).then(sw => { sweep = sw; drawCurve(sweep, cvLast); }).catch(e => { document.getElementById('cv-notes').textContent = 'sweep: ' + e.message; });
+  // Each load of the sweep is drawn as the simulator finishes it.
+  const cvSteps = [];
+  apiSteps('/api/sweep', cb, line => { cvSteps.push(line.step); sweep = sweepSoFar(cvSteps, line); drawCurve(sweep, cvLast); })
+    .then(sw => { sweep = sw; drawCurve(sweep, cvLast); }).catch(e => { document.getElementById('cv-notes').textContent = 'sweep: ' + e.message; });
   api('/api/lesson').then(l => lessonEl.replaceChildren(lessonTableView(l))).catch(e => lessonEl.replaceChildren(h('p', {class: 'error'}, e.message)));
   api('/api/pair', {}).then(p => pairEl.replaceChildren(...pairView(p, 'lp'))).catch(e => pairEl.replaceChildren(h('p', {class: 'error'}, e.message)));
   el.dataset.ready = '1';
@@ -445,7 +450,42 @@ function drawCurve(sw, cur) {
   lEl.dataset.ttft = sw.steps.map(s => s.ttft_p95_ms ?? '').join(',');
   tEl.dataset.dot = cur ? String(cur.figures.throughput_rps) : ''; lEl.dataset.dot = cur ? String(cur.figures.ttft_ms.p95) : '';
   lEl.dataset.at = curX == null ? '' : String(curX);
+  // The figures as drawn are the whole sweep's: a reader waits for them.
+  if (sw.partial) tEl.dataset.loads = tEl.dataset.rps = lEl.dataset.ttft = '';
+  tEl.dataset.computed = sw.partial ? `${sw.partial.index}/${sw.partial.of}` : `${sw.steps.length}/${sw.steps.length}`;
+  drawEnergy(sw, cur);
+  if (sw.partial) {
+    document.getElementById('cv-notes').replaceChildren(h('span', {id: 'cv-progress'}, `Sweeping: ${sw.partial.index} of ${sw.partial.of} loads computed; the knee and the SLO-safe point follow the last.`));
+    return;
+  }
   document.getElementById('cv-notes').replaceChildren(h('span', {class: 'key current'}, '● the slider\'s setting'), h('br'),
     h('span', {id: 'cv-knee'}, h('strong', {}, kneeX != null ? `Knee at ${kneeX} users: ` : 'No knee: '), sw.knee.reason), h('br'),
     h('span', {id: 'cv-safe'}, h('strong', {}, safeX != null ? `SLO-safe point at ${safeX} users: ` : 'No SLO-safe point: '), sw.slo_safe.reason));
+}
+
+// drawEnergy is the batch lesson in joules: energy per output token over
+// users from the GPU preset's power model, with a sentence computed from
+// the steps: a bigger batch shares the GPU's draw among more tokens, until
+// the batch is full; past that each token costs the same while the wait,
+// and with it p95 TTFT, breaks the objective.
+function drawEnergy(sw, cur) {
+  const el = document.getElementById('cv-energy'), text = document.getElementById('cv-energy-text');
+  const steps = sw.steps.filter(s => s.energy && s.energy.j_per_output_token != null);
+  if (!el || !steps.length) return;
+  const mj = s => 1000 * s.energy.j_per_output_token;
+  const safeX = sw.slo_safe && sw.slo_safe.load;
+  lineChart(el, {title: 'Energy per output token over users', xLabel: 'users', yLabel: 'mJ per token (log scale)', x: steps.map(s => s.load), logX: true, logY: true,
+    series: [{label: 'mJ per output token', values: steps.map(mj), color: '#0d9488'}],
+    marks: {vlines: [{x: safeX, label: 'SLO-safe', color: '#16a34a'}],
+      points: [{x: cur ? cur.params.load : null, y: cur && cur.energy && cur.energy.j_per_output_token != null ? 1000 * cur.energy.j_per_output_token : null, color: '#ea580c'}]}});
+  el.dataset.mj = sw.partial ? '' : steps.map(s => mj(s).toFixed(1)).join(',');
+  el.dataset.loads = sw.partial ? '' : steps.map(s => s.load).join(',');
+  const first = steps[0], safe = steps.find(s => s.load === safeX), last = steps[steps.length - 1];
+  if (sw.partial || !safe || safe === first) { text.textContent = ''; return; }
+  let t = `Bigger batches, fewer joules per token: at ${first.load} user${first.load === 1 ? '' : 's'} each output token costs ${fmt(mj(first), 'mJ')} of GPU energy, at the SLO-safe ${safe.load} users ${fmt(mj(safe), 'mJ')} (${(mj(first) / mj(safe)).toFixed(0)} times fewer): the GPU's draw is shared by every request in the batch.`;
+  if (last !== safe) {
+    const change = mj(last) / mj(safe) - 1;
+    t += ` Past it, at ${last.load} users, a token costs ${fmt(mj(last), 'mJ')} (${Math.abs(change) < 0.005 ? 'the same' : (change < 0 ? Math.round(-100 * change) + '% less' : Math.round(100 * change) + '% more')}) while p95 TTFT is ${fmt(last.ttft_p95_ms, 'ms')}${last.slo_met ? '' : ', past the objective'}: a full batch saves no more energy, the extra users only wait.`;
+  }
+  text.textContent = t + ' (From knee\'s power model of the GPU, a point estimate over each whole run.)';
 }

@@ -4,7 +4,7 @@
 // step-through of the phases, and the worked pair.
 import {api, h, fmt, reducedMotion, debounce, stacked} from './api.js';
 import {defaults} from './sim.js';
-import {BatchGauge} from './engineview.js';
+import {BatchGauge, StepView} from './engineview.js';
 
 export const phases = [
   {id: 'arrival', title: '1 Arrival', text: 'A request arrives when the load model schedules it — a user presses enter (open loop), or a user\'s previous answer has just finished (closed loop). Shown here for a moment after it arrives, and while the client holds it back.'},
@@ -221,6 +221,9 @@ export async function mount(el, ctx) {
     stepText));
   el.append(holder);
   view = new LifecycleView(holder);
+  // The same run's engine, one iteration at a time.
+  const steps = new StepView();
+  el.append(steps.el);
   const pairEl = h('section', {class: 'card', id: 'pair', 'aria-label': 'The worked pair'}, h('h2', {}, 'The worked pair: same latency, different bottleneck'), h('p', {class: 'notes'}, 'simulating…'));
   el.append(pairEl);
 
@@ -231,6 +234,7 @@ export async function mount(el, ctx) {
       const res = await api('/api/sim', p);
       view.setRequests(res.lifecycle);
       view.setBatch(res.batch);
+      steps.setSteps(res.engine_steps);
       // Follow one request of the steady state: the first to arrive after
       // 40% of the arrivals' span (an overload's queue drains long after
       // the last arrival).
@@ -289,7 +293,7 @@ export function pairView(r, prefix) {
 // of per-request phase times with no baseline, diagnosed by knee.
 function lessonPairView(l, prefix) {
   const side = (s, i) => {
-    const pct = v => (100 * v / 4.0) + '%';
+    const pct = v => (100 * v / s.total_s) + '%';
     return h('div', {id: `${prefix}-lesson-${s.name.toLowerCase()}`, class: 'lesson-side', dataset: {verdict: s.diagnosis.verdict, queue: s.queue_s, prefill: s.prefill_s, decode: s.decode_s, total: s.total_s}},
       h('h3', {}, `Request ${s.name}`),
       h('div', {class: 'bar', style: 'height:22px', role: 'img', 'aria-label': `queue ${s.queue_s} s, prefill ${s.prefill_s} s, decode ${s.decode_s} s`},
@@ -299,7 +303,9 @@ function lessonPairView(l, prefix) {
       h('p', {class: 'notes'}, 'Action: ' + s.diagnosis.action));
   };
   return [h('h3', {}, "The lesson's own pair"),
-    h('p', {class: 'notes'}, 'The two requests of the lesson, each 4.0 s end to end, written as a file of per-request phase times and read by knee diagnose with nothing to compare against. A waits: queue_pressure. B generates: decode is 87% of it, so knee names decode as where the time goes (decode_bound) and what to compare its speed with; without a reference it cannot call it slow.'),
+    h('p', {class: 'notes', id: prefix + '-lesson-note'}, `The two requests of the lesson, ${l.pair.map(s => s.total_s.toFixed(1) + ' s').join(' and ')} end to end, written as a file of per-request phase times and read by knee diagnose with nothing to compare against. ` +
+      l.pair.map(s => `${s.name} ${s.diagnosis.verdict === 'queue_pressure' ? 'waits' : 'generates'}: ${s.diagnosis.verdict}, the queue ${(100 * s.queue_s / s.total_s).toFixed(1)}% of it, decode ${(100 * s.decode_s / s.total_s).toFixed(1)}%.`).join(' ') +
+      ' Where decode dominates, knee names it as where the time goes and what to compare its speed with; without a reference it cannot call it slow.'),
     h('div', {class: 'pair-grid'}, ...l.pair.map(side))];
 }
 

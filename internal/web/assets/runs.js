@@ -5,7 +5,7 @@
 //   #runs/report/ID       the HTML report in a sandboxed frame
 //   #runs/compare/A/B     knee compare A B
 //   #runs/live/ID         time series and lifecycle as records arrive
-import {api, h, fmt} from './api.js';
+import {api, h, fmt, stacked} from './api.js';
 import {lineChart} from './charts.js';
 import {LifecycleView} from './lifecycle.js';
 
@@ -114,12 +114,70 @@ function benchForm(url) {
 function back() { return h('p', {}, h('a', {href: '#runs'}, '← all runs')); }
 
 async function showReport(el, id) {
-  const shards = h('div', {id: 'shards'});
-  el.append(back(), h('h1', {}, 'Run ' + id), shards,
+  const shards = h('div', {id: 'shards'}), gpu = h('div', {id: 'gpu-holder'});
+  el.append(back(), h('h1', {}, 'Run ' + id), shards, gpu,
     h('iframe', {class: 'report', id: 'report-frame', title: 'report of run ' + id, sandbox: 'allow-scripts', src: '/api/runs/' + encodeURIComponent(id) + '/report'}));
+  api('/api/runs/' + encodeURIComponent(id) + '/gpu').then(g => { const p = gpuPanel(g); if (p) gpu.append(p); })
+    .catch(e => gpu.append(h('p', {class: 'error'}, 'GPU panel: ' + e.message)));
   let v;
   try { v = await api('/api/runs/' + encodeURIComponent(id) + '/shards'); } catch (e) { return; }
   if (v.count > 0) shards.append(...shardView(v));
+}
+
+// gpuPanel: what the run's GPUs spent and did (issue 45): energy per
+// output token, tokens per joule, power, $ per million output tokens when
+// priced; per GPU its dcgm-exporter's power, SM and DRAM activity, memory,
+// clock and temperature; the exporters' timelines when the run kept them.
+// null for a run with neither energy nor GPU telemetry.
+function gpuPanel({energy: e, gpu: g}) {
+  if (!e && !g) return null;
+  const box = (id, label, v, unit, title) => h('div', {class: 'metric', id: 'gpu-' + id, dataset: {value: v == null ? '' : String(v)}, title},
+    h('span', {class: 'label'}, label), h('span', {class: 'value'}, unit === '$' ? (v == null ? '–' : '$' + fmt(v)) : fmt(v, unit)));
+  const parts = [h('h2', {}, 'GPUs: power and energy')];
+  if (e) {
+    const src = e.source + (e.estimate ? ' (a point estimate: the power model has no range yet)' : '');
+    parts.push(h('div', {class: 'metrics', id: 'gpu-energy', dataset: {source: e.source}},
+      e.j_per_output_token != null ? box('mj-per-token', 'Energy per output token', 1000 * e.j_per_output_token, 'mJ') : null,
+      e.output_tokens_per_j != null ? box('tokens-per-j', 'Output per joule', e.output_tokens_per_j, 'tok/J') : null,
+      box('power', 'Power per GPU (mean)', e.avg_power_w_per_gpu, 'W'),
+      box('energy', 'Energy', e.energy_j / 1000, 'kJ', `over ${fmt(e.span_s)} s on ${e.gpus} GPU(s)`),
+      e.j_per_request != null ? box('j-per-request', 'Energy per request', e.j_per_request, 'J') : null,
+      e.usd_per_m_output_tokens != null ? box('usd-per-m', '$ per M output tokens', e.usd_per_m_output_tokens, '$', `at $${e.gpu_price_usd_per_hour} per GPU-hour: the GPUs' rental, not their electricity`) : null),
+    h('p', {class: 'notes', id: 'gpu-source'}, `Energy from the ${src}, over ${fmt(e.span_s)} s on ${e.gpus} GPU(s), warm-up included; ${e.output_tokens} output tokens, ${e.requests} requests.` +
+      (e.usd_per_m_output_tokens == null ? ' Give --gpu-price (per GPU-hour) for the cost per million tokens.' : '')));
+  }
+  if (g && g.gpus && g.gpus.length) {
+    const pct = v => v == null ? '–' : fmt(v, '%');
+    const f = (x, field, scale = 1, useMax = false) => { const s = x.fields && x.fields[field]; return s ? (useMax ? s.max : s.mean) * scale : null; };
+    const cols = [['host', x => x.host], ['GPU', x => x.gpu], ['model', x => x.model || '–'],
+      ['power W (mean)', x => fmt(f(x, 'power_w'))], ['power W (max)', x => fmt(f(x, 'power_w', 1, true))],
+      ['SM active', x => pct(f(x, 'sm_active'))], ['DRAM active', x => pct(f(x, 'dram_active'))],
+      ['memory MiB (max)', x => fmt(f(x, 'fb_used_mib', 1, true))], ['SM clock MHz', x => fmt(f(x, 'sm_clock_mhz'))],
+      ['temp °C (max)', x => fmt(f(x, 'temp_c', 1, true))], ['energy J', x => fmt(x.energy_j)], ['energy from', x => x.energy_source || '–']];
+    parts.push(h('div', {class: 'table-wrap'}, stacked(h('table', {id: 'gpu-table'},
+      h('thead', {}, h('tr', {}, cols.map(([t]) => h('th', {}, t)))),
+      h('tbody', {}, g.gpus.map(x => h('tr', {dataset: {gpu: x.gpu, host: x.host, powerMean: String(f(x, 'power_w') ?? ''), energyJ: String(x.energy_j)}},
+        cols.map(([, get]) => h('td', {}, get(x))))))))));
+    for (const [i, ex] of (g.exporters || []).entries()) {
+      const tl = ex.timeline || [];
+      if (tl.length < 2) continue;
+      const xs = tl.map(p => p.t_ms / 1000), p = h('div', {id: 'gpu-power-' + i}), a = h('div', {id: 'gpu-activity-' + i});
+      const m = h('div', {id: 'gpu-memory-' + i}), c = h('div', {id: 'gpu-clock-' + i});
+      parts.push(h('h3', {}, ex.url), h('div', {class: 'curves'}, p, a, m, c));
+      queueMicrotask(() => {
+        lineChart(m, {title: 'Memory used (all GPUs)', xLabel: 'seconds', yLabel: 'MiB', x: xs, series: [{label: 'MiB', values: tl.map(q => q.fb_used_mib ?? null), color: '#8b5cf6'}], height: 200});
+        lineChart(c, {title: 'SM clock (mean)', xLabel: 'seconds', yLabel: 'MHz', x: xs, series: [{label: 'MHz', values: tl.map(q => q.sm_clock_mhz ?? null), color: '#0d9488'}], height: 200});
+        lineChart(p, {title: 'Power (all GPUs)', xLabel: 'seconds', yLabel: 'W', x: xs, series: [{label: 'power W', values: tl.map(q => q.power_w ?? null)}], height: 200});
+        lineChart(a, {title: 'SM and DRAM activity', xLabel: 'seconds', yLabel: '%', x: xs, height: 200,
+          series: [{label: 'SM active %', values: tl.map(q => q.sm_active == null ? null : 100 * q.sm_active)}, {label: 'DRAM active %', values: tl.map(q => q.dram_active == null ? null : 100 * q.dram_active), color: '#dc2626'}]});
+      });
+    }
+    if (!(g.exporters || []).some(ex => (ex.timeline || []).length >= 2)) {
+      parts.push(h('p', {class: 'notes', id: 'gpu-timeline-note'}, 'The run database keeps each GPU\'s figures over the run, not the exporters\' timelines; knee bench --out DIR writes every scrape to DIR/gpu_metrics.json.'));
+    }
+  }
+  if (g && g.notes && g.notes.length) parts.push(h('ul', {class: 'warnings', id: 'gpu-notes'}, g.notes.map(n => h('li', {}, n))));
+  return h('section', {class: 'card', id: 'gpu-panel'}, ...parts);
 }
 
 // shardView: a sharded run's shards beside its merged figures, so a shard

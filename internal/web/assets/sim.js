@@ -2,7 +2,7 @@
 // the service-pressure badge beside them, and the sweep curves (throughput
 // and p95 TTFT over load) with the current point, the knee and the SLO-safe
 // point marked. Every change reruns knee's engine on the server.
-import {api, h, fmt, debounce} from './api.js';
+import {api, apiSteps, sweepSoFar, h, fmt, debounce} from './api.js';
 import {lineChart, tradeoffChart} from './charts.js';
 import {EngineView} from './engineview.js';
 
@@ -151,7 +151,13 @@ async function run(p) {
 
 const runSweep = debounce(async (p, key) => {
   try {
-    const sw = await api('/api/sweep', p);
+    // Each step is drawn as the simulator finishes it.
+    const steps = [];
+    const sw = await apiSteps('/api/sweep', p, line => {
+      if (key !== sweepKey || !root) return;
+      steps.push(line.step);
+      renderCurves(sweepSoFar(steps, line), lastResult);
+    });
     if (key !== sweepKey || !root) return;
     lastSweep = sw;
     renderCurves(sw, lastResult);
@@ -208,7 +214,8 @@ function renderResults(el, r) {
       metric('itps', 'Input', f.input_tps, 'tok/s'),
       metric('kv-mean', 'KV cache (mean)', f.kv_usage_mean, '%'),
       metric('kv-peak', 'KV cache (peak)', f.kv_usage_peak, '%'),
-      metric('attainment', 'SLO attainment', pr.slo_attainment, '%')),
+      metric('attainment', 'SLO attainment', pr.slo_attainment, '%'),
+      ...energyBoxes(r.energy)),
     Object.keys(ranges).length ? h('p', {class: 'notes', id: 'ranges-note'}, 'The range under a figure is where measured values have fallen around knee\'s predictions ' + r.prediction_ranges.basis + '.') : null,
     h('ul', {class: 'slos'}, r.slos.map(s => h('li', {class: s.met ? 'met' : 'unmet'}, (s.met ? '✓ ' : '✗ ') + s.text))),
     h('p', {class: 'notes'}, `${r.requests} requests simulated (${fmt(r.simulated_s, 's')} of virtual time) on ${r.engine.name}: `,
@@ -226,6 +233,19 @@ function renderResults(el, r) {
   el.dataset.inputTokens = r.params.input_tokens;
   el.dataset.outputTokens = r.params.output_tokens;
   el.dataset.load = String(r.params.load);
+}
+
+// energyBoxes are the run's energy figures from the GPU preset's power
+// model (none for a GPU without one): joules per output token, output
+// tokens per joule and the mean draw per GPU, over the whole run.
+function energyBoxes(e) {
+  if (!e || e.j_per_output_token == null) return [];
+  const why = `from knee's power model of the GPU over the whole run (${fmt(e.energy_j / 1000)} kJ for ${e.output_tokens} output tokens in ${fmt(e.span_s)} s of virtual time); a point estimate, not yet scored against measurements`;
+  return [
+    metricBox('mj-per-token', 'Energy per output token', 1000 * e.j_per_output_token, 'mJ', why),
+    metricBox('tokens-per-j', 'Output per joule', e.output_tokens_per_j, 'tok/J', why),
+    metricBox('power', 'Power per GPU (mean)', e.avg_power_w_per_gpu, 'W', why),
+  ];
 }
 
 // spreadText says what the TTFT percentiles show, from the figures
@@ -270,9 +290,13 @@ function renderCurves(sw, cur) {
       yLine: ttftSLO ? {y: ttftSLO.threshold, label: 'SLO ' + ttftSLO.objective} : null});
   }
   const notes = document.getElementById('curve-notes');
-  notes.replaceChildren(
+  tEl.dataset.computed = sw.partial ? `${sw.partial.index}/${sw.partial.of}` : `${sw.steps.length}/${sw.steps.length}`;
+  if (sw.partial) {
+    notes.replaceChildren(h('span', {id: 'sweep-progress'}, `Sweeping: ${sw.partial.index} of ${sw.partial.of} loads computed; the knee and the SLO-safe point follow the last.`));
+  } else notes.replaceChildren(
     h('span', {class: 'key current'}, '● current setting'), ' The p95 TTFT axis is logarithmic, so the objective\'s line and the low loads stay readable beside the seconds of a queue.',
     h('p', {id: 'knee-verdict', class: 'verdict-line'}, plainVerdict(sw, kneeX, safeX)),
+    energyVerdict(sw, kneeX, safeX),
     h('details', {id: 'knee-detail'}, h('summary', {}, 'How knee found the knee and the SLO-safe point'),
       h('p', {id: 'knee-text'}, h('strong', {}, kneeX != null ? `Knee at ${kneeX}: ` : 'No knee: '), sw.knee.reason),
       h('p', {id: 'safe-text'}, h('strong', {}, safeX != null ? `SLO-safe point at ${safeX}: ` : 'No SLO-safe point: '), sw.slo_safe.reason)));
@@ -283,6 +307,31 @@ function renderCurves(sw, cur) {
   lEl.dataset.ttft = sw.steps.map(s => s.ttft_p95_ms ?? '').join(',');
   tEl.dataset.dot = curT == null ? '' : String(curT); lEl.dataset.dot = cur ? String(cur.figures.ttft_ms.p95) : '';
   lEl.dataset.at = curX == null ? '' : String(curX);
+  // The figures as drawn are the whole sweep's: a reader waits for them.
+  if (sw.partial) tEl.dataset.loads = tEl.dataset.rps = lEl.dataset.ttft = '';
+}
+
+// energyVerdict names the sweep's most energy-efficient load (fewest
+// joules per output token, from the power model) beside the knee and the
+// SLO-safe point, and the energy per token at each; null without energy.
+function energyVerdict(sw, kneeX, safeX) {
+  const steps = sw.steps.filter(s => s.energy && s.energy.j_per_output_token != null);
+  if (!steps.length) return null;
+  const mj = s => 1000 * s.energy.j_per_output_token;
+  const best = steps.reduce((a, s) => (mj(s) < mj(a) ? s : a), steps[0]);
+  const what = sw.load_kind === 'rate' ? 'req/s offered' : 'users';
+  const at = x => { const s = steps.find(s => s.load === x); return s ? ` (${fmt(mj(s), 'mJ')})` : ''; };
+  let t = `Fewest joules per output token at ${best.load} ${what}: ${fmt(mj(best), 'mJ')}, ${best.slo_met ? 'within' : 'outside'} the objectives.`;
+  if (kneeX != null) t += ` At the knee, ${kneeX}${at(kneeX)}.`;
+  const safe = steps.find(s => s.load === safeX);
+  if (safe && safe !== best) {
+    const more = mj(safe) / mj(best) - 1;
+    t += ` At the SLO-safe point, ${safeX}, ${fmt(mj(safe), 'mJ')}: ` + (more < 0.02
+      ? `within ${Math.max(1, Math.round(100 * more))}% of the fewest, so meeting the objectives costs next to no energy here.`
+      : `${Math.round(100 * more)}% more a token than the fewest.`);
+  } else if (safe) t += ' That is the SLO-safe point.';
+  return h('p', {id: 'energy-verdict', dataset: {load: String(best.load), mj: String(mj(best)), loads: steps.map(s => s.load).join(','), mjs: steps.map(s => mj(s).toFixed(2)).join(',')}},
+    t + ' (knee\'s power model of the GPU, a point estimate over each whole run.)');
 }
 
 // plainVerdict says what the knee means in the sweep's own figures: from

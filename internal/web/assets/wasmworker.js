@@ -2,7 +2,8 @@
 // WebAssembly (cmd/knee-wasm) run here, off the page's thread, so a
 // simulation or a sweep never freezes the page (Learn's first load held it
 // 5.2 s when the module ran beside the page). The page posts
-// {id, method, path, body}; the answer comes back as {id, status, body}.
+// {id, method, path, body, stream}; the answer comes back as {id, status,
+// body}, after {id, status, chunk} messages for a streamed one.
 importScripts('wasm_exec.js');
 
 let ready;
@@ -26,10 +27,12 @@ function load() {
 }
 
 self.onmessage = async e => {
-  const {id, method, path, body} = e.data;
+  const {id, method, path, body, stream} = e.data;
   try {
     await load();
-    const r = await self.kneeAPI(method, path, body);
+    // A streamed answer (a sweep's steps) goes to the page a piece at a
+    // time, as the handler flushes it.
+    const r = await self.kneeAPI(method, path, body, stream ? (status, chunk) => self.postMessage({id, status, chunk}) : undefined);
     self.postMessage({id, status: r.status, body: r.body});
   } catch (err) {
     self.postMessage({id, status: 500, body: JSON.stringify({error: String((err && err.message) || err)})});
