@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -19,6 +20,7 @@ type guidedFlags struct {
 	bisect     bool
 	resolution string
 	budget     string
+	saveProf   string
 
 	// resolved by check
 	res            float64
@@ -30,13 +32,14 @@ func (g *guidedFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&g.on, "guided", false, "let the simulator choose the loads: predict the curve, measure a light step, refit, then measure only where the SLO-safe point and the knee are least certain, from --min to --max (with --url, --gpu/--tp/--profile say what the server runs)")
 	fs.BoolVar(&g.bisect, "bisect", false, "--guided without the model: a plain bisection on measured points (doubling from --min until an SLO fails, then halving the bracket), the baseline the guided sweep is compared with")
 	fs.StringVar(&g.resolution, "resolution", "10%", "--guided: the SLO-safe point is bracketed by measured steps this far apart (1% to 100%)")
+	fs.StringVar(&g.saveProf, "save-profile", "", "--guided: write the host profile the last refit fitted to the measured steps to this file, for knee sim/serve/plan --profile")
 	fs.StringVar(&g.budget, "budget", "", "--guided: most requests (2000) or wall time (10m) to spend; when it runs out the sweep stores what it measured and exits 1 naming what is unknown")
 }
 
 // check resolves the flags against the plan; errors are usage errors.
 func (g *guidedFlags) check(fs *pflag.FlagSet, plan sweep.Plan) error {
 	if !g.on {
-		for _, name := range []string{"resolution", "budget", "bisect"} {
+		for _, name := range []string{"resolution", "budget", "bisect", "save-profile"} {
 			if fs.Changed(name) {
 				return Usagef("--%s applies to a guided sweep: add --guided", name)
 			}
@@ -50,6 +53,9 @@ func (g *guidedFlags) check(fs *pflag.FlagSet, plan sweep.Plan) error {
 		if fs.Changed(name) {
 			return Usagef("--%s steers an automatic sweep; --guided chooses its loads itself: drop --%s", name, name)
 		}
+	}
+	if g.bisect && g.saveProf != "" {
+		return Usagef("--save-profile saves the refitted model's profile; --bisect runs without a model: drop one")
 	}
 	// --shards needs no refusal: every shard is handed each step judged
 	// over every shard's records, and the model is deterministic, so
@@ -134,4 +140,22 @@ func (g *guidedFlags) config() [][2]string {
 		kv = append(kv, [2]string{"guided_budget", g.budget})
 	}
 	return kv
+}
+
+// saveProfile writes the last refit's host profile to --save-profile, and
+// says so in a note; with no refit (no step fitted) it says that instead.
+func (sr *sweepRun) saveProfile() error {
+	if sr.g.saveProf == "" || sr.model == nil {
+		return nil
+	}
+	prof, ok := sr.model.Profile(fmt.Sprintf("knee sweep --guided against %s, model %s", sr.meta.target, sr.meta.model))
+	if !ok {
+		sr.res.Notes = append(sr.res.Notes, fmt.Sprintf("--save-profile %s: not written, no measured step could be fitted", sr.g.saveProf))
+		return fmt.Errorf("--save-profile %s: no measured step could be fitted, nothing written", sr.g.saveProf)
+	}
+	if err := prof.Save(sr.g.saveProf); err != nil {
+		return fmt.Errorf("--save-profile: %w", errors.Unwrap(err))
+	}
+	sr.res.Notes = append(sr.res.Notes, fmt.Sprintf("the refitted host profile is saved in %s (knee sim --profile %s reproduces the measured steps within the fit's stated range)", sr.g.saveProf, sr.g.saveProf))
+	return nil
 }

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"math"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/simserver/simservertest"
+	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/sweep"
 )
 
@@ -229,5 +233,60 @@ func TestSweepGuidedMix(t *testing.T) {
 	checkMeasuredBracket(t, r, sweep.GuidedPlan{Kind: sweep.Concurrency, Min: 2, Max: 16, Resolution: 0.1})
 	if r.BreaksFirst.Load > r.SLOSafe.Load && !slices.ContainsFunc(r.Steps, func(s sweep.Step) bool { return s.Load.Value == r.BreaksFirst.Load && !s.SLOMet }) {
 		t.Fatalf("breaks first at %v, not a measured failing step", r.BreaksFirst.Load)
+	}
+}
+
+// --save-profile: the guided sweep's refitted host profile, against a
+// server twice as slow as the preset the sweep starts from, is one knee sim
+// --profile reads, and it reproduces every measured step's throughput,
+// median TTFT and TPOT within the range the profile states.
+func TestSweepGuidedSaveProfile(t *testing.T) {
+	url, srv := simservertest.Start(t, func(c *simserver.Config) { c.Engine.StepTimeScale = 2 })
+	prof := filepath.Join(t.TempDir(), "host.yaml")
+	code, out, errs := kneeCmd(t, "sweep", "--url", url, "--model", srv.Model(), "--max", "24", "--slo", "p95(ttft)<250ms", "--no-store",
+		"--request-timeout", "30s", "--save-profile", prof, "--guided", "--requests", "32", "--input-tokens", "512", "--output-tokens", "32", "--seed", "1", "--quiet", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r := guidedResult(t, out)
+	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "refitted host profile is saved in "+prof) }) {
+		t.Errorf("no note names the saved profile: %q", r.Notes)
+	}
+	data, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`TTFT ±(\d+)%, TPOT ±(\d+)%, throughput ±(\d+)%`).FindStringSubmatch(string(data))
+	if m == nil {
+		t.Fatalf("the profile states no range:\n%s", data)
+	}
+	stated := func(i int) float64 { v, _ := strconv.ParseFloat(m[i], 64); return v / 100 }
+	for _, s := range r.Steps {
+		code, simOut, simErr := kneeCmd(t, "sim", "--profile", prof, "--concurrency", strconv.Itoa(int(s.Load.Value)), "--requests", "200",
+			"--input-tokens", "512", "--output-tokens", "32", "--seed", "1", "--json", "--no-store")
+		if code != 0 {
+			t.Fatalf("knee sim --profile: exit %d: %s", code, simErr)
+		}
+		var sim stats.Summary
+		if err := json.Unmarshal([]byte(simOut), &sim); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name          string
+			measured, got float64
+			rng           float64
+		}{
+			{"TTFT p50", s.Summary.TTFT.P50, sim.TTFT.P50, stated(1)},
+			{"TPOT p50", s.Summary.TPOT.P50, sim.TPOT.P50, stated(2)},
+			{"output tok/s", s.Summary.OutputTokenThroughputTPS, sim.OutputTokenThroughputTPS, stated(3)},
+		} {
+			t.Logf("%s: %s measured %.3g, knee sim --profile %.3g (stated ±%.0f%%)", s.Load, c.name, c.measured, c.got, 100*c.rng)
+			if rel := math.Abs(c.got/c.measured - 1); !(rel <= c.rng) {
+				t.Errorf("%s: %s measured %.3g, knee sim --profile %.3g: %.0f%% off, outside the stated ±%.0f%%", s.Load, c.name, c.measured, c.got, 100*rel, 100*c.rng)
+			}
+		}
+	}
+	if code, _, errs := kneeCmd(t, "sweep", "--guided", "--bisect", "--save-profile", prof, "--no-store"); code != 2 || !strings.Contains(errs, "--bisect runs without a model") {
+		t.Errorf("--bisect --save-profile: exit %d, %q; want 2", code, errs)
 	}
 }
