@@ -136,6 +136,8 @@ type GuidedStep struct {
 	Order int    `json:"order"` // 1 for the first step measured
 	Load  Load   `json:"load"`
 	Why   string `json:"why"` // what the step was for
+	// Share is the part of a whole step it ran for (0: a whole step).
+	Share float64 `json:"share,omitempty"`
 	// Predicted is the model's figures before the step (nil: measured
 	// without a model, as the light-load step of a bisection).
 	Predicted *PredictedFigures `json:"predicted,omitempty"`
@@ -143,6 +145,19 @@ type GuidedStep struct {
 	// InRange: every measured figure fell in the predicted range, or the
 	// SLO verdict the model was sure of held (nil: no prediction).
 	InRange *bool `json:"in_range,omitempty"`
+	// Curve is the model refitted to the steps measured up to this one,
+	// over the grid: what the report draws as a band between the measured
+	// steps (nil: no refit followed the step, or no model). Predictions,
+	// never measurements.
+	Curve []CurvePoint `json:"curve,omitempty"`
+}
+
+// CurvePoint is the refitted curve at one grid load: throughput (the
+// knee's metric) and p95 TTFT, each with its range.
+type CurvePoint struct {
+	Load       float64 `json:"load"`
+	Throughput Figure  `json:"throughput"`
+	TTFTP95    Figure  `json:"ttft_p95_ms"`
 }
 
 // PredictedFigures are a prediction's throughput and SLO figures, each
@@ -232,7 +247,7 @@ func RunGuided(ctx context.Context, r Runner, model Model, p GuidedPlan, set slo
 }
 
 func (g *guided) run() error {
-	if err := g.measure(0, "light load: pins the front end and the batch-1 step", nil); err != nil {
+	if err := g.measure(0, "light load: pins the front end and the batch-1 step", nil, lightShare); err != nil {
 		return err
 	}
 	kneeSteps := 0
@@ -243,12 +258,18 @@ func (g *guided) run() error {
 			}
 		}
 		a, b := g.bracket()
-		next, why := -1, ""
+		next, why, share := -1, "", 1.0
 		if !g.safeSettled(a, b) {
 			next, why = g.nextForSafe(a, b)
 		} else if k, ok := g.kneeTarget(); ok && kneeSteps < g.p.MaxKneeSteps {
 			next, why = k, fmt.Sprintf("knee at %s on the refitted curve: its neighbourhood", Load{g.p.Kind, g.kneeLoad()})
 			kneeSteps++
+			if next > b {
+				// Above a measured failure its verdict settles nothing:
+				// only its throughput is wanted.
+				share = kneeShare
+				why += fmt.Sprintf(" (above the SLO bracket: throughput only, a %.0f%% step)", 100*share)
+			}
 		}
 		if next < 0 {
 			return nil
@@ -261,7 +282,7 @@ func (g *guided) run() error {
 		if g.preds != nil {
 			pred = &g.preds[next]
 		}
-		if err := g.measure(next, why, pred); err != nil {
+		if err := g.measure(next, why, pred, share); err != nil {
 			return err
 		}
 		if s := g.at[next]; s.Unreachable != "" {
@@ -270,10 +291,24 @@ func (g *guided) run() error {
 	}
 }
 
-// measure runs the grid's i-th load and logs it beside its prediction.
-func (g *guided) measure(i int, why string, pred *Prediction) error {
+// The shares of a whole step (--duration, --requests) that the steps
+// whose SLO verdict decides nothing run for: the light step (its figures
+// are medians at one or two in flight, steady from the first requests)
+// and a knee step above a measured failure (its throughput only).
+const (
+	lightShare = 0.5
+	kneeShare  = 0.5
+)
+
+// measure runs the grid's i-th load (share of a whole step) and logs it
+// beside its prediction.
+func (g *guided) measure(i int, why string, pred *Prediction, share float64) error {
 	load := Load{Kind: g.p.Kind, Value: g.grid[i]}
-	s, err := g.r.Run(g.ctx, load)
+	ctx := g.ctx
+	if share < 1 {
+		ctx = WithStepShare(ctx, share)
+	}
+	s, err := g.r.Run(ctx, load)
 	if err != nil {
 		return fmt.Errorf("step %s: %w", load, err)
 	}
@@ -284,7 +319,7 @@ func (g *guided) measure(i int, why string, pred *Prediction) error {
 	g.log.Requests += used
 	g.log.ElapsedS += elapsed
 	g.largest = max(g.largest, used)
-	gs := GuidedStep{Order: len(g.log.Steps) + 1, Load: load, Why: why, Measured: MeasuredFigures{Throughput: s.Throughput(g.metric), SLOMet: s.SLOMet, Requests: used, ElapsedS: elapsed}}
+	gs := GuidedStep{Order: len(g.log.Steps) + 1, Load: load, Why: why, Share: shareOrZero(share), Measured: MeasuredFigures{Throughput: s.Throughput(g.metric), SLOMet: s.SLOMet, Requests: used, ElapsedS: elapsed}}
 	for _, c := range s.SLOs {
 		gs.Measured.SLOs = append(gs.Measured.SLOs, c.Value)
 	}
@@ -331,6 +366,7 @@ func (g *guided) refit() error {
 		preds[i] = pr
 	}
 	g.preds = preds
+	g.keepCurve()
 	g.log.ModelSafe, g.log.ModelKnee = 0, 0
 	if p := g.predictedSafe(); p >= 0 {
 		g.log.ModelSafe = g.grid[p]
@@ -419,15 +455,77 @@ func (g *guided) nextForSafe(a, b int) (int, string) {
 		why = fmt.Sprintf("closes the SLO bracket below %s (model: limit at or above it)", g.loadName(b))
 	}
 	// Two steps in a row on one side of the limit: the model is off in
-	// one direction; go at least as far as the bisection would.
-	if mid := (a + b) / 2; streak >= 2 && mid > a && mid < b {
-		if met && next < mid {
-			next, why = mid, "two steps in a row met the SLOs: at least the bisection's midpoint"
-		} else if !met && next > mid {
-			next, why = mid, "two steps in a row failed the SLOs: at most the bisection's midpoint"
+	// one direction; overrule it with the measured steps alone: the
+	// bisection's midpoint, or where the bracket ends' measured SLO
+	// margins cross the limit (the secant) when that is higher. Latency
+	// against load is flat and then a hockey stick, convex in log-log, so
+	// the secant lies below the true crossing: the higher of the two is
+	// the better guess from either side.
+	if streak < 2 {
+		return next, why
+	}
+	to, how := (a+b)/2, "the bisection's midpoint"
+	if sec := g.secant(a, b); sec > to {
+		to, how = sec, fmt.Sprintf("where the measured SLO margins of %s and %s cross the limit", g.loadName(a), g.loadName(b))
+	}
+	if to > a && to < b {
+		if met && next < to {
+			next, why = to, fmt.Sprintf("%d steps in a row met the SLOs: at least %s", streak, how)
+		} else if !met && next > to {
+			next, why = to, fmt.Sprintf("%d steps in a row failed the SLOs: at most %s", streak, how)
 		}
 	}
 	return next, why
+}
+
+// secant is the grid index of the last load the measured bracket ends'
+// SLO margins place within the limit: each end's worst objective as
+// measured ÷ threshold (its inverse for a floor; a zero rate counts
+// nothing), interpolated linearly in
+// log-load and log-margin, kept strictly inside the bracket; -1 when an end
+// is not measured or has no margin (a mix's classes, a rate objective
+// with a zero threshold).
+func (g *guided) secant(a, b int) int {
+	if a < 0 || b >= len(g.grid) || b-a < 2 {
+		return -1
+	}
+	ma, okA := g.margin(g.at[a])
+	mb, okB := g.margin(g.at[b])
+	if !okA || !okB || !(ma > 0) || !(ma < 1) || !(mb > 1) {
+		return -1
+	}
+	xa, xb := math.Log(g.grid[a]), math.Log(g.grid[b])
+	ya, yb := math.Log(ma), math.Log(mb)
+	cross := math.Exp(xa + (0-ya)*(xb-xa)/(yb-ya))
+	i := a + 1
+	for i+1 < b && g.grid[i+1] <= cross {
+		i++
+	}
+	return i
+}
+
+// margin is a step's worst SLO margin: above 1 fails. false when an
+// objective gives none.
+func (g *guided) margin(s Step) (float64, bool) {
+	if len(s.SLOs) != len(g.set) || len(g.set) == 0 {
+		return 0, false
+	}
+	worst := 0.0
+	for i, c := range s.SLOs {
+		o := g.set[i]
+		if !(o.Threshold > 0) || !(c.Value >= 0) || math.IsInf(c.Value, 0) {
+			return 0, false
+		}
+		m := c.Value / o.Threshold
+		if o.Kind == slo.Throughput {
+			if c.Value == 0 {
+				return 0, false
+			}
+			m = o.Threshold / c.Value
+		}
+		worst = max(worst, m)
+	}
+	return worst, true
 }
 
 // streak counts the last steps with one SLO verdict (the light step
@@ -635,4 +733,43 @@ func (g *guided) notes() []string {
 		n = append(n, "budget exhausted: "+g.log.Unknown)
 	}
 	return n
+}
+
+func shareOrZero(share float64) float64 {
+	if share >= 1 {
+		return 0
+	}
+	return share
+}
+
+// keepCurve logs the refitted curve on the step measured last, the one
+// whose measurement the refit has just taken in.
+func (g *guided) keepCurve() {
+	if len(g.order) == 0 {
+		return
+	}
+	curve := make([]CurvePoint, len(g.grid))
+	for i, pr := range g.preds {
+		t, rt := pr.Step.Throughput(g.metric), pr.Ranges.Throughput
+		f, rf := pr.Step.Summary.TTFT.P95, pr.Ranges.TTFT
+		curve[i] = CurvePoint{Load: g.grid[i],
+			Throughput: finiteFigure(Figure{Name: g.metric, Value: t, Low: t / (1 + rt), High: t * (1 + rt)}),
+			TTFTP95:    finiteFigure(Figure{Name: "ttft_p95_ms", Value: f, Low: f / (1 + rf), High: f * (1 + rf)})}
+	}
+	// The step's Guided (shared by its copies in g.at and the result)
+	// points into the log as it was when the step was measured; the log's
+	// array may have moved since: set both.
+	g.order[len(g.order)-1].Guided.Curve = curve
+	g.log.Steps[len(g.log.Steps)-1].Curve = curve
+}
+
+// finiteFigure is f with non-finite figures (a simulated step that
+// completed nothing) as 0: JSON has no infinity.
+func finiteFigure(f Figure) Figure {
+	for _, v := range []*float64{&f.Value, &f.Low, &f.High} {
+		if math.IsNaN(*v) || math.IsInf(*v, 0) {
+			*v = 0
+		}
+	}
+	return f
 }

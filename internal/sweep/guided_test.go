@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/knee-dev/knee/internal/slo"
@@ -256,4 +257,92 @@ func TestGuidedPlanValidate(t *testing.T) {
 	if !slices.Equal(g, []float64{1, 2, 3, 5, 8, 10}) {
 		t.Fatalf("grid %v", g)
 	}
+}
+
+// sharedServer is a fakeServer that notes each step's share.
+type sharedServer struct {
+	fakeServer
+	shares []float64
+}
+
+func (s *sharedServer) Run(ctx context.Context, load Load) (Step, error) {
+	s.shares = append(s.shares, StepShare(ctx))
+	return s.fakeServer.Run(ctx, load)
+}
+
+// stubbornModel never refits: it keeps predicting a server four times as
+// fast, so only the measured steps can steer the search.
+type stubbornModel struct{ fakeModel }
+
+func (m *stubbornModel) Refit(context.Context, []Step) error { return nil }
+
+// A model that keeps aiming too high: after two failures in a row the
+// next step is overruled by the measured steps (the secant through the
+// bracket's SLO margins, or the bisection's midpoint when higher), and it
+// lands within a grid step or two of the true limit.
+func TestGuidedOverrulesAStubbornModel(t *testing.T) {
+	t.Parallel()
+	set := mustSLO(t, "p95(ttft)<400ms")
+	p := GuidedPlan{Kind: Concurrency, Min: 1, Max: 256, Resolution: 0.1}
+	srv := &fakeServer{perUser: 100, capacity: 4000, baseTTFT: 50}
+	m := &stubbornModel{fakeModel{srv: fakeServer{perUser: 100, baseTTFT: 50, capacity: 16000}, prior: 16000, rangeRel: 5}}
+	res, err := RunGuided(context.Background(), srv, m, p, set, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBracket(t, res, srv, p, 400)
+	grid := p.Grid()
+	limit := slices.Index(grid, res.SLOSafe.Load)
+	var sec *GuidedStep
+	for i := range res.Guided.Steps {
+		if st := &res.Guided.Steps[i]; strings.Contains(st.Why, "cross the limit") {
+			sec = st
+		}
+	}
+	if sec == nil {
+		t.Fatalf("no step chosen by the measured margins: %+v", res.Guided.Steps)
+	}
+	if at := slices.Index(grid, sec.Load.Value); at < limit-2 || at > limit+2 {
+		t.Errorf("the secant chose %s; the limit is at %v (grid %v)", sec.Load, grid[limit], grid)
+	}
+	t.Logf("steps %v", srv.loads)
+}
+
+// The light step and the knee's steps above the measured SLO bracket run
+// a share of a whole step (their verdicts decide nothing); every other
+// step, the bracket's included, runs whole, and the log says which.
+func TestGuidedShortSteps(t *testing.T) {
+	t.Parallel()
+	set := mustSLO(t, "p95(ttft)<60ms") // the limit (19 in flight) lies below the knee (40)
+	p := GuidedPlan{Kind: Concurrency, Min: 1, Max: 256, Resolution: 0.1}
+	srv := &sharedServer{fakeServer: fakeServer{perUser: 100, capacity: 4000, baseTTFT: 50}}
+	m := &fakeModel{srv: fakeServer{perUser: 100, baseTTFT: 50}, prior: 4000}
+	res, err := RunGuided(context.Background(), srv, m, p, set, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBracket(t, res, &srv.fakeServer, p, 60)
+	grid := p.Grid()
+	b := grid[slices.Index(grid, res.SLOSafe.Load)+1]
+	short := 0
+	for i, st := range res.Guided.Steps {
+		want := 1.0
+		switch {
+		case i == 0:
+			want = lightShare
+		case st.Load.Value > b && strings.Contains(st.Why, "knee"):
+			want, short = kneeShare, short+1
+		}
+		logged := st.Share
+		if logged == 0 {
+			logged = 1
+		}
+		if srv.shares[i] != want || logged != want {
+			t.Errorf("step %d (%s, %q): ran a share %v (logged %v), want %v", i+1, st.Load, st.Why, srv.shares[i], st.Share, want)
+		}
+	}
+	if short == 0 {
+		t.Errorf("no knee step above the bracket at %v: steps %v", b, srv.loads)
+	}
+	t.Logf("steps %v, shares %v", srv.loads, srv.shares)
 }

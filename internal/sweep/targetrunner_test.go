@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/record"
@@ -144,6 +145,32 @@ func TestStepsToOneTargetSendTheirOwnPrompts(t *testing.T) {
 	for i, p := range got {
 		if w := gen.Item(int64(i)).Prompt; p != w {
 			t.Fatalf("a fresh server per step: request %d is not the workload's request %d", i, i)
+		}
+	}
+}
+
+// A step share scales a step's duration and request count, not below
+// half a second or four requests (nor above what was asked).
+func TestShortenStep(t *testing.T) {
+	for _, c := range []struct {
+		share     float64
+		dur, want time.Duration
+		req, wReq int64
+	}{
+		{0.5, 2 * time.Second, time.Second, 24, 12},
+		{0.25, 600 * time.Millisecond, 500 * time.Millisecond, 5, 4},
+		{0.5, 300 * time.Millisecond, 300 * time.Millisecond, 3, 3},
+		{1, 2 * time.Second, 2 * time.Second, 24, 24},
+		{0, 2 * time.Second, 2 * time.Second, 24, 24}, // no share asked: whole
+	} {
+		cfg := loadgen.Config{Duration: c.dur, Requests: c.req}
+		ctx := context.Background()
+		if c.share > 0 {
+			ctx = WithStepShare(ctx, c.share)
+		}
+		shortenStep(ctx, &cfg)
+		if cfg.Duration != c.want || cfg.Requests != c.wReq {
+			t.Errorf("share %v of %v, %d requests: got %v, %d; want %v, %d", c.share, c.dur, c.req, cfg.Duration, cfg.Requests, c.want, c.wReq)
 		}
 	}
 }
