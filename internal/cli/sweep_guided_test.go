@@ -292,3 +292,49 @@ func TestSweepGuidedSaveProfile(t *testing.T) {
 		t.Errorf("--bisect --save-profile: exit %d, %q; want 2", code, errs)
 	}
 }
+
+// With --url the guided sweep's prior is what the flags say the server
+// runs: --model-config's model, --server-profile's engine; with none of
+// them and a served name that is no preset, a generic prior, said so.
+// The stored run keeps what the prior was given.
+func TestSweepGuidedPriorFlags(t *testing.T) {
+	url, _ := simservertest.Start(t, func(c *simserver.Config) { c.ModelName = "served-name" })
+	hf := filepath.Join("..", "hfconfig", "testdata", "qwen2.5-7b-instruct.json")
+	args := []string{"sweep", "--url", url, "--model", "served-name", "--max", "8", "--slo", "p95(ttft)<250ms", "--no-store", "--request-timeout", "30s",
+		"--guided", "--requests", "8", "--input-tokens", "256", "--output-tokens", "4", "--seed", "1", "--quiet", "--json"}
+	for _, c := range []struct {
+		name  string
+		extra []string
+		note  string
+	}{
+		{"model config", []string{"--model-config", hf}, "the model starts from the simulator's qwen2.5-7b-instruct on H100-SXM×1 and"},
+		{"server profile", []string{"--server-profile", "sglang"}, "on H100-SXM×1 as sglang and"},
+		{"generic", nil, `--model "served-name" is no simulator preset and nothing says what the server runs`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := kneeCmd(t, append(slices.Clip(args), c.extra...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			r := guidedResult(t, out)
+			if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, c.note) }) {
+				t.Errorf("no note %q in %q", c.note, r.Notes)
+			}
+		})
+	}
+	for _, c := range []struct{ args []string }{
+		{[]string{"sweep", "--guided", "--server-profile", "sglang", "--no-store"}},
+		{[]string{"sweep", "--guided", "--model-config", hf, "--no-store"}},
+	} {
+		if code, _, errs := kneeCmd(t, c.args...); code != 2 || !strings.Contains(errs, "say what a --url server runs") {
+			t.Errorf("%v: exit %d, %q; want 2", c.args, code, errs)
+		}
+	}
+	// The profile is resolved, not only named.
+	if code, _, errs := kneeCmd(t, append(slices.Clip(args), "--server-profile", "no-such-engine")...); code != 2 || !strings.Contains(errs, "no-such-engine") {
+		t.Errorf("--server-profile no-such-engine: exit %d, %q; want 2 naming it", code, errs)
+	}
+	if code, _, errs := kneeCmd(t, "sweep", "--server-profile", "sglang", "--no-store"); code != 2 || !strings.Contains(errs, "--server-profile applies to a guided sweep") {
+		t.Errorf("--server-profile without --guided: exit %d, %q", code, errs)
+	}
+}

@@ -180,6 +180,7 @@ const (
 	colorGrey   = "#a7afbd"
 	colorRed    = "#d64545"
 	colorPurple = "#8a4fd1"
+	colorTeal   = "#1b9aaa" // a guided sweep's predictions
 )
 
 func htmlSection(bw *bufio.Writer, sec section) {

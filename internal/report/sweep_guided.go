@@ -116,10 +116,10 @@ func guidedSeries(r *sweep.Result) (tput, ttft []chartSeries) {
 	}
 	const label = "predicted before the step (with its range)"
 	if px != nil {
-		tput = append(tput, chartSeries{label: label, color: colorPurple, xs: px, ys: pt, lo: pl, hi: ph, bars: true})
+		tput = append(tput, chartSeries{label: label, color: colorTeal, xs: px, ys: pt, lo: pl, hi: ph, bars: true})
 	}
 	if fx != nil {
-		ttft = append(ttft, chartSeries{label: label, color: colorPurple, xs: fx, ys: fv, lo: fl, hi: fh, bars: true})
+		ttft = append(ttft, chartSeries{label: label, color: colorTeal, xs: fx, ys: fv, lo: fl, hi: fh, bars: true})
 	}
 	return tput, ttft
 }
