@@ -55,8 +55,10 @@ type TargetRunner struct {
 	FirstStep func(ctx context.Context, baseURL, model string)
 	Configure func(cfg *loadgen.Config) error
 	// Source replaces the step's request source, given the step's shared
-	// rate schedule (nil in a closed loop): a traffic mix. nil: Items.
-	Source func(cfg *loadgen.Config, shared workload.Arrivals) (loadgen.Source, error)
+	// rate schedule (nil in a closed loop) and where the step's prompts
+	// start in each class's workload (as Items' first, below): a traffic
+	// mix. nil: Items.
+	Source func(cfg *loadgen.Config, shared workload.Arrivals, first int64) (loadgen.Source, error)
 	// BeginStep is told each step before it starts; OnRecord sees every
 	// record; Begin may cut the step to a part (a shard) from its start.
 	BeginStep func(Load)
@@ -150,7 +152,7 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens}
 	}
 	if r.Source != nil {
-		s, err := r.Source(&cfg, shared)
+		s, err := r.Source(&cfg, shared, first)
 		if err != nil {
 			return Step{}, err
 		}

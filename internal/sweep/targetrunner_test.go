@@ -174,3 +174,38 @@ func TestShortenStep(t *testing.T) {
 		}
 	}
 }
+
+// A mix's Source is told where the step's prompts start: its own place
+// for each load on a target that outlives the steps (the same again for
+// the same load), 0 with a fresh server per step.
+func TestMixSourceToldTheStepsFirstItem(t *testing.T) {
+	t.Parallel()
+	base, srv := startH100(t)
+	in, _ := workload.ParseDist("16")
+	out, _ := workload.ParseDist("2")
+	gen, err := workload.NewGenerator(workload.Spec{Input: in, Output: out, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var firsts []int64
+	r := &TargetRunner{Template: loadgen.Config{BaseURL: base, Model: srv.Model(), Requests: 2}, Items: gen.Item,
+		Source: func(_ *loadgen.Config, _ workload.Arrivals, first int64) (loadgen.Source, error) {
+			firsts = append(firsts, first)
+			return func(i int64) loadgen.Request {
+				it := gen.Item(first + i)
+				return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, MaxTokens: it.MaxTokens}
+			}, nil
+		}}
+	for _, v := range []float64{1, 2, 1} {
+		if _, err := r.Run(context.Background(), Load{Kind: Concurrency, Value: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Server = func(context.Context) (string, string, func(), error) { return base, srv.Model(), func() {}, nil }
+	if _, err := r.Run(context.Background(), Load{Kind: Concurrency, Value: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if firsts[0] == firsts[1] || firsts[0] != firsts[2] || firsts[3] != 0 {
+		t.Fatalf("firsts %v: want two loads apart, the same load alike, 0 for a fresh server", firsts)
+	}
+}
