@@ -675,6 +675,11 @@ func (g *guided) inRange(pf *PredictedFigures, s *Step) bool {
 	return !pf.Sure || pf.SLOMet == s.SLOMet
 }
 
+// kneeReach is how many grid steps from the refitted curve's knee a
+// measured step may stand for it: two steps of 10% are well within one
+// step of a dense sweep (×1.33 to ×2 apart).
+const kneeReach = 2
+
 // placeKnee sets the result's knee: the refitted curve's, placed on the
 // measured step there, never on a predicted one. Without a model (or after a fallback) Analyze's
 // Kneedle on the measured steps stands.
@@ -686,17 +691,20 @@ func (g *guided) placeKnee(res *Result) {
 	s, ok := g.at[k]
 	stand := ""
 	if !ok {
-		// The refits moved the knee past the steps spent on it: a
-		// measured grid neighbour stands for it, said so.
-		for _, i := range []int{k - 1, k + 1} {
-			if n, found := g.at[i]; found && !ok {
-				s, ok = n, true
-				stand = fmt.Sprintf(" (the curve's knee is at %s, one grid step away, not measured: the measured neighbour stands for it)", Load{g.p.Kind, g.grid[k]})
+		// The refits moved the knee past the steps spent on it: the
+		// nearest measured step within kneeReach grid steps (the lower
+		// on a tie) stands for it, said so.
+		for d := 1; d <= kneeReach && !ok; d++ {
+			for _, i := range []int{k - d, k + d} {
+				if n, found := g.at[i]; found && !ok {
+					s, ok = n, true
+					stand = fmt.Sprintf(" (the curve's knee is at %s, %d grid step(s) away, not measured: the nearest measured step stands for it)", Load{g.p.Kind, g.grid[k]}, d)
+				}
 			}
 		}
 	}
 	if !ok {
-		res.Knee = none("the refitted curve puts the knee at %s, which was not measured, nor its grid neighbours (the budget or the knee's step limit ran out): the knee is unknown", Load{g.p.Kind, g.grid[k]})
+		res.Knee = none("the refitted curve puts the knee at %s, and no step within %d grid steps of it was measured (the budget or the knee's step limit ran out): the knee is unknown", Load{g.p.Kind, g.grid[k]}, kneeReach)
 		return
 	}
 	idx := slices.IndexFunc(res.Steps, func(x Step) bool { return x.Load.Value == s.Load.Value })

@@ -346,3 +346,40 @@ func TestGuidedShortSteps(t *testing.T) {
 	}
 	t.Logf("steps %v, shares %v", srv.loads, srv.shares)
 }
+
+// When the refits moved the knee past the steps spent on it, the nearest
+// measured step within two grid steps stands for it, said so; further
+// than that the knee is unknown, never a predicted point.
+func TestGuidedKneeStandIn(t *testing.T) {
+	t.Parallel()
+	srv := fakeServer{perUser: 100, capacity: 4000, baseTTFT: 50}
+	place := func(offsets ...int) (Point, float64) {
+		g := &guided{p: GuidedPlan{Kind: Concurrency, Min: 1, Max: 256, Resolution: 0.1}, metric: MetricOutputTPS, at: map[int]Step{}}
+		g.grid = g.p.Grid()
+		for _, v := range g.grid {
+			s, _ := srv.Run(context.Background(), Load{Kind: Concurrency, Value: v})
+			g.preds = append(g.preds, Prediction{Step: s})
+		}
+		k := g.modelKnee()
+		var steps []Step
+		for _, d := range offsets {
+			s, _ := srv.Run(context.Background(), Load{Kind: Concurrency, Value: g.grid[k+d]})
+			g.at[k+d] = s
+			steps = append(steps, s)
+		}
+		slices.SortFunc(steps, func(a, b Step) int { return int(a.Load.Value - b.Load.Value) })
+		res, err := Analyze(steps, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.placeKnee(res)
+		return res.Knee, g.grid[k]
+	}
+	knee, at := place(-5, -2, 3)
+	if !knee.Found() || knee.Load >= at || !strings.Contains(knee.Reason, "2 grid step(s) away") {
+		t.Errorf("knee %+v; want the step two grid steps below %v standing in", knee, at)
+	}
+	if knee, at := place(-5, -3, 3); knee.Found() || !strings.Contains(knee.Reason, "the knee is unknown") {
+		t.Errorf("knee %+v with no step within two grid steps of %v; want unknown", knee, at)
+	}
+}
