@@ -31,7 +31,7 @@ type guidedFlags struct {
 }
 
 func (g *guidedFlags) register(fs *pflag.FlagSet) {
-	fs.BoolVar(&g.on, "guided", false, "let the simulator choose the loads: predict the curve, measure a light step, refit, then measure only where the SLO-safe point and the knee are least certain, from --min to --max (with --url, --gpu/--tp/--profile say what the server runs)")
+	fs.BoolVar(&g.on, "guided", false, "let the simulator choose the loads: predict the curve, measure a light step, refit, then measure only where the SLO-safe point and the knee are least certain, from --min to --max (with --url, --gpu/--tp/--profile/--server-profile/--model-config say what the server runs)")
 	fs.BoolVar(&g.bisect, "bisect", false, "--guided without the model: a plain bisection on measured points (doubling from --min until an SLO fails, then halving the bracket), the baseline the guided sweep is compared with")
 	fs.StringVar(&g.resolution, "resolution", "10%", "--guided: the SLO-safe point is bracketed by measured steps this far apart (1% to 100%)")
 	fs.StringVar(&g.saveProf, "save-profile", "", "--guided: write the host profile the last refit fitted to the measured steps to this file, for knee sim/serve/plan --profile")
