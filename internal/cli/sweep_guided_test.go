@@ -236,6 +236,24 @@ func TestSweepGuidedMix(t *testing.T) {
 	if r.BreaksFirst.Load > r.SLOSafe.Load && !slices.ContainsFunc(r.Steps, func(s sweep.Step) bool { return s.Load.Value == r.BreaksFirst.Load && !s.SLOMet }) {
 		t.Fatalf("breaks first at %v, not a measured failing step", r.BreaksFirst.Load)
 	}
+	// Per class: every predicted step states each class's objectives with
+	// a range around the value, beside the measured values.
+	for _, g := range r.Guided.Steps[1:] {
+		if g.Predicted == nil || len(g.Predicted.Classes) == 0 || len(g.Predicted.Classes) != len(g.Measured.Classes) {
+			t.Fatalf("step %d (%s): classes predicted %+v, measured %+v", g.Order, g.Load, g.Predicted, g.Measured.Classes)
+		}
+		for k, c := range g.Predicted.Classes {
+			m := g.Measured.Classes[k]
+			if c.Name != m.Name || len(c.SLOs) == 0 || len(c.SLOs) != len(m.SLOs) {
+				t.Fatalf("step %d class %d: predicted %+v, measured %+v", g.Order, k, c, m)
+			}
+			for _, f := range c.SLOs {
+				if f.Value > 0 && !(f.Low < f.Value && f.Value < f.High) {
+					t.Errorf("step %d %s %s: %v not inside its range %v–%v", g.Order, c.Name, f.Name, f.Value, f.Low, f.High)
+				}
+			}
+		}
+	}
 }
 
 // --save-profile: the guided sweep's refitted host profile, against a

@@ -42,6 +42,24 @@ func guidedTable(r *sweep.Result) (header []string, rows [][]string) {
 	for _, o := range r.SLOs {
 		header = append(header, "predicted "+o, "measured")
 	}
+	// A mix: each class's objectives, from the first step that predicted
+	// them.
+	type classCol struct {
+		class string
+		j     int
+	}
+	var classCols []classCol
+	for _, s := range steps {
+		if s.Predicted != nil && len(s.Predicted.Classes) > 0 {
+			for _, c := range s.Predicted.Classes {
+				for j, f := range c.SLOs {
+					classCols = append(classCols, classCol{c.Name, j})
+					header = append(header, "predicted "+c.Name+": "+f.Name, "measured")
+				}
+			}
+			break
+		}
+	}
 	header = append(header, "in range", "why")
 	for _, s := range steps {
 		row := []string{strconv.Itoa(s.Order), strconv.FormatFloat(s.Load.Value, 'g', 6, 64)}
@@ -64,6 +82,19 @@ func guidedTable(r *sweep.Result) (header []string, rows [][]string) {
 			m := none
 			if j < len(s.Measured.SLOs) {
 				m = fnum(s.Measured.SLOs[j], 1)
+			}
+			row = append(row, figure(f), m)
+		}
+		for _, cc := range classCols {
+			var f *sweep.Figure
+			if s.Predicted != nil {
+				if k := slices.IndexFunc(s.Predicted.Classes, func(c sweep.ClassFigures) bool { return c.Name == cc.class }); k >= 0 && cc.j < len(s.Predicted.Classes[k].SLOs) {
+					f = &s.Predicted.Classes[k].SLOs[cc.j]
+				}
+			}
+			m := none
+			if k := slices.IndexFunc(s.Measured.Classes, func(c sweep.MeasuredClass) bool { return c.Name == cc.class }); k >= 0 && cc.j < len(s.Measured.Classes[k].SLOs) {
+				m = fnum(s.Measured.Classes[k].SLOs[cc.j], 1)
 			}
 			row = append(row, figure(f), m)
 		}

@@ -101,3 +101,32 @@ func TestSweepHTMLDrawsTheGuidedBand(t *testing.T) {
 		t.Errorf("the band is not the last refit's")
 	}
 }
+
+// A guided mix sweep's table has each class's objectives: the prediction
+// with its range and the measurement.
+func TestSweepTextShowsGuidedClasses(t *testing.T) {
+	t.Parallel()
+	mk := func(load float64, order int, pred *sweep.PredictedFigures) sweep.Step {
+		s := sweep.Step{Load: sweep.Load{Kind: sweep.Concurrency, Value: load}, Full: true, SLOMet: true,
+			Summary: stats.Summary{Requests: 10, Completed: 10, OutputTokenThroughputTPS: 100 * load}}
+		s.Guided = &sweep.GuidedStep{Order: order, Load: s.Load, Why: "why", Predicted: pred,
+			Measured: sweep.MeasuredFigures{Throughput: 100 * load, SLOMet: true, Classes: []sweep.MeasuredClass{{Name: "chat", SLOs: []float64{123}, SLOMet: true}}}}
+		return s
+	}
+	pred := &sweep.PredictedFigures{Throughput: sweep.Figure{Value: 800, Low: 700, High: 900},
+		Classes: []sweep.ClassFigures{{Name: "chat", SLOs: []sweep.Figure{{Name: "p95(ttft)<200ms", Value: 150, Low: 125, High: 180}}, SLOMet: true}}}
+	res, err := sweep.Analyze([]sweep.Step{mk(1, 1, nil), mk(8, 2, pred)}, sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := SweepText(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"predicted chat: p95(ttft)<200ms", "150.0 (125.0–180.0)", "123.0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("guided table lacks %q:\n%s", want, out)
+		}
+	}
+}

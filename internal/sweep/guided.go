@@ -167,6 +167,23 @@ type PredictedFigures struct {
 	SLOs       []Figure `json:"slos,omitempty"`
 	SLOMet     bool     `json:"slo_met"` // the central figures meet every SLO
 	Sure       bool     `json:"sure"`    // every range lies on one side of its threshold
+	// Classes are a mix's classes' objectives (the run's and each
+	// class's own), each predicted with its range, in the mix's order.
+	Classes []ClassFigures `json:"classes,omitempty"`
+}
+
+// ClassFigures are one traffic class's predicted SLO figures.
+type ClassFigures struct {
+	Name   string   `json:"name"`
+	SLOs   []Figure `json:"slos,omitempty"` // Name: the objective
+	SLOMet bool     `json:"slo_met"`
+}
+
+// MeasuredClass is one traffic class's measured SLO figures.
+type MeasuredClass struct {
+	Name   string    `json:"name"`
+	SLOs   []float64 `json:"slos,omitempty"`
+	SLOMet bool      `json:"slo_met"`
 }
 
 // Figure is a predicted value with its range.
@@ -184,6 +201,8 @@ type MeasuredFigures struct {
 	SLOMet     bool      `json:"slo_met"`
 	Requests   int64     `json:"requests"`
 	ElapsedS   float64   `json:"elapsed_s"`
+	// Classes: a mix's classes, as PredictedFigures.Classes.
+	Classes []MeasuredClass `json:"classes,omitempty"`
 }
 
 // ErrBudget is returned (wrapped) when the budget ran out before the
@@ -322,6 +341,13 @@ func (g *guided) measure(i int, why string, pred *Prediction, share float64) err
 	gs := GuidedStep{Order: len(g.log.Steps) + 1, Load: load, Why: why, Share: shareOrZero(share), Measured: MeasuredFigures{Throughput: s.Throughput(g.metric), SLOMet: s.SLOMet, Requests: used, ElapsedS: elapsed}}
 	for _, c := range s.SLOs {
 		gs.Measured.SLOs = append(gs.Measured.SLOs, c.Value)
+	}
+	for _, c := range s.Classes {
+		mc := MeasuredClass{Name: c.Name, SLOMet: c.SLOMet}
+		for _, ch := range c.SLOs {
+			mc.SLOs = append(mc.SLOs, ch.Value)
+		}
+		gs.Measured.Classes = append(gs.Measured.Classes, mc)
 	}
 	if pred != nil {
 		pf := g.figures(pred)
@@ -504,16 +530,20 @@ func (g *guided) secant(a, b int) int {
 	return i
 }
 
-// margin is a step's worst SLO margin: above 1 fails. false when an
-// objective gives none.
+// margin is a step's worst SLO margin over the run's objectives and a
+// mix's classes' (above 1 fails); false when an objective gives none.
 func (g *guided) margin(s Step) (float64, bool) {
-	if len(s.SLOs) != len(g.set) || len(g.set) == 0 {
+	checks := slices.Clone(s.SLOs)
+	for _, c := range s.Classes { // a mix: the class that breaks first decides
+		checks = append(checks, c.SLOs...)
+	}
+	if len(checks) == 0 {
 		return 0, false
 	}
 	worst := 0.0
-	for i, c := range s.SLOs {
-		o := g.set[i]
-		if !(o.Threshold > 0) || !(c.Value >= 0) || math.IsInf(c.Value, 0) {
+	for _, c := range checks {
+		o, ok := checkObjective(c)
+		if !ok || c.NoData || !(o.Threshold > 0) || !(c.Value >= 0) || math.IsInf(c.Value, 0) {
 			return 0, false
 		}
 		m := c.Value / o.Threshold
@@ -662,7 +692,33 @@ func (g *guided) figures(pr *Prediction) PredictedFigures {
 			pf.Sure = false
 		}
 	}
+	for _, c := range pr.Step.Classes {
+		cf := ClassFigures{Name: c.Name, SLOMet: c.SLOMet}
+		for _, ch := range c.SLOs {
+			o, ok := checkObjective(ch)
+			if !ok {
+				continue
+			}
+			rr := pr.Ranges.of(o)
+			f := finiteFigure(Figure{Name: ch.Objective, Value: ch.Value, Low: ch.Value / (1 + rr), High: ch.Value * (1 + rr)})
+			cf.SLOs = append(cf.SLOs, f)
+			if o.Meets(f.Low) != o.Meets(f.High) {
+				pf.Sure = false
+			}
+		}
+		pf.Classes = append(pf.Classes, cf)
+	}
 	return pf
+}
+
+// checkObjective is the objective a Check was judged by (written from a
+// parsed one, so it parses).
+func checkObjective(c Check) (slo.Objective, bool) {
+	set, err := slo.ParseAll([]string{c.Objective})
+	if err != nil || len(set) != 1 {
+		return slo.Objective{}, false
+	}
+	return set[0], true
 }
 
 // inRange: the measured throughput lies in the predicted range and, when

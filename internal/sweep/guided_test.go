@@ -383,3 +383,20 @@ func TestGuidedKneeStandIn(t *testing.T) {
 		t.Errorf("knee %+v with no step within two grid steps of %v; want unknown", knee, at)
 	}
 }
+
+// The secant's margin is the worst objective over the run's and a mix's
+// classes': the class that breaks first decides.
+func TestGuidedMarginCountsClasses(t *testing.T) {
+	t.Parallel()
+	g := &guided{}
+	s := Step{SLOs: []Check{{Objective: "p95(ttft)<300ms", Value: 150}},
+		Classes: []ClassStep{{Name: "chat", SLOs: []Check{{Objective: "p95(ttft)<200ms", Value: 180}}},
+			{Name: "batch", SLOs: []Check{{Objective: "output_throughput>100", Value: 50}}}}}
+	if m, ok := g.margin(s); !ok || math.Abs(m-2) > 1e-9 {
+		t.Fatalf("margin %v, %v; want 2 (batch's floor 100 against 50)", m, ok)
+	}
+	s.Classes = s.Classes[:1]
+	if m, ok := g.margin(s); !ok || math.Abs(m-0.9) > 1e-9 {
+		t.Fatalf("margin %v, %v; want 0.9 (chat's 180 of 200)", m, ok)
+	}
+}
