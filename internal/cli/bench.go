@@ -387,7 +387,7 @@ func (b *benchRun) buildSource() error {
 	var err error
 	if f.mix.mix != nil {
 		seed := f.mix.seed(b.fs, &f.wl)
-		if b.source, err = f.mix.applyLoad(&b.cfg, gen, b.arrivals, seed); err != nil {
+		if b.source, err = f.mix.applyLoad(&b.cfg, gen, b.arrivals, seed, 0); err != nil {
 			return err
 		}
 		b.notes = append(b.notes, f.mix.note(seed))

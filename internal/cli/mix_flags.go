@@ -213,7 +213,7 @@ func (m *mixFlags) seed(_ *pflag.FlagSet, wl *workloadFlags) uint64 {
 // source builds the request source: each request's class drawn by share,
 // its prompt from that class's lengths (base's tokenizer and prefixes),
 // its model the class's.
-func (m *mixFlags) source(base any, seed uint64) (loadgen.Source, error) {
+func (m *mixFlags) source(base any, seed uint64) (func(first int64) loadgen.Source, error) {
 	var spec workload.Spec
 	if g, ok := base.(*workload.Generator); ok {
 		spec = g.Spec()
@@ -222,7 +222,11 @@ func (m *mixFlags) source(base any, seed uint64) (loadgen.Source, error) {
 	if err != nil {
 		return nil, Usagef("--mix %v", err)
 	}
-	return func(i int64) loadgen.Request { return m.request(mg, mg.ClassOf(i), i) }, nil
+	// Request i's class is the mix's i-th; its prompt is its class's
+	// first+i-th, so each sweep step sends prompts of its own.
+	return func(first int64) loadgen.Source {
+		return func(i int64) loadgen.Request { return m.request(mg, mg.ClassOf(i), first+i) }
+	}, nil
 }
 
 // note describes the mix for the report.

@@ -74,7 +74,7 @@ func ownLoadClasses(mix *workload.Mix) string {
 // prefixes). With own rates cfg's schedule becomes the merged one (shared:
 // the --rate schedule, nil without share classes); with own concurrencies
 // each such class is a pool of users of its own.
-func (m *mixFlags) applyLoad(cfg *loadgen.Config, base any, shared workload.Arrivals, seed uint64) (loadgen.Source, error) {
+func (m *mixFlags) applyLoad(cfg *loadgen.Config, base any, shared workload.Arrivals, seed uint64, first int64) (loadgen.Source, error) {
 	var spec workload.Spec
 	if g, ok := base.(*workload.Generator); ok {
 		spec = g.Spec()
@@ -83,7 +83,9 @@ func (m *mixFlags) applyLoad(cfg *loadgen.Config, base any, shared workload.Arri
 	if err != nil {
 		return nil, Usagef("--mix %v", err)
 	}
-	classReq := func(k int, i int64) loadgen.Request { return m.request(mg, k, i) }
+	// A class's prompts start at first (a sweep step's own place; 0 for
+	// a bench); which class request i is stays the mix's.
+	classReq := func(k int, i int64) loadgen.Request { return m.request(mg, k, first+i) }
 	switch {
 	case m.mix.OwnRates():
 		sched, err := m.schedule(mg, shared, seed)

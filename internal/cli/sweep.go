@@ -249,6 +249,7 @@ func (sr *sweepRun) finish() error {
 	} else {
 		meta.config = append(meta.config, [2]string{"url", meta.target})
 	}
+	profErr := sr.saveProfile()
 	id, saveErr := sr.stored.finish(*meta, res, status)
 	if saveErr != nil {
 		saveErr = fmt.Errorf("the sweep's report is above, but the run database could not store it all (it is not marked complete): %w", saveErr)
@@ -267,8 +268,8 @@ func (sr *sweepRun) finish() error {
 	if err := f.emit(sr.env, res); err != nil {
 		return err // with SLOs, a sweep whose every step failed meets none: exit 3
 	}
-	if runErr != nil {
-		return errors.Join(runErr, saveErr)
+	if runErr != nil || profErr != nil {
+		return errors.Join(runErr, profErr, saveErr)
 	}
 	if saveErr != nil {
 		return saveErr

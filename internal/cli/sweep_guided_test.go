@@ -2,7 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"math"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/simserver/simservertest"
+	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/sweep"
 )
 
@@ -129,8 +133,10 @@ func TestSweepGuidedRate(t *testing.T) {
 // and the message names what is unknown.
 func TestSweepGuidedBudget(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "k.db")
-	code, out, errs := kneeCmd(t, append([]string{"sweep", "--max", "24", "--slo", "p95(ttft)<120ms", "--db", db, "--budget", "40"}, guidedArgs...)...)
-	if code != 1 || !strings.Contains(errs, "budget exhausted after 24 requests") || !strings.Contains(errs, "the SLO-safe point lies between") {
+	code, out, errs := kneeCmd(t, append([]string{"sweep", "--max", "24", "--slo", "p95(ttft)<120ms", "--db", db, "--budget", "20"}, guidedArgs...)...)
+	// The light step runs half of --requests 24: 12; another like it
+	// would pass 20.
+	if code != 1 || !strings.Contains(errs, "budget exhausted after 12 requests") || !strings.Contains(errs, "the SLO-safe point lies between") {
 		t.Fatalf("exit %d, stderr %q; want 1 naming what is unknown", code, errs)
 	}
 	r := guidedResult(t, out)
@@ -229,5 +235,124 @@ func TestSweepGuidedMix(t *testing.T) {
 	checkMeasuredBracket(t, r, sweep.GuidedPlan{Kind: sweep.Concurrency, Min: 2, Max: 16, Resolution: 0.1})
 	if r.BreaksFirst.Load > r.SLOSafe.Load && !slices.ContainsFunc(r.Steps, func(s sweep.Step) bool { return s.Load.Value == r.BreaksFirst.Load && !s.SLOMet }) {
 		t.Fatalf("breaks first at %v, not a measured failing step", r.BreaksFirst.Load)
+	}
+	// Per class: every predicted step states each class's objectives with
+	// a range around the value, beside the measured values.
+	for _, g := range r.Guided.Steps[1:] {
+		if g.Predicted == nil || len(g.Predicted.Classes) == 0 || len(g.Predicted.Classes) != len(g.Measured.Classes) {
+			t.Fatalf("step %d (%s): classes predicted %+v, measured %+v", g.Order, g.Load, g.Predicted, g.Measured.Classes)
+		}
+		for k, c := range g.Predicted.Classes {
+			m := g.Measured.Classes[k]
+			if c.Name != m.Name || len(c.SLOs) == 0 || len(c.SLOs) != len(m.SLOs) {
+				t.Fatalf("step %d class %d: predicted %+v, measured %+v", g.Order, k, c, m)
+			}
+			for _, f := range c.SLOs {
+				if f.Value > 0 && !(f.Low < f.Value && f.Value < f.High) {
+					t.Errorf("step %d %s %s: %v not inside its range %v–%v", g.Order, c.Name, f.Name, f.Value, f.Low, f.High)
+				}
+			}
+		}
+	}
+}
+
+// --save-profile: the guided sweep's refitted host profile, against a
+// server twice as slow as the preset the sweep starts from, is one knee sim
+// --profile reads, and it reproduces every measured step's throughput,
+// median TTFT and TPOT within the range the profile states.
+func TestSweepGuidedSaveProfile(t *testing.T) {
+	url, srv := simservertest.Start(t, func(c *simserver.Config) { c.Engine.StepTimeScale = 2 })
+	prof := filepath.Join(t.TempDir(), "host.yaml")
+	code, out, errs := kneeCmd(t, "sweep", "--url", url, "--model", srv.Model(), "--max", "24", "--slo", "p95(ttft)<250ms", "--no-store",
+		"--request-timeout", "30s", "--save-profile", prof, "--guided", "--requests", "32", "--input-tokens", "512", "--output-tokens", "32", "--seed", "1", "--quiet", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r := guidedResult(t, out)
+	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "refitted host profile is saved in "+prof) }) {
+		t.Errorf("no note names the saved profile: %q", r.Notes)
+	}
+	data, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`TTFT ±(\d+)%, TPOT ±(\d+)%, throughput ±(\d+)%`).FindStringSubmatch(string(data))
+	if m == nil {
+		t.Fatalf("the profile states no range:\n%s", data)
+	}
+	stated := func(i int) float64 { v, _ := strconv.ParseFloat(m[i], 64); return v / 100 }
+	for _, s := range r.Steps {
+		code, simOut, simErr := kneeCmd(t, "sim", "--profile", prof, "--concurrency", strconv.Itoa(int(s.Load.Value)), "--requests", "200",
+			"--input-tokens", "512", "--output-tokens", "32", "--seed", "1", "--json", "--no-store")
+		if code != 0 {
+			t.Fatalf("knee sim --profile: exit %d: %s", code, simErr)
+		}
+		var sim stats.Summary
+		if err := json.Unmarshal([]byte(simOut), &sim); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name          string
+			measured, got float64
+			rng           float64
+		}{
+			{"TTFT p50", s.Summary.TTFT.P50, sim.TTFT.P50, stated(1)},
+			{"TPOT p50", s.Summary.TPOT.P50, sim.TPOT.P50, stated(2)},
+			{"output tok/s", s.Summary.OutputTokenThroughputTPS, sim.OutputTokenThroughputTPS, stated(3)},
+		} {
+			t.Logf("%s: %s measured %.3g, knee sim --profile %.3g (stated ±%.0f%%)", s.Load, c.name, c.measured, c.got, 100*c.rng)
+			if rel := math.Abs(c.got/c.measured - 1); !(rel <= c.rng) {
+				t.Errorf("%s: %s measured %.3g, knee sim --profile %.3g: %.0f%% off, outside the stated ±%.0f%%", s.Load, c.name, c.measured, c.got, 100*rel, 100*c.rng)
+			}
+		}
+	}
+	if code, _, errs := kneeCmd(t, "sweep", "--guided", "--bisect", "--save-profile", prof, "--no-store"); code != 2 || !strings.Contains(errs, "--bisect runs without a model") {
+		t.Errorf("--bisect --save-profile: exit %d, %q; want 2", code, errs)
+	}
+}
+
+// With --url the guided sweep's prior is what the flags say the server
+// runs: --model-config's model, --server-profile's engine; with none of
+// them and a served name that is no preset, a generic prior, said so.
+// The stored run keeps what the prior was given.
+func TestSweepGuidedPriorFlags(t *testing.T) {
+	url, _ := simservertest.Start(t, func(c *simserver.Config) { c.ModelName = "served-name" })
+	hf := filepath.Join("..", "hfconfig", "testdata", "qwen2.5-7b-instruct.json")
+	args := []string{"sweep", "--url", url, "--model", "served-name", "--max", "8", "--slo", "p95(ttft)<250ms", "--no-store", "--request-timeout", "30s",
+		"--guided", "--requests", "8", "--input-tokens", "256", "--output-tokens", "4", "--seed", "1", "--quiet", "--json"}
+	for _, c := range []struct {
+		name  string
+		extra []string
+		note  string
+	}{
+		{"model config", []string{"--model-config", hf}, "the model starts from the simulator's qwen2.5-7b-instruct on H100-SXM×1 and"},
+		{"server profile", []string{"--server-profile", "sglang"}, "on H100-SXM×1 as sglang and"},
+		{"generic", nil, `--model "served-name" is no simulator preset and nothing says what the server runs`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := kneeCmd(t, append(slices.Clip(args), c.extra...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			r := guidedResult(t, out)
+			if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, c.note) }) {
+				t.Errorf("no note %q in %q", c.note, r.Notes)
+			}
+		})
+	}
+	for _, c := range []struct{ args []string }{
+		{[]string{"sweep", "--guided", "--server-profile", "sglang", "--no-store"}},
+		{[]string{"sweep", "--guided", "--model-config", hf, "--no-store"}},
+	} {
+		if code, _, errs := kneeCmd(t, c.args...); code != 2 || !strings.Contains(errs, "say what a --url server runs") {
+			t.Errorf("%v: exit %d, %q; want 2", c.args, code, errs)
+		}
+	}
+	// The profile is resolved, not only named.
+	if code, _, errs := kneeCmd(t, append(slices.Clip(args), "--server-profile", "no-such-engine")...); code != 2 || !strings.Contains(errs, "no-such-engine") {
+		t.Errorf("--server-profile no-such-engine: exit %d, %q; want 2 naming it", code, errs)
+	}
+	if code, _, errs := kneeCmd(t, "sweep", "--server-profile", "sglang", "--no-store"); code != 2 || !strings.Contains(errs, "--server-profile applies to a guided sweep") {
+		t.Errorf("--server-profile without --guided: exit %d, %q", code, errs)
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/sweep"
+	"github.com/knee-dev/knee/internal/workload"
 )
 
 // mixExample is the documented three-class mix: chat on the base model
@@ -133,5 +135,42 @@ func TestSimSweepMixOnAFleet(t *testing.T) {
 	}
 	if one, two := safe("1"), safe("2"); !(two > one) {
 		t.Errorf("SLO-safe at %v req/s on two replicas, %v on one; want two to carry more", two, one)
+	}
+}
+
+// A mix sweep's steps send prompts of their own: from a step's first item
+// each request keeps the mix's class for its index and takes its class's
+// prompt at first + index, so two steps' prompts differ while the class
+// sequence stays the mix's (own-load classes too).
+func TestMixSourceFromAStepsFirstItem(t *testing.T) {
+	mix, err := workload.LoadMix(mixExample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &mixFlags{path: mixExample, mix: mix}
+	src, err := m.source(nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const first = 1 << 20
+	from0, fromFirst := src(0), src(first)
+	for i := range int64(40) {
+		a, b := from0(i), fromFirst(i)
+		if a.Class != b.Class {
+			t.Fatalf("request %d: class %s from 0, %s from %d: the mix's class sequence moved", i, a.Class, b.Class, first)
+		}
+		if a.Prompt == b.Prompt {
+			t.Fatalf("request %d (%s): the same prompt from 0 and from %d", i, a.Class, first)
+		}
+	}
+	var cfg loadgen.Config
+	loaded, err := m.applyLoad(&cfg, nil, nil, 1, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range int64(10) {
+		if got, want := loaded(i), fromFirst(i); got.Prompt != want.Prompt || got.Class != want.Class {
+			t.Fatalf("request %d: applyLoad from %d gives %s %.20q, source %s %.20q", i, first, got.Class, got.Prompt, want.Class, want.Prompt)
+		}
 	}
 }

@@ -142,7 +142,7 @@ func (sr *sweepRun) startRunner() error {
 	if err := f.wl.saveScenario(); err != nil {
 		return err
 	}
-	var mixSrc loadgen.Source // a --mix's requests (nil: no mix)
+	var mixSrc func(first int64) loadgen.Source // a --mix's requests from a step's first (nil: no mix)
 	if f.mix.mix != nil {
 		if mixSrc, err = f.mix.source(gen, f.wl.ResolvedSeed()); err != nil {
 			return err
@@ -182,11 +182,13 @@ func (sr *sweepRun) startRunner() error {
 	switch {
 	case f.mix.mix != nil && f.mix.mix.OwnLoads() != "":
 		// Classes with their own rate or users run beside every step.
-		r.Source = func(cfg *loadgen.Config, shared workload.Arrivals) (loadgen.Source, error) {
-			return f.mix.applyLoad(cfg, gen, shared, f.wl.ResolvedSeed())
+		r.Source = func(cfg *loadgen.Config, shared workload.Arrivals, first int64) (loadgen.Source, error) {
+			return f.mix.applyLoad(cfg, gen, shared, f.wl.ResolvedSeed(), first)
 		}
 	case mixSrc != nil:
-		r.Source = func(*loadgen.Config, workload.Arrivals) (loadgen.Source, error) { return mixSrc, nil }
+		r.Source = func(_ *loadgen.Config, _ workload.Arrivals, first int64) (loadgen.Source, error) {
+			return mixSrc(first), nil
+		}
 	}
 	var rec *stepRecords // per-step records under --out (nil: none)
 	if f.out != "" {

@@ -188,3 +188,20 @@ func PriorRanges(gpu, model string) sweep.Ranges {
 	}
 	return sweep.Ranges{TTFT: rel("ttft"), TPOT: rel("tpot"), Throughput: rel("throughput")}
 }
+
+// Profile is the last refit's step costs as a cost profile (the format
+// knee calibrate writes and knee sim, serve and plan read with --profile),
+// target naming what was measured; false before any fit. The residuals
+// are not in it: a profile holds step costs only, so knee sim with it
+// reproduces the measured steps within the fit's stated range (Fit.Range),
+// not exactly.
+func (m *Model) Profile(target string) (calibrate.Profile, bool) {
+	if m.Fit == nil {
+		return calibrate.Profile{}, false
+	}
+	p := calibrate.NewProfileFrom(m.base, target, m.Fit)
+	r := m.Fit.Range
+	p.Note = fmt.Sprintf("fitted by knee sweep --guided to its %d measured steps; stated range (twice the worst error on them): TTFT ±%.0f%%, TPOT ±%.0f%%, throughput ±%.0f%%",
+		len(m.Fit.Fitted), 100*r.TTFTMax, 100*r.TPOTMax, 100*r.TPSMax)
+	return p, true
+}

@@ -11,6 +11,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -65,6 +66,10 @@ func HTML(w io.Writer, run *Run, extra ...HTMLData) error {
 		if t := sweepClassTable(sw); t != nil {
 			p("<h3>Per class (latency in ms)</h3>\n")
 			htmlSection(bw, section{table: t})
+		}
+		if h, rows := guidedTable(sw); h != nil {
+			p("<h3>Guided steps, in the order measured</h3>\n<p class=\"note\">%s</p>\n", esc(guidedUsed(sw)))
+			htmlSection(bw, section{table: &table{header: h, rows: rows}})
 		}
 		p("<div class=\"charts\">\n")
 		sweepCharts(bw, sw)
@@ -175,6 +180,7 @@ const (
 	colorGrey   = "#a7afbd"
 	colorRed    = "#d64545"
 	colorPurple = "#8a4fd1"
+	colorTeal   = "#1b9aaa" // a guided sweep's predictions
 )
 
 func htmlSection(bw *bufio.Writer, sec section) {
@@ -283,6 +289,12 @@ type chartSeries struct {
 	xs, ys   []float64
 	skipZero bool // a zero y means "no data" (gaps, not drops to zero)
 	dots     bool
+	// lo and hi, when set, are a range at each x: drawn as a shaded band
+	// under the line, or with bars as a vertical bar at each point (and
+	// no line: the points are separate predictions).
+	lo, hi []float64
+	bars   bool
+	dashed bool
 }
 
 type chartMark struct {
@@ -374,6 +386,9 @@ func lineChart(bw *bufio.Writer, c chartSpec) {
 				continue
 			}
 			xmin, xmax, ymax = math.Min(xmin, x), math.Max(xmax, x), math.Max(ymax, s.ys[i])
+			if s.hi != nil && !math.IsInf(s.hi[i], 0) && !math.IsNaN(s.hi[i]) {
+				ymax = math.Max(ymax, s.hi[i])
+			}
 			points++
 		}
 	}
@@ -413,6 +428,12 @@ func lineChart(bw *bufio.Writer, c chartSpec) {
 	fmt.Fprintf(bw, "<text transform=\"translate(13 %d) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", padT+plotH/2, esc(c.yLabel))
 
 	for _, s := range c.series {
+		if s.lo != nil {
+			rangeMarks(bw, s, X, Y)
+			if s.bars {
+				continue
+			}
+		}
 		var d strings.Builder
 		pen := false
 		for i, x := range s.xs {
@@ -428,7 +449,11 @@ func lineChart(bw *bufio.Writer, c chartSpec) {
 			fmt.Fprintf(&d, "%s%.1f %.1f", cmd, X(x), Y(y))
 			pen = true
 		}
-		fmt.Fprintf(bw, "<path class=\"data\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" d=\"%s\"><title>%s</title></path>\n", s.color, d.String(), esc(s.label))
+		dash := ""
+		if s.dashed {
+			dash = ` stroke-dasharray="5 4"`
+		}
+		fmt.Fprintf(bw, "<path class=\"data\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s d=\"%s\"><title>%s</title></path>\n", s.color, dash, d.String(), esc(s.label))
 		if s.dots {
 			for i, x := range s.xs {
 				if y := s.ys[i]; !(s.skipZero && y == 0) && !math.IsNaN(y) && !math.IsInf(y, 0) {
@@ -477,10 +502,11 @@ func sweepCharts(bw *bufio.Writer, r *sweep.Result) {
 	if r.LoadKind == sweep.Rate {
 		xl = "offered rate (req/s)"
 	}
+	tputModel, ttftModel := guidedSeries(r)
 	lineChart(bw, chartSpec{name: "sweep-throughput", title: "Throughput (" + tputLabel + ") by load", xLabel: xl, yLabel: tputUnit,
-		series: []chartSeries{{label: tputLabel, color: colorBlue, xs: load, ys: tput, dots: true}}, marks: marks})
+		series: append(tputModel, chartSeries{label: "measured " + tputLabel, color: colorBlue, xs: load, ys: tput, dots: true}), marks: marks})
 	lineChart(bw, chartSpec{name: "sweep-ttft", title: "TTFT p95 by load", xLabel: xl, yLabel: "ms",
-		series: []chartSeries{{label: "TTFT p95", color: colorOrange, xs: load, ys: p95, dots: true, skipZero: true}}, marks: marks})
+		series: append(ttftModel, chartSeries{label: "measured TTFT p95", color: colorOrange, xs: load, ys: p95, dots: true, skipZero: true}), marks: marks})
 }
 
 // sweepPoints says where the knee and the SLO-safe point are, and why.
@@ -621,4 +647,45 @@ func countMeasured(recs []record.Request) int {
 		}
 	}
 	return n
+}
+
+// rangeMarks draws a series' ranges: a shaded band from lo to hi along
+// the series (an outline of the highs, then the lows back), or with bars
+// a vertical bar and a hollow dot at each point. Non-finite ranges are
+// left out.
+func rangeMarks(bw *bufio.Writer, s chartSeries, X, Y func(float64) float64) {
+	esc := html.EscapeString
+	ok := func(i int) bool {
+		for _, v := range []float64{s.lo[i], s.hi[i], s.ys[i]} {
+			if math.IsNaN(v) || math.IsInf(v, 0) || (s.skipZero && v == 0) {
+				return false
+			}
+		}
+		return true
+	}
+	if s.bars {
+		for i, x := range s.xs {
+			if !ok(i) {
+				continue
+			}
+			fmt.Fprintf(bw, "<g class=\"data range\"><title>%s: %s (%s–%s) at %s</title><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#fff\" stroke=\"%s\" stroke-width=\"1.5\"/></g>\n",
+				esc(s.label), tickLabel(s.ys[i]), tickLabel(s.lo[i]), tickLabel(s.hi[i]), tickLabel(x),
+				X(x), X(x), Y(s.lo[i]), Y(s.hi[i]), s.color, X(x), Y(s.ys[i]), s.color)
+		}
+		return
+	}
+	var up, down []string
+	for i, x := range s.xs {
+		if !ok(i) {
+			continue
+		}
+		up = append(up, fmt.Sprintf("%.1f %.1f", X(x), Y(s.hi[i])))
+		down = append(down, fmt.Sprintf("%.1f %.1f", X(x), Y(s.lo[i])))
+	}
+	if len(up) < 2 {
+		return
+	}
+	slices.Reverse(down)
+	fmt.Fprintf(bw, "<path class=\"data band\" fill=\"%s\" fill-opacity=\"0.15\" stroke=\"none\" d=\"M%sZ\"><title>%s: range</title></path>\n",
+		s.color, strings.Join(append(up, down...), " L"), esc(s.label))
 }

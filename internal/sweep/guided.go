@@ -136,6 +136,8 @@ type GuidedStep struct {
 	Order int    `json:"order"` // 1 for the first step measured
 	Load  Load   `json:"load"`
 	Why   string `json:"why"` // what the step was for
+	// Share is the part of a whole step it ran for (0: a whole step).
+	Share float64 `json:"share,omitempty"`
 	// Predicted is the model's figures before the step (nil: measured
 	// without a model, as the light-load step of a bisection).
 	Predicted *PredictedFigures `json:"predicted,omitempty"`
@@ -143,6 +145,19 @@ type GuidedStep struct {
 	// InRange: every measured figure fell in the predicted range, or the
 	// SLO verdict the model was sure of held (nil: no prediction).
 	InRange *bool `json:"in_range,omitempty"`
+	// Curve is the model refitted to the steps measured up to this one,
+	// over the grid: what the report draws as a band between the measured
+	// steps (nil: no refit followed the step, or no model). Predictions,
+	// never measurements.
+	Curve []CurvePoint `json:"curve,omitempty"`
+}
+
+// CurvePoint is the refitted curve at one grid load: throughput (the
+// knee's metric) and p95 TTFT, each with its range.
+type CurvePoint struct {
+	Load       float64 `json:"load"`
+	Throughput Figure  `json:"throughput"`
+	TTFTP95    Figure  `json:"ttft_p95_ms"`
 }
 
 // PredictedFigures are a prediction's throughput and SLO figures, each
@@ -152,6 +167,23 @@ type PredictedFigures struct {
 	SLOs       []Figure `json:"slos,omitempty"`
 	SLOMet     bool     `json:"slo_met"` // the central figures meet every SLO
 	Sure       bool     `json:"sure"`    // every range lies on one side of its threshold
+	// Classes are a mix's classes' objectives (the run's and each
+	// class's own), each predicted with its range, in the mix's order.
+	Classes []ClassFigures `json:"classes,omitempty"`
+}
+
+// ClassFigures are one traffic class's predicted SLO figures.
+type ClassFigures struct {
+	Name   string   `json:"name"`
+	SLOs   []Figure `json:"slos,omitempty"` // Name: the objective
+	SLOMet bool     `json:"slo_met"`
+}
+
+// MeasuredClass is one traffic class's measured SLO figures.
+type MeasuredClass struct {
+	Name   string    `json:"name"`
+	SLOs   []float64 `json:"slos,omitempty"`
+	SLOMet bool      `json:"slo_met"`
 }
 
 // Figure is a predicted value with its range.
@@ -169,6 +201,8 @@ type MeasuredFigures struct {
 	SLOMet     bool      `json:"slo_met"`
 	Requests   int64     `json:"requests"`
 	ElapsedS   float64   `json:"elapsed_s"`
+	// Classes: a mix's classes, as PredictedFigures.Classes.
+	Classes []MeasuredClass `json:"classes,omitempty"`
 }
 
 // ErrBudget is returned (wrapped) when the budget ran out before the
@@ -232,7 +266,7 @@ func RunGuided(ctx context.Context, r Runner, model Model, p GuidedPlan, set slo
 }
 
 func (g *guided) run() error {
-	if err := g.measure(0, "light load: pins the front end and the batch-1 step", nil); err != nil {
+	if err := g.measure(0, "light load: pins the front end and the batch-1 step", nil, lightShare); err != nil {
 		return err
 	}
 	kneeSteps := 0
@@ -243,12 +277,18 @@ func (g *guided) run() error {
 			}
 		}
 		a, b := g.bracket()
-		next, why := -1, ""
+		next, why, share := -1, "", 1.0
 		if !g.safeSettled(a, b) {
 			next, why = g.nextForSafe(a, b)
 		} else if k, ok := g.kneeTarget(); ok && kneeSteps < g.p.MaxKneeSteps {
 			next, why = k, fmt.Sprintf("knee at %s on the refitted curve: its neighbourhood", Load{g.p.Kind, g.kneeLoad()})
 			kneeSteps++
+			if next > b {
+				// Above a measured failure its verdict settles nothing:
+				// only its throughput is wanted.
+				share = kneeShare
+				why += fmt.Sprintf(" (above the SLO bracket: throughput only, a %.0f%% step)", 100*share)
+			}
 		}
 		if next < 0 {
 			return nil
@@ -261,7 +301,7 @@ func (g *guided) run() error {
 		if g.preds != nil {
 			pred = &g.preds[next]
 		}
-		if err := g.measure(next, why, pred); err != nil {
+		if err := g.measure(next, why, pred, share); err != nil {
 			return err
 		}
 		if s := g.at[next]; s.Unreachable != "" {
@@ -270,10 +310,24 @@ func (g *guided) run() error {
 	}
 }
 
-// measure runs the grid's i-th load and logs it beside its prediction.
-func (g *guided) measure(i int, why string, pred *Prediction) error {
+// The shares of a whole step (--duration, --requests) that the steps
+// whose SLO verdict decides nothing run for: the light step (its figures
+// are medians at one or two in flight, steady from the first requests)
+// and a knee step above a measured failure (its throughput only).
+const (
+	lightShare = 0.5
+	kneeShare  = 0.5
+)
+
+// measure runs the grid's i-th load (share of a whole step) and logs it
+// beside its prediction.
+func (g *guided) measure(i int, why string, pred *Prediction, share float64) error {
 	load := Load{Kind: g.p.Kind, Value: g.grid[i]}
-	s, err := g.r.Run(g.ctx, load)
+	ctx := g.ctx
+	if share < 1 {
+		ctx = WithStepShare(ctx, share)
+	}
+	s, err := g.r.Run(ctx, load)
 	if err != nil {
 		return fmt.Errorf("step %s: %w", load, err)
 	}
@@ -284,9 +338,16 @@ func (g *guided) measure(i int, why string, pred *Prediction) error {
 	g.log.Requests += used
 	g.log.ElapsedS += elapsed
 	g.largest = max(g.largest, used)
-	gs := GuidedStep{Order: len(g.log.Steps) + 1, Load: load, Why: why, Measured: MeasuredFigures{Throughput: s.Throughput(g.metric), SLOMet: s.SLOMet, Requests: used, ElapsedS: elapsed}}
+	gs := GuidedStep{Order: len(g.log.Steps) + 1, Load: load, Why: why, Share: shareOrZero(share), Measured: MeasuredFigures{Throughput: s.Throughput(g.metric), SLOMet: s.SLOMet, Requests: used, ElapsedS: elapsed}}
 	for _, c := range s.SLOs {
 		gs.Measured.SLOs = append(gs.Measured.SLOs, c.Value)
+	}
+	for _, c := range s.Classes {
+		mc := MeasuredClass{Name: c.Name, SLOMet: c.SLOMet}
+		for _, ch := range c.SLOs {
+			mc.SLOs = append(mc.SLOs, ch.Value)
+		}
+		gs.Measured.Classes = append(gs.Measured.Classes, mc)
 	}
 	if pred != nil {
 		pf := g.figures(pred)
@@ -331,6 +392,7 @@ func (g *guided) refit() error {
 		preds[i] = pr
 	}
 	g.preds = preds
+	g.keepCurve()
 	g.log.ModelSafe, g.log.ModelKnee = 0, 0
 	if p := g.predictedSafe(); p >= 0 {
 		g.log.ModelSafe = g.grid[p]
@@ -419,15 +481,81 @@ func (g *guided) nextForSafe(a, b int) (int, string) {
 		why = fmt.Sprintf("closes the SLO bracket below %s (model: limit at or above it)", g.loadName(b))
 	}
 	// Two steps in a row on one side of the limit: the model is off in
-	// one direction; go at least as far as the bisection would.
-	if mid := (a + b) / 2; streak >= 2 && mid > a && mid < b {
-		if met && next < mid {
-			next, why = mid, "two steps in a row met the SLOs: at least the bisection's midpoint"
-		} else if !met && next > mid {
-			next, why = mid, "two steps in a row failed the SLOs: at most the bisection's midpoint"
+	// one direction; overrule it with the measured steps alone: the
+	// bisection's midpoint, or where the bracket ends' measured SLO
+	// margins cross the limit (the secant) when that is higher. Latency
+	// against load is flat and then a hockey stick, convex in log-log, so
+	// the secant lies below the true crossing: the higher of the two is
+	// the better guess from either side.
+	if streak < 2 {
+		return next, why
+	}
+	to, how := (a+b)/2, "the bisection's midpoint"
+	if sec := g.secant(a, b); sec > to {
+		to, how = sec, fmt.Sprintf("where the measured SLO margins of %s and %s cross the limit", g.loadName(a), g.loadName(b))
+	}
+	if to > a && to < b {
+		if met && next < to {
+			next, why = to, fmt.Sprintf("%d steps in a row met the SLOs: at least %s", streak, how)
+		} else if !met && next > to {
+			next, why = to, fmt.Sprintf("%d steps in a row failed the SLOs: at most %s", streak, how)
 		}
 	}
 	return next, why
+}
+
+// secant is the grid index of the last load the measured bracket ends'
+// SLO margins place within the limit: each end's worst objective as
+// measured ÷ threshold (its inverse for a floor; a zero rate counts
+// nothing), interpolated linearly in
+// log-load and log-margin, kept strictly inside the bracket; -1 when an end
+// is not measured or has no margin (a mix's classes, a rate objective
+// with a zero threshold).
+func (g *guided) secant(a, b int) int {
+	if a < 0 || b >= len(g.grid) || b-a < 2 {
+		return -1
+	}
+	ma, okA := g.margin(g.at[a])
+	mb, okB := g.margin(g.at[b])
+	if !okA || !okB || !(ma > 0) || !(ma < 1) || !(mb > 1) {
+		return -1
+	}
+	xa, xb := math.Log(g.grid[a]), math.Log(g.grid[b])
+	ya, yb := math.Log(ma), math.Log(mb)
+	cross := math.Exp(xa + (0-ya)*(xb-xa)/(yb-ya))
+	i := a + 1
+	for i+1 < b && g.grid[i+1] <= cross {
+		i++
+	}
+	return i
+}
+
+// margin is a step's worst SLO margin over the run's objectives and a
+// mix's classes' (above 1 fails); false when an objective gives none.
+func (g *guided) margin(s Step) (float64, bool) {
+	checks := slices.Clone(s.SLOs)
+	for _, c := range s.Classes { // a mix: the class that breaks first decides
+		checks = append(checks, c.SLOs...)
+	}
+	if len(checks) == 0 {
+		return 0, false
+	}
+	worst := 0.0
+	for _, c := range checks {
+		o, ok := checkObjective(c)
+		if !ok || c.NoData || !(o.Threshold > 0) || !(c.Value >= 0) || math.IsInf(c.Value, 0) {
+			return 0, false
+		}
+		m := c.Value / o.Threshold
+		if o.Kind == slo.Throughput {
+			if c.Value == 0 {
+				return 0, false
+			}
+			m = o.Threshold / c.Value
+		}
+		worst = max(worst, m)
+	}
+	return worst, true
 }
 
 // streak counts the last steps with one SLO verdict (the light step
@@ -564,7 +692,33 @@ func (g *guided) figures(pr *Prediction) PredictedFigures {
 			pf.Sure = false
 		}
 	}
+	for _, c := range pr.Step.Classes {
+		cf := ClassFigures{Name: c.Name, SLOMet: c.SLOMet}
+		for _, ch := range c.SLOs {
+			o, ok := checkObjective(ch)
+			if !ok {
+				continue
+			}
+			rr := pr.Ranges.of(o)
+			f := finiteFigure(Figure{Name: ch.Objective, Value: ch.Value, Low: ch.Value / (1 + rr), High: ch.Value * (1 + rr)})
+			cf.SLOs = append(cf.SLOs, f)
+			if o.Meets(f.Low) != o.Meets(f.High) {
+				pf.Sure = false
+			}
+		}
+		pf.Classes = append(pf.Classes, cf)
+	}
 	return pf
+}
+
+// checkObjective is the objective a Check was judged by (written from a
+// parsed one, so it parses).
+func checkObjective(c Check) (slo.Objective, bool) {
+	set, err := slo.ParseAll([]string{c.Objective})
+	if err != nil || len(set) != 1 {
+		return slo.Objective{}, false
+	}
+	return set[0], true
 }
 
 // inRange: the measured throughput lies in the predicted range and, when
@@ -577,6 +731,11 @@ func (g *guided) inRange(pf *PredictedFigures, s *Step) bool {
 	return !pf.Sure || pf.SLOMet == s.SLOMet
 }
 
+// kneeReach is how many grid steps from the refitted curve's knee a
+// measured step may stand for it: two steps of 10% are well within one
+// step of a dense sweep (×1.33 to ×2 apart).
+const kneeReach = 2
+
 // placeKnee sets the result's knee: the refitted curve's, placed on the
 // measured step there, never on a predicted one. Without a model (or after a fallback) Analyze's
 // Kneedle on the measured steps stands.
@@ -588,17 +747,20 @@ func (g *guided) placeKnee(res *Result) {
 	s, ok := g.at[k]
 	stand := ""
 	if !ok {
-		// The refits moved the knee past the steps spent on it: a
-		// measured grid neighbour stands for it, said so.
-		for _, i := range []int{k - 1, k + 1} {
-			if n, found := g.at[i]; found && !ok {
-				s, ok = n, true
-				stand = fmt.Sprintf(" (the curve's knee is at %s, one grid step away, not measured: the measured neighbour stands for it)", Load{g.p.Kind, g.grid[k]})
+		// The refits moved the knee past the steps spent on it: the
+		// nearest measured step within kneeReach grid steps (the lower
+		// on a tie) stands for it, said so.
+		for d := 1; d <= kneeReach && !ok; d++ {
+			for _, i := range []int{k - d, k + d} {
+				if n, found := g.at[i]; found && !ok {
+					s, ok = n, true
+					stand = fmt.Sprintf(" (the curve's knee is at %s, %d grid step(s) away, not measured: the nearest measured step stands for it)", Load{g.p.Kind, g.grid[k]}, d)
+				}
 			}
 		}
 	}
 	if !ok {
-		res.Knee = none("the refitted curve puts the knee at %s, which was not measured, nor its grid neighbours (the budget or the knee's step limit ran out): the knee is unknown", Load{g.p.Kind, g.grid[k]})
+		res.Knee = none("the refitted curve puts the knee at %s, and no step within %d grid steps of it was measured (the budget or the knee's step limit ran out): the knee is unknown", Load{g.p.Kind, g.grid[k]}, kneeReach)
 		return
 	}
 	idx := slices.IndexFunc(res.Steps, func(x Step) bool { return x.Load.Value == s.Load.Value })
@@ -635,4 +797,43 @@ func (g *guided) notes() []string {
 		n = append(n, "budget exhausted: "+g.log.Unknown)
 	}
 	return n
+}
+
+func shareOrZero(share float64) float64 {
+	if share >= 1 {
+		return 0
+	}
+	return share
+}
+
+// keepCurve logs the refitted curve on the step measured last, the one
+// whose measurement the refit has just taken in.
+func (g *guided) keepCurve() {
+	if len(g.order) == 0 {
+		return
+	}
+	curve := make([]CurvePoint, len(g.grid))
+	for i, pr := range g.preds {
+		t, rt := pr.Step.Throughput(g.metric), pr.Ranges.Throughput
+		f, rf := pr.Step.Summary.TTFT.P95, pr.Ranges.TTFT
+		curve[i] = CurvePoint{Load: g.grid[i],
+			Throughput: finiteFigure(Figure{Name: g.metric, Value: t, Low: t / (1 + rt), High: t * (1 + rt)}),
+			TTFTP95:    finiteFigure(Figure{Name: "ttft_p95_ms", Value: f, Low: f / (1 + rf), High: f * (1 + rf)})}
+	}
+	// The step's Guided (shared by its copies in g.at and the result)
+	// points into the log as it was when the step was measured; the log's
+	// array may have moved since: set both.
+	g.order[len(g.order)-1].Guided.Curve = curve
+	g.log.Steps[len(g.log.Steps)-1].Curve = curve
+}
+
+// finiteFigure is f with non-finite figures (a simulated step that
+// completed nothing) as 0: JSON has no infinity.
+func finiteFigure(f Figure) Figure {
+	for _, v := range []*float64{&f.Value, &f.Low, &f.High} {
+		if math.IsNaN(*v) || math.IsInf(*v, 0) {
+			*v = 0
+		}
+	}
+	return f
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/knee-dev/knee/internal/slo"
@@ -255,5 +256,147 @@ func TestGuidedPlanValidate(t *testing.T) {
 	g := (&GuidedPlan{Kind: Concurrency, Min: 1, Max: 10, Resolution: 0.5}).Grid()
 	if !slices.Equal(g, []float64{1, 2, 3, 5, 8, 10}) {
 		t.Fatalf("grid %v", g)
+	}
+}
+
+// sharedServer is a fakeServer that notes each step's share.
+type sharedServer struct {
+	fakeServer
+	shares []float64
+}
+
+func (s *sharedServer) Run(ctx context.Context, load Load) (Step, error) {
+	s.shares = append(s.shares, StepShare(ctx))
+	return s.fakeServer.Run(ctx, load)
+}
+
+// stubbornModel never refits: it keeps predicting a server four times as
+// fast, so only the measured steps can steer the search.
+type stubbornModel struct{ fakeModel }
+
+func (m *stubbornModel) Refit(context.Context, []Step) error { return nil }
+
+// A model that keeps aiming too high: after two failures in a row the
+// next step is overruled by the measured steps (the secant through the
+// bracket's SLO margins, or the bisection's midpoint when higher), and it
+// lands within a grid step or two of the true limit.
+func TestGuidedOverrulesAStubbornModel(t *testing.T) {
+	t.Parallel()
+	set := mustSLO(t, "p95(ttft)<400ms")
+	p := GuidedPlan{Kind: Concurrency, Min: 1, Max: 256, Resolution: 0.1}
+	srv := &fakeServer{perUser: 100, capacity: 4000, baseTTFT: 50}
+	m := &stubbornModel{fakeModel{srv: fakeServer{perUser: 100, baseTTFT: 50, capacity: 16000}, prior: 16000, rangeRel: 5}}
+	res, err := RunGuided(context.Background(), srv, m, p, set, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBracket(t, res, srv, p, 400)
+	grid := p.Grid()
+	limit := slices.Index(grid, res.SLOSafe.Load)
+	var sec *GuidedStep
+	for i := range res.Guided.Steps {
+		if st := &res.Guided.Steps[i]; strings.Contains(st.Why, "cross the limit") {
+			sec = st
+		}
+	}
+	if sec == nil {
+		t.Fatalf("no step chosen by the measured margins: %+v", res.Guided.Steps)
+	}
+	if at := slices.Index(grid, sec.Load.Value); at < limit-2 || at > limit+2 {
+		t.Errorf("the secant chose %s; the limit is at %v (grid %v)", sec.Load, grid[limit], grid)
+	}
+	t.Logf("steps %v", srv.loads)
+}
+
+// The light step and the knee's steps above the measured SLO bracket run
+// a share of a whole step (their verdicts decide nothing); every other
+// step, the bracket's included, runs whole, and the log says which.
+func TestGuidedShortSteps(t *testing.T) {
+	t.Parallel()
+	set := mustSLO(t, "p95(ttft)<60ms") // the limit (19 in flight) lies below the knee (40)
+	p := GuidedPlan{Kind: Concurrency, Min: 1, Max: 256, Resolution: 0.1}
+	srv := &sharedServer{fakeServer: fakeServer{perUser: 100, capacity: 4000, baseTTFT: 50}}
+	m := &fakeModel{srv: fakeServer{perUser: 100, baseTTFT: 50}, prior: 4000}
+	res, err := RunGuided(context.Background(), srv, m, p, set, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBracket(t, res, &srv.fakeServer, p, 60)
+	grid := p.Grid()
+	b := grid[slices.Index(grid, res.SLOSafe.Load)+1]
+	short := 0
+	for i, st := range res.Guided.Steps {
+		want := 1.0
+		switch {
+		case i == 0:
+			want = lightShare
+		case st.Load.Value > b && strings.Contains(st.Why, "knee"):
+			want, short = kneeShare, short+1
+		}
+		logged := st.Share
+		if logged == 0 {
+			logged = 1
+		}
+		if srv.shares[i] != want || logged != want {
+			t.Errorf("step %d (%s, %q): ran a share %v (logged %v), want %v", i+1, st.Load, st.Why, srv.shares[i], st.Share, want)
+		}
+	}
+	if short == 0 {
+		t.Errorf("no knee step above the bracket at %v: steps %v", b, srv.loads)
+	}
+	t.Logf("steps %v, shares %v", srv.loads, srv.shares)
+}
+
+// When the refits moved the knee past the steps spent on it, the nearest
+// measured step within two grid steps stands for it, said so; further
+// than that the knee is unknown, never a predicted point.
+func TestGuidedKneeStandIn(t *testing.T) {
+	t.Parallel()
+	srv := fakeServer{perUser: 100, capacity: 4000, baseTTFT: 50}
+	place := func(offsets ...int) (Point, float64) {
+		g := &guided{p: GuidedPlan{Kind: Concurrency, Min: 1, Max: 256, Resolution: 0.1}, metric: MetricOutputTPS, at: map[int]Step{}}
+		g.grid = g.p.Grid()
+		for _, v := range g.grid {
+			s, _ := srv.Run(context.Background(), Load{Kind: Concurrency, Value: v})
+			g.preds = append(g.preds, Prediction{Step: s})
+		}
+		k := g.modelKnee()
+		var steps []Step
+		for _, d := range offsets {
+			s, _ := srv.Run(context.Background(), Load{Kind: Concurrency, Value: g.grid[k+d]})
+			g.at[k+d] = s
+			steps = append(steps, s)
+		}
+		slices.SortFunc(steps, func(a, b Step) int { return int(a.Load.Value - b.Load.Value) })
+		res, err := Analyze(steps, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.placeKnee(res)
+		return res.Knee, g.grid[k]
+	}
+	knee, at := place(-5, -2, 3)
+	if !knee.Found() || knee.Load >= at || !strings.Contains(knee.Reason, "2 grid step(s) away") {
+		t.Errorf("knee %+v; want the step two grid steps below %v standing in", knee, at)
+	}
+	if knee, at := place(-5, -3, 3); knee.Found() || !strings.Contains(knee.Reason, "the knee is unknown") {
+		t.Errorf("knee %+v with no step within two grid steps of %v; want unknown", knee, at)
+	}
+}
+
+// The secant's margin is the worst objective over the run's and a mix's
+// classes': the class that breaks first decides.
+func TestGuidedMarginCountsClasses(t *testing.T) {
+	t.Parallel()
+	g := &guided{}
+	s := Step{SLOs: []Check{{Objective: "p95(ttft)<300ms", Value: 150}},
+		Classes: []ClassStep{{Name: "chat", SLOs: []Check{{Objective: "p95(ttft)<200ms", Value: 180}}},
+			{Name: "batch", SLOs: []Check{{Objective: "output_throughput>100", Value: 50}}}}}
+	if m, ok := g.margin(s); !ok || math.Abs(m-2) > 1e-9 {
+		t.Fatalf("margin %v, %v; want 2 (batch's floor 100 against 50)", m, ok)
+	}
+	s.Classes = s.Classes[:1]
+	if m, ok := g.margin(s); !ok || math.Abs(m-0.9) > 1e-9 {
+		t.Fatalf("margin %v, %v; want 0.9 (chat's 180 of 200)", m, ok)
 	}
 }

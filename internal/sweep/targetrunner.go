@@ -55,8 +55,10 @@ type TargetRunner struct {
 	FirstStep func(ctx context.Context, baseURL, model string)
 	Configure func(cfg *loadgen.Config) error
 	// Source replaces the step's request source, given the step's shared
-	// rate schedule (nil in a closed loop): a traffic mix. nil: Items.
-	Source func(cfg *loadgen.Config, shared workload.Arrivals) (loadgen.Source, error)
+	// rate schedule (nil in a closed loop) and where the step's prompts
+	// start in each class's workload (as Items' first, below): a traffic
+	// mix. nil: Items.
+	Source func(cfg *loadgen.Config, shared workload.Arrivals, first int64) (loadgen.Source, error)
 	// BeginStep is told each step before it starts; OnRecord sees every
 	// record; Begin may cut the step to a part (a shard) from its start.
 	BeginStep func(Load)
@@ -89,6 +91,7 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 		r.BeginStep(load)
 	}
 	cfg := r.Template
+	shortenStep(ctx, &cfg)
 	if r.Server != nil {
 		base, model, stop, err := r.Server(ctx)
 		if err != nil {
@@ -149,7 +152,7 @@ func (r *TargetRunner) Run(ctx context.Context, load Load) (Step, error) {
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens}
 	}
 	if r.Source != nil {
-		s, err := r.Source(&cfg, shared)
+		s, err := r.Source(&cfg, shared, first)
 		if err != nil {
 			return Step{}, err
 		}
@@ -373,5 +376,45 @@ func (w *GPUWork) Add(r *record.Request) {
 	w.OutputTokens += int64(r.OutputTokens)
 	if r.OK() {
 		w.Completed++
+	}
+}
+
+// stepShareKey carries a guided sweep's request for a shorter step.
+type stepShareKey struct{}
+
+// WithStepShare asks the runner for a step share of the configured length
+// (its duration and request count; share in (0, 1)): a guided sweep's
+// steps whose verdict decides nothing. The share travels in the context so
+// that it passes the runners wrapped around TargetRunner (shards, records).
+func WithStepShare(ctx context.Context, share float64) context.Context {
+	return context.WithValue(ctx, stepShareKey{}, share)
+}
+
+// StepShare is the share WithStepShare asked for (1: a whole step).
+func StepShare(ctx context.Context) float64 {
+	if v, ok := ctx.Value(stepShareKey{}).(float64); ok && v > 0 && v < 1 {
+		return v
+	}
+	return 1
+}
+
+// Shortest shortened step: a step must still complete a few requests.
+const (
+	minShortStep     = 500 * time.Millisecond
+	minShortRequests = 4
+)
+
+// shortenStep scales cfg's duration and request count by the context's
+// step share, not below minShortStep and minShortRequests.
+func shortenStep(ctx context.Context, cfg *loadgen.Config) {
+	sh := StepShare(ctx)
+	if sh == 1 {
+		return
+	}
+	if cfg.Duration > 0 {
+		cfg.Duration = max(time.Duration(float64(cfg.Duration)*sh), min(minShortStep, cfg.Duration))
+	}
+	if cfg.Requests > 0 {
+		cfg.Requests = max(int64(math.Round(float64(cfg.Requests)*sh)), min(minShortRequests, cfg.Requests))
 	}
 }

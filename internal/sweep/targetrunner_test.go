@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/record"
@@ -145,5 +146,66 @@ func TestStepsToOneTargetSendTheirOwnPrompts(t *testing.T) {
 		if w := gen.Item(int64(i)).Prompt; p != w {
 			t.Fatalf("a fresh server per step: request %d is not the workload's request %d", i, i)
 		}
+	}
+}
+
+// A step share scales a step's duration and request count, not below
+// half a second or four requests (nor above what was asked).
+func TestShortenStep(t *testing.T) {
+	for _, c := range []struct {
+		share     float64
+		dur, want time.Duration
+		req, wReq int64
+	}{
+		{0.5, 2 * time.Second, time.Second, 24, 12},
+		{0.25, 600 * time.Millisecond, 500 * time.Millisecond, 5, 4},
+		{0.5, 300 * time.Millisecond, 300 * time.Millisecond, 3, 3},
+		{1, 2 * time.Second, 2 * time.Second, 24, 24},
+		{0, 2 * time.Second, 2 * time.Second, 24, 24}, // no share asked: whole
+	} {
+		cfg := loadgen.Config{Duration: c.dur, Requests: c.req}
+		ctx := context.Background()
+		if c.share > 0 {
+			ctx = WithStepShare(ctx, c.share)
+		}
+		shortenStep(ctx, &cfg)
+		if cfg.Duration != c.want || cfg.Requests != c.wReq {
+			t.Errorf("share %v of %v, %d requests: got %v, %d; want %v, %d", c.share, c.dur, c.req, cfg.Duration, cfg.Requests, c.want, c.wReq)
+		}
+	}
+}
+
+// A mix's Source is told where the step's prompts start: its own place
+// for each load on a target that outlives the steps (the same again for
+// the same load), 0 with a fresh server per step.
+func TestMixSourceToldTheStepsFirstItem(t *testing.T) {
+	t.Parallel()
+	base, srv := startH100(t)
+	in, _ := workload.ParseDist("16")
+	out, _ := workload.ParseDist("2")
+	gen, err := workload.NewGenerator(workload.Spec{Input: in, Output: out, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var firsts []int64
+	r := &TargetRunner{Template: loadgen.Config{BaseURL: base, Model: srv.Model(), Requests: 2}, Items: gen.Item,
+		Source: func(_ *loadgen.Config, _ workload.Arrivals, first int64) (loadgen.Source, error) {
+			firsts = append(firsts, first)
+			return func(i int64) loadgen.Request {
+				it := gen.Item(first + i)
+				return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, MaxTokens: it.MaxTokens}
+			}, nil
+		}}
+	for _, v := range []float64{1, 2, 1} {
+		if _, err := r.Run(context.Background(), Load{Kind: Concurrency, Value: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Server = func(context.Context) (string, string, func(), error) { return base, srv.Model(), func() {}, nil }
+	if _, err := r.Run(context.Background(), Load{Kind: Concurrency, Value: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if firsts[0] == firsts[1] || firsts[0] != firsts[2] || firsts[3] != 0 {
+		t.Fatalf("firsts %v: want two loads apart, the same load alike, 0 for a fresh server", firsts)
 	}
 }
