@@ -405,11 +405,15 @@ func runRangeCV(r looResult) []schemeCV {
 const minClassRows = 20
 
 // batchClass is the running-batch class of a validation row, as
-// simengine.BatchClassOf classes a prediction: large for 32 and more users
-// or sequences or a burst queued at once, small otherwise.
+// simengine.BatchClassOf classes a prediction: one at a time for one user
+// or sequence, large for 32 and more or a burst queued at once, small
+// otherwise (2-16, an open-loop rate).
 func batchClass(name string) string {
-	if loadRegime(name) == regimeLarge {
+	switch loadRegime(name) {
+	case regimeLarge:
 		return simengine.BatchLarge
+	case regimeOne:
+		return simengine.BatchOne
 	}
 	return simengine.BatchSmall
 }
@@ -447,7 +451,7 @@ func quantiles21(rows []cvRow) [21]float64 {
 // rangeCVReport renders the nested-CV table docs/validation.md leads with.
 func rangeCVReport(cvs []schemeCV) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| scheme | groups | metric | rows | median \\|error\\| | 90th percentile \\|error\\| | 80%% range, small batch (level) | 80%% range, large batch (level) | nested coverage |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| scheme | groups | metric | rows | median \\|error\\| | 90th percentile \\|error\\| | 80%% range, one at a time (level) | 80%% range, small batch (level) | 80%% range, large batch (level) | nested coverage |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, cv := range cvs {
 		for _, m := range scoredMetrics {
 			var abs []float64
@@ -465,7 +469,7 @@ func rangeCVReport(cvs []schemeCV) string {
 				med*100, p90*100, strings.Join(cells, " | "), cv.in[m], cv.n[m], pct(cv.in[m], cv.n[m]))
 		}
 		in, n := cv.coverage()
-		fmt.Fprintf(&b, "| %s | %d | **all** | %d | | | | | **%d of %d (%.0f%%)** |\n", cv.scheme.label, cv.groups, n, in, n, pct(in, n))
+		fmt.Fprintf(&b, "| %s | %d | **all** | %d | | | | | | **%d of %d (%.0f%%)** |\n", cv.scheme.label, cv.groups, n, in, n, pct(in, n))
 	}
 	fmt.Fprintf(&b, "\nNested coverage by load regime (the bin read from each row's name; metric and scheme as above; bins of 20 rows or more in bold when under 70%%):\n\n")
 	fmt.Fprintf(&b, "| metric | load regime |")
@@ -585,6 +589,24 @@ func TestRangeCrossValidation(t *testing.T) {
 				t.Errorf("%s: the stated 80%% range, chosen without the group it is checked on, covers %d of %d rows (%.1f%%); want 75-85%%", cv.scheme.label, in, n, c)
 			}
 		})
+	}
+	// Issue 40 aims at 70% in every regime bin of 20 rows or more. The
+	// bins still under it are known (docs/validation.md says why); any
+	// other falling under it fails, so a fixed bin stays fixed.
+	knownUnder := map[string]bool{
+		simengine.SchemePublisher + "|tpot|" + regimeLarge:     true,
+		simengine.SchemeEngineVersion + "|tpot|" + regimeLarge: true,
+		simengine.SchemeModel + "|ttft|" + regimeSmall:         true,
+	}
+	for _, cv := range cvs {
+		for _, m := range scoredMetrics {
+			for _, reg := range loadRegimes {
+				in, n := cv.in[m+"|"+reg], cv.n[m+"|"+reg]
+				if n >= 20 && pct(in, n) < 70 && !knownUnder[cv.scheme.id+"|"+m+"|"+reg] {
+					t.Errorf("%s, %s at %s: %d of %d rows in the nested range (%.0f%%); want 70%% or more", cv.scheme.label, m, reg, in, n, pct(in, n))
+				}
+			}
+		}
 	}
 	// What knee ships: the publisher and GPU schemes' quantiles and levels
 	// computed on every row.

@@ -59,17 +59,27 @@ const (
 )
 
 // Running-batch classes: the errors differ with the batch a prediction
-// runs at (TPOT at large batches reads low more often, issue 40), so each
-// class keeps its own range. A validation row is large when it ran 32
-// users or sequences or more, or a burst queued at once; a prediction is
-// large when its mean requests in flight reach BatchLargeFrom.
+// runs at (TPOT at large batches reads low more often, issue 40; one
+// request at a time has no batching and its errors are the tightest), so
+// each class keeps its own range. A validation row is one at a time when
+// it ran one user or sequence, large when it ran 32 users or sequences or
+// more, or a burst queued at once, and small otherwise (2-16, or an
+// open-loop rate); a prediction is one at a time when its mean requests
+// in flight are above zero and under BatchSmallFrom, and large when they
+// reach BatchLargeFrom.
 const (
+	BatchOne   = "one-at-a-time"
 	BatchSmall = "small-batch"
 	BatchLarge = "large-batch"
 )
 
 // BatchClasses lists the classes.
-var BatchClasses = []string{BatchSmall, BatchLarge}
+var BatchClasses = []string{BatchOne, BatchSmall, BatchLarge}
+
+// BatchSmallFrom is the mean requests in flight from which a prediction
+// is in the small-batch class: between the validation rows' one user
+// (about one in flight) and two.
+const BatchSmallFrom = 1.5
 
 // BatchLargeFrom is the mean requests in flight from which a prediction
 // is in the large-batch class: between the validation rows' 16 users
@@ -77,10 +87,14 @@ var BatchClasses = []string{BatchSmall, BatchLarge}
 const BatchLargeFrom = 24
 
 // BatchClassOf is the class of a prediction with inFlight requests in
-// flight on average (Little's law: throughput × mean latency).
+// flight on average (Little's law: throughput × mean latency); 0 (not
+// known) is the small-batch class.
 func BatchClassOf(inFlight float64) string {
-	if inFlight >= BatchLargeFrom {
+	switch {
+	case inFlight >= BatchLargeFrom:
 		return BatchLarge
+	case inFlight > 0 && inFlight < BatchSmallFrom:
+		return BatchOne
 	}
 	return BatchSmall
 }
@@ -96,27 +110,36 @@ func RangeKey(metric, class string) string { return metric + "@" + class }
 // predictions are not covered by them (they are a fit to that host).
 var HeldOutLogQuantiles = map[string]map[string][21]float64{
 	SchemePublisher: {
-		RangeKey(RangeTTFT, BatchSmall):       {-0.422, -0.343, -0.267, -0.217, -0.198, -0.143, -0.124, -0.099, -0.071, -0.052, -0.017, 0.011, 0.066, 0.148, 0.191, 0.252, 0.321, 0.554, 0.798, 0.916, 1.503},
+		RangeKey(RangeTTFT, BatchOne):         {-0.707, -0.35, -0.228, -0.202, -0.143, -0.113, -0.084, -0.068, -0.037, -0.008, 0.021, 0.062, 0.136, 0.174, 0.223, 0.269, 0.412, 0.526, 0.803, 0.929, 1.725},
+		RangeKey(RangeTTFT, BatchSmall):       {-0.422, -0.385, -0.291, -0.225, -0.208, -0.179, -0.142, -0.129, -0.098, -0.059, -0.026, -0.007, 0.045, 0.145, 0.184, 0.246, 0.292, 0.733, 0.852, 0.957, 1.503},
 		RangeKey(RangeTTFT, BatchLarge):       {-0.707, -0.232, -0.14, -0.082, -0.075, -0.058, -0.01, 0.012, 0.044, 0.06, 0.102, 0.124, 0.158, 0.223, 0.239, 0.35, 0.417, 0.495, 0.822, 1.03, 1.725},
-		RangeKey(RangeTPOT, BatchSmall):       {-0.138, -0.103, -0.097, -0.091, -0.085, -0.077, -0.075, -0.064, -0.054, -0.05, -0.028, -0.011, 0.032, 0.034, 0.095, 0.099, 0.169, 0.25, 0.333, 0.43, 1.504},
+		RangeKey(RangeTPOT, BatchOne):         {-1.051, -0.202, -0.14, -0.1, -0.091, -0.081, -0.075, -0.063, -0.054, -0.043, -0.013, 0.026, 0.034, 0.084, 0.099, 0.136, 0.216, 0.253, 0.365, 0.445, 1.504},
+		RangeKey(RangeTPOT, BatchSmall):       {-0.138, -0.107, -0.099, -0.093, -0.084, -0.075, -0.074, -0.061, -0.053, -0.05, -0.028, -0.008, 0.032, 0.039, 0.096, 0.108, 0.221, 0.3, 0.355, 0.434, 1.504},
 		RangeKey(RangeTPOT, BatchLarge):       {-1.051, -0.666, -0.265, -0.203, -0.195, -0.161, -0.092, -0.059, -0.023, 0.011, 0.04, 0.078, 0.096, 0.125, 0.158, 0.17, 0.22, 0.252, 0.441, 0.448, 0.591},
-		RangeKey(RangeThroughput, BatchSmall): {-0.586, -0.352, -0.163, -0.112, -0.085, -0.059, -0.055, -0.043, -0.024, -0.005, 0.011, 0.019, 0.049, 0.058, 0.069, 0.09, 0.121, 0.145, 0.158, 0.197, 0.329},
+		RangeKey(RangeThroughput, BatchOne):   {-0.824, -0.381, -0.244, -0.181, -0.132, -0.094, -0.063, -0.048, -0.025, -0.013, 0.003, 0.027, 0.044, 0.057, 0.068, 0.082, 0.105, 0.124, 0.147, 0.165, 0.329},
+		RangeKey(RangeThroughput, BatchSmall): {-0.586, -0.389, -0.174, -0.142, -0.099, -0.061, -0.057, -0.043, -0.026, -0.006, 0.003, 0.018, 0.044, 0.056, 0.067, 0.091, 0.121, 0.149, 0.159, 0.21, 0.329},
 		RangeKey(RangeThroughput, BatchLarge): {-0.824, -0.36, -0.255, -0.21, -0.146, -0.108, -0.085, -0.055, -0.024, -0.013, 0.003, 0.031, 0.043, 0.057, 0.068, 0.08, 0.101, 0.114, 0.142, 0.159, 0.277},
 	},
 	SchemeGPU: {
-		RangeKey(RangeTTFT, BatchSmall):       {-0.743, -0.624, -0.507, -0.449, -0.414, -0.327, -0.284, -0.268, -0.16, -0.098, -0.088, -0.026, 0.032, 0.108, 0.167, 0.324, 0.487, 0.593, 0.754, 0.917, 1.661},
+		RangeKey(RangeTTFT, BatchOne):         {-0.743, -0.598, -0.483, -0.413, -0.315, -0.277, -0.158, -0.097, -0.085, -0.023, 0.031, 0.074, 0.134, 0.172, 0.241, 0.365, 0.474, 0.572, 0.784, 1.071, 1.725},
+		RangeKey(RangeTTFT, BatchSmall):       {-0.704, -0.623, -0.503, -0.452, -0.435, -0.404, -0.323, -0.294, -0.275, -0.192, -0.152, -0.09, -0.013, 0.076, 0.145, 0.311, 0.446, 0.725, 0.816, 1.06, 1.661},
 		RangeKey(RangeTTFT, BatchLarge):       {-0.707, -0.43, -0.198, -0.09, -0.07, -0.02, 0.015, 0.052, 0.085, 0.116, 0.136, 0.164, 0.223, 0.239, 0.266, 0.396, 0.408, 0.494, 0.821, 1.216, 1.725},
-		RangeKey(RangeTPOT, BatchSmall):       {-0.127, -0.096, -0.087, -0.082, -0.075, -0.074, -0.061, -0.054, -0.05, -0.028, -0.012, 0.031, 0.033, 0.084, 0.099, 0.13, 0.225, 0.298, 0.373, 0.436, 1.504},
+		RangeKey(RangeTPOT, BatchOne):         {-1.094, -0.18, -0.096, -0.085, -0.077, -0.073, -0.058, -0.05, -0.028, 0.001, 0.032, 0.046, 0.089, 0.114, 0.136, 0.212, 0.244, 0.312, 0.401, 0.448, 1.504},
+		RangeKey(RangeTPOT, BatchSmall):       {-0.127, -0.096, -0.09, -0.077, -0.075, -0.067, -0.055, -0.052, -0.05, -0.027, -0.004, 0.032, 0.034, 0.092, 0.109, 0.219, 0.242, 0.321, 0.391, 0.453, 1.504},
 		RangeKey(RangeTPOT, BatchLarge):       {-1.094, -0.717, -0.285, -0.183, -0.096, -0.057, -0.015, 0.014, 0.05, 0.079, 0.099, 0.125, 0.143, 0.163, 0.184, 0.237, 0.262, 0.323, 0.441, 0.448, 0.595},
-		RangeKey(RangeThroughput, BatchSmall): {-0.624, -0.456, -0.357, -0.345, -0.297, -0.254, -0.204, -0.15, -0.1, -0.061, -0.056, -0.044, -0.038, -0.006, 0.027, 0.048, 0.058, 0.077, 0.124, 0.15, 0.248},
+		RangeKey(RangeThroughput, BatchOne):   {-0.973, -0.456, -0.353, -0.295, -0.233, -0.188, -0.139, -0.095, -0.063, -0.045, -0.02, -0.006, 0.026, 0.043, 0.055, 0.068, 0.089, 0.109, 0.142, 0.156, 0.279},
+		RangeKey(RangeThroughput, BatchSmall): {-0.624, -0.456, -0.357, -0.348, -0.303, -0.259, -0.204, -0.156, -0.109, -0.088, -0.059, -0.044, -0.041, -0.007, 0.022, 0.044, 0.054, 0.067, 0.112, 0.149, 0.248},
 		RangeKey(RangeThroughput, BatchLarge): {-0.973, -0.426, -0.338, -0.243, -0.211, -0.148, -0.122, -0.087, -0.053, -0.02, -0.008, 0.017, 0.037, 0.051, 0.064, 0.078, 0.101, 0.113, 0.142, 0.157, 0.279},
 	},
 	SchemeModel: {
-		RangeKey(RangeTTFT, BatchSmall):       {-0.422, -0.343, -0.267, -0.217, -0.198, -0.146, -0.124, -0.099, -0.071, -0.052, -0.017, 0.018, 0.116, 0.177, 0.262, 0.339, 0.523, 0.739, 0.837, 1.008, 1.661},
+		RangeKey(RangeTTFT, BatchOne):         {-0.707, -0.35, -0.228, -0.196, -0.144, -0.109, -0.084, -0.056, -0.022, -0.002, 0.05, 0.12, 0.147, 0.219, 0.271, 0.399, 0.48, 0.728, 0.843, 1.088, 1.725},
+		RangeKey(RangeTTFT, BatchSmall):       {-0.422, -0.385, -0.291, -0.225, -0.214, -0.183, -0.144, -0.129, -0.098, -0.059, -0.026, -0.007, 0.126, 0.162, 0.27, 0.321, 0.726, 0.801, 0.914, 1.084, 1.661},
 		RangeKey(RangeTTFT, BatchLarge):       {-0.707, -0.217, -0.112, -0.082, -0.039, -0.01, 0.016, 0.046, 0.085, 0.117, 0.136, 0.164, 0.223, 0.242, 0.366, 0.405, 0.417, 0.495, 0.822, 1.216, 1.725},
-		RangeKey(RangeTPOT, BatchSmall):       {-0.127, -0.096, -0.087, -0.082, -0.075, -0.074, -0.061, -0.054, -0.05, -0.028, -0.01, 0.031, 0.033, 0.084, 0.099, 0.13, 0.226, 0.298, 0.373, 0.436, 1.504},
+		RangeKey(RangeTPOT, BatchOne):         {-1.094, -0.18, -0.096, -0.085, -0.075, -0.069, -0.058, -0.05, -0.028, -0.003, 0.032, 0.044, 0.089, 0.103, 0.136, 0.212, 0.244, 0.312, 0.401, 0.448, 1.504},
+		RangeKey(RangeTPOT, BatchSmall):       {-0.127, -0.096, -0.09, -0.077, -0.075, -0.067, -0.054, -0.052, -0.05, -0.027, -0.004, 0.032, 0.034, 0.091, 0.099, 0.219, 0.242, 0.321, 0.391, 0.453, 1.504},
 		RangeKey(RangeTPOT, BatchLarge):       {-1.094, -0.717, -0.285, -0.183, -0.085, -0.057, -0.02, 0.011, 0.044, 0.079, 0.099, 0.125, 0.143, 0.163, 0.184, 0.237, 0.262, 0.323, 0.441, 0.448, 0.591},
-		RangeKey(RangeThroughput, BatchSmall): {-0.624, -0.456, -0.322, -0.273, -0.215, -0.165, -0.115, -0.087, -0.059, -0.055, -0.044, -0.026, 0.011, 0.036, 0.054, 0.067, 0.087, 0.141, 0.164, 0.212, 0.248},
+		RangeKey(RangeThroughput, BatchOne):   {-0.973, -0.415, -0.304, -0.236, -0.189, -0.139, -0.097, -0.065, -0.045, -0.024, -0.007, 0.02, 0.042, 0.055, 0.068, 0.087, 0.109, 0.136, 0.149, 0.191, 0.278},
+		RangeKey(RangeThroughput, BatchSmall): {-0.624, -0.456, -0.348, -0.276, -0.249, -0.204, -0.151, -0.106, -0.073, -0.059, -0.044, -0.038, -0.006, 0.019, 0.044, 0.056, 0.077, 0.141, 0.163, 0.2, 0.248},
 		RangeKey(RangeThroughput, BatchLarge): {-0.973, -0.391, -0.289, -0.225, -0.16, -0.13, -0.092, -0.06, -0.034, -0.013, 0.003, 0.035, 0.048, 0.061, 0.076, 0.094, 0.109, 0.133, 0.147, 0.185, 0.278},
 	},
 }
@@ -130,26 +153,35 @@ var HeldOutLogQuantiles = map[string]map[string][21]float64{
 // cross-validation, run on every row.
 var HeldOutLevels = map[string]map[string]float64{
 	SchemePublisher: {
-		RangeKey(RangeTTFT, BatchSmall):       0.84,
+		RangeKey(RangeTTFT, BatchOne):         0.82,
+		RangeKey(RangeTTFT, BatchSmall):       0.81,
 		RangeKey(RangeTTFT, BatchLarge):       0.72,
-		RangeKey(RangeTPOT, BatchSmall):       0.86,
+		RangeKey(RangeTPOT, BatchOne):         0.85,
+		RangeKey(RangeTPOT, BatchSmall):       0.89,
 		RangeKey(RangeTPOT, BatchLarge):       0.92,
+		RangeKey(RangeThroughput, BatchOne):   0.79,
 		RangeKey(RangeThroughput, BatchSmall): 0.86,
 		RangeKey(RangeThroughput, BatchLarge): 0.84,
 	},
 	SchemeGPU: {
+		RangeKey(RangeTTFT, BatchOne):         0.93,
 		RangeKey(RangeTTFT, BatchSmall):       0.99,
 		RangeKey(RangeTTFT, BatchLarge):       0.91,
+		RangeKey(RangeTPOT, BatchOne):         0.95,
 		RangeKey(RangeTPOT, BatchSmall):       0.99,
 		RangeKey(RangeTPOT, BatchLarge):       0.73,
-		RangeKey(RangeThroughput, BatchSmall): 0.84,
+		RangeKey(RangeThroughput, BatchOne):   0.84,
+		RangeKey(RangeThroughput, BatchSmall): 0.83,
 		RangeKey(RangeThroughput, BatchLarge): 0.83,
 	},
 	SchemeModel: {
-		RangeKey(RangeTTFT, BatchSmall):       0.82,
+		RangeKey(RangeTTFT, BatchOne):         0.8,
+		RangeKey(RangeTTFT, BatchSmall):       0.83,
 		RangeKey(RangeTTFT, BatchLarge):       0.82,
-		RangeKey(RangeTPOT, BatchSmall):       0.86,
+		RangeKey(RangeTPOT, BatchOne):         0.84,
+		RangeKey(RangeTPOT, BatchSmall):       0.85,
 		RangeKey(RangeTPOT, BatchLarge):       0.95,
+		RangeKey(RangeThroughput, BatchOne):   0.81,
 		RangeKey(RangeThroughput, BatchSmall): 0.97,
 		RangeKey(RangeThroughput, BatchLarge): 0.81,
 	},

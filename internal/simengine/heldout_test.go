@@ -74,3 +74,39 @@ func TestRangeInWidensOffTheValidatedDomain(t *testing.T) {
 		t.Errorf("DomainOf: %+v, want 10 in flight a replica on L4", d)
 	}
 }
+
+// The running-batch class follows the mean requests in flight: one at a
+// time under BatchSmallFrom (but not 0, which is "not known" and reads
+// the small-batch class, as plan's headroom line does), large from
+// BatchLargeFrom; each class reads its own range.
+func TestBatchClassOfRegimes(t *testing.T) {
+	for _, c := range []struct {
+		inFlight float64
+		want     string
+	}{{0, BatchSmall}, {0.4, BatchOne}, {1, BatchOne}, {BatchSmallFrom, BatchSmall}, {16, BatchSmall}, {BatchLargeFrom, BatchLarge}, {500, BatchLarge}} {
+		if got := BatchClassOf(c.inFlight); got != c.want {
+			t.Errorf("BatchClassOf(%v) = %q, want %q", c.inFlight, got, c.want)
+		}
+	}
+	for _, s := range []string{SchemePublisher, SchemeGPU, SchemeModel} {
+		for _, m := range []string{RangeTTFT, RangeTPOT, RangeThroughput} {
+			for _, class := range BatchClasses {
+				key := RangeKey(m, class)
+				if _, ok := HeldOutLevels[s][key]; !ok {
+					t.Errorf("HeldOutLevels[%q] has no %q", s, key)
+				}
+				if q := HeldOutLogQuantiles[s][key]; q[0] >= q[20] {
+					t.Errorf("HeldOutLogQuantiles[%q][%q] = %v: no spread", s, key, q)
+				}
+			}
+		}
+	}
+	one, _ := RangeIn("ttft_ms", HeldOutShare, Domain{InFlight: 1})
+	small, _ := RangeIn("ttft_ms", HeldOutShare, Domain{InFlight: 4})
+	if one == small {
+		t.Errorf("TTFT: the same range %+v one at a time and at 4 in flight", one)
+	}
+	if one.Low >= 1 || small.Low >= 1 {
+		t.Errorf("TTFT ranges %+v, %+v do not reach below the prediction", one, small)
+	}
+}
