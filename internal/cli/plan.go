@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/knee-dev/knee/internal/plan"
@@ -240,7 +239,7 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 				fmt.Fprintf(env.Stderr, "knee plan: saving the winner's run: %v\n", err)
 			}
 		}
-		hdr := planHeader{Model: model.Name, RateRPS: f.wl.Rate, Arrival: f.wl.Arrival, Input: f.wl.Input, Output: f.wl.Output,
+		hdr := plan.Header{Model: model.Name, RateRPS: f.wl.Rate, Arrival: f.wl.Arrival, Input: f.wl.Input, Output: f.wl.Output,
 			Seed: f.wl.ResolvedSeed(), SLOs: f.slos, ElapsedS: elapsed.Seconds(), Workers: f.workers, StoredRun: storedID,
 			Headroom: headroom, HeadroomNote: headroom.String(), Objective: f.objective}
 		if v := ans.Validation; ans.Winner != nil && v != nil {
@@ -257,7 +256,7 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 			enc := json.NewEncoder(env.Stdout)
 			enc.SetIndent("", "  ")
 			if err := enc.Encode(struct {
-				planHeader
+				plan.Header
 				plan.Answer
 			}{hdr, ans}); err != nil {
 				return err
@@ -266,7 +265,7 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 			// the text form fails.
 			return planVerdict(ans)
 		}
-		printPlan(env.Stdout, hdr, space, f.wl.Requests, ans)
+		plan.Print(env.Stdout, hdr, space, f.wl.Requests, ans)
 		return planVerdict(ans)
 	}
 	return cmd
@@ -278,53 +277,10 @@ func planVerdict(ans plan.Answer) error {
 	if ans.Winner != nil {
 		return nil
 	}
-	if why := allInvalid(ans.Families); why != "" {
+	if why := plan.AllInvalid(ans.Families); why != "" {
 		return Usagef("no deployment in the search space is a valid configuration: %s (check --tp and --model)", why)
 	}
 	return &SLOError{Failed: []string{"no deployment in the search space meets every SLO"}}
-}
-
-// allInvalid gives the causes when every family of the search is an invalid
-// configuration ("" otherwise): that is bad input (e.g. --tp 3 for a model
-// whose heads do not divide by 3), not an SLO that failed.
-func allInvalid(fams []plan.Family) string {
-	var causes []string
-	seen := map[string]bool{}
-	for _, f := range fams {
-		if f.Verdict != "invalid" {
-			return ""
-		}
-		if !seen[f.Reason] {
-			seen[f.Reason] = true
-			causes = append(causes, f.Reason)
-		}
-	}
-	return strings.Join(causes, "; ")
-}
-
-type planHeader struct {
-	Model    string   `json:"model"`
-	RateRPS  float64  `json:"rate_rps"`
-	Arrival  string   `json:"arrival"`
-	Input    string   `json:"input_tokens"`
-	Output   string   `json:"output_tokens"`
-	Seed     uint64   `json:"seed"`
-	SLOs     []string `json:"slos"`
-	ElapsedS float64  `json:"elapsed_s"`
-	Workers  int      `json:"workers"`
-	// Objective is what the winner minimises: cost or energy.
-	Objective string `json:"objective"`
-	// Mix describes a --mix's classes; ClassSLOs are their own objectives.
-	Mix       string   `json:"mix,omitempty"`
-	ClassSLOs []string `json:"class_slos,omitempty"`
-	// StoredRun is the run id the winner's validation run was stored as.
-	StoredRun string `json:"stored_run,omitempty"`
-	// Headroom is what plan allowed for the simulator's error.
-	Headroom     plan.Headroom `json:"headroom"`
-	HeadroomNote string        `json:"headroom_note"`
-	// WinnerRanges are the winner's validation figures with their
-	// held-out ranges.
-	WinnerRanges *report.PredictionRanges `json:"prediction_ranges,omitempty"`
 }
 
 // storePlanWinner stores the winner's validation run as a sim run (records,
@@ -384,110 +340,4 @@ func intList(flagName, s string, least int) ([]int, error) {
 		return nil, Usagef("--%s: give at least one value", flagName)
 	}
 	return out, nil
-}
-
-func printPlan(w io.Writer, h planHeader, sp plan.Space, searchN int64, a plan.Answer) {
-	fmt.Fprintf(w, "knee plan: %s at %g req/s (%s), input %s / output %s tokens; SLOs %s; seed %d\n",
-		h.Model, h.RateRPS, h.Arrival, h.Input, h.Output, strings.Join(append(append([]string{}, h.SLOs...), h.ClassSLOs...), ", "), h.Seed)
-	if h.Mix != "" {
-		fmt.Fprintf(w, "%s\n", h.Mix)
-	}
-	var gpus []string
-	for _, g := range sp.GPUs {
-		gpus = append(gpus, g.Name)
-	}
-	fmt.Fprintf(w, "searched %s × TP %v × 1–%d replicas × max_num_seqs %v × max_num_batched_tokens %v × %s: %d deployments whose weights fit, %d simulated (%d requests each) in %.1f s on %d workers\n\n",
-		strings.Join(gpus, ", "), sp.TPs, sp.MaxReplicas, sp.MaxNumSeqs, sp.MaxBatchedTokens, strings.Join(sp.Routers, ", "),
-		a.Candidates, a.Simulated, searchN, h.ElapsedS, h.Workers)
-	fmt.Fprintf(w, "headroom for the simulator's error: %s\n\n", h.HeadroomNote)
-	if a.Winner == nil {
-		fmt.Fprintln(w, "No deployment in the search space meets every SLO at this load.")
-		if len(a.Rejected) > 0 {
-			fmt.Fprintf(w, "(%d met them in the %d-request search run and failed the longer validation run; the cheapest: %s)\n", len(a.Rejected), searchN, a.Rejected[0].Candidate)
-		}
-	} else {
-		if h.StoredRun != "" {
-			defer fmt.Fprintf(w, "\nThe winner's validation run is stored as run %s (knee report %s).\n", h.StoredRun, h.StoredRun)
-		}
-		if len(a.Rejected) > 0 {
-			fmt.Fprintf(w, "Rejected at validation (met every SLO in the %d-request search run, not in the longer one):\n", searchN)
-			for i := range a.Rejected {
-				fmt.Fprintf(w, "  %s\n", a.Rejected[i].Candidate)
-				printValidation(w, "validation", &a.Rejected[i])
-			}
-		}
-		if h.Objective == plan.ObjectiveEnergy {
-			fmt.Fprintf(w, "Most energy-efficient deployment meeting every SLO (fewest joules per output token):\n  %s\n", a.Winner.Candidate)
-		} else {
-			fmt.Fprintf(w, "Cheapest deployment meeting every SLO:\n  %s\n", a.Winner.Candidate)
-		}
-		printValidation(w, "validation", a.Validation)
-		printEnergy(w, a.Validation)
-		if c := a.Cheapest; c != nil && h.Objective == plan.ObjectiveEnergy {
-			why := fmt.Sprintf("  why: the fewest joules per output token of the %d deployments (engine variant × router, each at its fewest replicas) meeting every SLO in the search runs", a.Meeting)
-			if c.Candidate != a.Winner.Candidate && a.Winner.EnergyJPerToken > 0 {
-				why += fmt.Sprintf("; the cheapest of them, %s, spends %.4f J per output token (%+.1f%%) for $%.2f/h less",
-					c.Candidate, c.EnergyJPerToken, 100*(c.EnergyJPerToken/a.Winner.EnergyJPerToken-1), a.Winner.CostPerHour-c.CostPerHour)
-			} else {
-				why += "; it is also the cheapest"
-			}
-			fmt.Fprintln(w, why)
-		}
-		if r := h.WinnerRanges; r != nil && len(r.Figures) > 0 {
-			var parts []string
-			for _, f := range r.Figures {
-				parts = append(parts, f.String())
-			}
-			fmt.Fprintf(w, "  predicted: %s (%s)\n", strings.Join(parts, "; "), r.Basis)
-		}
-		if a.NextCheaper != nil {
-			fmt.Fprintf(w, "Next cheaper deployment:\n  %s\n", a.NextCheaper.Candidate)
-			printValidation(w, "same run", a.NextCheaper)
-			printEnergy(w, a.NextCheaper)
-		}
-	}
-	fmt.Fprintln(w, "\nBy GPU and TP:")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  GPU\tTP\tverdict\twhy")
-	for _, f := range a.Families {
-		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\n", f.GPU, f.TP, f.Verdict, f.Reason)
-	}
-	tw.Flush()
-	fmt.Fprintln(w, "\nPareto front (cost against TTFT p95 and goodput; search runs):")
-	const maxRows = 24 // --json has them all
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  $/h\tGPUs\tTTFT p95 ms\tITL p99 ms\tgoodput req/s\tSLOs\t deployment")
-	for i, o := range a.Pareto {
-		if i == maxRows {
-			fmt.Fprintf(tw, "  … %d more (--json)\n", len(a.Pareto)-maxRows)
-			break
-		}
-		met := "met"
-		if !o.Met {
-			met = "not met"
-		}
-		fmt.Fprintf(tw, "  %.2f\t%d\t%.0f\t%.1f\t%.2f\t%s\t %d× %s TP%d, seqs %d, budget %d, %s\n", o.CostPerHour, o.GPUs, o.TTFTP95MS, o.ITLP99MS,
-			o.GoodputRPS, met, o.Replicas, o.GPU, o.TP, o.MaxNumSeqs, o.MaxBatchedTokens, o.Router)
-	}
-	tw.Flush()
-}
-
-// printEnergy is an outcome's power-model figures (a point estimate).
-func printEnergy(w io.Writer, o *plan.Outcome) {
-	if o == nil || o.EnergyJPerToken <= 0 {
-		return
-	}
-	fmt.Fprintf(w, "  energy (power model, a point estimate): %.4f J per output token, %.0f W per GPU; $%.3f per million output tokens at this load\n",
-		o.EnergyJPerToken, o.AvgPowerWPerGPU, o.USDPerMOutputTokens)
-}
-
-func printValidation(w io.Writer, label string, o *plan.Outcome) {
-	if o == nil {
-		return
-	}
-	verdict := "meets every SLO"
-	if !o.Met {
-		verdict = "FAILS"
-	}
-	fmt.Fprintf(w, "  %s (%d requests): %s — %s; goodput %.2f req/s\n", label, o.Requests, strings.Join(o.Verdicts, "; "), verdict, o.GoodputRPS)
 }
