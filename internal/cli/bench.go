@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/knee-dev/knee/internal/livemetrics"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/loadsetup"
-	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/redact"
 	"github.com/knee-dev/knee/internal/report"
@@ -122,7 +120,7 @@ type benchRun struct {
 	grace      time.Duration
 	turns      workload.Dist
 	think      workload.Think
-	ignoreEOS  triState
+	ignoreEOS  loadsetup.EOS
 	objectives slo.Set
 	wp         loadsetup.Plan
 	// startTarget
@@ -178,7 +176,7 @@ func (b *benchRun) check() error {
 	if err := f.junit.check(); err != nil {
 		return err
 	}
-	if b.grace, err = graceFlags(f.grace, f.requestTimeout); err != nil {
+	if b.grace, err = loadsetup.Grace(f.grace, f.requestTimeout); err != nil {
 		return err
 	}
 	if err := f.wl.validate(); err != nil {
@@ -219,25 +217,25 @@ func (b *benchRun) check() error {
 	if err := f.metrics.validate(); err != nil {
 		return err
 	}
-	if err := checkAPI(f.api); err != nil {
+	if err := loadsetup.CheckAPI(f.api); err != nil {
 		return err
 	}
 	if err := checkBaseURL(f.url); err != nil {
 		return err
 	}
-	if b.ignoreEOS, err = parseTriState("--ignore-eos", f.ignoreEOS); err != nil {
+	if b.ignoreEOS, err = loadsetup.ParseEOS(f.ignoreEOS); err != nil {
 		return err
 	}
 	if b.objectives, err = slo.ParseAll(f.slos); err != nil {
 		return Usagef("--slo: %v", err)
 	}
-	if err := checkAPIObjectives(f.api, b.objectives); err != nil {
+	if err := loadsetup.CheckAPIObjectives(f.api, b.objectives); err != nil {
 		return err
 	}
 	if err := checkMixAPIs(f.api, &f.mix, b.objectives); err != nil {
 		return err
 	}
-	if err := f.endpoints.check(runAPIs(f.api, &f.mix), f.wl.ResolvedSeed()); err != nil {
+	if err := f.endpoints.Check(runAPIs(f.api, &f.mix), f.wl.ResolvedSeed()); err != nil {
 		return err
 	}
 	f.wl.traceCtx = b.ctx // Ctrl-C stops reading a huge trace
@@ -318,8 +316,8 @@ func (b *benchRun) configure() error {
 		cfg.Turn = loadsetup.TurnSource(b.gen, b.turns, b.think, f.wl.ResolvedSeed())
 	}
 	f.temperature.apply(cfg)
-	b.notes = append(b.notes, f.endpoints.probeRerank(b.ctx, runAPIs(f.api, &f.mix), b.target, b.apiKey, b.model)...)
-	f.endpoints.set(cfg)
+	b.notes = append(b.notes, f.endpoints.ProbeRerank(b.ctx, runAPIs(f.api, &f.mix), b.target, b.apiKey, b.model)...)
+	f.endpoints.Set(cfg)
 	if err := f.probe.Apply(cfg, b.gen, f.wl.ResolvedSeed()); err != nil {
 		return err
 	}
@@ -329,7 +327,7 @@ func (b *benchRun) configure() error {
 	if wp.Trace != nil {
 		b.notes = append(b.notes, wp.Trace.Info().String())
 	}
-	eosNotes, err := benchIgnoreEOS(b.ctx, cfg, b.ignoreEOS, f.api, b.target, b.apiKey, b.model)
+	eosNotes, err := b.ignoreEOS.Apply(b.ctx, cfg, f.api, b.target, b.apiKey, b.model)
 	if err != nil {
 		return err
 	}
@@ -602,20 +600,6 @@ func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.
 // failed to connect stops there (exit 1) rather than run its course.
 const unreachableAfter = 5 * time.Second
 
-// graceFlags checks --grace and --request-timeout and returns the grace
-// for loadgen, where 0 means its default: --grace 0 is no grace at all.
-func graceFlags(grace, requestTimeout time.Duration) (time.Duration, error) {
-	switch {
-	case grace < 0:
-		return 0, Usagef("--grace %v: want 0 (cancel in-flight requests when the run ends) or a positive duration", grace)
-	case requestTimeout < 0:
-		return 0, Usagef("--request-timeout %v: want a positive duration (0: none)", requestTimeout)
-	case grace == 0:
-		return -1, nil
-	}
-	return grace, nil
-}
-
 func storedAs(id string) string {
 	if id == "" {
 		return ""
@@ -631,21 +615,6 @@ func failedSLOs(results []slo.Result) []string {
 		}
 	}
 	return failed
-}
-
-// triState is a flag that is true, false, or decided by a probe.
-type triState struct{ auto, value bool }
-
-func parseTriState(name, s string) (triState, error) {
-	switch strings.ToLower(s) {
-	case "auto", "":
-		return triState{auto: true}, nil
-	case "true", "1", "yes":
-		return triState{value: true}, nil
-	case "false", "0", "no":
-		return triState{}, nil
-	}
-	return triState{}, Usagef("%s %q: want auto, true or false", name, s)
 }
 
 // writeOutDir is kept for sweep and sim.
@@ -670,47 +639,6 @@ func redactPairs(pairs [][2]string) {
 	}
 }
 
-// benchIgnoreEOS sets cfg's ignore_eos and min_tokens from --ignore-eos:
-// given, or (auto) what a probe of the server finds it accepts. The notes
-// say what the probe found.
-func benchIgnoreEOS(ctx context.Context, cfg *loadgen.Config, ignoreEOS triState, api, target, apiKey, model string) (notes []string, err error) {
-	cfg.IgnoreEOS, cfg.MinTokens = ignoreEOS.value, ignoreEOS.value
-	if api == openai.APIOllama {
-		note, err := ollamaEOS(ignoreEOS)
-		if err != nil {
-			return nil, err
-		}
-		cfg.IgnoreEOS, cfg.MinTokens = false, false
-		notes = append(notes, note)
-	} else if !eosApplies(api) {
-		// Anthropic's API has no such fields; embeddings and rerank
-		// generate nothing.
-		if err := refuseEOS(api, ignoreEOS); err != nil {
-			return nil, err
-		}
-		cfg.IgnoreEOS, cfg.MinTokens = false, false
-	} else if ignoreEOS.auto {
-		endpoint, eerr := openai.Endpoint(target, api)
-		if eerr != nil {
-			return nil, Usagef("--url %q: %v", target, eerr)
-		}
-		probeCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		pr, perr := openai.Probe(probeCtx, http.DefaultClient, endpoint, apiKey, model, api)
-		cancel()
-		switch {
-		case perr != nil:
-			notes = append(notes, fmt.Sprintf("probe for ignore_eos/min_tokens failed (%v); not sending them", perr))
-		default:
-			cfg.IgnoreEOS, cfg.MinTokens = pr.IgnoreEOS, pr.MinTokens
-			if !pr.IgnoreEOS && !pr.MinTokens {
-				notes = append(notes, "the server accepts neither ignore_eos nor min_tokens: outputs may be shorter than requested")
-			}
-		}
-	}
-
-	return notes, nil
-}
-
 // runMeta is what the run database and the report say ran.
 // preset is what the embedded server simulates ("" with --url).
 func (f *benchFlags) runMeta(target, model, preset string) runMeta {
@@ -724,7 +652,7 @@ func (f *benchFlags) runMeta(target, model, preset string) runMeta {
 	meta := runMeta{kind: "bench", target: url, model: model, label: f.label,
 		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", url})}
 	meta.config = append(meta.config, f.sess.Config()...)
-	meta.config = append(meta.config, f.endpoints.config()...)
+	meta.config = append(meta.config, f.endpoints.ConfigKV()...)
 	if f.url == "" {
 		meta.config = append(meta.config, f.embedded.config(f.model)...)
 	}

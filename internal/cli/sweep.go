@@ -241,7 +241,7 @@ func (sr *sweepRun) finish() error {
 		res.Notes = append(res.Notes, fmt.Sprintf("stopped early: %v (the steps measured before are analysed)", runErr))
 	}
 	meta.load = fmt.Sprintf("%s sweep over %d steps", res.LoadKind, len(res.Steps))
-	meta.config = append(append(f.stepConfig(res), [2]string{"api", t.api}), t.endpoints.config()...)
+	meta.config = append(append(f.stepConfig(res), [2]string{"api", t.api}), t.endpoints.ConfigKV()...)
 	meta.config = append(meta.config, sr.g.config()...)
 	meta.config = append(meta.config, t.gpu.config()...)
 	if t.url == "" {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/loadsetup"
-	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/sweep"
@@ -47,13 +46,13 @@ func (sr *sweepRun) startRunner() error {
 	if err := checkBaseURL(t.url); err != nil {
 		return err
 	}
-	if err := checkAPI(t.api); err != nil {
+	if err := loadsetup.CheckAPI(t.api); err != nil {
 		return err
 	}
-	if err := checkAPIObjectives(t.api, set); err != nil {
+	if err := loadsetup.CheckAPIObjectives(t.api, set); err != nil {
 		return err
 	}
-	if err := t.endpoints.check([]string{t.api}, f.wl.ResolvedSeed()); err != nil {
+	if err := t.endpoints.Check([]string{t.api}, f.wl.ResolvedSeed()); err != nil {
 		return err
 	}
 	if t.url != "" && t.model == "" {
@@ -71,20 +70,12 @@ func (sr *sweepRun) startRunner() error {
 	if f.wl.StopOversaturated && f.rate == "" {
 		return Usagef("--stop-oversaturated applies to rate steps (--rate): a closed loop's in-flight count is bounded by its concurrency")
 	}
-	eos, err := parseTriState("--ignore-eos", t.ignoreEOS)
+	eos, err := loadsetup.ParseEOS(t.ignoreEOS)
 	if err != nil {
 		return err
 	}
-	if t.api == openai.APIOllama {
-		if _, err := ollamaEOS(eos); err != nil {
-			return err
-		}
-		eos = triState{} // never sent: the native API has no such fields
-	} else if !eosApplies(t.api) {
-		if err := refuseEOS(t.api, eos); err != nil {
-			return err
-		}
-		eos = triState{}
+	if eos, _, err = eos.ForAPI(t.api); err != nil { // each step probes the server when auto
+		return err
 	}
 	var priorFlags []string // --guided with --url: what the server runs, for the model
 	if sr.g.on {
@@ -100,7 +91,7 @@ func (sr *sweepRun) startRunner() error {
 	if err := f.wl.checkOpenFiles(steps, t.url == ""); err != nil {
 		return err
 	}
-	if sr.loadgenGrace, err = graceFlags(t.grace, t.requestTimeout); err != nil {
+	if sr.loadgenGrace, err = loadsetup.Grace(t.grace, t.requestTimeout); err != nil {
 		return err
 	}
 	if err := f.mix.load(f.wl.fs, &f.wl); err != nil {
@@ -154,11 +145,11 @@ func (sr *sweepRun) startRunner() error {
 	template.StopIfUnreachable = unreachableAfter // as bench: a gone target ends the step, and the sweep
 	r := &sweep.TargetRunner{
 		Template: template,
-		Trace:    trace, Arrivals: f.wl.ArrivalsAt, EOSAuto: eos.auto, IgnoreEOS: eos.value,
+		Trace:    trace, Arrivals: f.wl.ArrivalsAt, EOSAuto: eos.Auto, IgnoreEOS: eos.Value,
 		SLOs: set, Classes: f.mix.classes(),
 		AutoPlan: f.autoPlan(), ScrapeInterval: t.metrics.interval,
 		FirstStep: func(ctx context.Context, base, model string) {
-			sr.promptNotes = append(sr.promptNotes, t.endpoints.probeRerank(ctx, []string{t.api}, base, apiKey, model)...)
+			sr.promptNotes = append(sr.promptNotes, t.endpoints.ProbeRerank(ctx, []string{t.api}, base, apiKey, model)...)
 		},
 		BeginStep:  func(l sweep.Load) { sr.stored.step(l) },
 		Begin:      sr.shard.begin, // sweep --shards: this shard's part, from the step's start
@@ -176,7 +167,7 @@ func (sr *sweepRun) startRunner() error {
 		r.Items = gen.Item
 	}
 	r.Configure = func(cfg *loadgen.Config) error {
-		t.endpoints.set(cfg)
+		t.endpoints.Set(cfg)
 		return t.probe.Apply(cfg, gen, f.wl.ResolvedSeed()) // each step's probes start afresh, as its load does
 	}
 	switch {
