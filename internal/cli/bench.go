@@ -195,7 +195,7 @@ func (b *benchRun) check() error {
 	if err := f.mix.load(fs, &f.wl); err != nil {
 		return err
 	}
-	if err := f.mix.checkOwnLoads(fs); err != nil {
+	if err := f.mix.CheckOwnLoads(given(fs)); err != nil {
 		return err
 	}
 	if err := f.mix.embed(&f.embedded, &f.lora); err != nil {
@@ -232,10 +232,10 @@ func (b *benchRun) check() error {
 	if err := loadsetup.CheckAPIObjectives(f.api, b.objectives); err != nil {
 		return err
 	}
-	if err := checkMixAPIs(f.api, &f.mix, b.objectives); err != nil {
+	if err := f.mix.CheckAPIs(f.api, b.objectives); err != nil {
 		return err
 	}
-	if err := f.endpoints.Check(runAPIs(f.api, &f.mix), f.wl.ResolvedSeed()); err != nil {
+	if err := f.endpoints.Check(f.mix.APIs(f.api), f.wl.ResolvedSeed()); err != nil {
 		return err
 	}
 	f.wl.traceCtx = b.ctx // Ctrl-C stops reading a huge trace
@@ -316,7 +316,7 @@ func (b *benchRun) configure() error {
 		cfg.Turn = loadsetup.TurnSource(b.gen, b.turns, b.think, f.wl.ResolvedSeed())
 	}
 	f.temperature.apply(cfg)
-	b.notes = append(b.notes, f.endpoints.ProbeRerank(b.ctx, runAPIs(f.api, &f.mix), b.target, b.apiKey, b.model)...)
+	b.notes = append(b.notes, f.endpoints.ProbeRerank(b.ctx, f.mix.APIs(f.api), b.target, b.apiKey, b.model)...)
 	f.endpoints.Set(cfg)
 	if err := f.probe.Apply(cfg, b.gen, f.wl.ResolvedSeed()); err != nil {
 		return err
@@ -340,7 +340,7 @@ func (b *benchRun) configure() error {
 func (b *benchRun) openSinks() error {
 	f, env := b.f, b.env
 	b.meta = f.runMeta(b.target, b.model, b.preset)
-	b.meta.load, b.meta.config = f.mix.loadLine(b.meta.load, &f.wl), f.mix.config(b.meta.config)
+	b.meta.load, b.meta.config = f.mix.LoadLine(b.meta.load, &f.wl.Choice, f.wl.openedTrace), f.mix.Config(b.meta.config)
 	sink, err := newRecordSink(env, &f.storeFlags, f.out, b.meta)
 	if err != nil {
 		return err
@@ -383,12 +383,12 @@ func (b *benchRun) buildSource() error {
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens, Session: it.Session}
 	}
 	var err error
-	if f.mix.mix != nil {
-		seed := f.mix.seed(b.fs, &f.wl)
-		if b.source, err = f.mix.applyLoad(&b.cfg, gen, b.arrivals, seed); err != nil {
+	if f.mix.File != nil {
+		seed := f.wl.ResolvedSeed()
+		if b.source, err = f.mix.ApplyLoad(&b.cfg, gen, b.arrivals, seed); err != nil {
 			return err
 		}
-		b.notes = append(b.notes, f.mix.note(seed))
+		b.notes = append(b.notes, f.mix.Note(seed))
 		if err := f.wl.checkOpenFiles(b.cfg.Concurrency+usersOf(b.cfg.UserClasses), f.url == ""); err != nil {
 			return err
 		}
@@ -436,7 +436,7 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 		opts.Good = b.objectives.Good
 	}
 	f.shard.merged = opts
-	b.tally = newRunTally(opts, b.objectives, f.mix.slos, f.mix.names(), keptRecordsBytes)
+	b.tally = newRunTally(opts, b.objectives, f.mix.SLOs, f.mix.Names(), keptRecordsBytes)
 	run, err := loadgen.Start(ctx, b.cfg, b.source)
 	if err != nil {
 		return failed(Usagef("%v", err))
@@ -479,7 +479,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 		notes = append(notes, res.Oversaturation+"; the figures cover the run until then, a load beyond the server's capacity")
 		fmt.Fprintln(env.Stderr, "knee bench: "+res.Oversaturation)
 	}
-	if n := f.mix.splitNote(tally.byClass); n != "" {
+	if n := f.mix.SplitNote(tally.byClass); n != "" {
 		notes = append(notes, n)
 	}
 	if res.Interrupted > 0 {
@@ -661,7 +661,7 @@ func (f *benchFlags) runMeta(target, model, preset string) runMeta {
 	}
 	meta.config = append(meta.config, f.metrics.config()...)
 	meta.config = append(meta.config, f.gpu.config()...)
-	meta.config = append(meta.config, f.mix.configKV()...)
+	meta.config = append(meta.config, f.mix.ConfigKV()...)
 	redactPairs(meta.config)
 	return meta
 }

@@ -106,7 +106,7 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err := f.mix.load(fs, &f.wl); err != nil {
 			return err
 		}
-		if len(objectives) == 0 && !f.mix.judged() {
+		if len(objectives) == 0 && !f.mix.Judged() {
 			return Usagef("give at least one --slo (e.g. --slo 'p95(ttft)<2s' --slo 'p99(itl)<100ms'), or a --mix whose classes have their own")
 		}
 		cat := simengine.NewCatalog()
@@ -202,15 +202,16 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		var lengths sim.Lengths = gen
 		meanTokens := in.Mean() + out.Mean()
 		var classOf func(int64) (string, int32)
-		if f.mix.mix != nil {
-			if lengths, classOf, err = f.mix.simClasses(&base, &f.lora, gen, f.wl.ResolvedSeed()); err != nil {
+		if f.mix.File != nil {
+			sm, err := f.mix.SimClasses(&base, f.lora.LoRA, gen, f.wl.ResolvedSeed())
+			if err != nil {
 				return err
 			}
-			meanTokens = f.mix.longestMean()
+			lengths, classOf, meanTokens = sm.Gen, sm.Class, f.mix.LongestMean()
 		}
 		q := plan.Question{
 			Base: base, Gen: lengths, RateRPS: f.wl.Rate, MeanTokens: meanTokens, SLOs: objectives,
-			Class: classOf, ClassNames: f.mix.names(), ClassSLOs: f.mix.slos,
+			Class: classOf, ClassNames: f.mix.Names(), ClassSLOs: f.mix.SLOs,
 			Arrivals: func() sim.Arrivals {
 				a, _ := f.wl.arrivals() // validated above
 				return a
@@ -245,9 +246,9 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		if v := ans.Validation; ans.Winner != nil && v != nil {
 			hdr.WinnerRanges = heldOutRanges(&v.Summary, f.serverProfile != "" && f.serverProfile != "vllm" && f.serverProfile != "sglang", v.GPU, model.Name, v.Replicas)
 		}
-		if f.mix.mix != nil {
+		if f.mix.File != nil {
 			hdr.Input, hdr.Output = "by class", "by class"
-			hdr.Mix, hdr.ClassSLOs = f.mix.note(f.wl.ResolvedSeed()), f.mix.classSLOs()
+			hdr.Mix, hdr.ClassSLOs = f.mix.Note(f.wl.ResolvedSeed()), f.mix.ClassSLOs()
 		}
 		if hdr.Workers == 0 {
 			hdr.Workers = runtime.GOMAXPROCS(0)
@@ -293,7 +294,7 @@ func storePlanWinner(env *Env, f *planFlags, model string, start time.Time, ans 
 		[2]string{"max_num_seqs", strconv.Itoa(w.MaxNumSeqs)}, [2]string{"max_num_batched_tokens", strconv.Itoa(w.MaxBatchedTokens)},
 		[2]string{"replicas", strconv.Itoa(w.Replicas)}, [2]string{"router", w.Router},
 		[2]string{"cost_usd_per_hour", strconv.FormatFloat(w.CostPerHour, 'f', 2, 64)})
-	config = append(config, f.mix.configKV()...)
+	config = append(config, f.mix.ConfigKV()...)
 	load := fmt.Sprintf("open loop, %g req/s %s, %d requests (knee plan's validation run)", f.wl.Rate, f.wl.Arrival, v.Requests)
 	stored, err := f.storeFlags.begin(env, runMeta{kind: "sim", target: target, model: model, label: f.label, load: load, config: config})
 	if err != nil || stored == nil {
@@ -307,8 +308,8 @@ func storePlanWinner(env *Env, f *planFlags, model string, start time.Time, ans 
 		notes = append(notes, fmt.Sprintf("next cheaper: %s — %s", nc.Candidate, strings.Join(nc.Verdicts, "; ")))
 	}
 	workloadText := fmt.Sprintf("input %s, output %s tokens", f.wl.Input, f.wl.Output)
-	if f.mix.mix != nil {
-		workloadText = f.mix.note(f.wl.ResolvedSeed())
+	if f.mix.File != nil {
+		workloadText = f.mix.Note(f.wl.ResolvedSeed())
 	}
 	rep := &report.Run{Kind: "sim", Version: Version, Target: target, Model: model, Load: load,
 		Workload: workloadText, Config: config, Start: start,

@@ -169,13 +169,13 @@ func (r *simRun) engine() (listed bool, err error) {
 	if err := f.mix.load(fs, &f.wl); err != nil {
 		return false, err
 	}
-	if f.mix.mix != nil && f.sess.Count > 0 {
+	if f.mix.File != nil && f.sess.Count > 0 {
 		return false, Usagef("--mix is not supported with --sessions yet")
 	}
 	if f.probe.RateRPS > 0 && f.sess.Count > 0 {
 		return false, Usagef("--probe-rate is not supported with --sessions in knee sim yet")
 	}
-	if err := f.mix.checkOwnLoads(fs); err != nil {
+	if err := f.mix.CheckOwnLoads(given(fs)); err != nil {
 		return false, err
 	}
 	if err := f.probe.Validate(); err != nil {
@@ -184,8 +184,8 @@ func (r *simRun) engine() (listed bool, err error) {
 	if r.ecfg, err = f.engine.config(cat); err != nil {
 		return false, err
 	}
-	if f.mix.mix != nil {
-		if r.adapterOf, err = f.lora.apply(&r.ecfg, &f.mix); err != nil {
+	if f.mix.File != nil {
+		if r.adapterOf, err = f.lora.Apply(&r.ecfg, &f.mix.Mix); err != nil {
 			return false, err
 		}
 	}
@@ -201,7 +201,7 @@ func (r *simRun) engine() (listed bool, err error) {
 	// front; a rare longer request becomes an HTTP 400 record, as a real
 	// server answers it.
 	f.wl.SimMaxContext = eng.Config().MaxModelLen
-	if f.wl.Dataset == "" && f.wl.TracePath == "" && f.mix.mix == nil {
+	if f.wl.Dataset == "" && f.wl.TracePath == "" && f.mix.File == nil {
 		in, ierr := workload.ParseDist(f.wl.Input)
 		out, oerr := workload.ParseDist(f.wl.Output)
 		if c := eng.Config(); ierr == nil && oerr == nil && in.Mean()+out.Mean() > float64(c.MaxModelLen) {
@@ -238,19 +238,17 @@ func (r *simRun) configure() error {
 		r.workloadDesc = wp.Trace.Info().String()
 	}
 	r.ecfg.Seed = int64(f.wl.ResolvedSeed()) // the front-end jitter repeats with the workload
-	var mixGen *workload.MixGenerator
-	if f.mix.mix != nil {
-		seed := f.mix.seed(fs, &f.wl)
-		if mixGen, err = workload.NewMixGenerator(f.mix.mix, wp.Gen.Spec(), seed); err != nil {
-			return Usagef("--mix %v", err)
+	var mix *loadsetup.SimMix
+	if f.mix.File != nil {
+		seed := f.wl.ResolvedSeed()
+		if mix, err = f.mix.ForSim(wp.Gen.Spec(), r.adapterOf, seed); err != nil {
+			return err
 		}
-		gen = mixGen
-		r.workloadDesc = f.mix.note(seed)
-		if f.mix.mix.OwnRates() {
-			// The own-rate classes' arrivals, merged with --rate's.
-			if arrivals, err = f.mix.schedule(mixGen, arrivals, seed); err != nil {
-				return err
-			}
+		gen = mix.Gen
+		r.workloadDesc = f.mix.Note(seed)
+		// The own-rate classes' arrivals, merged with --rate's.
+		if arrivals, err = mix.Arrivals(arrivals); err != nil {
+			return err
 		}
 	}
 	turns, think, err := f.sess.parse(fs)
@@ -259,18 +257,15 @@ func (r *simRun) configure() error {
 	}
 	// A run's size is bounded (sim.MaxRequests): what can be known before
 	// it starts is refused before it starts.
-	if err := sim.CheckSize(f.wl.Requests, f.wl.Duration, f.mix.offeredRate(f.wl.Rate)); err != nil {
+	if err := sim.CheckSize(f.wl.Requests, f.wl.Duration, f.mix.OfferedRate(f.wl.Rate)); err != nil {
 		return Usagef("%v", err)
 	}
 	// Token times feed the inter-token statistics and records.jsonl;
 	// they live only until each record is added and written.
 	r.cfg = wp.SimConfig(r.ecfg, gen, arrivals)
 	cfg := &r.cfg
-	if mixGen != nil {
-		cfg.Class = func(i int64) (string, int32) {
-			k := mixGen.ClassOf(i)
-			return f.mix.mix.Classes[k].Name, r.adapterOf[k]
-		}
+	if mix != nil {
+		cfg.Class = mix.Class
 	}
 	switch {
 	case f.sess.Count > 0:
@@ -282,7 +277,7 @@ func (r *simRun) configure() error {
 			cfg.Requests = math.MaxInt64 // the conversations end by themselves
 		}
 	case arrivals == nil:
-		f.mix.simPools(cfg, mixGen)
+		mix.SimPools(cfg)
 	}
 	if cfg.Probes, err = f.probe.Sim(wp.Gen, f.wl.ResolvedSeed()); err != nil {
 		return err
@@ -311,7 +306,7 @@ func (r *simRun) openSinks() error {
 		r.file, r.writer = file, record.NewWriter(file)
 		r.closers = append(r.closers, func() { file.Close() })
 	}
-	opts := stats.Options{OfferedRateRPS: f.mix.offeredRate(f.wl.Rate), Series: true}
+	opts := stats.Options{OfferedRateRPS: f.mix.OfferedRate(f.wl.Rate), Series: true}
 	if wp.Trace != nil {
 		opts.OfferedRateRPS = wp.Trace.Info().MeanRateRPS
 	}
@@ -319,13 +314,13 @@ func (r *simRun) openSinks() error {
 		opts.Good = r.objectives.Good
 	}
 	r.acc = stats.NewAccumulator(opts)
-	r.classes = newClassAccumulators(f.probe.Classes(f.mix.names()), opts, r.objectives, f.mix.slos)
+	r.classes = newClassAccumulators(f.probe.Classes(f.mix.Names()), opts, r.objectives, f.mix.SLOs)
 	target := sim.Target(r.ecfg, f.engine.ServerProfile.Like())
 	if f.fleet.Active() {
 		target = f.fleet.Target(r.ecfg)
 	}
 	r.meta = runMeta{kind: "sim", target: target, model: r.ecfg.Model.Name, label: f.label,
-		load: f.mix.loadLine(f.wl.loadString(), &f.wl), config: f.mix.config(f.configKV(r.eng))}
+		load: f.mix.LoadLine(f.wl.loadString(), &f.wl.Choice, f.wl.openedTrace), config: f.mix.Config(f.configKV(r.eng))}
 	if r.workloadDesc != "" {
 		// Kept with the run, so knee report shows the workload line too.
 		r.meta.config = append(r.meta.config, [2]string{"workload", r.workloadDesc})
@@ -354,7 +349,7 @@ func (r *simRun) openSinks() error {
 
 // configKV is the run's resolved settings for reports and the store.
 func (f *simFlags) configKV(eng *simengine.Engine) [][2]string {
-	return append(append(append(append(f.wl.config(), f.engine.configKV(eng.Config())...), f.client.configKV()...), f.fleet.ConfigKV()...), f.mix.configKV()...)
+	return append(append(append(append(f.wl.config(), f.engine.configKV(eng.Config())...), f.client.configKV()...), f.fleet.ConfigKV()...), f.mix.ConfigKV()...)
 }
 
 // maxStoredSimRecords bounds the records a simulation puts in the database.
@@ -459,7 +454,7 @@ func (r *simRun) summarize() *report.Run {
 	if f.fleet.Active() {
 		rep.Notes = append(rep.Notes, f.fleet.Notes(r.fres, r.ttfts)...)
 	}
-	for _, n := range []string{f.mix.splitOf(rep.Classes), f.client.note(), f.probe.Note()} {
+	for _, n := range []string{f.mix.SplitOf(rep.Classes), f.client.note(), f.probe.Note()} {
 		if n != "" {
 			rep.Notes = append(rep.Notes, n)
 		}

@@ -161,7 +161,7 @@ func (sr *sweepRun) openSinks() (close func(), err error) {
 		return nil, err
 	}
 	sr.stored = stored
-	sr.runner = sr.sh.wrap(env, sr.runner, sr, sr.f.mix.classes(), sr.set)
+	sr.runner = sr.sh.wrap(env, sr.runner, sr, sr.f.mix.Classes(), sr.set)
 	if err := t.live.start(env, livemetrics.Info{Kind: "sweep", Model: meta.model, Target: meta.target}); err != nil {
 		stored.finish(*meta, nil, "failed")
 		return nil, err

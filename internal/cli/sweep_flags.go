@@ -286,7 +286,7 @@ func (f *sweepFlags) stepConfig(res *sweep.Result) [][2]string {
 		loads = append(loads, strconv.FormatFloat(s.Load.Value, 'g', -1, 64))
 	}
 	out = append(out, [2]string{"sweep_" + sweep.LoadColumn(res.LoadKind), strings.Join(loads, ",")})
-	out = append(out, f.mix.configKV()...)
+	out = append(out, f.mix.ConfigKV()...)
 	if len(res.SLOs) > 0 {
 		out = append(out, [2]string{"slos", strings.Join(res.SLOs, " ")})
 	}

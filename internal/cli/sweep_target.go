@@ -100,7 +100,7 @@ func (sr *sweepRun) startRunner() error {
 	if err := f.mix.embed(&t.embedded, &f.lora); err != nil {
 		return err
 	}
-	if err := f.mix.checkSweep(f.rate != ""); err != nil {
+	if err := f.mix.CheckSweep(f.rate != ""); err != nil {
 		return err
 	}
 	apiKey, err := apiKeyFrom(env, t.apiKeyEnv)
@@ -134,8 +134,8 @@ func (sr *sweepRun) startRunner() error {
 		return err
 	}
 	var mixSrc loadgen.Source // a --mix's requests (nil: no mix)
-	if f.mix.mix != nil {
-		if mixSrc, err = f.mix.source(gen, f.wl.ResolvedSeed()); err != nil {
+	if f.mix.File != nil {
+		if mixSrc, err = f.mix.Source(gen, f.wl.ResolvedSeed()); err != nil {
 			return err
 		}
 	}
@@ -146,7 +146,7 @@ func (sr *sweepRun) startRunner() error {
 	r := &sweep.TargetRunner{
 		Template: template,
 		Trace:    trace, Arrivals: f.wl.ArrivalsAt, EOSAuto: eos.Auto, IgnoreEOS: eos.Value,
-		SLOs: set, Classes: f.mix.classes(),
+		SLOs: set, Classes: f.mix.Classes(),
 		AutoPlan: f.autoPlan(), ScrapeInterval: t.metrics.interval,
 		FirstStep: func(ctx context.Context, base, model string) {
 			sr.promptNotes = append(sr.promptNotes, t.endpoints.ProbeRerank(ctx, []string{t.api}, base, apiKey, model)...)
@@ -171,10 +171,10 @@ func (sr *sweepRun) startRunner() error {
 		return t.probe.Apply(cfg, gen, f.wl.ResolvedSeed()) // each step's probes start afresh, as its load does
 	}
 	switch {
-	case f.mix.mix != nil && f.mix.mix.OwnLoads() != "":
+	case f.mix.File != nil && f.mix.File.OwnLoads() != "":
 		// Classes with their own rate or users run beside every step.
 		r.Source = func(cfg *loadgen.Config, shared workload.Arrivals) (loadgen.Source, error) {
-			return f.mix.applyLoad(cfg, gen, shared, f.wl.ResolvedSeed())
+			return f.mix.ApplyLoad(cfg, gen, shared, f.wl.ResolvedSeed())
 		}
 	case mixSrc != nil:
 		r.Source = func(*loadgen.Config, workload.Arrivals) (loadgen.Source, error) { return mixSrc, nil }

@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/loadsetup"
 	"github.com/knee-dev/knee/internal/openai"
-	"github.com/knee-dev/knee/internal/slo"
 	"github.com/spf13/pflag"
 )
 
@@ -81,42 +78,4 @@ func (e *endpointFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&e.ImageSize, "image-size", "", "with --images: WIDTHxHEIGHT in pixels (default 512x512)")
 	fs.StringVar(&e.ImageFormat, "image-format", "", "with --images: png or jpeg (default png)")
 	fs.IntVar(&e.ImageTokens, "image-tokens", 0, "with --images: tokens the target counts for each image, as part of the requested prompt (0: ⌈W/28⌉·⌈H/28⌉, as Qwen2-VL and knee serve count it)")
-}
-
-// runAPIs are the APIs a run speaks: --api, and each mix class's own.
-func runAPIs(api string, m *mixFlags) []string {
-	apis := []string{api}
-	if m.mix == nil {
-		return apis
-	}
-	for _, c := range m.mix.Classes {
-		if c.API != "" && !slices.Contains(apis, c.API) {
-			apis = append(apis, c.API)
-		}
-	}
-	return apis
-}
-
-// checkMixAPIs refuses what a mix class's API cannot be judged by: a
-// class's own TTFT, ITL or TPOT objective on embeddings or rerank (naming
-// its line), and the run's when any class speaks one of those APIs.
-func checkMixAPIs(api string, m *mixFlags, run slo.Set) error {
-	if m.mix == nil {
-		return nil
-	}
-	for _, c := range m.mix.Classes {
-		capi := cmp.Or(c.API, api)
-		if !openai.ItemsAPI(capi) {
-			continue
-		}
-		for j, o := range m.slos[c.Name] {
-			if err := loadsetup.CheckAPIObjectives(capi, slo.Set{o}); err != nil {
-				return Usagef("--mix %s:%d: class %s speaks %s, answered whole, with no first token or token gaps: %s has no %s; judge it by e2e", m.path, c.SLOLines[j], c.Name, capi, o, o.Metric)
-			}
-		}
-		if err := loadsetup.CheckAPIObjectives(capi, run); err != nil {
-			return Usagef("%v (class %s at %s:%d speaks %s; give the other classes that objective in the mix file instead)", err, c.Name, m.path, c.Line, capi)
-		}
-	}
-	return nil
 }
