@@ -15,6 +15,7 @@ import (
 	"github.com/knee-dev/knee/internal/redact"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/runcheck"
+	"github.com/knee-dev/knee/internal/runlife"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
@@ -133,7 +134,7 @@ type benchRun struct {
 	cfg         loadgen.Config
 	meta        runMeta
 	sink        *recordSink
-	tally       *runTally // what the report takes from the records (set in runLoad, before the load starts)
+	tally       *runlife.Tally // what the report takes from the records (set in runLoad, before the load starts)
 	recent      recentWindow
 	source      loadgen.Source
 	meter       *runcheck.Meter
@@ -354,7 +355,7 @@ func (b *benchRun) openSinks() error {
 		fmt.Fprintf(env.Stderr, "warning: the server is serving prompts a median %+.1f%% off the requested length (usage.prompt_tokens); %s\n", med, f.wl.promptsNote())
 	}}
 	b.cfg.OnRecord = func(r *record.Request) {
-		b.tally.add(r)
+		b.tally.Add(r)
 		b.recent.add(r)
 		sink.add(r)
 		watch.add(r)
@@ -436,7 +437,7 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 		opts.Good = b.objectives.Good
 	}
 	f.shard.merged = opts
-	b.tally = newRunTally(opts, b.objectives, f.mix.SLOs, f.mix.Names(), keptRecordsBytes)
+	b.tally = runlife.NewTally(opts, b.objectives, f.mix.SLOs, f.mix.Names(), keptRecordsBytes)
 	run, err := loadgen.Start(ctx, b.cfg, b.source)
 	if err != nil {
 		return failed(Usagef("%v", err))
@@ -472,14 +473,14 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 // nothing worth its figures ("" when it did).
 func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, failure string) {
 	f, env, notes, tally := b.f, b.env, b.notes, b.tally
-	if n := f.wl.LimitNote(res.StoppedBy, tally.count, tally.lastSend); n != "" {
+	if n := f.wl.LimitNote(res.StoppedBy, tally.Count, tally.LastSend); n != "" {
 		notes = append(notes, n)
 	}
 	if res.Oversaturation != "" {
 		notes = append(notes, res.Oversaturation+"; the figures cover the run until then, a load beyond the server's capacity")
 		fmt.Fprintln(env.Stderr, "knee bench: "+res.Oversaturation)
 	}
-	if n := f.mix.SplitNote(tally.byClass); n != "" {
+	if n := f.mix.SplitNote(tally.ByClass); n != "" {
 		notes = append(notes, n)
 	}
 	if res.Interrupted > 0 {
@@ -494,7 +495,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 		notes = append(notes, fmt.Sprintf("%d requests still in flight %v (--grace) after the over-saturation stop were canceled and left out of the statistics (records.jsonl keeps them as canceled): each had waited at least that long, so the latency figures understate this load",
 			res.CanceledAtStop, max(grace, 0)))
 	}
-	sum, classes := tally.summary()
+	sum, classes := tally.Summary()
 	report.OverRun(classes, sum.DurationS) // one window: the classes add up to the run
 	status = "complete"
 	if b.interrupted {
@@ -504,7 +505,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	if n := f.wl.promptOffNote(sum.PromptCheck); n != "" {
 		notes = append(notes, n)
 	}
-	notes = append(notes, tally.sessions.Notes()...)
+	notes = append(notes, tally.Sessions.Notes()...)
 	if b.stream != nil && b.stream.Err() != nil {
 		notes = append(notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", b.stream.Err()))
 	}
@@ -515,7 +516,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 		fmt.Fprintln(env.Stderr, "knee bench: "+w)
 	}
 	if !b.interrupted {
-		failure = runcheck.MeasurementFailure(sum, int(tally.count), f.wl.Warmup)
+		failure = runcheck.MeasurementFailure(sum, int(tally.Count), f.wl.Warmup)
 	}
 	if res.StoppedBy == loadgen.StopTargetGone {
 		failure = fmt.Sprintf("stopped early: the target went away (every request failed to connect for %v; %s)", unreachableAfter, record.ErrorKindsLine(sum.ErrorKinds))
@@ -536,7 +537,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	rep = &report.Run{
 		ID: b.sink.runID(), Kind: "bench", Version: Version, Target: b.meta.target, Model: b.model, Status: status,
 		Load: b.meta.load, Config: b.meta.storedConfig(), Start: res.Start, Summary: sum,
-		SLOs: b.objectives.Evaluate(sum), Notes: redactAll(notes), ErrorMessages: tally.errors.Top(5),
+		SLOs: b.objectives.Evaluate(sum), Notes: redactAll(notes), ErrorMessages: tally.Errors.Top(5),
 		Classes: classes,
 	}
 	for _, kv := range rep.Config {
@@ -552,10 +553,10 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 // all saved, interrupted, a failed measurement (exit 1), failed SLOs (3).
 func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.Result) error {
 	f, env := b.f, b.env
-	series, view := serverView(b.scraper, res.Start, &b.tally.join, &rep.Summary)
+	series, view := serverView(b.scraper, res.Start, &b.tally.Join, &rep.Summary)
 	rep.Server = view
 	var gpuSeries []*scrape.Series
-	rep.GPU, rep.Energy, gpuSeries = f.gpu.gpuEnergy(b.gpuScrapers, res.Start, b.tally.gpuWork())
+	rep.GPU, rep.Energy, gpuSeries = f.gpu.gpuEnergy(b.gpuScrapers, res.Start, b.tally.GPUWork())
 	// Before finish, which closes the database.
 	if err := saveServerSeries(b.sink.store, f.out, store.WholeRun, series); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: saving the server metrics: %v\n", err)
@@ -563,10 +564,10 @@ func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.
 	if err := saveGPUSeries(f.out, gpuSeries); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: saving the GPU metrics: %v\n", err)
 	}
-	kept := b.tally.keptRecords()
+	kept := b.tally.KeptRecords()
 	saveErrs := b.sink.finish(rep, status, kept)
 	write := f.writeReport
-	if saveErrs.out != nil {
+	if saveErrs.Out != nil {
 		write = f.writeReportUnsaved
 	}
 	if err := write(env.Stdout, rep); err != nil {
@@ -575,8 +576,8 @@ func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.
 	if err := f.junit.write("knee bench", runSuite(rep, failure, b.interrupted)); err != nil {
 		return err
 	}
-	if saveErrs.any() {
-		return b.sink.lost(saveErrs, rep.ID, kept, b.tally.count)
+	if saveErrs.Any() {
+		return b.sink.lost(saveErrs, rep.ID, kept, b.tally.Count)
 	}
 	if b.interrupted {
 		return fmt.Errorf("interrupted: the report above covers what was measured before the stop%s", storedAs(rep.ID))

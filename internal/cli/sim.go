@@ -14,6 +14,7 @@ import (
 	"github.com/knee-dev/knee/internal/loadsetup"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/runlife"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
@@ -122,7 +123,7 @@ type simRun struct {
 	fres        sim.FleetResult
 	ttfts       enginesetup.ReplicaTTFTs
 	sessions    stats.SessionTally // sessions: what their report needs of each turn
-	kept        recordKeeper       // the stored records, while they fit in keptRecordsBytes
+	kept        runlife.Keeper     // the stored records, while they fit in keptRecordsBytes
 	interrupted bool
 	closers     []func()
 }
@@ -336,7 +337,7 @@ func (r *simRun) openSinks() error {
 	// Per-request records of very long simulations stay out of the database
 	// (--out streams them to a file instead); the summary is always stored.
 	r.storeRecords = f.wl.Requests > 0 && f.wl.Requests <= maxStoredSimRecords
-	r.kept = recordKeeper{budget: keptRecordsBytes}
+	r.kept = runlife.Keeper{Budget: keptRecordsBytes}
 	if cfg := &r.cfg; r.writer == nil && !r.storeRecords && cfg.Client.ChunkCost == 0 && cfg.ServerLoop.ChunkCost == 0 && r.classes == nil {
 		// No record leaves the run: inter-token statistics come from the
 		// engine a step at a time (every decoding request of a step gets
@@ -397,7 +398,7 @@ func (r *simRun) simulate() error {
 			// Where the records go if the store fails, and what --out's
 			// report draws its curves from, as knee report does (while
 			// they fit in their budget: 50,000 long records would not).
-			r.kept.add(&c)
+			r.kept.Add(&c)
 		}
 	}
 	var runErr error
@@ -510,10 +511,10 @@ func (r *simRun) finish(rep *report.Run) error {
 		status = "interrupted"
 	}
 	rep.ID = r.stored.id()
-	saveErrs := sinkErrors{store: r.stored.finish(rep, status)}
+	saveErrs := runlife.SaveErrors{Store: r.stored.finish(rep, status)}
 	if f.out != "" {
 		// In request order, as knee report reads them back.
-		if err := writeOutDir(f.out, rep, r.kept.sorted()); err != nil {
+		if err := writeOutDir(f.out, rep, r.kept.Sorted()); err != nil {
 			return err
 		}
 	}
@@ -523,8 +524,8 @@ func (r *simRun) finish(rep *report.Run) error {
 	if err := f.junit.write("knee sim", runSuite(rep, "", r.interrupted)); err != nil {
 		return err
 	}
-	if saveErrs.any() {
-		return lostResults(env, f.out, r.stored, saveErrs, rep.ID, r.kept.sorted(), r.done)
+	if saveErrs.Any() {
+		return lostResults(env, f.out, r.stored, saveErrs, rep.ID, r.kept.Sorted(), r.done)
 	}
 	if failed := append(failedSLOs(rep.SLOs), failedClasses(rep.Classes)...); len(failed) > 0 {
 		return &SLOError{Failed: failed}
