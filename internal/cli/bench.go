@@ -164,11 +164,11 @@ func (b *benchRun) check() error {
 	if b.apiKey, err = apiKeyFrom(b.env, f.apiKeyEnv); err != nil {
 		return err
 	}
-	if err := f.shard.resolve(b.env, flagGiven(fs, "seed"), f.noStore); err != nil {
+	if err := f.shard.Resolve(b.env.Getenv, flagGiven(fs, "seed"), f.noStore); err != nil {
 		return err
 	}
 	f.storeFlags.sharding = &f.shard
-	if f.wl.StopOversaturated && f.shard.active() {
+	if f.wl.StopOversaturated && f.shard.Active() {
 		return Usagef("--stop-oversaturated is not supported with --shards: each shard sees only its part of the queue, so the shards would stop at different times")
 	}
 	if err := f.embedded.refuseWithURL(f.url); err != nil {
@@ -187,7 +187,7 @@ func (b *benchRun) check() error {
 	if f.wl.Rate == 0 && f.sess.Count == 0 {
 		users = float64(f.wl.Concurrency)
 	}
-	if err := f.shard.refuseUnsplittable(f.url, users, f.wl.Requests); err != nil {
+	if err := f.shard.RefuseUnsplittable(f.url, users, f.wl.Requests); err != nil {
 		return err
 	}
 	if err := f.probe.Validate(); err != nil {
@@ -400,10 +400,10 @@ func (b *benchRun) buildSource() error {
 	}
 	b.stopTrace = stopTrace
 	b.onClose(stopTrace)
-	if f.shard.active() {
+	if f.shard.Active() {
 		// This shard's part of the whole schedule (after OnRecord is set:
 		// records are renumbered as in the whole run before they are kept).
-		if b.cfg, b.source, err = f.shard.spec.Apply(b.cfg, b.source); err != nil {
+		if b.cfg, b.source, err = f.shard.Spec.Apply(b.cfg, b.source); err != nil {
 			return Usagef("%v", err)
 		}
 	}
@@ -426,7 +426,7 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 		return nil, err
 	}
 	// Last before the load: the shards' starts agree to what this wait does.
-	if err := f.shard.waitStart(ctx, &b.cfg); err != nil {
+	if err := f.shard.WaitStart(ctx, &b.cfg); err != nil {
 		return failed(err)
 	}
 	// The records go to the sink and the tally as they finish: the run
@@ -436,7 +436,7 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 	if len(b.objectives) > 0 {
 		opts.Good = b.objectives.Good
 	}
-	f.shard.merged = opts
+	f.shard.Merged = opts
 	b.tally = runlife.NewTally(opts, b.objectives, f.mix.SLOs, f.mix.Names(), keptRecordsBytes)
 	run, err := loadgen.Start(ctx, b.cfg, b.source)
 	if err != nil {
@@ -454,7 +454,7 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 		})
 	}
 	res := run.Wait()
-	if err := f.shard.started(res.Start); err != nil {
+	if err := f.shard.Started(res.Start); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: recording the shard's start: %v\n", err)
 	}
 	b.meter.Stop()

@@ -91,8 +91,8 @@ func (s *storeFlags) begin(env *Env, meta runMeta) (*storedRun, error) {
 	cfg := meta.storedConfig()
 	rm := store.RunMeta{Kind: meta.kind, Label: meta.label, Target: meta.target,
 		Model: meta.model, Config: pairsJSON(cfg), Version: Version}
-	if s.sharding != nil && s.sharding.active() {
-		w, err := s.sharding.joinRun(st, rm, cfg, func(msg string) { fmt.Fprintln(env.Stderr, "knee: "+msg) })
+	if s.sharding != nil && s.sharding.Active() {
+		w, err := s.sharding.JoinRun(st, rm, cfg, func(msg string) { fmt.Fprintln(env.Stderr, "knee: "+msg) })
 		if err != nil {
 			st.Close()
 			return nil, err
@@ -100,12 +100,12 @@ func (s *storeFlags) begin(env *Env, meta runMeta) (*storedRun, error) {
 		// A shard measures on through a database outage: say so when it
 		// starts and ends, not only at the run's end.
 		w.OnTrouble(func(msg string) {
-			fmt.Fprintf(env.Stderr, "knee: shard %d of run %q: %s\n", s.sharding.shard, s.sharding.runName, msg)
+			fmt.Fprintf(env.Stderr, "knee: shard %d of run %q: %s\n", s.sharding.Index, s.sharding.RunName, msg)
 		})
 		return &storedRun{st: st, w: w, shardW: w, shard: s.sharding}, nil
 	}
 	if s.sharding != nil {
-		rm.Name = s.sharding.runName // --run-name alone names the run
+		rm.Name = s.sharding.RunName // --run-name alone names the run
 	}
 	w, err := beginRunWriter(st, rm)
 	if err != nil {

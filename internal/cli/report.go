@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/runlife"
 	"github.com/knee-dev/knee/internal/runs"
 	"github.com/spf13/cobra"
 )
@@ -34,7 +35,7 @@ func newReportCmd(env *Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		notes, err := shardNotes(st, id)
+		notes, err := runlife.ShardNotes(st, id)
 		if err != nil {
 			return err
 		}

@@ -95,7 +95,7 @@ func (s *recordSink) lost(errs runlife.SaveErrors, runID string, recs []record.R
 func lostResults(env *Env, out string, stored *storedRun, errs runlife.SaveErrors, runID string, recs []record.Request, n int64) error {
 	l := runlife.Lost{Out: out, Errs: errs, RunID: runID, Recs: recs, N: n, TempDir: tempDir(env)}
 	if stored != nil && stored.shard != nil {
-		l.Sharded, l.Shard, l.RunName = true, stored.shard.shard, stored.shard.runName
+		l.Sharded, l.Shard, l.RunName = true, stored.shard.Index, stored.shard.RunName
 	}
 	return l.Err()
 }

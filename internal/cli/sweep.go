@@ -146,7 +146,7 @@ func (sr *sweepRun) check() error {
 	if err := sr.sh.resolve(sr.env, sr.fs, t, f, plan, sr.st.noStore, &sr.meta); err != nil {
 		return err
 	}
-	if sr.sh.active() {
+	if sr.sh.Active() {
 		sr.shard = sr.sh
 	}
 	return nil

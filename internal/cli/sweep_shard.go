@@ -37,7 +37,7 @@ const (
 // see the server at its own moment), and makes the run's settings, which
 // every shard must share, its stored configuration until the sweep ends.
 func (s *sweepShard) resolve(env *Env, fs *pflag.FlagSet, t *sweepTargetFlags, f *sweepFlags, plan sweep.Plan, noStore bool, meta *runMeta) error {
-	if err := s.shardFlags.resolve(env, flagGiven(fs, "seed"), noStore); err != nil || !s.active() {
+	if err := s.shardFlags.Resolve(env.Getenv, flagGiven(fs, "seed"), noStore); err != nil || !s.Active() {
 		return err
 	}
 	// Every shard needs a part of every step: refused now, not at the step.
@@ -46,12 +46,12 @@ func (s *sweepShard) resolve(env *Env, fs *pflag.FlagSet, t *sweepTargetFlags, f
 		lowest = slices.Min(plan.Loads)
 	}
 	switch {
-	case plan.Kind == sweep.Concurrency && lowest < float64(s.shards):
-		return Usagef("--shards %d: the sweep's lowest concurrency is %g; want at least one user per shard at every step (raise the lowest step or --min)", s.shards, lowest)
-	case f.wl.Requests > 0 && f.wl.Requests < int64(s.shards):
-		return Usagef("--shards %d: --requests %d per step leaves a shard without a request; want at least one per shard", s.shards, f.wl.Requests)
+	case plan.Kind == sweep.Concurrency && lowest < float64(s.Count):
+		return Usagef("--shards %d: the sweep's lowest concurrency is %g; want at least one user per shard at every step (raise the lowest step or --min)", s.Count, lowest)
+	case f.wl.Requests > 0 && f.wl.Requests < int64(s.Count):
+		return Usagef("--shards %d: --requests %d per step leaves a shard without a request; want at least one per shard", s.Count, f.wl.Requests)
 	}
-	if err := s.refuseUnsplittable(t.url, 0, 0); err != nil {
+	if err := s.RefuseUnsplittable(t.url, 0, 0); err != nil {
 		return err
 	}
 	switch {
@@ -82,13 +82,13 @@ func shardSettings(fs *pflag.FlagSet) [][2]string {
 // wrap returns the runner a sharded sweep measures with (inner itself when
 // the sweep is not sharded).
 func (s *sweepShard) wrap(env *Env, inner sweep.Runner, sr *sweepRun, classes *sweep.Classes, set slo.Set) sweep.Runner {
-	if !s.active() || sr.stored == nil {
+	if !s.Active() || sr.stored == nil {
 		return inner
 	}
 	ss := sr.stored
-	say := func(msg string) { fmt.Fprintf(env.Stderr, "knee: shard %d of run %q: %s\n", s.shard, s.runName, msg) }
+	say := func(msg string) { fmt.Fprintf(env.Stderr, "knee: shard %d of run %q: %s\n", s.Index, s.RunName, msg) }
 	s.run = &cluster.SweepShard{
-		Join: s.join, Store: ss.sr.st, Clock: s.clock, Shard: s.spec, Inner: inner,
+		Join: s.Join, Store: ss.sr.st, Clock: s.Clock, Shard: s.Spec, Inner: inner,
 		Options: func(load sweep.Load) stats.Options {
 			opts := stats.Options{}
 			if len(set) > 0 {
@@ -103,7 +103,7 @@ func (s *sweepShard) wrap(env *Env, inner sweep.Runner, sr *sweepRun, classes *s
 		Flush:   ss.sr.w.Flush,
 		Tag:     func(_ int, load sweep.Load) { ss.step(load) },
 		Say:     say,
-		Timeout: s.timeout, Lead: stepLead, Poll: stepPoll,
+		Timeout: s.Timeout, Lead: stepLead, Poll: stepPoll,
 	}
 	return &shardedRunner{s: s, sr: sr}
 }
@@ -122,7 +122,7 @@ func (r *shardedRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, e
 	switch {
 	case errors.As(err, &stopped):
 		r.sr.shardPartial = r.s.run.Partial
-		r.s.othersStopped = ctx.Err() == nil
+		r.s.OthersStopped = ctx.Err() == nil
 	case errors.Is(err, store.ErrShard):
 		return step, &UsageError{Err: err} // another load than the other shards'
 	}
@@ -163,7 +163,7 @@ func (ss *sweepStore) storeID(r *record.Request) *record.Request {
 func (ss *sweepStore) finishSharded(meta runMeta, res *sweep.Result, status string) (string, error) {
 	sr := ss.sr
 	defer sr.st.Close()
-	if status == store.StatusInterrupted && sr.shard.othersStopped {
+	if status == store.StatusInterrupted && sr.shard.OthersStopped {
 		status = store.StatusComplete // this shard measured all it was asked to
 	}
 	_, ended, err := sr.shardW.FinishShard(status)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/runlife"
 	"github.com/knee-dev/knee/internal/runs"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/store"
@@ -215,7 +216,7 @@ func storedReport(env *Env, s *storeFlags, id string) func(io.Writer) error {
 		if err != nil {
 			return err
 		}
-		notes, err := shardNotes(st, runID)
+		notes, err := runlife.ShardNotes(st, runID)
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/knee-dev/knee/internal/cmdhelp"
 	"github.com/knee-dev/knee/internal/compare"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/runlife"
 	"github.com/knee-dev/knee/internal/runs"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/web"
@@ -149,7 +150,7 @@ func uiReport(st *store.Store, id int64) ([]byte, error) {
 	}
 	// As knee report: a sharded run says whether it is partial and each
 	// shard's figures.
-	notes, err := shardNotes(st, id)
+	notes, err := runlife.ShardNotes(st, id)
 	if err != nil {
 		return nil, err
 	}
