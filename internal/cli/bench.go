@@ -341,13 +341,13 @@ func (b *benchRun) configure() error {
 func (b *benchRun) openSinks() error {
 	f, env := b.f, b.env
 	b.meta = f.runMeta(b.target, b.model, b.preset)
-	b.meta.load, b.meta.config = f.mix.LoadLine(b.meta.load, &f.wl.Choice, f.wl.openedTrace), f.mix.Config(b.meta.config)
+	b.meta.Load, b.meta.Config = f.mix.LoadLine(b.meta.Load, &f.wl.Choice, f.wl.openedTrace), f.mix.Config(b.meta.Config)
 	sink, err := newRecordSink(env, &f.storeFlags, f.out, b.meta)
 	if err != nil {
 		return err
 	}
 	if sink.store != nil {
-		sink.store.keepsReport = true // the live report is read back from what is stored
+		sink.store.KeepsReport = true // the live report is read back from what is stored
 	}
 	b.sink = sink
 	b.recent = newRecentWindow()
@@ -362,7 +362,7 @@ func (b *benchRun) openSinks() error {
 		f.live.observe(r)
 		f.otlp.observe(r)
 	}
-	if err := f.live.start(env, livemetrics.Info{Kind: "bench", Run: sink.runID(), Model: b.model, Target: b.meta.target}); err != nil {
+	if err := f.live.start(env, livemetrics.Info{Kind: "bench", Run: sink.runID(), Model: b.model, Target: b.meta.Target}); err != nil {
 		sink.abort()
 		return err
 	}
@@ -532,12 +532,12 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 	if failure != "" {
 		notes = append(notes, "warning: "+failure)
 	}
-	// The report reads what the database keeps (storedConfig, meta.target,
+	// The report reads what the database keeps (storedConfig, meta.Target,
 	// status, notes), so knee report renders the same report.
 	rep = &report.Run{
-		ID: b.sink.runID(), Kind: "bench", Version: Version, Target: b.meta.target, Model: b.model, Status: status,
-		Load: b.meta.load, Config: b.meta.storedConfig(), Start: res.Start, Summary: sum,
-		SLOs: b.objectives.Evaluate(sum), Notes: redactAll(notes), ErrorMessages: tally.Errors.Top(5),
+		ID: b.sink.runID(), Kind: "bench", Version: Version, Target: b.meta.Target, Model: b.model, Status: status,
+		Load: b.meta.Load, Config: b.meta.StoredConfig(), Start: res.Start, Summary: sum,
+		SLOs: b.objectives.Evaluate(sum), Notes: redact.Texts(notes), ErrorMessages: tally.Errors.Top(5),
 		Classes: classes,
 	}
 	for _, kv := range rep.Config {
@@ -558,7 +558,7 @@ func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.
 	var gpuSeries []*scrape.Series
 	rep.GPU, rep.Energy, gpuSeries = f.gpu.gpuEnergy(b.gpuScrapers, res.Start, b.tally.GPUWork())
 	// Before finish, which closes the database.
-	if err := saveServerSeries(b.sink.store, f.out, store.WholeRun, series); err != nil {
+	if err := runlife.SaveServerSeries(b.sink.store, f.out, store.WholeRun, series); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: saving the server metrics: %v\n", err)
 	}
 	if err := saveGPUSeries(f.out, gpuSeries); err != nil {
@@ -582,8 +582,8 @@ func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.
 	if b.interrupted {
 		return fmt.Errorf("interrupted: the report above covers what was measured before the stop%s", storedAs(rep.ID))
 	}
-	if st := b.sink.store; st != nil && st.partialRun != "" {
-		return fmt.Errorf("%s%s", st.partialRun, storedAs(rep.ID))
+	if st := b.sink.store; st != nil && st.PartialRun != "" {
+		return fmt.Errorf("%s%s", st.PartialRun, storedAs(rep.ID))
 	}
 	if failure != "" {
 		if rep.Summary.Requests > 0 {
@@ -624,15 +624,6 @@ var writeOutDir = report.WriteDir
 // redactURL drops user info and query strings, which may hold credentials.
 func redactURL(u string) string { return redact.URL(u) }
 
-// redactAll drops URL credentials from every message of texts, in place:
-// notes and errors quote endpoints, and the URL given may carry a password.
-func redactAll(texts []string) []string {
-	for i := range texts {
-		texts[i] = redact.Text(texts[i])
-	}
-	return texts
-}
-
 // redactPairs drops URL credentials from configuration values, in place.
 func redactPairs(pairs [][2]string) {
 	for i := range pairs {
@@ -650,19 +641,19 @@ func (f *benchFlags) runMeta(target, model, preset string) runMeta {
 		// filterable by target.
 		url = embeddedTarget(preset)
 	}
-	meta := runMeta{kind: "bench", target: url, model: model, label: f.label,
-		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", url})}
-	meta.config = append(meta.config, f.sess.Config()...)
-	meta.config = append(meta.config, f.endpoints.ConfigKV()...)
+	meta := runMeta{Kind: "bench", Target: url, Model: model, Label: f.label,
+		Load: f.wl.loadString(), Config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", url})}
+	meta.Config = append(meta.Config, f.sess.Config()...)
+	meta.Config = append(meta.Config, f.endpoints.ConfigKV()...)
 	if f.url == "" {
-		meta.config = append(meta.config, f.embedded.config(f.model)...)
+		meta.Config = append(meta.Config, f.embedded.config(f.model)...)
 	}
 	if len(f.slos) > 0 {
-		meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})
+		meta.Config = append(meta.Config, [2]string{"slos", strings.Join(f.slos, ",")})
 	}
-	meta.config = append(meta.config, f.metrics.config()...)
-	meta.config = append(meta.config, f.gpu.config()...)
-	meta.config = append(meta.config, f.mix.ConfigKV()...)
-	redactPairs(meta.config)
+	meta.Config = append(meta.Config, f.metrics.config()...)
+	meta.Config = append(meta.Config, f.gpu.config()...)
+	meta.Config = append(meta.Config, f.mix.ConfigKV()...)
+	redactPairs(meta.Config)
 	return meta
 }

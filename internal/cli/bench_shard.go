@@ -19,11 +19,3 @@ func (s *shardFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&s.Timeout, "shard-timeout", 5*time.Minute, "with --shards: how long to wait for every shard to register before failing")
 	s.Lead = 2 * time.Second
 }
-
-// finishShard ends this shard's part (runlife.FinishShard), noting a run
-// some shard did not complete.
-func (r *storedRun) finishShard(status string) error {
-	partial, err := runlife.FinishShard(r.st, r.shardW, status, r.shard.Merged)
-	r.partialRun = partial
-	return err
-}

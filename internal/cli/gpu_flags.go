@@ -9,11 +9,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/knee-dev/knee/internal/energy"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/sweep"
+	"github.com/spf13/pflag"
 )
 
 // gpuPriceFlag is --gpu-price: what one GPU-hour costs, for the energy

@@ -2,16 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/knee-dev/knee/internal/runs"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/stats"
-	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/spf13/pflag"
 )
@@ -96,30 +91,6 @@ func serverView(sc *scrape.Scraper, runStart time.Time, join *scrape.JoinTally, 
 	s := sc.Stop()
 	s.Rebase(runStart)
 	return s, scrape.BuildViewOf(s, join, sum.Window.StartMS, sum.Window.EndMS)
-}
-
-// saveServerSeries stores a run's (or a sweep step's) series and writes it
-// to --out as server_metrics.json (whole run only).
-func saveServerSeries(st *storedRun, out string, step int, s *scrape.Series) error {
-	if s == nil {
-		return nil
-	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return err
-	}
-	if out != "" && step == store.WholeRun {
-		if err := os.WriteFile(filepath.Join(out, "server_metrics.json"), b, 0o644); err != nil {
-			return err
-		}
-	}
-	if st == nil {
-		return nil
-	}
-	if err := st.st.SaveServerSeries(st.w.ID(), step, b); err != nil {
-		return fmt.Errorf("storing the server metrics: %w", err)
-	}
-	return nil
 }
 
 // The names bench.go, sweep_target.go and diagnose.go call.

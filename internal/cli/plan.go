@@ -296,12 +296,12 @@ func storePlanWinner(env *Env, f *planFlags, model string, start time.Time, ans 
 		[2]string{"cost_usd_per_hour", strconv.FormatFloat(w.CostPerHour, 'f', 2, 64)})
 	config = append(config, f.mix.ConfigKV()...)
 	load := fmt.Sprintf("open loop, %g req/s %s, %d requests (knee plan's validation run)", f.wl.Rate, f.wl.Arrival, v.Requests)
-	stored, err := f.storeFlags.begin(env, runMeta{kind: "sim", target: target, model: model, label: f.label, load: load, config: config})
+	stored, err := f.storeFlags.begin(env, runMeta{Kind: "sim", Target: target, Model: model, Label: f.label, Load: load, Config: config})
 	if err != nil || stored == nil {
 		return "", err
 	}
 	for i := range recs {
-		stored.add(&recs[i])
+		stored.Add(&recs[i])
 	}
 	notes := []string{fmt.Sprintf("knee plan: the cheapest of %d deployments meeting every SLO, %s; this is its validation run", ans.Candidates, w.Candidate)}
 	if nc := ans.NextCheaper; nc != nil {
@@ -314,8 +314,8 @@ func storePlanWinner(env *Env, f *planFlags, model string, start time.Time, ans 
 	rep := &report.Run{Kind: "sim", Version: Version, Target: target, Model: model, Load: load,
 		Workload: workloadText, Config: config, Start: start,
 		Summary: v.Summary, SLOs: objectives.Evaluate(v.Summary), Notes: notes}
-	rep.ID = stored.id()
-	return rep.ID, stored.finish(rep, "complete")
+	rep.ID = stored.ID()
+	return rep.ID, stored.Finish(rep, "complete")
 }
 
 func splitList(s string) []string {

@@ -42,7 +42,7 @@ func newRecordSink(env *Env, sf *storeFlags, out string, meta runMeta) (*recordS
 		return nil, err
 	}
 	s.store = st
-	s.recs = record.NewSink(jsonl, st.add)
+	s.recs = record.NewSink(jsonl, st.Add)
 	return s, nil
 }
 
@@ -53,14 +53,14 @@ var outRecordsWriter = func(f *os.File) io.Writer { return f }
 // add is loadgen's OnRecord: cheap, hands the record to the writer goroutine.
 func (s *recordSink) add(r *record.Request) { s.recs.Add(r) }
 
-func (s *recordSink) runID() string { return s.store.id() }
+func (s *recordSink) runID() string { return s.store.ID() }
 
 func (s *recordSink) abort() {
 	s.recs.Close()
 	if s.file != nil {
 		s.file.Close()
 	}
-	s.store.finish(nil, "failed")
+	s.store.Finish(nil, "failed")
 }
 
 // finish drains the records, closes the files, writes summary.json and the
@@ -81,7 +81,7 @@ func (s *recordSink) finish(rep *report.Run, status string, recs []record.Reques
 	if s.out != "" {
 		errs.Out = report.WriteDir(s.out, rep, recs)
 	}
-	errs.Store = s.store.finish(rep, status)
+	errs.Store = s.store.Finish(rep, status)
 	return errs
 }
 
@@ -94,8 +94,8 @@ func (s *recordSink) lost(errs runlife.SaveErrors, runID string, recs []record.R
 // lostResults is runlife.Lost's error for a run stored as stored.
 func lostResults(env *Env, out string, stored *storedRun, errs runlife.SaveErrors, runID string, recs []record.Request, n int64) error {
 	l := runlife.Lost{Out: out, Errs: errs, RunID: runID, Recs: recs, N: n, TempDir: tempDir(env)}
-	if stored != nil && stored.shard != nil {
-		l.Sharded, l.Shard, l.RunName = true, stored.shard.Index, stored.shard.RunName
+	if stored != nil && stored.Shard != nil {
+		l.Sharded, l.Shard, l.RunName = true, stored.Shard.Index, stored.Shard.RunName
 	}
 	return l.Err()
 }

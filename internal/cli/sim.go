@@ -320,18 +320,18 @@ func (r *simRun) openSinks() error {
 	if f.fleet.Active() {
 		target = f.fleet.Target(r.ecfg)
 	}
-	r.meta = runMeta{kind: "sim", target: target, model: r.ecfg.Model.Name, label: f.label,
-		load: f.mix.LoadLine(f.wl.loadString(), &f.wl.Choice, f.wl.openedTrace), config: f.mix.Config(f.configKV(r.eng))}
+	r.meta = runMeta{Kind: "sim", Target: target, Model: r.ecfg.Model.Name, Label: f.label,
+		Load: f.mix.LoadLine(f.wl.loadString(), &f.wl.Choice, f.wl.openedTrace), Config: f.mix.Config(f.configKV(r.eng))}
 	if r.workloadDesc != "" {
 		// Kept with the run, so knee report shows the workload line too.
-		r.meta.config = append(r.meta.config, [2]string{"workload", r.workloadDesc})
+		r.meta.Config = append(r.meta.Config, [2]string{"workload", r.workloadDesc})
 	}
 	stored, err := f.storeFlags.begin(r.env, r.meta)
 	if err != nil {
 		return err
 	}
 	if stored != nil {
-		stored.keepsReport = true // the live report is what knee report renders from the stored run
+		stored.KeepsReport = true // the live report is what knee report renders from the stored run
 	}
 	r.stored = stored
 	// Per-request records of very long simulations stay out of the database
@@ -394,7 +394,7 @@ func (r *simRun) simulate() error {
 		}
 		if r.storeRecords {
 			c := rec.Clone() // the simulator reuses rec
-			stored.add(&c)
+			stored.Add(&c)
 			// Where the records go if the store fails, and what --out's
 			// report draws its curves from, as knee report does (while
 			// they fit in their budget: 50,000 long records would not).
@@ -415,16 +415,16 @@ func (r *simRun) simulate() error {
 		}
 	}
 	if werr != nil {
-		stored.finish(nil, "failed")
+		stored.Finish(nil, "failed")
 		return fmt.Errorf("writing %s: %w", filepath.Join(f.out, "records.jsonl"), werr)
 	}
 	if runErr != nil && errors.Is(runErr, simengine.ErrTooLong) {
-		stored.finish(nil, "failed")
+		stored.Finish(nil, "failed")
 		return tooLongUsage(runErr)
 	}
 	r.interrupted = runErr != nil && r.ctx.Err() != nil
 	if runErr != nil && !r.interrupted {
-		stored.finish(nil, "failed")
+		stored.Finish(nil, "failed")
 		return runErr
 	}
 	return nil
@@ -437,11 +437,11 @@ func (r *simRun) summarize() *report.Run {
 	f, env, eng, res := r.f, r.env, r.eng, r.res
 	sum := r.acc.Summary()
 	rep := &report.Run{
-		Kind: "sim", Version: Version, Target: r.meta.target, Model: r.ecfg.Model.Name,
-		Load: r.meta.load, Workload: r.workloadDesc, Status: "complete",
+		Kind: "sim", Version: Version, Target: r.meta.Target, Model: r.ecfg.Model.Name,
+		Load: r.meta.Load, Workload: r.workloadDesc, Status: "complete",
 		// What the database keeps (the notes, engine figures and ranges
 		// too: storedRun.finish), so knee report renders the same report.
-		Config: r.meta.storedConfig(),
+		Config: r.meta.StoredConfig(),
 		Start:  r.start, Summary: sum, SLOs: r.objectives.Evaluate(sum),
 		Notes: sim.Notes(eng, res, r.elapsed), Engine: report.SimEngineFigures(eng, res),
 		Classes: r.classes.summaries(),
@@ -510,8 +510,8 @@ func (r *simRun) finish(rep *report.Run) error {
 	if r.interrupted {
 		status = "interrupted"
 	}
-	rep.ID = r.stored.id()
-	saveErrs := runlife.SaveErrors{Store: r.stored.finish(rep, status)}
+	rep.ID = r.stored.ID()
+	saveErrs := runlife.SaveErrors{Store: r.stored.Finish(rep, status)}
 	if f.out != "" {
 		// In request order, as knee report reads them back.
 		if err := writeOutDir(f.out, rep, r.kept.Sorted()); err != nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/knee-dev/knee/internal/cluster"
 	"github.com/knee-dev/knee/internal/loadgen"
-	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
@@ -61,7 +60,7 @@ func (s *sweepShard) resolve(env *Env, fs *pflag.FlagSet, t *sweepTargetFlags, f
 		return Usagef("--metrics-url with --shards: a sharded sweep does not scrape the server's metrics (each shard would see them at its own moment); drop one of them")
 	}
 	t.metrics.off = true
-	meta.config = shardSettings(fs)
+	meta.Config = shardSettings(fs)
 	return nil
 }
 
@@ -88,7 +87,7 @@ func (s *sweepShard) wrap(env *Env, inner sweep.Runner, sr *sweepRun, classes *s
 	ss := sr.stored
 	say := func(msg string) { fmt.Fprintf(env.Stderr, "knee: shard %d of run %q: %s\n", s.Index, s.RunName, msg) }
 	s.run = &cluster.SweepShard{
-		Join: s.Join, Store: ss.sr.st, Clock: s.Clock, Shard: s.Spec, Inner: inner,
+		Join: s.Join, Store: ss.Run().St, Clock: s.Clock, Shard: s.Spec, Inner: inner,
 		Options: func(load sweep.Load) stats.Options {
 			opts := stats.Options{}
 			if len(set) > 0 {
@@ -100,8 +99,8 @@ func (s *sweepShard) wrap(env *Env, inner sweep.Runner, sr *sweepRun, classes *s
 			return opts
 		},
 		Classes: classes, SLOs: set,
-		Flush:   ss.sr.w.Flush,
-		Tag:     func(_ int, load sweep.Load) { ss.step(load) },
+		Flush:   ss.Run().W.Flush,
+		Tag:     func(_ int, load sweep.Load) { ss.Step(load) },
 		Say:     say,
 		Timeout: s.Timeout, Lead: stepLead, Poll: stepPoll,
 	}
@@ -140,64 +139,4 @@ func (s *sweepShard) begin(ctx context.Context, cfg loadgen.Config, src loadgen.
 		return cfg, src, &UsageError{Err: err}
 	}
 	return cfg, src, err
-}
-
-// storeID is the ID a record of a sharded sweep's step is stored under:
-// each step numbers its requests from 0, and a shard's records are keyed
-// by it.
-func (ss *sweepStore) storeID(r *record.Request) *record.Request {
-	if ss.sr.shard == nil {
-		return r
-	}
-	ss.mu.Lock()
-	step := len(ss.loads) - 1
-	ss.mu.Unlock()
-	c := *r
-	c.ID = store.SweepRecordID(step, r.ID)
-	return &c
-}
-
-// finishSharded ends this shard's part of a sharded sweep; the shard that
-// ends the run stores the sweep: its steps were judged over every shard's
-// records, so its result is the run's.
-func (ss *sweepStore) finishSharded(meta runMeta, res *sweep.Result, status string) (string, error) {
-	sr := ss.sr
-	defer sr.st.Close()
-	if status == store.StatusInterrupted && sr.shard.OthersStopped {
-		status = store.StatusComplete // this shard measured all it was asked to
-	}
-	_, ended, err := sr.shardW.FinishShard(status)
-	id := sr.id()
-	if err != nil || !ended || res == nil || len(res.Steps) == 0 {
-		return id, err
-	}
-	st, runID := sr.st, sr.w.ID()
-	cfg, err := sweepStoredConfig(meta, res, id)
-	if err != nil {
-		return id, fmt.Errorf("storing the sweep: %w", err)
-	}
-	if err := st.SetConfig(runID, pairsJSON(cfg)); err != nil {
-		return id, fmt.Errorf("storing the sweep: %w", err)
-	}
-	if err := st.SaveSweepResult(runID, res); err != nil {
-		return id, fmt.Errorf("storing the sweep: %w", err)
-	}
-	// Records carry the step's index in measured order, the same on every
-	// shard; the stored sweep lists its steps by load.
-	renumber := map[int]int{}
-	for measured, load := range ss.loads {
-		for i := range res.Steps {
-			if res.Steps[i].Load.Value == load && measured != i {
-				renumber[measured] = i
-			}
-		}
-	}
-	if err := st.RenumberRecordSteps(runID, renumber); err != nil {
-		return id, fmt.Errorf("storing the sweep: %w", err)
-	}
-	pick, _ := res.SummaryStep()
-	if err := st.SetSummary(runID, res.Steps[pick].Summary); err != nil {
-		return id, fmt.Errorf("storing the sweep: %w", err)
-	}
-	return id, nil
 }

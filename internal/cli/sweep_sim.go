@@ -10,6 +10,7 @@ import (
 
 	"github.com/knee-dev/knee/internal/loadsetup"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/runlife"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/sweep"
@@ -147,17 +148,17 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if runErr != nil {
 			status = "interrupted"
 		}
-		meta := runMeta{kind: "sweep", target: engineTarget, model: ecfg.Model.Name, label: label,
-			load:   fmt.Sprintf("simulated %s sweep over %d steps", res.LoadKind, len(res.Steps)),
-			config: append(append(f.stepConfig(res), engine.configKV(eng.Config())...), client.configKV()...)}
+		meta := runMeta{Kind: "sweep", Target: engineTarget, Model: ecfg.Model.Name, Label: label,
+			Load:   fmt.Sprintf("simulated %s sweep over %d steps", res.LoadKind, len(res.Steps)),
+			Config: append(append(f.stepConfig(res), engine.configKV(eng.Config())...), client.configKV()...)}
 		if id, err := storeSweep(env, &st, meta, res, status); err != nil {
 			fmt.Fprintf(env.Stderr, "knee sim sweep: %v\n", err)
 		} else if id != "" {
-			res.Notes = append(res.Notes, storedNote(id))
+			res.Notes = append(res.Notes, runlife.StoredNote(id))
 			f.junit.runID = id
-			f.storedAs = storedReport(env, &st, id)
+			f.storedAs = runlife.StoredReport(st.db, env.Getenv, id)
 		}
-		f.junit.stopped, f.junit.config = runErr, meta.config
+		f.junit.stopped, f.junit.config = runErr, meta.Config
 		if err := f.emit(env, res); err != nil {
 			return err
 		}

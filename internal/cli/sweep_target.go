@@ -151,12 +151,12 @@ func (sr *sweepRun) startRunner() error {
 		FirstStep: func(ctx context.Context, base, model string) {
 			sr.promptNotes = append(sr.promptNotes, t.endpoints.ProbeRerank(ctx, []string{t.api}, base, apiKey, model)...)
 		},
-		BeginStep:  func(l sweep.Load) { sr.stored.step(l) },
+		BeginStep:  func(l sweep.Load) { sr.stored.Step(l) },
 		Begin:      sr.shard.begin, // sweep --shards: this shard's part, from the step's start
 		Scrape:     t.metrics.start,
 		PromptNote: f.wl.promptOffNote,
 		GPUMetrics: t.gpu.stepHook(t.metrics.interval),
-		Series:     func(s *scrape.Series) { sr.stored.server(s) },
+		Series:     func(s *scrape.Series) { sr.stored.Server(s) },
 		Running: func(run *loadgen.Run, load float64) {
 			t.live.running(run, load)
 			t.otlp.running(run, load)
@@ -187,7 +187,7 @@ func (sr *sweepRun) startRunner() error {
 		if rec != nil {
 			rec.add(x)
 		}
-		sr.stored.add(x)
+		sr.stored.Add(x)
 		t.live.observe(x)
 		t.otlp.observe(x)
 	}
@@ -200,7 +200,7 @@ func (sr *sweepRun) startRunner() error {
 		srv.close()
 		// The run is stored, and its live notes name it, as bench's is:
 		// by its preset, not the first step's ephemeral URL.
-		sr.meta.target = embeddedTarget(srv.preset)
+		sr.meta.Target = embeddedTarget(srv.preset)
 		fmt.Fprintf(env.Stderr, "no --url given: every step runs against a fresh embedded simulated server (%s)\n", srv.describe)
 		r.Server = func(ctx context.Context) (string, string, func(), error) {
 			srv, err := t.embedded.start(ctx, t.model)
@@ -228,7 +228,7 @@ func (sr *sweepRun) notes() []string {
 	t, f := sr.t, sr.f
 	target := "target " + redactURL(t.url) + ", model " + t.model
 	if t.url == "" {
-		target = "target " + sr.meta.target + ", a fresh embedded simulated server for every step"
+		target = "target " + sr.meta.Target + ", a fresh embedded simulated server for every step"
 	}
 	notes := append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
 		target, stepBound(&f.wl), f.workloadNote(), f.wl.ResolvedSeed())}, sr.promptNotes...)
