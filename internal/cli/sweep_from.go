@@ -10,7 +10,7 @@ import (
 // sweepFrom analyses load points measured by any tool (sweep.AnalyzeFrom),
 // each file read as knee import reads it.
 func sweepFrom(ctx context.Context, env *Env, f *sweepFlags, args []string, set slo.Set) error {
-	res, err := sweep.AnalyzeFrom(args, func(p string) ([]byte, error) { return readImport(ctx, env, p) }, f.metric, set)
+	res, err := sweep.AnalyzeFrom(args, func(p string) ([]byte, error) { return readImport(ctx, env, p) }, f.Metric, set)
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err := f.mix.load(fs, &f.wl); err != nil {
 			return err
 		}
-		if err := f.mix.CheckSweep(f.rate != ""); err != nil {
+		if err := f.mix.CheckSweep(f.Rate != ""); err != nil {
 			return err
 		}
 		cat, err := engine.catalog()
@@ -120,9 +120,9 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		var r sweep.Runner = runner
 		if f.out != "" {
-			rec := &stepRecords{dir: f.out}
-			runner.OnRecord = func(_ sweep.Load, rr *record.Request) { rec.add(rr) }
-			r = &recordingRunner{inner: runner, rec: rec}
+			rec := &sweep.StepRecords{Dir: f.out}
+			runner.OnRecord = func(_ sweep.Load, rr *record.Request) { rec.Add(rr) }
+			r = &sweep.RecordingRunner{Inner: runner, Rec: rec}
 		}
 		res, runErr := sweep.Run(ctx, r, plan, set, f.progress(env.Stderr))
 		if runErr != nil && errors.Is(runErr, simengine.ErrTooLong) {

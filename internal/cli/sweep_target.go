@@ -67,7 +67,7 @@ func (sr *sweepRun) startRunner() error {
 	if err := t.probe.Validate(); err != nil {
 		return err
 	}
-	if f.wl.StopOversaturated && f.rate == "" {
+	if f.wl.StopOversaturated && f.Rate == "" {
 		return Usagef("--stop-oversaturated applies to rate steps (--rate): a closed loop's in-flight count is bounded by its concurrency")
 	}
 	eos, err := loadsetup.ParseEOS(t.ignoreEOS)
@@ -85,7 +85,7 @@ func (sr *sweepRun) startRunner() error {
 		return err
 	}
 	steps := int(f.maxStepLoad)
-	if f.rate != "" {
+	if f.Rate != "" {
 		steps = 0 // an open loop's in-flight count is not set; --max-concurrency caps it
 	}
 	if err := f.wl.checkOpenFiles(steps, t.url == ""); err != nil {
@@ -100,7 +100,7 @@ func (sr *sweepRun) startRunner() error {
 	if err := f.mix.embed(&t.embedded, &f.lora); err != nil {
 		return err
 	}
-	if err := f.mix.CheckSweep(f.rate != ""); err != nil {
+	if err := f.mix.CheckSweep(f.Rate != ""); err != nil {
 		return err
 	}
 	apiKey, err := apiKeyFrom(env, t.apiKeyEnv)
@@ -179,13 +179,13 @@ func (sr *sweepRun) startRunner() error {
 	case mixSrc != nil:
 		r.Source = func(*loadgen.Config, workload.Arrivals) (loadgen.Source, error) { return mixSrc, nil }
 	}
-	var rec *stepRecords // per-step records under --out (nil: none)
+	var rec *sweep.StepRecords // per-step records under --out (nil: none)
 	if f.out != "" {
-		rec = &stepRecords{dir: f.out}
+		rec = &sweep.StepRecords{Dir: f.out}
 	}
 	r.OnRecord = func(x *record.Request) {
 		if rec != nil {
-			rec.add(x)
+			rec.Add(x)
 		}
 		sr.stored.Add(x)
 		t.live.observe(x)
@@ -218,7 +218,7 @@ func (sr *sweepRun) startRunner() error {
 	sr.target = r
 	sr.runner = r
 	if rec != nil {
-		sr.runner = &recordingRunner{inner: r, rec: rec}
+		sr.runner = &sweep.RecordingRunner{Inner: r, Rec: rec}
 	}
 	return nil
 }
