@@ -1,16 +1,12 @@
 package cli
 
 import (
-	"cmp"
 	"strings"
 
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/loadsetup"
-	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/simengine"
-	"github.com/knee-dev/knee/internal/slo"
-	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/knee-dev/knee/internal/workload"
 	"github.com/spf13/pflag"
@@ -93,53 +89,6 @@ func (l *loraFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&l.MaxLoRAs, "max-loras", 1, "with a --mix naming adapters: LoRA adapters the engine holds on the GPU at once, and so the most distinct adapters in one batch (vLLM --max-loras)")
 	fs.IntVar(&l.MaxRank, "max-lora-rank", 16, "with a --mix naming adapters: the adapter slots' rank (vLLM --max-lora-rank); sizes the load on a miss")
 	fs.Float64Var(&l.LoadMS, "lora-load-ms", 0, "with a --mix naming adapters: time to load an adapter into a slot on a miss (0: its size over a 25 GB/s host-to-GPU copy)")
-}
-
-// classAccumulators summarise a streamed run (knee sim) per class, each
-// with its objectives; nil without classes.
-type classAccumulators struct {
-	names []string
-	acc   map[string]*stats.Accumulator
-	objs  map[string]slo.Set
-}
-
-func newClassAccumulators(names []string, opts stats.Options, objectives slo.Set, classSLOs map[string]slo.Set) *classAccumulators {
-	if len(names) == 0 {
-		return nil
-	}
-	c := &classAccumulators{names: names, acc: map[string]*stats.Accumulator{}, objs: map[string]slo.Set{}}
-	opts.Series = false
-	for _, n := range names {
-		objs := append(append(slo.Set{}, objectives...), classSLOs[n]...)
-		o := opts
-		o.Good = nil
-		if len(objs) > 0 {
-			o.Good = objs.Good
-		}
-		c.acc[n], c.objs[n] = stats.NewAccumulator(o), objs
-	}
-	return c
-}
-
-func (c *classAccumulators) add(r *record.Request) {
-	if c == nil {
-		return
-	}
-	if a := c.acc[cmp.Or(r.Class, report.MainClass)]; a != nil {
-		a.Add(r)
-	}
-}
-
-func (c *classAccumulators) summaries() []report.Class {
-	if c == nil {
-		return nil
-	}
-	out := make([]report.Class, 0, len(c.names))
-	for _, n := range c.names {
-		sum := c.acc[n].Summary()
-		out = append(out, report.Class{Name: n, Summary: sum, SLOs: c.objs[n].Evaluate(sum), Probe: n == record.ProbeClass})
-	}
-	return out
 }
 
 // usersOf counts the classes' own users.

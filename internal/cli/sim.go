@@ -110,7 +110,7 @@ type simRun struct {
 	file         *os.File
 	writer       *record.Writer
 	acc          *stats.Accumulator
-	classes      *classAccumulators
+	classes      *runlife.ClassAccumulators
 	meta         runMeta
 	stored       *storedRun
 	storeRecords bool
@@ -315,7 +315,7 @@ func (r *simRun) openSinks() error {
 		opts.Good = r.objectives.Good
 	}
 	r.acc = stats.NewAccumulator(opts)
-	r.classes = newClassAccumulators(f.probe.Classes(f.mix.Names()), opts, r.objectives, f.mix.SLOs)
+	r.classes = runlife.NewClassAccumulators(f.probe.Classes(f.mix.Names()), opts, r.objectives, f.mix.SLOs)
 	target := sim.Target(r.ecfg, f.engine.ServerProfile.Like())
 	if f.fleet.Active() {
 		target = f.fleet.Target(r.ecfg)
@@ -378,7 +378,7 @@ func (r *simRun) simulate() error {
 		if rec.Class != record.ProbeClass { // the probes are a class apart, not the load's
 			r.acc.Add(rec)
 		}
-		r.classes.add(rec)
+		r.classes.Add(rec)
 		r.sessions.Add(rec)
 		if f.fleet.Active() {
 			r.ttfts.Add(rec)
@@ -444,7 +444,7 @@ func (r *simRun) summarize() *report.Run {
 		Config: r.meta.StoredConfig(),
 		Start:  r.start, Summary: sum, SLOs: r.objectives.Evaluate(sum),
 		Notes: sim.Notes(eng, res, r.elapsed), Engine: report.SimEngineFigures(eng, res),
-		Classes: r.classes.summaries(),
+		Classes: r.classes.Summaries(),
 		Energy:  simEnergy(res.Engine.GPUs, res.End.Seconds(), res.Engine.EnergyJ, res.Tokens, res.Completed, f.price),
 	}
 	if c := r.ecfg.LoRA; c.MaxLoRAs > 0 {
