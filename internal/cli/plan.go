@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,13 +23,12 @@ import (
 
 type planFlags struct {
 	wl                       workloadFlags
-	model, gpus, tps         string
-	seqs, budgets, routers   string
-	maxReplicas              int
+	model                    string
+	space                    plan.SpaceChoice
 	memUtil                  float64
 	confidence               float64
 	serverProfile            string
-	presetFile, costFile     string
+	presetFile               string
 	slos                     stringList
 	validateRequests         int64
 	noPrefixCaching, jsonOut bool
@@ -54,17 +52,17 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 	})
 	f.wl.register(fs, 32, 1500)
 	fs.StringVar(&f.model, "model", "llama-3.1-8b", "model preset (knee sim --list)")
-	fs.StringVar(&f.gpus, "gpus", "h100,h200,a100-80gb", "GPU presets to consider, comma-separated")
-	fs.StringVar(&f.tps, "tp", "1,2,4,8", "tensor-parallel degrees to consider")
-	fs.IntVar(&f.maxReplicas, "max-replicas", 16, "most replicas of one deployment")
-	fs.StringVar(&f.seqs, "max-num-seqs", "0,256,64", "max_num_seqs values to consider (0: vLLM's default)")
-	fs.StringVar(&f.budgets, "max-num-batched-tokens", "0,2048", "max_num_batched_tokens values to consider (0: vLLM's default)")
-	fs.StringVar(&f.routers, "routers", sim.RoundRobin+","+sim.LeastOutstanding, "routers to consider: "+strings.Join(sim.Routers, ", ")+" (prefix-affinity joins the default with --prefix-groups or --shared-prefix)")
+	fs.StringVar(&f.space.GPUs, "gpus", "h100,h200,a100-80gb", "GPU presets to consider, comma-separated")
+	fs.StringVar(&f.space.TPs, "tp", "1,2,4,8", "tensor-parallel degrees to consider")
+	fs.IntVar(&f.space.MaxReplicas, "max-replicas", 16, "most replicas of one deployment")
+	fs.StringVar(&f.space.MaxNumSeqs, "max-num-seqs", "0,256,64", "max_num_seqs values to consider (0: vLLM's default)")
+	fs.StringVar(&f.space.MaxBatchedTokens, "max-num-batched-tokens", "0,2048", "max_num_batched_tokens values to consider (0: vLLM's default)")
+	fs.StringVar(&f.space.Routers, "routers", sim.RoundRobin+","+sim.LeastOutstanding, "routers to consider: "+strings.Join(sim.Routers, ", ")+" (prefix-affinity joins the default with --prefix-groups or --shared-prefix)")
 	fs.Float64Var(&f.memUtil, "gpu-memory-utilization", 0.9, "fraction of GPU memory the engine may use")
 	fs.BoolVar(&f.noPrefixCaching, "no-prefix-caching", false, "turn off automatic prefix caching")
 	fs.StringVar(&f.presetFile, "preset-file", "", "YAML file with lists gpus: and models: of extra presets")
 	f.source.register(fs)
-	fs.StringVar(&f.costFile, "cost-file", "", "YAML map of GPU name to USD per GPU-hour, over the defaults (docs/plan.md)")
+	fs.StringVar(&f.space.CostFile, "cost-file", "", "YAML map of GPU name to USD per GPU-hour, over the defaults (docs/plan.md)")
 	fs.Var(&f.slos, "slo", sloUsage+" (at least one)")
 	fs.Int64Var(&f.validateRequests, "validate-requests", 10000, "requests in the winner's validation run (and the next cheaper candidate's)")
 	fs.IntVar(&f.workers, "workers", 0, "simulations run at once (0: one per core)")
@@ -127,38 +125,12 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		if model, err = f.source.withKVDtype(model); err != nil {
 			return err
 		}
-		space := plan.Space{MaxReplicas: f.maxReplicas}
-		for _, name := range splitList(f.gpus) {
-			g, err := cat.LookupGPU(name)
-			if err != nil {
-				return Usagef("--gpus: %v", err)
-			}
-			space.GPUs = append(space.GPUs, g)
-		}
-		if space.TPs, err = intList("tp", f.tps, 1); err != nil {
+		prefixes := f.wl.PrefixGroups > 0 || f.wl.SharedPrefix > 0
+		space, err := f.space.Resolve(cat, prefixes && !flagGiven(fs, "routers"), maxReplicas)
+		if err != nil {
 			return err
-		}
-		if space.MaxNumSeqs, err = intList("max-num-seqs", f.seqs, 0); err != nil {
-			return err
-		}
-		if space.MaxBatchedTokens, err = intList("max-num-batched-tokens", f.budgets, 0); err != nil {
-			return err
-		}
-		if (f.wl.PrefixGroups > 0 || f.wl.SharedPrefix > 0) && !flagGiven(fs, "routers") {
-			// Shared prefixes are what prefix affinity is for.
-			f.routers += "," + sim.PrefixAffinity
-		}
-		for _, r := range splitList(f.routers) {
-			if !slices.Contains(sim.Routers, r) {
-				return Usagef("--routers: %q is not a router (want %s)", r, strings.Join(sim.Routers, ", "))
-			}
-			space.Routers = append(space.Routers, r)
 		}
 		switch {
-		case len(space.GPUs) == 0 || len(space.Routers) == 0:
-			return Usagef("--gpus and --routers: give at least one each")
-		case f.maxReplicas < 1 || f.maxReplicas > maxReplicas:
-			return Usagef("--max-replicas %d: want 1 to %d", f.maxReplicas, maxReplicas)
 		case !(f.memUtil > 0 && f.memUtil <= 1):
 			return Usagef("--gpu-memory-utilization %v: want a fraction in (0, 1]", f.memUtil)
 		case f.workers < 0:
@@ -166,16 +138,9 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		case f.objective != plan.ObjectiveCost && f.objective != plan.ObjectiveEnergy:
 			return Usagef("--objective %q: want %s or %s", f.objective, plan.ObjectiveCost, plan.ObjectiveEnergy)
 		}
-		costs := plan.DefaultCosts
-		if f.costFile != "" {
-			if costs, err = plan.LoadCosts(f.costFile, cat, plan.DefaultCosts); err != nil {
-				return Usagef("--cost-file: %v", err)
-			}
-		}
-		for _, g := range space.GPUs {
-			if _, ok := costs[g.Name]; !ok {
-				return Usagef("--gpus: no price for %s; give one in --cost-file (%s: USD per GPU-hour)", g.Name, strings.ToLower(g.Name))
-			}
+		costs, err := f.space.Costs(cat, space)
+		if err != nil {
+			return err
 		}
 		gen, err := f.wl.generator()
 		if err != nil {
@@ -318,27 +283,5 @@ func storePlanWinner(env *Env, f *planFlags, model string, start time.Time, ans 
 	return rep.ID, stored.Finish(rep, "complete")
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func intList(flagName, s string, least int) ([]int, error) {
-	var out []int
-	for _, p := range splitList(s) {
-		v, err := strconv.Atoi(p)
-		if err != nil || v < least {
-			return nil, Usagef("--%s: %q is not a whole number >= %d", flagName, p, least)
-		}
-		out = append(out, v)
-	}
-	if len(out) == 0 {
-		return nil, Usagef("--%s: give at least one value", flagName)
-	}
-	return out, nil
-}
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string { return plan.SplitList(s) }
