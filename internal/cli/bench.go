@@ -212,7 +212,7 @@ func (b *benchRun) check() error {
 	if err := f.wl.checkOpenFiles(f.wl.Concurrency, f.url == ""); err != nil {
 		return err
 	}
-	if err := f.gpu.validate(); err != nil {
+	if err := f.gpu.Validate(); err != nil {
 		return err
 	}
 	if err := f.metrics.validate(); err != nil {
@@ -416,12 +416,12 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 	f, env, ctx := b.f, b.env, b.ctx
 	b.meter = runcheck.StartMeter()
 	b.scraper = f.metrics.start(ctx, b.target)
-	b.gpuScrapers = f.gpu.start(ctx, f.metrics.interval)
+	b.gpuScrapers = f.gpu.Start(ctx, f.metrics.interval)
 	failed := func(err error) (*loadgen.Result, error) {
 		if b.scraper != nil {
 			b.scraper.Stop()
 		}
-		stopAll(b.gpuScrapers)
+		runlife.StopAll(b.gpuScrapers)
 		b.sink.abort()
 		return nil, err
 	}
@@ -556,12 +556,12 @@ func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.
 	series, view := serverView(b.scraper, res.Start, &b.tally.Join, &rep.Summary)
 	rep.Server = view
 	var gpuSeries []*scrape.Series
-	rep.GPU, rep.Energy, gpuSeries = f.gpu.gpuEnergy(b.gpuScrapers, res.Start, b.tally.GPUWork())
+	rep.GPU, rep.Energy, gpuSeries = f.gpu.Energy(b.gpuScrapers, res.Start, b.tally.GPUWork())
 	// Before finish, which closes the database.
 	if err := runlife.SaveServerSeries(b.sink.store, f.out, store.WholeRun, series); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: saving the server metrics: %v\n", err)
 	}
-	if err := saveGPUSeries(f.out, gpuSeries); err != nil {
+	if err := runlife.SaveGPUSeries(f.out, gpuSeries); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: saving the GPU metrics: %v\n", err)
 	}
 	kept := b.tally.KeptRecords()
@@ -652,7 +652,7 @@ func (f *benchFlags) runMeta(target, model, preset string) runMeta {
 		meta.Config = append(meta.Config, [2]string{"slos", strings.Join(f.slos, ",")})
 	}
 	meta.Config = append(meta.Config, f.metrics.config()...)
-	meta.Config = append(meta.Config, f.gpu.config()...)
+	meta.Config = append(meta.Config, f.gpu.ConfigKV()...)
 	meta.Config = append(meta.Config, f.mix.ConfigKV()...)
 	redactPairs(meta.Config)
 	return meta

@@ -245,7 +245,7 @@ func (sr *sweepRun) finish() error {
 	meta.Load = fmt.Sprintf("%s sweep over %d steps", res.LoadKind, len(res.Steps))
 	meta.Config = append(append(f.stepConfig(res), [2]string{"api", t.api}), t.endpoints.ConfigKV()...)
 	meta.Config = append(meta.Config, sr.g.config()...)
-	meta.Config = append(meta.Config, t.gpu.config()...)
+	meta.Config = append(meta.Config, t.gpu.ConfigKV()...)
 	if t.url == "" {
 		meta.Config = append(meta.Config, t.embedded.config(t.model)...)
 	} else {

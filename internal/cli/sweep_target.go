@@ -61,7 +61,7 @@ func (sr *sweepRun) startRunner() error {
 	if err := t.metrics.validate(); err != nil {
 		return err
 	}
-	if err := t.gpu.validate(); err != nil {
+	if err := t.gpu.Validate(); err != nil {
 		return err
 	}
 	if err := t.probe.Validate(); err != nil {
@@ -155,7 +155,7 @@ func (sr *sweepRun) startRunner() error {
 		Begin:      sr.shard.begin, // sweep --shards: this shard's part, from the step's start
 		Scrape:     t.metrics.start,
 		PromptNote: f.wl.promptOffNote,
-		GPUMetrics: t.gpu.stepHook(t.metrics.interval),
+		GPUMetrics: t.gpu.StepHook(t.metrics.interval),
 		Series:     func(s *scrape.Series) { sr.stored.Server(s) },
 		Running: func(run *loadgen.Run, load float64) {
 			t.live.running(run, load)
