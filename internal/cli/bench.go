@@ -215,7 +215,7 @@ func (b *benchRun) check() error {
 	if err := f.gpu.Validate(); err != nil {
 		return err
 	}
-	if err := f.metrics.validate(); err != nil {
+	if err := f.metrics.Validate(); err != nil {
 		return err
 	}
 	if err := loadsetup.CheckAPI(f.api); err != nil {
@@ -415,8 +415,8 @@ func (b *benchRun) buildSource() error {
 func (b *benchRun) runLoad() (*loadgen.Result, error) {
 	f, env, ctx := b.f, b.env, b.ctx
 	b.meter = runcheck.StartMeter()
-	b.scraper = f.metrics.start(ctx, b.target)
-	b.gpuScrapers = f.gpu.Start(ctx, f.metrics.interval)
+	b.scraper = f.metrics.Start(ctx, b.target)
+	b.gpuScrapers = f.gpu.Start(ctx, f.metrics.Interval)
 	failed := func(err error) (*loadgen.Result, error) {
 		if b.scraper != nil {
 			b.scraper.Stop()
@@ -553,7 +553,7 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 // all saved, interrupted, a failed measurement (exit 1), failed SLOs (3).
 func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.Result) error {
 	f, env := b.f, b.env
-	series, view := serverView(b.scraper, res.Start, &b.tally.Join, &rep.Summary)
+	series, view := runlife.ServerView(b.scraper, res.Start, &b.tally.Join, &rep.Summary)
 	rep.Server = view
 	var gpuSeries []*scrape.Series
 	rep.GPU, rep.Energy, gpuSeries = f.gpu.Energy(b.gpuScrapers, res.Start, b.tally.GPUWork())
@@ -651,7 +651,7 @@ func (f *benchFlags) runMeta(target, model, preset string) runMeta {
 	if len(f.slos) > 0 {
 		meta.Config = append(meta.Config, [2]string{"slos", strings.Join(f.slos, ",")})
 	}
-	meta.Config = append(meta.Config, f.metrics.config()...)
+	meta.Config = append(meta.Config, f.metrics.ConfigKV()...)
 	meta.Config = append(meta.Config, f.gpu.ConfigKV()...)
 	meta.Config = append(meta.Config, f.mix.ConfigKV()...)
 	redactPairs(meta.Config)

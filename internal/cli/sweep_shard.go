@@ -59,7 +59,7 @@ func (s *sweepShard) resolve(env *Env, fs *pflag.FlagSet, t *sweepTargetFlags, f
 	case flagGiven(fs, "metrics-url"):
 		return Usagef("--metrics-url with --shards: a sharded sweep does not scrape the server's metrics (each shard would see them at its own moment); drop one of them")
 	}
-	t.metrics.off = true
+	t.metrics.Off = true
 	meta.Config = shardSettings(fs)
 	return nil
 }

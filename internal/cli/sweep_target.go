@@ -58,7 +58,7 @@ func (sr *sweepRun) startRunner() error {
 	if t.url != "" && t.model == "" {
 		return Usagef("--model is required with --url (the model name the server serves)")
 	}
-	if err := t.metrics.validate(); err != nil {
+	if err := t.metrics.Validate(); err != nil {
 		return err
 	}
 	if err := t.gpu.Validate(); err != nil {
@@ -147,15 +147,15 @@ func (sr *sweepRun) startRunner() error {
 		Template: template,
 		Trace:    trace, Arrivals: f.wl.ArrivalsAt, EOSAuto: eos.Auto, IgnoreEOS: eos.Value,
 		SLOs: set, Classes: f.mix.Classes(),
-		AutoPlan: f.autoPlan(), ScrapeInterval: t.metrics.interval,
+		AutoPlan: f.autoPlan(), ScrapeInterval: t.metrics.Interval,
 		FirstStep: func(ctx context.Context, base, model string) {
 			sr.promptNotes = append(sr.promptNotes, t.endpoints.ProbeRerank(ctx, []string{t.api}, base, apiKey, model)...)
 		},
 		BeginStep:  func(l sweep.Load) { sr.stored.Step(l) },
 		Begin:      sr.shard.begin, // sweep --shards: this shard's part, from the step's start
-		Scrape:     t.metrics.start,
+		Scrape:     t.metrics.Start,
 		PromptNote: f.wl.promptOffNote,
-		GPUMetrics: t.gpu.StepHook(t.metrics.interval),
+		GPUMetrics: t.gpu.StepHook(t.metrics.Interval),
 		Series:     func(s *scrape.Series) { sr.stored.Server(s) },
 		Running: func(run *loadgen.Run, load float64) {
 			t.live.running(run, load)

@@ -31,3 +31,24 @@ func TestGPUMetricsValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestServerMetricsValidate(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		m    ServerMetrics
+		want string
+	}{
+		{ServerMetrics{Interval: 1e9}, ""},
+		{ServerMetrics{Off: true, AlsoGiven: "metrics-url"}, "--metrics-url does nothing with --no-metrics"},
+		{ServerMetrics{Interval: 0}, "--metrics-interval 0s: want a positive duration"},
+		{ServerMetrics{Interval: 1e9, URL: "http://"}, "--metrics-url:"},
+	} {
+		err := c.m.Validate()
+		if c.want == "" && err != nil || c.want != "" && (!badinput.Is(err) || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: %v, want %q", c.m, err, c.want)
+		}
+	}
+	if kv := (&ServerMetrics{Off: true}).ConfigKV(); len(kv) != 1 || kv[0] != [2]string{"metrics", "off"} {
+		t.Errorf("--no-metrics config %q", kv)
+	}
+}
