@@ -130,7 +130,7 @@ func (sr *sweepRun) check() error {
 		return err
 	}
 	sr.plan = plan
-	if err := sr.g.check(sr.fs, plan); err != nil {
+	if err := sr.g.Check(sr.fs.Changed, plan); err != nil {
 		return err
 	}
 	if err := f.validateWorkload(); err != nil {
@@ -193,10 +193,10 @@ func (sr *sweepRun) measure() (done bool, err error) {
 	var res *sweep.Result
 	var runErr error
 	switch {
-	case sr.g.on && sr.g.bisect:
-		res, runErr = sweep.RunGuided(sr.ctx, sr.runner, nil, sr.g.plan(plan), set, onStep)
-	case sr.g.on:
-		res, runErr = sweep.RunGuided(sr.ctx, sr.runner, sr.model, sr.g.plan(plan), set, onStep)
+	case sr.g.On && sr.g.Bisect:
+		res, runErr = sweep.RunGuided(sr.ctx, sr.runner, nil, sr.g.Plan(plan), set, onStep)
+	case sr.g.On:
+		res, runErr = sweep.RunGuided(sr.ctx, sr.runner, sr.model, sr.g.Plan(plan), set, onStep)
 	default:
 		res, runErr = sweep.Run(sr.ctx, sr.runner, plan, set, onStep)
 	}
@@ -244,7 +244,7 @@ func (sr *sweepRun) finish() error {
 	}
 	meta.Load = fmt.Sprintf("%s sweep over %d steps", res.LoadKind, len(res.Steps))
 	meta.Config = append(append(f.stepConfig(res), [2]string{"api", t.api}), t.endpoints.ConfigKV()...)
-	meta.Config = append(meta.Config, sr.g.config()...)
+	meta.Config = append(meta.Config, sr.g.ConfigKV()...)
 	meta.Config = append(meta.Config, t.gpu.ConfigKV()...)
 	if t.url == "" {
 		meta.Config = append(meta.Config, t.embedded.config(t.model)...)

@@ -2,88 +2,20 @@ package cli
 
 import (
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/knee-dev/knee/internal/refit"
 	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/spf13/pflag"
 )
 
-// guidedFlags are knee sweep --guided's: the simulator chooses where to
-// measure, each measured step refits it (docs/sweep.md, "Guided sweep").
-type guidedFlags struct {
-	on         bool
-	bisect     bool
-	resolution string
-	budget     string
-
-	// resolved by check
-	res            float64
-	budgetRequests int64
-	budgetTime     time.Duration
-}
+// guidedFlags declare knee sweep --guided's flags (sweep.GuidedChoice).
+type guidedFlags struct{ sweep.GuidedChoice }
 
 func (g *guidedFlags) register(fs *pflag.FlagSet) {
-	fs.BoolVar(&g.on, "guided", false, "let the simulator choose the loads: predict the curve, measure a light step, refit, then measure only where the SLO-safe point and the knee are least certain, from --min to --max (with --url, --gpu/--tp/--profile say what the server runs)")
-	fs.BoolVar(&g.bisect, "bisect", false, "--guided without the model: a plain bisection on measured points (doubling from --min until an SLO fails, then halving the bracket), the baseline the guided sweep is compared with")
-	fs.StringVar(&g.resolution, "resolution", "10%", "--guided: the SLO-safe point is bracketed by measured steps this far apart (1% to 100%)")
-	fs.StringVar(&g.budget, "budget", "", "--guided: most requests (2000) or wall time (10m) to spend; when it runs out the sweep stores what it measured and exits 1 naming what is unknown")
-}
-
-// check resolves the flags against the plan; errors are usage errors.
-func (g *guidedFlags) check(fs *pflag.FlagSet, plan sweep.Plan) error {
-	if !g.on {
-		for _, name := range []string{"resolution", "budget", "bisect"} {
-			if fs.Changed(name) {
-				return Usagef("--%s applies to a guided sweep: add --guided", name)
-			}
-		}
-		return nil
-	}
-	if !plan.Auto() {
-		return Usagef("--guided chooses the loads itself: give --concurrency auto or --rate auto (or neither) with --min and --max for the range, not a list")
-	}
-	for _, name := range []string{"factor", "refine", "auto"} {
-		if fs.Changed(name) {
-			return Usagef("--%s steers an automatic sweep; --guided chooses its loads itself: drop --%s", name, name)
-		}
-	}
-	// --shards needs no refusal: every shard is handed each step judged
-	// over every shard's records, and the model is deterministic, so
-	// every shard computes the same next load (the run database refuses
-	// a shard that asks for another).
-	r := strings.TrimSpace(g.resolution)
-	pct := strings.HasSuffix(r, "%")
-	v, err := strconv.ParseFloat(strings.TrimSuffix(r, "%"), 64)
-	if pct {
-		v /= 100
-	}
-	if err != nil || !(v >= 0.01) || v > 1 {
-		return Usagef("--resolution %q: want a step from 1%% to 100%% (10%% or 0.1)", g.resolution)
-	}
-	g.res = v
-	if b := strings.TrimSpace(g.budget); b != "" {
-		if n, err := strconv.ParseInt(b, 10, 64); err == nil {
-			if n <= 0 {
-				return Usagef("--budget %q: want a positive number of requests (2000) or a duration (10m)", g.budget)
-			}
-			g.budgetRequests = n
-		} else if d, err := time.ParseDuration(b); err == nil && d > 0 {
-			g.budgetTime = d
-		} else {
-			return Usagef("--budget %q: want a number of requests (2000) or a duration (10m)", g.budget)
-		}
-	}
-	return nil
-}
-
-// plan is the guided sweep's plan over the automatic plan's range.
-func (g *guidedFlags) plan(p sweep.Plan) sweep.GuidedPlan {
-	return sweep.GuidedPlan{Kind: p.Kind, Min: p.Min, Max: p.Max, Resolution: g.res,
-		BudgetRequests: g.budgetRequests, BudgetTime: g.budgetTime, Metric: p.Metric}
+	fs.BoolVar(&g.On, "guided", false, "let the simulator choose the loads: predict the curve, measure a light step, refit, then measure only where the SLO-safe point and the knee are least certain, from --min to --max (with --url, --gpu/--tp/--profile say what the server runs)")
+	fs.BoolVar(&g.Bisect, "bisect", false, "--guided without the model: a plain bisection on measured points (doubling from --min until an SLO fails, then halving the bracket), the baseline the guided sweep is compared with")
+	fs.StringVar(&g.Resolution, "resolution", "10%", "--guided: the SLO-safe point is bracketed by measured steps this far apart (1% to 100%)")
+	fs.StringVar(&g.Budget, "budget", "", "--guided: most requests (2000) or wall time (10m) to spend; when it runs out the sweep stores what it measured and exits 1 naming what is unknown")
 }
 
 // guidedModel is the simulator the guided sweep starts from: the embedded
@@ -118,20 +50,4 @@ func (sr *sweepRun) guidedModel() (*refit.Model, error) {
 	sr.promptNotes = append(sr.promptNotes, fmt.Sprintf("guided sweep: the model starts from the simulator's %s on %s×%d and is refitted after every step",
 		ecfg.Model.Name, ecfg.GPU.Name, max(ecfg.TP, 1)))
 	return refit.New(runner, refit.PriorRanges(ecfg.GPU.Name, ecfg.Model.Name), f.wl.ResolvedSeed()), nil
-}
-
-// guidedConfig is what a stored guided sweep records of its search.
-func (g *guidedFlags) config() [][2]string {
-	if !g.on {
-		return nil
-	}
-	mode := "true"
-	if g.bisect {
-		mode = "bisect"
-	}
-	kv := [][2]string{{"guided", mode}, {"guided_resolution", strconv.FormatFloat(math.Round(g.res*1e4)/1e4, 'g', -1, 64)}}
-	if g.budget != "" {
-		kv = append(kv, [2]string{"guided_budget", g.budget})
-	}
-	return kv
 }

@@ -78,7 +78,7 @@ func (sr *sweepRun) startRunner() error {
 		return err
 	}
 	var priorFlags []string // --guided with --url: what the server runs, for the model
-	if sr.g.on {
+	if sr.g.On {
 		priorFlags = []string{"gpu", "tp", "profile"}
 	}
 	if err := t.embedded.refuseWithURL(t.url, priorFlags...); err != nil {
@@ -210,7 +210,7 @@ func (sr *sweepRun) startRunner() error {
 			return srv.url, srv.model, srv.close, nil
 		}
 	}
-	if sr.g.on && !sr.g.bisect {
+	if sr.g.On && !sr.g.Bisect {
 		if sr.model, err = sr.guidedModel(); err != nil {
 			return err
 		}
