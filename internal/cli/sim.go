@@ -202,16 +202,9 @@ func (r *simRun) engine() (listed bool, err error) {
 	// front; a rare longer request becomes an HTTP 400 record, as a real
 	// server answers it.
 	f.wl.SimMaxContext = eng.Config().MaxModelLen
-	if f.wl.Dataset == "" && f.wl.TracePath == "" && f.mix.File == nil {
-		in, ierr := workload.ParseDist(f.wl.Input)
-		out, oerr := workload.ParseDist(f.wl.Output)
-		if c := eng.Config(); ierr == nil && oerr == nil && in.Mean()+out.Mean() > float64(c.MaxModelLen) {
-			return false, Usagef("--input-tokens %s + --output-tokens %s average %.0f + %.0f = %.0f tokens per request, over the max model len %d of %s (lower them, or raise --max-model-len)",
-				f.wl.Input, f.wl.Output, in.Mean(), out.Mean(), in.Mean()+out.Mean(), c.MaxModelLen, c.Model.Name)
-		}
-		if limit := eng.PromptLimit(); ierr == nil && limit > 0 && in.Mean() > float64(limit) {
-			return false, Usagef("--input-tokens %s averages %.0f prompt tokens, over the %d a step holds on an engine without chunked prefill, which refuses longer prompts (TensorRT-LLM's max_num_tokens; lower it, or raise --max-num-batched-tokens)",
-				f.wl.Input, in.Mean(), limit)
+	if f.mix.File == nil {
+		if err := f.wl.CheckFits(eng.Config().MaxModelLen, eng.Config().Model.Name, eng.PromptLimit()); err != nil {
+			return false, err
 		}
 	}
 	return false, nil
