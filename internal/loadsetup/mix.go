@@ -138,13 +138,9 @@ func (m *Mix) LongestMean() float64 {
 // its prompt from that class's lengths (base's tokenizer and prefixes),
 // its model the class's.
 func (m *Mix) Source(base any, seed uint64) (loadgen.Source, error) {
-	var spec workload.Spec
-	if g, ok := base.(*workload.Generator); ok {
-		spec = g.Spec()
-	}
-	mg, err := workload.NewMixGenerator(m.File, spec, seed)
+	mg, err := m.generator(base, seed)
 	if err != nil {
-		return nil, badinput.Errorf("--mix %v", err)
+		return nil, err
 	}
 	return func(i int64) loadgen.Request { return m.request(mg, mg.ClassOf(i), i) }, nil
 }
@@ -282,12 +278,9 @@ func ownLoadClasses(mix *workload.Mix) string {
 	return strings.Join(names, ", ")
 }
 
-// ApplyLoad sets cfg's load and returns the request source: each request
-// of its class, from that class's generator (base's tokenizer, overhead and
-// prefixes). With own rates cfg's schedule becomes the merged one (shared:
-// the --rate schedule, nil without share classes); with own concurrencies
-// each such class is a pool of users of its own.
-func (m *Mix) ApplyLoad(cfg *loadgen.Config, base any, shared workload.Arrivals, seed uint64) (loadgen.Source, error) {
+// generator is the mix's generator over base's tokenizer, overhead and
+// prefixes (none when base is not a synthetic generator).
+func (m *Mix) generator(base any, seed uint64) (*workload.MixGenerator, error) {
 	var spec workload.Spec
 	if g, ok := base.(*workload.Generator); ok {
 		spec = g.Spec()
@@ -295,6 +288,19 @@ func (m *Mix) ApplyLoad(cfg *loadgen.Config, base any, shared workload.Arrivals,
 	mg, err := workload.NewMixGenerator(m.File, spec, seed)
 	if err != nil {
 		return nil, badinput.Errorf("--mix %v", err)
+	}
+	return mg, nil
+}
+
+// ApplyLoad sets cfg's load and returns the request source: each request
+// of its class, from that class's generator (base's tokenizer, overhead and
+// prefixes). With own rates cfg's schedule becomes the merged one (shared:
+// the --rate schedule, nil without share classes); with own concurrencies
+// each such class is a pool of users of its own.
+func (m *Mix) ApplyLoad(cfg *loadgen.Config, base any, shared workload.Arrivals, seed uint64) (loadgen.Source, error) {
+	mg, err := m.generator(base, seed)
+	if err != nil {
+		return nil, err
 	}
 	classReq := func(k int, i int64) loadgen.Request { return m.request(mg, k, i) }
 	switch {

@@ -192,15 +192,10 @@ func StoredReport(db string, getenv func(string) string, id string) func(io.Writ
 			return err
 		}
 		defer st.Close()
-		lr, err := runs.Load(st, runID)
+		lr, err := LoadReport(st, runID)
 		if err != nil {
 			return err
 		}
-		notes, err := ShardNotes(st, runID)
-		if err != nil {
-			return err
-		}
-		lr.Report.Notes = append(lr.Report.Notes, notes...)
 		var buf bytes.Buffer // whole, or nothing printed
 		if err := report.Text(&buf, lr.Report); err != nil {
 			return err

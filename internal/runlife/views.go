@@ -14,19 +14,27 @@ import (
 	"github.com/knee-dev/knee/internal/store"
 )
 
-// HTMLReport renders a stored run as knee report --format html does.
-func HTMLReport(st *store.Store, id int64) ([]byte, error) {
+// LoadReport loads stored run id as knee report shows it: with a sharded
+// run's notes (whether it is partial, each shard's figures).
+func LoadReport(st *store.Store, id int64) (*runs.Loaded, error) {
 	lr, err := runs.Load(st, id)
 	if err != nil {
 		return nil, err
 	}
-	// As knee report: a sharded run says whether it is partial and each
-	// shard's figures.
 	notes, err := ShardNotes(st, id)
 	if err != nil {
 		return nil, err
 	}
 	lr.Report.Notes = append(lr.Report.Notes, notes...)
+	return lr, nil
+}
+
+// HTMLReport renders a stored run as knee report --format html does.
+func HTMLReport(st *store.Store, id int64) ([]byte, error) {
+	lr, err := LoadReport(st, id)
+	if err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	err = report.HTML(&buf, lr.Report, report.HTMLData{Records: lr.Records, Sweep: lr.Sweep})
 	return buf.Bytes(), err
