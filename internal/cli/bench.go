@@ -472,66 +472,19 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 // that bounds what the figures mean. failure is why the run measured
 // nothing worth its figures ("" when it did).
 func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, failure string) {
-	f, env, notes, tally := b.f, b.env, b.notes, b.tally
-	if n := f.wl.LimitNote(res.StoppedBy, tally.Count, tally.LastSend); n != "" {
-		notes = append(notes, n)
+	f, tally := b.f, b.tally
+	end := runlife.End{Res: res, Tally: tally, Meter: b.meter, Interrupted: b.interrupted, Grace: b.cfg.Grace,
+		LimitNote: f.wl.LimitNote(res.StoppedBy, tally.Count, tally.LastSend), SplitNote: f.mix.SplitNote(tally.ByClass),
+		PromptOffNote: f.wl.promptOffNote, Warmup: f.wl.Warmup, UnreachableAfter: unreachableAfter, Target: redactURL(b.target)}
+	if b.stream != nil {
+		end.TraceErr = b.stream.Err()
 	}
-	if res.Oversaturation != "" {
-		notes = append(notes, res.Oversaturation+"; the figures cover the run until then, a load beyond the server's capacity")
-		fmt.Fprintln(env.Stderr, "knee bench: "+res.Oversaturation)
+	o := end.Outcome()
+	for _, msg := range o.Said {
+		fmt.Fprintln(b.env.Stderr, "knee bench: "+msg)
 	}
-	if n := f.mix.SplitNote(tally.ByClass); n != "" {
-		notes = append(notes, n)
-	}
-	if res.Interrupted > 0 {
-		notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", res.Interrupted))
-	}
-	notes = append(notes, res.Notes...)
-	if res.CanceledAtStop > 0 {
-		grace := b.cfg.Grace // 0: loadgen's default; negative: none
-		if grace == 0 {
-			grace = loadgen.DefaultGrace
-		}
-		notes = append(notes, fmt.Sprintf("%d requests still in flight %v (--grace) after the over-saturation stop were canceled and left out of the statistics (records.jsonl keeps them as canceled): each had waited at least that long, so the latency figures understate this load",
-			res.CanceledAtStop, max(grace, 0)))
-	}
-	sum, classes := tally.Summary()
-	report.OverRun(classes, sum.DurationS) // one window: the classes add up to the run
-	status = "complete"
-	if b.interrupted {
-		status = "interrupted"
-		notes = append(notes, "interrupted: the report covers what was measured before the stop")
-	}
-	if n := f.wl.promptOffNote(sum.PromptCheck); n != "" {
-		notes = append(notes, n)
-	}
-	notes = append(notes, tally.Sessions.Notes()...)
-	if b.stream != nil && b.stream.Err() != nil {
-		notes = append(notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", b.stream.Err()))
-	}
-	notes = append(notes, runcheck.TimestampNote(res))
-	notes = append(notes, runcheck.ClientFloorWarnings(sum, res, b.meter)...)
-	if w := overloadWarning(sum); w != "" {
-		notes = append(notes, w)
-		fmt.Fprintln(env.Stderr, "knee bench: "+w)
-	}
-	if !b.interrupted {
-		failure = runcheck.MeasurementFailure(sum, int(tally.Count), f.wl.Warmup)
-	}
-	if res.StoppedBy == loadgen.StopTargetGone {
-		failure = fmt.Sprintf("stopped early: the target went away (every request failed to connect for %v; %s)", unreachableAfter, record.ErrorKindsLine(sum.ErrorKinds))
-	}
-	if res.StoppedBy == loadgen.StopOversaturated && sum.Completed == 0 {
-		// Not a short grace: the load was beyond the server from the start.
-		failure = "no measured request completed before the over-saturation stop (" + res.Oversaturation + "): the load is beyond the server from the start; lower --rate"
-	}
-	if res.StoppedBy == loadgen.StopUnreachable {
-		failure = fmt.Sprintf("stopped early: every request of the first %v failed to connect to %s (%s)",
-			unreachableAfter, redactURL(b.target), record.ErrorKindsLine(sum.ErrorKinds))
-	}
-	if failure != "" {
-		notes = append(notes, "warning: "+failure)
-	}
+	sum, classes, status, failure := o.Summary, o.Classes, o.Status, o.Failure
+	notes := append(b.notes, o.Notes...)
 	// The report reads what the database keeps (storedConfig, meta.Target,
 	// status, notes), so knee report renders the same report.
 	rep = &report.Run{
