@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -12,11 +11,11 @@ import (
 	"github.com/knee-dev/knee/internal/livemetrics"
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/loadsetup"
-	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/redact"
 	"github.com/knee-dev/knee/internal/report"
 	"github.com/knee-dev/knee/internal/runcheck"
+	"github.com/knee-dev/knee/internal/runlife"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
@@ -122,7 +121,7 @@ type benchRun struct {
 	grace      time.Duration
 	turns      workload.Dist
 	think      workload.Think
-	ignoreEOS  triState
+	ignoreEOS  loadsetup.EOS
 	objectives slo.Set
 	wp         loadsetup.Plan
 	// startTarget
@@ -135,7 +134,7 @@ type benchRun struct {
 	cfg         loadgen.Config
 	meta        runMeta
 	sink        *recordSink
-	tally       *runTally // what the report takes from the records (set in runLoad, before the load starts)
+	tally       *runlife.Tally // what the report takes from the records (set in runLoad, before the load starts)
 	recent      recentWindow
 	source      loadgen.Source
 	meter       *runcheck.Meter
@@ -165,11 +164,11 @@ func (b *benchRun) check() error {
 	if b.apiKey, err = apiKeyFrom(b.env, f.apiKeyEnv); err != nil {
 		return err
 	}
-	if err := f.shard.resolve(b.env, flagGiven(fs, "seed"), f.noStore); err != nil {
+	if err := f.shard.Resolve(b.env.Getenv, flagGiven(fs, "seed"), f.noStore); err != nil {
 		return err
 	}
 	f.storeFlags.sharding = &f.shard
-	if f.wl.StopOversaturated && f.shard.active() {
+	if f.wl.StopOversaturated && f.shard.Active() {
 		return Usagef("--stop-oversaturated is not supported with --shards: each shard sees only its part of the queue, so the shards would stop at different times")
 	}
 	if err := f.embedded.refuseWithURL(f.url); err != nil {
@@ -178,7 +177,7 @@ func (b *benchRun) check() error {
 	if err := f.junit.check(); err != nil {
 		return err
 	}
-	if b.grace, err = graceFlags(f.grace, f.requestTimeout); err != nil {
+	if b.grace, err = loadsetup.Grace(f.grace, f.requestTimeout); err != nil {
 		return err
 	}
 	if err := f.wl.validate(); err != nil {
@@ -188,7 +187,7 @@ func (b *benchRun) check() error {
 	if f.wl.Rate == 0 && f.sess.Count == 0 {
 		users = float64(f.wl.Concurrency)
 	}
-	if err := f.shard.refuseUnsplittable(f.url, users, f.wl.Requests); err != nil {
+	if err := f.shard.RefuseUnsplittable(f.url, users, f.wl.Requests); err != nil {
 		return err
 	}
 	if err := f.probe.Validate(); err != nil {
@@ -197,7 +196,7 @@ func (b *benchRun) check() error {
 	if err := f.mix.load(fs, &f.wl); err != nil {
 		return err
 	}
-	if err := f.mix.checkOwnLoads(fs); err != nil {
+	if err := f.mix.CheckOwnLoads(given(fs)); err != nil {
 		return err
 	}
 	if err := f.mix.embed(&f.embedded, &f.lora); err != nil {
@@ -213,31 +212,31 @@ func (b *benchRun) check() error {
 	if err := f.wl.checkOpenFiles(f.wl.Concurrency, f.url == ""); err != nil {
 		return err
 	}
-	if err := f.gpu.validate(); err != nil {
+	if err := f.gpu.Validate(); err != nil {
 		return err
 	}
-	if err := f.metrics.validate(); err != nil {
+	if err := f.metrics.Validate(); err != nil {
 		return err
 	}
-	if err := checkAPI(f.api); err != nil {
+	if err := loadsetup.CheckAPI(f.api); err != nil {
 		return err
 	}
 	if err := checkBaseURL(f.url); err != nil {
 		return err
 	}
-	if b.ignoreEOS, err = parseTriState("--ignore-eos", f.ignoreEOS); err != nil {
+	if b.ignoreEOS, err = loadsetup.ParseEOS(f.ignoreEOS); err != nil {
 		return err
 	}
 	if b.objectives, err = slo.ParseAll(f.slos); err != nil {
 		return Usagef("--slo: %v", err)
 	}
-	if err := checkAPIObjectives(f.api, b.objectives); err != nil {
+	if err := loadsetup.CheckAPIObjectives(f.api, b.objectives); err != nil {
 		return err
 	}
-	if err := checkMixAPIs(f.api, &f.mix, b.objectives); err != nil {
+	if err := f.mix.CheckAPIs(f.api, b.objectives); err != nil {
 		return err
 	}
-	if err := f.endpoints.check(runAPIs(f.api, &f.mix), f.wl.ResolvedSeed()); err != nil {
+	if err := f.endpoints.Check(f.mix.APIs(f.api), f.wl.ResolvedSeed()); err != nil {
 		return err
 	}
 	f.wl.traceCtx = b.ctx // Ctrl-C stops reading a huge trace
@@ -318,8 +317,8 @@ func (b *benchRun) configure() error {
 		cfg.Turn = loadsetup.TurnSource(b.gen, b.turns, b.think, f.wl.ResolvedSeed())
 	}
 	f.temperature.apply(cfg)
-	b.notes = append(b.notes, f.endpoints.probeRerank(b.ctx, runAPIs(f.api, &f.mix), b.target, b.apiKey, b.model)...)
-	f.endpoints.set(cfg)
+	b.notes = append(b.notes, f.endpoints.ProbeRerank(b.ctx, f.mix.APIs(f.api), b.target, b.apiKey, b.model)...)
+	f.endpoints.Set(cfg)
 	if err := f.probe.Apply(cfg, b.gen, f.wl.ResolvedSeed()); err != nil {
 		return err
 	}
@@ -329,7 +328,7 @@ func (b *benchRun) configure() error {
 	if wp.Trace != nil {
 		b.notes = append(b.notes, wp.Trace.Info().String())
 	}
-	eosNotes, err := benchIgnoreEOS(b.ctx, cfg, b.ignoreEOS, f.api, b.target, b.apiKey, b.model)
+	eosNotes, err := b.ignoreEOS.Apply(b.ctx, cfg, f.api, b.target, b.apiKey, b.model)
 	if err != nil {
 		return err
 	}
@@ -342,13 +341,13 @@ func (b *benchRun) configure() error {
 func (b *benchRun) openSinks() error {
 	f, env := b.f, b.env
 	b.meta = f.runMeta(b.target, b.model, b.preset)
-	b.meta.load, b.meta.config = f.mix.loadLine(b.meta.load, &f.wl), f.mix.config(b.meta.config)
+	b.meta.Load, b.meta.Config = f.mix.LoadLine(b.meta.Load, &f.wl.Choice, f.wl.openedTrace), f.mix.Config(b.meta.Config)
 	sink, err := newRecordSink(env, &f.storeFlags, f.out, b.meta)
 	if err != nil {
 		return err
 	}
 	if sink.store != nil {
-		sink.store.keepsReport = true // the live report is read back from what is stored
+		sink.store.KeepsReport = true // the live report is read back from what is stored
 	}
 	b.sink = sink
 	b.recent = newRecentWindow()
@@ -356,14 +355,14 @@ func (b *benchRun) openSinks() error {
 		fmt.Fprintf(env.Stderr, "warning: the server is serving prompts a median %+.1f%% off the requested length (usage.prompt_tokens); %s\n", med, f.wl.promptsNote())
 	}}
 	b.cfg.OnRecord = func(r *record.Request) {
-		b.tally.add(r)
+		b.tally.Add(r)
 		b.recent.add(r)
 		sink.add(r)
 		watch.add(r)
 		f.live.observe(r)
 		f.otlp.observe(r)
 	}
-	if err := f.live.start(env, livemetrics.Info{Kind: "bench", Run: sink.runID(), Model: b.model, Target: b.meta.target}); err != nil {
+	if err := f.live.start(env, livemetrics.Info{Kind: "bench", Run: sink.runID(), Model: b.model, Target: b.meta.Target}); err != nil {
 		sink.abort()
 		return err
 	}
@@ -385,12 +384,12 @@ func (b *benchRun) buildSource() error {
 		return loadgen.Request{Prompt: it.Prompt, PromptTokens: it.InputTokens, RequestedTokens: it.RequestedTokens, MaxTokens: it.MaxTokens, Session: it.Session}
 	}
 	var err error
-	if f.mix.mix != nil {
-		seed := f.mix.seed(b.fs, &f.wl)
-		if b.source, err = f.mix.applyLoad(&b.cfg, gen, b.arrivals, seed, 0); err != nil {
+	if f.mix.File != nil {
+		seed := f.wl.ResolvedSeed()
+		if b.source, err = f.mix.ApplyLoad(&b.cfg, gen, b.arrivals, seed, 0); err != nil {
 			return err
 		}
-		b.notes = append(b.notes, f.mix.note(seed))
+		b.notes = append(b.notes, f.mix.Note(seed))
 		if err := f.wl.checkOpenFiles(b.cfg.Concurrency+usersOf(b.cfg.UserClasses), f.url == ""); err != nil {
 			return err
 		}
@@ -401,10 +400,10 @@ func (b *benchRun) buildSource() error {
 	}
 	b.stopTrace = stopTrace
 	b.onClose(stopTrace)
-	if f.shard.active() {
+	if f.shard.Active() {
 		// This shard's part of the whole schedule (after OnRecord is set:
 		// records are renumbered as in the whole run before they are kept).
-		if b.cfg, b.source, err = f.shard.spec.Apply(b.cfg, b.source); err != nil {
+		if b.cfg, b.source, err = f.shard.Spec.Apply(b.cfg, b.source); err != nil {
 			return Usagef("%v", err)
 		}
 	}
@@ -416,18 +415,18 @@ func (b *benchRun) buildSource() error {
 func (b *benchRun) runLoad() (*loadgen.Result, error) {
 	f, env, ctx := b.f, b.env, b.ctx
 	b.meter = runcheck.StartMeter()
-	b.scraper = f.metrics.start(ctx, b.target)
-	b.gpuScrapers = f.gpu.start(ctx, f.metrics.interval)
+	b.scraper = f.metrics.Start(ctx, b.target)
+	b.gpuScrapers = f.gpu.Start(ctx, f.metrics.Interval)
 	failed := func(err error) (*loadgen.Result, error) {
 		if b.scraper != nil {
 			b.scraper.Stop()
 		}
-		stopAll(b.gpuScrapers)
+		runlife.StopAll(b.gpuScrapers)
 		b.sink.abort()
 		return nil, err
 	}
 	// Last before the load: the shards' starts agree to what this wait does.
-	if err := f.shard.waitStart(ctx, &b.cfg); err != nil {
+	if err := f.shard.WaitStart(ctx, &b.cfg); err != nil {
 		return failed(err)
 	}
 	// The records go to the sink and the tally as they finish: the run
@@ -437,8 +436,8 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 	if len(b.objectives) > 0 {
 		opts.Good = b.objectives.Good
 	}
-	f.shard.merged = opts
-	b.tally = newRunTally(opts, b.objectives, f.mix.slos, f.mix.names(), keptRecordsBytes)
+	f.shard.Merged = opts
+	b.tally = runlife.NewTally(opts, b.objectives, f.mix.SLOs, f.mix.Names(), keptRecordsBytes)
 	run, err := loadgen.Start(ctx, b.cfg, b.source)
 	if err != nil {
 		return failed(Usagef("%v", err))
@@ -455,7 +454,7 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 		})
 	}
 	res := run.Wait()
-	if err := f.shard.started(res.Start); err != nil {
+	if err := f.shard.Started(res.Start); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: recording the shard's start: %v\n", err)
 	}
 	b.meter.Stop()
@@ -473,72 +472,25 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 // that bounds what the figures mean. failure is why the run measured
 // nothing worth its figures ("" when it did).
 func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, failure string) {
-	f, env, notes, tally := b.f, b.env, b.notes, b.tally
-	if n := f.wl.LimitNote(res.StoppedBy, tally.count, tally.lastSend); n != "" {
-		notes = append(notes, n)
+	f, tally := b.f, b.tally
+	end := runlife.End{Res: res, Tally: tally, Meter: b.meter, Interrupted: b.interrupted, Grace: b.cfg.Grace,
+		LimitNote: f.wl.LimitNote(res.StoppedBy, tally.Count, tally.LastSend), SplitNote: f.mix.SplitNote(tally.ByClass),
+		PromptOffNote: f.wl.promptOffNote, Warmup: f.wl.Warmup, UnreachableAfter: unreachableAfter, Target: redactURL(b.target)}
+	if b.stream != nil {
+		end.TraceErr = b.stream.Err()
 	}
-	if res.Oversaturation != "" {
-		notes = append(notes, res.Oversaturation+"; the figures cover the run until then, a load beyond the server's capacity")
-		fmt.Fprintln(env.Stderr, "knee bench: "+res.Oversaturation)
+	o := end.Outcome()
+	for _, msg := range o.Said {
+		fmt.Fprintln(b.env.Stderr, "knee bench: "+msg)
 	}
-	if n := f.mix.splitNote(tally.byClass); n != "" {
-		notes = append(notes, n)
-	}
-	if res.Interrupted > 0 {
-		notes = append(notes, fmt.Sprintf("%d requests in flight at the interrupt were canceled and left out of the statistics (records.jsonl keeps them as canceled)", res.Interrupted))
-	}
-	notes = append(notes, res.Notes...)
-	if res.CanceledAtStop > 0 {
-		grace := b.cfg.Grace // 0: loadgen's default; negative: none
-		if grace == 0 {
-			grace = loadgen.DefaultGrace
-		}
-		notes = append(notes, fmt.Sprintf("%d requests still in flight %v (--grace) after the over-saturation stop were canceled and left out of the statistics (records.jsonl keeps them as canceled): each had waited at least that long, so the latency figures understate this load",
-			res.CanceledAtStop, max(grace, 0)))
-	}
-	sum, classes := tally.summary()
-	report.OverRun(classes, sum.DurationS) // one window: the classes add up to the run
-	status = "complete"
-	if b.interrupted {
-		status = "interrupted"
-		notes = append(notes, "interrupted: the report covers what was measured before the stop")
-	}
-	if n := f.wl.promptOffNote(sum.PromptCheck); n != "" {
-		notes = append(notes, n)
-	}
-	notes = append(notes, tally.sessions.Notes()...)
-	if b.stream != nil && b.stream.Err() != nil {
-		notes = append(notes, fmt.Sprintf("warning: the trace could not be read to its end (%v): the replay stopped there", b.stream.Err()))
-	}
-	notes = append(notes, runcheck.TimestampNote(res))
-	notes = append(notes, runcheck.ClientFloorWarnings(sum, res, b.meter)...)
-	if w := overloadWarning(sum); w != "" {
-		notes = append(notes, w)
-		fmt.Fprintln(env.Stderr, "knee bench: "+w)
-	}
-	if !b.interrupted {
-		failure = runcheck.MeasurementFailure(sum, int(tally.count), f.wl.Warmup)
-	}
-	if res.StoppedBy == loadgen.StopTargetGone {
-		failure = fmt.Sprintf("stopped early: the target went away (every request failed to connect for %v; %s)", unreachableAfter, record.ErrorKindsLine(sum.ErrorKinds))
-	}
-	if res.StoppedBy == loadgen.StopOversaturated && sum.Completed == 0 {
-		// Not a short grace: the load was beyond the server from the start.
-		failure = "no measured request completed before the over-saturation stop (" + res.Oversaturation + "): the load is beyond the server from the start; lower --rate"
-	}
-	if res.StoppedBy == loadgen.StopUnreachable {
-		failure = fmt.Sprintf("stopped early: every request of the first %v failed to connect to %s (%s)",
-			unreachableAfter, redactURL(b.target), record.ErrorKindsLine(sum.ErrorKinds))
-	}
-	if failure != "" {
-		notes = append(notes, "warning: "+failure)
-	}
-	// The report reads what the database keeps (storedConfig, meta.target,
+	sum, classes, status, failure := o.Summary, o.Classes, o.Status, o.Failure
+	notes := append(b.notes, o.Notes...)
+	// The report reads what the database keeps (storedConfig, meta.Target,
 	// status, notes), so knee report renders the same report.
 	rep = &report.Run{
-		ID: b.sink.runID(), Kind: "bench", Version: Version, Target: b.meta.target, Model: b.model, Status: status,
-		Load: b.meta.load, Config: b.meta.storedConfig(), Start: res.Start, Summary: sum,
-		SLOs: b.objectives.Evaluate(sum), Notes: redactAll(notes), ErrorMessages: tally.errors.Top(5),
+		ID: b.sink.runID(), Kind: "bench", Version: Version, Target: b.meta.Target, Model: b.model, Status: status,
+		Load: b.meta.Load, Config: b.meta.StoredConfig(), Start: res.Start, Summary: sum,
+		SLOs: b.objectives.Evaluate(sum), Notes: redact.Texts(notes), ErrorMessages: tally.Errors.Top(5),
 		Classes: classes,
 	}
 	for _, kv := range rep.Config {
@@ -554,21 +506,21 @@ func (b *benchRun) summarize(res *loadgen.Result) (rep *report.Run, status, fail
 // all saved, interrupted, a failed measurement (exit 1), failed SLOs (3).
 func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.Result) error {
 	f, env := b.f, b.env
-	series, view := serverView(b.scraper, res.Start, &b.tally.join, &rep.Summary)
+	series, view := runlife.ServerView(b.scraper, res.Start, &b.tally.Join, &rep.Summary)
 	rep.Server = view
 	var gpuSeries []*scrape.Series
-	rep.GPU, rep.Energy, gpuSeries = f.gpu.gpuEnergy(b.gpuScrapers, res.Start, b.tally.gpuWork())
+	rep.GPU, rep.Energy, gpuSeries = f.gpu.Energy(b.gpuScrapers, res.Start, b.tally.GPUWork())
 	// Before finish, which closes the database.
-	if err := saveServerSeries(b.sink.store, f.out, store.WholeRun, series); err != nil {
+	if err := runlife.SaveServerSeries(b.sink.store, f.out, store.WholeRun, series); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: saving the server metrics: %v\n", err)
 	}
-	if err := saveGPUSeries(f.out, gpuSeries); err != nil {
+	if err := runlife.SaveGPUSeries(f.out, gpuSeries); err != nil {
 		fmt.Fprintf(env.Stderr, "knee bench: saving the GPU metrics: %v\n", err)
 	}
-	kept := b.tally.keptRecords()
+	kept := b.tally.KeptRecords()
 	saveErrs := b.sink.finish(rep, status, kept)
 	write := f.writeReport
-	if saveErrs.out != nil {
+	if saveErrs.Out != nil {
 		write = f.writeReportUnsaved
 	}
 	if err := write(env.Stdout, rep); err != nil {
@@ -577,14 +529,14 @@ func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.
 	if err := f.junit.write("knee bench", runSuite(rep, failure, b.interrupted)); err != nil {
 		return err
 	}
-	if saveErrs.any() {
-		return b.sink.lost(saveErrs, rep.ID, kept, b.tally.count)
+	if saveErrs.Any() {
+		return b.sink.lost(saveErrs, rep.ID, kept, b.tally.Count)
 	}
 	if b.interrupted {
 		return fmt.Errorf("interrupted: the report above covers what was measured before the stop%s", storedAs(rep.ID))
 	}
-	if st := b.sink.store; st != nil && st.partialRun != "" {
-		return fmt.Errorf("%s%s", st.partialRun, storedAs(rep.ID))
+	if st := b.sink.store; st != nil && st.PartialRun != "" {
+		return fmt.Errorf("%s%s", st.PartialRun, storedAs(rep.ID))
 	}
 	if failure != "" {
 		if rep.Summary.Requests > 0 {
@@ -601,20 +553,6 @@ func (b *benchRun) finish(rep *report.Run, status, failure string, res *loadgen.
 // unreachableAfter: a run whose every request of this first stretch
 // failed to connect stops there (exit 1) rather than run its course.
 const unreachableAfter = 5 * time.Second
-
-// graceFlags checks --grace and --request-timeout and returns the grace
-// for loadgen, where 0 means its default: --grace 0 is no grace at all.
-func graceFlags(grace, requestTimeout time.Duration) (time.Duration, error) {
-	switch {
-	case grace < 0:
-		return 0, Usagef("--grace %v: want 0 (cancel in-flight requests when the run ends) or a positive duration", grace)
-	case requestTimeout < 0:
-		return 0, Usagef("--request-timeout %v: want a positive duration (0: none)", requestTimeout)
-	case grace == 0:
-		return -1, nil
-	}
-	return grace, nil
-}
 
 func storedAs(id string) string {
 	if id == "" {
@@ -633,82 +571,17 @@ func failedSLOs(results []slo.Result) []string {
 	return failed
 }
 
-// triState is a flag that is true, false, or decided by a probe.
-type triState struct{ auto, value bool }
-
-func parseTriState(name, s string) (triState, error) {
-	switch strings.ToLower(s) {
-	case "auto", "":
-		return triState{auto: true}, nil
-	case "true", "1", "yes":
-		return triState{value: true}, nil
-	case "false", "0", "no":
-		return triState{}, nil
-	}
-	return triState{}, Usagef("%s %q: want auto, true or false", name, s)
-}
-
 // writeOutDir is kept for sweep and sim.
 var writeOutDir = report.WriteDir
 
 // redactURL drops user info and query strings, which may hold credentials.
 func redactURL(u string) string { return redact.URL(u) }
 
-// redactAll drops URL credentials from every message of texts, in place:
-// notes and errors quote endpoints, and the URL given may carry a password.
-func redactAll(texts []string) []string {
-	for i := range texts {
-		texts[i] = redact.Text(texts[i])
-	}
-	return texts
-}
-
 // redactPairs drops URL credentials from configuration values, in place.
 func redactPairs(pairs [][2]string) {
 	for i := range pairs {
 		pairs[i][1] = redact.Text(pairs[i][1])
 	}
-}
-
-// benchIgnoreEOS sets cfg's ignore_eos and min_tokens from --ignore-eos:
-// given, or (auto) what a probe of the server finds it accepts. The notes
-// say what the probe found.
-func benchIgnoreEOS(ctx context.Context, cfg *loadgen.Config, ignoreEOS triState, api, target, apiKey, model string) (notes []string, err error) {
-	cfg.IgnoreEOS, cfg.MinTokens = ignoreEOS.value, ignoreEOS.value
-	if api == openai.APIOllama {
-		note, err := ollamaEOS(ignoreEOS)
-		if err != nil {
-			return nil, err
-		}
-		cfg.IgnoreEOS, cfg.MinTokens = false, false
-		notes = append(notes, note)
-	} else if !eosApplies(api) {
-		// Anthropic's API has no such fields; embeddings and rerank
-		// generate nothing.
-		if err := refuseEOS(api, ignoreEOS); err != nil {
-			return nil, err
-		}
-		cfg.IgnoreEOS, cfg.MinTokens = false, false
-	} else if ignoreEOS.auto {
-		endpoint, eerr := openai.Endpoint(target, api)
-		if eerr != nil {
-			return nil, Usagef("--url %q: %v", target, eerr)
-		}
-		probeCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		pr, perr := openai.Probe(probeCtx, http.DefaultClient, endpoint, apiKey, model, api)
-		cancel()
-		switch {
-		case perr != nil:
-			notes = append(notes, fmt.Sprintf("probe for ignore_eos/min_tokens failed (%v); not sending them", perr))
-		default:
-			cfg.IgnoreEOS, cfg.MinTokens = pr.IgnoreEOS, pr.MinTokens
-			if !pr.IgnoreEOS && !pr.MinTokens {
-				notes = append(notes, "the server accepts neither ignore_eos nor min_tokens: outputs may be shorter than requested")
-			}
-		}
-	}
-
-	return notes, nil
 }
 
 // runMeta is what the run database and the report say ran.
@@ -721,19 +594,19 @@ func (f *benchFlags) runMeta(target, model, preset string) runMeta {
 		// filterable by target.
 		url = embeddedTarget(preset)
 	}
-	meta := runMeta{kind: "bench", target: url, model: model, label: f.label,
-		load: f.wl.loadString(), config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", url})}
-	meta.config = append(meta.config, f.sess.Config()...)
-	meta.config = append(meta.config, f.endpoints.config()...)
+	meta := runMeta{Kind: "bench", Target: url, Model: model, Label: f.label,
+		Load: f.wl.loadString(), Config: append(f.wl.config(), [2]string{"api", f.api}, [2]string{"url", url})}
+	meta.Config = append(meta.Config, f.sess.Config()...)
+	meta.Config = append(meta.Config, f.endpoints.ConfigKV()...)
 	if f.url == "" {
-		meta.config = append(meta.config, f.embedded.config(f.model)...)
+		meta.Config = append(meta.Config, f.embedded.config(f.model)...)
 	}
 	if len(f.slos) > 0 {
-		meta.config = append(meta.config, [2]string{"slos", strings.Join(f.slos, ",")})
+		meta.Config = append(meta.Config, [2]string{"slos", strings.Join(f.slos, ",")})
 	}
-	meta.config = append(meta.config, f.metrics.config()...)
-	meta.config = append(meta.config, f.gpu.config()...)
-	meta.config = append(meta.config, f.mix.configKV()...)
-	redactPairs(meta.config)
+	meta.Config = append(meta.Config, f.metrics.ConfigKV()...)
+	meta.Config = append(meta.Config, f.gpu.ConfigKV()...)
+	meta.Config = append(meta.Config, f.mix.ConfigKV()...)
+	redactPairs(meta.Config)
 	return meta
 }

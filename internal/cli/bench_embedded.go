@@ -8,11 +8,8 @@ import (
 
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/simserver"
-	"github.com/knee-dev/knee/internal/stats"
 	"github.com/spf13/pflag"
 )
-
-var statsZero stats.Summary
 
 // embeddedFlags configure the in-process simulated server that knee bench
 // (and sweep) start when no --url is given.

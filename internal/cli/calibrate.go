@@ -86,7 +86,7 @@ true constants are known (a check of the method).`)
 			cfg.LinearDefaults(set, *parallel)
 		}
 		metrics.noteSet(fs)
-		if err := metrics.validate(); err != nil {
+		if err := metrics.Validate(); err != nil {
 			return err
 		}
 		ec, err := eng.resolve(fs)
@@ -138,7 +138,7 @@ true constants are known (a check of the method).`)
 		cfg.BaseURL, cfg.Model, cfg.APIKey, cfg.Engine, cfg.Tokenizer, cfg.Seed = target, model, apiKey, ec, tok, workload.RandomSeed()
 		cfg.HoldOut.Warmup = 2 * time.Second
 		cfg.Progress = func(s string) { fmt.Fprintf(progress, "  measuring %s\n", s) }
-		scraper := metrics.start(ctx, target)
+		scraper := metrics.Start(ctx, target)
 		res, err := calibrate.Run(ctx, cfg)
 		var server *scrape.View
 		if scraper != nil {

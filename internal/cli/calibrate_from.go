@@ -10,7 +10,6 @@ import (
 	"github.com/knee-dev/knee/internal/calibrate"
 	"github.com/knee-dev/knee/internal/runs"
 	"github.com/knee-dev/knee/internal/simengine"
-	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/spf13/pflag"
 )
 
@@ -132,28 +131,5 @@ func readStoredRun(env *Env, db, ref string) ([]calibrate.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := fmt.Sprintf("run %d", id)
-	var srcs []calibrate.Source
-	if lr.Sweep != nil {
-		for _, s := range lr.Sweep.Steps {
-			conc, rate := 0.0, 0.0
-			if s.Load.Kind == sweep.Rate {
-				rate = s.Load.Value
-			} else {
-				conc = s.Load.Value
-			}
-			if o, err := calibrate.ObservationOf(name+" step "+s.Load.String(), s.Summary, conc, rate); err == nil {
-				srcs = append(srcs, calibrate.Source{Obs: o, Model: lr.Info.Model})
-			}
-		}
-	} else {
-		conc, rate := calibrate.LoadOfConfig(lr.Report.Config, lr.Report.Summary)
-		if o, err := calibrate.ObservationOf(name, lr.Report.Summary, conc, rate); err == nil {
-			srcs = append(srcs, calibrate.Source{Obs: o, Model: lr.Info.Model})
-		}
-	}
-	if len(srcs) == 0 {
-		return nil, Usagef("--from run:%s: the run has no completed request with a TTFT or TPOT to fit", ref)
-	}
-	return srcs, nil
+	return calibrate.SourcesOfRun(lr, id, ref)
 }

@@ -46,30 +46,9 @@ func newClusterJobCmd(env *Env) *cobra.Command {
 }
 
 func clusterJob(ctx context.Context, env *Env, s cluster.JobSpec, secret string, retries int, expectTPS float64) error {
-	// Every shard must draw the same schedule: a seed chosen here, once,
-	// when the command does not give one (knee's default seed is random).
-	if len(s.Args) > 0 && argValue(s.Args, "seed") == "" {
-		s.Args = append(s.Args, "--seed", strconv.FormatUint(rand.Uint64()>>12, 10))
-	}
-	s.SecretName, s.SecretKey, _ = strings.Cut(secret, "/")
-	if s.SecretKey == "" {
-		s.SecretKey = "url"
-	}
-	if retries < 0 {
-		return Usagef("--retries %d: want 0 or more", retries)
-	}
-	s.RetriesPerIndex = int32(retries)
-	tps := expectTPS
-	if tps == 0 {
-		tps = tokensPerSecondOf(s.Args)
-	}
-	cpu, _ := strconv.ParseFloat(strings.TrimSuffix(s.CPU, "m"), 64)
-	if strings.HasSuffix(s.CPU, "m") {
-		cpu /= 1000
-	}
-	advised, why := cluster.Advice(tps, cpu)
-	if s.Pods == 0 {
-		s.Pods = max(1, advised)
+	advised, why, err := s.Settle(secret, retries, expectTPS, rand.Uint64()>>12)
+	if err != nil {
+		return err
 	}
 	out, err := cluster.Manifest(s)
 	if err != nil {
@@ -130,52 +109,4 @@ func checkJobArgs(ctx context.Context, env *Env, args []string, pods int) error 
 		}
 	}
 	return nil
-}
-
-// tokensPerSecondOf estimates the streamed tokens/s of a bench's or a
-// sweep's arguments: --rate (a sweep's highest step, or --max of --rate
-// auto) times the mean of --output-tokens (0 when either is missing).
-func tokensPerSecondOf(args []string) float64 {
-	rate := 0.0
-	steps := argValue(args, "rate")
-	if steps == "auto" {
-		steps = argValue(args, "max")
-	}
-	for _, v := range strings.Split(steps, ",") {
-		if r, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-			rate = max(rate, r)
-		}
-	}
-	if rate <= 0 {
-		return 0
-	}
-	out := argValue(args, "output-tokens")
-	kind, params, dist := strings.Cut(out, ":")
-	if !dist {
-		n, _ := strconv.ParseFloat(out, 64)
-		return rate * n
-	}
-	if lo, err := strconv.ParseFloat(kind, 64); err == nil { // "256:1024", uniform
-		hi, _ := strconv.ParseFloat(params, 64)
-		return rate * (lo + hi) / 2
-	}
-	mean, _, _ := strings.Cut(params, ",") // "normal:512,128" and the like: the first parameter
-	m, _ := strconv.ParseFloat(mean, 64)
-	return rate * m
-}
-
-// argValue is the value of --name (or -name, --name=v) in a command's
-// arguments, "" when absent.
-func argValue(args []string, name string) string {
-	for i, a := range args {
-		for _, p := range []string{"--", "-"} {
-			if v, ok := strings.CutPrefix(a, p+name+"="); ok {
-				return v
-			}
-			if a == p+name && i+1 < len(args) {
-				return args[i+1]
-			}
-		}
-	}
-	return ""
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/knee-dev/knee/internal/diagnose"
 	"github.com/knee-dev/knee/internal/record"
@@ -76,44 +75,16 @@ func newDiagnoseCmd(env *Env) *cobra.Command {
 			return err
 		}
 		opts := diagnose.Options{}
-		win := recs
-		if window != "" {
-			from, to, err := parseSpan("--window", window)
-			if err != nil {
-				return err
+		var readBaseline func() ([]record.Request, string, error)
+		if baseline != "" {
+			readBaseline = func() ([]record.Request, string, error) {
+				recs, _, err := readDiagnoseInput(ctx, env, baseline)
+				return recs, baseline, err
 			}
-			win = diagnose.Between(recs, from, to)
 		}
-		switch {
-		case baseline != "":
-			opts.Baseline, _, err = readDiagnoseInput(ctx, env, baseline)
-			if err != nil {
-				return err
-			}
-			opts.BaselineName = baseline
-		case split != "":
-			at, err := time.ParseDuration(split)
-			if err != nil || at <= 0 {
-				return Usagef("--split %q: want a positive duration from the run start, such as 60s", split)
-			}
-			if !hasSendTimes(recs) {
-				return Usagef("--split: %s has no send times (a %s input without sent_ms/start_times); use --baseline FILE", path, kind)
-			}
-			opts.Baseline, win = diagnose.Split(win, at)
-			opts.BaselineName = "requests sent before " + split
-		case baseWindow != "":
-			from, to, err := parseSpan("--baseline-window", baseWindow)
-			if err != nil {
-				return err
-			}
-			opts.Baseline = diagnose.Between(recs, from, to)
-			opts.BaselineName = "requests sent in " + baseWindow
-		}
-		if len(win) == 0 {
-			return Usagef("the window holds no measured requests: check --window/--split against the run's length")
-		}
-		if opts.Baseline != nil && len(opts.Baseline) == 0 {
-			return Usagef("the baseline holds no measured requests: check --split/--baseline-window")
+		win, err := diagnose.Cut{Window: window, Split: split, BaselineWindow: baseWindow}.Apply(recs, path, kind, readBaseline, &opts)
+		if err != nil {
+			return err
 		}
 		if opts.Baseline == nil {
 			r, from, err := ref.reference(path)
@@ -155,7 +126,7 @@ func newDiagnoseCmd(env *Env) *cobra.Command {
 			enc.SetIndent("", "  ")
 			return enc.Encode(d)
 		}
-		return diagnoseText(env.Stdout, path, kind, &d)
+		return diagnose.WriteText(env.Stdout, path, kind, &d)
 	}
 	return cmd
 }
@@ -248,15 +219,6 @@ func diagnoseStoredRun(env *Env, ref string, step int) ([]record.Request, diagno
 	return recs, diagnose.FormatRecords, nil
 }
 
-func hasSendTimes(recs []record.Request) bool {
-	for i := range recs {
-		if recs[i].Sent > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 func countSet(bs ...bool) int {
 	n := 0
 	for _, b := range bs {
@@ -265,48 +227,4 @@ func countSet(bs ...bool) int {
 		}
 	}
 	return n
-}
-
-// parseSpan reads "A:B" durations from the run start; either may be empty.
-func parseSpan(flag, s string) (from, to time.Duration, err error) {
-	a, b, ok := strings.Cut(s, ":")
-	if !ok {
-		return 0, 0, Usagef("%s %q: want A:B, durations from the run start such as 60s:120s (either may be empty)", flag, s)
-	}
-	parse := func(v string) (time.Duration, error) {
-		if strings.TrimSpace(v) == "" {
-			return 0, nil
-		}
-		d, err := time.ParseDuration(strings.TrimSpace(v))
-		if err != nil || d < 0 {
-			return 0, Usagef("%s %q: %q is not a duration such as 60s", flag, s, v)
-		}
-		return d, nil
-	}
-	if from, err = parse(a); err != nil {
-		return
-	}
-	if to, err = parse(b); err != nil {
-		return
-	}
-	if to > 0 && to <= from {
-		return 0, 0, Usagef("%s %q: the end must come after the start", flag, s)
-	}
-	return from, to, nil
-}
-
-func diagnoseText(w io.Writer, path string, kind diagnose.Format, d *diagnose.Diagnosis) error {
-	fmt.Fprintf(w, "Diagnosis of %s (%s, %s; %s)\n\n", path, kind, d.Window.Counts(), d.Basis)
-	fmt.Fprintf(w, "Verdict:  %s\n\nEvidence:\n", d.Verdict)
-	for _, e := range d.Evidence {
-		fmt.Fprintf(w, "  - %s\n", e.Text)
-	}
-	if _, err := fmt.Fprintf(w, "\nAction:   %s\n", d.Action); err != nil || d.Classes == nil {
-		return err
-	}
-	fmt.Fprintf(w, "\nBy class: %s\n", d.Classes.Text)
-	for _, c := range d.Classes.Classes {
-		fmt.Fprintf(w, "  - %s: %d requests, waits %.1f ms, E2E %.1f ms; time goes to %s\n", c.Class, c.Facts.AllRequests(), c.WaitMS, c.Facts.E2EMS, c.Cause)
-	}
-	return nil
 }

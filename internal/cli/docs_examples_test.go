@@ -32,6 +32,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/knee-dev/knee/internal/simserver"
+	"github.com/knee-dev/knee/internal/simserver/simservertest"
+	"github.com/knee-dev/knee/internal/store"
 	"net/http"
 	"os"
 	"os/exec"
@@ -43,10 +46,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/knee-dev/knee/internal/simserver"
-	"github.com/knee-dev/knee/internal/simserver/simservertest"
-	"github.com/knee-dev/knee/internal/store"
 )
 
 // durationScale shrinks every duration of a real-time example.

@@ -6,10 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/knee-dev/knee/internal/cmdhelp/cmdhelptest"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/knee-dev/knee/internal/cmdhelp/cmdhelptest"
 )
 
 // Every command's -h lists its flags in named groups (Target, Load, ...,

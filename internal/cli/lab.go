@@ -60,8 +60,8 @@ func newLabCmd(ctx context.Context, env *Env) *cobra.Command {
 // storeLab keeps a scenario in the run database as a run of kind "lab"
 // labelled with the scenario: the incident's summary, or the whole sweep.
 func storeLab(env *Env, st *storeFlags, res *lab.Result) error {
-	meta := runMeta{kind: "lab", target: "simulated " + res.Engine, model: lab.Model, label: "lab " + res.Scenario,
-		load: res.Title, config: [][2]string{{"scenario", res.Scenario}, {"seed", strconv.FormatUint(res.Seed, 10)}}}
+	meta := runMeta{Kind: "lab", Target: "simulated " + res.Engine, Model: lab.Model, Label: "lab " + res.Scenario,
+		Load: res.Title, Config: [][2]string{{"scenario", res.Scenario}, {"seed", strconv.FormatUint(res.Seed, 10)}}}
 	if res.Sweep != nil {
 		_, err := storeSweep(env, st, meta, res.Sweep, "complete")
 		return err
@@ -69,10 +69,10 @@ func storeLab(env *Env, st *storeFlags, res *lab.Result) error {
 	if res.Incident == nil {
 		return nil
 	}
-	meta.load = res.Incident.Load
+	meta.Load = res.Incident.Load
 	sr, err := st.begin(env, meta)
 	if err != nil {
 		return err
 	}
-	return sr.finish(&report.Run{Summary: res.Incident.Summary}, "complete")
+	return sr.Finish(&report.Run{Summary: res.Incident.Summary}, "complete")
 }

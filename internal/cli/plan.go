@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/knee-dev/knee/internal/plan"
@@ -25,13 +23,12 @@ import (
 
 type planFlags struct {
 	wl                       workloadFlags
-	model, gpus, tps         string
-	seqs, budgets, routers   string
-	maxReplicas              int
+	model                    string
+	space                    plan.SpaceChoice
 	memUtil                  float64
 	confidence               float64
 	serverProfile            string
-	presetFile, costFile     string
+	presetFile               string
 	slos                     stringList
 	validateRequests         int64
 	noPrefixCaching, jsonOut bool
@@ -55,17 +52,17 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 	})
 	f.wl.register(fs, 32, 1500)
 	fs.StringVar(&f.model, "model", "llama-3.1-8b", "model preset (knee sim --list)")
-	fs.StringVar(&f.gpus, "gpus", "h100,h200,a100-80gb", "GPU presets to consider, comma-separated")
-	fs.StringVar(&f.tps, "tp", "1,2,4,8", "tensor-parallel degrees to consider")
-	fs.IntVar(&f.maxReplicas, "max-replicas", 16, "most replicas of one deployment")
-	fs.StringVar(&f.seqs, "max-num-seqs", "0,256,64", "max_num_seqs values to consider (0: vLLM's default)")
-	fs.StringVar(&f.budgets, "max-num-batched-tokens", "0,2048", "max_num_batched_tokens values to consider (0: vLLM's default)")
-	fs.StringVar(&f.routers, "routers", sim.RoundRobin+","+sim.LeastOutstanding, "routers to consider: "+strings.Join(sim.Routers, ", ")+" (prefix-affinity joins the default with --prefix-groups or --shared-prefix)")
+	fs.StringVar(&f.space.GPUs, "gpus", "h100,h200,a100-80gb", "GPU presets to consider, comma-separated")
+	fs.StringVar(&f.space.TPs, "tp", "1,2,4,8", "tensor-parallel degrees to consider")
+	fs.IntVar(&f.space.MaxReplicas, "max-replicas", 16, "most replicas of one deployment")
+	fs.StringVar(&f.space.MaxNumSeqs, "max-num-seqs", "0,256,64", "max_num_seqs values to consider (0: vLLM's default)")
+	fs.StringVar(&f.space.MaxBatchedTokens, "max-num-batched-tokens", "0,2048", "max_num_batched_tokens values to consider (0: vLLM's default)")
+	fs.StringVar(&f.space.Routers, "routers", sim.RoundRobin+","+sim.LeastOutstanding, "routers to consider: "+strings.Join(sim.Routers, ", ")+" (prefix-affinity joins the default with --prefix-groups or --shared-prefix)")
 	fs.Float64Var(&f.memUtil, "gpu-memory-utilization", 0.9, "fraction of GPU memory the engine may use")
 	fs.BoolVar(&f.noPrefixCaching, "no-prefix-caching", false, "turn off automatic prefix caching")
 	fs.StringVar(&f.presetFile, "preset-file", "", "YAML file with lists gpus: and models: of extra presets")
 	f.source.register(fs)
-	fs.StringVar(&f.costFile, "cost-file", "", "YAML map of GPU name to USD per GPU-hour, over the defaults (docs/plan.md)")
+	fs.StringVar(&f.space.CostFile, "cost-file", "", "YAML map of GPU name to USD per GPU-hour, over the defaults (docs/plan.md)")
 	fs.Var(&f.slos, "slo", sloUsage+" (at least one)")
 	fs.Int64Var(&f.validateRequests, "validate-requests", 10000, "requests in the winner's validation run (and the next cheaper candidate's)")
 	fs.IntVar(&f.workers, "workers", 0, "simulations run at once (0: one per core)")
@@ -107,7 +104,7 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err := f.mix.load(fs, &f.wl); err != nil {
 			return err
 		}
-		if len(objectives) == 0 && !f.mix.judged() {
+		if len(objectives) == 0 && !f.mix.Judged() {
 			return Usagef("give at least one --slo (e.g. --slo 'p95(ttft)<2s' --slo 'p99(itl)<100ms'), or a --mix whose classes have their own")
 		}
 		cat := simengine.NewCatalog()
@@ -128,38 +125,12 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		if model, err = f.source.withKVDtype(model); err != nil {
 			return err
 		}
-		space := plan.Space{MaxReplicas: f.maxReplicas}
-		for _, name := range splitList(f.gpus) {
-			g, err := cat.LookupGPU(name)
-			if err != nil {
-				return Usagef("--gpus: %v", err)
-			}
-			space.GPUs = append(space.GPUs, g)
-		}
-		if space.TPs, err = intList("tp", f.tps, 1); err != nil {
+		prefixes := f.wl.PrefixGroups > 0 || f.wl.SharedPrefix > 0
+		space, err := f.space.Resolve(cat, prefixes && !flagGiven(fs, "routers"), maxReplicas)
+		if err != nil {
 			return err
-		}
-		if space.MaxNumSeqs, err = intList("max-num-seqs", f.seqs, 0); err != nil {
-			return err
-		}
-		if space.MaxBatchedTokens, err = intList("max-num-batched-tokens", f.budgets, 0); err != nil {
-			return err
-		}
-		if (f.wl.PrefixGroups > 0 || f.wl.SharedPrefix > 0) && !flagGiven(fs, "routers") {
-			// Shared prefixes are what prefix affinity is for.
-			f.routers += "," + sim.PrefixAffinity
-		}
-		for _, r := range splitList(f.routers) {
-			if !slices.Contains(sim.Routers, r) {
-				return Usagef("--routers: %q is not a router (want %s)", r, strings.Join(sim.Routers, ", "))
-			}
-			space.Routers = append(space.Routers, r)
 		}
 		switch {
-		case len(space.GPUs) == 0 || len(space.Routers) == 0:
-			return Usagef("--gpus and --routers: give at least one each")
-		case f.maxReplicas < 1 || f.maxReplicas > maxReplicas:
-			return Usagef("--max-replicas %d: want 1 to %d", f.maxReplicas, maxReplicas)
 		case !(f.memUtil > 0 && f.memUtil <= 1):
 			return Usagef("--gpu-memory-utilization %v: want a fraction in (0, 1]", f.memUtil)
 		case f.workers < 0:
@@ -167,16 +138,9 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		case f.objective != plan.ObjectiveCost && f.objective != plan.ObjectiveEnergy:
 			return Usagef("--objective %q: want %s or %s", f.objective, plan.ObjectiveCost, plan.ObjectiveEnergy)
 		}
-		costs := plan.DefaultCosts
-		if f.costFile != "" {
-			if costs, err = plan.LoadCosts(f.costFile, cat, plan.DefaultCosts); err != nil {
-				return Usagef("--cost-file: %v", err)
-			}
-		}
-		for _, g := range space.GPUs {
-			if _, ok := costs[g.Name]; !ok {
-				return Usagef("--gpus: no price for %s; give one in --cost-file (%s: USD per GPU-hour)", g.Name, strings.ToLower(g.Name))
-			}
+		costs, err := f.space.Costs(cat, space)
+		if err != nil {
+			return err
 		}
 		gen, err := f.wl.generator()
 		if err != nil {
@@ -203,15 +167,16 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 		var lengths sim.Lengths = gen
 		meanTokens := in.Mean() + out.Mean()
 		var classOf func(int64) (string, int32)
-		if f.mix.mix != nil {
-			if lengths, classOf, err = f.mix.simClasses(&base, &f.lora, gen, f.wl.ResolvedSeed()); err != nil {
+		if f.mix.File != nil {
+			sm, err := f.mix.SimClasses(&base, f.lora.LoRA, gen, f.wl.ResolvedSeed())
+			if err != nil {
 				return err
 			}
-			meanTokens = f.mix.longestMean()
+			lengths, classOf, meanTokens = sm.Gen, sm.Class, f.mix.LongestMean()
 		}
 		q := plan.Question{
 			Base: base, Gen: lengths, RateRPS: f.wl.Rate, MeanTokens: meanTokens, SLOs: objectives,
-			Class: classOf, ClassNames: f.mix.names(), ClassSLOs: f.mix.slos,
+			Class: classOf, ClassNames: f.mix.Names(), ClassSLOs: f.mix.SLOs,
 			Arrivals: func() sim.Arrivals {
 				a, _ := f.wl.arrivals() // validated above
 				return a
@@ -240,15 +205,15 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 				fmt.Fprintf(env.Stderr, "knee plan: saving the winner's run: %v\n", err)
 			}
 		}
-		hdr := planHeader{Model: model.Name, RateRPS: f.wl.Rate, Arrival: f.wl.Arrival, Input: f.wl.Input, Output: f.wl.Output,
+		hdr := plan.Header{Model: model.Name, RateRPS: f.wl.Rate, Arrival: f.wl.Arrival, Input: f.wl.Input, Output: f.wl.Output,
 			Seed: f.wl.ResolvedSeed(), SLOs: f.slos, ElapsedS: elapsed.Seconds(), Workers: f.workers, StoredRun: storedID,
 			Headroom: headroom, HeadroomNote: headroom.String(), Objective: f.objective}
 		if v := ans.Validation; ans.Winner != nil && v != nil {
 			hdr.WinnerRanges = heldOutRanges(&v.Summary, f.serverProfile != "" && f.serverProfile != "vllm" && f.serverProfile != "sglang", v.GPU, model.Name, v.Replicas)
 		}
-		if f.mix.mix != nil {
+		if f.mix.File != nil {
 			hdr.Input, hdr.Output = "by class", "by class"
-			hdr.Mix, hdr.ClassSLOs = f.mix.note(f.wl.ResolvedSeed()), f.mix.classSLOs()
+			hdr.Mix, hdr.ClassSLOs = f.mix.Note(f.wl.ResolvedSeed()), f.mix.ClassSLOs()
 		}
 		if hdr.Workers == 0 {
 			hdr.Workers = runtime.GOMAXPROCS(0)
@@ -257,7 +222,7 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 			enc := json.NewEncoder(env.Stdout)
 			enc.SetIndent("", "  ")
 			if err := enc.Encode(struct {
-				planHeader
+				plan.Header
 				plan.Answer
 			}{hdr, ans}); err != nil {
 				return err
@@ -266,7 +231,7 @@ func newPlanCmd(ctx context.Context, env *Env) *cobra.Command {
 			// the text form fails.
 			return planVerdict(ans)
 		}
-		printPlan(env.Stdout, hdr, space, f.wl.Requests, ans)
+		plan.Print(env.Stdout, hdr, space, f.wl.Requests, ans)
 		return planVerdict(ans)
 	}
 	return cmd
@@ -278,53 +243,10 @@ func planVerdict(ans plan.Answer) error {
 	if ans.Winner != nil {
 		return nil
 	}
-	if why := allInvalid(ans.Families); why != "" {
+	if why := plan.AllInvalid(ans.Families); why != "" {
 		return Usagef("no deployment in the search space is a valid configuration: %s (check --tp and --model)", why)
 	}
 	return &SLOError{Failed: []string{"no deployment in the search space meets every SLO"}}
-}
-
-// allInvalid gives the causes when every family of the search is an invalid
-// configuration ("" otherwise): that is bad input (e.g. --tp 3 for a model
-// whose heads do not divide by 3), not an SLO that failed.
-func allInvalid(fams []plan.Family) string {
-	var causes []string
-	seen := map[string]bool{}
-	for _, f := range fams {
-		if f.Verdict != "invalid" {
-			return ""
-		}
-		if !seen[f.Reason] {
-			seen[f.Reason] = true
-			causes = append(causes, f.Reason)
-		}
-	}
-	return strings.Join(causes, "; ")
-}
-
-type planHeader struct {
-	Model    string   `json:"model"`
-	RateRPS  float64  `json:"rate_rps"`
-	Arrival  string   `json:"arrival"`
-	Input    string   `json:"input_tokens"`
-	Output   string   `json:"output_tokens"`
-	Seed     uint64   `json:"seed"`
-	SLOs     []string `json:"slos"`
-	ElapsedS float64  `json:"elapsed_s"`
-	Workers  int      `json:"workers"`
-	// Objective is what the winner minimises: cost or energy.
-	Objective string `json:"objective"`
-	// Mix describes a --mix's classes; ClassSLOs are their own objectives.
-	Mix       string   `json:"mix,omitempty"`
-	ClassSLOs []string `json:"class_slos,omitempty"`
-	// StoredRun is the run id the winner's validation run was stored as.
-	StoredRun string `json:"stored_run,omitempty"`
-	// Headroom is what plan allowed for the simulator's error.
-	Headroom     plan.Headroom `json:"headroom"`
-	HeadroomNote string        `json:"headroom_note"`
-	// WinnerRanges are the winner's validation figures with their
-	// held-out ranges.
-	WinnerRanges *report.PredictionRanges `json:"prediction_ranges,omitempty"`
 }
 
 // storePlanWinner stores the winner's validation run as a sim run (records,
@@ -337,172 +259,29 @@ func storePlanWinner(env *Env, f *planFlags, model string, start time.Time, ans 
 		[2]string{"max_num_seqs", strconv.Itoa(w.MaxNumSeqs)}, [2]string{"max_num_batched_tokens", strconv.Itoa(w.MaxBatchedTokens)},
 		[2]string{"replicas", strconv.Itoa(w.Replicas)}, [2]string{"router", w.Router},
 		[2]string{"cost_usd_per_hour", strconv.FormatFloat(w.CostPerHour, 'f', 2, 64)})
-	config = append(config, f.mix.configKV()...)
+	config = append(config, f.mix.ConfigKV()...)
 	load := fmt.Sprintf("open loop, %g req/s %s, %d requests (knee plan's validation run)", f.wl.Rate, f.wl.Arrival, v.Requests)
-	stored, err := f.storeFlags.begin(env, runMeta{kind: "sim", target: target, model: model, label: f.label, load: load, config: config})
+	stored, err := f.storeFlags.begin(env, runMeta{Kind: "sim", Target: target, Model: model, Label: f.label, Load: load, Config: config})
 	if err != nil || stored == nil {
 		return "", err
 	}
 	for i := range recs {
-		stored.add(&recs[i])
+		stored.Add(&recs[i])
 	}
 	notes := []string{fmt.Sprintf("knee plan: the cheapest of %d deployments meeting every SLO, %s; this is its validation run", ans.Candidates, w.Candidate)}
 	if nc := ans.NextCheaper; nc != nil {
 		notes = append(notes, fmt.Sprintf("next cheaper: %s — %s", nc.Candidate, strings.Join(nc.Verdicts, "; ")))
 	}
 	workloadText := fmt.Sprintf("input %s, output %s tokens", f.wl.Input, f.wl.Output)
-	if f.mix.mix != nil {
-		workloadText = f.mix.note(f.wl.ResolvedSeed())
+	if f.mix.File != nil {
+		workloadText = f.mix.Note(f.wl.ResolvedSeed())
 	}
 	rep := &report.Run{Kind: "sim", Version: Version, Target: target, Model: model, Load: load,
 		Workload: workloadText, Config: config, Start: start,
 		Summary: v.Summary, SLOs: objectives.Evaluate(v.Summary), Notes: notes}
-	rep.ID = stored.id()
-	return rep.ID, stored.finish(rep, "complete")
+	rep.ID = stored.ID()
+	return rep.ID, stored.Finish(rep, "complete")
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func intList(flagName, s string, least int) ([]int, error) {
-	var out []int
-	for _, p := range splitList(s) {
-		v, err := strconv.Atoi(p)
-		if err != nil || v < least {
-			return nil, Usagef("--%s: %q is not a whole number >= %d", flagName, p, least)
-		}
-		out = append(out, v)
-	}
-	if len(out) == 0 {
-		return nil, Usagef("--%s: give at least one value", flagName)
-	}
-	return out, nil
-}
-
-func printPlan(w io.Writer, h planHeader, sp plan.Space, searchN int64, a plan.Answer) {
-	fmt.Fprintf(w, "knee plan: %s at %g req/s (%s), input %s / output %s tokens; SLOs %s; seed %d\n",
-		h.Model, h.RateRPS, h.Arrival, h.Input, h.Output, strings.Join(append(append([]string{}, h.SLOs...), h.ClassSLOs...), ", "), h.Seed)
-	if h.Mix != "" {
-		fmt.Fprintf(w, "%s\n", h.Mix)
-	}
-	var gpus []string
-	for _, g := range sp.GPUs {
-		gpus = append(gpus, g.Name)
-	}
-	fmt.Fprintf(w, "searched %s × TP %v × 1–%d replicas × max_num_seqs %v × max_num_batched_tokens %v × %s: %d deployments whose weights fit, %d simulated (%d requests each) in %.1f s on %d workers\n\n",
-		strings.Join(gpus, ", "), sp.TPs, sp.MaxReplicas, sp.MaxNumSeqs, sp.MaxBatchedTokens, strings.Join(sp.Routers, ", "),
-		a.Candidates, a.Simulated, searchN, h.ElapsedS, h.Workers)
-	fmt.Fprintf(w, "headroom for the simulator's error: %s\n\n", h.HeadroomNote)
-	if a.Winner == nil {
-		fmt.Fprintln(w, "No deployment in the search space meets every SLO at this load.")
-		if len(a.Rejected) > 0 {
-			fmt.Fprintf(w, "(%d met them in the %d-request search run and failed the longer validation run; the cheapest: %s)\n", len(a.Rejected), searchN, a.Rejected[0].Candidate)
-		}
-	} else {
-		if h.StoredRun != "" {
-			defer fmt.Fprintf(w, "\nThe winner's validation run is stored as run %s (knee report %s).\n", h.StoredRun, h.StoredRun)
-		}
-		if len(a.Rejected) > 0 {
-			fmt.Fprintf(w, "Rejected at validation (met every SLO in the %d-request search run, not in the longer one):\n", searchN)
-			for i := range a.Rejected {
-				fmt.Fprintf(w, "  %s\n", a.Rejected[i].Candidate)
-				printValidation(w, "validation", &a.Rejected[i])
-			}
-		}
-		if h.Objective == plan.ObjectiveEnergy {
-			fmt.Fprintf(w, "Most energy-efficient deployment meeting every SLO (fewest joules per output token):\n  %s\n", a.Winner.Candidate)
-		} else {
-			fmt.Fprintf(w, "Cheapest deployment meeting every SLO:\n  %s\n", a.Winner.Candidate)
-		}
-		printValidation(w, "validation", a.Validation)
-		printEnergy(w, a.Validation)
-		if c := a.Cheapest; c != nil && h.Objective == plan.ObjectiveEnergy {
-			why := fmt.Sprintf("  why: the fewest joules per output token of the %d deployments (engine variant × router, each at its fewest replicas) meeting every SLO in the search runs", a.Meeting)
-			if c.Candidate != a.Winner.Candidate && a.Winner.EnergyJPerToken > 0 {
-				why += fmt.Sprintf("; the cheapest of them, %s, spends %.4f J per output token (%+.1f%%) for $%.2f/h less",
-					c.Candidate, c.EnergyJPerToken, 100*(c.EnergyJPerToken/a.Winner.EnergyJPerToken-1), a.Winner.CostPerHour-c.CostPerHour)
-			} else {
-				why += "; it is also the cheapest"
-			}
-			fmt.Fprintln(w, why)
-		}
-		if r := h.WinnerRanges; r != nil && len(r.Figures) > 0 {
-			var parts []string
-			for _, f := range r.Figures {
-				parts = append(parts, f.String())
-			}
-			fmt.Fprintf(w, "  predicted: %s (%s)\n", strings.Join(parts, "; "), r.Basis)
-		}
-		if a.NextCheaper != nil {
-			fmt.Fprintf(w, "Next cheaper deployment:\n  %s\n", a.NextCheaper.Candidate)
-			printValidation(w, "same run", a.NextCheaper)
-			printEnergy(w, a.NextCheaper)
-		}
-	}
-	fmt.Fprintln(w, "\nBy GPU and TP:")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  GPU\tTP\tverdict\twhy")
-	for _, f := range a.Families {
-		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\n", f.GPU, f.TP, f.Verdict, f.Reason)
-	}
-	tw.Flush()
-	fmt.Fprintln(w, "\nPareto front (cost against TTFT p95 and goodput; search runs):")
-	const maxRows = 24 // --json has them all
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  $/h\tGPUs\tTTFT p95 ms\tITL p99 ms\tgoodput req/s\tSLOs\t deployment")
-	for i, o := range a.Pareto {
-		if i == maxRows {
-			fmt.Fprintf(tw, "  … %d more (--json)\n", len(a.Pareto)-maxRows)
-			break
-		}
-		met := "met"
-		if !o.Met {
-			met = "not met"
-		}
-		fmt.Fprintf(tw, "  %.2f\t%d\t%.0f\t%.1f\t%.2f\t%s\t %d× %s TP%d, seqs %d, budget %d, %s\n", o.CostPerHour, o.GPUs, o.TTFTP95MS, o.ITLP99MS,
-			o.GoodputRPS, met, o.Replicas, o.GPU, o.TP, o.MaxNumSeqs, o.MaxBatchedTokens, o.Router)
-	}
-	tw.Flush()
-}
-
-// printEnergy is an outcome's power-model figures, each with its range
-// where it has one (docs/energy.md).
-func printEnergy(w io.Writer, o *plan.Outcome) {
-	if o == nil || o.EnergyJPerToken <= 0 {
-		return
-	}
-	r := o.EnergyRanges
-	if r == nil {
-		fmt.Fprintf(w, "  energy (power model, no range): %.4f J per output token, %.0f W per GPU; $%.3f per million output tokens at this load\n",
-			o.EnergyJPerToken, o.AvgPowerWPerGPU, o.USDPerMOutputTokens)
-		return
-	}
-	j := fmt.Sprintf("%.4f J per output token", o.EnergyJPerToken)
-	if r.JPerOutputToken != nil {
-		j += fmt.Sprintf(" (%.4f–%.4f)", r.JPerOutputToken.Low, r.JPerOutputToken.High)
-	}
-	usd := fmt.Sprintf("$%.3f per million output tokens at this load", o.USDPerMOutputTokens)
-	if u := r.USDPerMOutputTokens; u != nil {
-		usd = fmt.Sprintf("$%.3f per million output tokens at this load ($%.3f–$%.3f)", o.USDPerMOutputTokens, u.Low, u.High)
-	}
-	fmt.Fprintf(w, "  energy (power model, %.0f%% ranges): %s, %.0f W per GPU (%.0f–%.0f); %s\n",
-		100*r.Share, j, o.AvgPowerWPerGPU, r.AvgPowerWPerGPU.Low, r.AvgPowerWPerGPU.High, usd)
-}
-
-func printValidation(w io.Writer, label string, o *plan.Outcome) {
-	if o == nil {
-		return
-	}
-	verdict := "meets every SLO"
-	if !o.Met {
-		verdict = "FAILS"
-	}
-	fmt.Fprintf(w, "  %s (%d requests): %s — %s; goodput %.2f req/s\n", label, o.Requests, strings.Join(o.Verdicts, "; "), verdict, o.GoodputRPS)
-}
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string { return plan.SplitList(s) }

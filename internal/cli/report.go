@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/runlife"
 	"github.com/knee-dev/knee/internal/runs"
 	"github.com/spf13/cobra"
 )
@@ -30,15 +31,10 @@ func newReportCmd(env *Env) *cobra.Command {
 			return err
 		}
 		defer st.Close()
-		lr, err := runs.Load(st, id)
+		lr, err := runlife.LoadReport(st, id)
 		if err != nil {
 			return err
 		}
-		notes, err := shardNotes(st, id)
-		if err != nil {
-			return err
-		}
-		lr.Report.Notes = append(lr.Report.Notes, notes...)
 		// Render fully before writing, so a failure leaves no half file.
 		var buf bytes.Buffer
 		if err := report.Render(&buf, f, lr.Report, report.HTMLData{Records: lr.Records, Sweep: lr.Sweep}); err != nil {

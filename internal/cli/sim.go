@@ -14,6 +14,7 @@ import (
 	"github.com/knee-dev/knee/internal/loadsetup"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/report"
+	"github.com/knee-dev/knee/internal/runlife"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/slo"
@@ -109,7 +110,7 @@ type simRun struct {
 	file         *os.File
 	writer       *record.Writer
 	acc          *stats.Accumulator
-	classes      *classAccumulators
+	classes      *runlife.ClassAccumulators
 	meta         runMeta
 	stored       *storedRun
 	storeRecords bool
@@ -122,7 +123,7 @@ type simRun struct {
 	fres        sim.FleetResult
 	ttfts       enginesetup.ReplicaTTFTs
 	sessions    stats.SessionTally // sessions: what their report needs of each turn
-	kept        recordKeeper       // the stored records, while they fit in keptRecordsBytes
+	kept        runlife.Keeper     // the stored records, while they fit in keptRecordsBytes
 	interrupted bool
 	closers     []func()
 }
@@ -169,13 +170,13 @@ func (r *simRun) engine() (listed bool, err error) {
 	if err := f.mix.load(fs, &f.wl); err != nil {
 		return false, err
 	}
-	if f.mix.mix != nil && f.sess.Count > 0 {
+	if f.mix.File != nil && f.sess.Count > 0 {
 		return false, Usagef("--mix is not supported with --sessions yet")
 	}
 	if f.probe.RateRPS > 0 && f.sess.Count > 0 {
 		return false, Usagef("--probe-rate is not supported with --sessions in knee sim yet")
 	}
-	if err := f.mix.checkOwnLoads(fs); err != nil {
+	if err := f.mix.CheckOwnLoads(given(fs)); err != nil {
 		return false, err
 	}
 	if err := f.probe.Validate(); err != nil {
@@ -184,8 +185,8 @@ func (r *simRun) engine() (listed bool, err error) {
 	if r.ecfg, err = f.engine.config(cat); err != nil {
 		return false, err
 	}
-	if f.mix.mix != nil {
-		if r.adapterOf, err = f.lora.apply(&r.ecfg, &f.mix); err != nil {
+	if f.mix.File != nil {
+		if r.adapterOf, err = f.lora.Apply(&r.ecfg, &f.mix.Mix); err != nil {
 			return false, err
 		}
 	}
@@ -201,16 +202,9 @@ func (r *simRun) engine() (listed bool, err error) {
 	// front; a rare longer request becomes an HTTP 400 record, as a real
 	// server answers it.
 	f.wl.SimMaxContext = eng.Config().MaxModelLen
-	if f.wl.Dataset == "" && f.wl.TracePath == "" && f.mix.mix == nil {
-		in, ierr := workload.ParseDist(f.wl.Input)
-		out, oerr := workload.ParseDist(f.wl.Output)
-		if c := eng.Config(); ierr == nil && oerr == nil && in.Mean()+out.Mean() > float64(c.MaxModelLen) {
-			return false, Usagef("--input-tokens %s + --output-tokens %s average %.0f + %.0f = %.0f tokens per request, over the max model len %d of %s (lower them, or raise --max-model-len)",
-				f.wl.Input, f.wl.Output, in.Mean(), out.Mean(), in.Mean()+out.Mean(), c.MaxModelLen, c.Model.Name)
-		}
-		if limit := eng.PromptLimit(); ierr == nil && limit > 0 && in.Mean() > float64(limit) {
-			return false, Usagef("--input-tokens %s averages %.0f prompt tokens, over the %d a step holds on an engine without chunked prefill, which refuses longer prompts (TensorRT-LLM's max_num_tokens; lower it, or raise --max-num-batched-tokens)",
-				f.wl.Input, in.Mean(), limit)
+	if f.mix.File == nil {
+		if err := f.wl.CheckFits(eng.Config().MaxModelLen, eng.Config().Model.Name, eng.PromptLimit()); err != nil {
+			return false, err
 		}
 	}
 	return false, nil
@@ -238,19 +232,17 @@ func (r *simRun) configure() error {
 		r.workloadDesc = wp.Trace.Info().String()
 	}
 	r.ecfg.Seed = int64(f.wl.ResolvedSeed()) // the front-end jitter repeats with the workload
-	var mixGen *workload.MixGenerator
-	if f.mix.mix != nil {
-		seed := f.mix.seed(fs, &f.wl)
-		if mixGen, err = workload.NewMixGenerator(f.mix.mix, wp.Gen.Spec(), seed); err != nil {
-			return Usagef("--mix %v", err)
+	var mix *loadsetup.SimMix
+	if f.mix.File != nil {
+		seed := f.wl.ResolvedSeed()
+		if mix, err = f.mix.ForSim(wp.Gen.Spec(), r.adapterOf, seed); err != nil {
+			return err
 		}
-		gen = mixGen
-		r.workloadDesc = f.mix.note(seed)
-		if f.mix.mix.OwnRates() {
-			// The own-rate classes' arrivals, merged with --rate's.
-			if arrivals, err = f.mix.schedule(mixGen, arrivals, seed); err != nil {
-				return err
-			}
+		gen = mix.Gen
+		r.workloadDesc = f.mix.Note(seed)
+		// The own-rate classes' arrivals, merged with --rate's.
+		if arrivals, err = mix.Arrivals(arrivals); err != nil {
+			return err
 		}
 	}
 	turns, think, err := f.sess.parse(fs)
@@ -259,18 +251,15 @@ func (r *simRun) configure() error {
 	}
 	// A run's size is bounded (sim.MaxRequests): what can be known before
 	// it starts is refused before it starts.
-	if err := sim.CheckSize(f.wl.Requests, f.wl.Duration, f.mix.offeredRate(f.wl.Rate)); err != nil {
+	if err := sim.CheckSize(f.wl.Requests, f.wl.Duration, f.mix.OfferedRate(f.wl.Rate)); err != nil {
 		return Usagef("%v", err)
 	}
 	// Token times feed the inter-token statistics and records.jsonl;
 	// they live only until each record is added and written.
 	r.cfg = wp.SimConfig(r.ecfg, gen, arrivals)
 	cfg := &r.cfg
-	if mixGen != nil {
-		cfg.Class = func(i int64) (string, int32) {
-			k := mixGen.ClassOf(i)
-			return f.mix.mix.Classes[k].Name, r.adapterOf[k]
-		}
+	if mix != nil {
+		cfg.Class = mix.Class
 	}
 	switch {
 	case f.sess.Count > 0:
@@ -282,7 +271,7 @@ func (r *simRun) configure() error {
 			cfg.Requests = math.MaxInt64 // the conversations end by themselves
 		}
 	case arrivals == nil:
-		f.mix.simPools(cfg, mixGen)
+		mix.SimPools(cfg)
 	}
 	if cfg.Probes, err = f.probe.Sim(wp.Gen, f.wl.ResolvedSeed()); err != nil {
 		return err
@@ -311,7 +300,7 @@ func (r *simRun) openSinks() error {
 		r.file, r.writer = file, record.NewWriter(file)
 		r.closers = append(r.closers, func() { file.Close() })
 	}
-	opts := stats.Options{OfferedRateRPS: f.mix.offeredRate(f.wl.Rate), Series: true}
+	opts := stats.Options{OfferedRateRPS: f.mix.OfferedRate(f.wl.Rate), Series: true}
 	if wp.Trace != nil {
 		opts.OfferedRateRPS = wp.Trace.Info().MeanRateRPS
 	}
@@ -319,29 +308,29 @@ func (r *simRun) openSinks() error {
 		opts.Good = r.objectives.Good
 	}
 	r.acc = stats.NewAccumulator(opts)
-	r.classes = newClassAccumulators(f.probe.Classes(f.mix.names()), opts, r.objectives, f.mix.slos)
+	r.classes = runlife.NewClassAccumulators(f.probe.Classes(f.mix.Names()), opts, r.objectives, f.mix.SLOs)
 	target := sim.Target(r.ecfg, f.engine.ServerProfile.Like())
 	if f.fleet.Active() {
 		target = f.fleet.Target(r.ecfg)
 	}
-	r.meta = runMeta{kind: "sim", target: target, model: r.ecfg.Model.Name, label: f.label,
-		load: f.mix.loadLine(f.wl.loadString(), &f.wl), config: f.mix.config(f.configKV(r.eng))}
+	r.meta = runMeta{Kind: "sim", Target: target, Model: r.ecfg.Model.Name, Label: f.label,
+		Load: f.mix.LoadLine(f.wl.loadString(), &f.wl.Choice, f.wl.openedTrace), Config: f.mix.Config(f.configKV(r.eng))}
 	if r.workloadDesc != "" {
 		// Kept with the run, so knee report shows the workload line too.
-		r.meta.config = append(r.meta.config, [2]string{"workload", r.workloadDesc})
+		r.meta.Config = append(r.meta.Config, [2]string{"workload", r.workloadDesc})
 	}
 	stored, err := f.storeFlags.begin(r.env, r.meta)
 	if err != nil {
 		return err
 	}
 	if stored != nil {
-		stored.keepsReport = true // the live report is what knee report renders from the stored run
+		stored.KeepsReport = true // the live report is what knee report renders from the stored run
 	}
 	r.stored = stored
 	// Per-request records of very long simulations stay out of the database
 	// (--out streams them to a file instead); the summary is always stored.
 	r.storeRecords = f.wl.Requests > 0 && f.wl.Requests <= maxStoredSimRecords
-	r.kept = recordKeeper{budget: keptRecordsBytes}
+	r.kept = runlife.Keeper{Budget: keptRecordsBytes}
 	if cfg := &r.cfg; r.writer == nil && !r.storeRecords && cfg.Client.ChunkCost == 0 && cfg.ServerLoop.ChunkCost == 0 && r.classes == nil {
 		// No record leaves the run: inter-token statistics come from the
 		// engine a step at a time (every decoding request of a step gets
@@ -354,7 +343,7 @@ func (r *simRun) openSinks() error {
 
 // configKV is the run's resolved settings for reports and the store.
 func (f *simFlags) configKV(eng *simengine.Engine) [][2]string {
-	return append(append(append(append(f.wl.config(), f.engine.configKV(eng.Config())...), f.client.configKV()...), f.fleet.ConfigKV()...), f.mix.configKV()...)
+	return append(append(append(append(f.wl.config(), f.engine.configKV(eng.Config())...), f.client.configKV()...), f.fleet.ConfigKV()...), f.mix.ConfigKV()...)
 }
 
 // maxStoredSimRecords bounds the records a simulation puts in the database.
@@ -382,7 +371,7 @@ func (r *simRun) simulate() error {
 		if rec.Class != record.ProbeClass { // the probes are a class apart, not the load's
 			r.acc.Add(rec)
 		}
-		r.classes.add(rec)
+		r.classes.Add(rec)
 		r.sessions.Add(rec)
 		if f.fleet.Active() {
 			r.ttfts.Add(rec)
@@ -398,11 +387,11 @@ func (r *simRun) simulate() error {
 		}
 		if r.storeRecords {
 			c := rec.Clone() // the simulator reuses rec
-			stored.add(&c)
+			stored.Add(&c)
 			// Where the records go if the store fails, and what --out's
 			// report draws its curves from, as knee report does (while
 			// they fit in their budget: 50,000 long records would not).
-			r.kept.add(&c)
+			r.kept.Add(&c)
 		}
 	}
 	var runErr error
@@ -419,16 +408,16 @@ func (r *simRun) simulate() error {
 		}
 	}
 	if werr != nil {
-		stored.finish(nil, "failed")
+		stored.Finish(nil, "failed")
 		return fmt.Errorf("writing %s: %w", filepath.Join(f.out, "records.jsonl"), werr)
 	}
 	if runErr != nil && errors.Is(runErr, simengine.ErrTooLong) {
-		stored.finish(nil, "failed")
+		stored.Finish(nil, "failed")
 		return tooLongUsage(runErr)
 	}
 	r.interrupted = runErr != nil && r.ctx.Err() != nil
 	if runErr != nil && !r.interrupted {
-		stored.finish(nil, "failed")
+		stored.Finish(nil, "failed")
 		return runErr
 	}
 	return nil
@@ -441,14 +430,14 @@ func (r *simRun) summarize() *report.Run {
 	f, env, eng, res := r.f, r.env, r.eng, r.res
 	sum := r.acc.Summary()
 	rep := &report.Run{
-		Kind: "sim", Version: Version, Target: r.meta.target, Model: r.ecfg.Model.Name,
-		Load: r.meta.load, Workload: r.workloadDesc, Status: "complete",
+		Kind: "sim", Version: Version, Target: r.meta.Target, Model: r.ecfg.Model.Name,
+		Load: r.meta.Load, Workload: r.workloadDesc, Status: "complete",
 		// What the database keeps (the notes, engine figures and ranges
 		// too: storedRun.finish), so knee report renders the same report.
-		Config: r.meta.storedConfig(),
+		Config: r.meta.StoredConfig(),
 		Start:  r.start, Summary: sum, SLOs: r.objectives.Evaluate(sum),
 		Notes: sim.Notes(eng, res, r.elapsed), Engine: report.SimEngineFigures(eng, res),
-		Classes: r.classes.summaries(),
+		Classes: r.classes.Summaries(),
 		Energy:  simEnergy(res.Engine.GPUs, res.End.Seconds(), res.Engine.EnergyJ, res.Tokens, res.Completed, f.price),
 	}
 	if c := r.ecfg.LoRA; c.MaxLoRAs > 0 {
@@ -460,7 +449,7 @@ func (r *simRun) summarize() *report.Run {
 	if f.fleet.Active() {
 		rep.Notes = append(rep.Notes, f.fleet.Notes(r.fres, r.ttfts)...)
 	}
-	for _, n := range []string{f.mix.splitOf(rep.Classes), f.client.note(), f.probe.Note()} {
+	for _, n := range []string{f.mix.SplitOf(rep.Classes), f.client.note(), f.probe.Note()} {
 		if n != "" {
 			rep.Notes = append(rep.Notes, n)
 		}
@@ -515,11 +504,11 @@ func (r *simRun) finish(rep *report.Run) error {
 	if r.interrupted {
 		status = "interrupted"
 	}
-	rep.ID = r.stored.id()
-	saveErrs := sinkErrors{store: r.stored.finish(rep, status)}
+	rep.ID = r.stored.ID()
+	saveErrs := runlife.SaveErrors{Store: r.stored.Finish(rep, status)}
 	if f.out != "" {
 		// In request order, as knee report reads them back.
-		if err := writeOutDir(f.out, rep, r.kept.sorted()); err != nil {
+		if err := writeOutDir(f.out, rep, r.kept.Sorted()); err != nil {
 			return err
 		}
 	}
@@ -529,8 +518,8 @@ func (r *simRun) finish(rep *report.Run) error {
 	if err := f.junit.write("knee sim", runSuite(rep, "", r.interrupted)); err != nil {
 		return err
 	}
-	if saveErrs.any() {
-		return lostResults(env, f.out, r.stored, saveErrs, rep.ID, r.kept.sorted(), r.done)
+	if saveErrs.Any() {
+		return lostResults(env, f.out, r.stored, saveErrs, rep.ID, r.kept.Sorted(), r.done)
 	}
 	if failed := append(failedSLOs(rep.SLOs), failedClasses(rep.Classes)...); len(failed) > 0 {
 		return &SLOError{Failed: failed}

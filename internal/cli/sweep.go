@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/livemetrics"
+	"github.com/knee-dev/knee/internal/redact"
 	"github.com/knee-dev/knee/internal/refit"
+	"github.com/knee-dev/knee/internal/runlife"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/spf13/cobra"
@@ -128,7 +130,7 @@ func (sr *sweepRun) check() error {
 		return err
 	}
 	sr.plan = plan
-	if err := sr.g.check(sr.fs, plan); err != nil {
+	if err := sr.g.Check(sr.fs.Changed, plan); err != nil {
 		return err
 	}
 	if err := f.validateWorkload(); err != nil {
@@ -142,11 +144,11 @@ func (sr *sweepRun) check() error {
 			model = "llama-3.1-8b" // the embedded server's default preset
 		}
 	}
-	sr.meta = runMeta{kind: "sweep", target: target, model: model, label: sr.label, load: "sweep (running)"}
+	sr.meta = runMeta{Kind: "sweep", Target: target, Model: model, Label: sr.label, Load: "sweep (running)"}
 	if err := sr.sh.resolve(sr.env, sr.fs, t, f, plan, sr.st.noStore, &sr.meta); err != nil {
 		return err
 	}
-	if sr.sh.active() {
+	if sr.sh.Active() {
 		sr.shard = sr.sh
 	}
 	return nil
@@ -161,14 +163,14 @@ func (sr *sweepRun) openSinks() (close func(), err error) {
 		return nil, err
 	}
 	sr.stored = stored
-	sr.runner = sr.sh.wrap(env, sr.runner, sr, sr.f.mix.classes(), sr.set)
-	if err := t.live.start(env, livemetrics.Info{Kind: "sweep", Model: meta.model, Target: meta.target}); err != nil {
-		stored.finish(*meta, nil, "failed")
+	sr.runner = sr.sh.wrap(env, sr.runner, sr, sr.f.mix.Classes(), sr.set)
+	if err := t.live.start(env, livemetrics.Info{Kind: "sweep", Model: meta.Model, Target: meta.Target}); err != nil {
+		stored.Finish(*meta, nil, "failed")
 		return nil, err
 	}
-	if err := t.otlp.start(env, "sweep", "", meta.model, t.url, t.api); err != nil {
+	if err := t.otlp.start(env, "sweep", "", meta.Model, t.url, t.api); err != nil {
 		t.live.close(sr.ctx)
-		stored.finish(*meta, nil, "failed")
+		stored.Finish(*meta, nil, "failed")
 		return nil, err
 	}
 	return func() { t.otlp.close(); t.live.close(sr.ctx) }, nil
@@ -186,15 +188,15 @@ func (sr *sweepRun) measure() (done bool, err error) {
 			progress(s)
 		}
 		measured = append(measured, s)
-		stored.checkpoint(measured, sweep.Options{SLOs: sweep.Objectives(set), Metric: plan.Metric})
+		stored.Checkpoint(measured, sweep.Options{SLOs: sweep.Objectives(set), Metric: plan.Metric})
 	}
 	var res *sweep.Result
 	var runErr error
 	switch {
-	case sr.g.on && sr.g.bisect:
-		res, runErr = sweep.RunGuided(sr.ctx, sr.runner, nil, sr.g.plan(plan), set, onStep)
-	case sr.g.on:
-		res, runErr = sweep.RunGuided(sr.ctx, sr.runner, sr.model, sr.g.plan(plan), set, onStep)
+	case sr.g.On && sr.g.Bisect:
+		res, runErr = sweep.RunGuided(sr.ctx, sr.runner, nil, sr.g.Plan(plan), set, onStep)
+	case sr.g.On:
+		res, runErr = sweep.RunGuided(sr.ctx, sr.runner, sr.model, sr.g.Plan(plan), set, onStep)
 	default:
 		res, runErr = sweep.Run(sr.ctx, sr.runner, plan, set, onStep)
 	}
@@ -213,7 +215,7 @@ func (sr *sweepRun) measure() (done bool, err error) {
 		if sr.ctx.Err() != nil {
 			status = "interrupted"
 		}
-		id, _ := stored.finish(sr.meta, nil, status)
+		id, _ := stored.Finish(sr.meta, nil, status)
 		if sr.ctx.Err() != nil && len(measured) == 0 {
 			// Ctrl-C before the first step measured a request (in its
 			// --warmup, say): "context canceled" alone says nothing.
@@ -240,30 +242,30 @@ func (sr *sweepRun) finish() error {
 		status = "interrupted"
 		res.Notes = append(res.Notes, fmt.Sprintf("stopped early: %v (the steps measured before are analysed)", runErr))
 	}
-	meta.load = fmt.Sprintf("%s sweep over %d steps", res.LoadKind, len(res.Steps))
-	meta.config = append(append(f.stepConfig(res), [2]string{"api", t.api}), t.endpoints.config()...)
-	meta.config = append(meta.config, sr.g.config()...)
-	meta.config = append(meta.config, t.gpu.config()...)
+	meta.Load = fmt.Sprintf("%s sweep over %d steps", res.LoadKind, len(res.Steps))
+	meta.Config = append(append(f.stepConfig(res), [2]string{"api", t.api}), t.endpoints.ConfigKV()...)
+	meta.Config = append(meta.Config, sr.g.ConfigKV()...)
+	meta.Config = append(meta.Config, t.gpu.ConfigKV()...)
 	if t.url == "" {
-		meta.config = append(meta.config, t.embedded.config(t.model)...)
+		meta.Config = append(meta.Config, t.embedded.config(t.model)...)
 	} else {
-		meta.config = append(meta.config, [2]string{"url", meta.target})
+		meta.Config = append(meta.Config, [2]string{"url", meta.Target})
 	}
 	profErr := sr.saveProfile()
-	id, saveErr := sr.stored.finish(*meta, res, status)
+	id, saveErr := sr.stored.Finish(*meta, res, status)
 	if saveErr != nil {
 		saveErr = fmt.Errorf("the sweep's report is above, but the run database could not store it all (it is not marked complete): %w", saveErr)
 	} else if id != "" {
-		res.Notes = append(res.Notes, storedNote(id))
+		res.Notes = append(res.Notes, runlife.StoredNote(id))
 		f.junit.runID = id
 		if sr.shard == nil {
 			// (A shard's sweep is stored whole by the shard that ends the
 			// run, maybe after this one prints.)
-			f.storedAs = storedReport(sr.env, sr.st, id)
+			f.storedAs = runlife.StoredReport(sr.st.db, sr.env.Getenv, id)
 		}
 	}
-	f.junit.stopped, f.junit.config = runErr, meta.config
-	res.Notes = redactAll(res.Notes) // notes quote endpoints of a --url that may carry a password
+	f.junit.stopped, f.junit.config = runErr, meta.Config
+	res.Notes = redact.Texts(res.Notes) // notes quote endpoints of a --url that may carry a password
 	failedAll := everyStepFailed(res.Steps)
 	if err := f.emit(sr.env, res); err != nil {
 		return err // with SLOs, a sweep whose every step failed meets none: exit 3

@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -24,20 +22,16 @@ var errorKindsLine = record.ErrorKindsLine[string]
 // sweepFlags are the flags knee sweep and knee sim sweep share: which loads
 // to step through, the objectives, and the output.
 type sweepFlags struct {
-	concurrency, rate string
-	auto              bool
-	min, max, factor  float64
-	refine            int
-	metric            string
-	slos              stringList
-	jsonOut           bool
-	out               string
-	quiet             bool
-	wl                workloadFlags
-	maxStepLoad       float64 // the highest load plan() may step to
-	junit             junitFlag
-	mix               mixFlags
-	lora              loraFlags
+	sweep.PlanChoice
+	slos        stringList
+	jsonOut     bool
+	out         string
+	quiet       bool
+	wl          workloadFlags
+	maxStepLoad float64 // the highest load plan() may step to
+	junit       junitFlag
+	mix         mixFlags
+	lora        loraFlags
 	// storedAs, once the sweep is stored, prints it as knee report prints
 	// the stored run (nil: not stored): what the sweep printed is what it
 	// keeps.
@@ -45,14 +39,14 @@ type sweepFlags struct {
 }
 
 func (f *sweepFlags) register(fs *pflag.FlagSet, defaultRequests int64) {
-	fs.StringVar(&f.concurrency, "concurrency", "", "closed-loop steps: a list such as 1,4,16,64 (measured in increasing order), or auto")
-	fs.StringVar(&f.rate, "rate", "", "open-loop steps in requests per second: a list such as 1,2,4,8 (measured in increasing order), or auto")
-	fs.BoolVar(&f.auto, "auto", false, "grow the load automatically (concurrency unless --rate auto): ×--factor from --min until an SLO fails or throughput stops growing, then bisect")
-	fs.Float64Var(&f.min, "min", 1, "automatic sweep: first load")
-	fs.Float64Var(&f.max, "max", 0, "automatic sweep: highest load (0: 1024 in flight or 1000 req/s)")
-	fs.Float64Var(&f.factor, "factor", 2, "automatic sweep: load growth per step")
-	fs.IntVar(&f.refine, "refine", 3, "automatic sweep: bisection steps between the last good and the first bad load (0: none)")
-	fs.StringVar(&f.metric, "knee-metric", "", "throughput the knee is placed on: output_tps or throughput_rps (default: output_tps when measured)")
+	fs.StringVar(&f.Concurrency, "concurrency", "", "closed-loop steps: a list such as 1,4,16,64 (measured in increasing order), or auto")
+	fs.StringVar(&f.Rate, "rate", "", "open-loop steps in requests per second: a list such as 1,2,4,8 (measured in increasing order), or auto")
+	fs.BoolVar(&f.Auto, "auto", false, "grow the load automatically (concurrency unless --rate auto): ×--factor from --min until an SLO fails or throughput stops growing, then bisect")
+	fs.Float64Var(&f.Min, "min", 1, "automatic sweep: first load")
+	fs.Float64Var(&f.Max, "max", 0, "automatic sweep: highest load (0: 1024 in flight or 1000 req/s)")
+	fs.Float64Var(&f.Factor, "factor", 2, "automatic sweep: load growth per step")
+	fs.IntVar(&f.Refine, "refine", 3, "automatic sweep: bisection steps between the last good and the first bad load (0: none)")
+	fs.StringVar(&f.Metric, "knee-metric", "", "throughput the knee is placed on: output_tps or throughput_rps (default: output_tps when measured)")
 	fs.Var(&f.slos, "slo", sloUsage+"; the SLO-safe point is the highest load meeting all")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the sweep as JSON on stdout instead of the table")
 	fs.StringVar(&f.out, "out", "", "directory for sweep.json, sweep.md, sweep.csv (readable by knee sweep --from) and each step's records_<kind>_<load>.jsonl")
@@ -85,68 +79,11 @@ func (f *sweepFlags) autoPlan() bool {
 	return err == nil && p.Auto()
 }
 
-// plan resolves the load flags into a sweep plan.
+// plan resolves the load flags into a sweep plan (sweep.PlanChoice).
 func (f *sweepFlags) plan() (sweep.Plan, error) {
-	var p sweep.Plan
-	if f.concurrency != "" && f.rate != "" {
-		return p, Usagef("give --concurrency or --rate, not both")
-	}
-	p.Kind = sweep.Concurrency
-	list := f.concurrency
-	if f.rate != "" {
-		p.Kind, list = sweep.Rate, f.rate
-	}
-	if list == "" || strings.EqualFold(list, "auto") || f.auto {
-		if list != "" && !strings.EqualFold(list, "auto") {
-			return p, Usagef("--auto with a list of loads: give one or the other")
-		}
-		p.Min, p.Max, p.Factor = f.min, f.max, f.factor
-		if p.Max == 0 {
-			p.Max = 1024
-			if p.Kind == sweep.Rate {
-				p.Max = 1000
-			}
-		}
-		p.Refine = f.refine
-		if p.Refine == 0 {
-			p.Refine = -1
-		}
-	} else {
-		name := "--" + map[string]string{sweep.Concurrency: "concurrency", sweep.Rate: "rate"}[p.Kind]
-		for i, s := range strings.Split(list, ",") {
-			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-			if err != nil || !(v > 0) || math.IsInf(v, 0) {
-				return p, Usagef("%s: item %d %q is not a positive number (want a list such as 1,4,16,64, or auto)", name, i+1, s)
-			}
-			if p.Kind == sweep.Concurrency && v != math.Trunc(v) {
-				return p, Usagef("%s: item %d %q: want whole numbers of requests in flight", name, i+1, s)
-			}
-			if slices.Contains(p.Loads, v) {
-				return p, Usagef("%s: %s is listed twice (each load is measured once)", name, strings.TrimSpace(s))
-			}
-			p.Loads = append(p.Loads, v)
-		}
-		// Steps run in increasing load, as the curve is read.
-		slices.Sort(p.Loads)
-	}
-	limit, unit := float64(maxInFlight), "requests in flight"
-	if p.Kind == sweep.Rate {
-		limit, unit = maxRateRPS, "requests per second"
-	}
-	for _, v := range append([]float64{p.Max}, p.Loads...) {
-		if v > limit {
-			return p, Usagef("load %v: at most %g %s (beyond that knee measures itself, not the server)", v, limit, unit)
-		}
-		f.maxStepLoad = max(f.maxStepLoad, v)
-	}
-	if f.metric != "" && f.metric != sweep.MetricOutputTPS && f.metric != sweep.MetricThroughputRPS {
-		return p, Usagef("--knee-metric %q: want output_tps or throughput_rps", f.metric)
-	}
-	p.Metric = f.metric
-	if err := p.Validate(); err != nil {
-		return p, Usagef("%v", err)
-	}
-	return p, nil
+	p, most, err := f.PlanChoice.Plan(maxInFlight, maxRateRPS)
+	f.maxStepLoad = max(f.maxStepLoad, most)
+	return p, err
 }
 
 // validateWorkload checks the per-step bounds and other workload flags.
@@ -157,10 +94,10 @@ func (f *sweepFlags) validateWorkload() error {
 	if err := f.wl.validate(); err != nil {
 		return err
 	}
-	if f.wl.TracePath != "" && f.rate == "" {
+	if f.wl.TracePath != "" && f.Rate == "" {
 		return Usagef("a sweep over a trace steps its rate: give --rate R1,R2,... (each step replays the trace at the speed-up that gives that mean rate) or --rate auto")
 	}
-	return f.wl.OpenLoopOnly(f.rate != "")
+	return f.wl.OpenLoopOnly(f.Rate != "")
 }
 
 func (f *sweepFlags) objectives() (slo.Set, error) {
@@ -286,7 +223,7 @@ func (f *sweepFlags) stepConfig(res *sweep.Result) [][2]string {
 		loads = append(loads, strconv.FormatFloat(s.Load.Value, 'g', -1, 64))
 	}
 	out = append(out, [2]string{"sweep_" + sweep.LoadColumn(res.LoadKind), strings.Join(loads, ",")})
-	out = append(out, f.mix.configKV()...)
+	out = append(out, f.mix.ConfigKV()...)
 	if len(res.SLOs) > 0 {
 		out = append(out, [2]string{"slos", strings.Join(res.SLOs, " ")})
 	}

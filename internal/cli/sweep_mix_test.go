@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/knee-dev/knee/internal/loadgen"
+	"github.com/knee-dev/knee/internal/loadsetup"
 	"github.com/knee-dev/knee/internal/sweep"
 	"github.com/knee-dev/knee/internal/workload"
 )
@@ -147,8 +148,8 @@ func TestMixSourceFromAStepsFirstItem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &mixFlags{path: mixExample, mix: mix}
-	src, err := m.source(nil, 1)
+	m := &loadsetup.Mix{Path: mixExample, File: mix}
+	src, err := m.Source(nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,13 +165,13 @@ func TestMixSourceFromAStepsFirstItem(t *testing.T) {
 		}
 	}
 	var cfg loadgen.Config
-	loaded, err := m.applyLoad(&cfg, nil, nil, 1, first)
+	loaded, err := m.ApplyLoad(&cfg, nil, nil, 1, first)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range int64(10) {
 		if got, want := loaded(i), fromFirst(i); got.Prompt != want.Prompt || got.Class != want.Class {
-			t.Fatalf("request %d: applyLoad from %d gives %s %.20q, source %s %.20q", i, first, got.Class, got.Prompt, want.Class, want.Prompt)
+			t.Fatalf("request %d: ApplyLoad from %d gives %s %.20q, source %s %.20q", i, first, got.Class, got.Prompt, want.Class, want.Prompt)
 		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/knee-dev/knee/internal/cluster"
 	"github.com/knee-dev/knee/internal/loadgen"
-	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/slo"
 	"github.com/knee-dev/knee/internal/stats"
 	"github.com/knee-dev/knee/internal/store"
@@ -37,7 +36,7 @@ const (
 // see the server at its own moment), and makes the run's settings, which
 // every shard must share, its stored configuration until the sweep ends.
 func (s *sweepShard) resolve(env *Env, fs *pflag.FlagSet, t *sweepTargetFlags, f *sweepFlags, plan sweep.Plan, noStore bool, meta *runMeta) error {
-	if err := s.shardFlags.resolve(env, flagGiven(fs, "seed"), noStore); err != nil || !s.active() {
+	if err := s.shardFlags.Resolve(env.Getenv, flagGiven(fs, "seed"), noStore); err != nil || !s.Active() {
 		return err
 	}
 	// Every shard needs a part of every step: refused now, not at the step.
@@ -46,12 +45,12 @@ func (s *sweepShard) resolve(env *Env, fs *pflag.FlagSet, t *sweepTargetFlags, f
 		lowest = slices.Min(plan.Loads)
 	}
 	switch {
-	case plan.Kind == sweep.Concurrency && lowest < float64(s.shards):
-		return Usagef("--shards %d: the sweep's lowest concurrency is %g; want at least one user per shard at every step (raise the lowest step or --min)", s.shards, lowest)
-	case f.wl.Requests > 0 && f.wl.Requests < int64(s.shards):
-		return Usagef("--shards %d: --requests %d per step leaves a shard without a request; want at least one per shard", s.shards, f.wl.Requests)
+	case plan.Kind == sweep.Concurrency && lowest < float64(s.Count):
+		return Usagef("--shards %d: the sweep's lowest concurrency is %g; want at least one user per shard at every step (raise the lowest step or --min)", s.Count, lowest)
+	case f.wl.Requests > 0 && f.wl.Requests < int64(s.Count):
+		return Usagef("--shards %d: --requests %d per step leaves a shard without a request; want at least one per shard", s.Count, f.wl.Requests)
 	}
-	if err := s.refuseUnsplittable(t.url, 0, 0); err != nil {
+	if err := s.RefuseUnsplittable(t.url, 0, 0); err != nil {
 		return err
 	}
 	switch {
@@ -60,8 +59,8 @@ func (s *sweepShard) resolve(env *Env, fs *pflag.FlagSet, t *sweepTargetFlags, f
 	case flagGiven(fs, "metrics-url"):
 		return Usagef("--metrics-url with --shards: a sharded sweep does not scrape the server's metrics (each shard would see them at its own moment); drop one of them")
 	}
-	t.metrics.off = true
-	meta.config = shardSettings(fs)
+	t.metrics.Off = true
+	meta.Config = shardSettings(fs)
 	return nil
 }
 
@@ -82,13 +81,13 @@ func shardSettings(fs *pflag.FlagSet) [][2]string {
 // wrap returns the runner a sharded sweep measures with (inner itself when
 // the sweep is not sharded).
 func (s *sweepShard) wrap(env *Env, inner sweep.Runner, sr *sweepRun, classes *sweep.Classes, set slo.Set) sweep.Runner {
-	if !s.active() || sr.stored == nil {
+	if !s.Active() || sr.stored == nil {
 		return inner
 	}
 	ss := sr.stored
-	say := func(msg string) { fmt.Fprintf(env.Stderr, "knee: shard %d of run %q: %s\n", s.shard, s.runName, msg) }
+	say := func(msg string) { fmt.Fprintf(env.Stderr, "knee: shard %d of run %q: %s\n", s.Index, s.RunName, msg) }
 	s.run = &cluster.SweepShard{
-		Join: s.join, Store: ss.sr.st, Clock: s.clock, Shard: s.spec, Inner: inner,
+		Join: s.Join, Store: ss.Run().St, Clock: s.Clock, Shard: s.Spec, Inner: inner,
 		Options: func(load sweep.Load) stats.Options {
 			opts := stats.Options{}
 			if len(set) > 0 {
@@ -100,10 +99,10 @@ func (s *sweepShard) wrap(env *Env, inner sweep.Runner, sr *sweepRun, classes *s
 			return opts
 		},
 		Classes: classes, SLOs: set,
-		Flush:   ss.sr.w.Flush,
-		Tag:     func(_ int, load sweep.Load) { ss.step(load) },
+		Flush:   ss.Run().W.Flush,
+		Tag:     func(_ int, load sweep.Load) { ss.Step(load) },
 		Say:     say,
-		Timeout: s.timeout, Lead: stepLead, Poll: stepPoll,
+		Timeout: s.Timeout, Lead: stepLead, Poll: stepPoll,
 	}
 	return &shardedRunner{s: s, sr: sr}
 }
@@ -122,7 +121,7 @@ func (r *shardedRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, e
 	switch {
 	case errors.As(err, &stopped):
 		r.sr.shardPartial = r.s.run.Partial
-		r.s.othersStopped = ctx.Err() == nil
+		r.s.OthersStopped = ctx.Err() == nil
 	case errors.Is(err, store.ErrShard):
 		return step, &UsageError{Err: err} // another load than the other shards'
 	}
@@ -140,64 +139,4 @@ func (s *sweepShard) begin(ctx context.Context, cfg loadgen.Config, src loadgen.
 		return cfg, src, &UsageError{Err: err}
 	}
 	return cfg, src, err
-}
-
-// storeID is the ID a record of a sharded sweep's step is stored under:
-// each step numbers its requests from 0, and a shard's records are keyed
-// by it.
-func (ss *sweepStore) storeID(r *record.Request) *record.Request {
-	if ss.sr.shard == nil {
-		return r
-	}
-	ss.mu.Lock()
-	step := len(ss.loads) - 1
-	ss.mu.Unlock()
-	c := *r
-	c.ID = store.SweepRecordID(step, r.ID)
-	return &c
-}
-
-// finishSharded ends this shard's part of a sharded sweep; the shard that
-// ends the run stores the sweep: its steps were judged over every shard's
-// records, so its result is the run's.
-func (ss *sweepStore) finishSharded(meta runMeta, res *sweep.Result, status string) (string, error) {
-	sr := ss.sr
-	defer sr.st.Close()
-	if status == store.StatusInterrupted && sr.shard.othersStopped {
-		status = store.StatusComplete // this shard measured all it was asked to
-	}
-	_, ended, err := sr.shardW.FinishShard(status)
-	id := sr.id()
-	if err != nil || !ended || res == nil || len(res.Steps) == 0 {
-		return id, err
-	}
-	st, runID := sr.st, sr.w.ID()
-	cfg, err := sweepStoredConfig(meta, res, id)
-	if err != nil {
-		return id, fmt.Errorf("storing the sweep: %w", err)
-	}
-	if err := st.SetConfig(runID, pairsJSON(cfg)); err != nil {
-		return id, fmt.Errorf("storing the sweep: %w", err)
-	}
-	if err := st.SaveSweepResult(runID, res); err != nil {
-		return id, fmt.Errorf("storing the sweep: %w", err)
-	}
-	// Records carry the step's index in measured order, the same on every
-	// shard; the stored sweep lists its steps by load.
-	renumber := map[int]int{}
-	for measured, load := range ss.loads {
-		for i := range res.Steps {
-			if res.Steps[i].Load.Value == load && measured != i {
-				renumber[measured] = i
-			}
-		}
-	}
-	if err := st.RenumberRecordSteps(runID, renumber); err != nil {
-		return id, fmt.Errorf("storing the sweep: %w", err)
-	}
-	pick, _ := res.SummaryStep()
-	if err := st.SetSummary(runID, res.Steps[pick].Summary); err != nil {
-		return id, fmt.Errorf("storing the sweep: %w", err)
-	}
-	return id, nil
 }

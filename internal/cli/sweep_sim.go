@@ -8,11 +8,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/knee-dev/knee/internal/loadsetup"
 	"github.com/knee-dev/knee/internal/record"
+	"github.com/knee-dev/knee/internal/runlife"
 	"github.com/knee-dev/knee/internal/sim"
 	"github.com/knee-dev/knee/internal/simengine"
 	"github.com/knee-dev/knee/internal/sweep"
-	"github.com/knee-dev/knee/internal/workload"
 	"github.com/spf13/cobra"
 )
 
@@ -78,7 +79,7 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err := f.mix.load(fs, &f.wl); err != nil {
 			return err
 		}
-		if err := f.mix.checkSweep(f.rate != ""); err != nil {
+		if err := f.mix.CheckSweep(f.Rate != ""); err != nil {
 			return err
 		}
 		cat, err := engine.catalog()
@@ -89,8 +90,8 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if f.mix.mix != nil {
-			if _, err = f.lora.apply(&ecfg, &f.mix); err != nil {
+		if f.mix.File != nil {
+			if _, err = f.lora.Apply(&ecfg, &f.mix.Mix); err != nil {
 				return err
 			}
 		}
@@ -119,9 +120,9 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		var r sweep.Runner = runner
 		if f.out != "" {
-			rec := &stepRecords{dir: f.out}
-			runner.OnRecord = func(_ sweep.Load, rr *record.Request) { rec.add(rr) }
-			r = &recordingRunner{inner: runner, rec: rec}
+			rec := &sweep.StepRecords{Dir: f.out}
+			runner.OnRecord = func(_ sweep.Load, rr *record.Request) { rec.Add(rr) }
+			r = &sweep.RecordingRunner{Inner: runner, Rec: rec}
 		}
 		res, runErr := sweep.Run(ctx, r, plan, set, f.progress(env.Stderr))
 		if runErr != nil && errors.Is(runErr, simengine.ErrTooLong) {
@@ -150,17 +151,17 @@ func newSimSweepCmd(ctx context.Context, env *Env) *cobra.Command {
 		if runErr != nil {
 			status = "interrupted"
 		}
-		meta := runMeta{kind: "sweep", target: engineTarget, model: ecfg.Model.Name, label: label,
-			load:   fmt.Sprintf("simulated %s sweep over %d steps", res.LoadKind, len(res.Steps)),
-			config: append(append(f.stepConfig(res), engine.configKV(eng.Config())...), client.configKV()...)}
+		meta := runMeta{Kind: "sweep", Target: engineTarget, Model: ecfg.Model.Name, Label: label,
+			Load:   fmt.Sprintf("simulated %s sweep over %d steps", res.LoadKind, len(res.Steps)),
+			Config: append(append(f.stepConfig(res), engine.configKV(eng.Config())...), client.configKV()...)}
 		if id, err := storeSweep(env, &st, meta, res, status); err != nil {
 			fmt.Fprintf(env.Stderr, "knee sim sweep: %v\n", err)
 		} else if id != "" {
-			res.Notes = append(res.Notes, storedNote(id))
+			res.Notes = append(res.Notes, runlife.StoredNote(id))
 			f.junit.runID = id
-			f.storedAs = storedReport(env, &st, id)
+			f.storedAs = runlife.StoredReport(st.db, env.Getenv, id)
 		}
-		f.junit.stopped, f.junit.config = runErr, meta.config
+		f.junit.stopped, f.junit.config = runErr, meta.Config
 		if err := f.emit(env, res); err != nil {
 			return err
 		}
@@ -200,34 +201,26 @@ func (f *sweepFlags) simRunner(ecfg simengine.Config) (*sweep.SimRunner, error) 
 		return nil, err
 	}
 	ecfg.Seed = int64(f.wl.ResolvedSeed())
-	var lengths sim.Lengths = gen
-	var class func(int64) (string, int32)
-	if f.mix.mix != nil {
-		if lengths, class, err = f.mix.simClasses(&ecfg, &f.lora, gen, f.wl.ResolvedSeed()); err != nil {
-			return nil, err
-		}
-	}
 	runner := &sweep.SimRunner{
-		Engine: ecfg, Gen: lengths, Class: class, Classes: f.mix.classes(), Requests: f.wl.Requests, Duration: f.wl.Duration,
+		Engine: ecfg, Gen: gen, Classes: f.mix.Classes(), Requests: f.wl.Requests, Duration: f.wl.Duration,
 		Warmup: warmupDur, WarmupRequests: warmupN,
 	}
-	mg, _ := lengths.(*workload.MixGenerator)
-	if mg != nil && f.mix.mix.OwnUsers() {
+	var mix *loadsetup.SimMix
+	if f.mix.File != nil {
+		if mix, err = f.mix.SimClasses(&runner.Engine, f.lora.LoRA, gen, f.wl.ResolvedSeed()); err != nil {
+			return nil, err
+		}
+		runner.Gen, runner.Class = mix.Gen, mix.Class
 		// The own-concurrency classes' users run beside every step's.
-		pools := workload.NewMixPools(f.mix.mix)
-		mg.WithPools(pools)
-		runner.Pools, runner.Pool = pools.Users(), pools.Issue
+		runner.Pools, runner.Pool = mix.Pools()
 	}
 	runner.Arrivals = func(rate float64) (sim.Arrivals, error) {
 		a, err := f.wl.ArrivalsAt(rate) // the same schedule at every step's rate
-		if err != nil {
-			return nil, err
+		if err != nil || mix == nil {
+			return a, err
 		}
-		if mg != nil && f.mix.mix.OwnRates() {
-			// The own-rate classes' arrivals, merged with the step's.
-			return f.mix.schedule(mg, a, f.wl.ResolvedSeed())
-		}
-		return a, nil
+		// The own-rate classes' arrivals, merged with the step's.
+		return mix.Arrivals(a)
 	}
 	return runner, nil
 }
@@ -246,8 +239,8 @@ func stepBound(w *workloadFlags) string {
 // workloadNote describes every step's workload: the mix's classes, or the
 // lengths or trace.
 func (f *sweepFlags) workloadNote() string {
-	if f.mix.mix != nil {
-		return f.mix.note(f.wl.ResolvedSeed())
+	if f.mix.File != nil {
+		return f.mix.Note(f.wl.ResolvedSeed())
 	}
 	return f.wl.describe()
 }

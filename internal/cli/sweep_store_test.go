@@ -103,24 +103,24 @@ func TestStoredSweepIsComplete(t *testing.T) {
 func TestSweepCheckpoints(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "knee.db")
 	env := &Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
-	ss, err := beginSweepStore(env, &storeFlags{db: db}, runMeta{kind: "sweep", target: "embedded", load: "sweep (running)"})
+	ss, err := beginSweepStore(env, &storeFlags{db: db}, runMeta{Kind: "sweep", Target: "embedded", Load: "sweep (running)"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var steps []sweep.Step
 	for k, load := range []float64{1, 4, 2} { // 2 refines between 1 and 4
 		l := sweep.Load{Kind: sweep.Concurrency, Value: load}
-		ss.step(l)
+		ss.Step(l)
 		var recs []record.Request
 		for i := 0; i <= k; i++ {
 			r := record.Request{ID: int64(10*k + i), Sent: time.Duration(i) * time.Millisecond, FirstToken: time.Duration(i+5) * time.Millisecond,
 				Done: time.Duration(i+9) * time.Millisecond, TokenTimes: []time.Duration{time.Duration(i+5) * time.Millisecond, time.Duration(i+9) * time.Millisecond},
 				OutputTokens: 2, InputTokens: 10, MaxTokens: int(load)} // MaxTokens marks the step
 			recs = append(recs, r)
-			ss.add(&r)
+			ss.Add(&r)
 		}
 		steps = append(steps, sweep.Step{Load: l, Summary: stats.Summarize(recs, stats.Options{}), Full: true, SLOMet: true})
-		ss.checkpoint(steps, sweep.Options{})
+		ss.Checkpoint(steps, sweep.Options{})
 	}
 	st, err := store.OpenReadOnly(db)
 	if err != nil {
@@ -147,7 +147,7 @@ func TestSweepCheckpoints(t *testing.T) {
 	}
 	st.Close()
 	res2, _ := sweep.Analyze(steps, sweep.Options{})
-	if _, err := ss.finish(runMeta{kind: "sweep", load: "concurrency sweep over 3 steps"}, res2, "complete"); err != nil {
+	if _, err := ss.Finish(runMeta{Kind: "sweep", Load: "concurrency sweep over 3 steps"}, res2, "complete"); err != nil {
 		t.Fatal(err)
 	}
 	st, _ = store.OpenReadOnly(db)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/knee-dev/knee/internal/loadgen"
 	"github.com/knee-dev/knee/internal/loadsetup"
-	"github.com/knee-dev/knee/internal/openai"
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/scrape"
 	"github.com/knee-dev/knee/internal/sweep"
@@ -47,60 +46,52 @@ func (sr *sweepRun) startRunner() error {
 	if err := checkBaseURL(t.url); err != nil {
 		return err
 	}
-	if err := checkAPI(t.api); err != nil {
+	if err := loadsetup.CheckAPI(t.api); err != nil {
 		return err
 	}
-	if err := checkAPIObjectives(t.api, set); err != nil {
+	if err := loadsetup.CheckAPIObjectives(t.api, set); err != nil {
 		return err
 	}
-	if err := t.endpoints.check([]string{t.api}, f.wl.ResolvedSeed()); err != nil {
+	if err := t.endpoints.Check([]string{t.api}, f.wl.ResolvedSeed()); err != nil {
 		return err
 	}
 	if t.url != "" && t.model == "" {
 		return Usagef("--model is required with --url (the model name the server serves)")
 	}
-	if err := t.metrics.validate(); err != nil {
+	if err := t.metrics.Validate(); err != nil {
 		return err
 	}
-	if err := t.gpu.validate(); err != nil {
+	if err := t.gpu.Validate(); err != nil {
 		return err
 	}
 	if err := t.probe.Validate(); err != nil {
 		return err
 	}
-	if f.wl.StopOversaturated && f.rate == "" {
+	if f.wl.StopOversaturated && f.Rate == "" {
 		return Usagef("--stop-oversaturated applies to rate steps (--rate): a closed loop's in-flight count is bounded by its concurrency")
 	}
-	eos, err := parseTriState("--ignore-eos", t.ignoreEOS)
+	eos, err := loadsetup.ParseEOS(t.ignoreEOS)
 	if err != nil {
 		return err
 	}
-	if t.api == openai.APIOllama {
-		if _, err := ollamaEOS(eos); err != nil {
-			return err
-		}
-		eos = triState{} // never sent: the native API has no such fields
-	} else if !eosApplies(t.api) {
-		if err := refuseEOS(t.api, eos); err != nil {
-			return err
-		}
-		eos = triState{}
+	if eos, _, err = eos.ForAPI(t.api); err != nil { // each step probes the server when auto
+		return err
 	}
 	var priorFlags []string // --guided with --url: what the server runs, for the model
-	if sr.g.on {
+	if sr.g.On {
 		priorFlags = []string{"gpu", "tp", "profile"}
 	}
 	if err := t.embedded.refuseWithURL(t.url, priorFlags...); err != nil {
 		return err
 	}
 	steps := int(f.maxStepLoad)
-	if f.rate != "" {
+	if f.Rate != "" {
 		steps = 0 // an open loop's in-flight count is not set; --max-concurrency caps it
 	}
 	if err := f.wl.checkOpenFiles(steps, t.url == ""); err != nil {
 		return err
 	}
-	if sr.loadgenGrace, err = graceFlags(t.grace, t.requestTimeout); err != nil {
+	if sr.loadgenGrace, err = loadsetup.Grace(t.grace, t.requestTimeout); err != nil {
 		return err
 	}
 	if err := f.mix.load(f.wl.fs, &f.wl); err != nil {
@@ -109,7 +100,7 @@ func (sr *sweepRun) startRunner() error {
 	if err := f.mix.embed(&t.embedded, &f.lora); err != nil {
 		return err
 	}
-	if err := f.mix.checkSweep(f.rate != ""); err != nil {
+	if err := f.mix.CheckSweep(f.Rate != ""); err != nil {
 		return err
 	}
 	apiKey, err := apiKeyFrom(env, t.apiKeyEnv)
@@ -143,8 +134,8 @@ func (sr *sweepRun) startRunner() error {
 		return err
 	}
 	var mixSrc func(first int64) loadgen.Source // a --mix's requests from a step's first (nil: no mix)
-	if f.mix.mix != nil {
-		if mixSrc, err = f.mix.source(gen, f.wl.ResolvedSeed()); err != nil {
+	if f.mix.File != nil {
+		if mixSrc, err = f.mix.Source(gen, f.wl.ResolvedSeed()); err != nil {
 			return err
 		}
 	}
@@ -154,18 +145,18 @@ func (sr *sweepRun) startRunner() error {
 	template.StopIfUnreachable = unreachableAfter // as bench: a gone target ends the step, and the sweep
 	r := &sweep.TargetRunner{
 		Template: template,
-		Trace:    trace, Arrivals: f.wl.ArrivalsAt, EOSAuto: eos.auto, IgnoreEOS: eos.value,
-		SLOs: set, Classes: f.mix.classes(),
-		AutoPlan: f.autoPlan(), ScrapeInterval: t.metrics.interval,
+		Trace:    trace, Arrivals: f.wl.ArrivalsAt, EOSAuto: eos.Auto, IgnoreEOS: eos.Value,
+		SLOs: set, Classes: f.mix.Classes(),
+		AutoPlan: f.autoPlan(), ScrapeInterval: t.metrics.Interval,
 		FirstStep: func(ctx context.Context, base, model string) {
-			sr.promptNotes = append(sr.promptNotes, t.endpoints.probeRerank(ctx, []string{t.api}, base, apiKey, model)...)
+			sr.promptNotes = append(sr.promptNotes, t.endpoints.ProbeRerank(ctx, []string{t.api}, base, apiKey, model)...)
 		},
-		BeginStep:  func(l sweep.Load) { sr.stored.step(l) },
+		BeginStep:  func(l sweep.Load) { sr.stored.Step(l) },
 		Begin:      sr.shard.begin, // sweep --shards: this shard's part, from the step's start
-		Scrape:     t.metrics.start,
+		Scrape:     t.metrics.Start,
 		PromptNote: f.wl.promptOffNote,
-		GPUMetrics: t.gpu.stepHook(t.metrics.interval),
-		Series:     func(s *scrape.Series) { sr.stored.server(s) },
+		GPUMetrics: t.gpu.StepHook(t.metrics.Interval),
+		Series:     func(s *scrape.Series) { sr.stored.Server(s) },
 		Running: func(run *loadgen.Run, load float64) {
 			t.live.running(run, load)
 			t.otlp.running(run, load)
@@ -176,29 +167,29 @@ func (sr *sweepRun) startRunner() error {
 		r.Items = gen.Item
 	}
 	r.Configure = func(cfg *loadgen.Config) error {
-		t.endpoints.set(cfg)
+		t.endpoints.Set(cfg)
 		return t.probe.Apply(cfg, gen, f.wl.ResolvedSeed()) // each step's probes start afresh, as its load does
 	}
 	switch {
-	case f.mix.mix != nil && f.mix.mix.OwnLoads() != "":
+	case f.mix.File != nil && f.mix.File.OwnLoads() != "":
 		// Classes with their own rate or users run beside every step.
 		r.Source = func(cfg *loadgen.Config, shared workload.Arrivals, first int64) (loadgen.Source, error) {
-			return f.mix.applyLoad(cfg, gen, shared, f.wl.ResolvedSeed(), first)
+			return f.mix.ApplyLoad(cfg, gen, shared, f.wl.ResolvedSeed(), first)
 		}
 	case mixSrc != nil:
 		r.Source = func(_ *loadgen.Config, _ workload.Arrivals, first int64) (loadgen.Source, error) {
 			return mixSrc(first), nil
 		}
 	}
-	var rec *stepRecords // per-step records under --out (nil: none)
+	var rec *sweep.StepRecords // per-step records under --out (nil: none)
 	if f.out != "" {
-		rec = &stepRecords{dir: f.out}
+		rec = &sweep.StepRecords{Dir: f.out}
 	}
 	r.OnRecord = func(x *record.Request) {
 		if rec != nil {
-			rec.add(x)
+			rec.Add(x)
 		}
-		sr.stored.add(x)
+		sr.stored.Add(x)
 		t.live.observe(x)
 		t.otlp.observe(x)
 	}
@@ -211,7 +202,7 @@ func (sr *sweepRun) startRunner() error {
 		srv.close()
 		// The run is stored, and its live notes name it, as bench's is:
 		// by its preset, not the first step's ephemeral URL.
-		sr.meta.target = embeddedTarget(srv.preset)
+		sr.meta.Target = embeddedTarget(srv.preset)
 		fmt.Fprintf(env.Stderr, "no --url given: every step runs against a fresh embedded simulated server (%s)\n", srv.describe)
 		r.Server = func(ctx context.Context) (string, string, func(), error) {
 			srv, err := t.embedded.start(ctx, t.model)
@@ -221,7 +212,7 @@ func (sr *sweepRun) startRunner() error {
 			return srv.url, srv.model, srv.close, nil
 		}
 	}
-	if sr.g.on && !sr.g.bisect {
+	if sr.g.On && !sr.g.Bisect {
 		if sr.model, err = sr.guidedModel(); err != nil {
 			return err
 		}
@@ -229,7 +220,7 @@ func (sr *sweepRun) startRunner() error {
 	sr.target = r
 	sr.runner = r
 	if rec != nil {
-		sr.runner = &recordingRunner{inner: r, rec: rec}
+		sr.runner = &sweep.RecordingRunner{Inner: r, Rec: rec}
 	}
 	return nil
 }
@@ -239,7 +230,7 @@ func (sr *sweepRun) notes() []string {
 	t, f := sr.t, sr.f
 	target := "target " + redactURL(t.url) + ", model " + t.model
 	if t.url == "" {
-		target = "target " + sr.meta.target + ", a fresh embedded simulated server for every step"
+		target = "target " + sr.meta.Target + ", a fresh embedded simulated server for every step"
 	}
 	notes := append([]string{fmt.Sprintf("%s; per step %s; workload %s, seed %d",
 		target, stepBound(&f.wl), f.workloadNote(), f.wl.ResolvedSeed())}, sr.promptNotes...)

@@ -16,9 +16,7 @@ import (
 	"time"
 
 	"github.com/knee-dev/knee/internal/cmdhelp"
-	"github.com/knee-dev/knee/internal/compare"
-	"github.com/knee-dev/knee/internal/report"
-	"github.com/knee-dev/knee/internal/runs"
+	"github.com/knee-dev/knee/internal/runlife"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/web"
 	"github.com/knee-dev/knee/internal/workload"
@@ -72,8 +70,8 @@ func newUICmd(ctx context.Context, env *Env) *cobra.Command {
 		}
 		defer st.Close()
 		cfg := web.Config{Store: st, BenchURL: redactURL(*target), Trace: tr,
-			ReportHTML: func(id int64) ([]byte, error) { return uiReport(st, id) },
-			Compare:    func(a, b int64) (any, error) { return uiCompare(st, a, b) }}
+			ReportHTML: func(id int64) ([]byte, error) { return runlife.HTMLReport(st, id) },
+			Compare:    func(a, b int64) (any, error) { return runlife.CompareStored(st, a, b) }}
 		if *target != "" {
 			cfg.StartBench = func(p web.BenchParams) error { return uiBench(ctx, st.Path(), *target, *model, p) }
 		}
@@ -139,45 +137,6 @@ func openBrowser(page string) error {
 		cmd = exec.Command("xdg-open", page)
 	}
 	return cmd.Start()
-}
-
-// uiReport renders a stored run as knee report --format html does.
-func uiReport(st *store.Store, id int64) ([]byte, error) {
-	lr, err := runs.Load(st, id)
-	if err != nil {
-		return nil, err
-	}
-	// As knee report: a sharded run says whether it is partial and each
-	// shard's figures.
-	notes, err := shardNotes(st, id)
-	if err != nil {
-		return nil, err
-	}
-	lr.Report.Notes = append(lr.Report.Notes, notes...)
-	var buf bytes.Buffer
-	err = report.HTML(&buf, lr.Report, report.HTMLData{Records: lr.Records, Sweep: lr.Sweep})
-	return buf.Bytes(), err
-}
-
-// uiCompare is knee compare --json with its default options.
-func uiCompare(st *store.Store, a, b int64) (any, error) {
-	var sides [2]compare.Side
-	var classes [2][]report.ClassRow
-	for i, id := range []int64{a, b} {
-		lr, err := runs.Load(st, id)
-		if err != nil {
-			return nil, err
-		}
-		sides[i] = compare.Side{ID: strconv.FormatInt(id, 10), Summary: lr.Report.Summary, Records: lr.Records}
-		classes[i] = report.ClassRows(lr.Report.Classes)
-	}
-	res := compare.Compare(sides[0], sides[1], compare.Options{Resamples: 1000, Seed: 1, MinChange: compare.DefaultMinChange,
-		MinDiffMS: compare.DefaultMinDiffMS})
-	// Each run's traffic classes beside the comparison (none: no mix).
-	return struct {
-		compare.Result
-		Classes [2][]report.ClassRow `json:"classes"`
-	}{res, classes}, nil
 }
 
 // uiBench starts knee bench against the --url the user gave knee ui, in

@@ -457,3 +457,26 @@ func (p *Plan) SimConfig(engine simengine.Config, gen sim.Lengths, arrivals sim.
 	}
 	return cfg
 }
+
+// CheckFits refuses synthetic lengths whose average request does not fit
+// a simulated engine: over its max model len (of model), or, on an
+// engine without chunked prefill, a prompt over the promptLimit tokens a
+// step holds (0: none). A rare longer request is left to the run, where it
+// is an HTTP 400 record, as a real server answers it. A dataset or a trace
+// gives its own lengths and is not checked here.
+func (c *Choice) CheckFits(maxModelLen int, model string, promptLimit int) error {
+	if c.Dataset != "" || c.TracePath != "" {
+		return nil
+	}
+	in, ierr := workload.ParseDist(c.Input)
+	out, oerr := workload.ParseDist(c.Output)
+	if ierr == nil && oerr == nil && in.Mean()+out.Mean() > float64(maxModelLen) {
+		return badinput.Errorf("--input-tokens %s + --output-tokens %s average %.0f + %.0f = %.0f tokens per request, over the max model len %d of %s (lower them, or raise --max-model-len)",
+			c.Input, c.Output, in.Mean(), out.Mean(), in.Mean()+out.Mean(), maxModelLen, model)
+	}
+	if ierr == nil && promptLimit > 0 && in.Mean() > float64(promptLimit) {
+		return badinput.Errorf("--input-tokens %s averages %.0f prompt tokens, over the %d a step holds on an engine without chunked prefill, which refuses longer prompts (TensorRT-LLM's max_num_tokens; lower it, or raise --max-num-batched-tokens)",
+			c.Input, in.Mean(), promptLimit)
+	}
+	return nil
+}

@@ -167,3 +167,23 @@ func TestSessionsParse(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckFits(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in, out, dataset string
+		maxLen, limit    int
+		want             string
+	}{
+		{"512", "128", "", 4096, 0, ""},
+		{"4000", "200", "", 4096, 0, "average 4000 + 200 = 4200 tokens per request, over the max model len 4096 of m"},
+		{"3000", "10", "", 4096, 2048, "averages 3000 prompt tokens, over the 2048 a step holds"},
+		{"4000", "200", "prompts.jsonl", 4096, 0, ""},
+	} {
+		ch := Choice{Input: c.in, Output: c.out, Dataset: c.dataset}
+		err := ch.CheckFits(c.maxLen, "m", c.limit)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s/%s on %d (limit %d): %v, want %q", c.in, c.out, c.maxLen, c.limit, err, c.want)
+		}
+	}
+}

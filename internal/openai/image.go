@@ -78,3 +78,13 @@ func ParseImageSize(s string) (w, h int, err error) {
 	}
 	return w, h, nil
 }
+
+// QwenPatch is the side in pixels of what one image token covers in
+// Qwen2-VL (14-pixel patches merged 2×2): the default image cost.
+const QwenPatch = 28
+
+// QwenImageTokens counts a w×h image as Qwen2-VL does (and knee serve by
+// default): ⌈W/28⌉·⌈H/28⌉.
+func QwenImageTokens(w, h int) int {
+	return ((w + QwenPatch - 1) / QwenPatch) * ((h + QwenPatch - 1) / QwenPatch)
+}

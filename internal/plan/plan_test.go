@@ -232,3 +232,18 @@ func TestValidationRejectsWhatOnlyTheShortRunMeets(t *testing.T) {
 		t.Errorf("winner %s (validation met %v): want two replicas, meeting the SLO over the long run", ans.Winner.Candidate, ans.Validation.Met)
 	}
 }
+
+func TestAllInvalidNamesEachCauseOnceOnlyWhenEveryFamilyIsInvalid(t *testing.T) {
+	fams := []Family{
+		{GPU: "H100", TP: 3, Verdict: "invalid", Reason: "heads do not divide by TP 3"},
+		{GPU: "A100", TP: 3, Verdict: "invalid", Reason: "heads do not divide by TP 3"},
+		{GPU: "H200", TP: 8, Verdict: "invalid", Reason: "TP 8 needs 8 GPUs"},
+	}
+	if got, want := AllInvalid(fams), "heads do not divide by TP 3; TP 8 needs 8 GPUs"; got != want {
+		t.Errorf("AllInvalid = %q, want %q", got, want)
+	}
+	fams[1].Verdict = "ok"
+	if got := AllInvalid(fams); got != "" {
+		t.Errorf("AllInvalid with a valid family = %q, want empty", got)
+	}
+}

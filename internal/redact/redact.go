@@ -44,3 +44,13 @@ func Text(s string) string {
 	}
 	return userInfo.ReplaceAllString(s, "$1")
 }
+
+// Texts drops URL credentials from every message of texts, in place
+// (notes and errors quote endpoints, and the URL given may carry a
+// password), and returns texts.
+func Texts(texts []string) []string {
+	for i := range texts {
+		texts[i] = Text(texts[i])
+	}
+	return texts
+}

@@ -1,4 +1,4 @@
-package cli
+package sweep
 
 import (
 	"context"
@@ -9,15 +9,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/knee-dev/knee/internal/badinput"
 	"github.com/knee-dev/knee/internal/record"
-	"github.com/knee-dev/knee/internal/sweep"
 )
 
-// stepRecords writes each step's records to DIR/records_<kind>_<load>.jsonl
+// StepRecords writes each step's records to DIR/records_<kind>_<load>.jsonl
 // under --out, so any two steps can be compared later (knee diagnose
 // --baseline DIR/records_rate_40.jsonl DIR/records_rate_80.jsonl).
-type stepRecords struct {
-	dir string
+type StepRecords struct {
+	Dir string
 
 	mu  sync.Mutex // records arrive from the load generator's workers
 	f   *os.File
@@ -25,12 +25,13 @@ type stepRecords struct {
 	err error
 }
 
-// stepRecordsName is the file of one step's records.
-func stepRecordsName(l sweep.Load) string {
+// StepRecordsName is the file of one step's records.
+func StepRecordsName(l Load) string {
 	return fmt.Sprintf("records_%s_%s.jsonl", l.Kind, strconv.FormatFloat(l.Value, 'g', -1, 64))
 }
 
-func (s *stepRecords) add(r *record.Request) {
+// Add writes r to the current step's file.
+func (s *StepRecords) Add(r *record.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.w != nil && s.err == nil {
@@ -38,12 +39,12 @@ func (s *stepRecords) add(r *record.Request) {
 	}
 }
 
-// stepFlushEvery is how often a step's file is flushed while the step runs,
+// StepFlushEvery is how often a step's file is flushed while the step runs,
 // as bench flushes records.jsonl: a kill loses at most the last second.
-var stepFlushEvery = time.Second
+var StepFlushEvery = time.Second
 
 // flushEvery flushes the step's file every d until stop is called.
-func (s *stepRecords) flushEvery(d time.Duration) (stop func()) {
+func (s *StepRecords) flushEvery(d time.Duration) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -66,27 +67,28 @@ func (s *stepRecords) flushEvery(d time.Duration) (stop func()) {
 	return func() { close(done); <-finished }
 }
 
-// recordingRunner opens a step's file around the inner runner's step.
-type recordingRunner struct {
-	inner sweep.Runner
-	rec   *stepRecords
+// RecordingRunner opens a step's file around the inner runner's step.
+type RecordingRunner struct {
+	Inner Runner
+	Rec   *StepRecords
 }
 
-func (rr *recordingRunner) Run(ctx context.Context, load sweep.Load) (sweep.Step, error) {
-	s := rr.rec
-	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return sweep.Step{}, Usagef("--out %s: %v", s.dir, err)
+// Run measures the step with the inner runner, its records in the step's file.
+func (rr *RecordingRunner) Run(ctx context.Context, load Load) (Step, error) {
+	s := rr.Rec
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return Step{}, badinput.Errorf("--out %s: %v", s.Dir, err)
 	}
-	path := filepath.Join(s.dir, stepRecordsName(load))
+	path := filepath.Join(s.Dir, StepRecordsName(load))
 	f, err := os.Create(path)
 	if err != nil {
-		return sweep.Step{}, Usagef("--out: %v", err)
+		return Step{}, badinput.Errorf("--out: %v", err)
 	}
 	s.mu.Lock()
 	s.f, s.w, s.err = f, record.NewWriter(f), nil
 	s.mu.Unlock()
-	stopFlush := s.flushEvery(stepFlushEvery)
-	step, runErr := rr.inner.Run(ctx, load)
+	stopFlush := s.flushEvery(StepFlushEvery)
+	step, runErr := rr.Inner.Run(ctx, load)
 	stopFlush()
 	s.mu.Lock()
 	werr := s.err
