@@ -47,7 +47,7 @@ export function guidedPanel(v) {
       h('td', {}, fmt(c.load)), ...fig(c.throughput), ...fig(c.ttft_p95_ms)))))));
   const head = last
     ? `${steps.length} guided steps measured. The shaded band is the model refitted after step ${last.order} (a prediction with its range, never a measurement); each refit takes in one more step, and the list below says how wide each refit's band was. Filled dots: measured steps. Bars beside them: the prediction made before each step.`
-    : `${steps.length} guided steps measured; no refit has drawn a curve yet. Filled dots: measured steps. Bars beside them: the prediction made before each step.`;
+    : `${steps.length} guided steps measured; no refit has drawn a curve (a bisection on measured points, or none yet). Filled dots: measured steps. Bars beside them: the prediction made before each step.`;
   return h('section', {class: 'card', id: 'guided', dataset: {steps: String(steps.length), after: last ? String(last.order) : ''}},
     h('h2', {}, 'Guided sweep: the model between the measured steps'), h('p', {class: 'notes', id: 'guided-head'}, head),
     h('div', {class: 'curves'}, tput, ttft), widths, table);

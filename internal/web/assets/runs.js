@@ -247,7 +247,7 @@ async function showLive(el, id) {
   el.append(back(), h('h1', {}, 'Run ' + id + ' live'), state, stepNote, guided, counts, series,
     h('h2', {}, 'Lifecycle of the finished requests'), h('p', {class: 'notes'}, 'A request is stored when it finishes; the newest 300 are replayed here on the run\'s clock.'), holder);
   live = new LifecycleView(holder);
-  let reqs = [];
+  let reqs = [], guidedDrawn = 'null';
   source = new EventSource('/api/runs/' + encodeURIComponent(id) + '/live');
   source.onmessage = ev => {
     const u = JSON.parse(ev.data), s = u.summary, r = u.run;
@@ -259,9 +259,9 @@ async function showLive(el, id) {
     state.dataset.status = r.status;
     // A guided sweep's band: redrawn only when a step or refit landed.
     const g = JSON.stringify(u.guided || null);
-    if (g !== guided.dataset.drawn) {
+    if (g !== guidedDrawn) {
       guided.replaceChildren(...[guidedPanel(u.guided)].filter(Boolean));
-      guided.dataset.drawn = g;
+      guidedDrawn = g;
     }
     const m = (mid, label, v, unit) => h('div', {class: 'metric', id: 'live-' + mid, dataset: {value: String(v ?? '')}}, h('span', {class: 'label'}, label), h('span', {class: 'value'}, unit === undefined ? String(v) : fmt(v, unit)));
     // Embeddings and rerank answers come whole: items/s and E2E, not the
