@@ -3,17 +3,23 @@ package cli
 import (
 	"encoding/json"
 	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
+	"sync"
 	"strings"
 	"testing"
 
 	"github.com/knee-dev/knee/internal/simserver"
 	"github.com/knee-dev/knee/internal/simserver/simservertest"
 	"github.com/knee-dev/knee/internal/stats"
+	"github.com/knee-dev/knee/internal/store"
 	"github.com/knee-dev/knee/internal/sweep"
 )
 
@@ -272,5 +278,66 @@ func TestSweepGuidedPriorFlags(t *testing.T) {
 	}
 	if code, _, errs := kneeCmd(t, "sweep", "--server-profile", "sglang", "--no-store"); code != 2 || !strings.Contains(errs, "--server-profile applies to a guided sweep") {
 		t.Errorf("--server-profile without --guided: exit %d, %q", code, errs)
+	}
+}
+
+// The UI's live view draws a guided sweep's band from the steps it stored
+// (issue 42): the refit after a step logs its curve once the step was
+// checkpointed, so the steps are stored again as the next one starts.
+// A proxy in front of the server reads the run database at each request:
+// from the second step on, the latest step stored carries its curve.
+func TestSweepGuidedStoresEachRefitBeforeTheNextStep(t *testing.T) {
+	url, srv := simservertest.Start(t, nil)
+	db := filepath.Join(t.TempDir(), "k.db")
+	target, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var mu sync.Mutex
+	var st *store.Store
+	seen := map[int]bool{} // latest stored step's order → whether it had its curve
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if st == nil {
+			st, _ = store.OpenReadOnly(db)
+		}
+		if st != nil {
+			if res, err := st.SweepResult(1); err == nil && res != nil {
+				var latest *sweep.GuidedStep
+				for _, s := range res.Steps {
+					if s.Guided != nil && (latest == nil || s.Guided.Order > latest.Order) {
+						latest = s.Guided
+					}
+				}
+				if latest != nil {
+					seen[latest.Order] = seen[latest.Order] || latest.Curve != nil
+				}
+			}
+		}
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	defer func() {
+		if st != nil {
+			st.Close()
+		}
+	}()
+	code, out, errs := kneeCmd(t, append([]string{"sweep", "--url", front.URL, "--model", srv.Model(), "--max", "24", "--slo", "p95(ttft)<120ms", "--db", db, "--request-timeout", "30s"}, guidedArgs...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r := guidedResult(t, out)
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%d steps; while measuring, the latest stored step had its curve: %v", len(r.Guided.Steps), seen)
+	if len(r.Guided.Steps) < 3 {
+		t.Fatalf("%d guided steps: want at least 3", len(r.Guided.Steps))
+	}
+	for order := 1; order < len(r.Guided.Steps); order++ {
+		if r.Guided.Steps[order-1].Curve != nil && !seen[order] {
+			t.Errorf("while step %d ran, the stored step %d lacked the curve its refit drew (seen %v)", order+1, order, seen)
+		}
 	}
 }

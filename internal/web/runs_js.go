@@ -27,5 +27,6 @@ func (s *Server) apiRunReport(w http.ResponseWriter, r *http.Request) { s.noRuns
 func (s *Server) apiRunLive(w http.ResponseWriter, r *http.Request)   { s.noRuns(w, r) }
 func (s *Server) apiRunShards(w http.ResponseWriter, r *http.Request) { s.noRuns(w, r) }
 func (s *Server) apiRunGPU(w http.ResponseWriter, r *http.Request)    { s.noRuns(w, r) }
+func (s *Server) apiRunGuided(w http.ResponseWriter, r *http.Request) { s.noRuns(w, r) }
 func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request)   { s.noRuns(w, r) }
 func (s *Server) apiBench(w http.ResponseWriter, r *http.Request)     { s.noRuns(w, r) }

@@ -230,6 +230,9 @@ type liveUpdate struct {
 	// Items is the per-second series of answers of items (embeddings,
 	// rerank), which the summary's TTFT series cannot show.
 	Items []itemSecond `json:"items_series,omitempty"`
+	// Guided is a guided sweep's steps as checkpointed so far, with the
+	// refitted curve the page draws as a band (absent otherwise).
+	Guided *guidedView `json:"guided,omitempty"`
 }
 
 // apiRunLive streams a run as it is stored, by any process: every livePoll
@@ -268,6 +271,11 @@ func (s *Server) apiRunLive(w http.ResponseWriter, r *http.Request) {
 			u := liveUpdate{Run: rowOf(info), Summary: stats.Summarize(cur, stats.Options{Series: true}), Items: itemSeries(cur), Step: step}
 			from := max(sent, 0, len(recs)-maxLifecycle)
 			u.New = lifecycleOf(recs[from:], steps[from:])
+			if info.Kind == store.KindSweep {
+				// Unreadable: the band waits for the next poll; the
+				// records stream on.
+				u.Guided, _ = guidedOf(s.cfg.Store, id)
+			}
 			sent = len(recs)
 			b, _ := json.Marshal(u)
 			if sw.Data(b) != nil {

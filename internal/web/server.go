@@ -102,6 +102,7 @@ func New(cfg Config) (*Server, error) {
 	m.HandleFunc("GET /api/runs/{id}/live", s.apiRunLive)
 	m.HandleFunc("GET /api/runs/{id}/shards", s.apiRunShards)
 	m.HandleFunc("GET /api/runs/{id}/gpu", s.apiRunGPU)
+	m.HandleFunc("GET /api/runs/{id}/guided", s.apiRunGuided)
 	m.HandleFunc("GET /api/compare", s.apiCompare)
 	m.HandleFunc("POST /api/bench", s.work(s.apiBench))
 	s.mux = m

@@ -8,6 +8,7 @@
 import {api, h, fmt, stacked} from './api.js';
 import {lineChart} from './charts.js';
 import {LifecycleView} from './lifecycle.js';
+import {guidedPanel} from './guided.js';
 
 let timer = 0, source = null, live = null;
 
@@ -114,9 +115,11 @@ function benchForm(url) {
 function back() { return h('p', {}, h('a', {href: '#runs'}, '← all runs')); }
 
 async function showReport(el, id) {
-  const shards = h('div', {id: 'shards'}), gpu = h('div', {id: 'gpu-holder'});
-  el.append(back(), h('h1', {}, 'Run ' + id), shards, gpu,
+  const shards = h('div', {id: 'shards'}), gpu = h('div', {id: 'gpu-holder'}), guided = h('div', {id: 'guided-holder'});
+  el.append(back(), h('h1', {}, 'Run ' + id), shards, guided, gpu,
     h('iframe', {class: 'report', id: 'report-frame', title: 'report of run ' + id, sandbox: 'allow-scripts', src: '/api/runs/' + encodeURIComponent(id) + '/report'}));
+  api('/api/runs/' + encodeURIComponent(id) + '/guided').then(v => { const p = guidedPanel(v); if (p) guided.append(p); guided.dataset.ready = '1'; })
+    .catch(e => guided.append(h('p', {class: 'error'}, 'guided sweep: ' + e.message)));
   api('/api/runs/' + encodeURIComponent(id) + '/gpu').then(g => { const p = gpuPanel(g); if (p) gpu.append(p); })
     .catch(e => gpu.append(h('p', {class: 'error'}, 'GPU panel: ' + e.message)));
   let v;
@@ -240,10 +243,11 @@ async function showLive(el, id) {
   const holder = h('div', {id: 'live-lifecycle'});
   const state = h('p', {id: 'live-state', 'aria-live': 'polite'}, 'connecting…');
   const stepNote = h('p', {id: 'live-step', class: 'notes'});
-  el.append(back(), h('h1', {}, 'Run ' + id + ' live'), state, stepNote, counts, series,
+  const guided = h('div', {id: 'live-guided'});
+  el.append(back(), h('h1', {}, 'Run ' + id + ' live'), state, stepNote, guided, counts, series,
     h('h2', {}, 'Lifecycle of the finished requests'), h('p', {class: 'notes'}, 'A request is stored when it finishes; the newest 300 are replayed here on the run\'s clock.'), holder);
   live = new LifecycleView(holder);
-  let reqs = [];
+  let reqs = [], guidedDrawn = 'null';
   source = new EventSource('/api/runs/' + encodeURIComponent(id) + '/live');
   source.onmessage = ev => {
     const u = JSON.parse(ev.data), s = u.summary, r = u.run;
@@ -253,6 +257,12 @@ async function showLive(el, id) {
     stepNote.textContent = u.step === undefined ? '' : `Figures and curves: step ${u.step}, the latest (records stored counts every step).`;
     stepNote.dataset.step = u.step === undefined ? '' : String(u.step);
     state.dataset.status = r.status;
+    // A guided sweep's band: redrawn only when a step or refit landed.
+    const g = JSON.stringify(u.guided || null);
+    if (g !== guidedDrawn) {
+      guided.replaceChildren(...[guidedPanel(u.guided)].filter(Boolean));
+      guidedDrawn = g;
+    }
     const m = (mid, label, v, unit) => h('div', {class: 'metric', id: 'live-' + mid, dataset: {value: String(v ?? '')}}, h('span', {class: 'label'}, label), h('span', {class: 'value'}, unit === undefined ? String(v) : fmt(v, unit)));
     // Embeddings and rerank answers come whole: items/s and E2E, not the
     // TTFT and TPOT they do not have (a mix of both shows both).
