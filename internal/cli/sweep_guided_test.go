@@ -12,8 +12,8 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/knee-dev/knee/internal/simserver"
