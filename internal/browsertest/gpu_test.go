@@ -75,6 +75,11 @@ func TestGPUPanelInBrowser(t *testing.T) {
 			PowerW          float64 `json:"avg_power_w_per_gpu"`
 			USDPerM         float64 `json:"usd_per_m_output_tokens"`
 		} `json:"energy"`
+		GPU struct {
+			Exporters []struct {
+				Timeline []json.RawMessage `json:"timeline"`
+			} `json:"exporters"`
+		} `json:"gpu"`
 	}
 	if err := json.Unmarshal(out, &rep); err != nil || rep.Energy.JPerOutputToken == 0 {
 		t.Fatalf("knee report --format json has no energy (%v): %.400s", err, out)
@@ -104,6 +109,15 @@ func TestGPUPanelInBrowser(t *testing.T) {
 			t.Errorf("GPU %v: power %v W, energy %v J: want both above 0", m["gpu"], m["power"], m["energy"])
 		}
 	}
+	// The run database keeps the exporter's timeline (thinned), and the
+	// panel draws it: one point a kept scrape.
+	if len(rep.GPU.Exporters) != 1 || len(rep.GPU.Exporters[0].Timeline) < 2 {
+		t.Fatalf("the stored run keeps no GPU timeline: %d exporters", len(rep.GPU.Exporters))
+	}
+	b.waitFor(`document.querySelectorAll('#gpu-panel canvas').length === 4`)
+	if pts := eval[string](b, `document.getElementById('gpu-power-0').dataset.points`); pts != fmt.Sprint(len(rep.GPU.Exporters[0].Timeline)) {
+		t.Errorf("the power chart has %s points; the stored timeline %d", pts, len(rep.GPU.Exporters[0].Timeline))
+	}
 	b.shotOf("#gpu-panel", "runs-report-gpu")
 	// Nothing overlaps or leaves the page at 1400×1000 and 390×844 (the
 	// table stacks a card a GPU on a phone).
@@ -116,9 +130,8 @@ func TestGPUPanelInBrowser(t *testing.T) {
 
 // A stored GPU view that keeps its exporter's timeline is drawn over the
 // run: power, SM and DRAM activity, memory and SM clock, one point a
-// scrape. (knee bench keeps only each GPU's figures in the run database
-// today, the timeline in --out's gpu_metrics.json; this run is stored with
-// one, as the database would hold it, to check the drawing.)
+// scrape (a run stored by hand, so that the drawn values are known;
+// TestGPUPanelInBrowser has knee bench's own stored timeline drawn).
 func TestGPUTimelineInBrowser(t *testing.T) {
 	exe := needChromium(t)
 	dir := t.TempDir()

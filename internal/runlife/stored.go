@@ -156,19 +156,11 @@ func withNotes(cfg [][2]string, notes []string) [][2]string {
 }
 
 // storedGPUView is what the run database keeps of a GPU view: the per-GPU
-// figures and notes, not the exporters' timelines (bounded by the
-// scraper, but up to 64 exporters' worth; --out's gpu_metrics.json has
-// every scrape).
+// figures and notes, and the exporters' timelines thinned to 240 points in
+// all (at least 16 an exporter), so the UI's GPU panel draws a stored run's
+// power and activity over time; --out's gpu_metrics.json has every scrape.
 func storedGPUView(v *scrape.GPUView) *scrape.GPUView {
-	if v == nil {
-		return nil
-	}
-	c := *v
-	c.Exporters = append([]scrape.GPUExporter(nil), v.Exporters...)
-	for i := range c.Exporters {
-		c.Exporters[i].Timeline = nil
-	}
-	return &c
+	return v.Thinned(240, 16)
 }
 
 // withReportExtras is cfg followed by what a simulated run's report shows

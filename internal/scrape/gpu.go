@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -550,6 +551,26 @@ func point(smp *Sample) GPUPoint {
 
 // thin keeps at most n points of a timeline, evenly spaced, the first and
 // last included.
+// Thinned is v with its exporters' timelines thinned to about total points
+// in all (at least minPerExporter each): what a run database keeps, so a
+// stored run's GPU panel draws the run's shape at a bounded size however
+// many exporters it had. v is not changed.
+func (v *GPUView) Thinned(total, minPerExporter int) *GPUView {
+	if v == nil {
+		return nil
+	}
+	c := *v
+	c.Exporters = append([]GPUExporter(nil), v.Exporters...)
+	per := minPerExporter
+	if n := len(c.Exporters); n > 0 {
+		per = max(per, total/n)
+	}
+	for i := range c.Exporters {
+		c.Exporters[i].Timeline = slices.Clone(thin(c.Exporters[i].Timeline, max(per, 2)))
+	}
+	return &c
+}
+
 func thin(p []GPUPoint, n int) []GPUPoint {
 	if len(p) <= n {
 		return p

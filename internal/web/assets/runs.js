@@ -166,7 +166,8 @@ function gpuPanel({energy: e, gpu: g}) {
       if (tl.length < 2) continue;
       const xs = tl.map(p => p.t_ms / 1000), p = h('div', {id: 'gpu-power-' + i}), a = h('div', {id: 'gpu-activity-' + i});
       const m = h('div', {id: 'gpu-memory-' + i}), c = h('div', {id: 'gpu-clock-' + i});
-      parts.push(h('h3', {}, ex.url), h('div', {class: 'curves'}, p, a, m, c));
+      // An exporter's URL is one long word: it wraps anywhere rather than widen a phone's page.
+      parts.push(h('h3', {style: 'overflow-wrap: anywhere'}, ex.url), h('div', {class: 'curves'}, p, a, m, c));
       queueMicrotask(() => {
         lineChart(m, {title: 'Memory used (all GPUs)', xLabel: 'seconds', yLabel: 'MiB', x: xs, series: [{label: 'MiB', values: tl.map(q => q.fb_used_mib ?? null), color: '#8b5cf6'}], height: 200});
         lineChart(c, {title: 'SM clock (mean)', xLabel: 'seconds', yLabel: 'MHz', x: xs, series: [{label: 'MHz', values: tl.map(q => q.sm_clock_mhz ?? null), color: '#0d9488'}], height: 200});
