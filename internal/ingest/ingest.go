@@ -164,16 +164,22 @@ func readRecords(data []byte) (*Run, error) {
 // memory. The returned Run has the summary and warnings but no Records.
 // An error of fn ends the scan and is returned as it is.
 func ScanRecords(rd io.Reader, fn func(*record.Request) error) (*Run, error) {
+	return ScanRecordLines(rd, func(r *record.Request, _ []byte) error { return fn(r) })
+}
+
+// ScanRecordLines is ScanRecords that also gives fn the line each record
+// was read from (valid only until fn returns; see record.ScanLines).
+func ScanRecordLines(rd io.Reader, fn func(r *record.Request, line []byte) error) (*Run, error) {
 	acc := stats.NewAccumulator(stats.Options{Series: true})
 	n := 0
 	var fnErr error
-	err := record.Scan(&textOnly{r: rd}, func(rec *record.Request) error {
+	err := record.ScanLines(&textOnly{r: rd}, func(rec *record.Request, line []byte) error {
 		n++
 		if err := checkRecord(n, rec); err != nil {
 			return err
 		}
 		acc.Add(rec)
-		if err := fn(rec); err != nil {
+		if err := fn(rec, line); err != nil {
 			fnErr = err
 			return err
 		}

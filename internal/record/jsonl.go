@@ -118,11 +118,10 @@ func (r Request) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads the JSONL shape. Derived fields are recomputed, not read.
-func (r *Request) UnmarshalJSON(b []byte) error {
-	var w wire
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
+func (r *Request) UnmarshalJSON(b []byte) error { return DecodeLine(b, r) }
+
+// toRequest sets r from the wire shape, checking the error kind.
+func (w *wire) toRequest(r *Request) error {
 	kind := ErrorKind(w.Error)
 	if !kind.Valid() {
 		return fmt.Errorf("unknown error kind %q (want one of %v)", w.Error, ErrorKinds)
@@ -177,6 +176,15 @@ func NewWriter(w io.Writer) *Writer {
 // Write appends one record as a line.
 func (w *Writer) Write(r *Request) error { return w.enc.Encode(r) }
 
+// WriteLine appends line, one record's JSON as ScanLines gave it, and a
+// line break.
+func (w *Writer) WriteLine(line []byte) error {
+	if _, err := w.bw.Write(line); err != nil {
+		return err
+	}
+	return w.bw.WriteByte('\n')
+}
+
 // Flush writes buffered lines through.
 func (w *Writer) Flush() error { return w.bw.Flush() }
 
@@ -212,6 +220,14 @@ func ReadAll(rd io.Reader) ([]Request, error) {
 // A last line cut short ends it with a *CutLastLineError after every
 // complete record was given to fn.
 func Scan(rd io.Reader, fn func(*Request) error) error {
+	return ScanLines(rd, func(r *Request, _ []byte) error { return fn(r) })
+}
+
+// ScanLines is Scan that also gives fn the line each record was read from,
+// without its line break and surrounding blanks (valid only until fn
+// returns): a store can keep the line as it is instead of encoding the
+// record again.
+func ScanLines(rd io.Reader, fn func(r *Request, line []byte) error) error {
 	lines := NewLineReader(rd, MaxLineBytes)
 	for {
 		b, terminated, err := lines.Next()
@@ -221,17 +237,19 @@ func Scan(rd io.Reader, fn func(*Request) error) error {
 		if err != nil {
 			return fmt.Errorf("line %d: %w", lines.Line(), err)
 		}
-		if len(trimSpace(b)) == 0 {
+		read := len(b)
+		b = trimSpace(b)
+		if len(b) == 0 {
 			continue
 		}
 		var r Request
-		if err := json.Unmarshal(b, &r); err != nil {
+		if err := DecodeLine(b, &r); err != nil {
 			if !terminated && !json.Valid(b) {
-				return &CutLastLineError{Line: lines.Line(), Bytes: len(b), Err: err}
+				return &CutLastLineError{Line: lines.Line(), Bytes: read, Err: err}
 			}
 			return fmt.Errorf("line %d: not a knee record: %w", lines.Line(), err)
 		}
-		if err := fn(&r); err != nil {
+		if err := fn(&r, b); err != nil {
 			return err
 		}
 	}

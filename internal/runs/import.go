@@ -163,13 +163,12 @@ func (o Import) Stream(st *store.Store, src io.Reader, sum hash.Hash) (Imported,
 	n := 0
 	var storeErr error
 	src = &progress{r: src, o: &o, start: o.Now()}
-	run, err := ingest.ScanRecords(src, func(r *record.Request) error {
-		w.Add(r)
+	run, err := ingest.ScanRecordLines(src, func(r *record.Request, line []byte) error {
 		n++
-		// Write each full batch now: the writer's queue must not grow
-		// faster than the database takes it.
-		if n%store.BatchRecords == 0 {
-			if storeErr = w.Flush(); storeErr != nil {
+		// Hand each full batch to the database while the next is read, but
+		// never read more than one batch ahead of it.
+		if w.AddLine(r, line) {
+			if storeErr = w.FlushAsync(); storeErr != nil {
 				return storeErr
 			}
 		}

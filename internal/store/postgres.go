@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -140,9 +139,9 @@ func (w *RunWriter) copyBatch(batch []pendingRec) error {
 	rows := make([][]any, len(batch))
 	for i := range batch {
 		p := &batch[i]
-		b, err := json.Marshal(&p.rec)
+		b, err := p.json()
 		if err != nil {
-			return fmt.Errorf("store: record %d: %w", p.seq, err)
+			return err
 		}
 		var step, shard any
 		if p.step >= 0 {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/knee-dev/knee/internal/record"
 	"github.com/knee-dev/knee/internal/stats"
@@ -24,6 +26,11 @@ const (
 	// database does not take them; the rest go to a spill file, so an
 	// outage of any length costs disk, not the load's memory.
 	MemoryRecords = 50_000
+	// LineBatchBytes ends a batch of AddLine's records early: SQLite's page
+	// cache (2 MB) must hold a batch's pages, or it writes them to the WAL
+	// mid-transaction and reads them back (5 MB batches of a real bench's
+	// records spent a fifth of knee import's time so).
+	LineBatchBytes = 1 << 20
 )
 
 // RunWriter stores the records of one run while it goes. Add is cheap and
@@ -36,8 +43,10 @@ type RunWriter struct {
 
 	mu      sync.Mutex
 	pending []pendingRec
-	nextSeq int64
-	step    int // -1 outside sweeps
+	// pendingBytes counts the raw lines in pending (AddLine).
+	pendingBytes int
+	nextSeq      int64
+	step         int // -1 outside sweeps
 	// shard is this process's shard index in a sharded run, -1 otherwise;
 	// a shard's records are keyed by their global request index (the
 	// record's ID), so a restarted shard does not store one twice.
@@ -48,6 +57,18 @@ type RunWriter struct {
 	kick chan struct{} // a full batch is waiting
 	stop chan struct{}
 	done chan struct{}
+	// behind is the result of the flush FlushAsync started last, nil when
+	// none was started.
+	behind chan error
+	// checkpoint kicks the goroutine that checkpoints SQLite's WAL after
+	// FlushAsync's commits; checkpointed is closed when it has ended.
+	checkpoint   chan struct{}
+	checkpointed chan struct{}
+	// checkpointing is held by whoever checkpoints; batches counts
+	// FlushAsync's flushes, every walBoundBatches of which start on a WAL
+	// checkpointed whole.
+	checkpointing sync.Mutex
+	batches       int
 
 	every time.Duration
 
@@ -123,6 +144,21 @@ type pendingRec struct {
 	seq  int64
 	step int
 	rec  record.Request
+	// raw, when set, is the record's JSON as it was read (AddLine): it is
+	// stored as it is, and rec is unset.
+	raw []byte
+}
+
+// json is the record as stored.
+func (p *pendingRec) json() ([]byte, error) {
+	if p.raw != nil {
+		return p.raw, nil
+	}
+	b, err := json.Marshal(&p.rec)
+	if err != nil {
+		return nil, fmt.Errorf("store: record %d: %w", p.seq, err)
+	}
+	return b, nil
 }
 
 // BeginRun adds a run with status "running" and starts its writer.
@@ -168,10 +204,28 @@ func (w *RunWriter) SetStep(step int) {
 // reuse it) and is safe to call from many goroutines, e.g. as loadgen's
 // OnRecord callback. Records added after Finish are ignored.
 func (w *RunWriter) Add(r *record.Request) {
+	w.add(r, nil, true)
+}
+
+// AddLine queues a record read from a records.jsonl together with line, the
+// JSON it was read from, which is stored as it is: encoding a record again
+// cost knee import about a quarter of its time. A line that is not valid
+// UTF-8 (which PostgreSQL's text refuses) is encoded again from r instead,
+// as the decoder read it. AddLine does not start a flush: its caller paces
+// itself with FlushAsync (the timed flush still runs): full says that a
+// batch is waiting (BatchRecords records or LineBatchBytes of lines).
+func (w *RunWriter) AddLine(r *record.Request, line []byte) (full bool) {
+	if !utf8.Valid(line) {
+		return w.add(r, nil, false)
+	}
+	return w.add(r, bytes.Clone(line), false)
+}
+
+func (w *RunWriter) add(r *record.Request, raw []byte, kick bool) (full bool) {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		return
+		return false
 	}
 	seq := w.nextSeq
 	if w.shard >= 0 {
@@ -179,28 +233,101 @@ func (w *RunWriter) Add(r *record.Request) {
 	}
 	var msg string
 	if w.spill != nil || len(w.pending)+w.inflight >= w.memLimit {
-		msg = w.spillLocked(seq, r)
+		msg = w.spillLocked(seq, r, raw)
+	} else if raw != nil {
+		w.pending = append(w.pending, pendingRec{seq: seq, step: w.step, raw: raw})
+		w.pendingBytes += len(raw)
 	} else {
 		w.pending = append(w.pending, pendingRec{seq: seq, step: w.step, rec: *r})
 	}
 	w.nextSeq++
-	full := len(w.pending) >= BatchRecords
+	full = len(w.pending) >= BatchRecords || w.pendingBytes >= LineBatchBytes
 	fn := w.trouble
 	w.mu.Unlock()
 	if msg != "" && fn != nil {
 		fn(msg)
 	}
-	if full {
+	if full && kick {
 		select {
 		case w.kick <- struct{}{}:
 		default:
 		}
 	}
+	return full
+}
+
+// FlushAsync waits for the flush it started last, then starts writing the
+// pending records on another goroutine and returns: a reader decodes its
+// next batch while the database takes this one, and never runs more than
+// one batch ahead of it (memory stays two batches). The error is that of
+// the flush waited for; Finish waits for the last one.
+func (w *RunWriter) FlushAsync() error {
+	var err error
+	if w.behind != nil {
+		err = <-w.behind
+	}
+	if err != nil {
+		w.behind = nil
+		return err
+	}
+	if w.behind == nil {
+		w.behind = make(chan error, 1)
+	}
+	if w.checkpoint == nil && !w.st.pg && !addressSpaceLimited() {
+		w.startCheckpointer()
+	}
+	w.batches++
+	bound := w.checkpoint != nil && w.batches%walBoundBatches == 0
+	go func() {
+		if bound {
+			w.checkpointAll()
+		}
+		err := w.flush()
+		if w.checkpoint != nil {
+			select {
+			case w.checkpoint <- struct{}{}:
+			default: // one is waiting to run: it will see these frames too
+			}
+		}
+		w.behind <- err
+	}()
+	return nil
+}
+
+// startCheckpointer copies the WAL's committed pages into the database file
+// on a goroutine of its own while the next batch is inserted. Left to
+// SQLite, the committing connection does it (every 1000 pages), so the
+// writer did it between batches: a fifth of a 2 GiB import's CPU time, on
+// the goroutine that bounds its speed. SQLite still checkpoints what this
+// one has not reached (and restarts the WAL), so the WAL stays as small as
+// before; a failed checkpoint here is left to SQLite's. It is one more OS
+// thread, which a tight address-space limit cannot spare: SQLite's own
+// checkpoint does it then (addressSpaceLimited).
+func (w *RunWriter) startCheckpointer() {
+	w.checkpoint, w.checkpointed = make(chan struct{}, 1), make(chan struct{})
+	go func() {
+		defer close(w.checkpointed)
+		for range w.checkpoint {
+			w.checkpointAll()
+		}
+	}()
+}
+
+// walBoundBatches: every this many batches the writer waits for the
+// checkpointer and checkpoints what is left before it writes, so its
+// transaction starts on a WAL copied whole and SQLite starts the WAL over
+// (a writer that never waits kept it growing: 99 MB for a 214 MB import).
+const walBoundBatches = 4
+
+func (w *RunWriter) checkpointAll() {
+	w.checkpointing.Lock()
+	defer w.checkpointing.Unlock()
+	w.st.db.Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
 }
 
 // spillLocked writes r to the spill file, opening it first; it returns
 // what to say when it opened one. w.mu is held.
-func (w *RunWriter) spillLocked(seq int64, r *record.Request) string {
+func (w *RunWriter) spillLocked(seq int64, r *record.Request, raw []byte) string {
 	var msg string
 	if w.spill == nil {
 		sp := &spillFile{firstSeq: seq, steps: []stepMark{{0, w.step}}}
@@ -225,7 +352,13 @@ func (w *RunWriter) spillLocked(seq int64, r *record.Request) string {
 		sp.lost++
 		return msg
 	}
-	if err := sp.w.Write(r); err != nil {
+	var err error
+	if raw != nil {
+		err = sp.w.WriteLine(raw)
+	} else {
+		err = sp.w.Write(r)
+	}
+	if err != nil {
 		sp.lost++
 		sp.broken = true
 		if sp.err == nil {
@@ -412,7 +545,14 @@ func (w *RunWriter) keepUnstored() (path string, kept int, err error) {
 	}()
 	rw := record.NewWriter(f)
 	for i := range pending {
-		if err := rw.Write(&pending[i].rec); err != nil {
+		p := &pending[i]
+		var err error
+		if p.raw != nil {
+			err = rw.WriteLine(p.raw)
+		} else {
+			err = rw.Write(&p.rec)
+		}
+		if err != nil {
 			return f.Name(), kept, err
 		}
 		kept++
@@ -502,7 +642,7 @@ func (w *RunWriter) flush() error {
 	defer w.flushing.Unlock()
 	w.mu.Lock()
 	batch := w.pending
-	w.pending = nil
+	w.pending, w.pendingBytes = nil, 0
 	w.inflight = len(batch)
 	w.mu.Unlock()
 
@@ -516,6 +656,9 @@ func (w *RunWriter) flush() error {
 	w.inflight = 0
 	if !batchStored {
 		w.pending = append(batch, w.pending...)
+		for i := range batch {
+			w.pendingBytes += len(batch[i].raw)
+		}
 	}
 	var msg string
 	switch {
@@ -558,9 +701,9 @@ func (w *RunWriter) writeBatch(batch []pendingRec) error {
 		defer ins.Close()
 		for i := range batch {
 			p := &batch[i]
-			b, err := json.Marshal(&p.rec)
+			b, err := p.json()
 			if err != nil {
-				return fmt.Errorf("store: record %d: %w", p.seq, err)
+				return err
 			}
 			var step any
 			if p.step >= 0 {
@@ -651,8 +794,17 @@ func (w *RunWriter) closeAndFlush(what, status string) (string, []error, error) 
 	w.mu.Unlock()
 	close(w.stop)
 	<-w.done
+	if w.behind != nil {
+		<-w.behind // its error is w.err
+		w.behind = nil
+	}
 	var errs []error
 	err := w.flush()
+	if w.checkpoint != nil {
+		close(w.checkpoint)
+		<-w.checkpointed
+		w.checkpoint = nil
+	}
 	w.mu.Lock()
 	first, added, unstored := w.err, w.nextSeq, len(w.pending)+w.lost
 	if sp := w.spill; sp != nil {
