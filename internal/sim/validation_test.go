@@ -425,6 +425,14 @@ func requestTimes(t *testing.T, c Config, out int) (ttft, tpot []float64, output
 	return ttft, tpot, float64(res.Tokens) / res.End.Seconds()
 }
 
+// dbrxV0 predicts vllm-pr3692-dbrx's rows: DBRX at TP tp on H100 under the
+// V0 profile, batch requests of 32 in / 128 out in isolation.
+func dbrxV0(tp, batch int) func(*testing.T) float64 {
+	return func(t *testing.T) float64 {
+		return isolatedBatch(t, "h100", "dbrx", tp, batch, 32, 128, vllmV0Profile()).outputTPS
+	}
+}
+
 func validationPoints() []validationPoint {
 	// Rows that read different figures off one run (its TTFT, TPOT and
 	// throughput, a ratio's base) share it through runs: the simulator is
@@ -702,37 +710,21 @@ func validationPoints() []validationPoint {
 		{"Mixtral-8x7B TP2, A100-80GB, batch 8, 32/128 offline: output tok/s", "vllm-nightly", false, "throughput", 8 * 128 / 3.64384, 0.30,
 			nightly("a100-80gb", "mixtral-8x7b", 2), ""},
 		{"DBRX TP4, H100, vLLM V0, batch 8, 32/128 offline: output tok/s", "vllm-pr3692-dbrx", false, "throughput", 8 * 128 / 3.2545747229084374, 0.30,
-			func(t *testing.T) float64 {
-				return isolatedBatch(t, "h100", "dbrx", 4, 8, 32, 128, vllmV0Profile()).outputTPS
-			}, ""},
+			dbrxV0(4, 8), ""},
 		{"DBRX TP4, H100, vLLM V0, batch 16, 32/128 offline: output tok/s", "vllm-pr3692-dbrx", false, "throughput", 16 * 128 / 3.6656158388964832, 0.30,
-			func(t *testing.T) float64 {
-				return isolatedBatch(t, "h100", "dbrx", 4, 16, 32, 128, vllmV0Profile()).outputTPS
-			}, ""},
+			dbrxV0(4, 16), ""},
 		{"DBRX TP4, H100, vLLM V0, batch 32, 32/128 offline: output tok/s", "vllm-pr3692-dbrx", false, "throughput", 32 * 128 / 3.978769546896219, 0.30,
-			func(t *testing.T) float64 {
-				return isolatedBatch(t, "h100", "dbrx", 4, 32, 32, 128, vllmV0Profile()).outputTPS
-			}, ""},
+			dbrxV0(4, 32), ""},
 		{"DBRX TP4, H100, vLLM V0, batch 64, 32/128 offline: output tok/s", "vllm-pr3692-dbrx", false, "throughput", 64 * 128 / 4.446144629847258, 0.30,
-			func(t *testing.T) float64 {
-				return isolatedBatch(t, "h100", "dbrx", 4, 64, 32, 128, vllmV0Profile()).outputTPS
-			}, ""},
+			dbrxV0(4, 64), ""},
 		{"DBRX TP8, H100, vLLM V0, batch 8, 32/128 offline: output tok/s", "vllm-pr3692-dbrx", false, "throughput", 8 * 128 / 2.305059498753399, 0.30,
-			func(t *testing.T) float64 {
-				return isolatedBatch(t, "h100", "dbrx", 8, 8, 32, 128, vllmV0Profile()).outputTPS
-			}, ""},
+			dbrxV0(8, 8), ""},
 		{"DBRX TP8, H100, vLLM V0, batch 16, 32/128 offline: output tok/s", "vllm-pr3692-dbrx", false, "throughput", 16 * 128 / 2.564341889191419, 0.30,
-			func(t *testing.T) float64 {
-				return isolatedBatch(t, "h100", "dbrx", 8, 16, 32, 128, vllmV0Profile()).outputTPS
-			}, ""},
+			dbrxV0(8, 16), ""},
 		{"DBRX TP8, H100, vLLM V0, batch 32, 32/128 offline: output tok/s", "vllm-pr3692-dbrx", false, "throughput", 32 * 128 / 2.7666698359698056, 0.30,
-			func(t *testing.T) float64 {
-				return isolatedBatch(t, "h100", "dbrx", 8, 32, 32, 128, vllmV0Profile()).outputTPS
-			}, ""},
+			dbrxV0(8, 32), ""},
 		{"DBRX TP8, H100, vLLM V0, batch 64, 32/128 offline: output tok/s", "vllm-pr3692-dbrx", false, "throughput", 64 * 128 / 3.3472835789062083, 0.30,
-			func(t *testing.T) float64 {
-				return isolatedBatch(t, "h100", "dbrx", 8, 64, 32, 128, vllmV0Profile()).outputTPS
-			}, ""},
+			dbrxV0(8, 64), ""},
 
 		{"Qwen3-0.6B, H100, vLLM 0.19, 16 req/s, 512/128: TTFT", "kvcached", true, "ttft", 38.9, 0.05, kvcached(16, "ttft"), ""},
 		{"Qwen3-0.6B, H100, vLLM 0.19, 16 req/s, 512/128: TTFT p99", "kvcached", false, "ttft", 65.5, 0.30, kvcachedDist(16, "ttft", 0.99), ""},
