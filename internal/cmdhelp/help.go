@@ -76,7 +76,7 @@ var CommandFlagGroups = map[string][]flagGroup{
 		{"Step model", []string{"step-model", "parallel"}},
 	},
 	"knee selftest": {{"Self-test", []string{"slow-steps", "profile-dir"}}},
-	"knee sweep":    {{"Input", []string{"from"}}, {"Guided sweep", []string{"guided", "bisect", "resolution", "budget"}}},
+	"knee sweep":    {{"Input", []string{"from"}}, {"Guided sweep", []string{"guided", "bisect", "resolution", "budget", "save-profile"}}},
 	"knee lab":      {{"Scenario", []string{"scenario"}}},
 	"knee plan": {
 		{"Search", []string{"gpus", "routers", "max-replicas", "cost-file", "confidence", "validate-requests", "workers"}},
