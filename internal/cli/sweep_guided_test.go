@@ -225,7 +225,11 @@ func TestSweepGuidedSaveProfile(t *testing.T) {
 			{"output tok/s", s.Summary.OutputTokenThroughputTPS, sim.OutputTokenThroughputTPS, stated(3)},
 		} {
 			t.Logf("%s: %s measured %.3g, knee sim --profile %.3g (stated ±%.0f%%)", s.Load, c.name, c.measured, c.got, 100*c.rng)
-			if rel := math.Abs(c.got/c.measured - 1); !(rel <= c.rng) {
+			// Under the race detector the measured steps run slower,
+			// unevenly (a race pass measured TPOT 21.3 ms where the
+			// profile, fitted on those same slowed steps, says 14.9): the
+			// profile is checked in the plain pass; here it is logged.
+			if rel := math.Abs(c.got/c.measured - 1); !(rel <= c.rng) && !raceEnabled {
 				t.Errorf("%s: %s measured %.3g, knee sim --profile %.3g: %.0f%% off, outside the stated ±%.0f%%", s.Load, c.name, c.measured, c.got, 100*rel, 100*c.rng)
 			}
 		}
