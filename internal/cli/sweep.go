@@ -192,15 +192,11 @@ func (sr *sweepRun) measure() (done bool, err error) {
 	}
 	var res *sweep.Result
 	var runErr error
-	// The refit after a guided step logs its curve once the step was
-	// checkpointed: store the steps again as the next one starts, so the
-	// UI's live band is the latest refit's.
-	guidedRunner := runBefore{sr.runner, func() { stored.Checkpoint(measured, sweep.Options{SLOs: sweep.Objectives(set), Metric: plan.Metric}) }}
 	switch {
 	case sr.g.On && sr.g.Bisect:
 		res, runErr = sweep.RunGuided(sr.ctx, sr.runner, nil, sr.g.Plan(plan), set, onStep)
 	case sr.g.On:
-		res, runErr = sweep.RunGuided(sr.ctx, guidedRunner, sr.model, sr.g.Plan(plan), set, onStep)
+		res, runErr = sweep.RunGuided(sr.ctx, sr.runner, sr.model, sr.g.Plan(plan), set, onStep)
 	default:
 		res, runErr = sweep.Run(sr.ctx, sr.runner, plan, set, onStep)
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -101,15 +100,4 @@ func (sr *sweepRun) saveProfile() error {
 	}
 	sr.res.Notes = append(sr.res.Notes, fmt.Sprintf("the refitted host profile is saved in %s (knee sim --profile %s reproduces the measured steps within the fit's stated range)", sr.g.SaveProfile, sr.g.SaveProfile))
 	return nil
-}
-
-// runBefore is a sweep runner that calls before ahead of every step.
-type runBefore struct {
-	sweep.Runner
-	before func()
-}
-
-func (r runBefore) Run(ctx context.Context, load sweep.Load) (sweep.Step, error) {
-	r.before()
-	return r.Runner.Run(ctx, load)
 }

@@ -13,10 +13,13 @@ import (
 // (the result's log, or a stored sweep's steps, which keep their own);
 // nil when the sweep was not guided.
 func guidedSteps(r *sweep.Result) []sweep.GuidedStep {
-	if r.Guided != nil {
-		return r.Guided.Steps
-	}
 	var out []sweep.GuidedStep
+	if r.Guided != nil {
+		for _, g := range r.Guided.Steps {
+			out = append(out, *g)
+		}
+		return out
+	}
 	for i := range r.Steps {
 		if g := r.Steps[i].Guided; g != nil {
 			out = append(out, *g)

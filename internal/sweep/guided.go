@@ -119,8 +119,8 @@ func (p *GuidedPlan) Grid() []float64 {
 // predicted before it and what was measured, the budget used and what is
 // still unknown. It is part of the stored sweep (Result.Guided).
 type GuidedLog struct {
-	Resolution float64      `json:"resolution"`
-	Steps      []GuidedStep `json:"steps"`
+	Resolution float64       `json:"resolution"`
+	Steps      []*GuidedStep `json:"steps"`
 	// Fallback says why the sweep finished as a bracket search on
 	// measured points only ("" when the model guided it to the end).
 	Fallback  string  `json:"fallback,omitempty"`
@@ -225,6 +225,10 @@ type guided struct {
 	wrong   int   // consecutive steps outside the model's range
 	preds   []Prediction
 	progres func(Step)
+	// reported counts the steps of order given to progres: a step is
+	// given once the refit after it has logged its curve, so a caller
+	// that stores each step it is given stores the curve with it.
+	reported int
 }
 
 // RunGuided measures a guided sweep with r, steered by model (nil: a
@@ -249,6 +253,7 @@ func RunGuided(ctx context.Context, r Runner, model Model, p GuidedPlan, set slo
 		g.log.Fallback = "no model: a plain bisection on measured points"
 	}
 	runErr := g.run()
+	g.report()
 	if len(g.order) == 0 {
 		if runErr == nil {
 			runErr = errors.New("no steps measured")
@@ -276,6 +281,7 @@ func (g *guided) run() error {
 				g.fallBack(fmt.Sprintf("the model could not be refitted (%v)", err))
 			}
 		}
+		g.report()
 		a, b := g.bracket()
 		next, why, share := -1, "", 1.0
 		if !g.safeSettled(a, b) {
@@ -338,7 +344,7 @@ func (g *guided) measure(i int, why string, pred *Prediction, share float64) err
 	g.log.Requests += used
 	g.log.ElapsedS += elapsed
 	g.largest = max(g.largest, used)
-	gs := GuidedStep{Order: len(g.log.Steps) + 1, Load: load, Why: why, Share: shareOrZero(share), Measured: MeasuredFigures{Throughput: s.Throughput(g.metric), SLOMet: s.SLOMet, Requests: used, ElapsedS: elapsed}}
+	gs := &GuidedStep{Order: len(g.log.Steps) + 1, Load: load, Why: why, Share: shareOrZero(share), Measured: MeasuredFigures{Throughput: s.Throughput(g.metric), SLOMet: s.SLOMet, Requests: used, ElapsedS: elapsed}}
 	for _, c := range s.SLOs {
 		gs.Measured.SLOs = append(gs.Measured.SLOs, c.Value)
 	}
@@ -361,13 +367,19 @@ func (g *guided) measure(i int, why string, pred *Prediction, share float64) err
 		}
 	}
 	g.log.Steps = append(g.log.Steps, gs)
-	s.Guided = &g.log.Steps[len(g.log.Steps)-1]
+	s.Guided = gs // the step, its copies and the log share it
 	g.at[i] = s
 	g.order = append(g.order, s)
-	if g.progres != nil {
-		g.progres(s)
-	}
 	return nil
+}
+
+// report gives progres the steps measured since it last did.
+func (g *guided) report() {
+	for ; g.reported < len(g.order); g.reported++ {
+		if g.progres != nil {
+			g.progres(g.order[g.reported])
+		}
+	}
 }
 
 func (g *guided) fallBack(why string) {
@@ -820,10 +832,6 @@ func (g *guided) keepCurve() {
 			Throughput: finiteFigure(Figure{Name: g.metric, Value: t, Low: t / (1 + rt), High: t * (1 + rt)}),
 			TTFTP95:    finiteFigure(Figure{Name: "ttft_p95_ms", Value: f, Low: f / (1 + rf), High: f * (1 + rf)})}
 	}
-	// The step's Guided (shared by its copies in g.at and the result)
-	// points into the log as it was when the step was measured; the log's
-	// array may have moved since: set both.
-	g.order[len(g.order)-1].Guided.Curve = curve
 	g.log.Steps[len(g.log.Steps)-1].Curve = curve
 }
 

@@ -295,7 +295,7 @@ func TestGuidedOverrulesAStubbornModel(t *testing.T) {
 	limit := slices.Index(grid, res.SLOSafe.Load)
 	var sec *GuidedStep
 	for i := range res.Guided.Steps {
-		if st := &res.Guided.Steps[i]; strings.Contains(st.Why, "cross the limit") {
+		if st := res.Guided.Steps[i]; strings.Contains(st.Why, "cross the limit") {
 			sec = st
 		}
 	}
@@ -398,5 +398,32 @@ func TestGuidedMarginCountsClasses(t *testing.T) {
 	s.Classes = s.Classes[:1]
 	if m, ok := g.margin(s); !ok || math.Abs(m-0.9) > 1e-9 {
 		t.Fatalf("margin %v, %v; want 0.9 (chat's 180 of 200)", m, ok)
+	}
+}
+
+// Each measured step's guided record is the log's own, curve included:
+// the refit after a step logs its curve once, on the record the step, its
+// copies and the stored result share.
+func TestGuidedStepsShareTheLog(t *testing.T) {
+	t.Parallel()
+	set := mustSLO(t, "p95(ttft)<400ms")
+	p := GuidedPlan{Kind: Rate, Min: 0.5, Max: 64, Resolution: 0.1}
+	srv := &fakeServer{perUser: 100, capacity: 900, baseTTFT: 50}
+	m := &fakeModel{srv: fakeServer{perUser: 100, baseTTFT: 50}, prior: 3000}
+	res, err := RunGuided(context.Background(), srv, m, p, set, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) < 3 || len(res.Steps) != len(res.Guided.Steps) {
+		t.Fatalf("%d steps, %d logged", len(res.Steps), len(res.Guided.Steps))
+	}
+	for i := range res.Steps {
+		g := res.Steps[i].Guided
+		if g == nil || !slices.Contains(res.Guided.Steps, g) {
+			t.Fatalf("step %d (%s): its guided record is not the log's", i, res.Steps[i].Load)
+		}
+		if len(g.Curve) != len(p.Grid()) {
+			t.Errorf("step %d (%s): curve of %d points, want the grid's %d", i, res.Steps[i].Load, len(g.Curve), len(p.Grid()))
+		}
 	}
 }
