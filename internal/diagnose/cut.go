@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"github.com/knee-dev/knee/internal/redact"
 	"io"
 	"strings"
 	"time"
@@ -104,6 +105,9 @@ func ParseSpan(flag, s string) (from, to time.Duration, err error) {
 // WriteText writes d as knee diagnose's text: the verdict, its evidence,
 // the action, and the classes when there are several.
 func WriteText(w io.Writer, path string, kind Format, d *Diagnosis) error {
+	// The path is a flag's and the evidence quotes records (class names,
+	// servers' error messages): control characters are escaped.
+	w = redact.ControlWriter(w)
 	fmt.Fprintf(w, "Diagnosis of %s (%s, %s; %s)\n\n", path, kind, d.Window.Counts(), d.Basis)
 	fmt.Fprintf(w, "Verdict:  %s\n\nEvidence:\n", d.Verdict)
 	for _, e := range d.Evidence {

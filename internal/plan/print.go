@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"github.com/knee-dev/knee/internal/redact"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -57,6 +58,9 @@ type Header struct {
 // Print writes the answer as text: the question, the winner (or why none)
 // with its validation, the verdict by GPU and TP, and the Pareto front.
 func Print(w io.Writer, h Header, sp Space, searchN int64, a Answer) {
+	// Class names and the mix's path come from a file and flags: control
+	// characters in them are escaped before a terminal sees them.
+	w = redact.ControlWriter(w)
 	fmt.Fprintf(w, "knee plan: %s at %g req/s (%s), input %s / output %s tokens; SLOs %s; seed %d\n",
 		h.Model, h.RateRPS, h.Arrival, h.Input, h.Output, strings.Join(append(append([]string{}, h.SLOs...), h.ClassSLOs...), ", "), h.Seed)
 	if h.Mix != "" {
