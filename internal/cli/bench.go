@@ -446,7 +446,7 @@ func (b *benchRun) runLoad() (*loadgen.Result, error) {
 	f.otlp.running(run, liveLoad(&b.cfg))
 	var stopProgress func()
 	if !f.quiet {
-		stopProgress = progress(ctx, env.Stderr, env.IsTerminal, func() progressSnapshot {
+		stopProgress = progress(ctx, env.dashboardOut(), env.IsTerminal, func() progressSnapshot {
 			s := run.Snapshot()
 			return progressSnapshot{Elapsed: s.Elapsed, Sent: s.Sent, Completed: s.Completed, Errors: s.Errors,
 				InFlight: int(s.InFlight), OutputTokens: s.OutputTokens, Target: f.wl.Requests, Duration: f.wl.Duration,

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/knee-dev/knee/internal/redact"
 	"github.com/knee-dev/knee/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -32,13 +33,18 @@ type Env struct {
 	// storeOptions open the database a run is stored in (tests shorten
 	// its busy timeout).
 	storeOptions store.Options
+	// dashboard is Stderr without the control-character escaping: for the
+	// live terminal dashboard alone, whose own cursor moves must reach the
+	// terminal (it prints numbers and error kinds, nothing a server or a
+	// file wrote). Nil until escapeOutput.
+	dashboard io.Writer
 }
 
 // lockedWriter takes one write at a time: a subcommand writes its stderr
 // from several goroutines (the progress display, a shard's outage
 // messages), and a bytes.Buffer or a pipe must not see two at once.
 type lockedWriter struct {
-	mu sync.Mutex
+	mu *sync.Mutex
 	w  io.Writer
 }
 
@@ -48,11 +54,24 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// serializeStderr makes env.Stderr take one write at a time (once).
-func (env *Env) serializeStderr() {
-	if _, ok := env.Stderr.(*lockedWriter); !ok && env.Stderr != nil {
-		env.Stderr = &lockedWriter{w: env.Stderr}
+// escapeOutput makes every command's output escape control characters
+// (redact.ControlWriter: newlines and tabs kept) before a terminal, a pipe
+// or a file sees them, whatever a printer forgot to escape of a server's,
+// a file's or a flag's text; and makes Stderr take one write at a time.
+// Once per Env.
+func (env *Env) escapeOutput() {
+	if env.dashboard != nil {
+		return
 	}
+	if env.Stdout != nil {
+		env.Stdout = redact.ControlWriter(env.Stdout)
+	}
+	if env.Stderr == nil {
+		env.Stderr = io.Discard
+	}
+	mu := &sync.Mutex{}
+	env.dashboard = &lockedWriter{mu: mu, w: env.Stderr}
+	env.Stderr = &lockedWriter{mu: mu, w: redact.ControlWriter(env.Stderr)}
 }
 
 func newVersionCmd(env *Env) *cobra.Command {
@@ -66,4 +85,13 @@ func newVersionCmd(env *Env) *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+// dashboardOut is where the live terminal dashboard writes: Stderr
+// unescaped once escapeOutput ran, else Stderr.
+func (env *Env) dashboardOut() io.Writer {
+	if env.dashboard != nil {
+		return env.dashboard
+	}
+	return env.Stderr
 }

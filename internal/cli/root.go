@@ -82,7 +82,7 @@ func MainEnv(ctx context.Context, env *Env, args []string) int {
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }
 	}
-	env.serializeStderr()
+	env.escapeOutput()
 	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version" || args[0] == "-V") {
 		args = append([]string{"version"}, args[1:]...)
 	}

@@ -66,9 +66,9 @@ func TestEveryCommandHelpOnStdout(t *testing.T) {
 // terminal's width when it is.
 func TestHelpWrapsToWidth(t *testing.T) {
 	for _, width := range []int{0, 60, 120} {
-		env := &Env{Stdin: strings.NewReader(""), Stdout: &strings.Builder{}, Stderr: &strings.Builder{}, helpWidth: width}
+		out := &strings.Builder{}
+		env := &Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: &strings.Builder{}, helpWidth: width}
 		for _, args := range [][]string{nil, {"bench", "-h"}, {"sim", "-h"}, {"serve", "-h"}, {"help", "constants"}} {
-			out := env.Stdout.(*strings.Builder)
 			out.Reset()
 			MainEnv(t.Context(), env, args)
 			limit := width

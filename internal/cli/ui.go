@@ -153,6 +153,7 @@ func uiBench(ctx context.Context, db, target, model string, p web.BenchParams) e
 	}
 	var out bytes.Buffer
 	env := &Env{Stdout: io.Discard, Stderr: &out, Getenv: func(string) string { return "" }}
+	env.escapeOutput()
 	done := make(chan error, 1)
 	go func() {
 		bench := newBenchCmd(ctx, env)
